@@ -1,0 +1,121 @@
+//! What every entry point shares: the result plumbing (last error, panics never cross the FFI),
+//! the current device, and handle look-ups for streams and events.
+
+use crate::api::error::set_last_error;
+use crate::api::types::{hipError_t, hipEvent_t, hipStream_t};
+use crate::event::Event;
+use crate::runtime::{runtime, Runtime};
+use crate::stream::Stream;
+use parking_lot::Mutex;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, OnceLock};
+
+/// Runs an entry point's body: records a failure as the thread's last error, and turns a panic
+/// into `hipErrorUnknown` instead of unwinding into C.
+pub fn api(f: impl FnOnce() -> Result<(), hipError_t>) -> hipError_t {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => hipError_t::hipSuccess,
+        Ok(Err(e)) => set_last_error(e),
+        Err(_) => set_last_error(hipError_t::hipErrorUnknown),
+    }
+}
+
+/// `Err(hipErrorInvalidValue)` unless `cond`.
+pub fn check(cond: bool) -> Result<(), hipError_t> {
+    if cond {
+        Ok(())
+    } else {
+        Err(hipError_t::hipErrorInvalidValue)
+    }
+}
+
+/// Writes `v` through an out-pointer. Errors: `hipErrorInvalidValue` when it is null.
+pub fn write_out<T>(p: *mut T, v: T) -> Result<(), hipError_t> {
+    check(!p.is_null())?;
+    // SAFETY: non-null out-pointer from the caller, who promises it points to a writable `T`
+    // (the HIP API contract); unaligned writes are tolerated.
+    unsafe { p.write_unaligned(v) };
+    Ok(())
+}
+
+thread_local! {
+    static CURRENT: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The calling thread's current device (`hipSetDevice`), default 0.
+pub fn current_device() -> usize {
+    CURRENT.with(|c| c.get())
+}
+
+pub fn set_current_device(d: usize) {
+    CURRENT.with(|c| c.set(d));
+}
+
+/// The runtime and the current device's ordinal.
+pub fn rt_dev() -> Result<(&'static Runtime, usize), hipError_t> {
+    let rt = runtime()?;
+    let d = current_device();
+    if d >= rt.devices.len() {
+        return Err(hipError_t::hipErrorInvalidDevice);
+    }
+    Ok((rt, d))
+}
+
+fn streams() -> &'static Mutex<HashMap<usize, Arc<Stream>>> {
+    static S: OnceLock<Mutex<HashMap<usize, Arc<Stream>>>> = OnceLock::new();
+    S.get_or_init(Default::default)
+}
+
+fn events() -> &'static Mutex<HashMap<usize, Arc<Event>>> {
+    static E: OnceLock<Mutex<HashMap<usize, Arc<Event>>>> = OnceLock::new();
+    E.get_or_init(Default::default)
+}
+
+/// Registers a stream and returns its handle.
+pub fn stream_handle(s: Arc<Stream>) -> hipStream_t {
+    let h = Arc::as_ptr(&s) as usize;
+    streams().lock().insert(h, s);
+    h as hipStream_t
+}
+
+/// Unregisters a stream handle. Errors: `hipErrorInvalidHandle` for an unknown handle.
+pub fn stream_take(h: hipStream_t) -> Result<Arc<Stream>, hipError_t> {
+    streams().lock().remove(&(h as usize)).ok_or(hipError_t::hipErrorInvalidHandle)
+}
+
+/// The stream a handle names: null (and `hipStreamLegacy`, `hipStreamPerThread`) is the current
+/// device's null stream. Errors: `hipErrorInvalidHandle` (unknown or destroyed).
+pub fn stream_of(rt: &Runtime, h: hipStream_t) -> Result<Arc<Stream>, hipError_t> {
+    match h as usize {
+        0..=2 => {
+            let d = current_device();
+            if d >= rt.devices.len() {
+                return Err(hipError_t::hipErrorInvalidDevice);
+            }
+            rt.null_stream(d)
+        }
+        k => streams().lock().get(&k).cloned().ok_or(hipError_t::hipErrorInvalidHandle),
+    }
+}
+
+/// Every registered stream (for `hipDeviceReset`).
+pub fn all_streams() -> Vec<(usize, Arc<Stream>)> {
+    streams().lock().iter().map(|(k, v)| (*k, v.clone())).collect()
+}
+
+pub fn event_handle(e: Arc<Event>) -> hipEvent_t {
+    let h = Arc::as_ptr(&e) as usize;
+    events().lock().insert(h, e);
+    h as hipEvent_t
+}
+
+pub fn event_take(h: hipEvent_t) -> Result<Arc<Event>, hipError_t> {
+    events().lock().remove(&(h as usize)).ok_or(hipError_t::hipErrorInvalidHandle)
+}
+
+/// Errors: `hipErrorInvalidHandle` for null, unknown or destroyed events.
+pub fn event_of(h: hipEvent_t) -> Result<Arc<Event>, hipError_t> {
+    events().lock().get(&(h as usize)).cloned().ok_or(hipError_t::hipErrorInvalidHandle)
+}

@@ -1,0 +1,11 @@
+//! The `extern "C"` surface: one file per HIP API group, each entry point thin (validate, then
+//! call the core), in clr's grouping.
+
+pub mod common;
+pub mod device;
+pub mod device_props;
+pub mod error;
+pub mod event;
+pub mod memory;
+pub mod stream;
+pub mod types;

@@ -1,0 +1,289 @@
+//! Copies and fills: `hipMemcpy*` and `hipMemset*` turned into SDMA COPY_LINEAR and CONST_FILL
+//! packets on a stream's queue, with pinned staging buffers for pageable host memory.
+
+use crate::api::types::{hipError_t, hipMemcpyKind};
+use crate::memory::{gtt_flags, Bo, MemKind};
+use crate::runtime::Runtime;
+use crate::signal::Signal;
+use crate::stream::{Fence, Stream};
+use kfd_ioctl::sdma;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// Bytes of each of a device's two staging buffers.
+pub const STAGING_SIZE: u64 = 4 << 20;
+
+/// Where a byte range lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Loc {
+    /// VRAM of a device.
+    Vram(usize),
+    /// Pinned system memory (hipHostMalloc), mapped on every device.
+    Pinned,
+    /// Memory the GPUs cannot reach.
+    Pageable,
+}
+
+/// A device's staging buffers, each with the fence of its last use.
+#[derive(Debug, Default)]
+pub struct Staging {
+    bufs: Mutex<Vec<(Bo, Option<Fence>)>>,
+}
+
+impl Runtime {
+    /// Classifies `[ptr, ptr+len)`. Errors: `hipErrorInvalidValue` when the range starts in an
+    /// allocation and runs past its end.
+    fn locate(&self, ptr: u64, len: u64) -> Result<Loc, hipError_t> {
+        match self.allocs.find(ptr) {
+            Some(a) if ptr + len > a.base + a.size => Err(hipError_t::hipErrorInvalidValue),
+            Some(a) => Ok(match a.kind {
+                MemKind::Device => Loc::Vram(a.bo.owner),
+                MemKind::Host => Loc::Pinned,
+            }),
+            None => Ok(Loc::Pageable),
+        }
+    }
+
+    /// The stream to run work touching `locs` on: `s` when its device reaches them all, else the
+    /// null stream of the VRAM's owner (after `s` is drained, so order is kept).
+    fn exec_stream(&self, s: &Arc<Stream>, owner: Option<usize>) -> Result<Arc<Stream>, hipError_t> {
+        match owner {
+            Some(d) if d != s.dev => {
+                self.stream_sync(s)?;
+                self.null_stream(d)
+            }
+            _ => Ok(s.clone()),
+        }
+    }
+
+    fn staging_use<T>(&self, dev: usize, f: impl FnOnce(&mut Vec<(Bo, Option<Fence>)>) -> Result<T, hipError_t>) -> Result<T, hipError_t> {
+        let mut bufs = self.staging[dev].bufs.lock();
+        while bufs.len() < 2 {
+            let bo = self.bo_alloc(dev, STAGING_SIZE, gtt_flags(false), &[dev], true)?;
+            bufs.push((bo, None));
+        }
+        f(&mut bufs)
+    }
+
+    /// `hipMemcpy(Async)`: copies `len` bytes from `src` to `dst` in stream order; `sync` waits
+    /// for completion. Errors: `hipErrorInvalidValue` (null pointers, ranges past an allocation),
+    /// `hipErrorInvalidMemcpyDirection` (unknown kind), `hipErrorIllegalAddress` (VM fault).
+    pub fn memcpy(&self, dst: u64, src: u64, len: u64, kind: hipMemcpyKind, s: &Arc<Stream>, sync: bool) -> Result<(), hipError_t> {
+        if !(0..=4).contains(&kind.0) {
+            return Err(hipError_t::hipErrorInvalidMemcpyDirection);
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        if dst == 0 || src == 0 {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        let (ld, ls) = (self.locate(dst, len)?, self.locate(src, len)?);
+        match (ld, ls) {
+            (Loc::Pageable, Loc::Pageable) => {
+                self.stream_sync(s)?;
+                // SAFETY: the user passed two host ranges of `len` bytes; copy as memmove in case
+                // they overlap.
+                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len as usize) };
+                Ok(())
+            }
+            (Loc::Vram(a), Loc::Vram(b)) if a != b => self.memcpy_cross_device(dst, b, src, a, len, s),
+            (Loc::Pageable, other) => self.memcpy_to_pageable(dst, src, len, other, s),
+            (other, Loc::Pageable) => self.memcpy_from_pageable(dst, src, len, other, s, sync),
+            (d, sr) => {
+                let owner = [d, sr].iter().find_map(|l| if let Loc::Vram(o) = l { Some(*o) } else { None });
+                let es = self.exec_stream(s, owner)?;
+                let f = self.stream_submit(&es, &[], |pk| {
+                    sdma::copy_linear(pk, dst, src, len);
+                    Ok(())
+                })?;
+                if sync || !Arc::ptr_eq(&es, s) {
+                    self.fence_wait(&f)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// VRAM of one device to VRAM of another, through pinned staging on the host (peer mappings
+    /// come with peer access).
+    fn memcpy_cross_device(&self, dst: u64, ddev: usize, src: u64, sdev: usize, len: u64, s: &Arc<Stream>) -> Result<(), hipError_t> {
+        self.stream_sync(s)?;
+        let (src_s, dst_s) = (self.null_stream(sdev)?, self.null_stream(ddev)?);
+        let pinned = self.host_alloc_internal(STAGING_SIZE)?;
+        let res = (|| {
+            let mut off = 0;
+            while off < len {
+                let n = (len - off).min(STAGING_SIZE);
+                let f = self.stream_submit(&src_s, &[], |pk| {
+                    sdma::copy_linear(pk, pinned.va, src + off, n);
+                    Ok(())
+                })?;
+                self.fence_wait(&f)?;
+                let f = self.stream_submit(&dst_s, &[], |pk| {
+                    sdma::copy_linear(pk, dst + off, pinned.va, n);
+                    Ok(())
+                })?;
+                self.fence_wait(&f)?;
+                off += n;
+            }
+            Ok(())
+        })();
+        self.bo_free(&pinned);
+        res
+    }
+
+    /// Pinned staging memory reachable from every device, for the runtime's own use.
+    pub fn host_alloc_internal(&self, size: u64) -> Result<Bo, hipError_t> {
+        let all: Vec<usize> = (0..self.devices.len()).collect();
+        self.bo_alloc(0, size, gtt_flags(false), &all, true)
+    }
+
+    /// Device (or pinned) memory to pageable host memory: synchronous, through staging.
+    fn memcpy_to_pageable(&self, dst: u64, src: u64, len: u64, from: Loc, s: &Arc<Stream>) -> Result<(), hipError_t> {
+        let owner = if let Loc::Vram(o) = from { Some(o) } else { None };
+        let es = self.exec_stream(s, owner)?;
+        self.staging_use(es.dev, |bufs| {
+            let mut off = 0;
+            while off < len {
+                let n = (len - off).min(STAGING_SIZE);
+                let (bo, last) = &mut bufs[0];
+                if let Some(f) = last.take() {
+                    self.fence_wait(&f)?;
+                }
+                let f = self.stream_submit(&es, &[], |pk| {
+                    sdma::copy_linear(pk, bo.va, src + off, n);
+                    Ok(())
+                })?;
+                self.fence_wait(&f)?;
+                // SAFETY: the staging BO is CPU-mapped for STAGING_SIZE ≥ n bytes; the user's
+                // destination holds `len` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(bo.va as *const u8, (dst + off) as *mut u8, n as usize) };
+                off += n;
+            }
+            Ok(())
+        })
+    }
+
+    /// Pageable host memory to device (or pinned) memory, double-buffered through staging.
+    /// Returns once the source has been read (CUDA's rule for pageable async copies).
+    fn memcpy_from_pageable(&self, dst: u64, src: u64, len: u64, to: Loc, s: &Arc<Stream>, sync: bool) -> Result<(), hipError_t> {
+        let owner = if let Loc::Vram(o) = to { Some(o) } else { None };
+        let es = self.exec_stream(s, owner)?;
+        let mut last = None;
+        self.staging_use(es.dev, |bufs| {
+            let mut off = 0;
+            let mut i = 0;
+            while off < len {
+                let n = (len - off).min(STAGING_SIZE);
+                let (bo, used) = &mut bufs[i % 2];
+                if let Some(f) = used.take() {
+                    self.fence_wait(&f)?;
+                }
+                // SAFETY: the staging BO is CPU-mapped for STAGING_SIZE ≥ n bytes and no queued work
+                // reads it any more (fence waited); the user's source holds `len` bytes.
+                unsafe { std::ptr::copy_nonoverlapping((src + off) as *const u8, bo.va as *mut u8, n as usize) };
+                let f = self.stream_submit(&es, &[], |pk| {
+                    sdma::copy_linear(pk, dst + off, bo.va, n);
+                    Ok(())
+                })?;
+                *used = Some(f.clone());
+                last = Some(f);
+                off += n;
+                i += 1;
+            }
+            Ok(())
+        })?;
+        if let Some(f) = last {
+            if sync || !Arc::ptr_eq(&es, s) {
+                self.fence_wait(&f)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `hipMemset*`: fills `count` elements of `elem` bytes (1, 2 or 4) at `dst` with `value`.
+    /// Errors: `hipErrorInvalidValue` (null, not device or pinned memory, range past the
+    /// allocation), `hipErrorIllegalAddress`.
+    pub fn memset(&self, dst: u64, value: u32, elem: u64, count: u64, s: &Arc<Stream>, sync: bool) -> Result<(), hipError_t> {
+        if count == 0 {
+            return Ok(());
+        }
+        if dst == 0 {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        let len = count.checked_mul(elem).ok_or(hipError_t::hipErrorInvalidValue)?;
+        let owner = match self.locate(dst, len)? {
+            Loc::Pageable => return Err(hipError_t::hipErrorInvalidValue),
+            Loc::Vram(o) => Some(o),
+            Loc::Pinned => None,
+        };
+        let es = self.exec_stream(s, owner)?;
+        let v = value.to_le_bytes();
+        let byte_at = |addr: u64| v[((addr - dst) % elem) as usize];
+        let head = ((4 - dst % 4) % 4).min(len);
+        let body = (len - head) & !3;
+        let tail = len - head - body;
+        let body_start = dst + head;
+        let fill = u32::from_le_bytes(std::array::from_fn(|j| byte_at(body_start + j as u64)));
+        let edges = if head + tail > 0 {
+            let slot = self.signal_alloc()?;
+            let mut bytes = [0u8; 8];
+            for k in 0..head {
+                bytes[k as usize] = byte_at(dst + k);
+            }
+            for k in 0..tail {
+                bytes[4 + k as usize] = byte_at(body_start + body + k);
+            }
+            slot.store(u64::from_le_bytes(bytes));
+            Some(slot)
+        } else {
+            None
+        };
+        self.reclaim_deferred();
+        let res = self.stream_submit(&es, &[], |pk| {
+            if body > 0 {
+                sdma::const_fill(pk, body_start, fill, body)?;
+            }
+            if let Some(slot) = edges {
+                if head > 0 {
+                    sdma::copy_linear(pk, dst, slot.addr, head);
+                }
+                if tail > 0 {
+                    sdma::copy_linear(pk, body_start + body, slot.addr + 4, tail);
+                }
+            }
+            Ok(())
+        });
+        let f = match res {
+            Ok(f) => f,
+            Err(e) => {
+                if let Some(slot) = edges {
+                    self.signal_free(slot);
+                }
+                return Err(e);
+            }
+        };
+        if let Some(slot) = edges {
+            self.deferred.lock().push((f.clone(), slot));
+        }
+        if sync || !Arc::ptr_eq(&es, s) {
+            self.fence_wait(&f)?;
+            self.reclaim_deferred();
+        }
+        Ok(())
+    }
+
+    /// Frees the memset pattern slots whose work is done.
+    fn reclaim_deferred(&self) {
+        let done: Vec<Signal> = {
+            let mut d = self.deferred.lock();
+            let (done, pending): (Vec<_>, Vec<_>) = d.drain(..).partition(|(f, _)| f.done());
+            *d = pending;
+            done.into_iter().map(|(_, s)| s).collect()
+        };
+        for s in done {
+            self.signal_free(s);
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! HIP events: a recorded event is a fence in a stream's queue, plus a TIMESTAMP written by the
+//! SDMA engine when timing is enabled. Timestamps tick at 100 MHz (the SDMA
+//! `GET_GLOBAL_TIMESTAMP` reference clock of gfx9).
+
+use crate::api::types::hipError_t;
+use crate::runtime::Runtime;
+use crate::signal::Signal;
+use crate::stream::{Fence, Stream};
+use kfd_ioctl::sdma;
+use parking_lot::Mutex;
+
+/// `hipEventDisableTiming`.
+pub const EVENT_DISABLE_TIMING: u32 = 0x2;
+/// SDMA timestamp ticks per millisecond.
+pub const TICKS_PER_MS: f64 = 100_000.0;
+
+#[derive(Debug)]
+pub struct Event {
+    pub flags: u32,
+    /// Where the engine writes the timestamp (none when timing is disabled).
+    pub ts: Option<Signal>,
+    /// The last record.
+    pub fence: Mutex<Option<Fence>>,
+}
+
+impl Runtime {
+    pub fn event_create(&self, flags: u32) -> Result<Event, hipError_t> {
+        let ts = if flags & EVENT_DISABLE_TIMING == 0 { Some(self.signal_alloc()?) } else { None };
+        Ok(Event { flags, ts, fence: Mutex::new(None) })
+    }
+
+    pub fn event_destroy(&self, e: &Event) {
+        if let Some(f) = e.fence.lock().take() {
+            let _ = self.fence_wait(&f);
+        }
+        if let Some(s) = e.ts {
+            self.signal_free(s);
+        }
+    }
+
+    /// `hipEventRecord` on `s`.
+    pub fn event_record(&self, e: &Event, s: &Stream) -> Result<(), hipError_t> {
+        let mut fence = e.fence.lock();
+        let f = self.stream_submit(s, &[], |pk| {
+            match e.ts {
+                Some(ts) => sdma::timestamp(pk, ts.addr),
+                None => Ok(()),
+            }
+        })?;
+        *fence = Some(f);
+        Ok(())
+    }
+
+    /// Whether the last record is done (an event never recorded is done).
+    pub fn event_done(&self, e: &Event) -> Result<bool, hipError_t> {
+        self.check_fault()?;
+        Ok(e.fence.lock().as_ref().is_none_or(|f| f.done()))
+    }
+
+    pub fn event_sync(&self, e: &Event) -> Result<(), hipError_t> {
+        let f = e.fence.lock().clone();
+        match f {
+            Some(f) => self.fence_wait(&f),
+            None => Ok(()),
+        }
+    }
+
+    /// Milliseconds between two completed records. Errors: `hipErrorInvalidHandle` when either
+    /// event has timing disabled or was never recorded, `hipErrorNotReady` when either is pending.
+    pub fn event_elapsed(&self, start: &Event, stop: &Event) -> Result<f32, hipError_t> {
+        let (Some(t0), Some(t1)) = (start.ts, stop.ts) else { return Err(hipError_t::hipErrorInvalidHandle) };
+        let (f0, f1) = (start.fence.lock().clone(), stop.fence.lock().clone());
+        let (Some(f0), Some(f1)) = (f0, f1) else { return Err(hipError_t::hipErrorInvalidHandle) };
+        self.check_fault()?;
+        if !f0.done() || !f1.done() {
+            return Err(hipError_t::hipErrorNotReady);
+        }
+        let ticks = t1.load() as i64 - t0.load() as i64;
+        Ok((ticks as f64 / TICKS_PER_MS) as f32)
+    }
+}

@@ -1,0 +1,14 @@
+//! hipkfd: AMD's HIP runtime API for devices, memory, copies, streams and events, straight on
+//! the Linux kernel's `/dev/kfd` and amdgpu render-node interface. Built as `libamdhip64.so.7`.
+
+pub mod api;
+mod copy;
+mod device;
+mod event;
+mod log;
+mod memory;
+mod queue;
+mod runtime;
+mod signal;
+mod stream;
+mod va;

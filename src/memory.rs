@@ -1,0 +1,228 @@
+//! Allocation: BOs (reserve VA → `ALLOC_MEMORY_OF_GPU` → CPU map through the render node →
+//! `MAP_MEMORY_TO_GPU`, undone in reverse), and the one allocation registry, ordered by base
+//! address so that any pointer is resolved to its allocation in O(log n).
+
+use crate::api::types::hipError_t;
+use crate::runtime::Runtime;
+use crate::va::{align_up, LARGE_ALIGN, PAGE_SIZE};
+use kfd_ioctl::kfd::*;
+use nix::errno::Errno;
+use parking_lot::{Mutex, RwLock};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A KFD BO at a VA of our aperture.
+#[derive(Debug)]
+pub struct Bo {
+    /// GPU VA == CPU VA, bytes.
+    pub va: u64,
+    /// Bytes, page-rounded.
+    pub size: u64,
+    /// KFD handle (`gpu_id << 32 | idr`).
+    pub handle: u64,
+    /// HIP ordinal of the device the BO belongs to.
+    pub owner: usize,
+    /// `KFD_IOC_ALLOC_MEM_FLAGS_*`.
+    pub flags: u32,
+    /// `gpu_id`s whose GPUVM maps the BO.
+    pub mapped: Mutex<Vec<u32>>,
+    /// Whether `[va, va+size)` is CPU-mapped (through the owner's render node).
+    pub cpu_mapped: bool,
+}
+
+fn alloc_errno(e: Errno) -> hipError_t {
+    match e {
+        Errno::EINVAL => hipError_t::hipErrorInvalidValue,
+        _ => hipError_t::hipErrorOutOfMemory,
+    }
+}
+
+impl Runtime {
+    /// Allocates a BO of `size` bytes on device `owner` with `flags`, CPU-maps it if `cpu`, and
+    /// GPU-maps it on the devices `map_on`. Nothing is left behind on failure.
+    /// Errors: `hipErrorOutOfMemory` (VA or memory exhausted), `hipErrorInvalidValue`.
+    pub fn bo_alloc(&self, owner: usize, size: u64, flags: u32, map_on: &[usize], cpu: bool) -> Result<Bo, hipError_t> {
+        let size = align_up(size.max(1), PAGE_SIZE);
+        let align = if size >= LARGE_ALIGN { LARGE_ALIGN } else { PAGE_SIZE };
+        let va = self.va.alloc(size, align).ok_or(hipError_t::hipErrorOutOfMemory)?;
+        let dev = &self.devices[owner];
+        let mut args = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: dev.gpu_id, flags, ..Default::default() };
+        if let Err(e) = self.kfd.alloc_memory_of_gpu(&mut args) {
+            self.va.free(va, size);
+            crate::log::hipkfd_log!("ALLOC_MEMORY_OF_GPU size {size} flags {} failed: {e}", alloc_flags_to_string(flags));
+            return Err(alloc_errno(e));
+        }
+        let bo = Bo { va, size, handle: args.handle, owner, flags, mapped: Mutex::new(vec![]), cpu_mapped: cpu };
+        let undo = |bo: &Bo, cpu_done: bool| {
+            if cpu_done {
+                self.va.unmap_cpu(bo.va, bo.size);
+            }
+            let _ = self.kfd.free_memory_of_gpu(bo.handle);
+            self.va.free(bo.va, bo.size);
+        };
+        if cpu {
+            // SAFETY: `[va, va+size)` is our reserved PROT_NONE range; MAP_FIXED replaces it with the
+            // BO's pages from the render node at the offset the KFD returned.
+            let p = unsafe {
+                libc::mmap(
+                    va as *mut libc::c_void,
+                    size as usize,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED | libc::MAP_FIXED,
+                    dev.render.fd(),
+                    args.mmap_offset as libc::off_t,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                undo(&bo, false);
+                return Err(hipError_t::hipErrorOutOfMemory);
+            }
+        }
+        let gpus: Vec<u32> = map_on.iter().map(|&d| self.devices[d].gpu_id).collect();
+        if let Err((e, n)) = self.kfd.map_memory_to_gpu(bo.handle, &gpus) {
+            let _ = self.kfd.unmap_memory_from_gpu(bo.handle, &gpus[..n as usize]);
+            undo(&bo, cpu);
+            return Err(alloc_errno(e));
+        }
+        *bo.mapped.lock() = gpus;
+        Ok(bo)
+    }
+
+    /// Unmaps and frees a BO made by [`bo_alloc`](Self::bo_alloc). The caller has made sure no
+    /// queued work still uses it.
+    pub fn bo_free(&self, bo: &Bo) {
+        let gpus = std::mem::take(&mut *bo.mapped.lock());
+        if let Err((e, _)) = self.kfd.unmap_memory_from_gpu(bo.handle, &gpus) {
+            crate::log::hipkfd_log!("UNMAP_MEMORY_FROM_GPU {:#x}: {e}", bo.handle);
+        }
+        if bo.cpu_mapped {
+            self.va.unmap_cpu(bo.va, bo.size);
+        }
+        if let Err(e) = self.kfd.free_memory_of_gpu(bo.handle) {
+            crate::log::hipkfd_log!("FREE_MEMORY_OF_GPU {:#x}: {e}", bo.handle);
+        }
+        self.va.free(bo.va, bo.size);
+    }
+}
+
+/// What kind of memory an allocation is, as `hipPointerGetAttributes` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemKind {
+    /// `hipMalloc`: VRAM of `Allocation::bo.owner`.
+    Device,
+    /// `hipHostMalloc`: pinned system memory (GTT), mapped on every device.
+    Host,
+}
+
+/// One user allocation.
+#[derive(Debug)]
+pub struct Allocation {
+    /// The pointer the user got, bytes.
+    pub base: u64,
+    /// The size the user asked for, bytes.
+    pub size: u64,
+    pub kind: MemKind,
+    /// `hipHostMalloc` flags (0 for device memory).
+    pub flags: u32,
+    pub bo: Bo,
+}
+
+/// The allocation registry: base address → allocation.
+#[derive(Debug, Default)]
+pub struct Registry {
+    map: RwLock<BTreeMap<u64, Arc<Allocation>>>,
+}
+
+impl Registry {
+    pub fn insert(&self, a: Allocation) -> Arc<Allocation> {
+        let a = Arc::new(a);
+        self.map.write().insert(a.base, a.clone());
+        a
+    }
+
+    /// Removes the allocation whose base is exactly `base`.
+    pub fn remove(&self, base: u64) -> Option<Arc<Allocation>> {
+        self.map.write().remove(&base)
+    }
+
+    /// The allocation containing `ptr` (`base <= ptr < base + size`), in O(log n).
+    pub fn find(&self, ptr: u64) -> Option<Arc<Allocation>> {
+        let m = self.map.read();
+        let (_, a) = m.range(..=ptr).next_back()?;
+        (ptr < a.base + a.size.max(1)).then(|| a.clone())
+    }
+
+    /// The allocation whose base is exactly `base`.
+    pub fn get(&self, base: u64) -> Option<Arc<Allocation>> {
+        self.map.read().get(&base).cloned()
+    }
+
+    /// Every allocation, for `hipDeviceReset`.
+    pub fn all(&self) -> Vec<Arc<Allocation>> {
+        self.map.read().values().cloned().collect()
+    }
+}
+
+/// Flags of device memory (`hipMalloc`): like libhsakmt's `hsakmt_fmm_allocate_device` for a
+/// host-accessible (large BAR) VRAM allocation.
+pub fn vram_flags(large_bar: bool) -> u32 {
+    let mut f = KFD_IOC_ALLOC_MEM_FLAGS_VRAM
+        | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE
+        | KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE
+        | KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE;
+    if large_bar {
+        f |= KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC;
+    }
+    f
+}
+
+/// Flags of pinned system memory (`hipHostMalloc`, and the runtime's own rings and signals).
+pub fn gtt_flags(coherent: bool) -> u32 {
+    let mut f = KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE;
+    if coherent {
+        f |= KFD_IOC_ALLOC_MEM_FLAGS_COHERENT;
+    }
+    f
+}
+
+/// Every `hipHostMalloc` flag we know (`hipHostMallocPortable|Mapped|WriteCombined|Uncached|
+/// NumaUser|Coherent|NonCoherent`, `hipHostMallocDefault` = 0).
+pub const HOST_MALLOC_FLAGS: u32 = 0x1 | 0x2 | 0x4 | 0x1000_0000 | 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
+
+impl Runtime {
+    /// `hipMalloc`: `size` bytes of VRAM on device `dev`, GPU-mapped there and CPU-mapped when
+    /// the BAR is large. Returns the base address.
+    pub fn mem_alloc_device(&self, dev: usize, size: u64) -> Result<u64, hipError_t> {
+        let d = &self.devices[dev];
+        if size > d.topo.node.vram_size {
+            return Err(hipError_t::hipErrorOutOfMemory);
+        }
+        let bo = self.bo_alloc(dev, size, vram_flags(d.large_bar), &[dev], d.large_bar)?;
+        let base = bo.va;
+        self.allocs.insert(Allocation { base, size, kind: MemKind::Device, flags: 0, bo });
+        crate::log::hipkfd_log!("hipMalloc {size} bytes on device {dev} at {base:#x}");
+        Ok(base)
+    }
+
+    /// `hipHostMalloc`: `size` bytes of pinned system memory, mapped on every device.
+    pub fn mem_alloc_host(&self, size: u64, flags: u32) -> Result<u64, hipError_t> {
+        let coherent = flags & 0x8000_0000 == 0;
+        let all: Vec<usize> = (0..self.devices.len()).collect();
+        let bo = self.bo_alloc(0, size, gtt_flags(coherent), &all, true)?;
+        let base = bo.va;
+        self.allocs.insert(Allocation { base, size, kind: MemKind::Host, flags, bo });
+        Ok(base)
+    }
+
+    /// `hipFree`/`hipHostFree`: waits for every device (as `hipFree` implies), then unmaps and
+    /// frees the allocation whose base is `base`. Errors: `hipErrorInvalidValue` for anything else.
+    pub fn mem_free(&self, base: u64) -> Result<(), hipError_t> {
+        self.allocs.get(base).ok_or(hipError_t::hipErrorInvalidValue)?;
+        for d in 0..self.devices.len() {
+            self.device_sync(d)?;
+        }
+        let a = self.allocs.remove(base).ok_or(hipError_t::hipErrorInvalidValue)?;
+        self.bo_free(&a.bo);
+        Ok(())
+    }
+}

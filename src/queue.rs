@@ -1,0 +1,216 @@
+//! SDMA user queues: the copy and fill engine of every stream.
+//!
+//! Layout as ROCr's `BlitSdma` and the kernel's `kfd_queue_acquire_buffers` want it: the ring is
+//! its own GTT BO of exactly `RING_SIZE` bytes, rptr and wptr (u64 byte indices) share one GTT page,
+//! both GPU-mapped on the queue's device; the doorbell is a u64 in the process's doorbell page,
+//! mmapped from `/dev/kfd`. Every submission ends with FENCE(seq → completion signal), FENCE(event
+//! id → event slot) and TRAP(event id), so waiters sleep in `WAIT_EVENTS`.
+
+use crate::api::types::hipError_t;
+use crate::memory::{gtt_flags, Bo};
+use crate::runtime::Runtime;
+use crate::signal::{KfdEvent, Signal};
+use kfd_ioctl::kfd::*;
+use kfd_ioctl::mmap::KFD_DOORBELL_PROCESS_SLICE;
+use kfd_ioctl::sdma;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bytes of each ring (power of two).
+pub const RING_SIZE: u64 = 256 << 10;
+/// How long one `WAIT_EVENTS` sleeps before the waiter re-checks (ms); wake-ups are by TRAP.
+const WAIT_SLICE_MS: u32 = 100;
+
+#[derive(Debug)]
+struct QState {
+    /// Bytes written so far (monotonic; ring offset = wptr % RING_SIZE).
+    wptr: u64,
+    /// Submissions so far; the completion signal reaches `seq` when they are all done.
+    seq: u64,
+}
+
+/// One SDMA queue of one device.
+#[derive(Debug)]
+pub struct SdmaQueue {
+    /// HIP ordinal.
+    pub dev: usize,
+    pub queue_id: u32,
+    ring: Bo,
+    rw: Bo,
+    doorbell: u64,
+    doorbell_page: u64,
+    /// Completion signal: holds the seq of the last finished submission.
+    pub signal: Signal,
+    event: KfdEvent,
+    state: Mutex<QState>,
+}
+
+impl SdmaQueue {
+    fn rptr(&self) -> &AtomicU64 {
+        // SAFETY: `rw.va` is a CPU-mapped, page-aligned GTT BO that lives as long as `self`.
+        unsafe { &*(self.rw.va as *const AtomicU64) }
+    }
+    fn wptr_word(&self) -> &AtomicU64 {
+        // SAFETY: as above, 8 bytes further in the same page.
+        unsafe { &*((self.rw.va + 8) as *const AtomicU64) }
+    }
+
+    /// Whether submission `seq` has completed.
+    pub fn done(&self, seq: u64) -> bool {
+        self.signal.load() >= seq
+    }
+
+    /// The seq of the last submission.
+    pub fn last_seq(&self) -> u64 {
+        self.state.lock().seq
+    }
+}
+
+impl Runtime {
+    /// Creates an SDMA queue on device `dev` (`AMDKFD_IOC_CREATE_QUEUE`, type SDMA).
+    pub fn queue_create(&self, dev: usize) -> Result<SdmaQueue, hipError_t> {
+        let d = &self.devices[dev];
+        let ring = self.bo_alloc(dev, RING_SIZE, gtt_flags(false), &[dev], true)?;
+        let rw = match self.bo_alloc(dev, 4096, gtt_flags(true) | KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED, &[dev], true) {
+            Ok(b) => b,
+            Err(e) => {
+                self.bo_free(&ring);
+                return Err(e);
+            }
+        };
+        let cleanup = |sig: Option<Signal>| {
+            self.bo_free(&rw);
+            self.bo_free(&ring);
+            if let Some(s) = sig {
+                self.signal_free(s);
+            }
+        };
+        let signal = match self.signal_alloc() {
+            Ok(s) => s,
+            Err(e) => {
+                cleanup(None);
+                return Err(e);
+            }
+        };
+        let event = match self.kfd_event_create() {
+            Ok(e) => e,
+            Err(e) => {
+                cleanup(Some(signal));
+                return Err(e);
+            }
+        };
+        let mut a = kfd_ioctl_create_queue_args {
+            ring_base_address: ring.va,
+            write_pointer_address: rw.va + 8,
+            read_pointer_address: rw.va,
+            ring_size: RING_SIZE as u32,
+            gpu_id: d.gpu_id,
+            queue_type: KFD_IOC_QUEUE_TYPE_SDMA,
+            queue_percentage: KFD_MAX_QUEUE_PERCENTAGE,
+            queue_priority: KFD_MAX_QUEUE_PRIORITY,
+            ..Default::default()
+        };
+        if let Err(e) = self.kfd.create_queue(&mut a) {
+            crate::log::hipkfd_log!("CREATE_QUEUE on gpu {:#x}: {e}", d.gpu_id);
+            let _ = self.kfd.destroy_event(event.event_id);
+            cleanup(Some(signal));
+            return Err(hipError_t::hipErrorOutOfMemory);
+        }
+        let page_off = a.doorbell_offset & !(KFD_DOORBELL_PROCESS_SLICE - 1);
+        // SAFETY: maps the process's doorbell page of this GPU from /dev/kfd at the offset the
+        // KFD returned; a fresh mapping the kernel places.
+        let page = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                KFD_DOORBELL_PROCESS_SLICE as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                self.kfd.fd(),
+                page_off as libc::off_t,
+            )
+        };
+        if page == libc::MAP_FAILED {
+            let _ = self.kfd.destroy_queue(a.queue_id);
+            let _ = self.kfd.destroy_event(event.event_id);
+            cleanup(Some(signal));
+            return Err(hipError_t::hipErrorOutOfMemory);
+        }
+        let doorbell = page as u64 + (a.doorbell_offset & (KFD_DOORBELL_PROCESS_SLICE - 1));
+        crate::log::hipkfd_log!("SDMA queue {} on device {dev}: ring {:#x}", a.queue_id, ring.va);
+        Ok(SdmaQueue {
+            dev,
+            queue_id: a.queue_id,
+            ring,
+            rw,
+            doorbell,
+            doorbell_page: page as u64,
+            signal,
+            event,
+            state: Mutex::new(QState { wptr: 0, seq: 0 }),
+        })
+    }
+
+    /// Destroys a queue made by [`queue_create`](Self::queue_create) after its work is done.
+    pub fn queue_destroy(&self, q: &SdmaQueue) {
+        let _ = self.queue_wait(q, q.last_seq());
+        let _ = self.kfd.destroy_queue(q.queue_id);
+        // SAFETY: unmapping the doorbell page mapped in queue_create.
+        unsafe { libc::munmap(q.doorbell_page as *mut libc::c_void, KFD_DOORBELL_PROCESS_SLICE as usize) };
+        let _ = self.kfd.destroy_event(q.event.event_id);
+        self.bo_free(&q.rw);
+        self.bo_free(&q.ring);
+        self.signal_free(q.signal);
+    }
+
+    /// Submits the packets `build` writes, plus the completion FENCEs and TRAP; returns the seq
+    /// that the queue's signal reaches when they are done.
+    pub fn queue_submit(&self, q: &SdmaQueue, build: impl FnOnce(&mut Vec<u32>) -> Result<(), sdma::EncodeError>) -> Result<u64, hipError_t> {
+        self.check_fault()?;
+        let mut pk = Vec::with_capacity(64);
+        build(&mut pk).map_err(|e| {
+            crate::log::hipkfd_log!("SDMA packet: {e:?}");
+            hipError_t::hipErrorInvalidValue
+        })?;
+        let mut st = q.state.lock();
+        let seq = st.seq + 1;
+        let tail = |pk: &mut Vec<u32>| -> Result<(), sdma::EncodeError> {
+            sdma::fence(pk, q.signal.addr, seq as u32)?;
+            sdma::fence(pk, q.event.slot_addr, q.event.event_id)?;
+            sdma::trap(pk, q.event.event_id)
+        };
+        tail(&mut pk).expect("signal and event slots are 8-byte aligned");
+        let bytes = pk.len() as u64 * 4;
+        assert!(bytes < RING_SIZE / 2, "one submission must fit in half a ring");
+        let off = st.wptr % RING_SIZE;
+        let pad = if off + bytes > RING_SIZE { RING_SIZE - off } else { 0 };
+        let end = st.wptr + pad + bytes;
+        // Wait for room: the engine's rptr must be within RING_SIZE of the new wptr.
+        while end - q.rptr().load(Ordering::Acquire) > RING_SIZE {
+            self.kfd_event_wait(&q.event, 1)?;
+        }
+        let ring = q.ring.va as *mut u32;
+        // SAFETY: the ring BO is CPU-mapped for RING_SIZE bytes; [off, off+pad) and the packet's
+        // range lie inside it, and the engine has consumed them (rptr check above).
+        unsafe {
+            if pad > 0 {
+                std::ptr::write_bytes(ring.add((off / 4) as usize), 0, (pad / 4) as usize);
+            }
+            let start = (st.wptr + pad) % RING_SIZE;
+            std::ptr::copy_nonoverlapping(pk.as_ptr(), ring.add((start / 4) as usize), pk.len());
+        }
+        st.wptr = end;
+        st.seq = seq;
+        q.wptr_word().store(end, Ordering::Release);
+        // SAFETY: `doorbell` is the queue's u64 slot in the mapped doorbell page.
+        unsafe { std::ptr::write_volatile(q.doorbell as *mut u64, end) };
+        Ok(seq)
+    }
+
+    /// Sleeps until submission `seq` of `q` is done. Errors: `hipErrorIllegalAddress` after a VM fault.
+    pub fn queue_wait(&self, q: &SdmaQueue, seq: u64) -> Result<(), hipError_t> {
+        while !q.done(seq) {
+            self.kfd_event_wait(&q.event, WAIT_SLICE_MS)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,119 @@
+//! The process-wide runtime: the KFD, the devices, the VA manager, the allocation registry, the
+//! signal pool, the event page and per-device stream state. Initialised once, on the first HIP
+//! call (or `hipInit`).
+
+use crate::api::device_props;
+use crate::api::types::hipError_t;
+use crate::copy::Staging;
+use crate::device::{visible_gpus, Device};
+use crate::memory::Registry;
+use crate::signal::{EventPage, Signal, SignalPool};
+use crate::stream::{DeviceStreams, Fence};
+use crate::va::VaManager;
+use kfd_ioctl::kfd::kfd_hsa_memory_exception_data;
+use kfd_ioctl::{Kfd, RenderNode};
+use parking_lot::Mutex;
+use std::sync::OnceLock;
+
+/// Bytes of GPU VA reserved at start-up (shrinks if the address space is smaller).
+const APERTURE: u64 = 2 << 40;
+
+#[derive(Debug)]
+pub struct Runtime {
+    pub kfd: Kfd,
+    pub devices: Vec<Device>,
+    pub va: VaManager,
+    pub allocs: Registry,
+    pub signals: SignalPool,
+    pub event_page: OnceLock<EventPage>,
+    pub streams: Vec<DeviceStreams>,
+    pub staging: Vec<Staging>,
+    /// Memset pattern slots waiting for their work to finish.
+    pub deferred: Mutex<Vec<(Fence, Signal)>>,
+    /// The first VM fault a GPU reported (sticky).
+    pub fault: Mutex<Option<kfd_hsa_memory_exception_data>>,
+}
+
+static RUNTIME: OnceLock<Result<Runtime, hipError_t>> = OnceLock::new();
+
+/// The runtime, initialised on first use. Errors: `hipErrorNoDevice` when there is no KFD or no
+/// visible GPU, `hipErrorInitializationError` when a GPU cannot be set up.
+pub fn runtime() -> Result<&'static Runtime, hipError_t> {
+    RUNTIME.get_or_init(Runtime::init).as_ref().map_err(|e| *e)
+}
+
+impl Runtime {
+    fn init() -> Result<Runtime, hipError_t> {
+        let gpus = visible_gpus();
+        if gpus.is_empty() {
+            crate::log::hipkfd_log!("no visible GPU in the KFD topology");
+            return Err(hipError_t::hipErrorNoDevice);
+        }
+        let kfd = Kfd::open().map_err(|e| {
+            crate::log::hipkfd_log!("open /dev/kfd: {e}");
+            hipError_t::hipErrorNoDevice
+        })?;
+        let init_err = |what: &str, e: nix::errno::Errno| {
+            crate::log::hipkfd_log!("{what}: {e}");
+            hipError_t::hipErrorInitializationError
+        };
+        let (major, minor) = kfd.get_version().map_err(|e| init_err("GET_VERSION", e))?;
+        crate::log::hipkfd_log!("KFD ioctl version {major}.{minor}, {} GPU(s)", gpus.len());
+        if (major, minor) >= (1, 14) {
+            kfd.runtime_enable(0, 0).map_err(|e| init_err("RUNTIME_ENABLE", e))?;
+        }
+        let mut devices = Vec::with_capacity(gpus.len());
+        for (ordinal, topo) in gpus.into_iter().enumerate() {
+            let gpu_id = topo.node.gpu_id;
+            let render = RenderNode::open(topo.drm_render_minor).map_err(|e| init_err("open render node", e))?;
+            kfd.acquire_vm(&render, gpu_id).map_err(|e| init_err("ACQUIRE_VM", e))?;
+            let props = device_props::device_props(&topo.node);
+            let large_bar = topo.large_bar;
+            devices.push(Device {
+                ordinal,
+                gpu_id,
+                render,
+                apertures: Default::default(),
+                props,
+                large_bar,
+                topo,
+            });
+        }
+        let apertures = kfd.get_process_apertures().map_err(|e| init_err("GET_PROCESS_APERTURES_NEW", e))?;
+        let (mut lo, mut hi) = (0u64, u64::MAX);
+        for d in devices.iter_mut() {
+            if let Some(a) = apertures.iter().find(|a| a.gpu_id == d.gpu_id) {
+                d.apertures = *a;
+                lo = lo.max(a.gpuvm_base);
+                hi = hi.min(a.gpuvm_limit);
+            }
+        }
+        let va = VaManager::reserve(lo, hi, APERTURE).map_err(|e| init_err("reserve the GPUVM aperture", e))?;
+        let n = devices.len();
+        let rt = Runtime {
+            kfd,
+            devices,
+            va,
+            allocs: Registry::default(),
+            signals: SignalPool::default(),
+            event_page: OnceLock::new(),
+            streams: (0..n).map(|_| DeviceStreams::default()).collect(),
+            staging: (0..n).map(|_| Staging::default()).collect(),
+            deferred: Mutex::new(vec![]),
+            fault: Mutex::new(None),
+        };
+        let page = rt.event_page_init()?;
+        let _ = rt.event_page.set(page);
+        Ok(rt)
+    }
+
+    /// The KFD event page (made during init).
+    pub fn event_page(&self) -> Result<&EventPage, hipError_t> {
+        self.event_page.get().ok_or(hipError_t::hipErrorNotInitialized)
+    }
+
+    /// Device `d`. Errors: `hipErrorInvalidDevice`.
+    pub fn device(&self, d: i32) -> Result<&Device, hipError_t> {
+        usize::try_from(d).ok().and_then(|d| self.devices.get(d)).ok_or(hipError_t::hipErrorInvalidDevice)
+    }
+}

@@ -1,0 +1,136 @@
+//! The VA manager: one reserved range of the process's address space from which every GPU VA is
+//! handed out, so that GPU VA == CPU VA for every allocation (as libhsakmt's SVM aperture does,
+//! `fmm.c`). The range is an anonymous `PROT_NONE`, `MAP_NORESERVE` mapping: reserving it costs no
+//! memory; a sub-range gets pages only when a BO is mapped over it with `MAP_FIXED`.
+
+use nix::errno::Errno;
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+
+/// Bytes in a page.
+pub const PAGE_SIZE: u64 = 4096;
+/// The alignment given to allocations of at least this size (bytes): the GPUVM fragment size.
+pub const LARGE_ALIGN: u64 = 2 << 20;
+
+pub fn align_up(x: u64, a: u64) -> u64 {
+    x.div_ceil(a) * a
+}
+
+/// A first-fit allocator over a reserved aperture `[base, base + size)`.
+#[derive(Debug)]
+pub struct VaManager {
+    base: u64,
+    size: u64,
+    /// Free ranges: start → length (bytes), coalesced.
+    free: Mutex<BTreeMap<u64, u64>>,
+}
+
+impl VaManager {
+    /// Reserves an aperture inside `[lo, hi)`, trying `want` bytes first and halving down to
+    /// 16 GiB if the address space has no room.
+    pub fn reserve(lo: u64, hi: u64, want: u64) -> Result<Self, Errno> {
+        let mut size = want;
+        loop {
+            // SAFETY: a fresh anonymous PROT_NONE mapping at an address the kernel picks; it
+            // aliases nothing.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    (size + LARGE_ALIGN) as usize,
+                    libc::PROT_NONE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+            if p != libc::MAP_FAILED {
+                let raw = p as u64;
+                let base = align_up(raw, LARGE_ALIGN);
+                if base >= lo && base + size <= hi {
+                    return Ok(Self { base, size, free: Mutex::new(BTreeMap::from([(base, size)])) });
+                }
+                // SAFETY: unmapping exactly the mapping created above.
+                unsafe { libc::munmap(p, (size + LARGE_ALIGN) as usize) };
+            }
+            if size <= 16 << 30 {
+                return Err(Errno::ENOMEM);
+            }
+            size /= 2;
+        }
+    }
+
+    /// The aperture, `(base, size)` in bytes.
+    pub fn aperture(&self) -> (u64, u64) {
+        (self.base, self.size)
+    }
+
+    /// Takes `size` bytes aligned to `align` (a power of two). `None` when the aperture is full.
+    pub fn alloc(&self, size: u64, align: u64) -> Option<u64> {
+        let mut free = self.free.lock();
+        let (start, len, at) = free.iter().find_map(|(&start, &len)| {
+            let at = align_up(start, align);
+            (at + size <= start + len).then_some((start, len, at))
+        })?;
+        free.remove(&start);
+        if at > start {
+            free.insert(start, at - start);
+        }
+        if at + size < start + len {
+            free.insert(at + size, start + len - at - size);
+        }
+        Some(at)
+    }
+
+    /// Gives back `[va, va + size)`, which [`alloc`](Self::alloc) returned.
+    pub fn free(&self, va: u64, size: u64) {
+        let mut free = self.free.lock();
+        let (mut start, mut len) = (va, size);
+        if let Some((&ps, &pl)) = free.range(..va).next_back() {
+            if ps + pl == va {
+                free.remove(&ps);
+                start = ps;
+                len += pl;
+            }
+        }
+        if let Some(&nl) = free.get(&(va + size)) {
+            free.remove(&(va + size));
+            len += nl;
+        }
+        free.insert(start, len);
+    }
+
+    /// Puts the `PROT_NONE` reservation back over `[va, va + size)` after a BO mapping there
+    /// is gone, so the range stays reserved for us.
+    pub fn unmap_cpu(&self, va: u64, size: u64) {
+        // SAFETY: `[va, va+size)` lies in our aperture; MAP_FIXED replaces only our own mapping.
+        unsafe {
+            libc::mmap(
+                va as *mut libc::c_void,
+                size as usize,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
+                -1,
+                0,
+            )
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alloc_free_coalesces() {
+        let va = VaManager::reserve(0, u64::MAX, 64 << 30).unwrap();
+        let (base, size) = va.aperture();
+        let a = va.alloc(PAGE_SIZE, PAGE_SIZE).unwrap();
+        let b = va.alloc(LARGE_ALIGN, LARGE_ALIGN).unwrap();
+        assert_eq!(b % LARGE_ALIGN, 0);
+        assert!(a >= base && b + LARGE_ALIGN <= base + size);
+        assert_ne!(a, b);
+        va.free(a, PAGE_SIZE);
+        va.free(b, LARGE_ALIGN);
+        assert_eq!(*va.free.lock(), BTreeMap::from([(base, size)]));
+    }
+}

@@ -605,13 +605,15 @@ pub const KFD_IOCTLS: &[(Ioctl, &str)] = &[
     (AMDKFD_IOC_RUNTIME_ENABLE, "AMDKFD_IOC_RUNTIME_ENABLE"),
 ];
 
-/// The uapi name of a KFD, generic DRM or amdgpu DRM request number, for traces.
+/// The uapi name of a KFD, generic DRM or amdgpu DRM request number, for traces. Matches on
+/// `_IOC_TYPE` and `_IOC_NR` only, as the kernel's dispatchers do, so callers built against older
+/// or newer struct sizes are named too.
 pub fn ioctl_name(req: Ioctl) -> Option<&'static str> {
     KFD_IOCTLS
         .iter()
         .chain(crate::drm::DRM_IOCTLS)
         .chain(crate::amdgpu::AMDGPU_IOCTLS)
-        .find(|(r, _)| *r == req)
+        .find(|(r, _)| ioc_type(*r) == ioc_type(req) && ioc_nr(*r) == ioc_nr(req))
         .map(|(_, n)| *n)
 }
 

@@ -40,6 +40,7 @@ impl Runtime {
                 MemKind::Device => Loc::Vram(a.bo.owner),
                 MemKind::Host => Loc::Pinned,
             }),
+            None if self.va.contains(ptr, len) => Err(hipError_t::hipErrorInvalidValue),
             None => Ok(Loc::Pageable),
         }
     }

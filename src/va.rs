@@ -64,6 +64,11 @@ impl VaManager {
         (self.base, self.size)
     }
 
+    /// Whether `[ptr, ptr+len)` touches the aperture (where no host memory can be).
+    pub fn contains(&self, ptr: u64, len: u64) -> bool {
+        ptr < self.base + self.size && ptr.saturating_add(len.max(1)) > self.base
+    }
+
     /// Takes `size` bytes aligned to `align` (a power of two). `None` when the aperture is full.
     pub fn alloc(&self, size: u64, align: u64) -> Option<u64> {
         let mut free = self.free.lock();

@@ -1,5 +1,6 @@
 //! The `extern "C"` surface: one file per HIP API group, each entry point thin (validate, then
-//! call the core), in clr's grouping.
+//! call the core), in clr's grouping. Parameter names are AMD's.
+#![allow(non_snake_case)]
 
 pub mod common;
 pub mod device;

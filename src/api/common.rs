@@ -32,6 +32,8 @@ pub fn check(cond: bool) -> Result<(), hipError_t> {
 }
 
 /// Writes `v` through an out-pointer. Errors: `hipErrorInvalidValue` when it is null.
+/// (Safe by the FFI contract: every caller passes a pointer it got from C.)
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn write_out<T>(p: *mut T, v: T) -> Result<(), hipError_t> {
     check(!p.is_null())?;
     // SAFETY: non-null out-pointer from the caller, who promises it points to a writable `T`

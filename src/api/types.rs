@@ -1,0 +1,1107 @@
+//! C ABI types, enums and constants of the HIP runtime API, as ROCm 7 defines them.
+//!
+//! Every item keeps AMD's name, struct tag and value. Sources (read for facts, nothing copied):
+//! AMD's newest `hip/hip_runtime_api.h` and `hip/driver_types.h` (`ROCm/rocm-systems`
+//! `projects/hip/include/hip/`, 2025-26), cross-checked against the ROCm 6.3 header
+//! (`ROCm/HIP` `include/hip/hip_runtime_api.h`, 2024-10) and, for the legacy
+//! [`hipDeviceProp_tR0000`], the ROCm 5.2 header (Debian `libamdhip64-dev`).
+//!
+//! ## Enums
+//! C enums that cross the ABI as *inputs* (`hipError_t` passed to `hipGetErrorName`,
+//! `hipMemcpyKind`, `hipDeviceAttribute_t`...) may carry any `int`, so in Rust they are
+//! `#[repr(transparent)]` newtypes over `c_int` with one associated constant per AMD enumerator
+//! (aliases included): `hipError_t::hipErrorInvalidValue`, `hipError_t(1)`, `e.0`. A Rust enum
+//! would be undefined behaviour for an out-of-range value from C.
+//!
+//! cbindgen does not see these newtypes (they are declared through a macro); the C text of each
+//! one, `typedef enum NAME { ... } NAME;` with AMD's enumerators, is rendered from the same
+//! tables by [`c_header_prelude`] and placed at the top of `include/hip/hip_runtime_api.h`
+//! (see `tests/header.rs`).
+#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals)]
+
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::fmt;
+use std::fmt::Write as _;
+
+// ---------------------------------------------------------------------------------------------
+// Enum newtypes
+// ---------------------------------------------------------------------------------------------
+
+/// Declares a C enum as a transparent `c_int` newtype with one associated constant per
+/// enumerator, plus the table [`c_header_prelude`] renders. Being a macro invocation, the
+/// declaration is invisible to cbindgen, which emits only what the prelude provides.
+macro_rules! c_enum {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $( $(#[$vmeta:meta])* $variant:ident = $value:expr, )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[repr(transparent)]
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+        pub struct $name(pub c_int);
+
+        impl $name {
+            $( $(#[$vmeta])* pub const $variant: $name = $name($value); )*
+
+            /// Every enumerator in AMD's header order, aliases included: (C name, value).
+            pub const ENUMERATORS: &'static [(&'static str, $name)] =
+                &[ $( (stringify!($variant), $name::$variant), )* ];
+
+            /// The C name of the first enumerator with this value (AMD's primary spelling),
+            /// or `None` if the value is not an enumerator.
+            pub fn name(self) -> Option<&'static str> {
+                Self::ENUMERATORS.iter().find(|(_, v)| *v == self).map(|(n, _)| *n)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self.name() {
+                    Some(n) => write!(f, "{}({})", n, self.0),
+                    None => write!(f, "{}({})", stringify!($name), self.0),
+                }
+            }
+        }
+
+        impl From<$name> for c_int {
+            fn from(v: $name) -> c_int {
+                v.0
+            }
+        }
+    };
+}
+
+c_enum! {
+    /// `hipError_t`: the status every HIP API returns (`hip_runtime_api.h`, `typedef enum
+    /// __HIP_NODISCARD hipError_t`). Numbers are CUDA's where CUDA has the error.
+    /// `hipErrorTbd` is AMD's "next value" marker (1055 today); never hard-code it.
+    pub struct hipError_t {
+        /// Successful completion.
+        hipSuccess = 0,
+        /// One or more of the parameters passed to the API call is NULL or not in an acceptable range.
+        hipErrorInvalidValue = 1,
+        /// Out of memory.
+        hipErrorOutOfMemory = 2,
+        /// Deprecated alias of `hipErrorOutOfMemory`.
+        hipErrorMemoryAllocation = 2,
+        /// Not initialized.
+        hipErrorNotInitialized = 3,
+        /// Deprecated alias of `hipErrorNotInitialized`.
+        hipErrorInitializationError = 3,
+        hipErrorDeinitialized = 4,
+        hipErrorProfilerDisabled = 5,
+        hipErrorProfilerNotInitialized = 6,
+        hipErrorProfilerAlreadyStarted = 7,
+        hipErrorProfilerAlreadyStopped = 8,
+        hipErrorInvalidConfiguration = 9,
+        hipErrorInvalidPitchValue = 12,
+        hipErrorInvalidSymbol = 13,
+        hipErrorInvalidDevicePointer = 17,
+        hipErrorInvalidMemcpyDirection = 21,
+        hipErrorInsufficientDriver = 35,
+        hipErrorMissingConfiguration = 52,
+        hipErrorPriorLaunchFailure = 53,
+        hipErrorInvalidDeviceFunction = 98,
+        /// No device (hipGetDeviceCount found 0 devices).
+        hipErrorNoDevice = 100,
+        /// Device ordinal out of range.
+        hipErrorInvalidDevice = 101,
+        hipErrorInvalidImage = 200,
+        hipErrorInvalidContext = 201,
+        hipErrorContextAlreadyCurrent = 202,
+        hipErrorMapFailed = 205,
+        /// Deprecated alias of `hipErrorMapFailed`.
+        hipErrorMapBufferObjectFailed = 205,
+        hipErrorUnmapFailed = 206,
+        hipErrorArrayIsMapped = 207,
+        hipErrorAlreadyMapped = 208,
+        hipErrorNoBinaryForGpu = 209,
+        hipErrorAlreadyAcquired = 210,
+        hipErrorNotMapped = 211,
+        hipErrorNotMappedAsArray = 212,
+        hipErrorNotMappedAsPointer = 213,
+        hipErrorECCNotCorrectable = 214,
+        hipErrorUnsupportedLimit = 215,
+        hipErrorContextAlreadyInUse = 216,
+        hipErrorPeerAccessUnsupported = 217,
+        hipErrorInvalidKernelFile = 218,
+        hipErrorInvalidGraphicsContext = 219,
+        hipErrorInvalidSource = 300,
+        hipErrorFileNotFound = 301,
+        hipErrorSharedObjectSymbolNotFound = 302,
+        hipErrorSharedObjectInitFailed = 303,
+        hipErrorOperatingSystem = 304,
+        /// Invalid handle (stream, event...).
+        hipErrorInvalidHandle = 400,
+        /// Deprecated alias of `hipErrorInvalidHandle`.
+        hipErrorInvalidResourceHandle = 400,
+        hipErrorIllegalState = 401,
+        hipErrorNotFound = 500,
+        /// Asynchronous work not yet complete (hipStreamQuery, hipEventQuery); not sticky.
+        hipErrorNotReady = 600,
+        hipErrorIllegalAddress = 700,
+        hipErrorLaunchOutOfResources = 701,
+        hipErrorLaunchTimeOut = 702,
+        hipErrorPeerAccessAlreadyEnabled = 704,
+        hipErrorPeerAccessNotEnabled = 705,
+        hipErrorSetOnActiveProcess = 708,
+        hipErrorContextIsDestroyed = 709,
+        hipErrorAssert = 710,
+        hipErrorHostMemoryAlreadyRegistered = 712,
+        hipErrorHostMemoryNotRegistered = 713,
+        hipErrorLaunchFailure = 719,
+        hipErrorCooperativeLaunchTooLarge = 720,
+        hipErrorNotSupported = 801,
+        hipErrorStreamCaptureUnsupported = 900,
+        hipErrorStreamCaptureInvalidated = 901,
+        hipErrorStreamCaptureMerge = 902,
+        hipErrorStreamCaptureUnmatched = 903,
+        hipErrorStreamCaptureUnjoined = 904,
+        hipErrorStreamCaptureIsolation = 905,
+        hipErrorStreamCaptureImplicit = 906,
+        hipErrorCapturedEvent = 907,
+        hipErrorStreamCaptureWrongThread = 908,
+        hipErrorGraphExecUpdateFailure = 910,
+        hipErrorInvalidChannelDescriptor = 911,
+        hipErrorInvalidTexture = 912,
+        hipErrorInvalidResourceType = 914,
+        hipErrorInvalidResourceConfiguration = 915,
+        hipErrorStreamDetached = 916,
+        hipErrorUnknown = 999,
+        /// HSA runtime memory call returned an error.
+        hipErrorRuntimeMemory = 1052,
+        /// HSA runtime call other than memory returned an error.
+        hipErrorRuntimeOther = 1053,
+        hipErrorInvalidClusterSize = 1054,
+        /// Marker: one past the last code (implicit value in AMD's header).
+        hipErrorTbd = 1055,
+    }
+}
+
+impl hipError_t {
+    /// `true` for `hipSuccess`.
+    pub fn is_success(self) -> bool {
+        self == hipError_t::hipSuccess
+    }
+}
+
+c_enum! {
+    /// `hipDeviceAttribute_t` (`hip_runtime_api.h`), ROCm 6.0+ numbering (ROCm 5.x used a
+    /// different order). CUDA-compatible attributes are 0..=9999, AMD-specific ones start at
+    /// 10000. The `Unused` slots are former attributes whose numbers stay reserved.
+    pub struct hipDeviceAttribute_t {
+        hipDeviceAttributeCudaCompatibleBegin = 0,
+        hipDeviceAttributeEccEnabled = 0,
+        hipDeviceAttributeAccessPolicyMaxWindowSize = 1,
+        hipDeviceAttributeAsyncEngineCount = 2,
+        hipDeviceAttributeCanMapHostMemory = 3,
+        hipDeviceAttributeCanUseHostPointerForRegisteredMem = 4,
+        /// Peak clock frequency in kHz.
+        hipDeviceAttributeClockRate = 5,
+        hipDeviceAttributeComputeMode = 6,
+        hipDeviceAttributeComputePreemptionSupported = 7,
+        hipDeviceAttributeConcurrentKernels = 8,
+        hipDeviceAttributeConcurrentManagedAccess = 9,
+        hipDeviceAttributeCooperativeLaunch = 10,
+        hipDeviceAttributeCooperativeMultiDeviceLaunch = 11,
+        hipDeviceAttributeDeviceOverlap = 12,
+        hipDeviceAttributeDirectManagedMemAccessFromHost = 13,
+        hipDeviceAttributeGlobalL1CacheSupported = 14,
+        hipDeviceAttributeHostNativeAtomicSupported = 15,
+        hipDeviceAttributeIntegrated = 16,
+        hipDeviceAttributeIsMultiGpuBoard = 17,
+        hipDeviceAttributeKernelExecTimeout = 18,
+        /// L2 cache size in bytes.
+        hipDeviceAttributeL2CacheSize = 19,
+        hipDeviceAttributeLocalL1CacheSupported = 20,
+        hipDeviceAttributeLuid = 21,
+        hipDeviceAttributeLuidDeviceNodeMask = 22,
+        hipDeviceAttributeComputeCapabilityMajor = 23,
+        hipDeviceAttributeManagedMemory = 24,
+        hipDeviceAttributeMaxBlocksPerMultiProcessor = 25,
+        hipDeviceAttributeMaxBlockDimX = 26,
+        hipDeviceAttributeMaxBlockDimY = 27,
+        hipDeviceAttributeMaxBlockDimZ = 28,
+        hipDeviceAttributeMaxGridDimX = 29,
+        hipDeviceAttributeMaxGridDimY = 30,
+        hipDeviceAttributeMaxGridDimZ = 31,
+        hipDeviceAttributeMaxSurface1D = 32,
+        hipDeviceAttributeMaxSurface1DLayered = 33,
+        hipDeviceAttributeMaxSurface2D = 34,
+        hipDeviceAttributeMaxSurface2DLayered = 35,
+        hipDeviceAttributeMaxSurface3D = 36,
+        hipDeviceAttributeMaxSurfaceCubemap = 37,
+        hipDeviceAttributeMaxSurfaceCubemapLayered = 38,
+        hipDeviceAttributeMaxTexture1DWidth = 39,
+        hipDeviceAttributeMaxTexture1DLayered = 40,
+        hipDeviceAttributeMaxTexture1DLinear = 41,
+        hipDeviceAttributeMaxTexture1DMipmap = 42,
+        hipDeviceAttributeMaxTexture2DWidth = 43,
+        hipDeviceAttributeMaxTexture2DHeight = 44,
+        hipDeviceAttributeMaxTexture2DGather = 45,
+        hipDeviceAttributeMaxTexture2DLayered = 46,
+        hipDeviceAttributeMaxTexture2DLinear = 47,
+        hipDeviceAttributeMaxTexture2DMipmap = 48,
+        hipDeviceAttributeMaxTexture3DWidth = 49,
+        hipDeviceAttributeMaxTexture3DHeight = 50,
+        hipDeviceAttributeMaxTexture3DDepth = 51,
+        hipDeviceAttributeMaxTexture3DAlt = 52,
+        hipDeviceAttributeMaxTextureCubemap = 53,
+        hipDeviceAttributeMaxTextureCubemapLayered = 54,
+        hipDeviceAttributeMaxThreadsDim = 55,
+        hipDeviceAttributeMaxThreadsPerBlock = 56,
+        hipDeviceAttributeMaxThreadsPerMultiProcessor = 57,
+        hipDeviceAttributeMaxPitch = 58,
+        hipDeviceAttributeMemoryBusWidth = 59,
+        /// Peak memory clock frequency in kHz.
+        hipDeviceAttributeMemoryClockRate = 60,
+        hipDeviceAttributeComputeCapabilityMinor = 61,
+        hipDeviceAttributeMultiGpuBoardGroupID = 62,
+        hipDeviceAttributeMultiprocessorCount = 63,
+        /// Previously hipDeviceAttributeName.
+        hipDeviceAttributeUnused1 = 64,
+        hipDeviceAttributePageableMemoryAccess = 65,
+        hipDeviceAttributePageableMemoryAccessUsesHostPageTables = 66,
+        hipDeviceAttributePciBusId = 67,
+        hipDeviceAttributePciDeviceId = 68,
+        hipDeviceAttributePciDomainId = 69,
+        /// Backward-compatible alias of `hipDeviceAttributePciDomainId`.
+        hipDeviceAttributePciDomainID = 69,
+        hipDeviceAttributePersistingL2CacheMaxSize = 70,
+        hipDeviceAttributeMaxRegistersPerBlock = 71,
+        hipDeviceAttributeMaxRegistersPerMultiprocessor = 72,
+        hipDeviceAttributeReservedSharedMemPerBlock = 73,
+        hipDeviceAttributeMaxSharedMemoryPerBlock = 74,
+        hipDeviceAttributeSharedMemPerBlockOptin = 75,
+        hipDeviceAttributeSharedMemPerMultiprocessor = 76,
+        hipDeviceAttributeSingleToDoublePrecisionPerfRatio = 77,
+        hipDeviceAttributeStreamPrioritiesSupported = 78,
+        hipDeviceAttributeSurfaceAlignment = 79,
+        hipDeviceAttributeTccDriver = 80,
+        hipDeviceAttributeTextureAlignment = 81,
+        hipDeviceAttributeTexturePitchAlignment = 82,
+        hipDeviceAttributeTotalConstantMemory = 83,
+        hipDeviceAttributeTotalGlobalMem = 84,
+        hipDeviceAttributeUnifiedAddressing = 85,
+        /// Previously hipDeviceAttributeUuid.
+        hipDeviceAttributeUnused2 = 86,
+        hipDeviceAttributeWarpSize = 87,
+        hipDeviceAttributeMemoryPoolsSupported = 88,
+        hipDeviceAttributeVirtualMemoryManagementSupported = 89,
+        hipDeviceAttributeHostRegisterSupported = 90,
+        hipDeviceAttributeMemoryPoolSupportedHandleTypes = 91,
+        hipDeviceAttributeHostNumaId = 92,
+        hipDeviceAttributeDmaBufSupported = 93,
+        hipDeviceAttributeGPUDirectRDMAWithHipVMMSupported = 94,
+        hipDeviceAttributeHandleTypeFabricSupported = 95,
+        hipDeviceAttributeCudaCompatibleEnd = 9999,
+        hipDeviceAttributeAmdSpecificBegin = 10000,
+        /// Frequency in kHz of the timer behind device-side `clock*`.
+        hipDeviceAttributeClockInstructionRate = 10000,
+        /// Previously hipDeviceAttributeArch.
+        hipDeviceAttributeUnused3 = 10001,
+        hipDeviceAttributeMaxSharedMemoryPerMultiprocessor = 10002,
+        /// Previously hipDeviceAttributeGcnArch.
+        hipDeviceAttributeUnused4 = 10003,
+        /// Previously hipDeviceAttributeGcnArchName.
+        hipDeviceAttributeUnused5 = 10004,
+        hipDeviceAttributeHdpMemFlushCntl = 10005,
+        hipDeviceAttributeHdpRegFlushCntl = 10006,
+        hipDeviceAttributeCooperativeMultiDeviceUnmatchedFunc = 10007,
+        hipDeviceAttributeCooperativeMultiDeviceUnmatchedGridDim = 10008,
+        hipDeviceAttributeCooperativeMultiDeviceUnmatchedBlockDim = 10009,
+        hipDeviceAttributeCooperativeMultiDeviceUnmatchedSharedMem = 10010,
+        hipDeviceAttributeIsLargeBar = 10011,
+        hipDeviceAttributeAsicRevision = 10012,
+        hipDeviceAttributeCanUseStreamWaitValue = 10013,
+        hipDeviceAttributeImageSupport = 10014,
+        hipDeviceAttributePhysicalMultiProcessorCount = 10015,
+        hipDeviceAttributeFineGrainSupport = 10016,
+        /// Constant wall-clock frequency in kHz.
+        hipDeviceAttributeWallClockRate = 10017,
+        hipDeviceAttributeNumberOfXccs = 10018,
+        hipDeviceAttributeMaxAvailableVgprsPerThread = 10019,
+        hipDeviceAttributePciChipId = 10020,
+        hipDeviceAttributeExpertSchedMode = 10021,
+        hipDeviceAttributeMaxDynDataPrefetchRegions = 10022,
+        hipDeviceAttributeAmdSpecificEnd = 19999,
+        hipDeviceAttributeVendorSpecificBegin = 20000,
+    }
+}
+
+c_enum! {
+    /// `hipMemcpyKind` (`driver_types.h`).
+    pub struct hipMemcpyKind {
+        hipMemcpyHostToHost = 0,
+        hipMemcpyHostToDevice = 1,
+        hipMemcpyDeviceToHost = 2,
+        hipMemcpyDeviceToDevice = 3,
+        /// Direction inferred from the pointers (unified virtual addressing).
+        hipMemcpyDefault = 4,
+        /// Device-to-device copy without compute units (AMD).
+        hipMemcpyDeviceToDeviceNoCU = 1024,
+    }
+}
+
+c_enum! {
+    /// `hipMemoryType` (`hip_runtime_api.h`), ROCm 6.0+ values, which follow
+    /// cudaMemoryType/CUmemorytype (ROCm 5.x had Host 0, Device 1, Array 2, Unified 3).
+    pub struct hipMemoryType {
+        /// Unregistered host memory.
+        hipMemoryTypeUnregistered = 0,
+        /// Physically located on the host.
+        hipMemoryTypeHost = 1,
+        /// Physically located on a device (see `hipPointerAttribute_t::device`).
+        hipMemoryTypeDevice = 2,
+        /// Managed memory, migrated by the unified memory system.
+        hipMemoryTypeManaged = 3,
+        /// Array memory on a device.
+        hipMemoryTypeArray = 10,
+        /// Unified address space.
+        hipMemoryTypeUnified = 11,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opaque handles and scalar typedefs
+// ---------------------------------------------------------------------------------------------
+
+/// Opaque stream object behind [`hipStream_t`] (`typedef struct ihipStream_t* hipStream_t;`).
+/// The runtime casts its own stream objects to and from this pointer type.
+pub struct ihipStream_t {
+    _opaque: [u8; 0],
+}
+
+/// Opaque event object behind [`hipEvent_t`] (`typedef struct ihipEvent_t* hipEvent_t;`).
+pub struct ihipEvent_t {
+    _opaque: [u8; 0],
+}
+
+/// Opaque context object behind [`hipCtx_t`] (`typedef struct ihipCtx_t* hipCtx_t;`).
+pub struct ihipCtx_t {
+    _opaque: [u8; 0],
+}
+
+/// Stream handle; null is the legacy default (null) stream.
+pub type hipStream_t = *mut ihipStream_t;
+/// Event handle.
+pub type hipEvent_t = *mut ihipEvent_t;
+/// Context handle (a device, in AMD's implementation).
+pub type hipCtx_t = *mut ihipCtx_t;
+/// Device pointer (`typedef void* hipDeviceptr_t;`, `driver_types.h`).
+pub type hipDeviceptr_t = *mut c_void;
+/// Device ordinal (`typedef int hipDevice_t;`).
+pub type hipDevice_t = c_int;
+
+// Pointer-valued macros; cbindgen cannot emit them, so the prelude does.
+macro_rules! hidden_from_cbindgen {
+    ($($item:item)*) => { $($item)* };
+}
+hidden_from_cbindgen! {
+    /// `#define hipStreamLegacy ((hipStream_t)1)`: the legacy default stream.
+    pub const hipStreamLegacy: hipStream_t = 1 as hipStream_t;
+    /// `#define hipStreamPerThread ((hipStream_t)2)`: the per-thread default stream.
+    pub const hipStreamPerThread: hipStream_t = 2 as hipStream_t;
+
+    /// `hipDeviceArch_t`: architectural feature flags, 17 one-bit `unsigned` bitfields packed
+    /// into one 32-bit word (bit 0 = `hasGlobalInt32Atomics` ... bit 16 =
+    /// `hasDynamicParallelism`, in the order of [`hipDeviceArch_t::FIELDS`]). The C header
+    /// declares the bitfields (rendered by [`c_header_prelude`]).
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct hipDeviceArch_t {
+        /// The packed bitfields.
+        pub bits: u32,
+    }
+}
+
+impl hipDeviceArch_t {
+    /// Bitfield names in declaration (= bit) order, `hip_runtime_api.h`.
+    pub const FIELDS: [&'static str; 17] = [
+        "hasGlobalInt32Atomics",
+        "hasGlobalFloatAtomicExch",
+        "hasSharedInt32Atomics",
+        "hasSharedFloatAtomicExch",
+        "hasFloatAtomicAdd",
+        "hasGlobalInt64Atomics",
+        "hasSharedInt64Atomics",
+        "hasDoubles",
+        "hasWarpVote",
+        "hasWarpBallot",
+        "hasWarpShuffle",
+        "hasFunnelShift",
+        "hasThreadFenceSystem",
+        "hasSyncThreadsExt",
+        "hasSurfaceFuncs",
+        "has3dGrid",
+        "hasDynamicParallelism",
+    ];
+
+    /// The flags with the given bitfield names set; unknown names are ignored.
+    pub fn with(names: &[&str]) -> Self {
+        let mut bits = 0;
+        for n in names {
+            if let Some(i) = Self::FIELDS.iter().position(|f| f == n) {
+                bits |= 1 << i;
+            }
+        }
+        hipDeviceArch_t { bits }
+    }
+
+    /// Value of the bitfield `name` (false for unknown names).
+    pub fn get(self, name: &str) -> bool {
+        Self::FIELDS
+            .iter()
+            .position(|f| *f == name)
+            .is_some_and(|i| self.bits & (1 << i) != 0)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structs
+// ---------------------------------------------------------------------------------------------
+
+/// `typedef struct hipUUID_t { char bytes[16]; } hipUUID;` — 16 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct hipUUID_t {
+    pub bytes: [c_char; 16],
+}
+/// See [`hipUUID_t`].
+pub type hipUUID = hipUUID_t;
+
+/// Size in bytes of IPC handles (`#define HIP_IPC_HANDLE_SIZE 64`).
+pub const HIP_IPC_HANDLE_SIZE: usize = 64;
+
+/// `typedef struct hipIpcMemHandle_st { char reserved[64]; } hipIpcMemHandle_t;` — opaque
+/// 64-byte memory IPC handle.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct hipIpcMemHandle_st {
+    pub reserved: [c_char; HIP_IPC_HANDLE_SIZE],
+}
+/// See [`hipIpcMemHandle_st`].
+pub type hipIpcMemHandle_t = hipIpcMemHandle_st;
+
+/// `typedef struct hipIpcEventHandle_st { char reserved[64]; } hipIpcEventHandle_t;` — opaque
+/// 64-byte event IPC handle.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct hipIpcEventHandle_st {
+    pub reserved: [c_char; HIP_IPC_HANDLE_SIZE],
+}
+/// See [`hipIpcEventHandle_st`].
+pub type hipIpcEventHandle_t = hipIpcEventHandle_st;
+
+impl Default for hipIpcMemHandle_st {
+    fn default() -> Self {
+        hipIpcMemHandle_st {
+            reserved: [0; HIP_IPC_HANDLE_SIZE],
+        }
+    }
+}
+impl Default for hipIpcEventHandle_st {
+    fn default() -> Self {
+        hipIpcEventHandle_st {
+            reserved: [0; HIP_IPC_HANDLE_SIZE],
+        }
+    }
+}
+
+/// `typedef struct hipPointerAttribute_t {...} hipPointerAttribute_t;` (ROCm 6.0+ layout:
+/// the first member is `type`; ROCm 5.x called it `memoryType` with other values). 32 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipPointerAttribute_t {
+    /// Where the memory lives (`enum hipMemoryType type;`).
+    pub r#type: hipMemoryType,
+    /// Device ordinal owning the memory.
+    pub device: c_int,
+    /// Device-side address of the allocation.
+    pub devicePointer: *mut c_void,
+    /// Host-side address, or null if not host-accessible.
+    pub hostPointer: *mut c_void,
+    /// 1 for managed memory.
+    pub isManaged: c_int,
+    /// Flags given at allocation time.
+    pub allocationFlags: c_uint,
+}
+
+impl Default for hipPointerAttribute_t {
+    fn default() -> Self {
+        hipPointerAttribute_t {
+            r#type: hipMemoryType::hipMemoryTypeUnregistered,
+            device: 0,
+            devicePointer: std::ptr::null_mut(),
+            hostPointer: std::ptr::null_mut(),
+            isManaged: 0,
+            allocationFlags: 0,
+        }
+    }
+}
+
+/// Device properties, ROCm 6.0+ layout (`hip_runtime_api.h`: `#define hipDeviceProp_t
+/// hipDeviceProp_tR0600` then `typedef struct hipDeviceProp_t {...} hipDeviceProp_t;`).
+/// 1472 bytes on x86-64. Returned by `hipGetDevicePropertiesR0600`, which the header names
+/// `hipGetDeviceProperties`. Units: sizes in bytes, clock rates in kHz.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipDeviceProp_tR0600 {
+    /// Device (marketing) name, NUL-terminated.
+    pub name: [c_char; 256],
+    pub uuid: hipUUID,
+    /// Windows only.
+    pub luid: [c_char; 8],
+    pub luidDeviceNodeMask: c_uint,
+    /// Bytes of device memory.
+    pub totalGlobalMem: usize,
+    /// Bytes of LDS per block.
+    pub sharedMemPerBlock: usize,
+    pub regsPerBlock: c_int,
+    pub warpSize: c_int,
+    pub memPitch: usize,
+    pub maxThreadsPerBlock: c_int,
+    pub maxThreadsDim: [c_int; 3],
+    pub maxGridSize: [c_int; 3],
+    /// kHz.
+    pub clockRate: c_int,
+    pub totalConstMem: usize,
+    pub major: c_int,
+    pub minor: c_int,
+    pub textureAlignment: usize,
+    pub texturePitchAlignment: usize,
+    pub deviceOverlap: c_int,
+    pub multiProcessorCount: c_int,
+    pub kernelExecTimeoutEnabled: c_int,
+    pub integrated: c_int,
+    pub canMapHostMemory: c_int,
+    pub computeMode: c_int,
+    pub maxTexture1D: c_int,
+    pub maxTexture1DMipmap: c_int,
+    pub maxTexture1DLinear: c_int,
+    pub maxTexture2D: [c_int; 2],
+    pub maxTexture2DMipmap: [c_int; 2],
+    pub maxTexture2DLinear: [c_int; 3],
+    pub maxTexture2DGather: [c_int; 2],
+    pub maxTexture3D: [c_int; 3],
+    pub maxTexture3DAlt: [c_int; 3],
+    pub maxTextureCubemap: c_int,
+    pub maxTexture1DLayered: [c_int; 2],
+    pub maxTexture2DLayered: [c_int; 3],
+    pub maxTextureCubemapLayered: [c_int; 2],
+    pub maxSurface1D: c_int,
+    pub maxSurface2D: [c_int; 2],
+    pub maxSurface3D: [c_int; 3],
+    pub maxSurface1DLayered: [c_int; 2],
+    pub maxSurface2DLayered: [c_int; 3],
+    pub maxSurfaceCubemap: c_int,
+    pub maxSurfaceCubemapLayered: [c_int; 2],
+    pub surfaceAlignment: usize,
+    pub concurrentKernels: c_int,
+    pub ECCEnabled: c_int,
+    pub pciBusID: c_int,
+    pub pciDeviceID: c_int,
+    pub pciDomainID: c_int,
+    pub tccDriver: c_int,
+    pub asyncEngineCount: c_int,
+    pub unifiedAddressing: c_int,
+    /// kHz.
+    pub memoryClockRate: c_int,
+    /// Bits.
+    pub memoryBusWidth: c_int,
+    /// Bytes.
+    pub l2CacheSize: c_int,
+    pub persistingL2CacheMaxSize: c_int,
+    pub maxThreadsPerMultiProcessor: c_int,
+    pub streamPrioritiesSupported: c_int,
+    pub globalL1CacheSupported: c_int,
+    pub localL1CacheSupported: c_int,
+    pub sharedMemPerMultiprocessor: usize,
+    pub regsPerMultiprocessor: c_int,
+    pub managedMemory: c_int,
+    pub isMultiGpuBoard: c_int,
+    pub multiGpuBoardGroupID: c_int,
+    pub hostNativeAtomicSupported: c_int,
+    pub singleToDoublePrecisionPerfRatio: c_int,
+    pub pageableMemoryAccess: c_int,
+    pub concurrentManagedAccess: c_int,
+    pub computePreemptionSupported: c_int,
+    pub canUseHostPointerForRegisteredMem: c_int,
+    pub cooperativeLaunch: c_int,
+    pub cooperativeMultiDeviceLaunch: c_int,
+    pub sharedMemPerBlockOptin: usize,
+    pub pageableMemoryAccessUsesHostPageTables: c_int,
+    pub directManagedMemAccessFromHost: c_int,
+    pub maxBlocksPerMultiProcessor: c_int,
+    pub accessPolicyMaxWindowSize: c_int,
+    pub reservedSharedMemPerBlock: usize,
+    pub hostRegisterSupported: c_int,
+    pub sparseHipArraySupported: c_int,
+    pub hostRegisterReadOnlySupported: c_int,
+    pub timelineSemaphoreInteropSupported: c_int,
+    pub memoryPoolsSupported: c_int,
+    pub gpuDirectRDMASupported: c_int,
+    pub gpuDirectRDMAFlushWritesOptions: c_uint,
+    pub gpuDirectRDMAWritesOrdering: c_int,
+    pub memoryPoolSupportedHandleTypes: c_uint,
+    pub deferredMappingHipArraySupported: c_int,
+    pub ipcEventSupported: c_int,
+    pub clusterLaunch: c_int,
+    pub unifiedFunctionPointers: c_int,
+    /// CUDA reserved.
+    pub reserved: [c_int; 63],
+    /// Reserved for new HIP/CUDA entries.
+    pub hipReserved: [c_int; 32],
+    /// Target ID, e.g. `gfx90a:sramecc+:xnack-` (HIP only).
+    pub gcnArchName: [c_char; 256],
+    pub maxSharedMemoryPerMultiProcessor: usize,
+    /// kHz.
+    pub clockInstructionRate: c_int,
+    pub arch: hipDeviceArch_t,
+    pub hdpMemFlushCntl: *mut c_uint,
+    pub hdpRegFlushCntl: *mut c_uint,
+    pub cooperativeMultiDeviceUnmatchedFunc: c_int,
+    pub cooperativeMultiDeviceUnmatchedGridDim: c_int,
+    pub cooperativeMultiDeviceUnmatchedBlockDim: c_int,
+    pub cooperativeMultiDeviceUnmatchedSharedMem: c_int,
+    pub isLargeBar: c_int,
+    pub asicRevision: c_int,
+}
+
+/// The name C code uses: `hipDeviceProp_t` is `hipDeviceProp_tR0600` in ROCm 6.0+ headers.
+pub type hipDeviceProp_t = hipDeviceProp_tR0600;
+
+impl Default for hipDeviceProp_tR0600 {
+    fn default() -> Self {
+        // SAFETY: every field is an integer, an array of integers, a struct of integers or a
+        // raw pointer; all-zero bytes are a valid value for each.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+/// Device properties, ROCm 5.x layout (`hipDeviceProp_t` of the ROCm 5.2 header; clr calls it
+/// `hipDeviceProp_tR0000`). Filled by the unversioned legacy symbol `hipGetDeviceProperties`
+/// (and `hipGetDevicePropertiesR0000`) that binaries built against ROCm 5.x call. 792 bytes
+/// on x86-64. Not part of our C header.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipDeviceProp_tR0000 {
+    pub name: [c_char; 256],
+    pub totalGlobalMem: usize,
+    pub sharedMemPerBlock: usize,
+    pub regsPerBlock: c_int,
+    pub warpSize: c_int,
+    pub maxThreadsPerBlock: c_int,
+    pub maxThreadsDim: [c_int; 3],
+    pub maxGridSize: [c_int; 3],
+    pub clockRate: c_int,
+    pub memoryClockRate: c_int,
+    pub memoryBusWidth: c_int,
+    pub totalConstMem: usize,
+    pub major: c_int,
+    pub minor: c_int,
+    pub multiProcessorCount: c_int,
+    pub l2CacheSize: c_int,
+    pub maxThreadsPerMultiProcessor: c_int,
+    pub computeMode: c_int,
+    pub clockInstructionRate: c_int,
+    pub arch: hipDeviceArch_t,
+    pub concurrentKernels: c_int,
+    pub pciDomainID: c_int,
+    pub pciBusID: c_int,
+    pub pciDeviceID: c_int,
+    pub maxSharedMemoryPerMultiProcessor: usize,
+    pub isMultiGpuBoard: c_int,
+    pub canMapHostMemory: c_int,
+    /// Deprecated: major*100 + minor*10 + stepping.
+    pub gcnArch: c_int,
+    pub gcnArchName: [c_char; 256],
+    pub integrated: c_int,
+    pub cooperativeLaunch: c_int,
+    pub cooperativeMultiDeviceLaunch: c_int,
+    pub maxTexture1DLinear: c_int,
+    pub maxTexture1D: c_int,
+    pub maxTexture2D: [c_int; 2],
+    pub maxTexture3D: [c_int; 3],
+    pub hdpMemFlushCntl: *mut c_uint,
+    pub hdpRegFlushCntl: *mut c_uint,
+    pub memPitch: usize,
+    pub textureAlignment: usize,
+    pub texturePitchAlignment: usize,
+    pub kernelExecTimeoutEnabled: c_int,
+    pub ECCEnabled: c_int,
+    pub tccDriver: c_int,
+    pub cooperativeMultiDeviceUnmatchedFunc: c_int,
+    pub cooperativeMultiDeviceUnmatchedGridDim: c_int,
+    pub cooperativeMultiDeviceUnmatchedBlockDim: c_int,
+    pub cooperativeMultiDeviceUnmatchedSharedMem: c_int,
+    pub isLargeBar: c_int,
+    pub asicRevision: c_int,
+    pub managedMemory: c_int,
+    pub directManagedMemAccessFromHost: c_int,
+    pub concurrentManagedAccess: c_int,
+    pub pageableMemoryAccess: c_int,
+    pub pageableMemoryAccessUsesHostPageTables: c_int,
+}
+
+impl Default for hipDeviceProp_tR0000 {
+    fn default() -> Self {
+        // SAFETY: every field is an integer, an array of integers, a struct of integers or a
+        // raw pointer; all-zero bytes are a valid value for each.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Version and flag macros
+// ---------------------------------------------------------------------------------------------
+
+/// Declares `#define`-style constants: Rust `pub const`s plus [`C_DEFINES`], the table the
+/// prelude renders with AMD's own spelling (hex stays hex, negatives become `((int)-1)`).
+/// Hidden from cbindgen, which would print `2147483648` and a bare `-1`.
+macro_rules! c_defines {
+    ($( $(#[$m:meta])* pub const $name:ident : $ty:ty = $val:literal; )*) => {
+        $( $(#[$m])* pub const $name: $ty = $val; )*
+
+        /// Every flag/version macro as (name, C spelling, value), in header order.
+        pub const C_DEFINES: &[(&str, &str, i64)] =
+            &[ $( (stringify!($name), stringify!($val), $val as i64), )* ];
+    };
+}
+
+c_defines! {
+    /// HIP major version of the ROCm 7.0 runtime we stand in for (`hip/hip_version.h`).
+    pub const HIP_VERSION_MAJOR: c_int = 7;
+    /// HIP minor version (ROCm 7.0).
+    pub const HIP_VERSION_MINOR: c_int = 0;
+    /// HIP patch version: AMD's build date stamp; ROCm 7.0.x ships HIP 7.0.51831.
+    pub const HIP_VERSION_PATCH: c_int = 51831;
+    pub const HIP_VERSION_BUILD_ID: c_int = 0;
+
+    /// `hipIpcOpenMemHandle` flag; 0x01 since ROCm 6.0 (0 up to 5.7).
+    pub const hipIpcMemLazyEnablePeerAccess: c_uint = 0x01;
+
+    /// `hipStreamCreateWithFlags`: default, synchronizes with the null stream.
+    pub const hipStreamDefault: c_uint = 0x00;
+    /// `hipStreamCreateWithFlags`: does not synchronize with the null stream.
+    pub const hipStreamNonBlocking: c_uint = 0x01;
+
+    /// `hipEventCreateWithFlags`: default.
+    pub const hipEventDefault: c_uint = 0x0;
+    /// Waiting yields the CPU.
+    pub const hipEventBlockingSync: c_uint = 0x1;
+    /// No timing data (required for interprocess events).
+    pub const hipEventDisableTiming: c_uint = 0x2;
+    /// Event usable through `hipIpcGetEventHandle`; needs `hipEventDisableTiming`.
+    pub const hipEventInterprocess: c_uint = 0x4;
+    /// `hipEventRecordWithFlags`: default.
+    pub const hipEventRecordDefault: c_uint = 0x00;
+    /// `hipEventRecordWithFlags`: external node during capture.
+    pub const hipEventRecordExternal: c_uint = 0x01;
+    /// `hipStreamWaitEvent`: default.
+    pub const hipEventWaitDefault: c_uint = 0x00;
+    /// `hipStreamWaitEvent`: external node during capture.
+    pub const hipEventWaitExternal: c_uint = 0x01;
+    /// No system-scope fence when the event completes (AMD).
+    pub const hipEventDisableSystemFence: c_uint = 0x20000000;
+    /// Device-scope release on record (AMD).
+    pub const hipEventReleaseToDevice: c_uint = 0x40000000;
+    /// System-scope release on record (AMD).
+    pub const hipEventReleaseToSystem: c_uint = 0x80000000;
+
+    /// `hipHostMalloc`/`hipHostAlloc`: default pinned host memory.
+    pub const hipHostAllocDefault: c_uint = 0x0;
+    pub const hipHostMallocDefault: c_uint = 0x0;
+    /// Memory is considered allocated by all contexts.
+    pub const hipHostAllocPortable: c_uint = 0x1;
+    pub const hipHostMallocPortable: c_uint = 0x1;
+    /// Map the allocation into the device address space.
+    pub const hipHostAllocMapped: c_uint = 0x2;
+    pub const hipHostMallocMapped: c_uint = 0x2;
+    /// Write-combined (accepted, not functional on AMD).
+    pub const hipHostAllocWriteCombined: c_uint = 0x4;
+    pub const hipHostMallocWriteCombined: c_uint = 0x4;
+    /// Uncached (MTYPE_UC) fine-grained host memory (AMD, Linux).
+    pub const hipHostMallocUncached: c_uint = 0x10000000;
+    pub const hipHostAllocUncached: c_uint = 0x10000000;
+    /// Follow the user's NUMA policy.
+    pub const hipHostMallocNumaUser: c_uint = 0x20000000;
+    /// Coherent (fine-grained) host memory.
+    pub const hipHostMallocCoherent: c_uint = 0x40000000;
+    /// Non-coherent (coarse-grained) host memory.
+    pub const hipHostMallocNonCoherent: c_uint = 0x80000000;
+
+    /// `hipMallocManaged` attach flags.
+    pub const hipMemAttachGlobal: c_uint = 0x01;
+    pub const hipMemAttachHost: c_uint = 0x02;
+    pub const hipMemAttachSingle: c_uint = 0x04;
+
+    /// `hipExtMallocWithFlags` flags.
+    pub const hipDeviceMallocDefault: c_uint = 0x0;
+    pub const hipDeviceMallocFinegrained: c_uint = 0x1;
+    pub const hipMallocSignalMemory: c_uint = 0x2;
+    pub const hipDeviceMallocUncached: c_uint = 0x3;
+    pub const hipDeviceMallocContiguous: c_uint = 0x4;
+
+    /// `hipHostRegister` flags.
+    pub const hipHostRegisterDefault: c_uint = 0x0;
+    pub const hipHostRegisterPortable: c_uint = 0x1;
+    pub const hipHostRegisterMapped: c_uint = 0x2;
+    pub const hipHostRegisterIoMemory: c_uint = 0x4;
+    pub const hipHostRegisterReadOnly: c_uint = 0x08;
+    pub const hipExtHostRegisterCoarseGrained: c_uint = 0x8;
+    pub const hipExtHostRegisterUncached: c_uint = 0x80000000;
+
+    /// `hipSetDeviceFlags` flags.
+    pub const hipDeviceScheduleAuto: c_uint = 0x0;
+    pub const hipDeviceScheduleSpin: c_uint = 0x1;
+    pub const hipDeviceScheduleYield: c_uint = 0x2;
+    pub const hipDeviceScheduleBlockingSync: c_uint = 0x4;
+    pub const hipDeviceScheduleMask: c_uint = 0x7;
+    pub const hipDeviceMapHost: c_uint = 0x8;
+    pub const hipDeviceLmemResizeToMax: c_uint = 0x10;
+
+    /// Device ordinal meaning "the CPU" (`#define hipCpuDeviceId ((int)-1)`).
+    pub const hipCpuDeviceId: c_int = -1;
+    /// Invalid device ordinal (`#define hipInvalidDeviceId ((int)-2)`).
+    pub const hipInvalidDeviceId: c_int = -2;
+}
+
+/// `HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH`
+/// (= 70051831, `hip/hip_version.h`). clr's `hipRuntimeGetVersion` and `hipDriverGetVersion`
+/// both store this (`hipamd/src/hip_context.cpp`). The header spells it as AMD does.
+pub const HIP_VERSION: c_int =
+    HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH;
+
+/// Value `hipRuntimeGetVersion` stores (= [`HIP_VERSION`], as clr does).
+pub const HIPKFD_RUNTIME_VERSION: c_int = HIP_VERSION;
+/// Value `hipDriverGetVersion` stores (= [`HIP_VERSION`], as clr does).
+pub const HIPKFD_DRIVER_VERSION: c_int = HIP_VERSION;
+
+// ---------------------------------------------------------------------------------------------
+// Header prelude
+// ---------------------------------------------------------------------------------------------
+
+/// The C declarations cbindgen cannot derive, rendered from the tables above: the R0600
+/// renaming macros, the pointer-valued stream macros, the `hipDeviceArch_t` bitfields and every
+/// [`c_enum!`] enum as `typedef enum NAME { ... } NAME;` (`hipError_t` with AMD's C++17
+/// `[[nodiscard]]`). `tests/header.rs` passes this to cbindgen as `after_includes`.
+#[doc(hidden)]
+pub fn c_header_prelude() -> String {
+    let mut s = String::new();
+    s.push('\n');
+    for (name, text, _) in C_DEFINES {
+        let text = if text.starts_with('-') {
+            format!("((int){text})")
+        } else {
+            text.to_string()
+        };
+        let _ = writeln!(s, "#define {name} {text}");
+        if *name == "HIP_VERSION_BUILD_ID" {
+            s.push_str("#define HIP_VERSION_BUILD_NAME \"\"\n#define HIP_VERSION_GITHASH \"\"\n");
+            s.push_str("#define HIP_VERSION \\\n  (HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH)\n");
+        }
+    }
+    s.push_str("\n/* ROCm 6.0+ names the versioned device-property ABI (hip_runtime_api.h). */\n");
+    s.push_str("#define hipGetDeviceProperties hipGetDevicePropertiesR0600\n");
+    s.push_str("#define hipDeviceProp_t hipDeviceProp_tR0600\n");
+    s.push_str("#define hipChooseDevice hipChooseDeviceR0600\n\n");
+    s.push_str("#define hipStreamLegacy ((hipStream_t)1)\n");
+    s.push_str("#define hipStreamPerThread ((hipStream_t)2)\n\n");
+
+    s.push_str("typedef struct {\n");
+    for f in hipDeviceArch_t::FIELDS {
+        let _ = writeln!(s, "  unsigned {f} : 1;");
+    }
+    s.push_str("} hipDeviceArch_t;\n\n");
+
+    s.push_str("#if defined(__cplusplus) && __cplusplus >= 201703L\n");
+    s.push_str("#define __HIP_NODISCARD [[nodiscard]]\n#else\n#define __HIP_NODISCARD\n#endif\n");
+    render_enum(
+        &mut s,
+        "hipError_t",
+        "__HIP_NODISCARD ",
+        hipError_t::ENUMERATORS,
+    );
+    s.push_str("#undef __HIP_NODISCARD\n\n");
+    render_enum(
+        &mut s,
+        "hipDeviceAttribute_t",
+        "",
+        hipDeviceAttribute_t::ENUMERATORS,
+    );
+    s.push('\n');
+    render_enum(&mut s, "hipMemcpyKind", "", hipMemcpyKind::ENUMERATORS);
+    s.push('\n');
+    render_enum(&mut s, "hipMemoryType", "", hipMemoryType::ENUMERATORS);
+    s
+}
+
+fn render_enum<T: Copy + Into<c_int>>(s: &mut String, name: &str, attr: &str, e: &[(&str, T)]) {
+    let _ = writeln!(s, "typedef enum {attr}{name} {{");
+    for (i, (n, v)) in e.iter().enumerate() {
+        let sep = if i + 1 == e.len() { "" } else { "," };
+        let _ = writeln!(s, "  {n} = {}{sep}", (*v).into());
+    }
+    let _ = writeln!(s, "}} {name};");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn handle_and_small_struct_layouts() {
+        assert_eq!(size_of::<hipError_t>(), 4);
+        assert_eq!(size_of::<hipMemcpyKind>(), 4);
+        assert_eq!(size_of::<hipDeviceAttribute_t>(), 4);
+        assert_eq!(size_of::<hipStream_t>(), 8);
+        assert_eq!(size_of::<hipEvent_t>(), 8);
+        assert_eq!(size_of::<hipDeviceptr_t>(), 8);
+        assert_eq!(size_of::<hipUUID>(), 16);
+        assert_eq!(size_of::<hipDeviceArch_t>(), 4);
+        // Reference §B.2: HIP_IPC_HANDLE_SIZE 64 → both handles 64 bytes.
+        assert_eq!(size_of::<hipIpcMemHandle_t>(), 64);
+        assert_eq!(size_of::<hipIpcEventHandle_t>(), 64);
+        assert_eq!(size_of::<hipPointerAttribute_t>(), 32);
+        assert_eq!(offset_of!(hipPointerAttribute_t, r#type), 0);
+        assert_eq!(offset_of!(hipPointerAttribute_t, device), 4);
+        assert_eq!(offset_of!(hipPointerAttribute_t, devicePointer), 8);
+        assert_eq!(offset_of!(hipPointerAttribute_t, hostPointer), 16);
+        assert_eq!(offset_of!(hipPointerAttribute_t, isManaged), 24);
+        assert_eq!(offset_of!(hipPointerAttribute_t, allocationFlags), 28);
+    }
+
+    /// Sizes and offsets computed with gcc from AMD's newest `hipDeviceProp_tR0600`
+    /// (identical to the ROCm 6.3 definition).
+    #[test]
+    fn device_prop_r0600_layout() {
+        type P = hipDeviceProp_tR0600;
+        assert_eq!(size_of::<P>(), 1472);
+        let expect = [
+            (offset_of!(P, uuid), 256),
+            (offset_of!(P, luid), 272),
+            (offset_of!(P, luidDeviceNodeMask), 280),
+            (offset_of!(P, totalGlobalMem), 288),
+            (offset_of!(P, memPitch), 312),
+            (offset_of!(P, clockRate), 348),
+            (offset_of!(P, totalConstMem), 352),
+            (offset_of!(P, major), 360),
+            (offset_of!(P, textureAlignment), 368),
+            (offset_of!(P, multiProcessorCount), 388),
+            (offset_of!(P, maxTexture1D), 408),
+            (offset_of!(P, surfaceAlignment), 568),
+            (offset_of!(P, concurrentKernels), 576),
+            (offset_of!(P, pciBusID), 584),
+            (offset_of!(P, pciDeviceID), 588),
+            (offset_of!(P, pciDomainID), 592),
+            (offset_of!(P, l2CacheSize), 616),
+            (offset_of!(P, sharedMemPerMultiprocessor), 640),
+            (offset_of!(P, regsPerMultiprocessor), 648),
+            (offset_of!(P, sharedMemPerBlockOptin), 696),
+            (offset_of!(P, reservedSharedMemPerBlock), 720),
+            (offset_of!(P, memoryPoolSupportedHandleTypes), 760),
+            (offset_of!(P, unifiedFunctionPointers), 776),
+            (offset_of!(P, reserved), 780),
+            (offset_of!(P, hipReserved), 1032),
+            (offset_of!(P, gcnArchName), 1160),
+            (offset_of!(P, maxSharedMemoryPerMultiProcessor), 1416),
+            (offset_of!(P, clockInstructionRate), 1424),
+            (offset_of!(P, arch), 1428),
+            (offset_of!(P, hdpMemFlushCntl), 1432),
+            (offset_of!(P, hdpRegFlushCntl), 1440),
+            (offset_of!(P, cooperativeMultiDeviceUnmatchedFunc), 1448),
+            (offset_of!(P, isLargeBar), 1464),
+            (offset_of!(P, asicRevision), 1468),
+        ];
+        for (i, (got, want)) in expect.iter().enumerate() {
+            assert_eq!(got, want, "entry {i}");
+        }
+    }
+
+    #[test]
+    fn device_prop_r0000_layout() {
+        type P = hipDeviceProp_tR0000;
+        assert_eq!(size_of::<P>(), 792);
+        assert_eq!(offset_of!(P, totalGlobalMem), 256);
+        assert_eq!(offset_of!(P, clockRate), 308);
+        assert_eq!(offset_of!(P, totalConstMem), 320);
+        assert_eq!(offset_of!(P, arch), 356);
+        assert_eq!(offset_of!(P, pciDomainID), 364);
+        assert_eq!(offset_of!(P, maxSharedMemoryPerMultiProcessor), 376);
+        assert_eq!(offset_of!(P, gcnArch), 392);
+        assert_eq!(offset_of!(P, gcnArchName), 396);
+        assert_eq!(offset_of!(P, integrated), 652);
+        assert_eq!(offset_of!(P, hdpMemFlushCntl), 696);
+        assert_eq!(offset_of!(P, memPitch), 712);
+        assert_eq!(offset_of!(P, isLargeBar), 764);
+        assert_eq!(offset_of!(P, pageableMemoryAccessUsesHostPageTables), 788);
+    }
+
+    #[test]
+    fn enum_values_and_names() {
+        assert_eq!(
+            hipError_t::hipErrorMemoryAllocation,
+            hipError_t::hipErrorOutOfMemory
+        );
+        assert_eq!(hipError_t(2).name(), Some("hipErrorOutOfMemory"));
+        assert_eq!(hipError_t(400).name(), Some("hipErrorInvalidHandle"));
+        assert_eq!(hipError_t(12345).name(), None);
+        assert_eq!(hipError_t::hipErrorTbd.0, 1055);
+        assert_eq!(
+            hipDeviceAttribute_t::hipDeviceAttributeVirtualMemoryManagementSupported.0,
+            89
+        );
+        assert_eq!(hipDeviceAttribute_t::hipDeviceAttributeWarpSize.0, 87);
+        assert_eq!(
+            hipDeviceAttribute_t::hipDeviceAttributeMaxDynDataPrefetchRegions.0,
+            10022
+        );
+        assert_eq!(hipMemoryType::hipMemoryTypeUnified.0, 11);
+        assert_eq!(hipMemcpyKind::hipMemcpyDeviceToDeviceNoCU.0, 1024);
+        assert_eq!(HIP_VERSION, 70051831);
+        assert_eq!(format!("{:?}", hipError_t(1)), "hipErrorInvalidValue(1)");
+        // Values strictly increase except where AMD spells an alias of the previous entry.
+        for t in [hipError_t::ENUMERATORS] {
+            for w in t.windows(2) {
+                assert!(w[1].1 >= w[0].1, "{} after {}", w[1].0, w[0].0);
+            }
+        }
+    }
+
+    #[test]
+    fn defines_spell_their_values() {
+        for (name, text, value) in C_DEFINES {
+            let parsed = match text.strip_prefix("0x") {
+                Some(hex) => i64::from_str_radix(hex, 16).unwrap(),
+                None => text.parse::<i64>().unwrap(),
+            };
+            assert_eq!(parsed, *value, "{name}");
+        }
+        assert_eq!(hipHostMallocNonCoherent, 0x8000_0000);
+        let p = c_header_prelude();
+        assert!(p.contains("#define hipHostMallocNonCoherent 0x80000000\n"));
+        assert!(p.contains("#define hipCpuDeviceId ((int)-1)\n"));
+        assert!(p.contains("#define HIP_VERSION_PATCH 51831\n"));
+    }
+
+    #[test]
+    fn arch_bits() {
+        let a = hipDeviceArch_t::with(&["hasGlobalInt32Atomics", "hasDoubles", "has3dGrid"]);
+        assert_eq!(a.bits, 1 | (1 << 7) | (1 << 15));
+        assert!(a.get("hasDoubles"));
+        assert!(!a.get("hasWarpVote"));
+    }
+
+    #[test]
+    fn prelude_renders_enums() {
+        let p = c_header_prelude();
+        assert!(p.contains("typedef enum __HIP_NODISCARD hipError_t {\n  hipSuccess = 0,\n"));
+        assert!(p.contains("  hipErrorTbd = 1055\n} hipError_t;\n"));
+        assert!(p.contains("  hipMemoryTypeUnified = 11\n} hipMemoryType;\n"));
+        assert!(p.contains("  unsigned hasDynamicParallelism : 1;\n} hipDeviceArch_t;"));
+    }
+}

@@ -17,6 +17,8 @@ pub const TICKS_PER_MS: f64 = 100_000.0;
 #[derive(Debug)]
 pub struct Event {
     pub flags: u32,
+    /// HIP ordinal of the device current at creation; records go to its streams only.
+    pub dev: usize,
     /// Where the engine writes the timestamp (none when timing is disabled).
     pub ts: Option<Signal>,
     /// The last record.
@@ -24,9 +26,9 @@ pub struct Event {
 }
 
 impl Runtime {
-    pub fn event_create(&self, flags: u32) -> Result<Event, hipError_t> {
+    pub fn event_create(&self, flags: u32, dev: usize) -> Result<Event, hipError_t> {
         let ts = if flags & EVENT_DISABLE_TIMING == 0 { Some(self.signal_alloc()?) } else { None };
-        Ok(Event { flags, ts, fence: Mutex::new(None) })
+        Ok(Event { flags, dev, ts, fence: Mutex::new(None) })
     }
 
     pub fn event_destroy(&self, e: &Event) {

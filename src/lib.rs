@@ -11,4 +11,4 @@ mod queue;
 mod runtime;
 mod signal;
 mod stream;
-mod va;
+pub(crate) mod va;

@@ -82,13 +82,14 @@ pub fn stream_handle(s: Arc<Stream>) -> hipStream_t {
     h as hipStream_t
 }
 
-/// Unregisters a stream handle. Errors: `hipErrorInvalidHandle` for an unknown handle.
+/// Unregisters a stream handle. Errors: `hipErrorContextIsDestroyed` for an unknown or
+/// destroyed handle (hip-tests' expectation on AMD).
 pub fn stream_take(h: hipStream_t) -> Result<Arc<Stream>, hipError_t> {
-    streams().lock().remove(&(h as usize)).ok_or(hipError_t::hipErrorInvalidHandle)
+    streams().lock().remove(&(h as usize)).ok_or(hipError_t::hipErrorContextIsDestroyed)
 }
 
 /// The stream a handle names: null (and `hipStreamLegacy`, `hipStreamPerThread`) is the current
-/// device's null stream. Errors: `hipErrorInvalidHandle` (unknown or destroyed).
+/// device's null stream. Errors: `hipErrorContextIsDestroyed` (unknown or destroyed).
 pub fn stream_of(rt: &Runtime, h: hipStream_t) -> Result<Arc<Stream>, hipError_t> {
     match h as usize {
         0..=2 => {
@@ -98,7 +99,7 @@ pub fn stream_of(rt: &Runtime, h: hipStream_t) -> Result<Arc<Stream>, hipError_t
             }
             rt.null_stream(d)
         }
-        k => streams().lock().get(&k).cloned().ok_or(hipError_t::hipErrorInvalidHandle),
+        k => streams().lock().get(&k).cloned().ok_or(hipError_t::hipErrorContextIsDestroyed),
     }
 }
 
@@ -113,11 +114,23 @@ pub fn event_handle(e: Arc<Event>) -> hipEvent_t {
     h as hipEvent_t
 }
 
+/// Unregisters an event handle. Errors as [`event_of`].
 pub fn event_take(h: hipEvent_t) -> Result<Arc<Event>, hipError_t> {
-    events().lock().remove(&(h as usize)).ok_or(hipError_t::hipErrorInvalidHandle)
+    check_event_handle(h)?;
+    events().lock().remove(&(h as usize)).ok_or(hipError_t::hipErrorContextIsDestroyed)
 }
 
-/// Errors: `hipErrorInvalidHandle` for null, unknown or destroyed events.
+fn check_event_handle(h: hipEvent_t) -> Result<(), hipError_t> {
+    if h.is_null() {
+        Err(hipError_t::hipErrorInvalidHandle)
+    } else {
+        Ok(())
+    }
+}
+
+/// Errors: `hipErrorInvalidHandle` for null, `hipErrorContextIsDestroyed` for unknown or
+/// destroyed events (hip-tests on AMD).
 pub fn event_of(h: hipEvent_t) -> Result<Arc<Event>, hipError_t> {
-    events().lock().get(&(h as usize)).cloned().ok_or(hipError_t::hipErrorInvalidHandle)
+    check_event_handle(h)?;
+    events().lock().get(&(h as usize)).cloned().ok_or(hipError_t::hipErrorContextIsDestroyed)
 }

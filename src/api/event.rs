@@ -22,7 +22,7 @@ pub extern "C" fn hipEventCreateWithFlags(event: *mut hipEvent_t, flags: c_uint)
         check(flags & hipEventInterprocess == 0 || flags & hipEventDisableTiming != 0)?;
         check(flags & (hipEventReleaseToDevice | hipEventReleaseToSystem) != (hipEventReleaseToDevice | hipEventReleaseToSystem))?;
         let (rt, _) = rt_dev()?;
-        let e = rt.event_create(flags)?;
+        let e = rt.event_create(flags, crate::api::common::current_device())?;
         write_out(event, event_handle(Arc::new(e)))
     })
 }
@@ -41,6 +41,9 @@ pub extern "C" fn hipEventRecord(event: hipEvent_t, stream: hipStream_t) -> hipE
         let e = event_of(event)?;
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
+        if s.dev != e.dev {
+            return Err(hipError_t::hipErrorInvalidHandle);
+        }
         rt.event_record(&e, &s)
     })
 }

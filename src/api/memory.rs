@@ -166,15 +166,22 @@ pub extern "C" fn hipMemsetD32Async(dest: hipDeviceptr_t, value: c_int, count: u
     memset(dest, value as u32, 4, count, stream, false)
 }
 
-/// `hipPointerGetAttributes`: what `ptr` points into. Errors: `hipErrorInvalidValue` for null
-/// arguments and for memory the runtime does not know (AMD's behaviour; CUDA reports
-/// "unregistered" instead).
+/// `hipPointerGetAttributes`: what `ptr` points into. Host memory the runtime does not know is
+/// reported as `hipMemoryTypeUnregistered` on `hipInvalidDeviceId` (HIP ≥ 6, CUDA's rule); an
+/// address inside the GPU aperture that no allocation holds (freed, closed) is
+/// `hipErrorInvalidValue`, as are null arguments.
 #[no_mangle]
 pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t, ptr: *const c_void) -> hipError_t {
     api(|| {
         check(!attributes.is_null() && !ptr.is_null())?;
         let rt = runtime()?;
-        let a = rt.allocs.find(ptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
+        let Some(a) = rt.allocs.find(ptr as u64) else {
+            check(!rt.va.contains(ptr as u64, 1))?;
+            return write_out(
+                attributes,
+                hipPointerAttribute_t { r#type: hipMemoryType::hipMemoryTypeUnregistered, device: hipInvalidDeviceId, ..Default::default() },
+            );
+        };
         let (ty, host) = match a.kind {
             MemKind::Device => (hipMemoryType::hipMemoryTypeDevice, std::ptr::null_mut()),
             MemKind::Host => (hipMemoryType::hipMemoryTypeHost, ptr as *mut c_void),

@@ -83,7 +83,8 @@ pub extern "C" fn hipStreamWaitEvent(stream: hipStream_t, event: hipEvent_t, fla
         let (rt, _) = rt_dev()?;
         let e = event_of(event)?;
         check(flags == 0)?;
-        let s = stream_of(rt, stream)?;
+        // hip-tests (AMD): a bad stream here is hipErrorInvalidHandle, not ContextIsDestroyed.
+        let s = stream_of(rt, stream).map_err(|_| hipError_t::hipErrorInvalidHandle)?;
         let f = e.fence.lock().clone();
         if let Some(f) = f {
             if !f.done() {

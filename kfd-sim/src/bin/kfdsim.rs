@@ -1,0 +1,230 @@
+//! `kfdsim`: runs a command on simulated AMD GPUs.
+//!
+//! ```text
+//! kfdsim run [--gpus N | --topology PRESET|FILE] [--keep] -- CMD [ARGS...]
+//! kfdsim presets
+//! kfdsim show [--gpus N | --topology PRESET|FILE]
+//! ```
+//! `run` creates a session (`$TMPDIR/kfdsim-<pid>-<rand>/`: topology.toml and the fake file tree
+//! under root/), sets `KFDSIM_ROOT`, `KFDSIM_SESSION` and prepends the libkfdsim.so found next
+//! to this executable to `LD_PRELOAD`, runs CMD (its children inherit all of it), removes the
+//! session (unless `--keep` or `KFDSIM_KEEP=1`) and exits with CMD's status (128 + signal if CMD
+//! was killed). No root needed. The default topology is `xgmi-2`.
+
+#![allow(dead_code)]
+
+#[path = "../topology.rs"]
+mod topology;
+
+#[path = "../sysfs.rs"]
+mod sysfs;
+
+#[path = "../session.rs"]
+mod session;
+
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use session::Session;
+use topology::{Topology, DEFAULT_PRESET};
+
+const USAGE: &str = "\
+usage: kfdsim run [--gpus N | --topology PRESET|FILE] [--keep] -- CMD [ARGS...]
+       kfdsim presets
+       kfdsim show [--gpus N | --topology PRESET|FILE]
+
+  --gpus N             N GPUs (1..=8) in one xGMI hive (preset xgmi-N)
+  --topology X         a preset (see `kfdsim presets`) or a TOML topology file
+  --keep               keep the session directory (also KFDSIM_KEEP=1)
+Default topology: xgmi-2 (2 GPUs gfx90a joined by xGMI).";
+
+/// Exit status for usage and setup errors (the command never ran).
+const EXIT_SETUP: u8 = 125;
+
+struct Options {
+    topology: Option<Topology>,
+    keep: bool,
+    command: Vec<OsString>,
+}
+
+fn parse_options(args: &[OsString], want_command: bool) -> Result<Options, String> {
+    let mut topology: Option<Topology> = None;
+    let mut keep = false;
+    let mut i = 0;
+    let set = |t: Topology, topology: &mut Option<Topology>| {
+        if topology.is_some() {
+            return Err("give only one of --gpus / --topology".to_string());
+        }
+        *topology = Some(t);
+        Ok(())
+    };
+    while i < args.len() {
+        let a = args[i].to_string_lossy().into_owned();
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        let mut value = || -> Result<String, String> {
+            if let Some(v) = inline.clone() {
+                return Ok(v);
+            }
+            i += 1;
+            args.get(i).map(|v| v.to_string_lossy().into_owned()).ok_or(format!("{flag} needs a value"))
+        };
+        match flag.as_str() {
+            "--" => {
+                i += 1;
+                break;
+            }
+            "--gpus" => {
+                let v = value()?;
+                let n: usize = v.parse().map_err(|_| format!("--gpus takes a number, not '{v}'"))?;
+                set(Topology::with_gpus(n).map_err(|e| e.to_string())?, &mut topology)?;
+            }
+            "--topology" => {
+                let v = value()?;
+                set(Topology::from_arg(&v).map_err(|e| e.to_string())?, &mut topology)?;
+            }
+            "--keep" => keep = true,
+            "-h" | "--help" => return Err(String::new()),
+            _ if a.starts_with('-') => return Err(format!("unknown option '{a}'")),
+            _ if want_command => break,
+            _ => return Err(format!("unexpected argument '{a}'")),
+        }
+        i += 1;
+    }
+    let command = args[i.min(args.len())..].to_vec();
+    if want_command && command.is_empty() {
+        return Err("no command given (kfdsim run [OPTIONS] -- CMD [ARGS...])".into());
+    }
+    if !want_command && !command.is_empty() {
+        return Err(format!("unexpected argument '{}'", command[0].to_string_lossy()));
+    }
+    Ok(Options { topology, keep, command })
+}
+
+/// libkfdsim.so next to this executable.
+fn preload_library() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot locate kfdsim: {e}"))?;
+    let lib = exe.parent().map(|d| d.join("libkfdsim.so")).ok_or("kfdsim has no parent dir")?;
+    if !lib.is_file() {
+        return Err(format!("{} not found (build the kfd-sim library: cargo build -p kfd-sim)", lib.display()));
+    }
+    Ok(lib)
+}
+
+/// `LD_PRELOAD` with `lib` first (once).
+fn ld_preload_with(lib: &std::path::Path) -> OsString {
+    let mut v = OsString::from(lib);
+    if let Some(old) = std::env::var_os("LD_PRELOAD") {
+        let lib_s = lib.as_os_str().to_string_lossy().into_owned();
+        let rest: Vec<String> = old
+            .to_string_lossy()
+            .split([':', ' '])
+            .filter(|e| !e.is_empty() && *e != lib_s)
+            .map(str::to_string)
+            .collect();
+        if !rest.is_empty() {
+            v.push(":");
+            v.push(rest.join(":"));
+        }
+    }
+    v
+}
+
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward_signal(sig: libc::c_int) {
+    let pid = CHILD.load(Ordering::Relaxed);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe; pid is our child.
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+fn run(args: &[OsString]) -> Result<u8, String> {
+    let opts = parse_options(args, true)?;
+    let topo = match opts.topology {
+        Some(t) => t,
+        None => Topology::preset(DEFAULT_PRESET).map_err(|e| e.to_string())?,
+    };
+    let lib = preload_library()?;
+    let session = Session::create(&topo).map_err(|e| format!("cannot create the session: {e}"))?;
+    let mut cmd = Command::new(&opts.command[0]);
+    cmd.args(&opts.command[1..])
+        .env(session::ENV_ROOT, session.root())
+        .env(session::ENV_SESSION, session.dir())
+        .env("LD_PRELOAD", ld_preload_with(&lib));
+    let status = match cmd.spawn() {
+        Ok(mut child) => {
+            CHILD.store(child.id() as i32, Ordering::Relaxed);
+            // The terminal's SIGINT/SIGQUIT reach the child directly; we wait and clean up.
+            // SIGTERM/SIGHUP sent to us are passed on.
+            // SAFETY: installing handlers; forward_signal only calls kill.
+            unsafe {
+                libc::signal(libc::SIGINT, libc::SIG_IGN);
+                libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+                libc::signal(libc::SIGTERM, forward_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
+                libc::signal(libc::SIGHUP, forward_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
+            }
+            child.wait().map_err(|e| format!("wait: {e}"))
+        }
+        Err(e) => Err(format!("{}: {e}", opts.command[0].to_string_lossy())),
+    };
+    let keep = opts.keep || std::env::var_os("KFDSIM_KEEP").is_some_and(|v| v == "1");
+    if keep {
+        eprintln!("kfdsim: session kept in {}", session.keep().display());
+    } else if let Err(e) = session.remove() {
+        eprintln!("kfdsim: cannot remove the session: {e}");
+    }
+    let status = status?;
+    Ok(match (status.code(), status.signal()) {
+        (Some(c), _) => c as u8,
+        (None, Some(s)) => (128 + s) as u8,
+        _ => 1,
+    })
+}
+
+fn show(args: &[OsString]) -> Result<u8, String> {
+    let opts = parse_options(args, false)?;
+    let topo = match opts.topology {
+        Some(t) => t,
+        None => Topology::preset(DEFAULT_PRESET).map_err(|e| e.to_string())?,
+    };
+    print!("{}", topo.to_toml());
+    Ok(0)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let sub = args.first().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
+    let result = match sub.as_str() {
+        "run" => run(&args[1..]),
+        "show" => show(&args[1..]),
+        "presets" => {
+            for p in topology::preset_names() {
+                println!("{p}");
+            }
+            Ok(0)
+        }
+        "-h" | "--help" | "help" => {
+            println!("{USAGE}");
+            Ok(0)
+        }
+        "" => Err(String::new()),
+        other => Err(format!("unknown subcommand '{other}'")),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(msg) => {
+            if !msg.is_empty() {
+                eprintln!("kfdsim: {msg}");
+            }
+            eprintln!("{USAGE}");
+            ExitCode::from(EXIT_SETUP)
+        }
+    }
+}

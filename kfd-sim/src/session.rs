@@ -1,0 +1,169 @@
+//! A kfd-sim session: a private directory `$TMPDIR/kfdsim-<pid>-<rand>/` holding
+//! `topology.toml` (the canonical topology the model reads) and `root/` (the fake file tree the
+//! interposer redirects `/dev/kfd`, `/dev/dri`, the KFD sysfs ... to).
+//!
+//! The launcher creates one per `kfdsim run` and removes it when the command ends. A process
+//! that preloads libkfdsim.so without the launcher gets one from [`ensure_env`] (preset from
+//! `KFDSIM_TOPOLOGY`, else the default), exported in the environment for its children; nobody
+//! removes that one.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::topology::{Topology, DEFAULT_PRESET};
+
+/// Env: the fake file tree (`<session>/root`).
+pub const ENV_ROOT: &str = "KFDSIM_ROOT";
+/// Env: the session directory.
+pub const ENV_SESSION: &str = "KFDSIM_SESSION";
+/// Env: preset or topology file for a session created without the launcher.
+pub const ENV_TOPOLOGY: &str = "KFDSIM_TOPOLOGY";
+/// Name of the topology file inside the session directory.
+pub const TOPOLOGY_FILE: &str = "topology.toml";
+
+/// A created session directory.
+#[derive(Debug)]
+pub struct Session {
+    dir: PathBuf,
+}
+
+impl Session {
+    /// Creates `$TMPDIR/kfdsim-<pid>-<rand>/` (mode 0700, canonical path), writes
+    /// `topology.toml` and the file tree under `root/`.
+    pub fn create(topo: &Topology) -> io::Result<Session> {
+        let base = std::env::temp_dir();
+        let mut attempt = 0u32;
+        let dir = loop {
+            let dir = base.join(format!("kfdsim-{}-{:08x}", std::process::id(), random_u32()));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => break dir,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+                Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", dir.display()))),
+            }
+        };
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+        // Canonical, so that realpath() results inside the tree start with KFDSIM_ROOT.
+        let dir = std::fs::canonicalize(&dir)?;
+        let session = Session { dir };
+        let result = (|| {
+            std::fs::write(session.dir.join(TOPOLOGY_FILE), topo.to_toml())?;
+            crate::sysfs::write_tree(&session.root(), topo)
+        })();
+        match result {
+            Ok(()) => Ok(session),
+            Err(e) => {
+                let _ = session.remove();
+                Err(e)
+            }
+        }
+    }
+
+    /// The session directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The fake file tree (`KFDSIM_ROOT`).
+    pub fn root(&self) -> PathBuf {
+        self.dir.join("root")
+    }
+
+    /// Removes the session directory and everything in it.
+    pub fn remove(self) -> io::Result<()> {
+        std::fs::remove_dir_all(&self.dir)
+    }
+
+    /// Forgets the session without removing it (it stays on disk).
+    pub fn keep(self) -> PathBuf {
+        self.dir
+    }
+}
+
+/// A weak random number for unique directory names (time, pid and ASLR mixed).
+fn random_u32() -> u32 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let local = 0u8;
+    let mut x = t ^ (std::process::id() as u64).rotate_left(32) ^ (&local as *const u8 as u64);
+    // splitmix64 finaliser
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
+    x as u32
+}
+
+/// Makes sure this process has a session: if `KFDSIM_SESSION` and `KFDSIM_ROOT` are set, returns
+/// the session dir; else uses the shared session for `KFDSIM_TOPOLOGY` (preset or file; default
+/// `xgmi-2`), creating it if needed, exports both variables (children inherit them) and returns
+/// it. `None` (with a message on stderr) if that fails.
+///
+/// The shared session is `$TMPDIR/kfdsim-shared-<uid>-<hash of topology.toml>/`: processes that
+/// preload the library without the launcher reuse it instead of leaving one directory each.
+///
+/// Called by libkfdsim.so's constructor, while the process is still single-threaded (setenv is
+/// not thread-safe).
+pub fn ensure_env() -> Option<PathBuf> {
+    if let (Some(dir), Some(_)) = (std::env::var_os(ENV_SESSION), std::env::var_os(ENV_ROOT)) {
+        return Some(PathBuf::from(dir));
+    }
+    let spec = std::env::var(ENV_TOPOLOGY).unwrap_or_else(|_| DEFAULT_PRESET.to_string());
+    let topo = match Topology::from_arg(&spec) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("kfdsim: {ENV_TOPOLOGY}={spec}: {e}; using {DEFAULT_PRESET}");
+            Topology::preset(DEFAULT_PRESET).ok()?
+        }
+    };
+    match shared_session(&topo) {
+        Ok(dir) => {
+            std::env::set_var(ENV_ROOT, dir.join("root"));
+            std::env::set_var(ENV_SESSION, &dir);
+            Some(dir)
+        }
+        Err(e) => {
+            eprintln!("kfdsim: cannot create a session: {e}");
+            None
+        }
+    }
+}
+
+/// FNV-1a, 64 bits.
+fn fnv64(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3))
+}
+
+/// The shared session directory for `topo`, created (atomically, by rename) if missing.
+fn shared_session(topo: &Topology) -> io::Result<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let text = topo.to_toml();
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let name = format!("kfdsim-shared-{uid}-{:016x}", fnv64(text.as_bytes()));
+    let base = std::fs::canonicalize(std::env::temp_dir())?;
+    let dir = base.join(name);
+    let usable = |d: &Path| -> bool {
+        std::fs::metadata(d).is_ok_and(|m| m.uid() == uid && m.mode() & 0o022 == 0)
+            && std::fs::read_to_string(d.join(TOPOLOGY_FILE)).is_ok_and(|t| t == text)
+    };
+    if usable(&dir) {
+        return Ok(dir);
+    }
+    let fresh = Session::create(topo)?;
+    match std::fs::rename(fresh.dir(), &dir) {
+        Ok(()) => {
+            let _ = fresh.keep();
+            Ok(dir)
+        }
+        Err(_) if usable(&dir) => {
+            // Another process won the race.
+            let _ = fresh.remove();
+            Ok(dir)
+        }
+        Err(_) => Ok(fresh.keep()),
+    }
+}

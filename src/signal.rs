@@ -102,8 +102,10 @@ impl Runtime {
     /// `slot_addr` fires it. Errors: `hipErrorOutOfMemory` (the KFD's 4096 slots are used up).
     pub fn kfd_event_create(&self) -> Result<KfdEvent, hipError_t> {
         let page = self.event_page()?;
+        // The event page was handed over with the first CREATE_EVENT (the memory event); the
+        // kernel refuses it a second time (kfd_events.c, kfd_kmap_event_page: EINVAL).
         let mut a = kfd_ioctl_create_event_args {
-            event_page_offset: page.bo.handle,
+            event_page_offset: 0,
             event_type: KFD_IOC_EVENT_SIGNAL,
             auto_reset: 1,
             ..Default::default()

@@ -1,0 +1,68 @@
+//! The GPUs the model presents, as the model needs them (read from the session topology).
+
+use std::sync::OnceLock;
+
+/// What the model needs to know about one simulated GPU.
+#[derive(Debug, Clone)]
+pub struct GpuInfo {
+    pub node_id: u32,
+    pub gpu_id: u32,
+    pub gfx_target_version: u32,
+    pub device_id: u32,
+    pub vram_size: u64,
+    pub large_bar: bool,
+    pub drm_render_minor: u32,
+    pub num_sdma_engines: u32,
+    pub num_sdma_xgmi_engines: u32,
+    pub num_sdma_queues_per_engine: u32,
+    pub simd_count: u32,
+    pub max_engine_clk_fcompute: u32,
+    pub pci_bdf: String,
+    pub unique_id: u64,
+}
+
+static GPUS: OnceLock<Vec<GpuInfo>> = OnceLock::new();
+
+fn load() -> Vec<GpuInfo> {
+    crate::topology::current()
+        .gpus
+        .iter()
+        .map(|g| GpuInfo {
+            node_id: g.node_id,
+            gpu_id: g.gpu_id,
+            gfx_target_version: g.gfx_target_version,
+            device_id: g.device_id,
+            vram_size: g.vram_size,
+            large_bar: g.large_bar,
+            drm_render_minor: g.drm_render_minor,
+            num_sdma_engines: g.num_sdma_engines,
+            num_sdma_xgmi_engines: g.num_sdma_xgmi_engines,
+            num_sdma_queues_per_engine: g.num_sdma_queues_per_engine,
+            simd_count: g.simd_count,
+            max_engine_clk_fcompute: g.max_engine_clk_fcompute,
+            pci_bdf: g.pci_bdf.clone(),
+            unique_id: g.unique_id,
+        })
+        .collect()
+}
+
+/// All GPUs, in KFD node order.
+pub fn all() -> &'static [GpuInfo] {
+    GPUS.get_or_init(load)
+}
+
+/// `kfd_device_by_id`.
+pub fn by_id(gpu_id: u32) -> Option<&'static GpuInfo> {
+    all().iter().find(|g| g.gpu_id == gpu_id)
+}
+
+/// The GPU behind render minor `minor`.
+pub fn by_minor(minor: u32) -> Option<&'static GpuInfo> {
+    all().iter().find(|g| g.drm_render_minor == minor)
+}
+
+/// `KFD_SUPPORT_XNACK_PER_PROCESS`-style check: gfx90a (9.0.10) and gfx94x support per-process
+/// XNACK; other gfx9 parts depend on `noretry`, which defaults to on (XNACK off).
+pub fn supports_xnack(g: &GpuInfo) -> bool {
+    matches!(g.gfx_target_version, 90010 | 90400..=90499)
+}

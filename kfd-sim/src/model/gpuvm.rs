@@ -1,0 +1,171 @@
+//! GPUVM: one GPU virtual address space per (process, GPU), the model's `amdgpu_vm`.
+//!
+//! Mappings live in a `BTreeMap` keyed by start VA, so translating an address is an O(log n)
+//! range query (`amdgpu_vm_bo_lookup_mapping` uses an interval tree for the same job). A mapping
+//! points at a BO and an offset in it; a BO of GPU A mapped in GPU B's VM is peer access.
+
+use super::bo::Bo;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One GPU VA mapping (`amdgpu_bo_va_mapping`).
+#[derive(Clone)]
+pub struct Mapping {
+    /// First byte (page aligned).
+    pub start: u64,
+    /// Length in bytes (page multiple).
+    pub len: u64,
+    pub bo: Arc<Bo>,
+    /// Byte offset of `start` inside the BO.
+    pub bo_offset: u64,
+    pub writable: bool,
+    pub executable: bool,
+    /// User queues whose rptr/wptr/ring live in this mapping (`bo_va->queue_refcount`):
+    /// unmapping is refused with EBUSY while non-zero.
+    pub queue_refcount: u32,
+}
+
+impl Mapping {
+    pub fn end(&self) -> u64 {
+        self.start + self.len
+    }
+}
+
+/// Why a GPU access failed (becomes a KFD memory exception).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// No mapping (`failure.NotPresent`).
+    NotPresent,
+    /// Write to a mapping without write permission (`failure.ReadOnly`).
+    ReadOnly,
+}
+
+/// A VM fault at `va`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault {
+    pub va: u64,
+    pub kind: FaultKind,
+}
+
+/// One piece of a translated range: `len` bytes at `bo_offset` of `bo`.
+pub struct Segment {
+    pub bo: Arc<Bo>,
+    pub bo_offset: u64,
+    pub len: u64,
+}
+
+/// A GPU virtual address space.
+#[derive(Default)]
+pub struct Gpuvm {
+    map: BTreeMap<u64, Mapping>,
+}
+
+impl Gpuvm {
+    /// The mapping containing `va` (`amdgpu_vm_bo_lookup_mapping`).
+    pub fn lookup(&self, va: u64) -> Option<&Mapping> {
+        let (_, m) = self.map.range(..=va).next_back()?;
+        (va < m.end()).then_some(m)
+    }
+
+    /// Mutable lookup by exact start.
+    pub fn get_mut(&mut self, start: u64) -> Option<&mut Mapping> {
+        self.map.get_mut(&start)
+    }
+
+    /// True if `[start, start+len)` overlaps an existing mapping.
+    pub fn overlaps(&self, start: u64, len: u64) -> bool {
+        let end = start.saturating_add(len);
+        if let Some(m) = self.lookup(start) {
+            let _ = m;
+            return true;
+        }
+        self.map.range(start..end).next().is_some()
+    }
+
+    /// Inserts a mapping; the caller has checked `overlaps`.
+    pub fn insert(&mut self, m: Mapping) {
+        self.map.insert(m.start, m);
+    }
+
+    /// Removes the mapping that starts at `start`.
+    pub fn remove(&mut self, start: u64) -> Option<Mapping> {
+        self.map.remove(&start)
+    }
+
+    /// Mappings intersecting `[start, start+len)`, in VA order.
+    pub fn range(&self, start: u64, len: u64) -> impl Iterator<Item = &Mapping> {
+        let end = start.saturating_add(len);
+        let first = self.lookup(start).map(|m| m.start).unwrap_or(start);
+        self.map.range(first..end).map(|(_, m)| m)
+    }
+
+    /// All mappings.
+    pub fn iter(&self) -> impl Iterator<Item = &Mapping> {
+        self.map.values()
+    }
+
+    /// Number of mappings.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Translates `[va, va+len)` for a read (`write == false`) or write access into BO segments,
+    /// crossing mapping boundaries as needed. The first unmapped (or, for writes, read-only) byte
+    /// is the fault address, reported page aligned as the VM fault interrupt does
+    /// (`kfd_signal_vm_fault_event`: `va = page_addr << PAGE_SHIFT`).
+    pub fn translate(&self, va: u64, len: u64, write: bool) -> Result<Vec<Segment>, Fault> {
+        let mut out = Vec::new();
+        let mut cur = va;
+        let Some(end) = va.checked_add(len) else {
+            return Err(Fault { va: va & !0xfff, kind: FaultKind::NotPresent });
+        };
+        while cur < end {
+            let Some(m) = self.lookup(cur) else {
+                return Err(Fault { va: cur & !0xfff, kind: FaultKind::NotPresent });
+            };
+            if write && !m.writable {
+                return Err(Fault { va: cur & !0xfff, kind: FaultKind::ReadOnly });
+            }
+            let n = (m.end() - cur).min(end - cur);
+            let off = m.bo_offset + (cur - m.start);
+            if off + n > m.bo.size {
+                // A mapping that outgrew its BO cannot exist; treat as not present.
+                return Err(Fault { va: cur & !0xfff, kind: FaultKind::NotPresent });
+            }
+            out.push(Segment { bo: m.bo.clone(), bo_offset: off, len: n });
+            cur += n;
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bo(size: u64) -> Arc<Bo> {
+        Arc::new(Bo::new_memfd(1, 0, size).unwrap())
+    }
+
+    #[test]
+    fn lookup_and_translate_across_mappings() {
+        let mut vm = Gpuvm::default();
+        let a = bo(0x2000);
+        let b = bo(0x1000);
+        vm.insert(Mapping { start: 0x10000, len: 0x2000, bo: a, bo_offset: 0, writable: true, executable: false, queue_refcount: 0 });
+        vm.insert(Mapping { start: 0x12000, len: 0x1000, bo: b, bo_offset: 0, writable: false, executable: false, queue_refcount: 0 });
+        assert!(vm.lookup(0xffff).is_none());
+        assert_eq!(vm.lookup(0x11fff).unwrap().start, 0x10000);
+        assert_eq!(vm.lookup(0x12000).unwrap().start, 0x12000);
+        assert!(vm.lookup(0x13000).is_none());
+        let segs = vm.translate(0x11800, 0x1000, false).unwrap();
+        assert_eq!(segs.len(), 2);
+        assert_eq!((segs[0].bo_offset, segs[0].len), (0x1800, 0x800));
+        assert_eq!((segs[1].bo_offset, segs[1].len), (0, 0x800));
+        assert_eq!(vm.translate(0x11800, 0x1000, true).err().unwrap(), Fault { va: 0x12000, kind: FaultKind::ReadOnly });
+        assert_eq!(vm.translate(0x12800, 0x1000, false).err().unwrap(), Fault { va: 0x13000, kind: FaultKind::NotPresent });
+        assert!(vm.overlaps(0xf000, 0x1001));
+        assert!(!vm.overlaps(0xf000, 0x1000));
+        assert!(vm.overlaps(0x12fff, 1));
+    }
+}

@@ -1,0 +1,234 @@
+//! The kernel model: the amdgpu KFD (`/dev/kfd`) and render-node (`/dev/dri/renderD*`)
+//! interface, answered in user space.
+//!
+//! Layout (each file is set beside its kernel counterpart):
+//! - [`kfd_chardev`]: one `kfd_ioctl_<name>` per KFD ioctl, the dispatcher `kfd_ioctl` and
+//!   `kfd_mmap` (linux `amdkfd/kfd_chardev.c`);
+//! - [`process`]: `kfd_process` / `kfd_process_device` state;
+//! - [`bo`], [`gpuvm`]: memfd-backed BOs and per-(process, GPU) address spaces;
+//! - [`events`] (`kfd_events.c`), [`queue`] (`kfd_queue.c`), [`sdma`] (the SDMA engine);
+//! - [`drm`]: render-node ioctls and mmap (`amdgpu_gem.c`, `amdgpu_kms.c`, `drm_prime.c`);
+//! - [`syncobj`]: DRM syncobjs shared across processes (`drm_syncobj.c`).
+//!
+//! Files are identified by `(st_dev, st_ino)` of the fd the interposer created, so dup, fork and
+//! SCM_RIGHTS keep working. A `/dev/kfd` file remembers its opener: an ioctl from another process
+//! (a forked child) gets EBADF, as in `kfd_ioctl`.
+//!
+//! mmap-offset scheme: render-node offsets of BOs start at 4 GiB (`DRM_FILE_PAGE_OFFSET_START`)
+//! and stay below 1 TiB, one page-aligned range per BO; `/dev/kfd` offsets use the kernel's
+//! encoding (`kfd_ioctl::mmap`: type in bits 63:62, gpu_id in 61:46).
+
+pub mod bo;
+pub mod drm;
+pub mod events;
+pub mod gpus;
+pub mod gpuvm;
+pub mod kfd_chardev;
+pub mod process;
+pub mod queue;
+pub mod sdma;
+pub mod syncobj;
+pub mod sys;
+
+use bo::FileKey;
+use libc::{c_int, c_ulong, c_void};
+use nix::errno::Errno;
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::os::fd::RawFd;
+use std::sync::Once;
+
+/// Which simulated device a file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DevKind {
+    Kfd,
+    Render { minor: u32 },
+}
+
+/// A simulated open file.
+#[derive(Clone, Copy, Debug)]
+pub struct FileEntry {
+    pub kind: DevKind,
+    /// pid (thread-group id) that opened it.
+    pub opener_pid: u32,
+}
+
+static FILES: RwLock<Option<HashMap<FileKey, FileEntry>>> = RwLock::new(None);
+static ATFORK: Once = Once::new();
+
+extern "C" fn atfork_prepare() {
+    std::mem::forget(FILES.write());
+    process::atfork_prepare();
+}
+
+extern "C" fn atfork_parent() {
+    process::atfork_release();
+    // SAFETY: paired with the guard forgotten in `atfork_prepare` on this thread.
+    unsafe { FILES.force_unlock_write() };
+}
+
+extern "C" fn atfork_child() {
+    process::atfork_release();
+    // SAFETY: the child's only thread is the one that ran `atfork_prepare`.
+    unsafe { FILES.force_unlock_write() };
+}
+
+fn install_atfork() {
+    ATFORK.call_once(|| {
+        // SAFETY: registering plain extern "C" fns with no captured state.
+        unsafe { libc::pthread_atfork(Some(atfork_prepare), Some(atfork_parent), Some(atfork_child)) };
+    });
+}
+
+/// Records that `fd` (created by the interposer for an open of a simulated device node) is
+/// `kind`. Opening /dev/kfd also creates this process's KFD state if needed (`kfd_open` →
+/// `kfd_create_process`).
+pub fn register_open(fd: RawFd, kind: DevKind) {
+    install_atfork();
+    let Ok(st) = sys::fstat(fd) else { return };
+    let key = (st.st_dev as u64, st.st_ino as u64);
+    let pid = sys::getpid();
+    FILES.write().get_or_insert_with(HashMap::new).insert(key, FileEntry { kind, opener_pid: pid });
+    if kind == DevKind::Kfd {
+        let _ = process::current();
+    }
+}
+
+/// The registry entry of `fd`, if it is a simulated file.
+pub fn file_of(fd: RawFd) -> Option<(FileKey, FileEntry)> {
+    let st = sys::fstat(fd).ok()?;
+    let key = (st.st_dev as u64, st.st_ino as u64);
+    let e = *FILES.read().as_ref()?.get(&key)?;
+    // Inode numbers of freed memfds are reused: confirm the fd is still one of ours.
+    let link = sys::fd_link(fd).unwrap_or_default();
+    let ours = link.contains("kfdsim-kfd")
+        || link.contains("kfdsim-renderD")
+        || link.ends_with("/dev/kfd")
+        || link.contains("/dev/dri/renderD");
+    if !ours {
+        FILES.write().as_mut().map(|m| m.remove(&key));
+        return None;
+    }
+    Some((key, e))
+}
+
+/// What simulated device `fd` is, if any. Cheap for other fds: one `fstat` and a hash lookup.
+pub fn dev_kind(fd: RawFd) -> Option<DevKind> {
+    file_of(fd).map(|(_, e)| e.kind)
+}
+
+/// Answers `ioctl(fd, request, arg)` on a simulated file.
+pub fn ioctl(fd: RawFd, request: c_ulong, arg: *mut c_void) -> Result<c_int, Errno> {
+    let Some((key, entry)) = file_of(fd) else { return Err(Errno::ENOTTY) };
+    match entry.kind {
+        DevKind::Kfd => kfd_chardev::kfd_ioctl(key, entry, request, arg as u64),
+        DevKind::Render { minor } => drm::drm_ioctl(key, minor, request, arg as u64),
+    }
+}
+
+/// Answers `mmap(addr, len, prot, flags, fd, offset)` on a simulated file.
+pub fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, offset: i64) -> Result<*mut c_void, Errno> {
+    let Some((key, entry)) = file_of(fd) else { return Err(Errno::ENODEV) };
+    if len == 0 {
+        return Err(Errno::EINVAL);
+    }
+    if offset as u64 & (sys::PAGE_SIZE - 1) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let r = match entry.kind {
+        DevKind::Kfd => kfd_chardev::kfd_mmap(addr, len, prot, flags, offset as u64),
+        DevKind::Render { .. } => drm::drm_mmap(key, addr, len, prot, flags, offset as u64),
+    };
+    if trace_enabled() {
+        crate::trace::emit(format_args!(
+            "mmap({:?}, {:#x}, prot={:#x}, flags={:#x}, fd={} ({:?}), off={:#x}) = {:?}",
+            addr, len, prot, flags, fd, entry.kind, offset, r
+        ));
+    }
+    r
+}
+
+/// Maps `len` bytes of memfd `fd` at file offset `off` for the user: MAP_SHARED always (the
+/// kernel maps device pages; a private copy of them does not exist), other flags as given.
+pub(crate) fn map_for_user(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, off: u64, dontfork: bool) -> Result<*mut c_void, Errno> {
+    let flags = (flags & !(libc::MAP_PRIVATE | libc::MAP_SHARED_VALIDATE)) | libc::MAP_SHARED;
+    let p = sys::mmap(addr, len, prot, flags, fd, off as i64)?;
+    if dontfork {
+        // VM_DONTCOPY (doorbells, events, MMIO): children do not inherit the mapping.
+        // SAFETY: advising our own fresh mapping.
+        unsafe { libc::madvise(p, len, libc::MADV_DONTFORK) };
+    }
+    Ok(p)
+}
+
+/// `KFDSIM_TRACE=1`.
+pub(crate) fn trace_enabled() -> bool {
+    crate::trace::enabled()
+}
+
+const IOC_WRITE: c_ulong = 1; // user → kernel (`IOC_IN`)
+const IOC_READ: c_ulong = 2; // kernel → user (`IOC_OUT`)
+
+/// `_IOC_DIR`.
+fn ioc_dir(req: c_ulong) -> c_ulong {
+    (req >> 30) & 3
+}
+
+/// `_IOC_SIZE`.
+fn ioc_size(req: c_ulong) -> usize {
+    ((req >> 16) & 0x3fff) as usize
+}
+
+/// The common argument handling of `kfd_ioctl` / `drm_ioctl`: copy `max(user, kernel)` bytes
+/// (zero-extended) in if the kernel's command is `IOC_IN`, run `f`, copy the user's size back out
+/// if `IOC_OUT` (also after a failing handler, as the kernel does), and trace.
+pub(crate) fn with_args<T: Copy + Default + Debug>(
+    name: &str,
+    user_req: c_ulong,
+    kernel_req: c_ulong,
+    arg: u64,
+    f: impl FnOnce(&mut T) -> Result<c_int, Errno>,
+) -> Result<c_int, Errno> {
+    let usize_ = ioc_size(user_req);
+    let ksize = std::mem::size_of::<T>();
+    let asize = usize_.max(ksize);
+    let dir = ioc_dir(kernel_req);
+    let mut buf = vec![0u8; asize];
+    if dir & IOC_WRITE != 0 {
+        if let Err(e) = sys::copy_from_user(&mut buf[..usize_], arg) {
+            trace_line(name, None::<&T>, Err(e), None);
+            return Err(e);
+        }
+    }
+    // SAFETY: `buf` holds at least size_of::<T>() initialised bytes and T is a plain uapi struct
+    // (integers only), for which every bit pattern is valid.
+    let mut t: T = unsafe { std::ptr::read_unaligned(buf.as_ptr() as *const T) };
+    let before = trace_enabled().then_some(t);
+    let mut r = f(&mut t);
+    // SAFETY: writing the plain struct back over its own bytes.
+    unsafe { std::ptr::write_unaligned(buf.as_mut_ptr() as *mut T, t) };
+    if dir & IOC_READ != 0 && sys::copy_to_user(arg, &buf[..usize_]).is_err() {
+        r = Err(Errno::EFAULT);
+    }
+    trace_line(name, before.as_ref(), r, Some(&t));
+    r
+}
+
+/// One trace line: name, args in, result, args out.
+pub(crate) fn trace_line<T: Debug>(name: &str, before: Option<&T>, r: Result<c_int, Errno>, after: Option<&T>) {
+    if !trace_enabled() {
+        return;
+    }
+    let res = match r {
+        Ok(v) => format!("= {v}"),
+        Err(e) => format!("= -1 {e:?} ({})", e.desc()),
+    };
+    match (before, after) {
+        (Some(b), Some(a)) => crate::trace::emit(format_args!("{name} {b:?} {res} {a:?}")),
+        _ => crate::trace::emit(format_args!("{name} {res}")),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,288 @@
+//! Per-process KFD state: the model's `kfd_process` and `kfd_process_device` (pdd).
+//!
+//! As in the kernel (`kfd_create_process` looks the process up by `mm`), there is one KFD process
+//! per OS process, shared by every open of `/dev/kfd` in it. It holds one pdd per GPU of the
+//! topology (created at open, like `kfd_create_process_device_data` for all devices); a pdd's
+//! GPUVM exists from the start but is usable only after `AMDKFD_IOC_ACQUIRE_VM` bound it to a
+//! render-node file (`kfd_bind_process_to_device` fails with ENODEV before).
+//!
+//! Locking: `Process::state` (a `parking_lot::Mutex`) guards everything except each pdd's GPUVM,
+//! which sits in its own `RwLock` so the SDMA engine can translate addresses without the process
+//! lock. Order: `state` → `vm`. The engine takes `vm` alone, releases it, then takes `state` to
+//! signal events (never both the other way round).
+
+use super::bo::{Bo, FileKey};
+use super::events::EventTable;
+use super::gpus::{self, GpuInfo};
+use super::gpuvm::Gpuvm;
+use super::queue::Queue;
+use super::sdma::Engine;
+use super::drm::DrmFile;
+use nix::errno::Errno;
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Weak};
+
+/// First render-node mmap offset (`DRM_FILE_PAGE_OFFSET_START` in bytes: 4 GiB).
+pub const DRM_FILE_OFFSET_START: u64 = 1 << 32;
+/// Render-node offsets stay below 1 TiB: libhsakmt maps offsets ≥ 2^40 through /dev/kfd instead
+/// (`fmm.c`: `mmap_offset >= (1ULL << 40) ? kfd_fd : drm_render_fd`).
+pub const DRM_FILE_OFFSET_END: u64 = 1 << 40;
+
+/// A KFD memory object (`kgd_mem`), referenced by a handle `gpu_id << 32 | idr`.
+pub struct KgdMem {
+    pub bo: Arc<Bo>,
+    /// GPU VA given at ALLOC/IMPORT (0 = no VA: VMM physical handle).
+    pub va: u64,
+    /// KFD alloc flags (imports: forced WRITABLE|EXECUTABLE plus the domain).
+    pub flags: u32,
+    /// gpu_ids whose VM this BO was ever attached to (`kfd_mem_attach`).
+    pub attached: BTreeSet<u32>,
+    /// gpu_ids where it is currently mapped (`entry->is_mapped`); `len()` is
+    /// `mapped_to_gpu_memory`.
+    pub mapped: BTreeSet<u32>,
+    /// Bytes counted in the owning pdd's `vram_usage`.
+    pub vram_accounted: u64,
+}
+
+/// The process's 8 KiB doorbell slice on one GPU (`qpd.proc_doorbells`): a memfd page that the
+/// user maps through `/dev/kfd` and the engine reads.
+pub struct Doorbells {
+    pub bo: Arc<Bo>,
+    /// Slots in use (64-bit doorbells, 1024 per slice).
+    pub used: BTreeSet<u32>,
+}
+
+/// Per-(process, GPU) state.
+pub struct Pdd {
+    pub gpu: &'static GpuInfo,
+    /// Render-node file bound by ACQUIRE_VM (`pdd->drm_file`).
+    pub drm_file: Option<FileKey>,
+    pub vm: Arc<RwLock<Gpuvm>>,
+    /// `pdd->alloc_idr`.
+    pub alloc_idr: BTreeMap<u32, KgdMem>,
+    pub doorbells: Option<Doorbells>,
+    /// `pdd->vram_usage` (bytes).
+    pub vram_usage: u64,
+    pub scratch_backing_va: u64,
+    pub tba_addr: u64,
+    pub tma_addr: u64,
+    pub mmio_page: Option<Arc<Bo>>,
+}
+
+impl Pdd {
+    /// `kfd_bind_process_to_device`: ENODEV until ACQUIRE_VM.
+    pub fn bound(&self) -> Result<(), Errno> {
+        if self.drm_file.is_none() {
+            Err(Errno::ENODEV)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Lowest free idr (`idr_alloc(..., 0, 0)`).
+    pub fn next_idr(&self) -> u32 {
+        let mut id = 0u32;
+        for k in self.alloc_idr.keys() {
+            if *k != id {
+                break;
+            }
+            id += 1;
+        }
+        id
+    }
+}
+
+/// Everything under the process lock.
+pub struct ProcState {
+    pub pid: u32,
+    /// In topology order (the kernel's `p->pdds[]`).
+    pub pdds: Vec<Pdd>,
+    pub events: EventTable,
+    pub queues: BTreeMap<u32, Queue>,
+    pub xnack_enabled: bool,
+    pub runtime_enabled: bool,
+    /// Render-node mmap offsets → BO.
+    pub offsets: BTreeMap<u64, Weak<Bo>>,
+    pub offset_cursor: u64,
+    /// memfd identity → BO, so one dma-buf imported twice yields the same object.
+    pub bo_by_key: HashMap<FileKey, Weak<Bo>>,
+    /// Per render-node file state (GEM handles), keyed by file identity.
+    pub drm_files: HashMap<FileKey, DrmFile>,
+}
+
+/// One KFD process.
+pub struct Process {
+    pub pid: u32,
+    pub state: Mutex<ProcState>,
+    /// Notified whenever an event is set or destroyed (WAIT_EVENTS sleeps on it).
+    pub event_cv: Condvar,
+    pub engine: Arc<Engine>,
+}
+
+impl Process {
+    fn new(pid: u32) -> Arc<Process> {
+        let pdds = gpus::all()
+            .iter()
+            .map(|g| Pdd {
+                gpu: g,
+                drm_file: None,
+                vm: Arc::new(RwLock::new(Gpuvm::default())),
+                alloc_idr: BTreeMap::new(),
+                doorbells: None,
+                vram_usage: 0,
+                scratch_backing_va: 0,
+                tba_addr: 0,
+                tma_addr: 0,
+                mmio_page: None,
+            })
+            .collect();
+        Arc::new_cyclic(|weak: &Weak<Process>| Process {
+            pid,
+            state: Mutex::new(ProcState {
+                pid,
+                pdds,
+                events: EventTable::new(),
+                queues: BTreeMap::new(),
+                xnack_enabled: false,
+                runtime_enabled: false,
+                offsets: BTreeMap::new(),
+                offset_cursor: DRM_FILE_OFFSET_START,
+                bo_by_key: HashMap::new(),
+                drm_files: HashMap::new(),
+            }),
+            event_cv: Condvar::new(),
+            engine: Engine::new(weak.clone()),
+        })
+    }
+}
+
+impl ProcState {
+    /// `kfd_process_device_data_by_id`.
+    pub fn pdd(&self, gpu_id: u32) -> Option<&Pdd> {
+        self.pdds.iter().find(|p| p.gpu.gpu_id == gpu_id)
+    }
+
+    pub fn pdd_mut(&mut self, gpu_id: u32) -> Option<&mut Pdd> {
+        self.pdds.iter_mut().find(|p| p.gpu.gpu_id == gpu_id)
+    }
+
+    /// The pdd whose VM was acquired with render file `key`.
+    pub fn pdd_by_drm_file(&self, key: FileKey) -> Option<&Pdd> {
+        self.pdds.iter().find(|p| p.drm_file == Some(key))
+    }
+
+    /// Assigns a render-node mmap offset to `bo` (`drm_vma_offset_add`), page granular, below
+    /// 1 TiB.
+    pub fn alloc_mmap_offset(&mut self, bo: &Arc<Bo>) -> Result<u64, Errno> {
+        if let Some(off) = self.offset_of(bo) {
+            return Ok(off);
+        }
+        let size = bo.size.max(super::sys::PAGE_SIZE);
+        if self.offset_cursor + size > DRM_FILE_OFFSET_END {
+            // Reclaim dead entries and first-fit from the start.
+            self.offsets.retain(|_, w| w.strong_count() > 0);
+            let mut cur = DRM_FILE_OFFSET_START;
+            let mut found = None;
+            for (start, w) in &self.offsets {
+                if *start >= cur + size {
+                    found = Some(cur);
+                    break;
+                }
+                let len = w.upgrade().map(|b| b.size.max(super::sys::PAGE_SIZE)).unwrap_or(0);
+                cur = cur.max(start + len);
+            }
+            let off = match found {
+                Some(o) => o,
+                None if cur + size <= DRM_FILE_OFFSET_END => cur,
+                None => return Err(Errno::ENOMEM),
+            };
+            self.offsets.insert(off, Arc::downgrade(bo));
+            return Ok(off);
+        }
+        let off = self.offset_cursor;
+        self.offset_cursor += size;
+        self.offsets.insert(off, Arc::downgrade(bo));
+        Ok(off)
+    }
+
+    /// The render-node offset already assigned to `bo`.
+    pub fn offset_of(&self, bo: &Arc<Bo>) -> Option<u64> {
+        // Linear in the worst case only for BOs never given an offset; the common path (ALLOC)
+        // records the offset right away. Kept simple: scan by identity.
+        self.offsets.iter().find(|(_, w)| w.as_ptr() == Arc::as_ptr(bo)).map(|(o, _)| *o)
+    }
+
+    /// The BO whose offset range contains `[off, off+len)` (`drm_vma_offset_lookup_locked`).
+    pub fn bo_at_offset(&self, off: u64, len: u64) -> Option<(u64, Arc<Bo>)> {
+        let (start, w) = self.offsets.range(..=off).next_back()?;
+        let bo = w.upgrade()?;
+        (off + len <= start + bo.size.max(super::sys::PAGE_SIZE)).then(|| (*start, bo))
+    }
+
+    /// Records `bo` as the object behind memfd identity `key`.
+    pub fn remember_bo(&mut self, bo: &Arc<Bo>) {
+        if let Some(k) = bo.key() {
+            self.bo_by_key.insert(k, Arc::downgrade(bo));
+        }
+    }
+
+    /// The BO of this process behind memfd identity `key`, if still alive.
+    pub fn bo_by_key(&mut self, key: FileKey) -> Option<Arc<Bo>> {
+        let w = self.bo_by_key.get(&key)?;
+        match w.upgrade() {
+            Some(b) => Some(b),
+            None => {
+                self.bo_by_key.remove(&key);
+                None
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Global registry: the current KFD process and the simulated files.
+// ------------------------------------------------------------------------------------------
+
+/// The KFD process of this OS process (if any). After fork the child sees the parent's entry
+/// with a foreign pid and replaces it on first use.
+static CURRENT: Mutex<Option<Arc<Process>>> = Mutex::new(None);
+
+/// The process for `getpid()`, created on first use (a render-node ioctl may come before any
+/// /dev/kfd open; the kernel's DRM state does not need a KFD process, ours lives in the same
+/// struct for simplicity).
+pub fn current() -> Arc<Process> {
+    let pid = super::sys::getpid();
+    let mut cur = CURRENT.lock();
+    if let Some(p) = cur.as_ref() {
+        if p.pid == pid {
+            return p.clone();
+        }
+        // Inherited from the parent across fork: abandon it without running destructors that
+        // could touch the parent's (non-existent here) threads.
+        if let Some(old) = cur.take() {
+            std::mem::forget(old);
+        }
+    }
+    let p = Process::new(pid);
+    *cur = Some(p.clone());
+    p
+}
+
+/// The current process only if it already exists for this pid.
+pub fn current_if_exists() -> Option<Arc<Process>> {
+    let pid = super::sys::getpid();
+    CURRENT.lock().as_ref().filter(|p| p.pid == pid).cloned()
+}
+
+/// pthread_atfork handlers: hold the global lock across fork so the child never inherits it
+/// locked by a thread that does not exist there.
+pub(super) fn atfork_prepare() {
+    std::mem::forget(CURRENT.lock());
+}
+
+pub(super) fn atfork_release() {
+    // SAFETY: paired with the `forget`ed guard taken in `atfork_prepare` by this same thread
+    // (the parent), or by the thread that became the child's only thread.
+    unsafe { CURRENT.force_unlock() };
+}

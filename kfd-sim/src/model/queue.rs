@@ -1,0 +1,100 @@
+//! User queues (linux `kfd_queue.c`, `kfd_process_queue_manager.c`, `kfd_doorbell.c`).
+//!
+//! A queue owns a doorbell slot in its pdd's 8 KiB doorbell slice and holds a `queue_refcount`
+//! on the GPUVM mappings of its rptr, wptr and ring (`kfd_queue_acquire_buffers`), which makes
+//! UNMAP of those BOs fail with EBUSY until the queue is destroyed. SDMA queues are executed by
+//! the process's engine ([`super::sdma`]); compute queues are accepted and never run.
+
+use super::bo::Bo;
+use super::gpuvm::Gpuvm;
+use super::process::Pdd;
+use super::sys::PAGE_SIZE;
+use kfd_ioctl::kfd::*;
+use nix::errno::Errno;
+use parking_lot::{Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+
+/// Doorbells per process slice (8 KiB / 8 bytes).
+pub const DOORBELLS_PER_SLICE: u32 = (kfd_ioctl::mmap::KFD_DOORBELL_PROCESS_SLICE / 8) as u32;
+
+/// `KFD_MAX_NUM_OF_QUEUES_PER_PROCESS`.
+pub const KFD_MAX_NUM_OF_QUEUES_PER_PROCESS: u32 = 1024;
+
+/// What the engine needs to run one SDMA queue; shared between the ioctl side and the engine.
+pub struct QueueRt {
+    pub queue_id: u32,
+    pub gpu_id: u32,
+    pub vm: Arc<RwLock<Gpuvm>>,
+    pub ring_base: u64,
+    /// Bytes, power of two.
+    pub ring_size: u64,
+    pub rptr_va: u64,
+    pub wptr_va: u64,
+    /// The pdd's doorbell slice and this queue's byte offset in it.
+    pub doorbell: Arc<Bo>,
+    pub doorbell_off: u64,
+    /// The engine's read index (bytes, monotonically increasing like the doorbell value).
+    pub rptr: AtomicU64,
+    /// Set on a VM fault (all queues of the GPU) or destroy: the engine no longer runs it.
+    pub stopped: AtomicBool,
+    /// Held by the engine while it executes this queue; DESTROY takes it to wait for the engine.
+    pub exec: Mutex<()>,
+    pub is_sdma: bool,
+}
+
+/// One queue in the process queue manager.
+pub struct Queue {
+    pub rt: Arc<QueueRt>,
+    pub queue_type: u32,
+    pub doorbell_slot: u32,
+    /// Mapping starts (in the queue GPU's VM) whose `queue_refcount` we hold.
+    pub held: Vec<u64>,
+    pub sdma_engine_id: u32,
+    pub percentage: u32,
+    pub priority: u32,
+}
+
+/// `kfd_queue_buffer_get`: `addr` must lie in a mapping that starts at its page and, when
+/// `expected_size != 0`, is exactly `expected_size` long. Returns the mapping start.
+pub fn queue_buffer_get(vm: &mut Gpuvm, addr: u64, expected_size: u64) -> Result<u64, Errno> {
+    let page = addr & !(PAGE_SIZE - 1);
+    let m = vm.lookup(addr).ok_or(Errno::EINVAL)?;
+    let size_pages = expected_size / PAGE_SIZE;
+    if m.start != page || (size_pages != 0 && page + size_pages * PAGE_SIZE != m.end()) {
+        return Err(Errno::EINVAL);
+    }
+    let start = m.start;
+    vm.get_mut(start).unwrap().queue_refcount += 1;
+    Ok(start)
+}
+
+/// Drops the `queue_refcount`s taken by `queue_buffer_get` (`kfd_queue_unref_bo_vas`).
+pub fn queue_buffers_put(vm: &mut Gpuvm, held: &[u64]) {
+    for s in held {
+        if let Some(m) = vm.get_mut(*s) {
+            m.queue_refcount = m.queue_refcount.saturating_sub(1);
+        }
+    }
+}
+
+/// `kfd_queue_acquire_buffers` for the parts that apply to SDMA and compute queues: wptr and
+/// rptr each in a one-page mapping starting at their page, the ring in one mapping of exactly
+/// `ring_size` bytes (AQL on gfx7/gfx8 would be half; the model presents gfx9+ only).
+pub fn acquire_buffers(pdd: &Pdd, args: &kfd_ioctl_create_queue_args) -> Result<Vec<u64>, Errno> {
+    let mut vm = pdd.vm.write();
+    let mut held = Vec::with_capacity(3);
+    let r = (|| {
+        held.push(queue_buffer_get(&mut vm, args.write_pointer_address, PAGE_SIZE)?);
+        held.push(queue_buffer_get(&mut vm, args.read_pointer_address, PAGE_SIZE)?);
+        held.push(queue_buffer_get(&mut vm, args.ring_base_address, args.ring_size as u64)?);
+        Ok(())
+    })();
+    match r {
+        Ok(()) => Ok(held),
+        Err(e) => {
+            queue_buffers_put(&mut vm, &held);
+            Err(e)
+        }
+    }
+}

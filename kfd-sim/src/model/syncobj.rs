@@ -1,0 +1,205 @@
+//! DRM syncobjs (linux `drivers/gpu/drm/drm_syncobj.c`), shared across processes.
+//!
+//! A syncobj is a 4 KiB memfd named `kfdsim-syncobj` holding its state: a futex word bumped on
+//! every change, a "has fence" flag (binary syncobjs) and the last signaled timeline point. Its
+//! fd (HANDLE_TO_FD) is a dup of that memfd, so any process that receives it sees and changes the
+//! same object; waiters sleep on the futex of the shared page (a non-private futex works across
+//! processes). The model has no DRM command submission, so every fence it knows is already
+//! signaled: a binary syncobj is either without fence or signaled; a timeline is signaled up to
+//! its point. Waiting for a fence that has not been submitted needs `WAIT_FOR_SUBMIT` (else
+//! EINVAL, as `drm_syncobj_array_wait_timeout`); timeouts are absolute `CLOCK_MONOTONIC` ns and
+//! expire with ETIME.
+
+use super::sys;
+use nix::errno::Errno;
+use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+const MEMFD_NAME: &str = "kfdsim-syncobj";
+const SYNC_FILE_NAME: &str = "kfdsim-sync_file";
+
+/// The shared page layout.
+#[repr(C)]
+struct Shared {
+    /// Futex word: incremented on every state change.
+    seq: AtomicU32,
+    /// Binary syncobj: 1 if a (signaled) fence is attached.
+    has_fence: AtomicU32,
+    /// Timeline: last signaled point.
+    point: AtomicU64,
+}
+
+/// One syncobj.
+pub struct Syncobj {
+    fd: OwnedFd,
+    base: *mut u8,
+}
+
+// SAFETY: `base` is a MAP_SHARED page owned by the Syncobj; all fields are atomics.
+unsafe impl Send for Syncobj {}
+// SAFETY: see above.
+unsafe impl Sync for Syncobj {}
+
+impl Drop for Syncobj {
+    fn drop(&mut self) {
+        sys::munmap(self.base as *mut libc::c_void, 4096);
+    }
+}
+
+impl Syncobj {
+    pub fn new(signaled: bool) -> Result<Arc<Syncobj>, Errno> {
+        let fd = sys::memfd(MEMFD_NAME, 4096).map_err(|_| Errno::ENOMEM)?;
+        let s = Self::from_fd(fd)?;
+        if signaled {
+            s.shared().has_fence.store(1, Ordering::Release);
+        }
+        Ok(s)
+    }
+
+    fn from_fd(fd: OwnedFd) -> Result<Arc<Syncobj>, Errno> {
+        let base = sys::map_shared(fd.as_raw_fd(), 4096).map_err(|_| Errno::ENOMEM)?;
+        Ok(Arc::new(Syncobj { fd, base }))
+    }
+
+    fn shared(&self) -> &Shared {
+        // SAFETY: the page is mapped for our lifetime and `Shared` is all atomics.
+        unsafe { &*(self.base as *const Shared) }
+    }
+
+    fn changed(&self) {
+        let s = self.shared();
+        s.seq.fetch_add(1, Ordering::AcqRel);
+        // SAFETY: futex wake on a live shared word.
+        unsafe { libc::syscall(libc::SYS_futex, &s.seq as *const AtomicU32, libc::FUTEX_WAKE, i32::MAX, 0, 0, 0) };
+    }
+
+    /// Binary signal: attach a signaled fence (`drm_syncobj_signal_ioctl`).
+    pub fn signal(&self) {
+        self.shared().has_fence.store(1, Ordering::Release);
+        self.changed();
+    }
+
+    /// `drm_syncobj_reset_ioctl`: drop the fence.
+    pub fn reset(&self) {
+        self.shared().has_fence.store(0, Ordering::Release);
+        self.changed();
+    }
+
+    /// `drm_syncobj_timeline_signal_ioctl`: point 0 = binary signal.
+    pub fn signal_point(&self, point: u64) {
+        if point == 0 {
+            return self.signal();
+        }
+        self.shared().point.fetch_max(point, Ordering::AcqRel);
+        self.shared().has_fence.store(1, Ordering::Release);
+        self.changed();
+    }
+
+    /// Last signaled timeline point (`drm_syncobj_query_ioctl`).
+    pub fn point(&self) -> u64 {
+        self.shared().point.load(Ordering::Acquire)
+    }
+
+    /// True if waiting on `point` (0 = binary) is satisfied.
+    pub fn is_signaled(&self, point: u64) -> bool {
+        if point == 0 {
+            self.shared().has_fence.load(Ordering::Acquire) != 0
+        } else {
+            self.point() >= point
+        }
+    }
+
+    /// A dup of the memfd (`drm_syncobj_handle_to_fd`).
+    pub fn export(&self, cloexec: bool) -> Result<RawFd, Errno> {
+        sys::dup(self.fd.as_raw_fd(), cloexec)
+    }
+
+    /// Recognises a syncobj fd (`drm_syncobj_fd_to_handle`): EINVAL for anything else.
+    pub fn import(fd: RawFd) -> Result<Arc<Syncobj>, Errno> {
+        sys::fstat(fd).map_err(|_| Errno::EINVAL)?;
+        let link = sys::fd_link(fd).ok_or(Errno::EINVAL)?;
+        if !link.starts_with(&format!("/memfd:{MEMFD_NAME}")) {
+            return Err(Errno::EINVAL);
+        }
+        let dup = sys::dup(fd, true)?;
+        // SAFETY: fresh fd.
+        Self::from_fd(unsafe { OwnedFd::from_raw_fd(dup) })
+    }
+
+    fn seq(&self) -> u32 {
+        self.shared().seq.load(Ordering::Acquire)
+    }
+
+    /// Sleeps until the futex word moves away from `seq` or `deadline_ns` (CLOCK_MONOTONIC) passes.
+    fn sleep(&self, seq: u32, deadline_ns: i64) {
+        let now = sys::clock_ns(libc::CLOCK_MONOTONIC) as i64;
+        let left = (deadline_ns - now).clamp(0, 50_000_000);
+        let ts = libc::timespec { tv_sec: left / 1_000_000_000, tv_nsec: left % 1_000_000_000 };
+        // SAFETY: futex wait on a live shared word with a relative timeout.
+        unsafe {
+            libc::syscall(libc::SYS_futex, &self.shared().seq as *const AtomicU32, libc::FUTEX_WAIT, seq, &ts as *const libc::timespec, 0, 0)
+        };
+    }
+}
+
+/// A fake sync_file for `EXPORT_SYNC_FILE` (always signaled).
+pub fn make_sync_file(cloexec: bool) -> Result<RawFd, Errno> {
+    let fd = sys::memfd(SYNC_FILE_NAME, 0)?;
+    let r = sys::dup(fd.as_raw_fd(), cloexec);
+    drop(fd);
+    r
+}
+
+/// True if `fd` is a sync_file the model made.
+pub fn is_sync_file(fd: RawFd) -> bool {
+    sys::fd_link(fd).is_some_and(|l| l.starts_with(&format!("/memfd:{SYNC_FILE_NAME}")))
+}
+
+/// Syncobj handles of one render file (`file_priv->syncobj_idr`, from 1).
+#[derive(Default)]
+pub struct SyncobjTable {
+    pub handles: BTreeMap<u32, Arc<Syncobj>>,
+}
+
+impl SyncobjTable {
+    pub fn insert(&mut self, s: Arc<Syncobj>) -> u32 {
+        let mut id = 1u32;
+        for k in self.handles.keys() {
+            if *k != id {
+                break;
+            }
+            id += 1;
+        }
+        self.handles.insert(id, s);
+        id
+    }
+
+    pub fn get(&self, h: u32) -> Result<Arc<Syncobj>, Errno> {
+        self.handles.get(&h).cloned().ok_or(Errno::EINVAL)
+    }
+}
+
+/// `drm_syncobj_array_wait_timeout`: waits for all (or the first of) `objs` at `points`.
+/// Returns the index of the first signaled object. `timeout_ns` is absolute CLOCK_MONOTONIC.
+pub fn wait(objs: &[Arc<Syncobj>], points: &[u64], wait_all: bool, wait_for_submit: bool, timeout_ns: i64) -> Result<u32, Errno> {
+    if !wait_for_submit && objs.iter().zip(points).any(|(o, p)| !o.is_signaled(*p)) {
+        // Nothing is ever submitted later in the model: an unsignaled point has no fence.
+        return Err(Errno::EINVAL);
+    }
+    loop {
+        let seqs: Vec<u32> = objs.iter().map(|o| o.seq()).collect();
+        let first = objs.iter().zip(points).position(|(o, p)| o.is_signaled(*p));
+        let all = objs.iter().zip(points).all(|(o, p)| o.is_signaled(*p));
+        if (wait_all && all) || (!wait_all && first.is_some()) {
+            return Ok(first.unwrap_or(0) as u32);
+        }
+        if sys::clock_ns(libc::CLOCK_MONOTONIC) as i64 >= timeout_ns {
+            return Err(Errno::ETIME);
+        }
+        // Sleep on the first unsignaled object's futex (bounded, so others are re-checked).
+        let i = objs.iter().zip(points).position(|(o, p)| !o.is_signaled(*p)).unwrap_or(0);
+        objs[i].sleep(seqs[i], timeout_ns);
+    }
+}

@@ -1,0 +1,239 @@
+//! Raw system calls the model makes on its own behalf.
+//!
+//! The interposer hooks `mmap`, `ioctl`, `fstat`, `open` and friends; the model must not re-enter
+//! it for its own memfds and mappings, so everything here goes through `libc::syscall` directly.
+//! User memory is read and written with `process_vm_readv`/`process_vm_writev` on our own pid,
+//! which the kernel answers with `EFAULT` for unmapped addresses instead of a SIGSEGV: this is
+//! the model's `copy_from_user`/`copy_to_user`.
+
+use libc::{c_int, c_void};
+use nix::errno::Errno;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+
+/// Page size the model assumes (x86-64, and the kernel's `PAGE_SIZE` in the KFD checks).
+pub const PAGE_SIZE: u64 = 4096;
+
+/// Rounds `v` up to a multiple of `PAGE_SIZE` (saturating).
+pub fn page_align(v: u64) -> u64 {
+    v.checked_add(PAGE_SIZE - 1).map(|x| x & !(PAGE_SIZE - 1)).unwrap_or(u64::MAX & !(PAGE_SIZE - 1))
+}
+
+fn ret(r: libc::c_long) -> Result<libc::c_long, Errno> {
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(r)
+    }
+}
+
+/// `fstat(fd)` by raw syscall → `(st_dev, st_ino, st_size)`.
+pub fn fstat(fd: RawFd) -> Result<libc::stat, Errno> {
+    // SAFETY: `st` is a valid, writable `struct stat`; the kernel fills it or fails.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        ret(libc::syscall(libc::SYS_fstat, fd as libc::c_long, &mut st as *mut libc::stat))?;
+        Ok(st)
+    }
+}
+
+/// `memfd_create(name, MFD_CLOEXEC)` + `ftruncate(size)`. The file is sparse: pages cost memory
+/// only once touched.
+pub fn memfd(name: &str, size: u64) -> Result<OwnedFd, Errno> {
+    let cname = std::ffi::CString::new(name).map_err(|_| Errno::EINVAL)?;
+    // SAFETY: `cname` is a valid NUL-terminated string; the returned fd is owned by us.
+    let fd = unsafe {
+        ret(libc::syscall(libc::SYS_memfd_create, cname.as_ptr(), libc::MFD_CLOEXEC as libc::c_long))?
+            as RawFd
+    };
+    // SAFETY: `fd` was just returned by memfd_create and is owned by nobody else.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: plain syscall on our own fd.
+    unsafe { ret(libc::syscall(libc::SYS_ftruncate, fd as libc::c_long, size as libc::c_long))? };
+    Ok(owned)
+}
+
+/// Raw `mmap`.
+pub fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, off: i64) -> Result<*mut c_void, Errno> {
+    // SAFETY: the kernel validates every argument; a MAP_FIXED caller has asked for exactly this.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mmap,
+            addr,
+            len,
+            prot as libc::c_long,
+            flags as libc::c_long,
+            fd as libc::c_long,
+            off as libc::c_long,
+        )
+    };
+    if r == -1 {
+        Err(Errno::last())
+    } else {
+        Ok(r as *mut c_void)
+    }
+}
+
+/// Raw `munmap`.
+pub fn munmap(addr: *mut c_void, len: usize) {
+    // SAFETY: only called on mappings the model created itself.
+    unsafe {
+        libc::syscall(libc::SYS_munmap, addr, len);
+    }
+}
+
+/// Maps `len` bytes of `fd` shared and read-write at a kernel-chosen address (the model's private
+/// view of a BO). `MAP_NORESERVE`: a 64 GiB VRAM BO costs address space only.
+pub fn map_shared(fd: RawFd, len: u64) -> Result<*mut u8, Errno> {
+    if len == 0 || len > isize::MAX as u64 {
+        return Err(Errno::EINVAL);
+    }
+    let p = mmap(
+        std::ptr::null_mut(),
+        len as usize,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_SHARED | libc::MAP_NORESERVE,
+        fd,
+        0,
+    )?;
+    Ok(p as *mut u8)
+}
+
+/// `fcntl(fd, F_DUPFD_CLOEXEC or F_DUPFD, 0)`.
+pub fn dup(fd: RawFd, cloexec: bool) -> Result<RawFd, Errno> {
+    let cmd = if cloexec { libc::F_DUPFD_CLOEXEC } else { libc::F_DUPFD };
+    // SAFETY: plain fcntl on a caller-provided fd.
+    unsafe { Ok(ret(libc::syscall(libc::SYS_fcntl, fd as libc::c_long, cmd as libc::c_long, 0))? as RawFd) }
+}
+
+/// The target of `/proc/self/fd/<fd>` (e.g. `/memfd:kfdsim-bo ... (deleted)`).
+pub fn fd_link(fd: RawFd) -> Option<String> {
+    let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).ok()?;
+    let mut buf = vec![0u8; 512];
+    // SAFETY: `path` is NUL-terminated, `buf` is writable for its length.
+    let n = unsafe {
+        libc::syscall(libc::SYS_readlinkat, libc::AT_FDCWD as libc::c_long, path.as_ptr(), buf.as_mut_ptr(), buf.len())
+    };
+    if n <= 0 {
+        return None;
+    }
+    buf.truncate(n as usize);
+    String::from_utf8(buf).ok()
+}
+
+/// Our pid (the thread-group id; the kernel's `current->group_leader`).
+pub fn getpid() -> u32 {
+    // SAFETY: getpid has no preconditions. Raw syscall: glibc's cached pid is fine too, but the
+    // syscall is exact across fork/clone.
+    unsafe { libc::syscall(libc::SYS_getpid) as u32 }
+}
+
+/// `copy_from_user`: reads `dst.len()` bytes at user address `src`. `EFAULT` if any byte is not
+/// readable.
+pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Errno> {
+    if dst.is_empty() {
+        return Ok(());
+    }
+    if src == 0 {
+        return Err(Errno::EFAULT);
+    }
+    let local = libc::iovec { iov_base: dst.as_mut_ptr() as *mut c_void, iov_len: dst.len() };
+    let remote = libc::iovec { iov_base: src as *mut c_void, iov_len: dst.len() };
+    // SAFETY: `local` describes our own writable buffer; the kernel checks `remote`.
+    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        let e = Errno::last();
+        if e == Errno::ENOSYS || e == Errno::EPERM {
+            return fallback_copy(dst.as_mut_ptr(), src as *const u8, dst.len());
+        }
+        return Err(Errno::EFAULT);
+    }
+    if n as usize != dst.len() {
+        return Err(Errno::EFAULT);
+    }
+    Ok(())
+}
+
+/// `copy_to_user`: writes `src` at user address `dst`. `EFAULT` if any byte is not writable.
+pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Errno> {
+    if src.is_empty() {
+        return Ok(());
+    }
+    if dst == 0 {
+        return Err(Errno::EFAULT);
+    }
+    let local = libc::iovec { iov_base: src.as_ptr() as *mut c_void, iov_len: src.len() };
+    let remote = libc::iovec { iov_base: dst as *mut c_void, iov_len: src.len() };
+    // SAFETY: `local` describes our own readable buffer; the kernel checks `remote`.
+    let n = unsafe { libc::process_vm_writev(libc::getpid(), &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        let e = Errno::last();
+        if e == Errno::ENOSYS || e == Errno::EPERM {
+            return fallback_copy(dst as *mut u8, src.as_ptr(), src.len());
+        }
+        return Err(Errno::EFAULT);
+    }
+    if n as usize != src.len() {
+        return Err(Errno::EFAULT);
+    }
+    Ok(())
+}
+
+/// Where `process_vm_*` is forbidden (seccomp), fall back to a plain copy after checking that
+/// the range is mapped (`mincore` fails with ENOMEM on holes).
+fn fallback_copy(dst: *mut u8, src: *const u8, len: usize) -> Result<(), Errno> {
+    for p in [dst as u64, src as u64] {
+        if !is_mapped(p, len as u64) {
+            return Err(Errno::EFAULT);
+        }
+    }
+    // SAFETY: both ranges were just checked to be mapped; permissions are the caller's
+    // responsibility as for any user copy (the kernel path is preferred when available).
+    unsafe { std::ptr::copy(src, dst, len) };
+    Ok(())
+}
+
+/// True if every page of `[addr, addr+len)` is mapped in this process.
+pub fn is_mapped(addr: u64, len: u64) -> bool {
+    if len == 0 {
+        return true;
+    }
+    let start = addr & !(PAGE_SIZE - 1);
+    let Some(end) = addr.checked_add(len) else { return false };
+    let end = page_align(end);
+    let pages = ((end - start) / PAGE_SIZE) as usize;
+    // One byte per page; cap the probe at 1 GiB chunks to bound the vector.
+    let mut off = 0usize;
+    while off < pages {
+        let n = (pages - off).min(1 << 18);
+        let mut vec = vec![0u8; n];
+        // SAFETY: `vec` has one byte per probed page.
+        let r = unsafe {
+            libc::mincore((start + off as u64 * PAGE_SIZE) as *mut c_void, n * PAGE_SIZE as usize, vec.as_mut_ptr())
+        };
+        if r != 0 {
+            return false;
+        }
+        off += n;
+    }
+    true
+}
+
+/// `access_ok`: the range lies below the user address-space limit (x86-64 `TASK_SIZE_MAX`).
+pub fn access_ok(addr: u64, len: u64) -> bool {
+    const TASK_SIZE_MAX: u64 = (1 << 47) - PAGE_SIZE;
+    addr.checked_add(len).is_some_and(|e| e <= TASK_SIZE_MAX)
+}
+
+/// Nanoseconds of `clock`.
+pub fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The simulated GPU clock: a 100 MHz counter (`CLOCK_MONOTONIC` / 10 ns), used by SDMA
+/// TIMESTAMP and `GET_CLOCK_COUNTERS.gpu_clock_counter`.
+pub fn gpu_clock() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC) / 10
+}

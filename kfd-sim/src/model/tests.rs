@@ -1,0 +1,633 @@
+//! In-process tests of the model through its entry points (no interposition: the test opens
+//! memfds named like the interposer's and registers them).
+
+use super::*;
+use kfd_ioctl::kfd::*;
+use kfd_ioctl::sdma;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::{Mutex, OnceLock};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn open_node(kind: DevKind) -> OwnedFd {
+    let name = match kind {
+        DevKind::Kfd => "kfdsim-kfd".to_string(),
+        DevKind::Render { minor } => format!("kfdsim-renderD{minor}"),
+    };
+    let fd = sys::memfd(&name, 0).unwrap();
+    register_open(fd.as_raw_fd(), kind);
+    fd
+}
+
+fn kio<T>(fd: RawFd, req: c_ulong, a: &mut T) -> Result<c_int, Errno> {
+    ioctl(fd, req, a as *mut T as *mut c_void)
+}
+
+struct Env {
+    kfd: OwnedFd,
+    render: Vec<OwnedFd>,
+    gpus: Vec<u32>,
+}
+
+/// One KFD process per test binary (as in a real process): opened once, VMs acquired.
+fn env() -> &'static Env {
+    static ENV: OnceLock<Env> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let kfd = open_node(DevKind::Kfd);
+        let mut render = Vec::new();
+        let mut ids = Vec::new();
+        for g in gpus::all() {
+            let r = open_node(DevKind::Render { minor: g.drm_render_minor });
+            let mut a = kfd_ioctl_acquire_vm_args { drm_fd: r.as_raw_fd() as u32, gpu_id: g.gpu_id };
+            kio(kfd.as_raw_fd(), AMDKFD_IOC_ACQUIRE_VM, &mut a).unwrap();
+            render.push(r);
+            ids.push(g.gpu_id);
+        }
+        Env { kfd, render, gpus: ids }
+    })
+}
+
+/// Reserves `size` bytes of VA (PROT_NONE), like the runtime's SVM aperture.
+fn reserve(size: u64) -> u64 {
+    sys::mmap(std::ptr::null_mut(), size as usize, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE, -1, 0).unwrap()
+        as u64
+}
+
+struct Buf {
+    handle: u64,
+    va: u64,
+    size: u64,
+}
+
+fn alloc(gpu_idx: usize, size: u64, flags: u32) -> Buf {
+    alloc_at(gpu_idx, reserve(size), size, flags)
+}
+
+fn alloc_at(gpu_idx: usize, va: u64, size: u64, flags: u32) -> Buf {
+    let e = env();
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: e.gpus[gpu_idx], flags, ..Default::default() };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
+    if flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM == 0 || flags & KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC != 0 {
+        let p = mmap(
+            va as *mut c_void,
+            size as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_FIXED,
+            e.render[gpu_idx].as_raw_fd(),
+            a.mmap_offset as i64,
+        )
+        .unwrap();
+        assert_eq!(p as u64, va);
+    }
+    Buf { handle: a.handle, va, size }
+}
+
+fn map(b: &Buf, gpus: &[u32]) -> Result<c_int, Errno> {
+    let mut a = kfd_ioctl_map_memory_to_gpu_args {
+        handle: b.handle,
+        device_ids_array_ptr: gpus.as_ptr() as u64,
+        n_devices: gpus.len() as u32,
+        n_success: 0,
+    };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut a)
+}
+
+fn unmap(b: &Buf, gpus: &[u32]) -> Result<c_int, Errno> {
+    let mut a = kfd_ioctl_unmap_memory_from_gpu_args {
+        handle: b.handle,
+        device_ids_array_ptr: gpus.as_ptr() as u64,
+        n_devices: gpus.len() as u32,
+        n_success: 0,
+    };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &mut a)
+}
+
+fn free(b: &Buf) -> Result<c_int, Errno> {
+    let mut a = kfd_ioctl_free_memory_of_gpu_args { handle: b.handle };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut a)
+}
+
+const GTT: u32 = KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
+const VRAM: u32 = KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC;
+
+#[test]
+fn version_and_apertures() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let mut v = kfd_ioctl_get_version_args::default();
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_GET_VERSION, &mut v).unwrap();
+    assert_eq!((v.major_version, v.minor_version), (1, 17));
+    let mut a = kfd_ioctl_get_process_apertures_new_args::default();
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &mut a).unwrap();
+    assert_eq!(a.num_of_nodes as usize, e.gpus.len());
+    let mut ap = vec![kfd_process_device_apertures::default(); e.gpus.len()];
+    a.kfd_process_device_apertures_ptr = ap.as_mut_ptr() as u64;
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &mut a).unwrap();
+    assert_eq!(ap[0].gpu_id, e.gpus[0]);
+    assert!(ap[0].gpuvm_base != 0 && ap[0].gpuvm_limit > ap[0].gpuvm_base);
+    // nr 0 and nr ≥ 0x27 → ENOTTY
+    assert_eq!(kio(e.kfd.as_raw_fd(), 0xc0084b00, &mut v), Err(Errno::ENOTTY));
+    assert_eq!(kio(e.kfd.as_raw_fd(), 0xc0084b27, &mut v), Err(Errno::ENOTTY));
+}
+
+#[test]
+fn acquire_vm_rules() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let kfd = e.kfd.as_raw_fd();
+    // Same file again → 0; another render file of the same GPU → EBUSY.
+    let mut a = kfd_ioctl_acquire_vm_args { drm_fd: e.render[0].as_raw_fd() as u32, gpu_id: e.gpus[0] };
+    assert_eq!(kio(kfd, AMDKFD_IOC_ACQUIRE_VM, &mut a), Ok(0));
+    let other = open_node(DevKind::Render { minor: gpus::all()[0].drm_render_minor });
+    a.drm_fd = other.as_raw_fd() as u32;
+    assert_eq!(kio(kfd, AMDKFD_IOC_ACQUIRE_VM, &mut a), Err(Errno::EBUSY));
+    // Bad fd / unknown gpu → EINVAL.
+    a.drm_fd = 9999;
+    assert_eq!(kio(kfd, AMDKFD_IOC_ACQUIRE_VM, &mut a), Err(Errno::EINVAL));
+    a = kfd_ioctl_acquire_vm_args { drm_fd: other.as_raw_fd() as u32, gpu_id: 0xdead };
+    assert_eq!(kio(kfd, AMDKFD_IOC_ACQUIRE_VM, &mut a), Err(Errno::EINVAL));
+}
+
+#[test]
+fn alloc_map_free_rules() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let kfd = e.kfd.as_raw_fd();
+    // size 0 → EINVAL
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: 0x1000_0000, size: 0, gpu_id: e.gpus[0], flags: VRAM, ..Default::default() };
+    assert_eq!(kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a), Err(Errno::EINVAL));
+    // more than the VRAM → ENOMEM
+    a.size = gpus::all()[0].vram_size + 4096;
+    assert_eq!(kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a), Err(Errno::ENOMEM));
+
+    let b = alloc(0, 1 << 20, VRAM);
+    // CPU writes through the render-node mapping...
+    // SAFETY: `b.va` is mapped read-write for `b.size` bytes.
+    unsafe { std::ptr::write_bytes(b.va as *mut u8, 0x5a, b.size as usize) };
+    assert_eq!(map(&b, &e.gpus), Ok(0));
+    // ...are seen through the GPUVM of both GPUs (peer mapping).
+    for gpu in &e.gpus {
+        let p = process::current();
+        let st = p.state.lock();
+        let vm = st.pdd(*gpu).unwrap().vm.read();
+        let mut out = [0u8; 16];
+        sdma::Packet::decode(&[0]).unwrap();
+        super::sdma::read_va(&vm, b.va + 4096, &mut out).unwrap();
+        assert_eq!(out, [0x5a; 16]);
+    }
+    assert_eq!(free(&b), Err(Errno::EBUSY));
+    // Bogus handle: MAP → ENOMEM, FREE → EINVAL; owner gpu unknown → EINVAL.
+    let bogus = Buf { handle: (e.gpus[0] as u64) << 32 | 0xfff_fff, va: 0, size: 0 };
+    assert_eq!(map(&bogus, &e.gpus), Err(Errno::ENOMEM));
+    assert_eq!(free(&bogus), Err(Errno::EINVAL));
+    let bogus2 = Buf { handle: 0xdead_0000_0000, va: 0, size: 0 };
+    assert_eq!(map(&bogus2, &e.gpus), Err(Errno::EINVAL));
+    // n_devices == 0 → EINVAL
+    assert_eq!(map(&b, &[]), Err(Errno::EINVAL));
+    // Restartable: an unknown peer after a good one leaves n_success = 1.
+    let c = alloc(0, 4096, GTT);
+    let devs = [e.gpus[0], 0xbeef];
+    let mut m = kfd_ioctl_map_memory_to_gpu_args { handle: c.handle, device_ids_array_ptr: devs.as_ptr() as u64, n_devices: 2, n_success: 0 };
+    assert_eq!(kio(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut m), Err(Errno::EINVAL));
+    assert_eq!(m.n_success, 1);
+    // Overlapping VA on the same GPU → EINVAL.
+    let mut d = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: c.va, size: 4096, gpu_id: e.gpus[0], flags: GTT, ..Default::default() };
+    kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut d).unwrap();
+    let dbuf = Buf { handle: d.handle, va: c.va, size: 4096 };
+    assert_eq!(map(&dbuf, &e.gpus[..1]), Err(Errno::EINVAL));
+    assert_eq!(free(&dbuf), Ok(0));
+    // Unmap then free work.
+    assert_eq!(unmap(&b, &e.gpus), Ok(0));
+    assert_eq!(free(&b), Ok(0));
+    assert_eq!(unmap(&c, &e.gpus[..1]), Ok(0));
+    assert_eq!(free(&c), Ok(0));
+    // Non-PUBLIC VRAM cannot be CPU-mapped (EPERM).
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: 0, size: 4096, gpu_id: e.gpus[0], flags: KFD_IOC_ALLOC_MEM_FLAGS_VRAM, ..Default::default() };
+    kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
+    let r = mmap(std::ptr::null_mut(), 4096, libc::PROT_READ, libc::MAP_SHARED, e.render[0].as_raw_fd(), a.mmap_offset as i64);
+    assert_eq!(r.err(), Some(Errno::EPERM));
+    // ...and a VA-less BO cannot be GPU-mapped (EINVAL).
+    let nova = Buf { handle: a.handle, va: 0, size: 4096 };
+    assert_eq!(map(&nova, &e.gpus[..1]), Err(Errno::EINVAL));
+    assert_eq!(free(&nova), Ok(0));
+}
+
+#[test]
+fn dmabuf_export_import_same_process() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let kfd = e.kfd.as_raw_fd();
+    let b = alloc(0, 8192, VRAM);
+    // SAFETY: mapped read-write.
+    unsafe { std::ptr::write_bytes(b.va as *mut u8, 0x77, 8192) };
+    let mut x = kfd_ioctl_export_dmabuf_args { handle: b.handle, flags: libc::O_CLOEXEC as u32, dmabuf_fd: 0 };
+    kio(kfd, AMDKFD_IOC_EXPORT_DMABUF, &mut x).unwrap();
+    // SAFETY: the fd was just created for us.
+    let dmabuf = unsafe { OwnedFd::from_raw_fd(x.dmabuf_fd as RawFd) };
+    let mut info = kfd_ioctl_get_dmabuf_info_args { dmabuf_fd: dmabuf.as_raw_fd() as u32, ..Default::default() };
+    kio(kfd, AMDKFD_IOC_GET_DMABUF_INFO, &mut info).unwrap();
+    assert_eq!((info.size, info.gpu_id), (8192, e.gpus[0]));
+    assert_eq!(info.flags, KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC);
+    let va2 = reserve(8192);
+    let mut im = kfd_ioctl_import_dmabuf_args { va_addr: va2, gpu_id: e.gpus[1], dmabuf_fd: dmabuf.as_raw_fd() as u32, handle: 0 };
+    kio(kfd, AMDKFD_IOC_IMPORT_DMABUF, &mut im).unwrap();
+    let imp = Buf { handle: im.handle, va: va2, size: 8192 };
+    map(&imp, &e.gpus[1..2]).unwrap();
+    {
+        let p = process::current();
+        let st = p.state.lock();
+        let vm = st.pdd(e.gpus[1]).unwrap().vm.read();
+        let mut out = [0u8; 8];
+        super::sdma::read_va(&vm, va2 + 100, &mut out).unwrap();
+        assert_eq!(out, [0x77; 8]);
+    }
+    // Not a dma-buf → EINVAL; bad fd → EBADF.
+    let plain = sys::memfd("not-a-bo", 4096).unwrap();
+    info.dmabuf_fd = plain.as_raw_fd() as u32;
+    assert_eq!(kio(kfd, AMDKFD_IOC_GET_DMABUF_INFO, &mut info), Err(Errno::EINVAL));
+    info.dmabuf_fd = 9999;
+    assert_eq!(kio(kfd, AMDKFD_IOC_GET_DMABUF_INFO, &mut info), Err(Errno::EBADF));
+    unmap(&imp, &e.gpus[1..2]).unwrap();
+    free(&imp).unwrap();
+    free(&b).unwrap();
+}
+
+/// An SDMA queue with its ring, rptr/wptr page, doorbell and an event page.
+struct Sdma {
+    ring: Buf,
+    ptrs: Buf,
+    doorbell: *mut u64,
+    queue_id: u32,
+    wptr: u64,
+}
+
+fn event_page() -> (Buf, *mut u64) {
+    static PAGE: OnceLock<(u64, u64, u64)> = OnceLock::new();
+    let (h, va, sz) = *PAGE.get_or_init(|| {
+        let b = alloc(0, 32768, GTT);
+        map(&b, &env().gpus).unwrap();
+        let mut a = kfd_ioctl_create_event_args { event_page_offset: b.handle, event_type: KFD_IOC_EVENT_SIGNAL, ..Default::default() };
+        kio(env().kfd.as_raw_fd(), AMDKFD_IOC_CREATE_EVENT, &mut a).unwrap();
+        (b.handle, b.va, b.size)
+    });
+    (Buf { handle: h, va, size: sz }, va as *mut u64)
+}
+
+fn create_event(kind: u32, auto_reset: bool) -> kfd_ioctl_create_event_args {
+    let _ = event_page();
+    let mut a = kfd_ioctl_create_event_args { event_type: kind, auto_reset: auto_reset as u32, ..Default::default() };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_CREATE_EVENT, &mut a).unwrap();
+    a
+}
+
+fn wait(ids: &[u32], timeout: u32) -> (Result<c_int, Errno>, u32, Vec<kfd_event_data>) {
+    let mut evs: Vec<kfd_event_data> = ids.iter().map(|i| kfd_event_data { event_id: *i, ..Default::default() }).collect();
+    let mut w = kfd_ioctl_wait_events_args { events_ptr: evs.as_mut_ptr() as u64, num_events: ids.len() as u32, wait_for_all: 0, timeout, wait_result: 99 };
+    let r = kio(env().kfd.as_raw_fd(), AMDKFD_IOC_WAIT_EVENTS, &mut w);
+    (r, w.wait_result, evs)
+}
+
+fn create_sdma(gpu_idx: usize) -> Sdma {
+    let e = env();
+    let ring = alloc(gpu_idx, 65536, GTT);
+    let ptrs = alloc(gpu_idx, 4096, GTT);
+    map(&ring, &e.gpus[gpu_idx..gpu_idx + 1]).unwrap();
+    map(&ptrs, &e.gpus[gpu_idx..gpu_idx + 1]).unwrap();
+    let mut q = kfd_ioctl_create_queue_args {
+        ring_base_address: ring.va,
+        ring_size: 65536,
+        gpu_id: e.gpus[gpu_idx],
+        queue_type: KFD_IOC_QUEUE_TYPE_SDMA,
+        queue_percentage: 100,
+        queue_priority: 15,
+        read_pointer_address: ptrs.va,
+        write_pointer_address: ptrs.va + 8,
+        ..Default::default()
+    };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q).unwrap();
+    assert_eq!(q.doorbell_offset >> 62, 3);
+    let base = mmap(
+        std::ptr::null_mut(),
+        8192,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_SHARED,
+        e.kfd.as_raw_fd(),
+        (q.doorbell_offset & !0x1fff) as i64,
+    )
+    .unwrap();
+    let doorbell = (base as u64 + (q.doorbell_offset & 0x1fff)) as *mut u64;
+    Sdma { ring, ptrs, doorbell, queue_id: q.queue_id, wptr: 0 }
+}
+
+impl Sdma {
+    fn submit(&mut self, dw: &[u32]) {
+        for (i, d) in dw.iter().enumerate() {
+            let off = (self.wptr + i as u64 * 4) & (self.ring.size - 1);
+            // SAFETY: the ring is CPU-mapped read-write.
+            unsafe { *((self.ring.va + off) as *mut u32) = *d };
+        }
+        self.wptr += dw.len() as u64 * 4;
+        // SAFETY: wptr slot and doorbell are mapped.
+        unsafe {
+            *((self.ptrs.va + 8) as *mut u64) = self.wptr;
+            std::ptr::write_volatile(self.doorbell, self.wptr);
+        }
+    }
+
+    fn destroy(self) {
+        let mut d = kfd_ioctl_destroy_queue_args { queue_id: self.queue_id, pad: 0 };
+        kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_QUEUE, &mut d).unwrap();
+        let g = [process::current().state.lock().queues.len() as u32];
+        let _ = g;
+    }
+}
+
+#[test]
+fn sdma_copy_fence_trap_wait() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let (_page, slots) = event_page();
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let mut q = create_sdma(0);
+    // Source on GPU 0, destination on GPU 1 (peer), 3 MiB crossing two destination BOs.
+    let src = alloc(0, 3 << 20, VRAM);
+    // dst_b sits right after dst_a in VA (its own BO): the copy crosses a mapping boundary.
+    let dst_region = reserve(3 << 20);
+    let dst_a = alloc_at(1, dst_region, 2 << 20, VRAM);
+    let dst_b = alloc_at(1, dst_region + (2 << 20), 1 << 20, VRAM);
+    let b_cpu = dst_b.va;
+    // SAFETY: mapped read-write.
+    unsafe {
+        for i in 0..(3 << 20) {
+            *((src.va + i) as *mut u8) = (i * 7 % 251) as u8;
+        }
+    }
+    map(&src, &e.gpus).unwrap();
+    map(&dst_a, &e.gpus).unwrap();
+    map(&dst_b, &e.gpus).unwrap();
+    let signal = alloc(0, 4096, GTT);
+    map(&signal, &e.gpus).unwrap();
+
+    let mut dw = Vec::new();
+    sdma::copy_linear(&mut dw, dst_a.va, src.va, 3 << 20);
+    sdma::fence(&mut dw, signal.va, 0x1234).unwrap();
+    sdma::fence(&mut dw, slots as u64 + ev.event_slot_index as u64 * 8, ev.event_id).unwrap();
+    sdma::trap(&mut dw, ev.event_id).unwrap();
+    q.submit(&dw);
+    let (r, res, _) = wait(&[ev.event_id], 5000);
+    assert_eq!((r, res), (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE));
+    // SAFETY: mapped memory.
+    unsafe {
+        assert_eq!(*(signal.va as *const u32), 0x1234);
+        for i in (0..(2u64 << 20)).step_by(4093) {
+            assert_eq!(*((dst_a.va + i) as *const u8), (i * 7 % 251) as u8);
+        }
+        for i in (0..(1u64 << 20)).step_by(4093) {
+            assert_eq!(*((b_cpu + i) as *const u8), (((2 << 20) + i) * 7 % 251) as u8);
+        }
+        // The slot was acknowledged (reset to -1) and rptr caught up.
+        assert_eq!(*slots.add(ev.event_slot_index as usize), u64::MAX);
+        assert_eq!(*(q.ptrs.va as *const u64), q.wptr);
+    }
+    // Auto-reset: a second wait times out.
+    let (r, res, _) = wait(&[ev.event_id], 0);
+    assert_eq!((r, res), (Ok(0), KFD_IOC_WAIT_RESULT_TIMEOUT));
+    // Unmapping the ring while the queue lives → EBUSY.
+    assert_eq!(unmap(&q.ring, &e.gpus[..1]), Err(Errno::EBUSY));
+    let ring = Buf { handle: q.ring.handle, va: q.ring.va, size: q.ring.size };
+    q.destroy();
+    assert_eq!(unmap(&ring, &e.gpus[..1]), Ok(0));
+}
+
+#[test]
+fn sdma_fault_raises_memory_event() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let mem_ev = create_event(KFD_IOC_EVENT_MEMORY, false);
+    assert!(mem_ev.event_id >= 0x8000_0000);
+    let mut q = create_sdma(1);
+    let dst = alloc(1, 4096, GTT);
+    map(&dst, &e.gpus[1..2]).unwrap();
+    let unmapped = reserve(1 << 20) + 0x3000;
+    let mut dw = Vec::new();
+    sdma::copy_linear(&mut dw, dst.va, unmapped + 0x10, 64);
+    q.submit(&dw);
+    let (r, res, evs) = wait(&[mem_ev.event_id], 5000);
+    assert_eq!((r, res), (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE));
+    let d = evs[0].memory_exception_data();
+    assert_eq!((d.va, d.gpu_id, d.failure.NotPresent), (unmapped, e.gpus[1], 1));
+    // The queue stopped: further work is not executed.
+    let mut dw = Vec::new();
+    sdma::fence(&mut dw, dst.va, 7).unwrap();
+    q.submit(&dw);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    // SAFETY: mapped.
+    assert_eq!(unsafe { *(dst.va as *const u32) }, 0);
+    let mut d = kfd_ioctl_destroy_event_args { event_id: mem_ev.event_id, pad: 0 };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut d).unwrap();
+    q.destroy();
+}
+
+#[test]
+fn create_queue_checks_buffers() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let ring = alloc(0, 65536, GTT);
+    let ptrs = alloc(0, 8192, GTT);
+    map(&ring, &e.gpus[..1]).unwrap();
+    let mut q = kfd_ioctl_create_queue_args {
+        ring_base_address: ring.va,
+        ring_size: 32768,
+        gpu_id: e.gpus[0],
+        queue_type: KFD_IOC_QUEUE_TYPE_SDMA,
+        queue_percentage: 100,
+        read_pointer_address: ptrs.va,
+        write_pointer_address: ptrs.va + 8,
+        ..Default::default()
+    };
+    // rptr/wptr not GPU-mapped → EINVAL
+    assert_eq!(kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q), Err(Errno::EINVAL));
+    map(&ptrs, &e.gpus[..1]).unwrap();
+    // rptr/wptr mapping is two pages, not one → EINVAL
+    assert_eq!(kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q), Err(Errno::EINVAL));
+    // priority > 15, ring size not a power of two, bad type
+    q.queue_priority = 16;
+    assert_eq!(kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q), Err(Errno::EINVAL));
+    q.queue_priority = 0;
+    q.ring_size = 65535;
+    assert_eq!(kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q), Err(Errno::EINVAL));
+    // The refcounts taken by failed attempts were released.
+    assert_eq!(unmap(&ring, &e.gpus[..1]), Ok(0));
+    assert_eq!(unmap(&ptrs, &e.gpus[..1]), Ok(0));
+    free(&ring).unwrap();
+    free(&ptrs).unwrap();
+}
+
+#[test]
+fn wait_timeout_set_reset() {
+    let _g = SERIAL.lock().unwrap();
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, false);
+    let t = std::time::Instant::now();
+    let (r, res, _) = wait(&[ev.event_id], 30);
+    assert_eq!((r, res), (Ok(0), KFD_IOC_WAIT_RESULT_TIMEOUT));
+    assert!(t.elapsed() >= std::time::Duration::from_millis(29));
+    let mut s = kfd_ioctl_set_event_args { event_id: ev.event_id, pad: 0 };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_SET_EVENT, &mut s).unwrap();
+    // Manual reset: stays signaled across waits until RESET_EVENT.
+    assert_eq!(wait(&[ev.event_id], 0).1, KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert_eq!(wait(&[ev.event_id], 0).1, KFD_IOC_WAIT_RESULT_COMPLETE);
+    let mut rs = kfd_ioctl_reset_event_args { event_id: ev.event_id, pad: 0 };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_RESET_EVENT, &mut rs).unwrap();
+    assert_eq!(wait(&[ev.event_id], 0).1, KFD_IOC_WAIT_RESULT_TIMEOUT);
+    // Unknown event → EINVAL with FAIL.
+    let (r, res, _) = wait(&[0x7777], 0);
+    assert_eq!((r, res), (Err(Errno::EINVAL), KFD_IOC_WAIT_RESULT_FAIL));
+    // A waiter on another thread is woken by SET_EVENT.
+    let id = ev.event_id;
+    let h = std::thread::spawn(move || wait(&[id], 5000));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_SET_EVENT, &mut s).unwrap();
+    let (r, res, _) = h.join().unwrap();
+    assert_eq!((r, res), (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE));
+}
+
+// ------------------------------------------------------------------------------------------
+// Render node
+// ------------------------------------------------------------------------------------------
+
+use kfd_ioctl::amdgpu::*;
+use kfd_ioctl::drm::*;
+
+#[test]
+fn drm_version_caps_info() {
+    let _g = SERIAL.lock().unwrap();
+    let r = env().render[0].as_raw_fd();
+    let mut name = [0u8; 16];
+    // SAFETY: drm_version is plain data + pointers we own.
+    let mut v: drm_version = unsafe { std::mem::zeroed() };
+    v.name = name.as_mut_ptr() as *mut libc::c_char;
+    v.name_len = 16;
+    kio(r, DRM_IOCTL_VERSION, &mut v).unwrap();
+    assert_eq!((v.version_major, v.name_len), (3, 6));
+    assert_eq!(&name[..6], b"amdgpu");
+    let mut c = drm_get_cap { capability: DRM_CAP_SYNCOBJ_TIMELINE as u64, value: 0 };
+    kio(r, DRM_IOCTL_GET_CAP, &mut c).unwrap();
+    assert_eq!(c.value, 1);
+    let mut sc = drm_set_client_cap { capability: 2, value: 1 };
+    assert_eq!(kio(r, DRM_IOCTL_SET_CLIENT_CAP, &mut sc), Err(Errno::EACCES));
+    let mut dev = drm_amdgpu_info_device::default();
+    let mut q = drm_amdgpu_info { return_pointer: &mut dev as *mut _ as u64, return_size: std::mem::size_of_val(&dev) as u32, query: AMDGPU_INFO_DEV_INFO, query_args: [0; 4] };
+    kio(r, DRM_IOCTL_AMDGPU_INFO, &mut q).unwrap();
+    assert_eq!((dev.device_id, dev.family), (gpus::all()[0].device_id, AMDGPU_FAMILY_AI));
+    q.return_size = 0;
+    assert_eq!(kio(r, DRM_IOCTL_AMDGPU_INFO, &mut q), Err(Errno::EINVAL));
+    let mut reg = 0u32;
+    let mut q = drm_amdgpu_info { return_pointer: &mut reg as *mut _ as u64, return_size: 4, query: AMDGPU_INFO_READ_MMR_REG, query_args: [0x263e, 1, 0xffff_ffff, 0] };
+    kio(r, DRM_IOCTL_AMDGPU_INFO, &mut q).unwrap();
+    assert_ne!(reg, 0);
+}
+
+#[test]
+fn gem_create_prime_gem_va_and_sdma_through_gem_mapping() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let r = e.render[0].as_raw_fd();
+    let mut c = drm_amdgpu_gem_create::new(drm_amdgpu_gem_create_in { bo_size: 65536, alignment: 4096, domains: AMDGPU_GEM_DOMAIN_VRAM, domain_flags: 0 });
+    kio(r, DRM_IOCTL_AMDGPU_GEM_CREATE, &mut c).unwrap();
+    let h = c.output().handle;
+    assert_eq!(h, 1);
+    let mut m = drm_amdgpu_gem_mmap::new(h);
+    kio(r, DRM_IOCTL_AMDGPU_GEM_MMAP, &mut m).unwrap();
+    let cpu = mmap(std::ptr::null_mut(), 65536, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, r, m.output().addr_ptr as i64).unwrap() as u64;
+    // SAFETY: mapped above.
+    unsafe { std::ptr::write_bytes(cpu as *mut u8, 0x3c, 65536) };
+    // GEM_VA the BO into the file's VM (= the KFD VM of GPU 0) at a fresh VA.
+    let va = reserve(65536);
+    let mut gva = drm_amdgpu_gem_va { handle: h, operation: AMDGPU_VA_OP_MAP, flags: AMDGPU_VM_PAGE_READABLE | AMDGPU_VM_PAGE_WRITEABLE, va_address: va, offset_in_bo: 0, map_size: 65536, ..Default::default() };
+    kio(r, DRM_IOCTL_AMDGPU_GEM_VA, &mut gva).unwrap();
+    assert_eq!(kio(r, DRM_IOCTL_AMDGPU_GEM_VA, &mut gva), Err(Errno::EINVAL), "overlap");
+    // SDMA on GPU 0 copies from the GEM mapping into a KFD BO.
+    let dst = alloc(0, 65536, GTT);
+    map(&dst, &e.gpus[..1]).unwrap();
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let (_page, slots) = event_page();
+    let mut q = create_sdma(0);
+    let mut dw = Vec::new();
+    sdma::copy_linear(&mut dw, dst.va, va, 65536);
+    sdma::fence(&mut dw, slots as u64 + ev.event_slot_index as u64 * 8, ev.event_id).unwrap();
+    sdma::trap(&mut dw, ev.event_id).unwrap();
+    q.submit(&dw);
+    assert_eq!(wait(&[ev.event_id], 5000).1, KFD_IOC_WAIT_RESULT_COMPLETE);
+    // SAFETY: CPU-mapped.
+    assert_eq!(unsafe { *((dst.va + 65535) as *const u8) }, 0x3c);
+    q.destroy();
+    // PRIME export → import on GPU 1's render node gives a handle; same fd twice → same handle.
+    let mut ph = drm_prime_handle { handle: h, flags: DRM_CLOEXEC | DRM_RDWR, fd: -1 };
+    kio(r, DRM_IOCTL_PRIME_HANDLE_TO_FD, &mut ph).unwrap();
+    // SAFETY: fresh fd.
+    let dmabuf = unsafe { OwnedFd::from_raw_fd(ph.fd) };
+    let r1 = e.render[1].as_raw_fd();
+    let mut im = drm_prime_handle { handle: 0, flags: 0, fd: dmabuf.as_raw_fd() };
+    kio(r1, DRM_IOCTL_PRIME_FD_TO_HANDLE, &mut im).unwrap();
+    let h1 = im.handle;
+    kio(r1, DRM_IOCTL_PRIME_FD_TO_HANDLE, &mut im).unwrap();
+    assert_eq!(im.handle, h1);
+    // UNMAP of a VA with no mapping of this BO → ENOENT; GEM_CLOSE twice → EINVAL.
+    gva.operation = AMDGPU_VA_OP_UNMAP;
+    kio(r, DRM_IOCTL_AMDGPU_GEM_VA, &mut gva).unwrap();
+    assert_eq!(kio(r, DRM_IOCTL_AMDGPU_GEM_VA, &mut gva), Err(Errno::ENOENT));
+    let mut gc = drm_gem_close { handle: h, pad: 0 };
+    kio(r, DRM_IOCTL_GEM_CLOSE, &mut gc).unwrap();
+    assert_eq!(kio(r, DRM_IOCTL_GEM_CLOSE, &mut gc), Err(Errno::EINVAL));
+    let mut gc = drm_gem_close { handle: h1, pad: 0 };
+    kio(r1, DRM_IOCTL_GEM_CLOSE, &mut gc).unwrap();
+}
+
+#[test]
+fn syncobj_signal_wait_export_import() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let r = e.render[0].as_raw_fd();
+    let mut c = drm_syncobj_create { handle: 0, flags: 0 };
+    kio(r, DRM_IOCTL_SYNCOBJ_CREATE, &mut c).unwrap();
+    let h = c.handle;
+    let hs = [h];
+    let now = sys::clock_ns(libc::CLOCK_MONOTONIC) as i64;
+    let mut w = drm_syncobj_wait { handles: hs.as_ptr() as u64, timeout_nsec: now, count_handles: 1, flags: 0, first_signaled: 0, pad: 0, deadline_nsec: 0 };
+    assert_eq!(kio(r, DRM_IOCTL_SYNCOBJ_WAIT, &mut w), Err(Errno::EINVAL), "no fence, no WAIT_FOR_SUBMIT");
+    w.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT;
+    w.timeout_nsec = now + 10_000_000;
+    assert_eq!(kio(r, DRM_IOCTL_SYNCOBJ_WAIT, &mut w), Err(Errno::ETIME));
+    // Export, import on the other render node, signal there, wait here.
+    let mut x = drm_syncobj_handle { handle: h, flags: DRM_CLOEXEC, fd: -1, pad: 0, point: 0 };
+    kio(r, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &mut x).unwrap();
+    // SAFETY: fresh fd.
+    let sfd = unsafe { OwnedFd::from_raw_fd(x.fd) };
+    let r1 = e.render[1].as_raw_fd();
+    let mut i = drm_syncobj_handle { handle: 0, flags: 0, fd: sfd.as_raw_fd(), pad: 0, point: 0 };
+    kio(r1, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &mut i).unwrap();
+    let h1 = [i.handle];
+    let signaller = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut a = drm_syncobj_array { handles: h1.as_ptr() as u64, count_handles: 1, pad: 0 };
+        kio(r1, DRM_IOCTL_SYNCOBJ_SIGNAL, &mut a).unwrap();
+    });
+    w.timeout_nsec = sys::clock_ns(libc::CLOCK_MONOTONIC) as i64 + 5_000_000_000;
+    kio(r, DRM_IOCTL_SYNCOBJ_WAIT, &mut w).unwrap();
+    signaller.join().unwrap();
+    // Timeline: signal point 5, wait for 3 ok, query 5.
+    let pts = [5u64];
+    let mut ts = drm_syncobj_timeline_array { handles: hs.as_ptr() as u64, points: pts.as_ptr() as u64, count_handles: 1, flags: 0 };
+    kio(r, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, &mut ts).unwrap();
+    let wp = [3u64];
+    let mut tw = drm_syncobj_timeline_wait { handles: hs.as_ptr() as u64, points: wp.as_ptr() as u64, timeout_nsec: 0, count_handles: 1, flags: 0, first_signaled: 9, pad: 0, deadline_nsec: 0 };
+    kio(r, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &mut tw).unwrap();
+    assert_eq!(tw.first_signaled, 0);
+    let mut out = [0u64];
+    let mut qa = drm_syncobj_timeline_array { handles: hs.as_ptr() as u64, points: out.as_mut_ptr() as u64, count_handles: 1, flags: 0 };
+    kio(r, DRM_IOCTL_SYNCOBJ_QUERY, &mut qa).unwrap();
+    assert_eq!(out[0], 5);
+    let mut d = drm_syncobj_destroy { handle: h, pad: 0 };
+    kio(r, DRM_IOCTL_SYNCOBJ_DESTROY, &mut d).unwrap();
+    assert_eq!(kio(r, DRM_IOCTL_SYNCOBJ_DESTROY, &mut d), Err(Errno::EINVAL));
+}

@@ -1,0 +1,602 @@
+//! kfd-sim kernel-model tests through real syscalls: run under the launcher
+//! (`CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="<target>/release/kfdsim run --"`), so
+//! `open("/dev/kfd")`, `ioctl` and `mmap` reach the model via LD_PRELOAD. Without the launcher
+//! (no `KFDSIM_ROOT`) the tests skip.
+//!
+//! One KFD process per test binary, as in a real process (a second ACQUIRE_VM with another
+//! render fd would be EBUSY): the tests share one environment and run one at a time.
+
+use kfd_ioctl::kfd::*;
+use kfd_ioctl::sdma;
+use libc::{c_ulong, c_void};
+use nix::errno::Errno;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> Option<MutexGuard<'static, ()>> {
+    if std::env::var_os("KFDSIM_ROOT").is_none() {
+        eprintln!("not under kfdsim: skipped");
+        return None;
+    }
+    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+fn open(path: &str) -> OwnedFd {
+    let c = CString::new(path).unwrap();
+    // SAFETY: valid C string.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    assert!(fd >= 0, "open {path}: {}", Errno::last());
+    // SAFETY: fresh fd.
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+fn kio<T>(fd: RawFd, req: c_ulong, a: &mut T) -> Result<(), Errno> {
+    // SAFETY: `a` is a valid uapi struct of the size encoded in `req`.
+    let r = unsafe { libc::ioctl(fd, req, a as *mut T as *mut c_void) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
+/// Reads the GPUs from the simulated sysfs: (gpu_id, render minor).
+fn topology_gpus() -> Vec<(u32, u32)> {
+    let mut v = Vec::new();
+    for node in 0..64 {
+        let base = format!("/sys/devices/virtual/kfd/kfd/topology/nodes/{node}");
+        let Ok(id) = std::fs::read_to_string(format!("{base}/gpu_id")) else { break };
+        let id: u32 = id.trim().parse().unwrap();
+        if id == 0 {
+            continue;
+        }
+        let props = std::fs::read_to_string(format!("{base}/properties")).unwrap();
+        let minor = props
+            .lines()
+            .find_map(|l| l.strip_prefix("drm_render_minor "))
+            .map(|m| m.trim().parse().unwrap())
+            .unwrap();
+        v.push((id, minor));
+    }
+    v
+}
+
+struct Env {
+    kfd: OwnedFd,
+    render: Vec<OwnedFd>,
+    gpus: Vec<u32>,
+}
+
+fn env() -> &'static Env {
+    static ENV: OnceLock<Env> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let kfd = open("/dev/kfd");
+        let mut render = Vec::new();
+        let mut gpus = Vec::new();
+        for (id, minor) in topology_gpus() {
+            let r = open(&format!("/dev/dri/renderD{minor}"));
+            let mut a = kfd_ioctl_acquire_vm_args { drm_fd: r.as_raw_fd() as u32, gpu_id: id };
+            kio(kfd.as_raw_fd(), AMDKFD_IOC_ACQUIRE_VM, &mut a).unwrap();
+            render.push(r);
+            gpus.push(id);
+        }
+        assert!(gpus.len() >= 2, "the default topology has 2 GPUs");
+        Env { kfd, render, gpus }
+    })
+}
+
+fn reserve(size: u64) -> u64 {
+    // SAFETY: anonymous PROT_NONE reservation.
+    let p = unsafe {
+        libc::mmap(std::ptr::null_mut(), size as usize, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE, -1, 0)
+    };
+    assert_ne!(p, libc::MAP_FAILED);
+    p as u64
+}
+
+struct Buf {
+    handle: u64,
+    va: u64,
+    size: u64,
+}
+
+const GTT: u32 = KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
+const VRAM: u32 = KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC;
+
+/// reserve VA → ALLOC(va) → mmap(render_fd, mmap_offset, MAP_FIXED).
+fn alloc_at(kfd: RawFd, render: RawFd, gpu: u32, va: u64, size: u64, flags: u32) -> Buf {
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: gpu, flags, ..Default::default() };
+    kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
+    // SAFETY: maps over our own reservation.
+    let p = unsafe {
+        libc::mmap(va as *mut c_void, size as usize, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_FIXED, render, a.mmap_offset as i64)
+    };
+    assert_eq!(p as u64, va, "render-node mmap: {}", Errno::last());
+    Buf { handle: a.handle, va, size }
+}
+
+fn alloc(gpu_idx: usize, size: u64, flags: u32) -> Buf {
+    let e = env();
+    alloc_at(e.kfd.as_raw_fd(), e.render[gpu_idx].as_raw_fd(), e.gpus[gpu_idx], reserve(size), size, flags)
+}
+
+fn map_on(kfd: RawFd, b: &Buf, gpus: &[u32]) -> Result<(), Errno> {
+    let mut a = kfd_ioctl_map_memory_to_gpu_args {
+        handle: b.handle,
+        device_ids_array_ptr: gpus.as_ptr() as u64,
+        n_devices: gpus.len() as u32,
+        n_success: 0,
+    };
+    kio(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut a)
+}
+
+fn map(b: &Buf, gpus: &[u32]) -> Result<(), Errno> {
+    map_on(env().kfd.as_raw_fd(), b, gpus)
+}
+
+fn unmap(b: &Buf, gpus: &[u32]) -> Result<(), Errno> {
+    let mut a = kfd_ioctl_unmap_memory_from_gpu_args {
+        handle: b.handle,
+        device_ids_array_ptr: gpus.as_ptr() as u64,
+        n_devices: gpus.len() as u32,
+        n_success: 0,
+    };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &mut a)
+}
+
+fn free(b: &Buf) -> Result<(), Errno> {
+    let mut a = kfd_ioctl_free_memory_of_gpu_args { handle: b.handle };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut a)
+}
+
+/// The dGPU event page: a 32 KiB GTT BO handed to the first CREATE_EVENT.
+fn event_page() -> u64 {
+    static PAGE: OnceLock<u64> = OnceLock::new();
+    *PAGE.get_or_init(|| {
+        let b = alloc(0, 32768, GTT);
+        map(&b, &env().gpus).unwrap();
+        let mut a = kfd_ioctl_create_event_args { event_page_offset: b.handle, event_type: KFD_IOC_EVENT_SIGNAL, auto_reset: 1, ..Default::default() };
+        kio(env().kfd.as_raw_fd(), AMDKFD_IOC_CREATE_EVENT, &mut a).unwrap();
+        b.va
+    })
+}
+
+fn create_event(kind: u32, auto_reset: bool) -> kfd_ioctl_create_event_args {
+    let _ = event_page();
+    let mut a = kfd_ioctl_create_event_args { event_type: kind, auto_reset: auto_reset as u32, ..Default::default() };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_CREATE_EVENT, &mut a).unwrap();
+    a
+}
+
+fn wait(ids: &[u32], timeout_ms: u32) -> (Result<(), Errno>, u32, Vec<kfd_event_data>) {
+    let mut evs: Vec<kfd_event_data> = ids.iter().map(|i| kfd_event_data { event_id: *i, ..Default::default() }).collect();
+    let mut w = kfd_ioctl_wait_events_args { events_ptr: evs.as_mut_ptr() as u64, num_events: ids.len() as u32, wait_for_all: 0, timeout: timeout_ms, wait_result: 99 };
+    let r = kio(env().kfd.as_raw_fd(), AMDKFD_IOC_WAIT_EVENTS, &mut w);
+    (r, w.wait_result, evs)
+}
+
+struct Sdma {
+    ring: Buf,
+    ptrs: Buf,
+    doorbell: *mut u64,
+    queue_id: u32,
+    wptr: u64,
+}
+
+fn create_sdma(gpu_idx: usize) -> Sdma {
+    let e = env();
+    let ring = alloc(gpu_idx, 65536, GTT);
+    let ptrs = alloc(gpu_idx, 4096, GTT);
+    map(&ring, &e.gpus[gpu_idx..=gpu_idx]).unwrap();
+    map(&ptrs, &e.gpus[gpu_idx..=gpu_idx]).unwrap();
+    let mut q = kfd_ioctl_create_queue_args {
+        ring_base_address: ring.va,
+        ring_size: 65536,
+        gpu_id: e.gpus[gpu_idx],
+        queue_type: KFD_IOC_QUEUE_TYPE_SDMA,
+        queue_percentage: 100,
+        queue_priority: 15,
+        read_pointer_address: ptrs.va,
+        write_pointer_address: ptrs.va + 8,
+        ..Default::default()
+    };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q).unwrap();
+    // SAFETY: maps the process doorbell slice of that GPU.
+    let base = unsafe {
+        libc::mmap(std::ptr::null_mut(), 8192, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, e.kfd.as_raw_fd(), (q.doorbell_offset & !0x1fff) as i64)
+    };
+    assert_ne!(base, libc::MAP_FAILED, "doorbell mmap: {}", Errno::last());
+    Sdma { ring, ptrs, doorbell: (base as u64 + (q.doorbell_offset & 0x1fff)) as *mut u64, queue_id: q.queue_id, wptr: 0 }
+}
+
+impl Sdma {
+    fn submit(&mut self, dw: &[u32]) {
+        for (i, d) in dw.iter().enumerate() {
+            let off = (self.wptr + i as u64 * 4) & (self.ring.size - 1);
+            // SAFETY: the ring is CPU-mapped read-write.
+            unsafe { *((self.ring.va + off) as *mut u32) = *d };
+        }
+        self.wptr += dw.len() as u64 * 4;
+        // SAFETY: the wptr slot and the doorbell are mapped.
+        unsafe {
+            *((self.ptrs.va + 8) as *mut u64) = self.wptr;
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+            std::ptr::write_volatile(self.doorbell, self.wptr);
+        }
+    }
+
+    fn destroy(self) -> (Buf, Buf) {
+        let mut d = kfd_ioctl_destroy_queue_args { queue_id: self.queue_id, pad: 0 };
+        kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_QUEUE, &mut d).unwrap();
+        (self.ring, self.ptrs)
+    }
+}
+
+/// Forks; the child runs `f` and exits with its return value. Returns the child's exit status.
+fn in_child(f: impl FnOnce() -> i32) -> i32 {
+    // SAFETY: the child only runs `f` then `_exit`s.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(101);
+        // SAFETY: terminate the child without running the parent's atexit handlers.
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(libc::WIFEXITED(status), "child died: status {status:#x}");
+    libc::WEXITSTATUS(status)
+}
+
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn get_version_is_1_17_and_unknown_nr_is_enotty() {
+    let Some(_g) = serial() else { return };
+    let e = env();
+    let mut v = kfd_ioctl_get_version_args::default();
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_GET_VERSION, &mut v).unwrap();
+    assert_eq!((v.major_version, v.minor_version), (1, 17));
+    assert_eq!(kio(e.kfd.as_raw_fd(), 0xc008_4b27, &mut v), Err(Errno::ENOTTY));
+    // The DKMS-only IPC ioctls are outside the upstream range.
+    assert_eq!(kio(e.kfd.as_raw_fd(), 0xc030_4b80, &mut [0u8; 48]), Err(Errno::ENOTTY));
+}
+
+#[test]
+fn apertures_are_gfx9_dgpu_svm() {
+    let Some(_g) = serial() else { return };
+    let e = env();
+    let mut a = kfd_ioctl_get_process_apertures_new_args::default();
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &mut a).unwrap();
+    assert_eq!(a.num_of_nodes as usize, e.gpus.len());
+    let mut ap = vec![kfd_process_device_apertures::default(); e.gpus.len()];
+    a.kfd_process_device_apertures_ptr = ap.as_mut_ptr() as u64;
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &mut a).unwrap();
+    for (i, x) in ap.iter().enumerate() {
+        assert_eq!(x.gpu_id, e.gpus[i]);
+        assert!(x.gpuvm_base > 0 && x.gpuvm_base <= 0x100_0000);
+        assert_eq!(x.gpuvm_limit, 0x7fff_ffff_ffff);
+    }
+}
+
+#[test]
+fn vram_alloc_cpu_mmap_map_free_rules() {
+    let Some(_g) = serial() else { return };
+    let e = env();
+    let kfd = e.kfd.as_raw_fd();
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: reserve(4096), size: 0, gpu_id: e.gpus[0], flags: VRAM, ..Default::default() };
+    assert_eq!(kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a), Err(Errno::EINVAL), "size 0");
+    a.size = 4096;
+    a.gpu_id = 0xdead;
+    assert_eq!(kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a), Err(Errno::EINVAL), "unknown gpu");
+
+    let b = alloc(0, 2 << 20, VRAM);
+    // SAFETY: CPU-mapped through the render node.
+    unsafe { std::ptr::write_bytes(b.va as *mut u8, 0xa5, b.size as usize) };
+    map(&b, &e.gpus).unwrap();
+    assert_eq!(free(&b), Err(Errno::EBUSY), "FREE while mapped");
+    let bogus = Buf { handle: (e.gpus[0] as u64) << 32 | 0x00ff_ffff, va: 0, size: 0 };
+    assert_eq!(map(&bogus, &e.gpus[..1]), Err(Errno::ENOMEM), "MAP of an unknown handle");
+    assert_eq!(unmap(&bogus, &e.gpus[..1]), Err(Errno::ENOMEM));
+    assert_eq!(free(&bogus), Err(Errno::EINVAL));
+    unmap(&b, &e.gpus).unwrap();
+    free(&b).unwrap();
+    // The CPU mapping outlives the BO (the vma holds the pages), as with a real GEM object.
+    // SAFETY: still mapped.
+    assert_eq!(unsafe { *(b.va as *const u8) }, 0xa5);
+}
+
+#[test]
+fn dmabuf_export_import_in_forked_child() {
+    let Some(_g) = serial() else { return };
+    let e = env();
+    let b = alloc(0, 1 << 20, VRAM);
+    // SAFETY: CPU-mapped.
+    unsafe {
+        for i in 0..b.size {
+            *((b.va + i) as *mut u8) = (i % 253) as u8;
+        }
+    }
+    let mut x = kfd_ioctl_export_dmabuf_args { handle: b.handle, flags: 0, dmabuf_fd: 0 };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_EXPORT_DMABUF, &mut x).unwrap();
+    // SAFETY: fresh fd from EXPORT_DMABUF.
+    let dmabuf = unsafe { OwnedFd::from_raw_fd(x.dmabuf_fd as RawFd) };
+    let parent_kfd = e.kfd.as_raw_fd();
+    let dfd = dmabuf.as_raw_fd();
+    let size = b.size;
+    let code = in_child(move || {
+        // The parent's /dev/kfd fd is not usable here.
+        let mut v = kfd_ioctl_get_version_args::default();
+        if kio(parent_kfd, AMDKFD_IOC_GET_VERSION, &mut v) != Err(Errno::EBADF) {
+            return 2;
+        }
+        let gpus = topology_gpus();
+        let kfd = open("/dev/kfd");
+        let render = open(&format!("/dev/dri/renderD{}", gpus[1].1));
+        let mut a = kfd_ioctl_acquire_vm_args { drm_fd: render.as_raw_fd() as u32, gpu_id: gpus[1].0 };
+        if kio(kfd.as_raw_fd(), AMDKFD_IOC_ACQUIRE_VM, &mut a).is_err() {
+            return 3;
+        }
+        let mut info = kfd_ioctl_get_dmabuf_info_args { dmabuf_fd: dfd as u32, ..Default::default() };
+        if kio(kfd.as_raw_fd(), AMDKFD_IOC_GET_DMABUF_INFO, &mut info).is_err() || info.size != size || info.gpu_id != gpus[0].0 {
+            return 4;
+        }
+        let va = reserve(size);
+        let mut im = kfd_ioctl_import_dmabuf_args { va_addr: va, gpu_id: gpus[1].0, dmabuf_fd: dfd as u32, handle: 0 };
+        if kio(kfd.as_raw_fd(), AMDKFD_IOC_IMPORT_DMABUF, &mut im).is_err() {
+            return 5;
+        }
+        if map_on(kfd.as_raw_fd(), &Buf { handle: im.handle, va, size }, &[gpus[1].0]).is_err() {
+            return 6;
+        }
+        // Read the parent's bytes through the dma-buf itself (amdgpu dma-bufs are mmappable).
+        // SAFETY: mapping the dma-buf fd read-only.
+        let q = unsafe { libc::mmap(std::ptr::null_mut(), size as usize, libc::PROT_READ, libc::MAP_SHARED, dfd, 0) };
+        if q == libc::MAP_FAILED {
+            return 7;
+        }
+        for i in (0..size).step_by(997) {
+            // SAFETY: mapped above.
+            if unsafe { *((q as u64 + i) as *const u8) } != (i % 253) as u8 {
+                return 8;
+            }
+        }
+        0
+    });
+    assert_eq!(code, 0, "child failed at step {code}");
+    assert_eq!(unmap(&b, &[]), Err(Errno::EINVAL), "n_devices == 0");
+    free(&b).unwrap();
+}
+
+#[test]
+fn forked_child_gets_ebadf_on_parent_kfd_fd() {
+    let Some(_g) = serial() else { return };
+    let kfd = env().kfd.as_raw_fd();
+    let code = in_child(move || {
+        let mut v = kfd_ioctl_get_version_args::default();
+        match kio(kfd, AMDKFD_IOC_GET_VERSION, &mut v) {
+            Err(Errno::EBADF) => 0,
+            _ => 1,
+        }
+    });
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn sdma_copy_fence_trap_and_wait_events() {
+    let Some(_g) = serial() else { return };
+    let e = env();
+    let slots = event_page();
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let mut q = create_sdma(0);
+    let src = alloc(0, 3 << 20, VRAM);
+    // Destination: two BOs on GPU 1 adjacent in VA, so the copy crosses a mapping boundary.
+    let region = reserve(3 << 20);
+    let dst_a = alloc_at(e.kfd.as_raw_fd(), e.render[1].as_raw_fd(), e.gpus[1], region, 2 << 20, VRAM);
+    let dst_b = alloc_at(e.kfd.as_raw_fd(), e.render[1].as_raw_fd(), e.gpus[1], region + (2 << 20), 1 << 20, VRAM);
+    let signal = alloc(0, 4096, GTT);
+    for b in [&src, &dst_a, &dst_b, &signal] {
+        map(b, &e.gpus).unwrap();
+    }
+    // SAFETY: CPU-mapped.
+    unsafe {
+        for i in 0..src.size {
+            *((src.va + i) as *mut u8) = (i * 7 % 251) as u8;
+        }
+    }
+    let mut dw = Vec::new();
+    sdma::copy_linear(&mut dw, region, src.va, 3 << 20);
+    sdma::fence(&mut dw, signal.va, 0xfeed).unwrap();
+    sdma::fence(&mut dw, slots + ev.event_slot_index as u64 * 8, ev.event_id).unwrap();
+    sdma::trap(&mut dw, ev.event_id).unwrap();
+    q.submit(&dw);
+    let (r, res, _) = wait(&[ev.event_id], 10_000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    // SAFETY: CPU-mapped.
+    unsafe {
+        assert_eq!(*(signal.va as *const u32), 0xfeed);
+        for i in (0..(3u64 << 20)).step_by(1021) {
+            assert_eq!(*((region + i) as *const u8), (i * 7 % 251) as u8, "byte {i:#x}");
+        }
+        assert_eq!(*(q.ptrs.va as *const u64), q.wptr, "rptr caught up");
+    }
+    // Unmapping the ring of a live queue is refused.
+    assert_eq!(unmap(&q.ring, &e.gpus[..1]), Err(Errno::EBUSY));
+    let (ring, ptrs) = q.destroy();
+    unmap(&ring, &e.gpus[..1]).unwrap();
+    unmap(&ptrs, &e.gpus[..1]).unwrap();
+}
+
+#[test]
+fn sdma_copy_from_unmapped_va_raises_memory_exception() {
+    let Some(_g) = serial() else { return };
+    let e = env();
+    let mem_ev = create_event(KFD_IOC_EVENT_MEMORY, false);
+    let mut q = create_sdma(1);
+    let dst = alloc(1, 4096, GTT);
+    map(&dst, &e.gpus[1..2]).unwrap();
+    let hole = reserve(1 << 20) + 0x5000;
+    let mut dw = Vec::new();
+    sdma::copy_linear(&mut dw, dst.va, hole + 0x20, 256);
+    q.submit(&dw);
+    let (r, res, evs) = wait(&[mem_ev.event_id], 10_000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    let d = evs[0].memory_exception_data();
+    assert_eq!(d.va, hole);
+    assert_eq!(d.gpu_id, e.gpus[1]);
+    assert_eq!((d.failure.NotPresent, d.failure.ReadOnly), (1, 0));
+    // The queue is stopped: a later FENCE never lands.
+    let mut dw = Vec::new();
+    sdma::fence(&mut dw, dst.va, 9).unwrap();
+    q.submit(&dw);
+    std::thread::sleep(Duration::from_millis(50));
+    // SAFETY: CPU-mapped.
+    assert_eq!(unsafe { *(dst.va as *const u32) }, 0);
+    let mut de = kfd_ioctl_destroy_event_args { event_id: mem_ev.event_id, pad: 0 };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut de).unwrap();
+    q.destroy();
+}
+
+#[test]
+fn create_queue_with_wrong_ring_mapping_size_is_einval() {
+    let Some(_g) = serial() else { return };
+    let e = env();
+    let ring = alloc(0, 65536, GTT);
+    let ptrs = alloc(0, 4096, GTT);
+    map(&ring, &e.gpus[..1]).unwrap();
+    map(&ptrs, &e.gpus[..1]).unwrap();
+    let mut q = kfd_ioctl_create_queue_args {
+        ring_base_address: ring.va,
+        ring_size: 32768, // the mapping is 64 KiB
+        gpu_id: e.gpus[0],
+        queue_type: KFD_IOC_QUEUE_TYPE_SDMA,
+        queue_percentage: 100,
+        read_pointer_address: ptrs.va,
+        write_pointer_address: ptrs.va + 8,
+        ..Default::default()
+    };
+    assert_eq!(kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q), Err(Errno::EINVAL));
+    // Nothing stays referenced: the buffers unmap.
+    unmap(&ring, &e.gpus[..1]).unwrap();
+    unmap(&ptrs, &e.gpus[..1]).unwrap();
+    free(&ring).unwrap();
+    free(&ptrs).unwrap();
+}
+
+#[test]
+fn wait_events_times_out() {
+    let Some(_g) = serial() else { return };
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let t = Instant::now();
+    let (r, res, _) = wait(&[ev.event_id], 50);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_TIMEOUT));
+    assert!(t.elapsed() >= Duration::from_millis(49));
+    let (r, res, _) = wait(&[ev.event_id], 0);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_TIMEOUT));
+    let mut s = kfd_ioctl_set_event_args { event_id: ev.event_id, pad: 0 };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_SET_EVENT, &mut s).unwrap();
+    assert_eq!(wait(&[ev.event_id], 0).1, KFD_IOC_WAIT_RESULT_COMPLETE);
+    // Auto-reset consumed it.
+    assert_eq!(wait(&[ev.event_id], 0).1, KFD_IOC_WAIT_RESULT_TIMEOUT);
+}
+
+// ------------------------------------------------------------------------------------------
+// Render node: GEM, PRIME and syncobjs across processes
+// ------------------------------------------------------------------------------------------
+
+use kfd_ioctl::amdgpu::*;
+use kfd_ioctl::drm::*;
+
+#[test]
+fn gem_bo_shared_by_prime_with_forked_child() {
+    let Some(_g) = serial() else { return };
+    let r = env().render[0].as_raw_fd();
+    let mut c = drm_amdgpu_gem_create::new(drm_amdgpu_gem_create_in { bo_size: 1 << 20, alignment: 4096, domains: AMDGPU_GEM_DOMAIN_GTT, domain_flags: 0 });
+    kio(r, DRM_IOCTL_AMDGPU_GEM_CREATE, &mut c).unwrap();
+    let h = c.output().handle;
+    let mut m = drm_amdgpu_gem_mmap::new(h);
+    kio(r, DRM_IOCTL_AMDGPU_GEM_MMAP, &mut m).unwrap();
+    // SAFETY: CPU mapping of the GEM BO.
+    let p = unsafe { libc::mmap(std::ptr::null_mut(), 1 << 20, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, r, m.output().addr_ptr as i64) };
+    assert_ne!(p, libc::MAP_FAILED);
+    // SAFETY: mapped above.
+    unsafe { std::ptr::write_bytes(p as *mut u8, 0x6b, 1 << 20) };
+    let mut ph = drm_prime_handle { handle: h, flags: DRM_RDWR, fd: -1 };
+    kio(r, DRM_IOCTL_PRIME_HANDLE_TO_FD, &mut ph).unwrap();
+    // SAFETY: fresh fd.
+    let dmabuf = unsafe { OwnedFd::from_raw_fd(ph.fd) };
+    let dfd = dmabuf.as_raw_fd();
+    let code = in_child(move || {
+        let gpus = topology_gpus();
+        let render = open(&format!("/dev/dri/renderD{}", gpus[1].1));
+        let mut im = drm_prime_handle { handle: 0, flags: 0, fd: dfd };
+        if kio(render.as_raw_fd(), DRM_IOCTL_PRIME_FD_TO_HANDLE, &mut im).is_err() {
+            return 2;
+        }
+        let mut m = drm_amdgpu_gem_mmap::new(im.handle);
+        if kio(render.as_raw_fd(), DRM_IOCTL_AMDGPU_GEM_MMAP, &mut m).is_err() {
+            return 3;
+        }
+        // SAFETY: CPU mapping of the imported BO.
+        let q = unsafe { libc::mmap(std::ptr::null_mut(), 1 << 20, libc::PROT_READ, libc::MAP_SHARED, render.as_raw_fd(), m.output().addr_ptr as i64) };
+        if q == libc::MAP_FAILED {
+            return 4;
+        }
+        // SAFETY: mapped.
+        if unsafe { *((q as u64 + 12345) as *const u8) } != 0x6b {
+            return 5;
+        }
+        0
+    });
+    assert_eq!(code, 0, "child failed at step {code}");
+    let mut gc = drm_gem_close { handle: h, pad: 0 };
+    kio(r, DRM_IOCTL_GEM_CLOSE, &mut gc).unwrap();
+    assert_eq!(kio(r, DRM_IOCTL_GEM_CLOSE, &mut gc), Err(Errno::EINVAL));
+}
+
+#[test]
+fn syncobj_signaled_by_forked_child() {
+    let Some(_g) = serial() else { return };
+    let r = env().render[0].as_raw_fd();
+    let mut c = drm_syncobj_create { handle: 0, flags: 0 };
+    kio(r, DRM_IOCTL_SYNCOBJ_CREATE, &mut c).unwrap();
+    let mut x = drm_syncobj_handle { handle: c.handle, flags: 0, fd: -1, pad: 0, point: 0 };
+    kio(r, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &mut x).unwrap();
+    // SAFETY: fresh fd.
+    let sfd = unsafe { OwnedFd::from_raw_fd(x.fd) };
+    let fd = sfd.as_raw_fd();
+    // SAFETY: plain fork; the child signals and _exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        std::thread::sleep(Duration::from_millis(30));
+        let gpus = topology_gpus();
+        let render = open(&format!("/dev/dri/renderD{}", gpus[0].1));
+        let mut i = drm_syncobj_handle { handle: 0, flags: 0, fd, pad: 0, point: 0 };
+        let ok = kio(render.as_raw_fd(), DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &mut i).is_ok() && {
+            let hs = [i.handle];
+            let mut a = drm_syncobj_array { handles: hs.as_ptr() as u64, count_handles: 1, pad: 0 };
+            kio(render.as_raw_fd(), DRM_IOCTL_SYNCOBJ_SIGNAL, &mut a).is_ok()
+        };
+        // SAFETY: leave the child.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let hs = [c.handle];
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let deadline = ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64 + 5_000_000_000;
+    let mut w = drm_syncobj_wait { handles: hs.as_ptr() as u64, timeout_nsec: deadline, count_handles: 1, flags: DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, first_signaled: 9, pad: 0, deadline_nsec: 0 };
+    kio(r, DRM_IOCTL_SYNCOBJ_WAIT, &mut w).unwrap();
+    assert_eq!(w.first_signaled, 0);
+    let mut status = 0;
+    // SAFETY: our child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    let mut d = drm_syncobj_destroy { handle: c.handle, pad: 0 };
+    kio(r, DRM_IOCTL_SYNCOBJ_DESTROY, &mut d).unwrap();
+}

@@ -88,7 +88,7 @@ impl Runtime {
                 unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len as usize) };
                 Ok(())
             }
-            (Loc::Vram(a), Loc::Vram(b)) if a != b => self.memcpy_cross_device(dst, b, src, a, len, s),
+            (Loc::Vram(ddev), Loc::Vram(sdev)) if ddev != sdev => self.memcpy_cross_device(dst, ddev, src, sdev, len, s),
             (Loc::Pageable, other) => self.memcpy_to_pageable(dst, src, len, other, s),
             (other, Loc::Pageable) => self.memcpy_from_pageable(dst, src, len, other, s, sync),
             (d, sr) => {
@@ -266,7 +266,7 @@ impl Runtime {
             }
         };
         if let Some(slot) = edges {
-            self.deferred.lock().push((f.clone(), slot));
+            self.defer_free(f.clone(), slot);
         }
         if sync || !Arc::ptr_eq(&es, s) {
             self.fence_wait(&f)?;
@@ -275,8 +275,13 @@ impl Runtime {
         Ok(())
     }
 
-    /// Frees the memset pattern slots whose work is done.
-    fn reclaim_deferred(&self) {
+    /// Frees signal slot `s` once `f` is done (the engine may still write or read it).
+    pub fn defer_free(&self, f: Fence, s: Signal) {
+        self.deferred.lock().push((f, s));
+    }
+
+    /// Frees the deferred slots whose work is done.
+    pub fn reclaim_deferred(&self) {
         let done: Vec<Signal> = {
             let mut d = self.deferred.lock();
             let (done, pending): (Vec<_>, Vec<_>) = d.drain(..).partition(|(f, _)| f.done());

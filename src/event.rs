@@ -31,12 +31,15 @@ impl Runtime {
         Ok(Event { flags, dev, ts, fence: Mutex::new(None) })
     }
 
+    /// Releases an event without waiting for its record; the timestamp slot is given back once
+    /// the engine can no longer write it.
     pub fn event_destroy(&self, e: &Event) {
-        if let Some(f) = e.fence.lock().take() {
-            let _ = self.fence_wait(&f);
-        }
+        let fence = e.fence.lock().take();
         if let Some(s) = e.ts {
-            self.signal_free(s);
+            match fence {
+                Some(f) if !f.done() => self.defer_free(f, s),
+                _ => self.signal_free(s),
+            }
         }
     }
 
@@ -71,7 +74,12 @@ impl Runtime {
     /// event has timing disabled or was never recorded, `hipErrorNotReady` when either is pending.
     pub fn event_elapsed(&self, start: &Event, stop: &Event) -> Result<f32, hipError_t> {
         let (Some(t0), Some(t1)) = (start.ts, stop.ts) else { return Err(hipError_t::hipErrorInvalidHandle) };
-        let (f0, f1) = (start.fence.lock().clone(), stop.fence.lock().clone());
+        if start.dev != stop.dev {
+            return Err(hipError_t::hipErrorInvalidHandle);
+        }
+        // One lock at a time: `start` and `stop` may be the same event.
+        let f0 = start.fence.lock().clone();
+        let f1 = stop.fence.lock().clone();
         let (Some(f0), Some(f1)) = (f0, f1) else { return Err(hipError_t::hipErrorInvalidHandle) };
         self.check_fault()?;
         if !f0.done() || !f1.done() {

@@ -42,6 +42,9 @@ impl Runtime {
     /// GPU-maps it on the devices `map_on`. Nothing is left behind on failure.
     /// Errors: `hipErrorOutOfMemory` (VA or memory exhausted), `hipErrorInvalidValue`.
     pub fn bo_alloc(&self, owner: usize, size: u64, flags: u32, map_on: &[usize], cpu: bool) -> Result<Bo, hipError_t> {
+        if size > self.va.aperture().1 {
+            return Err(hipError_t::hipErrorOutOfMemory);
+        }
         let size = align_up(size.max(1), PAGE_SIZE);
         let align = if size >= LARGE_ALIGN { LARGE_ALIGN } else { PAGE_SIZE };
         let va = self.va.alloc(size, align).ok_or(hipError_t::hipErrorOutOfMemory)?;
@@ -204,11 +207,12 @@ impl Runtime {
         Ok(base)
     }
 
-    /// `hipHostMalloc`: `size` bytes of pinned system memory, mapped on every device.
-    pub fn mem_alloc_host(&self, size: u64, flags: u32) -> Result<u64, hipError_t> {
+    /// `hipHostMalloc`: `size` bytes of pinned system memory, mapped on every device; `dev` (the
+    /// current device) owns the BO and is the device `hipPointerGetAttributes` reports.
+    pub fn mem_alloc_host(&self, dev: usize, size: u64, flags: u32) -> Result<u64, hipError_t> {
         let coherent = flags & 0x8000_0000 == 0;
         let all: Vec<usize> = (0..self.devices.len()).collect();
-        let bo = self.bo_alloc(0, size, gtt_flags(coherent), &all, true)?;
+        let bo = self.bo_alloc(dev, size, gtt_flags(coherent), &all, true)?;
         let base = bo.va;
         self.allocs.insert(Allocation { base, size, kind: MemKind::Host, flags, bo });
         Ok(base)

@@ -25,7 +25,9 @@ fn open_fds() -> usize {
 fn alloc_free_cycles_leak_no_fd_and_no_memory() {
     let mut free0 = 0;
     let mut total = 0;
-    let p = malloc(4096); // make sure the runtime is up before counting
+    // Bring the runtime up, with the null stream's queue, before counting.
+    let p = malloc(4096);
+    ok(hipMemset(p, 0, 4096));
     ok(hipFree(p));
     ok(hipMemGetInfo(&mut free0, &mut total));
     let fds = open_fds();

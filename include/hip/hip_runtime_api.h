@@ -769,14 +769,15 @@ hipError_t hipMemsetD32(hipDeviceptr_t dest, int value, size_t count);
 // `hipMemsetD32Async`.
 hipError_t hipMemsetD32Async(hipDeviceptr_t dest, int value, size_t count, hipStream_t stream);
 
-// `hipPointerGetAttributes`: what `ptr` points into. Errors: `hipErrorInvalidValue` for null
-// arguments and for memory the runtime does not know (AMD's behaviour; CUDA reports
-// "unregistered" instead).
+// `hipPointerGetAttributes`: what `ptr` points into. Host memory the runtime does not know is
+// reported as `hipMemoryTypeUnregistered` on `hipInvalidDeviceId` (HIP ≥ 6, CUDA's rule); an
+// address inside the GPU aperture that no allocation holds (freed, closed) is
+// `hipErrorInvalidValue`, as are null arguments.
 hipError_t hipPointerGetAttributes(struct hipPointerAttribute_t *attributes, const void *ptr);
 
 // `hipMemGetAddressRange`: base and size (bytes) of the allocation containing `dptr`, found in
 // O(log n). Either out-pointer may be null. Errors: `hipErrorNotFound` when `dptr` is in no
-// allocation (one past the end included), `hipErrorInvalidValue` when both outs are null.
+// allocation (one past the end included).
 hipError_t hipMemGetAddressRange(hipDeviceptr_t *pbase, size_t *psize, hipDeviceptr_t dptr);
 
 // `hipStreamCreate`: a blocking stream on the current device. Null: `hipErrorInvalidValue`.

@@ -46,9 +46,9 @@ pub extern "C" fn hipHostMalloc(ptr: *mut *mut c_void, size: usize, flags: c_uin
         if size == 0 {
             return write_out(ptr, std::ptr::null_mut());
         }
-        let rt = runtime()?;
+        let (rt, d) = rt_dev()?;
         write_out(ptr, std::ptr::null_mut())?;
-        let base = rt.mem_alloc_host(size as u64, flags)?;
+        let base = rt.mem_alloc_host(d, size as u64, flags)?;
         write_out(ptr, base as *mut c_void)
     })
 }
@@ -202,11 +202,10 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
 
 /// `hipMemGetAddressRange`: base and size (bytes) of the allocation containing `dptr`, found in
 /// O(log n). Either out-pointer may be null. Errors: `hipErrorNotFound` when `dptr` is in no
-/// allocation (one past the end included), `hipErrorInvalidValue` when both outs are null.
+/// allocation (one past the end included).
 #[no_mangle]
 pub extern "C" fn hipMemGetAddressRange(pbase: *mut hipDeviceptr_t, psize: *mut usize, dptr: hipDeviceptr_t) -> hipError_t {
     api(|| {
-        check(!pbase.is_null() || !psize.is_null())?;
         let rt = runtime()?;
         let a = rt.allocs.find(dptr as u64).ok_or(hipError_t::hipErrorNotFound)?;
         if !pbase.is_null() {

@@ -7,6 +7,7 @@ mod device;
 mod event;
 mod log;
 mod memory;
+mod peer;
 mod queue;
 mod runtime;
 mod signal;

@@ -8,5 +8,6 @@ pub mod device_props;
 pub mod error;
 pub mod event;
 pub mod memory;
+pub mod peer;
 pub mod stream;
 pub mod types;

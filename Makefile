@@ -4,7 +4,7 @@ REL     := $(CURDIR)/target/release
 KFDSIM  := $(REL)/kfdsim
 CONF    := $(MAKE) -C hip-conformance HIPKFD_LIB=$(REL) KFDSIM=$(KFDSIM)
 
-.PHONY: all build demo test header clean
+.PHONY: all build demo test bench header clean
 
 all: build
 
@@ -16,6 +16,11 @@ build:
 ## The main job: the C demo on two simulated GPUs.
 demo: build
 	@$(CONF) demo
+
+## hipMemcpyPeer bandwidth (4 KiB..1 GiB) and small-copy latency as ratios to host memcpy, on
+## kfd-sim (a report, not part of `test`). BENCH_TOPOLOGY=pcie-p2p-2, BENCH_MAX_MIB=256 to vary.
+bench: build
+	@$(CONF) bench $(if $(BENCH_TOPOLOGY),BENCH_TOPOLOGY=$(BENCH_TOPOLOGY)) $(if $(BENCH_MAX_MIB),BENCH_MAX_MIB=$(BENCH_MAX_MIB))
 
 ## Rust tests (each test binary runs under kfdsim) and the C conformance suite.
 ## The last line is `N passed, N failed`.

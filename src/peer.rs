@@ -209,6 +209,21 @@ impl Runtime {
         res
     }
 
+    /// `hipDeviceReset` of `dev`: disables `dev`'s access to every peer (unmapping) and every
+    /// peer's access to `dev` (whose allocations the reset has freed).
+    pub fn peer_reset(&self, dev: usize) -> Result<(), hipError_t> {
+        for p in 0..self.devices.len() {
+            if self.peer_enabled(dev, p) {
+                self.peer_disable(dev, p)?;
+            }
+        }
+        let mut en = self.peer.enabled.write();
+        for row in en.iter_mut() {
+            row[dev] = false;
+        }
+        Ok(())
+    }
+
     /// The peer-copy queues of `dev` (created on first use): SDMA_XGMI queues when `xgmi`, else
     /// SDMA queues, up to one per engine the topology reports, at most [`MAX_PEER_QUEUES`].
     fn peer_queues(&self, dev: usize, xgmi: bool) -> Result<Vec<Arc<SdmaQueue>>, hipError_t> {

@@ -563,3 +563,20 @@ TEST(peer_mem_get_address_range)
     HIP_OK(hipHostFree(h));
     CHECK_HIP(hipMemGetAddressRange(&base, &size, d), hipErrorNotFound);
 }
+
+/* hipDeviceReset ends the device's peer access (both directions). */
+TEST(peer_device_reset_ends_access)
+{
+    REQUIRE_GPUS(2);
+    if (!can_access(0, 1))
+        SKIP("GPUs 0 and 1 cannot access each other");
+    enable_both(0, 1);
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipDeviceReset());
+    CHECK_HIP(hipDeviceDisablePeerAccess(1), hipErrorPeerAccessNotEnabled);
+    HIP_OK(hipSetDevice(1));
+    CHECK_HIP(hipDeviceDisablePeerAccess(0), hipErrorPeerAccessNotEnabled);
+    HIP_OK(hipSetDevice(0));
+    CHECK_HIP(hipDeviceEnablePeerAccess(1, 0), hipSuccess);
+    peer_copy_check(1, 0, 1 * MiB + 3, 0, 0, 0);
+}

@@ -280,13 +280,13 @@ TEST(peer_memcpy_large)
     REQUIRE_GPUS(2);
     int n = ndev();
     for (int how = 0; how < 5; how++)
-        peer_copy_check(0, n - 1, 40 * MiB + 4096 + 3, 1, 7, how);
+        peer_copy_check(0, n - 1, 17 * MiB + 4096 + 3, 1, 7, how);
     if (!can_access(0, n - 1))
         return;
     enable_both(0, n - 1);
     for (int how = 0; how < 5; how++)
-        peer_copy_check(n - 1, 0, 40 * MiB + 4096 + 3, 3, 1, how);
-    peer_copy_check(0, n - 1, 64 * MiB, 0, 0, 0);
+        peer_copy_check(n - 1, 0, 17 * MiB + 4096 + 3, 3, 1, how);
+    peer_copy_check(0, n - 1, 32 * MiB, 0, 0, 0);
 }
 
 /* Allocations made before and after hipDeviceEnablePeerAccess are both reachable. */

@@ -631,8 +631,8 @@ hipError_t hipDeviceGet(hipDevice_t *device, int ordinal);
 // `hipDeviceSynchronize`: waits for all work of the current device.
 hipError_t hipDeviceSynchronize(void);
 
-// `hipDeviceReset`: waits for the current device, then destroys its streams and frees its
-// allocations.
+// `hipDeviceReset`: waits for the current device, then destroys its streams, frees its
+// allocations and ends its peer access (both directions, as a destroyed CUDA context does).
 hipError_t hipDeviceReset(void);
 
 // `hipGetDevicePropertiesR0600` (what `hipGetDeviceProperties` means in ROCm ≥ 6 headers).

@@ -363,41 +363,41 @@ impl Runtime {
     }
 
     /// A copy through the two pinned staging buffers: source engine → buffer, then destination
-    /// engine → VRAM, each leg ordered by POLL_REGMEM on the other's fence. Returns the fence of
-    /// the last destination leg.
+    /// engine → VRAM, each leg ordered by POLL_REGMEM on the other's fence; chunk k runs on
+    /// queue k mod n of each device, so consecutive chunks overlap on different engines. Returns
+    /// the last destination-leg fence of every queue used.
     fn copy_staged(&self, dst: u64, ddev: usize, src: u64, sdev: usize, len: u64, waits: &[Fence]) -> Result<Vec<Fence>, hipError_t> {
         let sq = self.peer_queues(sdev, false)?;
         let dq = self.peer_queues(ddev, false)?;
-        let (sq, dq) = (&sq[0], &dq[0]);
         let mut bufs = self.peer.staging.lock();
         while bufs.len() < 2 {
             let all: Vec<usize> = (0..self.devices.len()).collect();
             let bo = self.bo_alloc(0, PEER_STAGING_SIZE, gtt_flags(false), &all, false)?;
             bufs.push((bo, None));
         }
-        let mut last = None;
+        let mut last: Vec<Option<Fence>> = vec![None; dq.len()];
         let mut off = 0;
         let mut k = 0;
         while off < len {
             let n = (len - off).min(PEER_STAGING_SIZE);
             let (bo, used) = &mut bufs[k % 2];
-            let mut w: Vec<Fence> = if k == 0 { waits.to_vec() } else { vec![] };
+            let mut w: Vec<Fence> = if k < 2 { waits.to_vec() } else { vec![] };
             w.extend(used.take());
             let va = bo.va;
-            let a = self.submit_after(sq, &w, |pk| {
+            let a = self.submit_after(&sq[k % sq.len()], &w, |pk| {
                 sdma::copy_linear(pk, va, src + off, n);
                 Ok(())
             })?;
-            let b = self.submit_after(dq, &[a], |pk| {
+            let b = self.submit_after(&dq[k % dq.len()], &[a], |pk| {
                 sdma::copy_linear(pk, dst + off, va, n);
                 Ok(())
             })?;
             *used = Some(b.clone());
-            last = Some(b);
+            last[k % dq.len()] = Some(b);
             off += n;
             k += 1;
         }
-        Ok(last.into_iter().collect())
+        Ok(last.into_iter().flatten().collect())
     }
 }
 

@@ -229,6 +229,8 @@ impl Runtime {
         for d in 0..self.devices.len() {
             self.device_sync(d)?;
         }
+        // Keeps hipDeviceEnablePeerAccess from mapping the BO while it is being freed.
+        let _peers = self.peer_guard();
         let a = self.allocs.remove(base).ok_or(hipError_t::hipErrorInvalidValue)?;
         self.bo_free(&a.bo);
         Ok(())

@@ -129,6 +129,11 @@ impl Runtime {
         (g, v)
     }
 
+    /// Holds peer enable/disable off (while an allocation is freed).
+    pub fn peer_guard(&self) -> RwLockReadGuard<'_, Vec<Vec<bool>>> {
+        self.peer.enabled.read()
+    }
+
     /// `hipDeviceEnablePeerAccess(peer, flags)` from device `dev`: maps every VRAM allocation
     /// of `peer` into `dev`'s GPUVM, one `MAP_MEMORY_TO_GPU` per BO, and later ones as they come.
     /// Errors (clr `hipDeviceEnablePeerAccess` order): `hipErrorInvalidValue` (flags ≠ 0),

@@ -85,6 +85,9 @@ pub struct PeerState {
     /// The two pinned staging buffers (mapped on every device), each with the fence of the
     /// last copy that reads it.
     staging: Mutex<Vec<(Bo, Option<Fence>)>>,
+    /// Recent stream markers of peer copies, with the copy fences each one stands for: a later
+    /// copy waits for those directly (FIFO on the same queue) instead of for the marker.
+    markers: Mutex<Vec<(Fence, Vec<Fence>)>>,
 }
 
 impl PeerState {
@@ -95,6 +98,7 @@ impl PeerState {
             next: AtomicUsize::new(0),
             uses: Mutex::new(vec![]),
             staging: Mutex::new(vec![]),
+            markers: Mutex::new(vec![]),
         }
     }
 }
@@ -299,6 +303,19 @@ impl Runtime {
                 waits.extend(s.last_fence());
             }
         }
+        // A wait for the marker of an earlier peer copy is a wait for that copy's fences.
+        {
+            let mut m = self.peer.markers.lock();
+            m.retain(|(f, _)| !f.done());
+            let mut expanded = Vec::with_capacity(waits.len());
+            for w in waits {
+                match m.iter().find(|(f, _)| Arc::ptr_eq(&f.queue, &w.queue) && f.seq == w.seq) {
+                    Some((_, copies)) => expanded.extend(copies.iter().filter(|c| !c.done()).cloned()),
+                    None => expanded.push(w),
+                }
+            }
+            waits = expanded;
+        }
         let done = {
             let en = self.peer.enabled.read();
             let engine = if en[sdev][ddev] {
@@ -334,7 +351,12 @@ impl Runtime {
             }
         }
         for m in &markers {
-            self.stream_submit(m, &done, |_| Ok(()))?;
+            let f = self.stream_submit(m, &done, |_| Ok(()))?;
+            let mut ms = self.peer.markers.lock();
+            if ms.len() >= 64 {
+                ms.remove(0);
+            }
+            ms.push((f, done.clone()));
         }
         if sync {
             for f in &done {

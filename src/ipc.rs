@@ -764,3 +764,33 @@ impl Runtime {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handle_round_trip_and_rejects() {
+        let h = Handle { kind: KIND_MEM, instance: [1; 16], token: [2; 16], size: 4096, offset: 100 };
+        let b = h.to_bytes();
+        assert_eq!(&b[0..4], b"HKIP");
+        assert_eq!(Handle::parse(&b, KIND_MEM), Some(h));
+        assert_eq!(Handle::parse(&b, KIND_EVENT), None);
+        assert_eq!(Handle::parse(&[0; 64], KIND_MEM), None);
+        let mut bad = b;
+        bad[60] = 1;
+        assert_eq!(Handle::parse(&bad, KIND_MEM), None);
+        let past = Handle { offset: 4096, ..h }.to_bytes();
+        assert_eq!(Handle::parse(&past, KIND_MEM), None);
+        let e = Handle { kind: KIND_EVENT, size: 0, offset: 0, ..h };
+        assert_eq!(Handle::parse(&e.to_bytes(), KIND_EVENT), Some(e));
+    }
+
+    #[test]
+    fn ids_are_random_and_names_differ() {
+        let (a, b) = (random_id(), random_id());
+        assert_ne!(a, b);
+        assert_ne!(socket_name(&a), socket_name(&b));
+        assert!(socket_name(&a).starts_with(b"hipkfd-ipc-"));
+    }
+}

@@ -238,7 +238,7 @@ impl Ipc {
             return Ok(());
         }
         let start = || -> Result<OwnedFd, Errno> {
-            let fd = socket(AddressFamily::Unix, SockType::SeqPacket, SockFlag::SOCK_CLOEXEC, None)?;
+            let fd = socket(AddressFamily::Unix, SockType::SeqPacket, SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK, None)?;
             bind(fd.as_raw_fd(), &UnixAddr::new_abstract(&socket_name(&self.instance))?)?;
             listen(&fd, Backlog::new(256)?)?;
             Ok(fd)
@@ -256,21 +256,52 @@ impl Ipc {
         Ok(())
     }
 
-    /// The server loop: one request per connection.
+    /// The server loop: one request per connection. Connections are served as their request
+    /// arrives (poll), so a client that connects and stays silent delays nobody; it is dropped
+    /// after [`IO_TIMEOUT_MS`].
     fn serve(&self, listener: RawFd) {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        use std::os::fd::{AsFd, BorrowedFd};
+        use std::time::{Duration, Instant};
+        // SAFETY: the listening socket is owned by `self.server`, which is never cleared: the fd
+        // stays open for the life of the process.
+        let lfd = unsafe { BorrowedFd::borrow_raw(listener) };
+        let mut conns: Vec<(OwnedFd, Instant)> = vec![];
+        let idle = Duration::from_millis(IO_TIMEOUT_MS as u64);
         loop {
-            let conn = match accept4(listener, SockFlag::SOCK_CLOEXEC) {
-                // SAFETY: accept4 returned a new fd that nobody else owns.
-                Ok(c) => unsafe { OwnedFd::from_raw_fd(c) },
-                Err(Errno::EINTR) | Err(Errno::ECONNABORTED) => continue,
-                Err(e) => {
-                    crate::log::hipkfd_log!("IPC accept: {e}");
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                    continue;
+            let now = Instant::now();
+            conns.retain(|(_, t)| now.duration_since(*t) < idle);
+            let ready: Vec<bool> = {
+                let mut fds = vec![PollFd::new(lfd, PollFlags::POLLIN)];
+                fds.extend(conns.iter().map(|(c, _)| PollFd::new(c.as_fd(), PollFlags::POLLIN)));
+                let timeout = if conns.is_empty() { PollTimeout::NONE } else { PollTimeout::from(100u16) };
+                match poll(&mut fds, timeout) {
+                    Ok(_) => fds.iter().map(|f| f.revents().is_some_and(|r| !r.is_empty())).collect(),
+                    Err(Errno::EINTR) => continue,
+                    Err(e) => {
+                        crate::log::hipkfd_log!("IPC poll: {e}");
+                        std::thread::sleep(Duration::from_millis(10));
+                        continue;
+                    }
                 }
             };
-            let _ = set_timeouts(&conn);
-            self.answer(&conn);
+            for i in (0..conns.len()).rev() {
+                if ready[i + 1] {
+                    let (c, _) = conns.swap_remove(i);
+                    self.answer(&c);
+                }
+            }
+            if ready[0] {
+                match accept4(listener, SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK) {
+                    // SAFETY: accept4 returned a new fd that nobody else owns.
+                    Ok(c) => conns.push((unsafe { OwnedFd::from_raw_fd(c) }, Instant::now())),
+                    Err(Errno::EINTR) | Err(Errno::ECONNABORTED) | Err(Errno::EAGAIN) => {}
+                    Err(e) => {
+                        crate::log::hipkfd_log!("IPC accept: {e}");
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                }
+            }
         }
     }
 

@@ -609,6 +609,90 @@ TEST(hipIpcMem_dead_exporter)
     HIP_OK(hipFree(src));
 }
 
+static void stopped_exporter(int fd, void *arg)
+{
+    (void)arg;
+    void *a = dev_pattern(1 * MiB, 55);
+    hipIpcMemHandle_t h;
+    HIP_OK(hipIpcGetMemHandle(&h, a));
+    xsend(fd, &h, sizeof h);
+    CHECK(recv_u64(fd) == 1);
+    check_dev_pattern(a, 1 * MiB, 56);
+    HIP_OK(hipFree(a));
+}
+
+/* A live exporter that does not answer (stopped with SIGSTOP): the open gives
+ * up after the 1 s I/O timeout instead of hanging (rocm-systems#9827), and
+ * works again once the exporter runs. */
+TEST(hipIpcMem_stopped_exporter_never_hangs)
+{
+    struct peer exp = spawn(stopped_exporter, NULL);
+    hipIpcMemHandle_t h;
+    xrecv(exp.fd, &h, sizeof h);
+    importer_device();
+    REQUIRE(kill(exp.pid, SIGSTOP) == 0);
+    int st = 0;
+    REQUIRE(waitpid(exp.pid, &st, WUNTRACED) == exp.pid && WIFSTOPPED(st)); /* really stopped */
+    void *p = NULL;
+    double t0 = hc_now_ms();
+    hipError_t e = hipIpcOpenMemHandle(&p, h, 1);
+    double dt = hc_now_ms() - t0;
+    kill(exp.pid, SIGCONT);
+    CHECKF(e == hipErrorInvalidDevicePointer, "open with a stopped exporter: %s", hipGetErrorName(e));
+    CHECKF(dt < 1500.0, "open with a stopped exporter took %.0f ms", dt);
+    HIP_OK(hipIpcOpenMemHandle(&p, h, 1));
+    check_dev_pattern(p, 1 * MiB, 55);
+    void *src = dev_pattern(1 * MiB, 56);
+    HIP_OK(hipMemcpy(p, src, 1 * MiB, hipMemcpyDeviceToDevice));
+    HIP_OK(hipIpcCloseMemHandle(p));
+    HIP_OK(hipFree(src));
+    send_u64(exp.fd, 1);
+    join(&exp, "exporter");
+}
+
+/* Connects to the exporter's fd server without saying anything. The socket
+ * name is hipkfd's: "\0hipkfd-ipc-" + hex of handle bytes 8..24. */
+static int silent_client(const hipIpcMemHandle_t *h)
+{
+    struct sockaddr_un { sa_family_t sun_family; char sun_path[108]; } a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    int n = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "hipkfd-ipc-");
+    for (int i = 8; i < 24; i++)
+        n += snprintf(a.sun_path + 1 + n, sizeof a.sun_path - 1 - n, "%02x", ((const unsigned char *)h)[i]);
+    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    REQUIRE(s >= 0);
+    REQUIREF(connect(s, (struct sockaddr *)&a, (socklen_t)(sizeof(sa_family_t) + 1 + n)) == 0, "connect: %s",
+             strerror(errno));
+    return s;
+}
+
+/* Clients that connect and stay silent do not hold up other importers. */
+TEST(hipIpcMem_silent_clients_do_not_block_others)
+{
+    struct peer exp = spawn(stopped_exporter, NULL);
+    hipIpcMemHandle_t h;
+    xrecv(exp.fd, &h, sizeof h);
+    int silent[16];
+    for (int i = 0; i < 16; i++)
+        silent[i] = silent_client(&h);
+    importer_device();
+    void *p = NULL;
+    double t0 = hc_now_ms();
+    HIP_OK(hipIpcOpenMemHandle(&p, h, 1));
+    double dt = hc_now_ms() - t0;
+    CHECKF(dt < 500.0, "open behind 16 silent clients took %.0f ms", dt);
+    check_dev_pattern(p, 1 * MiB, 55);
+    void *src = dev_pattern(1 * MiB, 56);
+    HIP_OK(hipMemcpy(p, src, 1 * MiB, hipMemcpyDeviceToDevice));
+    HIP_OK(hipIpcCloseMemHandle(p));
+    HIP_OK(hipFree(src));
+    for (int i = 0; i < 16; i++)
+        close(silent[i]);
+    send_u64(exp.fd, 1);
+    join(&exp, "exporter");
+}
+
 /* ---- PID namespaces ------------------------------------------------------- */
 
 /* Runs fn in a new PID namespace as its pid 1 (unshare(CLONE_NEWPID) + fork),

@@ -704,7 +704,11 @@ impl Runtime {
                 // A racing first call may have won: use its page.
                 let _ = e.ipc.set(page);
                 let page = e.ipc.get().expect("just set").clone();
-                ipc.exports.lock().by_token.insert(page.token, Export::Event(Arc::downgrade(&page)));
+                let mut ex = ipc.exports.lock();
+                // Forget the tokens of destroyed events while here.
+                ex.by_token.retain(|_, x| !matches!(x, Export::Event(w) if w.strong_count() == 0));
+                ex.by_token.insert(page.token, Export::Event(Arc::downgrade(&page)));
+                drop(ex);
                 page
             }
         };

@@ -8,6 +8,7 @@
 
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::mmap::*;
+use kfd_ioctl::sdma::{self, AtomicOp, Packet};
 use libc::{c_ulong, c_void};
 use nix::errno::Errno;
 use std::ffi::CString;
@@ -105,8 +106,13 @@ const HSAKMT_VRAM: u32 = KFD_IOC_ALLOC_MEM_FLAGS_VRAM
 /// Re-runs this executable's test `name` under `kfdsim run --topology <topology>` and asserts it
 /// passed there. Returns false in that child (the caller then runs the body).
 fn rerun_under(topology: &str, name: &str) -> bool {
+    rerun_with(topology, name, &[]).is_some()
+}
+
+/// As [`rerun_under`], with `envs` set for the child; returns the child's stderr (None in the child).
+fn rerun_with(topology: &str, name: &str, envs: &[(&str, &str)]) -> Option<String> {
     if std::env::var(CHILD_ENV).is_ok_and(|v| v == name) {
-        return false;
+        return None;
     }
     let exe = std::env::current_exe().unwrap();
     let kfdsim: PathBuf = exe.parent().unwrap().parent().unwrap().join("kfdsim");
@@ -116,6 +122,7 @@ fn rerun_under(topology: &str, name: &str) -> bool {
         .arg(&exe)
         .args(["--exact", name, "--test-threads=1"])
         .env(CHILD_ENV, name)
+        .envs(envs.iter().copied())
         .output()
         .expect("kfdsim runs");
     let so = String::from_utf8_lossy(&out.stdout);
@@ -128,7 +135,7 @@ fn rerun_under(topology: &str, name: &str) -> bool {
         indent(&so),
         indent(&String::from_utf8_lossy(&out.stderr))
     );
-    true
+    Some(String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 /// The libhsakmt 5.2 VRAM sequence (`fmm_allocate_device` without HostAccess): ALLOC at a reserved
@@ -256,4 +263,82 @@ fn hsakmt_userptr_system_memory() {
     assert_eq!(kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut b), Err(Errno::EFAULT));
     // SAFETY: our mapping.
     unsafe { libc::munmap(user as *mut c_void, size as usize) };
+}
+
+/// `KFDSIM_TRACE=1` shows every SDMA packet the engine executes, one line each
+/// (`SDMA queue <id> gpu <gpu_id> rptr <offset>: <packet>`), so ROCr's submissions can be read:
+/// here ROCr's completion sequence for a copy (COPY_LINEAR, ATOMIC decrement of the signal value,
+/// FENCE), submitted on an SDMA queue and polled to completion.
+#[test]
+fn sdma_packets_are_traced() {
+    let name = "sdma_packets_are_traced";
+    if let Some(stderr) = rerun_with("xgmi-2", name, &[("KFDSIM_TRACE", "1")]) {
+        let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("] SDMA queue ")).collect();
+        let kinds: Vec<&str> = lines
+            .iter()
+            .map(|l| l.split_once(": ").unwrap().1.split(|c: char| !c.is_alphanumeric()).next().unwrap())
+            .collect();
+        assert_eq!(kinds, ["CopyLinear", "Atomic", "Fence"], "{stderr}");
+        assert!(lines[1].contains("Dec64"), "{}", lines[1]);
+        return;
+    }
+    let _g = serial();
+    let e = env();
+    let kfd = e.kfd.as_raw_fd();
+    let gtt = KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
+    let gpu = [e.gpus[0]];
+    let bo = |size: u64| {
+        let va = reserve(size);
+        let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: gpu[0], flags: gtt, ..Default::default() };
+        kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
+        let rw = libc::PROT_READ | libc::PROT_WRITE;
+        assert_eq!(mmap(va, size, rw, libc::MAP_SHARED | libc::MAP_FIXED, e.render[0].as_raw_fd(), a.mmap_offset), Ok(va));
+        let mut m = kfd_ioctl_map_memory_to_gpu_args { handle: a.handle, device_ids_array_ptr: gpu.as_ptr() as u64, n_devices: 1, n_success: 0 };
+        kio(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut m).unwrap();
+        va
+    };
+    let (ring, ptrs, data) = (bo(65536), bo(4096), bo(8192));
+    let mut q = kfd_ioctl_create_queue_args {
+        ring_base_address: ring,
+        ring_size: 65536,
+        gpu_id: gpu[0],
+        queue_type: KFD_IOC_QUEUE_TYPE_SDMA,
+        queue_percentage: 100,
+        queue_priority: 15,
+        read_pointer_address: ptrs,
+        write_pointer_address: ptrs + 8,
+        ..Default::default()
+    };
+    kio(kfd, AMDKFD_IOC_CREATE_QUEUE, &mut q).unwrap();
+    let page = mmap(0, 8192, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, kfd, q.doorbell_offset & !0x1fff).unwrap();
+    let doorbell = (page + (q.doorbell_offset & 0x1fff)) as *mut u64;
+    // SAFETY: `data` is CPU-mapped read-write, 8 KiB: source bytes, the signal value, the fence.
+    unsafe {
+        std::ptr::write_bytes(data as *mut u8, 0x3c, 4096);
+        *((data + 4096) as *mut u64) = 1;
+    }
+    let mut dw = Vec::new();
+    sdma::copy_linear(&mut dw, data + 2048, data, 1024);
+    Packet::Atomic { op: AtomicOp::Dec64, addr: data + 4096, src: 0, cmp: 0, loop_cmpswap: false, loop_interval: 0 }.encode(&mut dw);
+    sdma::fence(&mut dw, data + 4104, 0x600d).unwrap();
+    // SAFETY: the ring, the wptr slot and the doorbell are mapped read-write.
+    unsafe {
+        std::ptr::copy_nonoverlapping(dw.as_ptr(), ring as *mut u32, dw.len());
+        *((ptrs + 8) as *mut u64) = dw.len() as u64 * 4;
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+        std::ptr::write_volatile(doorbell, dw.len() as u64 * 4);
+    }
+    let t0 = std::time::Instant::now();
+    // SAFETY: mapped; the engine writes it.
+    while unsafe { std::ptr::read_volatile((data + 4104) as *const u32) } != 0x600d {
+        assert!(t0.elapsed().as_secs() < 10, "fence never written");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(*((data + 4096) as *const u64), 0, "signal decremented");
+        assert_eq!(*((data + 2048 + 1023) as *const u8), 0x3c);
+    }
+    let mut d = kfd_ioctl_destroy_queue_args { queue_id: q.queue_id, pad: 0 };
+    kio(kfd, AMDKFD_IOC_DESTROY_QUEUE, &mut d).unwrap();
 }

@@ -7,9 +7,10 @@
  *   hsa_amd_memory_async_copy, each copy with its own completion signal waited on with
  *   hsa_signal_wait_scacquire; verify every byte; free; hsa_shut_down.
  *
- * ROCr 5.2 routes each of these copies to an SDMA engine (Runtime::CopyMemory picks the GPU
- * agent; GpuAgent::DmaCopy uses its host-to-device, device-to-host or xGMI SDMA blit: only a
- * copy within one GPU uses the blit kernel). No environment variable is set.
+ * ROCr 5.2 routes each of these copies to an SDMA engine (Runtime::CopyMemory picks the source
+ * GPU agent, else the destination; GpuAgent::GetBlitObject picks its host-to-device,
+ * device-to-host/PCIe or xGMI SDMA blit: only a copy within one GPU uses the blit kernel, which
+ * kfd-sim does not run). No environment variable is set. See kfd-sim/FIDELITY.md.
  *
  * Every step is one check; the last line is "N passed, N failed" (tools/run-tests sums it).
  * Run: kfdsim run --gpus 2 -- build/fidelity/hsa_copy [bytes]

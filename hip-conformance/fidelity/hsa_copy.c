@@ -5,7 +5,8 @@
  *   GPU's global (coarse-grained) pool with hsa_amd_memory_pool_allocate; allow the peer GPU
  *   (and the CPU) access with hsa_amd_agents_allow_access; copy host -> GPU0 -> GPU1 -> host with
  *   hsa_amd_memory_async_copy, each copy with its own completion signal waited on with
- *   hsa_signal_wait_scacquire; verify every byte; free; hsa_shut_down.
+ *   hsa_signal_wait_scacquire; verify every byte; copy GPU1 -> a malloc buffer pinned with
+ *   hsa_amd_memory_lock (a USERPTR BO) and verify it; free; hsa_shut_down.
  *
  * ROCr 5.2 routes each of these copies to an SDMA engine (Runtime::CopyMemory picks the source
  * GPU agent, else the destination; GpuAgent::GetBlitObject picks its host-to-device,
@@ -209,6 +210,24 @@ int main(int argc, char **argv)
           bad < bytes ? src[bad] : 0);
     printf("hsa_copy: %zu bytes host -> GPU0 -> GPU1 -> host %s\n", bytes,
            bad == bytes ? "verified" : "MISMATCH");
+
+    /* Pageable memory pinned with hsa_amd_memory_lock (libhsakmt registers it as a USERPTR BO):
+     * GPU1 -> locked buffer through its agent address. */
+    uint8_t *plain = malloc(bytes);
+    CHECK(plain != NULL, "malloc");
+    if (plain) {
+        memset(plain, 0x5a, bytes);
+        void *agent_ptr = NULL;
+        CHECK_HSA(hsa_amd_memory_lock(plain, bytes, gpus, 2, &agent_ptr));
+        if (agent_ptr) {
+            copy_and_wait("GPU1 -> locked host", agent_ptr, a.cpu, d[1], a.gpu[1], bytes);
+            bad = first_mismatch(plain, src, bytes);
+            CHECK(bad == bytes, "locked buffer byte %zu of %zu: got %#x, want %#x", bad, bytes,
+                  bad < bytes ? plain[bad] : 0, bad < bytes ? src[bad] : 0);
+            CHECK_HSA(hsa_amd_memory_unlock(plain));
+        }
+        free(plain);
+    }
 
     for (int i = 0; i < 2; i++)
         CHECK_HSA(hsa_amd_memory_pool_free(d[i]));

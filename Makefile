@@ -4,7 +4,7 @@ REL     := $(CURDIR)/target/release
 KFDSIM  := $(REL)/kfdsim
 CONF    := $(MAKE) -C hip-conformance HIPKFD_LIB=$(REL) KFDSIM=$(KFDSIM)
 
-.PHONY: all build demo test header clean
+.PHONY: all build demo bench test header clean
 
 all: build
 
@@ -16,6 +16,10 @@ build:
 ## The main job: the C demo on two simulated GPUs.
 demo: build
 	@$(CONF) demo
+
+## IPC latency benchmark (median and p99 of get/open/close); not part of `make test`.
+bench: build
+	@$(CONF) bench
 
 ## Rust tests (each test binary runs under kfdsim) and the C conformance suite.
 ## The last line is `N passed, N failed`.

@@ -4,7 +4,7 @@ REL     := $(CURDIR)/target/release
 KFDSIM  := $(REL)/kfdsim
 CONF    := $(MAKE) -C hip-conformance HIPKFD_LIB=$(REL) KFDSIM=$(KFDSIM)
 
-.PHONY: all build demo test bench header clean
+.PHONY: all build demo bench test header clean
 
 all: build
 
@@ -17,8 +17,9 @@ build:
 demo: build
 	@$(CONF) demo
 
-## hipMemcpyPeer bandwidth (4 KiB..1 GiB) and small-copy latency as ratios to host memcpy, on
-## kfd-sim (a report, not part of `test`). BENCH_TOPOLOGY=pcie-p2p-2, BENCH_MAX_MIB=256 to vary.
+## Benchmarks (reports, not part of `make test`): IPC latency (median and p99 of get/open/close),
+## then hipMemcpyPeer bandwidth (4 KiB..1 GiB) and small-copy latency as ratios to host memcpy
+## (BENCH_TOPOLOGY=pcie-p2p-2, BENCH_MAX_MIB=256 to vary; `make -C hip-conformance peer-bench`).
 bench: build
 	@$(CONF) bench $(if $(BENCH_TOPOLOGY),BENCH_TOPOLOGY=$(BENCH_TOPOLOGY)) $(if $(BENCH_MAX_MIB),BENCH_MAX_MIB=$(BENCH_MAX_MIB))
 

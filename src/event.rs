@@ -8,9 +8,12 @@ use crate::signal::Signal;
 use crate::stream::{Fence, Stream};
 use kfd_ioctl::sdma;
 use parking_lot::Mutex;
+use std::sync::{Arc, OnceLock};
 
 /// `hipEventDisableTiming`.
 pub const EVENT_DISABLE_TIMING: u32 = 0x2;
+/// `hipEventInterprocess`.
+pub const EVENT_INTERPROCESS: u32 = 0x4;
 /// SDMA timestamp ticks per millisecond.
 pub const TICKS_PER_MS: f64 = 100_000.0;
 
@@ -23,12 +26,14 @@ pub struct Event {
     pub ts: Option<Signal>,
     /// The last record.
     pub fence: Mutex<Option<Fence>>,
+    /// The page shared with other processes (`hipIpcGetEventHandle` / `hipIpcOpenEventHandle`).
+    pub ipc: OnceLock<Arc<crate::ipc::EventPage>>,
 }
 
 impl Runtime {
     pub fn event_create(&self, flags: u32, dev: usize) -> Result<Event, hipError_t> {
         let ts = if flags & EVENT_DISABLE_TIMING == 0 { Some(self.signal_alloc()?) } else { None };
-        Ok(Event { flags, dev, ts, fence: Mutex::new(None) })
+        Ok(Event { flags, dev, ts, fence: Mutex::new(None), ipc: OnceLock::new() })
     }
 
     /// Releases an event without waiting for its record; the timestamp slot is given back once
@@ -46,12 +51,29 @@ impl Runtime {
     /// `hipEventRecord` on `s`.
     pub fn event_record(&self, e: &Event, s: &Stream) -> Result<(), hipError_t> {
         let mut fence = e.fence.lock();
+        let page = e.ipc.get().cloned();
+        let seq = page.as_ref().map(|p| p.next_seq());
         let f = self.stream_submit(s, &[], |pk| {
+            if let (Some(p), Some(seq)) = (&page, seq) {
+                Runtime::ipc_event_record_packet(pk, p, seq)?;
+            }
             match e.ts {
                 Some(ts) => sdma::timestamp(pk, ts.addr),
                 None => Ok(()),
             }
-        })?;
+        });
+        let f = match (f, &page, seq) {
+            (Ok(f), _, _) => f,
+            (Err(err), Some(p), Some(seq)) => {
+                // Nothing was queued: complete the claimed record number so nobody waits for it.
+                Runtime::ipc_event_cancel(p, seq);
+                return Err(err);
+            }
+            (Err(err), _, _) => return Err(err),
+        };
+        if let Some(p) = page {
+            self.ipc_event_recorded(f.clone(), p);
+        }
         *fence = Some(f);
         Ok(())
     }
@@ -59,15 +81,19 @@ impl Runtime {
     /// Whether the last record is done (an event never recorded is done).
     pub fn event_done(&self, e: &Event) -> Result<bool, hipError_t> {
         self.check_fault()?;
-        Ok(e.fence.lock().as_ref().is_none_or(|f| f.done()))
+        let local = e.fence.lock().as_ref().is_none_or(|f| f.done());
+        Ok(local && e.ipc.get().is_none_or(|p| Runtime::ipc_event_done(p)))
     }
 
     pub fn event_sync(&self, e: &Event) -> Result<(), hipError_t> {
         let f = e.fence.lock().clone();
-        match f {
-            Some(f) => self.fence_wait(&f),
-            None => Ok(()),
+        if let Some(f) = f {
+            self.fence_wait(&f)?;
         }
+        if let Some(p) = e.ipc.get() {
+            Runtime::ipc_event_sync(p);
+        }
+        self.check_fault()
     }
 
     /// Milliseconds between two completed records. Errors: `hipErrorInvalidHandle` when either

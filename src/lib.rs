@@ -5,6 +5,7 @@ pub mod api;
 mod copy;
 mod device;
 mod event;
+mod ipc;
 mod log;
 mod memory;
 mod peer;

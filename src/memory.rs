@@ -115,6 +115,9 @@ pub enum MemKind {
     Device,
     /// `hipHostMalloc`: pinned system memory (GTT), mapped on every device.
     Host,
+    /// `hipIpcOpenMemHandle`: another process's VRAM, imported as a dma-buf and mapped on every
+    /// device; `bo.owner` is the device of the memory. Freed only by `hipIpcCloseMemHandle`.
+    Ipc,
 }
 
 /// One user allocation.
@@ -225,13 +228,18 @@ impl Runtime {
     /// `hipFree`/`hipHostFree`: waits for every device (as `hipFree` implies), then unmaps and
     /// frees the allocation whose base is `base`. Errors: `hipErrorInvalidValue` for anything else.
     pub fn mem_free(&self, base: u64) -> Result<(), hipError_t> {
-        self.allocs.get(base).ok_or(hipError_t::hipErrorInvalidValue)?;
+        let a = self.allocs.get(base).ok_or(hipError_t::hipErrorInvalidValue)?;
+        if a.kind == MemKind::Ipc {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        drop(a);
         for d in 0..self.devices.len() {
             self.device_sync(d)?;
         }
         // Keeps hipDeviceEnablePeerAccess from mapping the BO while it is being freed.
         let _peers = self.peer_guard();
         let a = self.allocs.remove(base).ok_or(hipError_t::hipErrorInvalidValue)?;
+        crate::ipc::forget_export(base);
         self.bo_free(&a.bo);
         Ok(())
     }

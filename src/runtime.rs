@@ -62,9 +62,10 @@ impl Runtime {
         };
         let (major, minor) = kfd.get_version().map_err(|e| init_err("GET_VERSION", e))?;
         crate::log::hipkfd_log!("KFD ioctl version {major}.{minor}, {} GPU(s)", gpus.len());
-        if (major, minor) >= (1, 14) {
-            kfd.runtime_enable(0, 0).map_err(|e| init_err("RUNTIME_ENABLE", e))?;
-        }
+        // No AMDKFD_IOC_RUNTIME_ENABLE: with mode_mask 0 it is `runtime_disable`
+        // (kfd_chardev.c, kfd_ioctl_runtime_enable), and enabling only hands a debugger the
+        // runtime's r_debug for code objects, which this runtime never loads. ROCr 5.2 does not
+        // call it either (kfd-sim/FIDELITY.md).
         let mut devices = Vec::with_capacity(gpus.len());
         for (ordinal, topo) in gpus.into_iter().enumerate() {
             let gpu_id = topo.node.gpu_id;

@@ -566,6 +566,24 @@ typedef struct ihipEvent_t *hipEvent_t;
 // Stream handle; null is the legacy default (null) stream.
 typedef struct ihipStream_t *hipStream_t;
 
+// `typedef struct hipIpcMemHandle_st { char reserved[64]; } hipIpcMemHandle_t;` — opaque
+// 64-byte memory IPC handle.
+typedef struct hipIpcMemHandle_st {
+  char reserved[HIP_IPC_HANDLE_SIZE];
+} hipIpcMemHandle_st;
+
+// See [`hipIpcMemHandle_st`].
+typedef struct hipIpcMemHandle_st hipIpcMemHandle_t;
+
+// `typedef struct hipIpcEventHandle_st { char reserved[64]; } hipIpcEventHandle_t;` — opaque
+// 64-byte event IPC handle.
+typedef struct hipIpcEventHandle_st {
+  char reserved[HIP_IPC_HANDLE_SIZE];
+} hipIpcEventHandle_st;
+
+// See [`hipIpcEventHandle_st`].
+typedef struct hipIpcEventHandle_st hipIpcEventHandle_t;
+
 // Device pointer (`typedef void* hipDeviceptr_t;`, `driver_types.h`).
 typedef void *hipDeviceptr_t;
 
@@ -588,24 +606,6 @@ typedef struct hipPointerAttribute_t {
 
 // Context handle (a device, in AMD's implementation).
 typedef struct ihipCtx_t *hipCtx_t;
-
-// `typedef struct hipIpcMemHandle_st { char reserved[64]; } hipIpcMemHandle_t;` — opaque
-// 64-byte memory IPC handle.
-typedef struct hipIpcMemHandle_st {
-  char reserved[HIP_IPC_HANDLE_SIZE];
-} hipIpcMemHandle_st;
-
-// See [`hipIpcMemHandle_st`].
-typedef struct hipIpcMemHandle_st hipIpcMemHandle_t;
-
-// `typedef struct hipIpcEventHandle_st { char reserved[64]; } hipIpcEventHandle_t;` — opaque
-// 64-byte event IPC handle.
-typedef struct hipIpcEventHandle_st {
-  char reserved[HIP_IPC_HANDLE_SIZE];
-} hipIpcEventHandle_st;
-
-// See [`hipIpcEventHandle_st`].
-typedef struct hipIpcEventHandle_st hipIpcEventHandle_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -713,6 +713,40 @@ hipError_t hipEventElapsedTime(float *ms, hipEvent_t start, hipEvent_t stop);
 
 // `hipEventDestroy`. Errors: `hipErrorInvalidHandle` (null, unknown or destroyed).
 hipError_t hipEventDestroy(hipEvent_t event);
+
+// `hipIpcGetMemHandle`: a 64-byte handle for `devPtr`, any pointer inside a `hipMalloc`
+// allocation of this process; the importer gets the same offset into the allocation. Handles of
+// different allocations differ, even at a recycled VA. Errors: `hipErrorInvalidValue` (null
+// arguments; freed, one-past-end, host or imported pointers).
+hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t *handle, void *devPtr);
+
+// `hipIpcOpenMemHandle`: maps another process's exported memory into this one and writes the
+// pointer (allocation base + the exported pointer's offset) to `*devPtr`. Opening a handle again
+// returns the same pointer and counts a reference. The memory is mapped on every device.
+// `flags`: `hipIpcMemLazyEnablePeerAccess` (1) or 0 (its value in ROCm ≤ 5.7 headers).
+// Errors, in this order: `hipErrorInvalidValue` (null `devPtr`, other flags, not a handle of
+// ours), `hipErrorInvalidContext` (handle from this process), `hipErrorInvalidDevicePointer`
+// (exporter exited, memory freed, forged or stale token — within 1 s, never hangs).
+hipError_t hipIpcOpenMemHandle(void **devPtr, hipIpcMemHandle_t handle, unsigned int flags);
+
+// `hipIpcCloseMemHandle`: drops one open of `devPtr` (a pointer `hipIpcOpenMemHandle` returned);
+// the last close waits for the devices and unmaps the memory (its VA is given back;
+// `hipPointerGetAttributes` then fails). Errors: `hipErrorInvalidValue` (null, or not an open
+// imported pointer — e.g. the exporter's own allocation).
+hipError_t hipIpcCloseMemHandle(void *devPtr);
+
+// `hipIpcGetEventHandle`: a 64-byte handle for an event created with
+// `hipEventInterprocess | hipEventDisableTiming`. Errors: `hipErrorInvalidValue` (null
+// arguments), `hipErrorInvalidHandle`/`hipErrorContextIsDestroyed` (unknown event),
+// `hipErrorInvalidConfiguration` (event without `hipEventInterprocess`, as clr).
+hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t *handle, hipEvent_t event);
+
+// `hipIpcOpenEventHandle`: an event of the current device sharing the exporter's event: records
+// in either process are seen by both; it supports `hipEventSynchronize` (sleeps on a futex),
+// `hipEventQuery`, `hipStreamWaitEvent` (waits on the GPU) and `hipEventRecord`. Release with
+// `hipEventDestroy`. Errors: `hipErrorInvalidValue` (null `event`, not a handle of ours,
+// exporter gone or event destroyed), `hipErrorInvalidContext` (handle from this process).
+hipError_t hipIpcOpenEventHandle(hipEvent_t *event, hipIpcEventHandle_t handle);
 
 // `hipMalloc`: `size` bytes of device memory on the current device. `size == 0` gives a null
 // pointer and `hipSuccess`. Errors: `hipErrorInvalidValue` (null `ptr`), `hipErrorOutOfMemory`.

@@ -183,7 +183,7 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
             );
         };
         let (ty, host) = match a.kind {
-            MemKind::Device => (hipMemoryType::hipMemoryTypeDevice, std::ptr::null_mut()),
+            MemKind::Device | MemKind::Ipc => (hipMemoryType::hipMemoryTypeDevice, std::ptr::null_mut()),
             MemKind::Host => (hipMemoryType::hipMemoryTypeHost, ptr as *mut c_void),
         };
         write_out(

@@ -91,6 +91,9 @@ pub extern "C" fn hipStreamWaitEvent(stream: hipStream_t, event: hipEvent_t, fla
                 rt.stream_submit(&s, &[f], |_| Ok(()))?;
             }
         }
+        if let Some(p) = e.ipc.get() {
+            rt.ipc_event_stream_wait(p, &s)?;
+        }
         Ok(())
     })
 }

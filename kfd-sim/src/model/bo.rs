@@ -39,8 +39,9 @@ pub struct Bo {
     pub backing: Backing,
     /// Unique id within this process (debugging, identity).
     pub id: u64,
-    /// False for VRAM allocated without PUBLIC (`AMDGPU_GEM_CREATE_NO_CPU_ACCESS`) and for
-    /// USERPTR: render-node mmap then fails with EPERM (`amdgpu_gem_object_mmap`).
+    /// False for a GEM BO created with `AMDGPU_GEM_CREATE_NO_CPU_ACCESS` and for USERPTR:
+    /// render-node mmap then fails with EPERM (`amdgpu_gem_object_mmap`). KFD BOs never carry
+    /// NO_CPU_ACCESS (see [`Bo::kfd_cpu_access`]).
     pub cpu_access: bool,
     /// Render-node files allowed to mmap this BO (`drm_vma_node_allow`).
     pub allowed_files: Mutex<Vec<FileKey>>,
@@ -141,10 +142,14 @@ impl Bo {
         }
     }
 
-    /// KFD BOs: VRAM without PUBLIC is `NO_CPU_ACCESS` (`amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu`).
-    pub fn kfd_cpu_access(flags: u32) -> bool {
-        use kfd_ioctl::kfd::{KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC as PUBLIC, KFD_IOC_ALLOC_MEM_FLAGS_VRAM as VRAM};
-        !(flags & VRAM != 0 && flags & PUBLIC == 0)
+    /// KFD BOs are never `NO_CPU_ACCESS`: `amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu` gives VRAM
+    /// `CPU_ACCESS_REQUIRED` with PUBLIC and no placement flag without it (kernels since the
+    /// NO_CPU_ACCESS alternative was dropped, i.e. every kernel with KFD 1.17). So a render-node
+    /// mmap of non-PUBLIC VRAM is accepted: libhsakmt 5.2 (`fmm_allocate_device`) maps every VRAM
+    /// BO it allocates without HostAccess `PROT_NONE, MAP_PRIVATE|MAP_FIXED` and gives the
+    /// allocation up when that fails. `_flags`: the `KFD_IOC_ALLOC_MEM_FLAGS_*` of the BO.
+    pub fn kfd_cpu_access(_flags: u32) -> bool {
+        true
     }
 
     /// Lets render-node file `key` mmap this BO.

@@ -837,10 +837,11 @@ pub fn bo_from_dmabuf(st: &mut ProcState, fd: RawFd) -> Result<Arc<Bo>, Errno> {
     Ok(bo)
 }
 
-/// KFD flags GET_DMABUF_INFO reports for a BO: VRAM (+PUBLIC if CPU-visible) or GTT.
+/// KFD flags GET_DMABUF_INFO reports for a BO: VRAM (+PUBLIC if allocated `CPU_ACCESS_REQUIRED`,
+/// i.e. with PUBLIC) or GTT (`amdgpu_amdkfd_get_dmabuf_info`).
 fn dmabuf_flags(bo: &Bo) -> u32 {
     if bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 {
-        KFD_IOC_ALLOC_MEM_FLAGS_VRAM | if bo.cpu_access { KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC } else { 0 }
+        KFD_IOC_ALLOC_MEM_FLAGS_VRAM | (bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC)
     } else {
         KFD_IOC_ALLOC_MEM_FLAGS_GTT
     }

@@ -195,6 +195,13 @@ impl Engine {
                 let vm = q.vm.read();
                 exec(&vm, &pkt)
             };
+            if crate::model::trace_enabled() && !matches!(r, Exec::Wait) {
+                // One line per executed packet (a POLL_REGMEM still waiting is traced once it passes).
+                crate::trace::emit(format_args!(
+                    "SDMA queue {} gpu {:#x} rptr {:#x}: {:?}",
+                    q.queue_id, q.gpu_id, rptr, pkt
+                ));
+            }
             match r {
                 Exec::Done => {}
                 Exec::Wait => break,

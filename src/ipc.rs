@@ -1,0 +1,831 @@
+//! IPC: sharing device memory and events between processes, on dma-bufs, with upstream kernels
+//! only (`AMDKFD_IOC_EXPORT_DMABUF` / `IMPORT_DMABUF` / `MAP_MEMORY_TO_GPU`; none of the
+//! DKMS-only `AMDKFD_IOC_IPC_*` ioctls).
+//!
+//! # How a handle becomes memory
+//!
+//! The exporting process owns an *instance id* (16 random bytes, drawn once) and serves fds on a
+//! Unix `SOCK_SEQPACKET` socket bound in the **abstract** namespace at
+//! `"\0hipkfd-ipc-<instance id in hex>"`. Each exported allocation (and each exported event) gets a
+//! random 16-byte *token*. The 64-byte handle carries the instance id and the token, never a pid,
+//! so exporter and importer may live in different PID namespaces. To open a handle, the importer
+//! connects to the exporter's socket, sends the token, and receives the object's fd through
+//! `SCM_RIGHTS` (no ptrace rights, no `pidfd_getfd`). The exporter answers only tokens it
+//! issued for objects still alive; a forged, stale (freed allocation, destroyed event) or
+//! foreign token is refused. A dead exporter has no socket: `connect` fails at once
+//! (`ECONNREFUSED`); a live exporter that does not answer is given up on after
+//! [`IO_TIMEOUT_MS`].
+//!
+//! What must be shared between the two processes: the **network namespace** (abstract Unix
+//! sockets live there), the GPU device files (`/dev/kfd`, `/dev/dri/renderD*`) and, for IPC
+//! events, nothing else (the event page is a memfd passed over the same socket). The PID, mount,
+//! IPC and user namespaces may differ; `/dev/shm` is not used.
+//!
+//! # Memory handle layout (`hipIpcMemHandle_t`, 64 bytes, little endian)
+//!
+//! | Offset | Size | Content |
+//! |---|---|---|
+//! | 0 | 4 | magic `HANDLE_MAGIC` |
+//! | 4 | 4 | kind: 1 = memory, 2 = event |
+//! | 8 | 16 | exporter instance id |
+//! | 24 | 16 | export token (per allocation; a recycled VA gets a new one) |
+//! | 40 | 8 | size of the allocation (bytes) |
+//! | 48 | 8 | offset of the exported pointer in the allocation (bytes) |
+//! | 56 | 8 | zero |
+//!
+//! An event handle has the same first 40 bytes (kind 2) and zeroes after.
+//!
+//! # Import side
+//!
+//! Imports are keyed by (instance id, token): opening the same allocation again (through the
+//! same handle, or a handle of another pointer into it) reuses the import and counts one
+//! reference per open; the pointer returned is the import base + the handle's offset. The last
+//! close unmaps the BO from every GPU, frees it (`FREE_MEMORY_OF_GPU`) and gives the VA back. An
+//! import is mapped on every device of the process (which covers the current device and every
+//! device with peer access).
+
+use crate::api::types::hipError_t;
+use crate::event::Event;
+use crate::memory::{Allocation, Bo, MemKind};
+use crate::runtime::{runtime, Runtime};
+use crate::stream::{Fence, Stream};
+use crate::va::{align_up, LARGE_ALIGN, PAGE_SIZE};
+use kfd_ioctl::kfd::*;
+use kfd_ioctl::sdma;
+use nix::errno::Errno;
+use nix::sys::socket::{
+    accept4, bind, connect, listen, recvmsg, sendmsg, setsockopt, socket, sockopt, AddressFamily, Backlog,
+    ControlMessage, ControlMessageOwned, MsgFlags, SockFlag, SockType, UnixAddr,
+};
+use nix::sys::time::TimeVal;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::io::{IoSlice, IoSliceMut};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, OnceLock, Weak};
+
+/// First 4 bytes of every handle we make: `"HKIP"`.
+pub const HANDLE_MAGIC: u32 = u32::from_le_bytes(*b"HKIP");
+/// Handle kind of device memory.
+pub const KIND_MEM: u32 = 1;
+/// Handle kind of an event.
+pub const KIND_EVENT: u32 = 2;
+/// Send/receive/connect timeout of the importer and of the exporter's server (ms).
+pub const IO_TIMEOUT_MS: i64 = 1000;
+/// Bytes of an IPC event's shared page.
+const EVENT_PAGE: u64 = PAGE_SIZE;
+/// Magic in the first 8 bytes of an IPC event page.
+const EVENT_MAGIC: u64 = u64::from_le_bytes(*b"HKIPEVT1");
+/// Offset of the record counter in the event page.
+const EVENT_RECORDED: u64 = 8;
+/// Offset of the completion counter (u64; its low 32 bits are the futex word) in the event page.
+const EVENT_DONE: u64 = 64;
+
+/// Random id of an exporting process, or token of one exported object.
+pub type Id = [u8; 16];
+
+/// A parsed handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Handle {
+    pub kind: u32,
+    pub instance: Id,
+    pub token: Id,
+    /// Allocation size (bytes), memory handles only.
+    pub size: u64,
+    /// Offset of the exported pointer in its allocation (bytes), memory handles only.
+    pub offset: u64,
+}
+
+impl Handle {
+    pub fn to_bytes(self) -> [u8; 64] {
+        let mut b = [0u8; 64];
+        b[0..4].copy_from_slice(&HANDLE_MAGIC.to_le_bytes());
+        b[4..8].copy_from_slice(&self.kind.to_le_bytes());
+        b[8..24].copy_from_slice(&self.instance);
+        b[24..40].copy_from_slice(&self.token);
+        b[40..48].copy_from_slice(&self.size.to_le_bytes());
+        b[48..56].copy_from_slice(&self.offset.to_le_bytes());
+        b
+    }
+
+    /// Parses 64 bytes. `None` unless the magic and `kind` match and the fields are consistent
+    /// (memory: `offset < size`; event: zero size and offset; reserved bytes zero).
+    pub fn parse(b: &[u8; 64], kind: u32) -> Option<Handle> {
+        let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+        let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+        if u32_at(0) != HANDLE_MAGIC || u32_at(4) != kind || b[56..64].iter().any(|&x| x != 0) {
+            return None;
+        }
+        let h = Handle {
+            kind,
+            instance: b[8..24].try_into().unwrap(),
+            token: b[24..40].try_into().unwrap(),
+            size: u64_at(40),
+            offset: u64_at(48),
+        };
+        let ok = match kind {
+            KIND_MEM => h.size > 0 && h.offset < h.size,
+            _ => h.size == 0 && h.offset == 0,
+        };
+        ok.then_some(h)
+    }
+}
+
+fn random_id() -> Id {
+    let mut id = [0u8; 16];
+    let mut got = 0;
+    while got < id.len() {
+        // SAFETY: writes at most `len - got` bytes into our own buffer.
+        let n = unsafe { libc::getrandom(id[got..].as_mut_ptr().cast(), id.len() - got, 0) };
+        if n > 0 {
+            got += n as usize;
+        } else if Errno::last() != Errno::EINTR {
+            panic!("getrandom: {}", Errno::last());
+        }
+    }
+    id
+}
+
+fn socket_name(instance: &Id) -> Vec<u8> {
+    let hex: String = instance.iter().map(|b| format!("{b:02x}")).collect();
+    format!("hipkfd-ipc-{hex}").into_bytes()
+}
+
+/// What a token names in the exporting process.
+enum Export {
+    Mem(Weak<Allocation>),
+    Event(Weak<EventPage>),
+}
+
+#[derive(Default)]
+struct Exports {
+    by_token: HashMap<Id, Export>,
+    /// Allocation base → token of its memory export.
+    by_base: HashMap<u64, Id>,
+}
+
+/// One imported allocation.
+struct Import {
+    base: u64,
+    /// Pointers handed out by `hipIpcOpenMemHandle` → open count.
+    refs: HashMap<u64, u32>,
+}
+
+#[derive(Default)]
+struct Imports {
+    by_key: HashMap<(Id, Id), Import>,
+    /// Import base → key.
+    by_base: HashMap<u64, (Id, Id)>,
+}
+
+/// A record whose completion the waker thread announces.
+type WakeJob = (Fence, Arc<EventPage>);
+
+/// Process-wide IPC state (started on first use).
+pub struct Ipc {
+    pub instance: Id,
+    server: Mutex<Option<OwnedFd>>,
+    exports: Mutex<Exports>,
+    imports: Mutex<Imports>,
+    waker: Mutex<Option<mpsc::Sender<WakeJob>>>,
+}
+
+static IPC: OnceLock<Ipc> = OnceLock::new();
+
+/// The process's IPC state.
+pub fn ipc() -> &'static Ipc {
+    IPC.get_or_init(|| Ipc {
+        instance: random_id(),
+        server: Mutex::new(None),
+        exports: Mutex::new(Exports::default()),
+        imports: Mutex::new(Imports::default()),
+        waker: Mutex::new(None),
+    })
+}
+
+/// `hipFree` hook: the allocation at `base` is going away; its token stops being served. Called
+/// before the BO is freed, so the server never exports a freed BO.
+pub fn forget_export(base: u64) {
+    if let Some(ipc) = IPC.get() {
+        let mut ex = ipc.exports.lock();
+        if let Some(t) = ex.by_base.remove(&base) {
+            ex.by_token.remove(&t);
+        }
+    }
+}
+
+// ---- wire protocol -----------------------------------------------------------------------
+
+/// Request: magic, kind, token (24 bytes). Reply: status (0 or an errno), padding, size; with
+/// one fd in `SCM_RIGHTS` when the status is 0.
+const REQ_LEN: usize = 24;
+const REPLY_LEN: usize = 16;
+
+fn set_timeouts(fd: &OwnedFd) -> Result<(), Errno> {
+    let tv = TimeVal::new(IO_TIMEOUT_MS / 1000, ((IO_TIMEOUT_MS % 1000) * 1000) as _);
+    setsockopt(fd, sockopt::ReceiveTimeout, &tv)?;
+    setsockopt(fd, sockopt::SendTimeout, &tv)?;
+    Ok(())
+}
+
+impl Ipc {
+    /// Starts the fd server (once). Errors: `hipErrorOutOfMemory` when no socket can be made.
+    fn ensure_server(&'static self) -> Result<(), hipError_t> {
+        let mut srv = self.server.lock();
+        if srv.is_some() {
+            return Ok(());
+        }
+        let start = || -> Result<OwnedFd, Errno> {
+            let fd = socket(AddressFamily::Unix, SockType::SeqPacket, SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK, None)?;
+            bind(fd.as_raw_fd(), &UnixAddr::new_abstract(&socket_name(&self.instance))?)?;
+            listen(&fd, Backlog::new(256)?)?;
+            Ok(fd)
+        };
+        let fd = start().map_err(|e| {
+            crate::log::hipkfd_log!("IPC server socket: {e}");
+            hipError_t::hipErrorOutOfMemory
+        })?;
+        let raw = fd.as_raw_fd();
+        std::thread::Builder::new()
+            .name("hipkfd-ipc".into())
+            .spawn(move || self.serve(raw))
+            .map_err(|_| hipError_t::hipErrorOutOfMemory)?;
+        *srv = Some(fd);
+        Ok(())
+    }
+
+    /// The server loop: one request per connection. Connections are served as their request
+    /// arrives (poll), so a client that connects and stays silent delays nobody; it is dropped
+    /// after [`IO_TIMEOUT_MS`].
+    fn serve(&self, listener: RawFd) {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        use std::os::fd::{AsFd, BorrowedFd};
+        use std::time::{Duration, Instant};
+        // SAFETY: the listening socket is owned by `self.server`, which is never cleared: the fd
+        // stays open for the life of the process.
+        let lfd = unsafe { BorrowedFd::borrow_raw(listener) };
+        let mut conns: Vec<(OwnedFd, Instant)> = vec![];
+        let idle = Duration::from_millis(IO_TIMEOUT_MS as u64);
+        loop {
+            let now = Instant::now();
+            conns.retain(|(_, t)| now.duration_since(*t) < idle);
+            let ready: Vec<bool> = {
+                let mut fds = vec![PollFd::new(lfd, PollFlags::POLLIN)];
+                fds.extend(conns.iter().map(|(c, _)| PollFd::new(c.as_fd(), PollFlags::POLLIN)));
+                let timeout = if conns.is_empty() { PollTimeout::NONE } else { PollTimeout::from(100u16) };
+                match poll(&mut fds, timeout) {
+                    Ok(_) => fds.iter().map(|f| f.revents().is_some_and(|r| !r.is_empty())).collect(),
+                    Err(Errno::EINTR) => continue,
+                    Err(e) => {
+                        crate::log::hipkfd_log!("IPC poll: {e}");
+                        std::thread::sleep(Duration::from_millis(10));
+                        continue;
+                    }
+                }
+            };
+            for i in (0..conns.len()).rev() {
+                if ready[i + 1] {
+                    let (c, _) = conns.swap_remove(i);
+                    self.answer(&c);
+                }
+            }
+            if ready[0] {
+                match accept4(listener, SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK) {
+                    // SAFETY: accept4 returned a new fd that nobody else owns.
+                    Ok(c) => conns.push((unsafe { OwnedFd::from_raw_fd(c) }, Instant::now())),
+                    Err(Errno::EINTR) | Err(Errno::ECONNABORTED) | Err(Errno::EAGAIN) => {}
+                    Err(e) => {
+                        crate::log::hipkfd_log!("IPC accept: {e}");
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                }
+            }
+        }
+    }
+
+    fn answer(&self, conn: &OwnedFd) {
+        let mut req = [0u8; REQ_LEN];
+        let n = match nix::sys::socket::recv(conn.as_raw_fd(), &mut req, MsgFlags::empty()) {
+            Ok(n) => n,
+            Err(_) => return,
+        };
+        let kind = u32::from_le_bytes(req[4..8].try_into().unwrap());
+        let token: Id = req[8..24].try_into().unwrap();
+        let magic_ok = n == REQ_LEN && u32::from_le_bytes(req[0..4].try_into().unwrap()) == HANDLE_MAGIC;
+        let result: Result<(OwnedFd, u64), Errno> = if !magic_ok {
+            Err(Errno::EINVAL)
+        } else {
+            self.lookup(kind, &token)
+        };
+        let mut reply = [0u8; REPLY_LEN];
+        match result {
+            Ok((fd, size)) => {
+                reply[8..16].copy_from_slice(&size.to_le_bytes());
+                let fds = [fd.as_raw_fd()];
+                let cmsg = [ControlMessage::ScmRights(&fds)];
+                let _ = sendmsg::<UnixAddr>(conn.as_raw_fd(), &[IoSlice::new(&reply)], &cmsg, MsgFlags::MSG_NOSIGNAL, None);
+                // `fd` closes here: the message in flight holds its own reference.
+            }
+            Err(e) => {
+                reply[0..4].copy_from_slice(&(e as i32).to_le_bytes());
+                let _ = sendmsg::<UnixAddr>(conn.as_raw_fd(), &[IoSlice::new(&reply)], &[], MsgFlags::MSG_NOSIGNAL, None);
+            }
+        }
+    }
+
+    /// The fd behind a token: a fresh dma-buf of the allocation (`EXPORT_DMABUF`) or a dup of an
+    /// event page's memfd. Unknown token or dead object → `EINVAL`.
+    fn lookup(&self, kind: u32, token: &Id) -> Result<(OwnedFd, u64), Errno> {
+        // Held while exporting: `forget_export` (from hipFree) waits for us, so the BO is live.
+        let ex = self.exports.lock();
+        match (kind, ex.by_token.get(token)) {
+            (KIND_MEM, Some(Export::Mem(w))) => {
+                let a = w.upgrade().ok_or(Errno::EINVAL)?;
+                let rt = runtime().map_err(|_| Errno::ENODEV)?;
+                let fd = rt.kfd.export_dmabuf(a.bo.handle)?;
+                Ok((fd, a.size))
+            }
+            (KIND_EVENT, Some(Export::Event(w))) => {
+                let p = w.upgrade().ok_or(Errno::EINVAL)?;
+                Ok((p.memfd.try_clone().map_err(|_| Errno::EMFILE)?, EVENT_PAGE))
+            }
+            _ => Err(Errno::EINVAL),
+        }
+    }
+}
+
+/// Asks the exporter `instance` for the fd behind `token`. Errors: `ECONNREFUSED`/`ENOENT` (no
+/// such exporter: exited, or another network namespace), `EAGAIN` (timeout), the exporter's
+/// refusal (`EINVAL`), `EPROTO` (malformed reply).
+pub fn request_fd(instance: &Id, kind: u32, token: &Id) -> Result<(OwnedFd, u64), Errno> {
+    let sock = socket(AddressFamily::Unix, SockType::SeqPacket, SockFlag::SOCK_CLOEXEC, None)?;
+    set_timeouts(&sock)?;
+    connect(sock.as_raw_fd(), &UnixAddr::new_abstract(&socket_name(instance))?)?;
+    let mut req = [0u8; REQ_LEN];
+    req[0..4].copy_from_slice(&HANDLE_MAGIC.to_le_bytes());
+    req[4..8].copy_from_slice(&kind.to_le_bytes());
+    req[8..24].copy_from_slice(token);
+    nix::sys::socket::send(sock.as_raw_fd(), &req, MsgFlags::MSG_NOSIGNAL)?;
+    let mut reply = [0u8; REPLY_LEN];
+    let mut cmsg_buf = nix::cmsg_space!([RawFd; 4]);
+    let mut iov = [IoSliceMut::new(&mut reply)];
+    let msg = recvmsg::<UnixAddr>(sock.as_raw_fd(), &mut iov, Some(&mut cmsg_buf), MsgFlags::MSG_CMSG_CLOEXEC)?;
+    let mut fds: Vec<OwnedFd> = vec![];
+    for c in msg.cmsgs().map_err(|_| Errno::EPROTO)? {
+        if let ControlMessageOwned::ScmRights(v) = c {
+            // SAFETY: the kernel installed these fds in our table for us alone.
+            fds.extend(v.into_iter().map(|f| unsafe { OwnedFd::from_raw_fd(f) }));
+        }
+    }
+    let (n, truncated) = (msg.bytes, msg.flags.contains(MsgFlags::MSG_CTRUNC));
+    if n != REPLY_LEN || truncated {
+        return Err(Errno::EPROTO);
+    }
+    let status = i32::from_le_bytes(reply[0..4].try_into().unwrap());
+    if status != 0 {
+        return Err(Errno::from_raw(status));
+    }
+    let size = u64::from_le_bytes(reply[8..16].try_into().unwrap());
+    match (fds.pop(), fds.is_empty()) {
+        (Some(fd), true) => Ok((fd, size)),
+        _ => Err(Errno::EPROTO),
+    }
+}
+
+// ---- memory --------------------------------------------------------------------------------
+
+impl Runtime {
+    /// `hipIpcGetMemHandle`: a handle for `ptr`, which must lie inside a live `hipMalloc`
+    /// allocation of this process (interior pointers allowed). The same allocation always gets
+    /// the same token; a new allocation (even at a recycled VA) a new one.
+    /// Errors: `hipErrorInvalidValue` (not device memory of ours: freed, one past the end, host,
+    /// imported), `hipErrorOutOfMemory` (no server socket).
+    pub fn ipc_get_mem_handle(&self, ptr: u64) -> Result<Handle, hipError_t> {
+        let a = self.allocs.find(ptr).ok_or(hipError_t::hipErrorInvalidValue)?;
+        if a.kind != MemKind::Device {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        let ipc = ipc();
+        ipc.ensure_server()?;
+        let mut ex = ipc.exports.lock();
+        // Re-check under the lock: a concurrent hipFree may have removed it.
+        match self.allocs.get(a.base) {
+            Some(cur) if Arc::ptr_eq(&cur, &a) => {}
+            _ => return Err(hipError_t::hipErrorInvalidValue),
+        }
+        let existing = ex.by_base.get(&a.base).copied().filter(|t| {
+            matches!(ex.by_token.get(t), Some(Export::Mem(w)) if w.upgrade().is_some_and(|x| Arc::ptr_eq(&x, &a)))
+        });
+        let token = match existing {
+            Some(t) => t,
+            None => {
+                let t = random_id();
+                if let Some(old) = ex.by_base.insert(a.base, t) {
+                    ex.by_token.remove(&old);
+                }
+                ex.by_token.insert(t, Export::Mem(Arc::downgrade(&a)));
+                t
+            }
+        };
+        Ok(Handle { kind: KIND_MEM, instance: ipc.instance, token, size: a.size, offset: ptr - a.base })
+    }
+
+    /// `hipIpcOpenMemHandle`: maps the exporter's allocation (or reuses this process's import of
+    /// it) and returns base + the handle's offset. `dev` is the current device (used when the
+    /// memory's own GPU is not visible here). Errors: `hipErrorInvalidContext` (our own handle),
+    /// `hipErrorInvalidDevicePointer` (exporter gone or refusing: freed, forged, stale),
+    /// `hipErrorOutOfMemory`.
+    pub fn ipc_open_mem(&self, h: &Handle, dev: usize) -> Result<u64, hipError_t> {
+        let ipc = ipc();
+        if h.instance == ipc.instance {
+            return Err(hipError_t::hipErrorInvalidContext);
+        }
+        let key = (h.instance, h.token);
+        let mut im = ipc.imports.lock();
+        if let Some(i) = im.by_key.get_mut(&key) {
+            let a = self.allocs.get(i.base).ok_or(hipError_t::hipErrorInvalidDevicePointer)?;
+            if h.size != a.size {
+                return Err(hipError_t::hipErrorInvalidDevicePointer);
+            }
+            let p = i.base + h.offset;
+            *i.refs.entry(p).or_insert(0) += 1;
+            return Ok(p);
+        }
+        let (fd, size) = request_fd(&h.instance, KIND_MEM, &h.token).map_err(|e| {
+            crate::log::hipkfd_log!("hipIpcOpenMemHandle: exporter refused or unreachable: {e}");
+            hipError_t::hipErrorInvalidDevicePointer
+        })?;
+        if size != h.size {
+            return Err(hipError_t::hipErrorInvalidDevicePointer);
+        }
+        let bo = self.ipc_import_dmabuf(&fd, size, dev)?;
+        drop(fd);
+        let base = bo.va;
+        self.allocs.insert(Allocation { base, size, kind: MemKind::Ipc, flags: 0, bo });
+        let p = base + h.offset;
+        im.by_key.insert(key, Import { base, refs: HashMap::from([(p, 1)]) });
+        im.by_base.insert(base, key);
+        crate::log::hipkfd_log!("hipIpcOpenMemHandle: {size} bytes at {base:#x}");
+        Ok(p)
+    }
+
+    /// Imports a dma-buf: `GET_DMABUF_INFO` → reserve VA → `IMPORT_DMABUF` on the memory's own
+    /// GPU (or `dev`) → `MAP_MEMORY_TO_GPU` on every device. Nothing is left behind on failure.
+    fn ipc_import_dmabuf(&self, fd: &OwnedFd, want: u64, dev: usize) -> Result<Bo, hipError_t> {
+        let bad = hipError_t::hipErrorInvalidDevicePointer;
+        let (size, gpu_id, flags) = self.kfd.get_dmabuf_info(fd.as_raw_fd()).map_err(|_| bad)?;
+        if size < want {
+            return Err(bad);
+        }
+        let owner = self.devices.iter().position(|d| d.gpu_id == gpu_id).unwrap_or(dev);
+        let size = align_up(size, PAGE_SIZE);
+        let align = if size >= LARGE_ALIGN { LARGE_ALIGN } else { PAGE_SIZE };
+        let va = self.va.alloc(size, align).ok_or(hipError_t::hipErrorOutOfMemory)?;
+        let handle = match self.kfd.import_dmabuf(fd.as_raw_fd(), self.devices[owner].gpu_id, va) {
+            Ok(h) => h,
+            Err(e) => {
+                crate::log::hipkfd_log!("IMPORT_DMABUF: {e}");
+                self.va.free(va, size);
+                return Err(bad);
+            }
+        };
+        let gpus: Vec<u32> = self.devices.iter().map(|d| d.gpu_id).collect();
+        if let Err((e, n)) = self.kfd.map_memory_to_gpu(handle, &gpus) {
+            crate::log::hipkfd_log!("MAP_MEMORY_TO_GPU of an import: {e}");
+            let _ = self.kfd.unmap_memory_from_gpu(handle, &gpus[..n as usize]);
+            let _ = self.kfd.free_memory_of_gpu(handle);
+            self.va.free(va, size);
+            return Err(hipError_t::hipErrorOutOfMemory);
+        }
+        Ok(Bo { va, size, handle, owner, flags, mapped: Mutex::new(gpus), cpu_mapped: false })
+    }
+
+    /// `hipIpcCloseMemHandle`: drops one open of `ptr`; the last one waits for every device, then
+    /// unmaps and frees the import and its VA. Errors: `hipErrorInvalidValue` when `ptr` is not
+    /// a pointer `hipIpcOpenMemHandle` returned and that is still open.
+    pub fn ipc_close_mem(&self, ptr: u64) -> Result<(), hipError_t> {
+        let inv = hipError_t::hipErrorInvalidValue;
+        let a = self.allocs.find(ptr).ok_or(inv)?;
+        if a.kind != MemKind::Ipc {
+            return Err(inv);
+        }
+        let ipc = ipc();
+        let mut im = ipc.imports.lock();
+        let key = *im.by_base.get(&a.base).ok_or(inv)?;
+        let i = im.by_key.get_mut(&key).ok_or(inv)?;
+        let n = i.refs.get_mut(&ptr).ok_or(inv)?;
+        *n -= 1;
+        if *n == 0 {
+            i.refs.remove(&ptr);
+        }
+        if !i.refs.is_empty() {
+            return Ok(());
+        }
+        for d in 0..self.devices.len() {
+            self.device_sync(d)?;
+        }
+        im.by_key.remove(&key);
+        im.by_base.remove(&a.base);
+        drop(im);
+        let a = self.allocs.remove(a.base).ok_or(inv)?;
+        self.bo_free(&a.bo);
+        Ok(())
+    }
+}
+
+// ---- events --------------------------------------------------------------------------------
+
+/// The shared page of an IPC event, mapped in each process at a VA of our aperture and registered
+/// there as a USERPTR BO on every GPU, so that SDMA writes the record's completion into it and
+/// POLL_REGMEM waits on it.
+///
+/// Layout: u64 magic at 0; u64 record counter at [`EVENT_RECORDED`] (bumped by whichever process
+/// records); u64 completion counter at [`EVENT_DONE`], raised with SDMA `ATOMIC UMAX64` to the
+/// record's number when the record's work is done. The low 32 bits of the completion counter are
+/// the futex word waiters sleep on; the recording process's waker thread does the FUTEX_WAKE.
+pub struct EventPage {
+    pub memfd: OwnedFd,
+    /// CPU address == GPU VA of the page.
+    pub va: u64,
+    /// USERPTR BO handle.
+    handle: u64,
+    gpus: Vec<u32>,
+    /// The export token (exporter side).
+    pub token: Id,
+}
+
+impl std::fmt::Debug for EventPage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "EventPage({:#x})", self.va)
+    }
+}
+
+impl EventPage {
+    fn word(&self, off: u64) -> &AtomicU64 {
+        // SAFETY: `va + off` is an 8-aligned word in our MAP_SHARED page, which stays mapped until
+        // `drop`; other processes and the GPU only touch it with aligned atomic accesses.
+        unsafe { &*((self.va + off) as *const AtomicU64) }
+    }
+    pub fn recorded(&self) -> u64 {
+        self.word(EVENT_RECORDED).load(Ordering::Acquire)
+    }
+    pub fn done(&self) -> u64 {
+        self.word(EVENT_DONE).load(Ordering::Acquire)
+    }
+    pub fn done_addr(&self) -> u64 {
+        self.va + EVENT_DONE
+    }
+    /// Claims the next record number.
+    pub fn next_seq(&self) -> u64 {
+        self.word(EVENT_RECORDED).fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// Sleeps until the completion counter reaches `target` (FUTEX_WAIT on its low 32 bits; a
+    /// 1 s timeout only guards against a waker that died).
+    fn wait(&self, target: u64) {
+        loop {
+            let d = self.done();
+            if d >= target {
+                return;
+            }
+            let ts = libc::timespec { tv_sec: 1, tv_nsec: 0 };
+            // SAFETY: FUTEX_WAIT on an aligned u32 of our mapped page, with a valid timeout; the
+            // kernel only reads the word.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_futex,
+                    self.done_addr() as *const u32,
+                    libc::FUTEX_WAIT,
+                    d as u32,
+                    &ts as *const libc::timespec,
+                    std::ptr::null::<u32>(),
+                    0u32,
+                )
+            };
+        }
+    }
+
+    fn wake(&self) {
+        // SAFETY: FUTEX_WAKE on an aligned u32 of our mapped page.
+        unsafe { libc::syscall(libc::SYS_futex, self.done_addr() as *const u32, libc::FUTEX_WAKE, i32::MAX) };
+    }
+}
+
+impl Drop for EventPage {
+    fn drop(&mut self) {
+        if let Ok(rt) = runtime() {
+            let _ = rt.kfd.unmap_memory_from_gpu(self.handle, &self.gpus);
+            let _ = rt.kfd.free_memory_of_gpu(self.handle);
+            rt.va.unmap_cpu(self.va, EVENT_PAGE);
+            rt.va.free(self.va, EVENT_PAGE);
+        }
+    }
+}
+
+impl Runtime {
+    /// Maps an event page memfd into our aperture and registers it as a USERPTR BO on every GPU.
+    fn event_page_map(&self, memfd: OwnedFd, token: Id) -> Result<EventPage, hipError_t> {
+        let oom = hipError_t::hipErrorOutOfMemory;
+        let va = self.va.alloc(EVENT_PAGE, PAGE_SIZE).ok_or(oom)?;
+        // SAFETY: `[va, va+EVENT_PAGE)` is our reserved PROT_NONE range; MAP_FIXED replaces it with
+        // the memfd's page.
+        let p = unsafe {
+            libc::mmap(
+                va as *mut libc::c_void,
+                EVENT_PAGE as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_FIXED,
+                memfd.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            self.va.free(va, EVENT_PAGE);
+            return Err(oom);
+        }
+        let undo_cpu = || {
+            self.va.unmap_cpu(va, EVENT_PAGE);
+            self.va.free(va, EVENT_PAGE);
+        };
+        let flags = KFD_IOC_ALLOC_MEM_FLAGS_USERPTR
+            | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE
+            | KFD_IOC_ALLOC_MEM_FLAGS_COHERENT
+            | KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED;
+        let mut args = kfd_ioctl_alloc_memory_of_gpu_args {
+            va_addr: va,
+            size: EVENT_PAGE,
+            mmap_offset: va,
+            gpu_id: self.devices[0].gpu_id,
+            flags,
+            ..Default::default()
+        };
+        if let Err(e) = self.kfd.alloc_memory_of_gpu(&mut args) {
+            crate::log::hipkfd_log!("ALLOC_MEMORY_OF_GPU(USERPTR) of an IPC event page: {e}");
+            undo_cpu();
+            return Err(oom);
+        }
+        let gpus: Vec<u32> = self.devices.iter().map(|d| d.gpu_id).collect();
+        if let Err((e, n)) = self.kfd.map_memory_to_gpu(args.handle, &gpus) {
+            crate::log::hipkfd_log!("MAP_MEMORY_TO_GPU of an IPC event page: {e}");
+            let _ = self.kfd.unmap_memory_from_gpu(args.handle, &gpus[..n as usize]);
+            let _ = self.kfd.free_memory_of_gpu(args.handle);
+            undo_cpu();
+            return Err(oom);
+        }
+        Ok(EventPage { memfd, va, handle: args.handle, gpus, token })
+    }
+
+    /// `hipIpcGetEventHandle`: the handle of `e` (made on first use, with the event's shared
+    /// page). Errors: `hipErrorInvalidConfiguration` (not `hipEventInterprocess`),
+    /// `hipErrorOutOfMemory`.
+    pub fn ipc_get_event_handle(&self, e: &Event) -> Result<Handle, hipError_t> {
+        if e.flags & crate::event::EVENT_INTERPROCESS == 0 {
+            return Err(hipError_t::hipErrorInvalidConfiguration);
+        }
+        let ipc = ipc();
+        ipc.ensure_server()?;
+        let page = match e.ipc.get() {
+            Some(p) => p.clone(),
+            None => {
+                let name = c"hipkfd-ipc-event";
+                // SAFETY: valid NUL-terminated name; returns a new fd or -1.
+                let raw = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+                if raw < 0 {
+                    return Err(hipError_t::hipErrorOutOfMemory);
+                }
+                // SAFETY: a fresh fd that nobody else owns.
+                let memfd = unsafe { OwnedFd::from_raw_fd(raw) };
+                nix::unistd::ftruncate(&memfd, EVENT_PAGE as i64).map_err(|_| hipError_t::hipErrorOutOfMemory)?;
+                let page = self.event_page_map(memfd, random_id())?;
+                page.word(0).store(EVENT_MAGIC, Ordering::Release);
+                let page = Arc::new(page);
+                // A racing first call may have won: use its page.
+                let _ = e.ipc.set(page);
+                let page = e.ipc.get().expect("just set").clone();
+                let mut ex = ipc.exports.lock();
+                // Forget the tokens of destroyed events while here.
+                ex.by_token.retain(|_, x| !matches!(x, Export::Event(w) if w.strong_count() == 0));
+                ex.by_token.insert(page.token, Export::Event(Arc::downgrade(&page)));
+                drop(ex);
+                page
+            }
+        };
+        Ok(Handle { kind: KIND_EVENT, instance: ipc.instance, token: page.token, size: 0, offset: 0 })
+    }
+
+    /// `hipIpcOpenEventHandle`: an event (`hipEventDisableTiming | hipEventInterprocess`) on
+    /// device `dev` sharing the exporter's page. Errors: `hipErrorInvalidContext` (own handle),
+    /// `hipErrorInvalidValue` (exporter gone or refusing), `hipErrorOutOfMemory`.
+    pub fn ipc_open_event(&self, h: &Handle, dev: usize) -> Result<Event, hipError_t> {
+        let ipc = ipc();
+        if h.instance == ipc.instance {
+            return Err(hipError_t::hipErrorInvalidContext);
+        }
+        let (fd, _) = request_fd(&h.instance, KIND_EVENT, &h.token).map_err(|e| {
+            crate::log::hipkfd_log!("hipIpcOpenEventHandle: exporter refused or unreachable: {e}");
+            hipError_t::hipErrorInvalidValue
+        })?;
+        let st = nix::sys::stat::fstat(&fd).map_err(|_| hipError_t::hipErrorInvalidValue)?;
+        if st.st_size as u64 != EVENT_PAGE {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        let page = self.event_page_map(fd, h.token)?;
+        if page.word(0).load(Ordering::Acquire) != EVENT_MAGIC {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        let e = self.event_create(crate::event::EVENT_DISABLE_TIMING | crate::event::EVENT_INTERPROCESS, dev)?;
+        let _ = e.ipc.set(Arc::new(page));
+        Ok(e)
+    }
+
+    /// The SDMA packet a record of an IPC event appends: completion counter := max(counter, seq).
+    pub fn ipc_event_record_packet(pk: &mut Vec<u32>, page: &EventPage, seq: u64) -> Result<(), sdma::EncodeError> {
+        sdma::atomic(pk, sdma::AtomicOp::UMax64, page.done_addr(), seq, 0)
+    }
+
+    /// After a record of an IPC event was submitted with fence `f`: the waker thread waits for it
+    /// and wakes the event's sleepers in every process.
+    pub fn ipc_event_recorded(&self, f: Fence, page: Arc<EventPage>) {
+        let ipc = ipc();
+        let mut w = ipc.waker.lock();
+        if w.is_none() {
+            let (tx, rx) = mpsc::channel::<WakeJob>();
+            let spawned = std::thread::Builder::new().name("hipkfd-ipc-waker".into()).spawn(move || {
+                for (f, page) in rx {
+                    if let Ok(rt) = runtime() {
+                        let _ = rt.fence_wait(&f);
+                    }
+                    page.wake();
+                }
+            });
+            if spawned.is_err() {
+                // No thread: wake synchronously.
+                drop(w);
+                let _ = self.fence_wait(&f);
+                page.wake();
+                return;
+            }
+            *w = Some(tx);
+        }
+        let _ = w.as_ref().expect("set above").send((f, page));
+    }
+
+    /// A record that could not be queued: marks its number complete and wakes sleepers.
+    pub fn ipc_event_cancel(page: &EventPage, seq: u64) {
+        page.word(EVENT_DONE).fetch_max(seq, Ordering::AcqRel);
+        page.wake();
+    }
+
+    /// Whether every record of an IPC event (in any process) is done.
+    pub fn ipc_event_done(page: &EventPage) -> bool {
+        page.done() >= page.recorded()
+    }
+
+    /// Sleeps until the records issued so far are done.
+    pub fn ipc_event_sync(page: &EventPage) {
+        page.wait(page.recorded());
+    }
+
+    /// `hipStreamWaitEvent` on an IPC event: later work on `s` waits on the GPU (POLL_REGMEM on
+    /// the low 32 bits of the completion counter) for the records issued so far.
+    pub fn ipc_event_stream_wait(&self, page: &EventPage, s: &Stream) -> Result<(), hipError_t> {
+        let target = page.recorded();
+        if page.done() >= target {
+            return Ok(());
+        }
+        self.stream_submit(s, &[], |pk| sdma::poll_regmem_ge(pk, page.done_addr(), target as u32, u32::MAX))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handle_round_trip_and_rejects() {
+        let h = Handle { kind: KIND_MEM, instance: [1; 16], token: [2; 16], size: 4096, offset: 100 };
+        let b = h.to_bytes();
+        assert_eq!(&b[0..4], b"HKIP");
+        assert_eq!(Handle::parse(&b, KIND_MEM), Some(h));
+        assert_eq!(Handle::parse(&b, KIND_EVENT), None);
+        assert_eq!(Handle::parse(&[0; 64], KIND_MEM), None);
+        let mut bad = b;
+        bad[60] = 1;
+        assert_eq!(Handle::parse(&bad, KIND_MEM), None);
+        let past = Handle { offset: 4096, ..h }.to_bytes();
+        assert_eq!(Handle::parse(&past, KIND_MEM), None);
+        let e = Handle { kind: KIND_EVENT, size: 0, offset: 0, ..h };
+        assert_eq!(Handle::parse(&e.to_bytes(), KIND_EVENT), Some(e));
+    }
+
+    #[test]
+    fn ids_are_random_and_names_differ() {
+        let (a, b) = (random_id(), random_id());
+        assert_ne!(a, b);
+        assert_ne!(socket_name(&a), socket_name(&b));
+        assert!(socket_name(&a).starts_with(b"hipkfd-ipc-"));
+    }
+}

@@ -17,9 +17,11 @@ build:
 demo: build
 	@$(CONF) demo
 
-## IPC latency benchmark (median and p99 of get/open/close); not part of `make test`.
+## Benchmarks (reports, not part of `make test`): IPC latency (median and p99 of get/open/close),
+## then hipMemcpyPeer bandwidth (4 KiB..1 GiB) and small-copy latency as ratios to host memcpy
+## (BENCH_TOPOLOGY=pcie-p2p-2, BENCH_MAX_MIB=256 to vary; `make -C hip-conformance peer-bench`).
 bench: build
-	@$(CONF) bench
+	@$(CONF) bench $(if $(BENCH_TOPOLOGY),BENCH_TOPOLOGY=$(BENCH_TOPOLOGY)) $(if $(BENCH_MAX_MIB),BENCH_MAX_MIB=$(BENCH_MAX_MIB))
 
 ## Rust tests (each test binary runs under kfdsim) and the C conformance suite.
 ## The last line is `N passed, N failed`.

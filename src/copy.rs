@@ -70,7 +70,7 @@ impl Runtime {
     /// for completion. Errors: `hipErrorInvalidValue` (null pointers, ranges past an allocation),
     /// `hipErrorInvalidMemcpyDirection` (unknown kind), `hipErrorIllegalAddress` (VM fault).
     pub fn memcpy(&self, dst: u64, src: u64, len: u64, kind: hipMemcpyKind, s: &Arc<Stream>, sync: bool) -> Result<(), hipError_t> {
-        if !(0..=4).contains(&kind.0) {
+        if !(0..=4).contains(&kind.0) && kind != hipMemcpyKind::hipMemcpyDeviceToDeviceNoCU {
             return Err(hipError_t::hipErrorInvalidMemcpyDirection);
         }
         if len == 0 {
@@ -88,7 +88,7 @@ impl Runtime {
                 unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len as usize) };
                 Ok(())
             }
-            (Loc::Vram(ddev), Loc::Vram(sdev)) if ddev != sdev => self.memcpy_cross_device(dst, ddev, src, sdev, len, s),
+            (Loc::Vram(ddev), Loc::Vram(sdev)) if ddev != sdev => self.memcpy_peer(dst, ddev, src, sdev, len, s, sync),
             (Loc::Pageable, other) => self.memcpy_to_pageable(dst, src, len, other, s),
             (other, Loc::Pageable) => self.memcpy_from_pageable(dst, src, len, other, s, sync),
             (d, sr) => {
@@ -104,34 +104,6 @@ impl Runtime {
                 Ok(())
             }
         }
-    }
-
-    /// VRAM of one device to VRAM of another, through pinned staging on the host (peer mappings
-    /// come with peer access).
-    fn memcpy_cross_device(&self, dst: u64, ddev: usize, src: u64, sdev: usize, len: u64, s: &Arc<Stream>) -> Result<(), hipError_t> {
-        self.stream_sync(s)?;
-        let (src_s, dst_s) = (self.null_stream(sdev)?, self.null_stream(ddev)?);
-        let pinned = self.host_alloc_internal(STAGING_SIZE)?;
-        let res = (|| {
-            let mut off = 0;
-            while off < len {
-                let n = (len - off).min(STAGING_SIZE);
-                let f = self.stream_submit(&src_s, &[], |pk| {
-                    sdma::copy_linear(pk, pinned.va, src + off, n);
-                    Ok(())
-                })?;
-                self.fence_wait(&f)?;
-                let f = self.stream_submit(&dst_s, &[], |pk| {
-                    sdma::copy_linear(pk, dst + off, pinned.va, n);
-                    Ok(())
-                })?;
-                self.fence_wait(&f)?;
-                off += n;
-            }
-            Ok(())
-        })();
-        self.bo_free(&pinned);
-        res
     }
 
     /// Pinned staging memory reachable from every device, for the runtime's own use.

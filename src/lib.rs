@@ -8,6 +8,7 @@ mod event;
 mod ipc;
 mod log;
 mod memory;
+mod peer;
 mod queue;
 mod runtime;
 mod signal;

@@ -203,7 +203,11 @@ impl Runtime {
         if size > d.topo.node.vram_size {
             return Err(hipError_t::hipErrorOutOfMemory);
         }
-        let bo = self.bo_alloc(dev, size, vram_flags(d.large_bar), &[dev], d.large_bar)?;
+        // Mapped at once on every device that enabled peer access to `dev` (one MAP ioctl with
+        // the device list); the guard keeps hipDeviceEnable/DisablePeerAccess out until the
+        // allocation is in the registry.
+        let (_peers, map_on) = self.peer_alloc_targets(dev);
+        let bo = self.bo_alloc(dev, size, vram_flags(d.large_bar), &map_on, d.large_bar)?;
         let base = bo.va;
         self.allocs.insert(Allocation { base, size, kind: MemKind::Device, flags: 0, bo });
         crate::log::hipkfd_log!("hipMalloc {size} bytes on device {dev} at {base:#x}");
@@ -232,6 +236,8 @@ impl Runtime {
         for d in 0..self.devices.len() {
             self.device_sync(d)?;
         }
+        // Keeps hipDeviceEnablePeerAccess from mapping the BO while it is being freed.
+        let _peers = self.peer_guard();
         let a = self.allocs.remove(base).ok_or(hipError_t::hipErrorInvalidValue)?;
         crate::ipc::forget_export(base);
         self.bo_free(&a.bo);

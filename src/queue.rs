@@ -69,6 +69,12 @@ impl SdmaQueue {
 impl Runtime {
     /// Creates an SDMA queue on device `dev` (`AMDKFD_IOC_CREATE_QUEUE`, type SDMA).
     pub fn queue_create(&self, dev: usize) -> Result<SdmaQueue, hipError_t> {
+        self.queue_create_typed(dev, KFD_IOC_QUEUE_TYPE_SDMA)
+    }
+
+    /// Creates an SDMA queue of `queue_type` (`KFD_IOC_QUEUE_TYPE_SDMA` or `_SDMA_XGMI`) on
+    /// device `dev`. Errors: `hipErrorOutOfMemory` (no BO, no queue left on the engines).
+    pub fn queue_create_typed(&self, dev: usize, queue_type: u32) -> Result<SdmaQueue, hipError_t> {
         let d = &self.devices[dev];
         let ring = self.bo_alloc(dev, RING_SIZE, gtt_flags(false), &[dev], true)?;
         let rw = match self.bo_alloc(dev, 4096, gtt_flags(true) | KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED, &[dev], true) {
@@ -105,13 +111,13 @@ impl Runtime {
             read_pointer_address: rw.va,
             ring_size: RING_SIZE as u32,
             gpu_id: d.gpu_id,
-            queue_type: KFD_IOC_QUEUE_TYPE_SDMA,
+            queue_type,
             queue_percentage: KFD_MAX_QUEUE_PERCENTAGE,
             queue_priority: KFD_MAX_QUEUE_PRIORITY,
             ..Default::default()
         };
         if let Err(e) = self.kfd.create_queue(&mut a) {
-            crate::log::hipkfd_log!("CREATE_QUEUE on gpu {:#x}: {e}", d.gpu_id);
+            crate::log::hipkfd_log!("CREATE_QUEUE type {queue_type} on gpu {:#x}: {e}", d.gpu_id);
             let _ = self.kfd.destroy_event(event.event_id);
             cleanup(Some(signal));
             return Err(hipError_t::hipErrorOutOfMemory);

@@ -7,6 +7,7 @@ use crate::api::types::hipError_t;
 use crate::copy::Staging;
 use crate::device::{visible_gpus, Device};
 use crate::memory::Registry;
+use crate::peer::PeerState;
 use crate::signal::{EventPage, Signal, SignalPool};
 use crate::stream::{DeviceStreams, Fence};
 use crate::va::VaManager;
@@ -32,6 +33,8 @@ pub struct Runtime {
     pub deferred: Mutex<Vec<(Fence, Signal)>>,
     /// The first VM fault a GPU reported (sticky).
     pub fault: Mutex<Option<kfd_hsa_memory_exception_data>>,
+    /// Peer access: which GPUVM maps which device's memory, peer-copy queues (src/peer.rs).
+    pub peer: PeerState,
 }
 
 static RUNTIME: OnceLock<Result<Runtime, hipError_t>> = OnceLock::new();
@@ -102,6 +105,7 @@ impl Runtime {
             staging: (0..n).map(|_| Staging::default()).collect(),
             deferred: Mutex::new(vec![]),
             fault: Mutex::new(None),
+            peer: PeerState::new(n),
         };
         let page = rt.event_page_init()?;
         let _ = rt.event_page.set(page);

@@ -216,6 +216,32 @@ static int step_async_fill(hipStream_t sb)
     return 1;
 }
 
+/*
+ * Peer to peer: GPU 0 enables access to GPU 1's memory (a GPUVM mapping), then
+ * hipMemcpyPeer GPU 1 -> GPU 0 runs on an SDMA engine (an xGMI one when the
+ * GPUs share a hive), asynchronously; hipDeviceSynchronize waits for it.
+ */
+static int step_peer(void)
+{
+    int can = 0;
+    TRY(hipSetDevice(1));
+    TRY(hipMemset(b, 0, BUF_SIZE));
+    TRY(hipMemcpy(b, pinned_in, BUF_SIZE, hipMemcpyHostToDevice));
+    bytes_copied += BUF_SIZE;
+    TRY(hipSetDevice(0));
+    TRY(hipDeviceCanAccessPeer(&can, 0, 1));
+    printf("         GPU 0 %s access GPU 1's memory\n", can ? "can" : "cannot");
+    if (can)
+        TRY(hipDeviceEnablePeerAccess(1, 0));
+    TRY(hipMemset(a, 0, BUF_SIZE));
+    TRY(hipMemcpyPeer(a, 0, b, 1, BUF_SIZE));
+    TRY(hipDeviceSynchronize());
+    bytes_copied += BUF_SIZE;
+    if (can)
+        TRY(hipDeviceDisablePeerAccess(1));
+    return read_back(a) && check_pattern(host_out, BUF_SIZE, 3);
+}
+
 int main(void)
 {
     int count = 0;
@@ -251,6 +277,8 @@ int main(void)
          "            stream B (GPU 1) waits for it, GPU 0 -> GPU 1 -> host (pinned)",
          step_async_two_streams(sa, sb, &ms_a, &ms_b));
     step("7. async: hipMemsetD32Async on GPU 1, read back on stream B", step_async_fill(sb));
+    fill_pattern(pinned_in, BUF_SIZE, 3);
+    step("8. peer: hipDeviceEnablePeerAccess, hipMemcpyPeer GPU 1 -> GPU 0", step_peer());
 
     hipStreamDestroy(sa);
     hipStreamDestroy(sb);

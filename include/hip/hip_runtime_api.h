@@ -330,6 +330,13 @@ typedef enum hipMemcpyKind {
   hipMemcpyDeviceToDeviceNoCU = 1024
 } hipMemcpyKind;
 
+typedef enum hipDeviceP2PAttr {
+  hipDevP2PAttrPerformanceRank = 0,
+  hipDevP2PAttrAccessSupported = 1,
+  hipDevP2PAttrNativeAtomicSupported = 2,
+  hipDevP2PAttrHipArrayAccessSupported = 3
+} hipDeviceP2PAttr;
+
 typedef enum hipMemoryType {
   hipMemoryTypeUnregistered = 0,
   hipMemoryTypeHost = 1,
@@ -624,8 +631,8 @@ hipError_t hipDeviceGet(hipDevice_t *device, int ordinal);
 // `hipDeviceSynchronize`: waits for all work of the current device.
 hipError_t hipDeviceSynchronize(void);
 
-// `hipDeviceReset`: waits for the current device, then destroys its streams and frees its
-// allocations.
+// `hipDeviceReset`: waits for the current device, then destroys its streams, frees its
+// allocations and ends its peer access (both directions, as a destroyed CUDA context does).
 hipError_t hipDeviceReset(void);
 
 // `hipGetDevicePropertiesR0600` (what `hipGetDeviceProperties` means in ROCm ≥ 6 headers).
@@ -813,6 +820,72 @@ hipError_t hipPointerGetAttributes(struct hipPointerAttribute_t *attributes, con
 // O(log n). Either out-pointer may be null. Errors: `hipErrorNotFound` when `dptr` is in no
 // allocation (one past the end included).
 hipError_t hipMemGetAddressRange(hipDeviceptr_t *pbase, size_t *psize, hipDeviceptr_t dptr);
+
+// `hipDeviceCanAccessPeer`: `*canAccessPeer` = 1 when `deviceId` can map `peerDeviceId`'s
+// memory (a direct xGMI or PCIe P2P link in the KFD topology; src/peer.rs explains why links
+// that libhsakmt would invent do not count), else 0; a device and itself → 0 (checked before
+// the ordinals, as clr does). Errors: `hipErrorInvalidValue` (null), `hipErrorInvalidDevice`.
+hipError_t hipDeviceCanAccessPeer(int *canAccessPeer, int deviceId, int peerDeviceId);
+
+// `hipDeviceEnablePeerAccess`: the current device may access `peerDeviceId`'s memory: every
+// allocation of the peer, present and future, is mapped into the current device's GPUVM.
+// `flags` must be 0. Errors: `hipErrorInvalidValue` (flags, checked first),
+// `hipErrorInvalidDevice` (bad ordinal, the current device itself, no link),
+// `hipErrorPeerAccessAlreadyEnabled`, `hipErrorOutOfMemory` (a map ioctl failed).
+hipError_t hipDeviceEnablePeerAccess(int peerDeviceId, unsigned int flags);
+
+// `hipDeviceDisablePeerAccess`: revokes the current device's mappings of `peerDeviceId`'s
+// memory (after the runtime's own copies through them are done); later accesses fault, as
+// CUDA specifies (stock ROCm keeps the mappings). Errors: `hipErrorInvalidDevice`,
+// `hipErrorPeerAccessNotEnabled`.
+hipError_t hipDeviceDisablePeerAccess(int peerDeviceId);
+
+// `hipCtxGetCurrent` (deprecated in HIP): the current device's primary context.
+// Errors: `hipErrorInvalidValue` (null).
+hipError_t hipCtxGetCurrent(hipCtx_t *ctx);
+
+// `hipDevicePrimaryCtxRetain`: the primary context of `dev` (no reference counting: primary
+// contexts live as long as the process). Errors: `hipErrorInvalidValue`, `hipErrorInvalidDevice`.
+hipError_t hipDevicePrimaryCtxRetain(hipCtx_t *pctx, hipDevice_t dev);
+
+// `hipCtxEnablePeerAccess` (deprecated): `hipDeviceEnablePeerAccess` for `peerCtx`'s device.
+// Errors: as `hipDeviceEnablePeerAccess`; `hipErrorInvalidValue` for a null context,
+// `hipErrorInvalidContext` for an unknown one.
+hipError_t hipCtxEnablePeerAccess(hipCtx_t peerCtx, unsigned int flags);
+
+// `hipCtxDisablePeerAccess` (deprecated): `hipDeviceDisablePeerAccess` for `peerCtx`'s device.
+hipError_t hipCtxDisablePeerAccess(hipCtx_t peerCtx);
+
+// `hipDeviceGetP2PAttribute`: `attr` of the link from `srcDevice` to `dstDevice`:
+// `PerformanceRank` 0 over xGMI, 1 over PCIe P2P (0 when not accessible); `AccessSupported`
+// 1/0; `NativeAtomicSupported` 1 over xGMI only; `HipArrayAccessSupported` 0 (no arrays).
+// Errors (clr order): `hipErrorInvalidValue` (null `value`), `hipErrorInvalidDevice` (bad
+// ordinal, `srcDevice == dstDevice`), `hipErrorInvalidValue` (unknown `attr`).
+hipError_t hipDeviceGetP2PAttribute(int *value,
+                                    hipDeviceP2PAttr attr,
+                                    int srcDevice,
+                                    int dstDevice);
+
+// `hipMemcpyPeer`: copies `sizeBytes` bytes from `src` (memory of `srcDevice`) to `dst`
+// (memory of `dstDevice`) on the current device's null stream: asynchronous to the host,
+// ordered after prior work on both devices (CUDA `cudaMemcpyPeer`). Runs on an SDMA engine of
+// the source device (xGMI engine over xGMI), through host staging when no peer mapping exists
+// (src/peer.rs). Size 0 succeeds. Errors: `hipErrorInvalidDevice` (device ordinals),
+// `hipErrorInvalidValue` (null pointers, ranges past an allocation), `hipErrorIllegalAddress`.
+hipError_t hipMemcpyPeer(void *dst,
+                         int dstDevice,
+                         const void *src,
+                         int srcDevice,
+                         size_t sizeBytes);
+
+// `hipMemcpyPeerAsync`: as `hipMemcpyPeer`, ordered on `stream`. Errors as `hipMemcpyPeer`,
+// plus `hipErrorContextIsDestroyed` for a destroyed or unknown stream.
+hipError_t hipMemcpyPeerAsync(void *dst,
+                              int dstDevice,
+                              const void *src,
+                              int srcDevice,
+                              size_t sizeBytes,
+                              hipStream_t stream);
 
 // `hipStreamCreate`: a blocking stream on the current device. Null: `hipErrorInvalidValue`.
 hipError_t hipStreamCreate(hipStream_t *stream);

@@ -179,6 +179,9 @@ pub fn io_links(topo: &Topology, node: u32) -> Vec<IoLink> {
 /// not repeated here (same-hive pairs are skipped by `kfd_dev_create_p2p_links`).
 pub fn p2p_links(topo: &Topology, node: u32) -> Vec<IoLink> {
     use iolink_flags::*;
+    if !topo.p2p_links {
+        return Vec::new();
+    }
     let Some(g) = topo.gpu_by_node(node) else { return Vec::new() };
     topo.peers(node)
         .into_iter()
@@ -271,7 +274,9 @@ pub fn node_properties(topo: &Topology, node: u32) -> String {
             p("mem_banks_count", 1);
             p("caches_count", 0);
             p("io_links_count", io);
-            p("p2p_links_count", p2p);
+            if topo.p2p_links {
+                p("p2p_links_count", p2p);
+            }
             p("cpu_core_id_base", c.core_id_base.into());
             for k in [
                 "simd_id_base", "max_waves_per_simd", "lds_size_in_kb", "gds_size_in_kb", "num_gws",
@@ -290,7 +295,9 @@ pub fn node_properties(topo: &Topology, node: u32) -> String {
             p("mem_banks_count", 1);
             p("caches_count", gpu_caches(g).len() as u64);
             p("io_links_count", io);
-            p("p2p_links_count", p2p);
+            if topo.p2p_links {
+                p("p2p_links_count", p2p);
+            }
             p("cpu_core_id_base", 0);
             p("simd_id_base", g.simd_id_base.into());
             p("max_waves_per_simd", g.max_waves_per_simd.into());
@@ -487,7 +494,9 @@ pub fn write_tree(root: &Path, topo: &Topology) -> io::Result<()> {
         for (i, l) in io_links(topo, node).iter().enumerate() {
             t.file(&format!("{nd}/io_links/{i}/properties"), l.properties())?;
         }
-        t.dir(&format!("{nd}/p2p_links"))?;
+        if topo.p2p_links {
+            t.dir(&format!("{nd}/p2p_links"))?;
+        }
         for (i, l) in p2p_links(topo, node).iter().enumerate() {
             t.file(&format!("{nd}/p2p_links/{i}/properties"), l.properties())?;
         }
@@ -620,6 +629,18 @@ mod tests {
         assert_eq!(get(&cpu, "simd_count"), 0);
         assert_eq!(get(&cpu, "drm_render_minor"), 0);
         assert_eq!(get(&cpu, "io_links_count"), 2);
+    }
+
+    #[test]
+    fn kernels_without_p2p_links_publish_no_count_and_no_links() {
+        let mut t = Topology::preset("pcie-p2p-3").unwrap();
+        assert_eq!(p2p_links(&t, 1).len(), 2);
+        t.p2p_links = false;
+        assert!(p2p_links(&t, 1).is_empty());
+        let props = node_properties(&t, 1);
+        assert!(!props.contains("p2p_links_count"), "{props}");
+        assert!(props.contains("io_links_count"));
+        assert!(!node_properties(&t, 0).contains("p2p_links_count"));
     }
 
     #[test]

@@ -22,6 +22,8 @@
 //! pcie_p2p = true            # PCIe peer access to other large-BAR pcie_p2p GPUs
 //! vram_size = 34359738368    # bytes
 //!
+//! # p2p_links = false         # top level: a kernel without p2p_links (no CONFIG_HSA_AMD_P2P)
+//!
 //! [[link]]                   # optional: if any [[link]] is given, links are not derived
 //! from = 1                   # KFD node ids; one entry per GPU pair, both directions
 //! to = 2
@@ -432,6 +434,12 @@ impl Link {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
+    /// Whether the kernel publishes `p2p_links` (built with `CONFIG_HSA_AMD_P2P`; every node's
+    /// properties then carry `p2p_links_count`). `false` models an older kernel: no `p2p_links`
+    /// directories and no `p2p_links_count` key, so PCIe peer links are not visible at all
+    /// (libhsakmt then synthesises indirect links). Top-level TOML key `p2p_links`, default true.
+    #[serde(default = "p2p_links_default")]
+    pub p2p_links: bool,
     /// KFD node 0.
     pub cpu: Cpu,
     /// KFD nodes 1..=N, in node order (`gpus[i].node_id == i + 1`).
@@ -440,6 +448,10 @@ pub struct Topology {
     /// GPU<->GPU links only, one per pair.
     #[serde(rename = "link", default)]
     pub links: Vec<Link>,
+}
+
+fn p2p_links_default() -> bool {
+    true
 }
 
 /// Names of all presets, in a stable order.
@@ -483,7 +495,7 @@ impl Topology {
                 _ => g.pcie_p2p = true,
             }
         }
-        let mut t = Topology { cpu: Cpu::host(), gpus, links: Vec::new() };
+        let mut t = Topology { p2p_links: true, cpu: Cpu::host(), gpus, links: Vec::new() };
         t.links = t.derived_links();
         t.fix_gpu_ids(&[]);
         t.validate()?;
@@ -523,10 +535,15 @@ impl Topology {
         let mut table: toml::Table =
             toml::from_str(text).map_err(|e| TopologyError(format!("invalid TOML: {e}")))?;
         for key in table.keys() {
-            if !matches!(key.as_str(), "gpu" | "link" | "cpu") {
-                return err(format!("unknown top-level key '{key}' (expected gpu, link, cpu)"));
+            if !matches!(key.as_str(), "gpu" | "link" | "cpu" | "p2p_links") {
+                return err(format!("unknown top-level key '{key}' (expected gpu, link, cpu, p2p_links)"));
             }
         }
+        let p2p_links = match table.remove("p2p_links") {
+            Some(toml::Value::Boolean(b)) => b,
+            Some(_) => return err("'p2p_links' must be true or false"),
+            None => true,
+        };
         let cpu = match table.remove("cpu") {
             Some(v) => v.try_into::<Cpu>().map_err(|e| TopologyError(format!("[cpu]: {e}")))?,
             None => Cpu::host(),
@@ -562,7 +579,7 @@ impl Topology {
             explicit_ids.push(user.contains_key("gpu_id"));
             gpus.push(gpu);
         }
-        let mut t = Topology { cpu, gpus, links: Vec::new() };
+        let mut t = Topology { p2p_links, cpu, gpus, links: Vec::new() };
         t.fix_gpu_ids(&explicit_ids);
         t.links = match table.remove("link") {
             Some(v) => v
@@ -903,6 +920,16 @@ mod tests {
             let e = Topology::from_toml(text).unwrap_err().0;
             assert!(e.contains(want), "{text:?}: got '{e}', want '{want}'");
         }
+    }
+
+    #[test]
+    fn p2p_links_key_round_trips() {
+        let t = Topology::from_toml("p2p_links = false\n[[gpu]]\npcie_p2p = true\n[[gpu]]\npcie_p2p = true\n").unwrap();
+        assert!(!t.p2p_links);
+        assert_eq!(t.links.len(), 1, "the link exists; only its sysfs entry is missing");
+        assert_eq!(Topology::from_toml(&t.to_toml()).unwrap(), t);
+        assert!(Topology::preset("pcie-p2p-2").unwrap().p2p_links);
+        assert!(Topology::from_toml("p2p_links = 1\n[[gpu]]\n").is_err());
     }
 
     #[test]

@@ -74,8 +74,8 @@ pub extern "C" fn hipDeviceSynchronize() -> hipError_t {
     })
 }
 
-/// `hipDeviceReset`: waits for the current device, then destroys its streams and frees its
-/// allocations.
+/// `hipDeviceReset`: waits for the current device, then destroys its streams, frees its
+/// allocations and ends its peer access (both directions, as a destroyed CUDA context does).
 #[no_mangle]
 pub extern "C" fn hipDeviceReset() -> hipError_t {
     api(|| {
@@ -91,7 +91,7 @@ pub extern "C" fn hipDeviceReset() -> hipError_t {
                 rt.mem_free(a.base)?;
             }
         }
-        Ok(())
+        rt.peer_reset(d)
     })
 }
 

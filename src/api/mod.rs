@@ -9,5 +9,6 @@ pub mod error;
 pub mod event;
 pub mod ipc;
 pub mod memory;
+pub mod peer;
 pub mod stream;
 pub mod types;

@@ -346,6 +346,16 @@ c_enum! {
 }
 
 c_enum! {
+    /// `hipDeviceP2PAttr` (`hip_runtime_api.h`): what `hipDeviceGetP2PAttribute` reports.
+    pub struct hipDeviceP2PAttr {
+        hipDevP2PAttrPerformanceRank = 0,
+        hipDevP2PAttrAccessSupported = 1,
+        hipDevP2PAttrNativeAtomicSupported = 2,
+        hipDevP2PAttrHipArrayAccessSupported = 3,
+    }
+}
+
+c_enum! {
     /// `hipMemoryType` (`hip_runtime_api.h`), ROCm 6.0+ values, which follow
     /// cudaMemoryType/CUmemorytype (ROCm 5.x had Host 0, Device 1, Array 2, Unified 3).
     pub struct hipMemoryType {
@@ -934,6 +944,8 @@ pub fn c_header_prelude() -> String {
     );
     s.push('\n');
     render_enum(&mut s, "hipMemcpyKind", "", hipMemcpyKind::ENUMERATORS);
+    s.push('\n');
+    render_enum(&mut s, "hipDeviceP2PAttr", "", hipDeviceP2PAttr::ENUMERATORS);
     s.push('\n');
     render_enum(&mut s, "hipMemoryType", "", hipMemoryType::ENUMERATORS);
     s

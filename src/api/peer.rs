@@ -1,0 +1,180 @@
+//! Peer device memory access (HIP "PeerToPeer Device Memory Access" group; clr `hip_peer.cpp`)
+//! and the peer copies `hipMemcpyPeer(Async)`. The core is `src/peer.rs`.
+
+use crate::api::common::{api, check, current_device, rt_dev, stream_of, write_out};
+use crate::api::types::*;
+use crate::runtime::{runtime, Runtime};
+use std::ffi::{c_int, c_uint, c_void};
+
+/// A device ordinal from C. Errors: `hipErrorInvalidDevice` (negative or ≥ count).
+fn ordinal(rt: &Runtime, d: c_int) -> Result<usize, hipError_t> {
+    rt.device(d).map(|d| d.ordinal)
+}
+
+/// `hipDeviceCanAccessPeer`: `*canAccessPeer` = 1 when `deviceId` can map `peerDeviceId`'s
+/// memory (a direct xGMI or PCIe P2P link in the KFD topology; src/peer.rs explains why links
+/// that libhsakmt would invent do not count), else 0; a device and itself → 0 (checked before
+/// the ordinals, as clr does). Errors: `hipErrorInvalidValue` (null), `hipErrorInvalidDevice`.
+#[no_mangle]
+pub extern "C" fn hipDeviceCanAccessPeer(canAccessPeer: *mut c_int, deviceId: c_int, peerDeviceId: c_int) -> hipError_t {
+    api(|| {
+        check(!canAccessPeer.is_null())?;
+        let rt = runtime()?;
+        if deviceId == peerDeviceId {
+            return write_out(canAccessPeer, 0);
+        }
+        let (d, p) = (ordinal(rt, deviceId)?, ordinal(rt, peerDeviceId)?);
+        write_out(canAccessPeer, rt.can_access_peer(d, p) as c_int)
+    })
+}
+
+/// `hipDeviceEnablePeerAccess`: the current device may access `peerDeviceId`'s memory: every
+/// allocation of the peer, present and future, is mapped into the current device's GPUVM.
+/// `flags` must be 0. Errors: `hipErrorInvalidValue` (flags, checked first),
+/// `hipErrorInvalidDevice` (bad ordinal, the current device itself, no link),
+/// `hipErrorPeerAccessAlreadyEnabled`, `hipErrorOutOfMemory` (a map ioctl failed).
+#[no_mangle]
+pub extern "C" fn hipDeviceEnablePeerAccess(peerDeviceId: c_int, flags: c_uint) -> hipError_t {
+    api(|| {
+        check(flags == 0)?;
+        let (rt, d) = rt_dev()?;
+        let p = ordinal(rt, peerDeviceId)?;
+        rt.peer_enable(d, p, flags)
+    })
+}
+
+/// `hipDeviceDisablePeerAccess`: revokes the current device's mappings of `peerDeviceId`'s
+/// memory (after the runtime's own copies through them are done); later accesses fault, as
+/// CUDA specifies (stock ROCm keeps the mappings). Errors: `hipErrorInvalidDevice`,
+/// `hipErrorPeerAccessNotEnabled`.
+#[no_mangle]
+pub extern "C" fn hipDeviceDisablePeerAccess(peerDeviceId: c_int) -> hipError_t {
+    api(|| {
+        let (rt, d) = rt_dev()?;
+        let p = ordinal(rt, peerDeviceId)?;
+        rt.peer_disable(d, p)
+    })
+}
+
+/// Per-device primary contexts: a `hipCtx_t` is the address of its device's slot here (AMD's
+/// `hipCtx_t` is a device too).
+static CONTEXTS: [u8; 64] = [0; 64];
+
+/// The primary context handle of device `dev`.
+pub fn ctx_handle(dev: usize) -> hipCtx_t {
+    CONTEXTS[dev.min(CONTEXTS.len() - 1)..].as_ptr() as hipCtx_t
+}
+
+/// The device a context handle names. Errors: `hipErrorInvalidValue` (null),
+/// `hipErrorInvalidContext` (not a context of ours).
+pub fn ctx_device(rt: &Runtime, ctx: hipCtx_t) -> Result<usize, hipError_t> {
+    check(!ctx.is_null())?;
+    let base = CONTEXTS.as_ptr() as usize;
+    let d = (ctx as usize).wrapping_sub(base);
+    if d < rt.devices.len() {
+        Ok(d)
+    } else {
+        Err(hipError_t::hipErrorInvalidContext)
+    }
+}
+
+/// `hipCtxGetCurrent` (deprecated in HIP): the current device's primary context.
+/// Errors: `hipErrorInvalidValue` (null).
+#[no_mangle]
+pub extern "C" fn hipCtxGetCurrent(ctx: *mut hipCtx_t) -> hipError_t {
+    api(|| {
+        check(!ctx.is_null())?;
+        rt_dev()?;
+        write_out(ctx, ctx_handle(current_device()))
+    })
+}
+
+/// `hipDevicePrimaryCtxRetain`: the primary context of `dev` (no reference counting: primary
+/// contexts live as long as the process). Errors: `hipErrorInvalidValue`, `hipErrorInvalidDevice`.
+#[no_mangle]
+pub extern "C" fn hipDevicePrimaryCtxRetain(pctx: *mut hipCtx_t, dev: hipDevice_t) -> hipError_t {
+    api(|| {
+        check(!pctx.is_null())?;
+        let rt = runtime()?;
+        let d = ordinal(rt, dev)?;
+        write_out(pctx, ctx_handle(d))
+    })
+}
+
+/// `hipCtxEnablePeerAccess` (deprecated): `hipDeviceEnablePeerAccess` for `peerCtx`'s device.
+/// Errors: as `hipDeviceEnablePeerAccess`; `hipErrorInvalidValue` for a null context,
+/// `hipErrorInvalidContext` for an unknown one.
+#[no_mangle]
+pub extern "C" fn hipCtxEnablePeerAccess(peerCtx: hipCtx_t, flags: c_uint) -> hipError_t {
+    api(|| {
+        let (rt, d) = rt_dev()?;
+        let p = ctx_device(rt, peerCtx)?;
+        rt.peer_enable(d, p, flags)
+    })
+}
+
+/// `hipCtxDisablePeerAccess` (deprecated): `hipDeviceDisablePeerAccess` for `peerCtx`'s device.
+#[no_mangle]
+pub extern "C" fn hipCtxDisablePeerAccess(peerCtx: hipCtx_t) -> hipError_t {
+    api(|| {
+        let (rt, d) = rt_dev()?;
+        let p = ctx_device(rt, peerCtx)?;
+        rt.peer_disable(d, p)
+    })
+}
+
+/// `hipDeviceGetP2PAttribute`: `attr` of the link from `srcDevice` to `dstDevice`:
+/// `PerformanceRank` 0 over xGMI, 1 over PCIe P2P (0 when not accessible); `AccessSupported`
+/// 1/0; `NativeAtomicSupported` 1 over xGMI only; `HipArrayAccessSupported` 0 (no arrays).
+/// Errors (clr order): `hipErrorInvalidValue` (null `value`), `hipErrorInvalidDevice` (bad
+/// ordinal, `srcDevice == dstDevice`), `hipErrorInvalidValue` (unknown `attr`).
+#[no_mangle]
+pub extern "C" fn hipDeviceGetP2PAttribute(value: *mut c_int, attr: hipDeviceP2PAttr, srcDevice: c_int, dstDevice: c_int) -> hipError_t {
+    api(|| {
+        check(!value.is_null())?;
+        let rt = runtime()?;
+        let (s, d) = (ordinal(rt, srcDevice)?, ordinal(rt, dstDevice)?);
+        if s == d {
+            return Err(hipError_t::hipErrorInvalidDevice);
+        }
+        let access = rt.can_access_peer(s, d);
+        let xgmi = rt.xgmi_linked(s, d);
+        let v = match attr {
+            hipDeviceP2PAttr::hipDevP2PAttrPerformanceRank => (access && !xgmi) as c_int,
+            hipDeviceP2PAttr::hipDevP2PAttrAccessSupported => access as c_int,
+            hipDeviceP2PAttr::hipDevP2PAttrNativeAtomicSupported => xgmi as c_int,
+            hipDeviceP2PAttr::hipDevP2PAttrHipArrayAccessSupported => 0,
+            _ => return Err(hipError_t::hipErrorInvalidValue),
+        };
+        write_out(value, v)
+    })
+}
+
+fn memcpy_peer(dst: *mut c_void, dstDevice: c_int, src: *const c_void, srcDevice: c_int, sizeBytes: usize, stream: hipStream_t) -> hipError_t {
+    api(|| {
+        let rt = runtime()?;
+        ordinal(rt, dstDevice)?;
+        ordinal(rt, srcDevice)?;
+        rt_dev()?;
+        let s = stream_of(rt, stream)?;
+        rt.memcpy(dst as u64, src as u64, sizeBytes as u64, hipMemcpyKind::hipMemcpyDeviceToDevice, &s, false)
+    })
+}
+
+/// `hipMemcpyPeer`: copies `sizeBytes` bytes from `src` (memory of `srcDevice`) to `dst`
+/// (memory of `dstDevice`) on the current device's null stream: asynchronous to the host,
+/// ordered after prior work on both devices (CUDA `cudaMemcpyPeer`). Runs on an SDMA engine of
+/// the source device (xGMI engine over xGMI), through host staging when no peer mapping exists
+/// (src/peer.rs). Size 0 succeeds. Errors: `hipErrorInvalidDevice` (device ordinals),
+/// `hipErrorInvalidValue` (null pointers, ranges past an allocation), `hipErrorIllegalAddress`.
+#[no_mangle]
+pub extern "C" fn hipMemcpyPeer(dst: *mut c_void, dstDevice: c_int, src: *const c_void, srcDevice: c_int, sizeBytes: usize) -> hipError_t {
+    memcpy_peer(dst, dstDevice, src, srcDevice, sizeBytes, std::ptr::null_mut())
+}
+
+/// `hipMemcpyPeerAsync`: as `hipMemcpyPeer`, ordered on `stream`. Errors as `hipMemcpyPeer`,
+/// plus `hipErrorContextIsDestroyed` for a destroyed or unknown stream.
+#[no_mangle]
+pub extern "C" fn hipMemcpyPeerAsync(dst: *mut c_void, dstDevice: c_int, src: *const c_void, srcDevice: c_int, sizeBytes: usize, stream: hipStream_t) -> hipError_t {
+    memcpy_peer(dst, dstDevice, src, srcDevice, sizeBytes, stream)
+}

@@ -1,0 +1,449 @@
+//! Peer to peer: which GPU may reach which other GPU's VRAM, the GPUVM peer mappings that
+//! `hipDeviceEnablePeerAccess` creates and `hipDeviceDisablePeerAccess` revokes, and copies
+//! between the VRAM of two devices (`hipMemcpyPeer(Async)`, cross-device `hipMemcpy(Async)`).
+//!
+//! **Accessibility** comes from the KFD topology only: device A can access device B when A's node
+//! has a direct link to B's node, i.e. an xGMI `io_link` (type 11, same hive) or a `p2p_link`
+//! (PCIe peer-to-peer, published by kernels built with `CONFIG_HSA_AMD_P2P` when
+//! `amdgpu_device_is_peer_accessible` holds: large BAR, P2PDMA path; `kfd_topology.c`
+//! `kfd_dev_create_p2p_links`). On kernels that publish no `p2p_links` at all (no
+//! `p2p_links_count` in the node properties), libhsakmt synthesises indirect GPU↔CPU↔GPU links
+//! (`topology_create_indirect_gpu_links`) and ROCr then reports every pair as accessible. We do
+//! **not** invent links: such a link says nothing about whether the kernel can map the peer's
+//! VRAM into this GPU's VM (small BAR, no P2PDMA route), so PCIe pairs on those kernels report
+//! `canAccessPeer = 0` and their copies go through host staging. xGMI pairs are unaffected (their
+//! links are `io_links`, published by every kernel).
+//!
+//! **Enable** (current device C, peer P): every existing VRAM allocation of P is mapped into C's
+//! GPUVM with one `AMDKFD_IOC_MAP_MEMORY_TO_GPU` per BO ({C}); every later allocation of P is
+//! mapped on P and on all devices that enabled access to P in its one MAP ioctl (device list).
+//! Unlike ROCr, we map only into the devices that asked (field issue: the map ioctl is what
+//! costs, `ROCm/legacy-rocm-build#4152`). **Disable** waits for the runtime's own copies that used
+//! the mapping, then unmaps (`AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU`, {C}) every BO of P: afterwards an
+//! access from C's engines faults (CUDA's rule; stock ROCm never revokes).
+//!
+//! **Copies** between the VRAM of two devices run on the runtime's peer-copy SDMA queues, never
+//! on the host: on the source device when its GPUVM maps the destination (peer access enabled
+//! source → destination), else on the destination device when it maps the source, with a
+//! `KFD_IOC_QUEUE_TYPE_SDMA_XGMI` queue where an xGMI link joins the two. Without any peer
+//! mapping (access not enabled, or not possible) the copy goes through two pinned 4 MiB host
+//! staging buffers: source engine → buffer → destination engine, double-buffered, with all the
+//! ordering done by POLL_REGMEM on the GPUs, so it is still asynchronous to the host. Every copy
+//! waits (POLL_REGMEM) for the prior work of all streams of both devices and of the issuing
+//! stream, and leaves a marker on the issuing stream (and on the null streams of both devices
+//! when issued on a null stream) so that later work and `hipStreamQuery` see it. Direct copies
+//! of at least [`SPREAD_MIN`] bytes are split over up to [`MAX_PEER_QUEUES`] queues, i.e.
+//! several SDMA engines (the KFD spreads a process's SDMA queues over the engines).
+
+use crate::api::types::hipError_t;
+use crate::device::TopologyGpu;
+use crate::memory::{gtt_flags, Bo, MemKind};
+use crate::queue::SdmaQueue;
+use crate::runtime::Runtime;
+use crate::stream::{Fence, Stream};
+use kfd_ioctl::kfd::{KFD_IOC_QUEUE_TYPE_SDMA, KFD_IOC_QUEUE_TYPE_SDMA_XGMI};
+use kfd_ioctl::sdma;
+use parking_lot::{Mutex, RwLock, RwLockReadGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// io_link `type` of an xGMI link (`CRAT_IOLINK_TYPE_XGMI`, kfd_crat.h).
+pub const IOLINK_TYPE_XGMI: u32 = 11;
+/// io_link `type` of a PCIe link (`CRAT_IOLINK_TYPE_PCIEXPRESS`).
+#[allow(dead_code)] // the unit tests and the docs name it
+pub const IOLINK_TYPE_PCIE: u32 = 2;
+/// Most peer-copy queues per device and kind (each lands on an SDMA engine of its own while the
+/// engines last).
+pub const MAX_PEER_QUEUES: usize = 4;
+/// Direct copies of at least this many bytes are split over several queues.
+pub const SPREAD_MIN: u64 = 16 << 20;
+/// Bytes of each of the two pinned staging buffers of copies without a peer mapping.
+pub const PEER_STAGING_SIZE: u64 = 4 << 20;
+
+/// The type of the direct link from `from`'s node to `to`'s node (`io_links` or `p2p_links`),
+/// if any. Indirect paths through the CPU are never links here (see the module docs).
+pub fn direct_link(from: &TopologyGpu, to: &TopologyGpu) -> Option<u32> {
+    link_to(&from.links, to.node.node_id)
+}
+
+/// As [`direct_link`], on a node's `(node_to, type)` list.
+pub fn link_to(links: &[(u32, u32)], node_to: u32) -> Option<u32> {
+    links.iter().find(|(t, _)| *t == node_to).map(|(_, ty)| *ty)
+}
+
+/// Peer-access state of the process.
+#[derive(Debug)]
+pub struct PeerState {
+    /// `enabled[c][p]`: device c's GPUVM maps every VRAM allocation of device p. Read-locked by
+    /// allocations and copies, write-locked by enable/disable.
+    enabled: RwLock<Vec<Vec<bool>>>,
+    /// Per device: peer-copy queues (type SDMA) and xGMI peer-copy queues (type SDMA_XGMI).
+    queues: Vec<Mutex<[Vec<Arc<SdmaQueue>>; 2]>>,
+    next: AtomicUsize,
+    /// Direct copies still possibly running: (engine device, other device, fence).
+    uses: Mutex<Vec<(usize, usize, Fence)>>,
+    /// The two pinned staging buffers (mapped on every device), each with the fence of the
+    /// last copy that reads it.
+    staging: Mutex<Vec<(Bo, Option<Fence>)>>,
+    /// Recent stream markers of peer copies, with the copy fences each one stands for: a later
+    /// copy waits for those directly (FIFO on the same queue) instead of for the marker.
+    markers: Mutex<Vec<(Fence, Vec<Fence>)>>,
+}
+
+impl PeerState {
+    pub fn new(n: usize) -> PeerState {
+        PeerState {
+            enabled: RwLock::new(vec![vec![false; n]; n]),
+            queues: (0..n).map(|_| Mutex::new([vec![], vec![]])).collect(),
+            next: AtomicUsize::new(0),
+            uses: Mutex::new(vec![]),
+            staging: Mutex::new(vec![]),
+            markers: Mutex::new(vec![]),
+        }
+    }
+}
+
+impl Runtime {
+    /// `hipDeviceCanAccessPeer`: whether `dev` can map `peer`'s memory (a direct xGMI or PCIe
+    /// P2P link in the KFD topology). A device never "accesses itself as a peer" (false).
+    pub fn can_access_peer(&self, dev: usize, peer: usize) -> bool {
+        dev != peer
+            && dev < self.devices.len()
+            && peer < self.devices.len()
+            && direct_link(&self.devices[dev].topo, &self.devices[peer].topo).is_some()
+    }
+
+    /// Whether an xGMI link joins `a` and `b`.
+    pub fn xgmi_linked(&self, a: usize, b: usize) -> bool {
+        a != b && direct_link(&self.devices[a].topo, &self.devices[b].topo) == Some(IOLINK_TYPE_XGMI)
+    }
+
+    /// Whether `dev` has enabled access to `peer`'s memory.
+    pub fn peer_enabled(&self, dev: usize, peer: usize) -> bool {
+        self.peer.enabled.read().get(dev).and_then(|v| v.get(peer)).copied().unwrap_or(false)
+    }
+
+    /// For a new VRAM allocation of `owner`: the devices to map it on (`owner` first, then every
+    /// device that enabled access to `owner`), and a guard that keeps enable/disable out until
+    /// the allocation is registered.
+    pub fn peer_alloc_targets(&self, owner: usize) -> (RwLockReadGuard<'_, Vec<Vec<bool>>>, Vec<usize>) {
+        let g = self.peer.enabled.read();
+        let mut v = vec![owner];
+        v.extend((0..g.len()).filter(|&c| c != owner && g[c][owner]));
+        (g, v)
+    }
+
+    /// Holds peer enable/disable off (while an allocation is freed).
+    pub fn peer_guard(&self) -> RwLockReadGuard<'_, Vec<Vec<bool>>> {
+        self.peer.enabled.read()
+    }
+
+    /// `hipDeviceEnablePeerAccess(peer, flags)` from device `dev`: maps every VRAM allocation
+    /// of `peer` into `dev`'s GPUVM, one `MAP_MEMORY_TO_GPU` per BO, and later ones as they come.
+    /// Errors (clr `hipDeviceEnablePeerAccess` order): `hipErrorInvalidValue` (flags ≠ 0),
+    /// `hipErrorInvalidDevice` (bad ordinal, same device, no link),
+    /// `hipErrorPeerAccessAlreadyEnabled`, `hipErrorOutOfMemory` (a map failed; nothing is left
+    /// mapped).
+    pub fn peer_enable(&self, dev: usize, peer: usize, flags: u32) -> Result<(), hipError_t> {
+        if flags != 0 {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        if !self.can_access_peer(dev, peer) {
+            return Err(hipError_t::hipErrorInvalidDevice);
+        }
+        let mut en = self.peer.enabled.write();
+        if en[dev][peer] {
+            return Err(hipError_t::hipErrorPeerAccessAlreadyEnabled);
+        }
+        let gpu = self.devices[dev].gpu_id;
+        let mut done: Vec<&Bo> = vec![];
+        let all = self.allocs.all();
+        for a in all.iter().filter(|a| a.kind == MemKind::Device && a.bo.owner == peer) {
+            if a.bo.mapped.lock().contains(&gpu) {
+                continue;
+            }
+            if let Err((e, _)) = self.kfd.map_memory_to_gpu(a.bo.handle, &[gpu]) {
+                crate::log::hipkfd_log!("peer map {:#x} on gpu {gpu:#x}: {e}", a.bo.va);
+                for bo in done {
+                    let _ = self.kfd.unmap_memory_from_gpu(bo.handle, &[gpu]);
+                    bo.mapped.lock().retain(|g| *g != gpu);
+                }
+                return Err(hipError_t::hipErrorOutOfMemory);
+            }
+            a.bo.mapped.lock().push(gpu);
+            done.push(&a.bo);
+        }
+        crate::log::hipkfd_log!("peer access {dev} -> {peer}: {} BO(s) mapped", done.len());
+        en[dev][peer] = true;
+        Ok(())
+    }
+
+    /// `hipDeviceDisablePeerAccess(peer)` from device `dev`: waits for the runtime's copies that
+    /// used the mapping, then unmaps every BO of `peer` from `dev`'s GPUVM. Errors:
+    /// `hipErrorInvalidDevice` (bad ordinal, same device, no link), `hipErrorPeerAccessNotEnabled`.
+    pub fn peer_disable(&self, dev: usize, peer: usize) -> Result<(), hipError_t> {
+        if !self.can_access_peer(dev, peer) {
+            return Err(hipError_t::hipErrorInvalidDevice);
+        }
+        let mut en = self.peer.enabled.write();
+        if !en[dev][peer] {
+            return Err(hipError_t::hipErrorPeerAccessNotEnabled);
+        }
+        let users: Vec<Fence> = {
+            let mut u = self.peer.uses.lock();
+            u.retain(|(_, _, f)| !f.done());
+            u.iter().filter(|(e, o, _)| *e == dev && *o == peer).map(|(_, _, f)| f.clone()).collect()
+        };
+        let mut res = Ok(());
+        for f in users {
+            if let Err(e) = self.fence_wait(&f) {
+                res = Err(e);
+            }
+        }
+        let gpu = self.devices[dev].gpu_id;
+        let mut n = 0;
+        for a in self.allocs.all().iter().filter(|a| a.kind == MemKind::Device && a.bo.owner == peer) {
+            let mut m = a.bo.mapped.lock();
+            if !m.contains(&gpu) {
+                continue;
+            }
+            if let Err((e, _)) = self.kfd.unmap_memory_from_gpu(a.bo.handle, &[gpu]) {
+                crate::log::hipkfd_log!("peer unmap {:#x} from gpu {gpu:#x}: {e}", a.bo.va);
+            }
+            m.retain(|g| *g != gpu);
+            n += 1;
+        }
+        crate::log::hipkfd_log!("peer access {dev} -> {peer} disabled: {n} BO(s) unmapped");
+        en[dev][peer] = false;
+        res
+    }
+
+    /// `hipDeviceReset` of `dev`: disables `dev`'s access to every peer (unmapping) and every
+    /// peer's access to `dev` (whose allocations the reset has freed).
+    pub fn peer_reset(&self, dev: usize) -> Result<(), hipError_t> {
+        for p in 0..self.devices.len() {
+            if self.peer_enabled(dev, p) {
+                self.peer_disable(dev, p)?;
+            }
+        }
+        let mut en = self.peer.enabled.write();
+        for row in en.iter_mut() {
+            row[dev] = false;
+        }
+        Ok(())
+    }
+
+    /// The peer-copy queues of `dev` (created on first use): SDMA_XGMI queues when `xgmi`, else
+    /// SDMA queues, up to one per engine the topology reports, at most [`MAX_PEER_QUEUES`].
+    fn peer_queues(&self, dev: usize, xgmi: bool) -> Result<Vec<Arc<SdmaQueue>>, hipError_t> {
+        let mut qs = self.peer.queues[dev].lock();
+        let k = xgmi as usize;
+        if qs[k].is_empty() {
+            let props = &self.devices[dev].topo.node.props;
+            let key = if xgmi { "num_sdma_xgmi_engines" } else { "num_sdma_engines" };
+            let engines = (props.get(key).copied().unwrap_or(1) as usize).clamp(1, MAX_PEER_QUEUES);
+            let ty = if xgmi { KFD_IOC_QUEUE_TYPE_SDMA_XGMI } else { KFD_IOC_QUEUE_TYPE_SDMA };
+            for i in 0..engines {
+                match self.queue_create_typed(dev, ty) {
+                    Ok(q) => qs[k].push(Arc::new(q)),
+                    Err(e) if i == 0 => {
+                        if xgmi {
+                            drop(qs);
+                            return self.peer_queues(dev, false);
+                        }
+                        return Err(e);
+                    }
+                    Err(_) => break,
+                }
+            }
+            crate::log::hipkfd_log!("device {dev}: {} peer-copy queue(s), xgmi {xgmi}", qs[k].len());
+        }
+        Ok(qs[k].clone())
+    }
+
+    /// Submits `build` to queue `q` after `waits` (POLL_REGMEM on each other queue's signal).
+    fn submit_after(
+        &self,
+        q: &Arc<SdmaQueue>,
+        waits: &[Fence],
+        build: impl FnOnce(&mut Vec<u32>) -> Result<(), sdma::EncodeError>,
+    ) -> Result<Fence, hipError_t> {
+        let seq = self.queue_submit(q, |pk| {
+            for f in waits {
+                if !Arc::ptr_eq(&f.queue, q) && !f.done() {
+                    sdma::poll_regmem_ge(pk, f.queue.signal.addr, f.seq as u32, u32::MAX)?;
+                }
+            }
+            build(pk)
+        })?;
+        Ok(Fence { queue: q.clone(), seq })
+    }
+
+    /// The last fences of every stream of device `dev` (null stream included).
+    fn device_fences(&self, dev: usize) -> Vec<Fence> {
+        let ds = &self.streams[dev];
+        let mut v: Vec<Fence> = ds.streams.lock().iter().filter_map(|w| w.upgrade()).filter_map(|s| s.last_fence()).collect();
+        v.extend(ds.null.lock().as_ref().and_then(|n| n.last_fence()));
+        v.retain(|f| !f.done());
+        v
+    }
+
+    /// Copies `len` bytes from VRAM of `sdev` at `src` to VRAM of `ddev` at `dst`, ordered after
+    /// the prior work of both devices and of `s`, asynchronous to the host unless `sync` (see
+    /// the module docs for the path). Errors: `hipErrorOutOfMemory` (no queue or staging
+    /// buffer), `hipErrorIllegalAddress` (VM fault, sticky).
+    #[allow(clippy::too_many_arguments)]
+    pub fn memcpy_peer(&self, dst: u64, ddev: usize, src: u64, sdev: usize, len: u64, s: &Arc<Stream>, sync: bool) -> Result<(), hipError_t> {
+        let mut waits = self.device_fences(sdev);
+        waits.extend(self.device_fences(ddev));
+        if s.dev != sdev && s.dev != ddev {
+            if s.is_null {
+                waits.extend(self.device_fences(s.dev));
+            } else {
+                waits.extend(s.last_fence());
+            }
+        }
+        // A wait for the marker of an earlier peer copy is a wait for that copy's fences.
+        {
+            let mut m = self.peer.markers.lock();
+            m.retain(|(f, _)| !f.done());
+            let mut expanded = Vec::with_capacity(waits.len());
+            for w in waits {
+                match m.iter().find(|(f, _)| Arc::ptr_eq(&f.queue, &w.queue) && f.seq == w.seq) {
+                    Some((_, copies)) => expanded.extend(copies.iter().filter(|c| !c.done()).cloned()),
+                    None => expanded.push(w),
+                }
+            }
+            waits = expanded;
+        }
+        let done = {
+            let en = self.peer.enabled.read();
+            let engine = if en[sdev][ddev] {
+                Some((sdev, ddev))
+            } else if en[ddev][sdev] {
+                Some((ddev, sdev))
+            } else {
+                None
+            };
+            match engine {
+                Some((e, other)) => {
+                    let fences = self.copy_direct(e, other, dst, src, len, &waits)?;
+                    let mut u = self.peer.uses.lock();
+                    u.retain(|(_, _, f)| !f.done());
+                    u.extend(fences.iter().map(|f| (e, other, f.clone())));
+                    fences
+                }
+                None => {
+                    drop(en);
+                    self.copy_staged(dst, ddev, src, sdev, len, &waits)?
+                }
+            }
+        };
+        // Stream order: a marker on `s` (and the null streams of both devices when `s` is a null
+        // stream: legacy default-stream semantics) completes after the copy.
+        let mut markers = vec![s.clone()];
+        if s.is_null {
+            for d in [sdev, ddev] {
+                let n = self.null_stream(d)?;
+                if !markers.iter().any(|m| Arc::ptr_eq(m, &n)) {
+                    markers.push(n);
+                }
+            }
+        }
+        for m in &markers {
+            let f = self.stream_submit(m, &done, |_| Ok(()))?;
+            let mut ms = self.peer.markers.lock();
+            if ms.len() >= 64 {
+                ms.remove(0);
+            }
+            ms.push((f, done.clone()));
+        }
+        if sync {
+            for f in &done {
+                self.fence_wait(f)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A direct copy on the peer queues of `engine` (whose GPUVM maps `other`'s memory); large
+    /// copies are split over the queues. Returns the fences of the pieces.
+    fn copy_direct(&self, engine: usize, other: usize, dst: u64, src: u64, len: u64, waits: &[Fence]) -> Result<Vec<Fence>, hipError_t> {
+        let qs = self.peer_queues(engine, self.xgmi_linked(engine, other))?;
+        let pieces = if len >= SPREAD_MIN { qs.len().min((len / (SPREAD_MIN / 4)) as usize).max(1) } else { 1 };
+        let first = self.peer.next.fetch_add(1, Ordering::Relaxed);
+        let piece = len.div_ceil(pieces as u64).next_multiple_of(4096);
+        let mut fences = vec![];
+        let mut off = 0;
+        let mut i = 0;
+        while off < len {
+            let n = (len - off).min(piece);
+            let q = &qs[(first + i) % qs.len()];
+            fences.push(self.submit_after(q, waits, |pk| {
+                sdma::copy_linear(pk, dst + off, src + off, n);
+                Ok(())
+            })?);
+            off += n;
+            i += 1;
+        }
+        Ok(fences)
+    }
+
+    /// A copy through the two pinned staging buffers: source engine → buffer, then destination
+    /// engine → VRAM, each leg ordered by POLL_REGMEM on the other's fence; chunk k runs on
+    /// queue k mod n of each device, so consecutive chunks overlap on different engines. Returns
+    /// the last destination-leg fence of every queue used.
+    fn copy_staged(&self, dst: u64, ddev: usize, src: u64, sdev: usize, len: u64, waits: &[Fence]) -> Result<Vec<Fence>, hipError_t> {
+        let sq = self.peer_queues(sdev, false)?;
+        let dq = self.peer_queues(ddev, false)?;
+        let mut bufs = self.peer.staging.lock();
+        while bufs.len() < 2 {
+            let all: Vec<usize> = (0..self.devices.len()).collect();
+            let bo = self.bo_alloc(0, PEER_STAGING_SIZE, gtt_flags(false), &all, false)?;
+            bufs.push((bo, None));
+        }
+        let mut last: Vec<Option<Fence>> = vec![None; dq.len()];
+        let mut off = 0;
+        let mut k = 0;
+        while off < len {
+            let n = (len - off).min(PEER_STAGING_SIZE);
+            let (bo, used) = &mut bufs[k % 2];
+            let mut w: Vec<Fence> = if k < 2 { waits.to_vec() } else { vec![] };
+            w.extend(used.take());
+            let va = bo.va;
+            let a = self.submit_after(&sq[k % sq.len()], &w, |pk| {
+                sdma::copy_linear(pk, va, src + off, n);
+                Ok(())
+            })?;
+            let b = self.submit_after(&dq[k % dq.len()], &[a], |pk| {
+                sdma::copy_linear(pk, dst + off, va, n);
+                Ok(())
+            })?;
+            *used = Some(b.clone());
+            last[k % dq.len()] = Some(b);
+            off += n;
+            k += 1;
+        }
+        Ok(last.into_iter().flatten().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_are_direct_only() {
+        // xgmi-2, node 1: io_links to the CPU (PCIe) and to node 2 (xGMI).
+        let xgmi = [(0, IOLINK_TYPE_PCIE), (2, IOLINK_TYPE_XGMI)];
+        assert_eq!(link_to(&xgmi, 2), Some(IOLINK_TYPE_XGMI));
+        // pcie-p2p-3, node 3: io_link to the CPU, p2p_links to nodes 1 and 2.
+        let p2p = [(0, IOLINK_TYPE_PCIE), (1, IOLINK_TYPE_PCIE), (2, IOLINK_TYPE_PCIE)];
+        assert_eq!(link_to(&p2p, 1), Some(IOLINK_TYPE_PCIE));
+        // A kernel without p2p_links (or pcie-N, small BAR): only the CPU link. libhsakmt would
+        // invent GPU↔CPU↔GPU links here; we do not.
+        let none = [(0, IOLINK_TYPE_PCIE)];
+        assert_eq!(link_to(&none, 2), None);
+        assert_eq!(link_to(&[], 2), None);
+    }
+}

@@ -629,19 +629,7 @@ impl Runtime {
     fn event_page_map(&self, memfd: OwnedFd, token: Id) -> Result<EventPage, hipError_t> {
         let oom = hipError_t::hipErrorOutOfMemory;
         let va = self.va.alloc(EVENT_PAGE, PAGE_SIZE).ok_or(oom)?;
-        // SAFETY: `[va, va+EVENT_PAGE)` is our reserved PROT_NONE range; MAP_FIXED replaces it with
-        // the memfd's page.
-        let p = unsafe {
-            libc::mmap(
-                va as *mut libc::c_void,
-                EVENT_PAGE as usize,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_FIXED,
-                memfd.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
+        if self.va.map_cpu(va, EVENT_PAGE, memfd.as_raw_fd(), 0).is_err() {
             self.va.free(va, EVENT_PAGE);
             return Err(oom);
         }

@@ -63,23 +63,9 @@ impl Runtime {
             let _ = self.kfd.free_memory_of_gpu(bo.handle);
             self.va.free(bo.va, bo.size);
         };
-        if cpu {
-            // SAFETY: `[va, va+size)` is our reserved PROT_NONE range; MAP_FIXED replaces it with the
-            // BO's pages from the render node at the offset the KFD returned.
-            let p = unsafe {
-                libc::mmap(
-                    va as *mut libc::c_void,
-                    size as usize,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_SHARED | libc::MAP_FIXED,
-                    dev.render.fd(),
-                    args.mmap_offset as libc::off_t,
-                )
-            };
-            if p == libc::MAP_FAILED {
-                undo(&bo, false);
-                return Err(hipError_t::hipErrorOutOfMemory);
-            }
+        if cpu && self.va.map_cpu(va, size, dev.render.fd(), args.mmap_offset).is_err() {
+            undo(&bo, false);
+            return Err(hipError_t::hipErrorOutOfMemory);
         }
         let gpus: Vec<u32> = map_on.iter().map(|&d| self.devices[d].gpu_id).collect();
         if let Err((e, n)) = self.kfd.map_memory_to_gpu(bo.handle, &gpus) {

@@ -104,6 +104,30 @@ impl VaManager {
         free.insert(start, len);
     }
 
+    /// CPU-maps `size` bytes of `fd` at `offset` (a BO through the render node, or a shared
+    /// memfd) read-write over `[va, va + size)`, a range [`alloc`](Self::alloc) returned.
+    /// [`unmap_cpu`](Self::unmap_cpu) undoes it. Errors: the errno of `mmap(2)`.
+    pub fn map_cpu(&self, va: u64, size: u64, fd: std::os::fd::RawFd, offset: u64) -> Result<(), Errno> {
+        assert!(self.contains(va, size), "map_cpu outside the aperture");
+        // SAFETY: `[va, va+size)` lies in our reserved aperture (checked above); MAP_FIXED replaces
+        // only our own PROT_NONE reservation there with `fd`'s pages.
+        let p = unsafe {
+            libc::mmap(
+                va as *mut libc::c_void,
+                size as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_FIXED,
+                fd,
+                offset as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            Err(Errno::last())
+        } else {
+            Ok(())
+        }
+    }
+
     /// Puts the `PROT_NONE` reservation back over `[va, va + size)` after a BO mapping there
     /// is gone, so the range stays reserved for us.
     pub fn unmap_cpu(&self, va: u64, size: u64) {

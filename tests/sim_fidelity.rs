@@ -6,48 +6,21 @@
 //! run --"`, default topology xgmi-2); a test that needs another topology re-runs this executable
 //! under `kfdsim run --topology ...` for that one test. One KFD process per executable.
 
+mod common;
+
+use common::{kio, open, serial};
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::mmap::*;
 use kfd_ioctl::sdma::{self, AtomicOp, Packet};
-use libc::{c_ulong, c_void};
+use libc::c_void;
 use nix::errno::Errno;
-use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 
 /// Set in the re-run child: the name of the one test to run for real.
 const CHILD_ENV: &str = "SIM_FIDELITY_CHILD";
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    assert!(
-        std::env::var_os("KFDSIM_ROOT").is_some(),
-        "these tests run under kfd-sim: set CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=\"<target>/release/kfdsim run --\""
-    );
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn open(path: &str) -> OwnedFd {
-    let c = CString::new(path).unwrap();
-    // SAFETY: valid C string.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-    assert!(fd >= 0, "open {path}: {}", Errno::last());
-    // SAFETY: fresh fd.
-    unsafe { OwnedFd::from_raw_fd(fd) }
-}
-
-fn kio<T>(fd: RawFd, req: c_ulong, a: &mut T) -> Result<(), Errno> {
-    // SAFETY: `a` is a valid uapi struct of the size encoded in `req`.
-    let r = unsafe { libc::ioctl(fd, req, a as *mut T as *mut c_void) };
-    if r < 0 {
-        Err(Errno::last())
-    } else {
-        Ok(())
-    }
-}
 
 fn mmap(addr: u64, len: u64, prot: i32, flags: i32, fd: RawFd, off: u64) -> Result<u64, Errno> {
     // SAFETY: either a fresh mapping or MAP_FIXED over our own reservation.

@@ -6,43 +6,17 @@
 //! One KFD process per test binary, as in a real process (a second ACQUIRE_VM with another
 //! render fd would be EBUSY): the tests share one environment and run one at a time.
 
+mod common;
+
+use common::{kio, open, serial};
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::sdma;
-use libc::{c_ulong, c_void};
+use libc::c_void;
 use nix::errno::Errno;
-use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> Option<MutexGuard<'static, ()>> {
-    if std::env::var_os("KFDSIM_ROOT").is_none() {
-        eprintln!("not under kfdsim: skipped");
-        return None;
-    }
-    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
-}
-
-fn open(path: &str) -> OwnedFd {
-    let c = CString::new(path).unwrap();
-    // SAFETY: valid C string.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-    assert!(fd >= 0, "open {path}: {}", Errno::last());
-    // SAFETY: fresh fd.
-    unsafe { OwnedFd::from_raw_fd(fd) }
-}
-
-fn kio<T>(fd: RawFd, req: c_ulong, a: &mut T) -> Result<(), Errno> {
-    // SAFETY: `a` is a valid uapi struct of the size encoded in `req`.
-    let r = unsafe { libc::ioctl(fd, req, a as *mut T as *mut c_void) };
-    if r < 0 {
-        Err(Errno::last())
-    } else {
-        Ok(())
-    }
-}
 
 /// Reads the GPUs from the simulated sysfs: (gpu_id, render minor).
 fn topology_gpus() -> Vec<(u32, u32)> {
@@ -257,7 +231,7 @@ fn in_child(f: impl FnOnce() -> i32) -> i32 {
 
 #[test]
 fn get_version_is_1_17_and_unknown_nr_is_enotty() {
-    let Some(_g) = serial() else { return };
+    let _g = serial();
     let e = env();
     let mut v = kfd_ioctl_get_version_args::default();
     kio(e.kfd.as_raw_fd(), AMDKFD_IOC_GET_VERSION, &mut v).unwrap();
@@ -269,7 +243,7 @@ fn get_version_is_1_17_and_unknown_nr_is_enotty() {
 
 #[test]
 fn apertures_are_gfx9_dgpu_svm() {
-    let Some(_g) = serial() else { return };
+    let _g = serial();
     let e = env();
     let mut a = kfd_ioctl_get_process_apertures_new_args::default();
     kio(e.kfd.as_raw_fd(), AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &mut a).unwrap();
@@ -286,7 +260,7 @@ fn apertures_are_gfx9_dgpu_svm() {
 
 #[test]
 fn vram_alloc_cpu_mmap_map_free_rules() {
-    let Some(_g) = serial() else { return };
+    let _g = serial();
     let e = env();
     let kfd = e.kfd.as_raw_fd();
     let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: reserve(4096), size: 0, gpu_id: e.gpus[0], flags: VRAM, ..Default::default() };
@@ -313,7 +287,7 @@ fn vram_alloc_cpu_mmap_map_free_rules() {
 
 #[test]
 fn dmabuf_export_import_in_forked_child() {
-    let Some(_g) = serial() else { return };
+    let _g = serial();
     let e = env();
     let b = alloc(0, 1 << 20, VRAM);
     // SAFETY: CPU-mapped.
@@ -375,7 +349,7 @@ fn dmabuf_export_import_in_forked_child() {
 
 #[test]
 fn forked_child_gets_ebadf_on_parent_kfd_fd() {
-    let Some(_g) = serial() else { return };
+    let _g = serial();
     let kfd = env().kfd.as_raw_fd();
     let code = in_child(move || {
         let mut v = kfd_ioctl_get_version_args::default();
@@ -389,7 +363,7 @@ fn forked_child_gets_ebadf_on_parent_kfd_fd() {
 
 #[test]
 fn sdma_copy_fence_trap_and_wait_events() {
-    let Some(_g) = serial() else { return };
+    let _g = serial();
     let e = env();
     let slots = event_page();
     let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
@@ -434,7 +408,7 @@ fn sdma_copy_fence_trap_and_wait_events() {
 
 #[test]
 fn sdma_copy_from_unmapped_va_raises_memory_exception() {
-    let Some(_g) = serial() else { return };
+    let _g = serial();
     let e = env();
     let mem_ev = create_event(KFD_IOC_EVENT_MEMORY, false);
     let mut q = create_sdma(1);
@@ -464,7 +438,7 @@ fn sdma_copy_from_unmapped_va_raises_memory_exception() {
 
 #[test]
 fn create_queue_with_wrong_ring_mapping_size_is_einval() {
-    let Some(_g) = serial() else { return };
+    let _g = serial();
     let e = env();
     let ring = alloc(0, 65536, GTT);
     let ptrs = alloc(0, 4096, GTT);
@@ -490,7 +464,7 @@ fn create_queue_with_wrong_ring_mapping_size_is_einval() {
 
 #[test]
 fn wait_events_times_out() {
-    let Some(_g) = serial() else { return };
+    let _g = serial();
     let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
     let t = Instant::now();
     let (r, res, _) = wait(&[ev.event_id], 50);
@@ -514,7 +488,7 @@ use kfd_ioctl::drm::*;
 
 #[test]
 fn gem_bo_shared_by_prime_with_forked_child() {
-    let Some(_g) = serial() else { return };
+    let _g = serial();
     let r = env().render[0].as_raw_fd();
     let mut c = drm_amdgpu_gem_create::new(drm_amdgpu_gem_create_in { bo_size: 1 << 20, alignment: 4096, domains: AMDGPU_GEM_DOMAIN_GTT, domain_flags: 0 });
     kio(r, DRM_IOCTL_AMDGPU_GEM_CREATE, &mut c).unwrap();
@@ -561,7 +535,7 @@ fn gem_bo_shared_by_prime_with_forked_child() {
 
 #[test]
 fn syncobj_signaled_by_forked_child() {
-    let Some(_g) = serial() else { return };
+    let _g = serial();
     let r = env().render[0].as_raw_fd();
     let mut c = drm_syncobj_create { handle: 0, flags: 0 };
     kio(r, DRM_IOCTL_SYNCOBJ_CREATE, &mut c).unwrap();

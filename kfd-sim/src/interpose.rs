@@ -919,7 +919,8 @@ unsafe fn mmap_impl(addr: *mut c_void, len: size_t, prot: c_int, flags: c_int, f
                 return libc::MAP_FAILED;
             }
             Some(_) => {
-                return match model::mmap(addr, len, prot, flags, fd, off) {
+                // SAFETY: we are the process's mmap(2); the caller's contract is the model's.
+                return match unsafe { model::mmap(addr, len, prot, flags, fd, off) } {
                     Ok(p) => p,
                     Err(e) => {
                         set_errno(e as c_int);

@@ -254,7 +254,8 @@ impl Bo {
 impl Drop for Bo {
     fn drop(&mut self) {
         if let Backing::Memfd { base, .. } = &self.backing {
-            sys::munmap(*base as *mut libc::c_void, self.size as usize);
+            // SAFETY: the model's own view of the BO, made in `new`; dropping the Bo ends every borrow.
+            unsafe { sys::munmap(*base as *mut libc::c_void, self.size as usize) };
         }
         // The OwnedFd closes itself.
     }

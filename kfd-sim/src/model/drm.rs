@@ -925,7 +925,9 @@ fn dev_info(gpu: &GpuInfo) -> drm_amdgpu_info_device {
 /// BO's range (else EINVAL), the BO must be allowed for this file (EACCES), CPU-accessible and
 /// not USERPTR (EPERM). A private mapping that can become writable is refused by TTM (EINVAL);
 /// `PROT_NONE` private mappings are accepted (the thunk workaround in `amdgpu_gem_object_mmap`).
-pub fn drm_mmap(key: FileKey, addr: *mut c_void, len: usize, prot: c_int, flags: c_int, offset: u64) -> Result<*mut c_void, Errno> {
+/// # Safety
+/// As [`super::mmap`].
+pub unsafe fn drm_mmap(key: FileKey, addr: *mut c_void, len: usize, prot: c_int, flags: c_int, offset: u64) -> Result<*mut c_void, Errno> {
     let p = process::current();
     let st = p.state.lock();
     let (start, bo) = st.bo_at_offset(offset, len as u64).ok_or(Errno::EINVAL)?;
@@ -939,5 +941,6 @@ pub fn drm_mmap(key: FileKey, addr: *mut c_void, len: usize, prot: c_int, flags:
         return Err(Errno::EINVAL);
     }
     let fd = bo.fd().ok_or(Errno::EPERM)?;
-    super::map_for_user(addr, len, prot, flags, fd, offset - start, false)
+    // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
+    unsafe { super::map_for_user(addr, len, prot, flags, fd, offset - start, false) }
 }

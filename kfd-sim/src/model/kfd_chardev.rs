@@ -988,7 +988,9 @@ fn kfd_ioctl_runtime_enable(p: &Arc<Process>, args: &mut kfd_ioctl_runtime_enabl
 /// 8 KiB slice), EVENTS (`kfd_event_mmap`: ≤ 32 KiB, signal page must exist), RESERVED_MEM
 /// (`kfd_reserved_mem_mmap`: the 2-page CWSR TBA/TMA), MMIO (`kfd_mmio_mmap`: one page). Unknown
 /// gpu_id → ENODEV; no KFD process in this OS process → EINVAL.
-pub fn kfd_mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, offset: u64) -> Result<*mut c_void, Errno> {
+/// # Safety
+/// As [`super::mmap`].
+pub unsafe fn kfd_mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, offset: u64) -> Result<*mut c_void, Errno> {
     let p = process::current_if_exists().ok_or(Errno::EINVAL)?;
     let gpu_id = kfd_mmap_gpu_id(offset);
     let dev = if gpu_id != 0 { gpus::by_id(gpu_id) } else { None };
@@ -1005,7 +1007,8 @@ pub fn kfd_mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, offset
                 pdd.doorbells = Some(Doorbells { bo, used: BTreeSet::new() });
             }
             let fd = pdd.doorbells.as_ref().unwrap().bo.fd().unwrap();
-            super::map_for_user(addr, len, prot, flags, fd, 0, true)
+            // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
+            unsafe { super::map_for_user(addr, len, prot, flags, fd, 0, true) }
         }
         KFD_MMAP_TYPE_EVENTS => {
             if len as u64 > SIGNAL_PAGE_SIZE {
@@ -1013,7 +1016,8 @@ pub fn kfd_mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, offset
             }
             let page = st.events.signal_page.as_ref().ok_or(Errno::EINVAL)?;
             let fd = page.bo.fd().ok_or(Errno::EINVAL)?;
-            let r = super::map_for_user(addr, len, prot, flags, fd, 0, true)?;
+            // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
+            let r = unsafe { super::map_for_user(addr, len, prot, flags, fd, 0, true) }?;
             st.events.signal_mapped_size = len as u64;
             Ok(r)
         }
@@ -1025,7 +1029,8 @@ pub fn kfd_mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, offset
             let _ = st.pdd(dev.gpu_id).ok_or(Errno::EINVAL)?;
             let bo = Bo::new_memfd(dev.gpu_id, 0, 2 * PAGE_SIZE)?;
             // The mapping keeps the pages; the model's Bo (and its fd) can go.
-            super::map_for_user(addr, len, prot, flags, bo.fd().unwrap(), 0, true)
+            // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
+            unsafe { super::map_for_user(addr, len, prot, flags, bo.fd().unwrap(), 0, true) }
         }
         _ => {
             // KFD_MMAP_TYPE_MMIO
@@ -1035,7 +1040,8 @@ pub fn kfd_mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, offset
             }
             let pdd = st.pdd_mut(dev.gpu_id).ok_or(Errno::EINVAL)?;
             let bo = mmio_page(pdd)?;
-            super::map_for_user(addr, len, prot, flags, bo.fd().unwrap(), 0, true)
+            // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
+            unsafe { super::map_for_user(addr, len, prot, flags, bo.fd().unwrap(), 0, true) }
         }
     }
 }

@@ -128,7 +128,11 @@ pub fn ioctl(fd: RawFd, request: c_ulong, arg: *mut c_void) -> Result<c_int, Err
 }
 
 /// Answers `mmap(addr, len, prot, flags, fd, offset)` on a simulated file.
-pub fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, offset: i64) -> Result<*mut c_void, Errno> {
+///
+/// # Safety
+/// As `mmap(2)`: with `MAP_FIXED`, `[addr, addr+len)` must be a range the caller owns and may
+/// replace (nothing in it is borrowed); without it, `addr` is only a hint.
+pub unsafe fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, offset: i64) -> Result<*mut c_void, Errno> {
     let Some((key, entry)) = file_of(fd) else { return Err(Errno::ENODEV) };
     if len == 0 {
         return Err(Errno::EINVAL);
@@ -137,8 +141,10 @@ pub fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd,
         return Err(Errno::EINVAL);
     }
     let r = match entry.kind {
-        DevKind::Kfd => kfd_chardev::kfd_mmap(addr, len, prot, flags, offset as u64),
-        DevKind::Render { .. } => drm::drm_mmap(key, addr, len, prot, flags, offset as u64),
+        // SAFETY: our caller upholds mmap(2)'s MAP_FIXED contract for `addr`.
+        DevKind::Kfd => unsafe { kfd_chardev::kfd_mmap(addr, len, prot, flags, offset as u64) },
+        // SAFETY: as above.
+        DevKind::Render { .. } => unsafe { drm::drm_mmap(key, addr, len, prot, flags, offset as u64) },
     };
     if trace_enabled() {
         crate::trace::emit(format_args!(
@@ -151,9 +157,14 @@ pub fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd,
 
 /// Maps `len` bytes of memfd `fd` at file offset `off` for the user: MAP_SHARED always (the
 /// kernel maps device pages; a private copy of them does not exist), other flags as given.
-pub(crate) fn map_for_user(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, off: u64, dontfork: bool) -> Result<*mut c_void, Errno> {
+///
+/// # Safety
+/// As `mmap(2)`: with `MAP_FIXED`, `[addr, addr+len)` must be a range the caller owns and may
+/// replace (nothing in it is borrowed); without it, `addr` is only a hint.
+pub(crate) unsafe fn map_for_user(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, off: u64, dontfork: bool) -> Result<*mut c_void, Errno> {
     let flags = (flags & !(libc::MAP_PRIVATE | libc::MAP_SHARED_VALIDATE)) | libc::MAP_SHARED;
-    let p = sys::mmap(addr, len, prot, flags, fd, off as i64)?;
+    // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
+    let p = unsafe { sys::mmap(addr, len, prot, flags, fd, off as i64) }?;
     if dontfork {
         // VM_DONTCOPY (doorbells, events, MMIO): children do not inherit the mapping.
         // SAFETY: advising our own fresh mapping.

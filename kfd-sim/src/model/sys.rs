@@ -53,8 +53,12 @@ pub fn memfd(name: &str, size: u64) -> Result<OwnedFd, Errno> {
 }
 
 /// Raw `mmap`.
-pub fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, off: i64) -> Result<*mut c_void, Errno> {
-    // SAFETY: the kernel validates every argument; a MAP_FIXED caller has asked for exactly this.
+///
+/// # Safety
+/// As `mmap(2)`: with `MAP_FIXED`, `[addr, addr+len)` must be a range the caller owns and may
+/// replace (nothing in it is borrowed); without it, `addr` is only a hint.
+pub unsafe fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, off: i64) -> Result<*mut c_void, Errno> {
+    // SAFETY: the kernel validates every argument; the caller upholds the MAP_FIXED contract.
     let r = unsafe {
         libc::syscall(
             libc::SYS_mmap,
@@ -74,8 +78,11 @@ pub fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd,
 }
 
 /// Raw `munmap`.
-pub fn munmap(addr: *mut c_void, len: usize) {
-    // SAFETY: only called on mappings the model created itself.
+///
+/// # Safety
+/// `[addr, addr+len)` must be a mapping the caller created and nothing still borrows.
+pub unsafe fn munmap(addr: *mut c_void, len: usize) {
+    // SAFETY: the caller owns the mapping (see above).
     unsafe {
         libc::syscall(libc::SYS_munmap, addr, len);
     }
@@ -87,14 +94,15 @@ pub fn map_shared(fd: RawFd, len: u64) -> Result<*mut u8, Errno> {
     if len == 0 || len > isize::MAX as u64 {
         return Err(Errno::EINVAL);
     }
-    let p = mmap(
+    // SAFETY: no MAP_FIXED: the kernel picks a fresh range, which aliases nothing.
+    let p = unsafe { mmap(
         std::ptr::null_mut(),
         len as usize,
         libc::PROT_READ | libc::PROT_WRITE,
         libc::MAP_SHARED | libc::MAP_NORESERVE,
         fd,
         0,
-    )?;
+    ) }?;
     Ok(p as *mut u8)
 }
 

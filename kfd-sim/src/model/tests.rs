@@ -2,6 +2,13 @@
 //! memfds named like the interposer's and registers them).
 
 use super::*;
+
+/// The model's mmap entry point for these tests, which map only fresh ranges or their own
+/// reservations (made by `reserve`).
+fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, off: i64) -> Result<*mut c_void, Errno> {
+    // SAFETY: see above: nothing in a MAP_FIXED target range is borrowed.
+    unsafe { super::mmap(addr, len, prot, flags, fd, off) }
+}
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::sdma;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -49,7 +56,8 @@ fn env() -> &'static Env {
 
 /// Reserves `size` bytes of VA (PROT_NONE), like the runtime's SVM aperture.
 fn reserve(size: u64) -> u64 {
-    sys::mmap(std::ptr::null_mut(), size as usize, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE, -1, 0).unwrap()
+    // SAFETY: no MAP_FIXED: a fresh reservation that aliases nothing.
+    unsafe { sys::mmap(std::ptr::null_mut(), size as usize, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE, -1, 0) }.unwrap()
         as u64
 }
 

@@ -57,7 +57,11 @@ impl Runtime {
         }
     }
 
-    fn staging_use<T>(&self, dev: usize, f: impl FnOnce(&mut Vec<(Bo, Option<Fence>)>) -> Result<T, hipError_t>) -> Result<T, hipError_t> {
+    fn staging_use<T>(
+        &self,
+        dev: usize,
+        f: impl FnOnce(&mut Vec<(Bo, Option<Fence>)>) -> Result<T, hipError_t>,
+    ) -> Result<T, hipError_t> {
         let mut bufs = self.staging[dev].bufs.lock();
         while bufs.len() < 2 {
             let bo = self.bo_alloc(dev, STAGING_SIZE, gtt_flags(false), &[dev], true)?;
@@ -69,7 +73,15 @@ impl Runtime {
     /// `hipMemcpy(Async)`: copies `len` bytes from `src` to `dst` in stream order; `sync` waits
     /// for completion. Errors: `hipErrorInvalidValue` (null pointers, ranges past an allocation),
     /// `hipErrorInvalidMemcpyDirection` (unknown kind), `hipErrorIllegalAddress` (VM fault).
-    pub fn memcpy(&self, dst: u64, src: u64, len: u64, kind: hipMemcpyKind, s: &Arc<Stream>, sync: bool) -> Result<(), hipError_t> {
+    pub fn memcpy(
+        &self,
+        dst: u64,
+        src: u64,
+        len: u64,
+        kind: hipMemcpyKind,
+        s: &Arc<Stream>,
+        sync: bool,
+    ) -> Result<(), hipError_t> {
         if !(0..=4).contains(&kind.0) && kind != hipMemcpyKind::hipMemcpyDeviceToDeviceNoCU {
             return Err(hipError_t::hipErrorInvalidMemcpyDirection);
         }
@@ -140,7 +152,15 @@ impl Runtime {
 
     /// Pageable host memory to device (or pinned) memory, double-buffered through staging.
     /// Returns once the source has been read (CUDA's rule for pageable async copies).
-    fn memcpy_from_pageable(&self, dst: u64, src: u64, len: u64, to: Loc, s: &Arc<Stream>, sync: bool) -> Result<(), hipError_t> {
+    fn memcpy_from_pageable(
+        &self,
+        dst: u64,
+        src: u64,
+        len: u64,
+        to: Loc,
+        s: &Arc<Stream>,
+        sync: bool,
+    ) -> Result<(), hipError_t> {
         let owner = if let Loc::Vram(o) = to { Some(o) } else { None };
         let es = self.exec_stream(s, owner)?;
         let mut last = None;
@@ -178,7 +198,15 @@ impl Runtime {
     /// `hipMemset*`: fills `count` elements of `elem` bytes (1, 2 or 4) at `dst` with `value`.
     /// Errors: `hipErrorInvalidValue` (null, not device or pinned memory, range past the
     /// allocation), `hipErrorIllegalAddress`.
-    pub fn memset(&self, dst: u64, value: u32, elem: u64, count: u64, s: &Arc<Stream>, sync: bool) -> Result<(), hipError_t> {
+    pub fn memset(
+        &self,
+        dst: u64,
+        value: u32,
+        elem: u64,
+        count: u64,
+        s: &Arc<Stream>,
+        sync: bool,
+    ) -> Result<(), hipError_t> {
         if count == 0 {
             return Ok(());
         }

@@ -56,9 +56,11 @@ pub fn read_topology() -> Vec<TopologyGpu> {
         let props = parse_properties(&read(&format!("{dir}/properties")).unwrap_or_default());
         let name = read(&format!("{dir}/name")).unwrap_or_default().trim().to_string();
         let bank = |b: u64| parse_properties(&read(&format!("{dir}/mem_banks/{b}/properties")).unwrap_or_default());
-        let banks: Vec<BTreeMap<String, u64>> = (0..props.get("mem_banks_count").copied().unwrap_or(0)).map(bank).collect();
+        let banks: Vec<BTreeMap<String, u64>> =
+            (0..props.get("mem_banks_count").copied().unwrap_or(0)).map(bank).collect();
         // heap_type 1 = FB_PUBLIC, 2 = FB_PRIVATE (kfd_crat.h HSA_MEM_HEAP_TYPE_*).
-        let vram: Vec<&BTreeMap<String, u64>> = banks.iter().filter(|p| matches!(p.get("heap_type"), Some(1) | Some(2))).collect();
+        let vram: Vec<&BTreeMap<String, u64>> =
+            banks.iter().filter(|p| matches!(p.get("heap_type"), Some(1) | Some(2))).collect();
         let vram_size = vram.iter().map(|p| p.get("size_in_bytes").copied().unwrap_or(0)).sum();
         let large_bar = vram.iter().any(|p| p.get("heap_type") == Some(&1));
         let subdir_props = |kind: &str| -> Vec<BTreeMap<String, u64>> {
@@ -67,7 +69,12 @@ pub fn read_topology() -> Vec<TopologyGpu> {
                     d.flatten()
                         .filter_map(|e| {
                             let i = e.file_name().to_str()?.parse().ok()?;
-                            Some((i, parse_properties(&read(&format!("{}/properties", e.path().display())).unwrap_or_default())))
+                            Some((
+                                i,
+                                parse_properties(
+                                    &read(&format!("{}/properties", e.path().display())).unwrap_or_default(),
+                                ),
+                            ))
                         })
                         .collect()
                 })
@@ -165,5 +172,4 @@ mod tests {
         assert_eq!(visible(Some("-1"), 3), Vec::<usize>::new());
         assert_eq!(visible(Some(""), 3), Vec::<usize>::new());
     }
-
 }

@@ -238,7 +238,12 @@ impl Ipc {
             return Ok(());
         }
         let start = || -> Result<OwnedFd, Errno> {
-            let fd = socket(AddressFamily::Unix, SockType::SeqPacket, SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK, None)?;
+            let fd = socket(
+                AddressFamily::Unix,
+                SockType::SeqPacket,
+                SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK,
+                None,
+            )?;
             bind(fd.as_raw_fd(), &UnixAddr::new_abstract(&socket_name(&self.instance))?)?;
             listen(&fd, Backlog::new(256)?)?;
             Ok(fd)
@@ -314,23 +319,22 @@ impl Ipc {
         let kind = u32::from_le_bytes(req[4..8].try_into().unwrap());
         let token: Id = req[8..24].try_into().unwrap();
         let magic_ok = n == REQ_LEN && u32::from_le_bytes(req[0..4].try_into().unwrap()) == HANDLE_MAGIC;
-        let result: Result<(OwnedFd, u64), Errno> = if !magic_ok {
-            Err(Errno::EINVAL)
-        } else {
-            self.lookup(kind, &token)
-        };
+        let result: Result<(OwnedFd, u64), Errno> =
+            if !magic_ok { Err(Errno::EINVAL) } else { self.lookup(kind, &token) };
         let mut reply = [0u8; REPLY_LEN];
         match result {
             Ok((fd, size)) => {
                 reply[8..16].copy_from_slice(&size.to_le_bytes());
                 let fds = [fd.as_raw_fd()];
                 let cmsg = [ControlMessage::ScmRights(&fds)];
-                let _ = sendmsg::<UnixAddr>(conn.as_raw_fd(), &[IoSlice::new(&reply)], &cmsg, MsgFlags::MSG_NOSIGNAL, None);
+                let _ =
+                    sendmsg::<UnixAddr>(conn.as_raw_fd(), &[IoSlice::new(&reply)], &cmsg, MsgFlags::MSG_NOSIGNAL, None);
                 // `fd` closes here: the message in flight holds its own reference.
             }
             Err(e) => {
                 reply[0..4].copy_from_slice(&(e as i32).to_le_bytes());
-                let _ = sendmsg::<UnixAddr>(conn.as_raw_fd(), &[IoSlice::new(&reply)], &[], MsgFlags::MSG_NOSIGNAL, None);
+                let _ =
+                    sendmsg::<UnixAddr>(conn.as_raw_fd(), &[IoSlice::new(&reply)], &[], MsgFlags::MSG_NOSIGNAL, None);
             }
         }
     }
@@ -415,9 +419,9 @@ impl Runtime {
             Some(cur) if Arc::ptr_eq(&cur, &a) => {}
             _ => return Err(hipError_t::hipErrorInvalidValue),
         }
-        let existing = ex.by_base.get(&a.base).copied().filter(|t| {
-            matches!(ex.by_token.get(t), Some(Export::Mem(w)) if w.upgrade().is_some_and(|x| Arc::ptr_eq(&x, &a)))
-        });
+        let existing = ex.by_base.get(&a.base).copied().filter(
+            |t| matches!(ex.by_token.get(t), Some(Export::Mem(w)) if w.upgrade().is_some_and(|x| Arc::ptr_eq(&x, &a))),
+        );
         let token = match existing {
             Some(t) => t,
             None => {

@@ -49,10 +49,14 @@ impl Runtime {
         let align = if size >= LARGE_ALIGN { LARGE_ALIGN } else { PAGE_SIZE };
         let va = self.va.alloc(size, align).ok_or(hipError_t::hipErrorOutOfMemory)?;
         let dev = &self.devices[owner];
-        let mut args = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: dev.gpu_id, flags, ..Default::default() };
+        let mut args =
+            kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: dev.gpu_id, flags, ..Default::default() };
         if let Err(e) = self.kfd.alloc_memory_of_gpu(&mut args) {
             self.va.free(va, size);
-            crate::log::hipkfd_log!("ALLOC_MEMORY_OF_GPU size {size} flags {} failed: {e}", alloc_flags_to_string(flags));
+            crate::log::hipkfd_log!(
+                "ALLOC_MEMORY_OF_GPU size {size} flags {} failed: {e}",
+                alloc_flags_to_string(flags)
+            );
             return Err(alloc_errno(e));
         }
         let bo = Bo { va, size, handle: args.handle, owner, flags, mapped: Mutex::new(vec![]), cpu_mapped: cpu };

@@ -282,7 +282,8 @@ impl Runtime {
     /// The last fences of every stream of device `dev` (null stream included).
     fn device_fences(&self, dev: usize) -> Vec<Fence> {
         let ds = &self.streams[dev];
-        let mut v: Vec<Fence> = ds.streams.lock().iter().filter_map(|w| w.upgrade()).filter_map(|s| s.last_fence()).collect();
+        let mut v: Vec<Fence> =
+            ds.streams.lock().iter().filter_map(|w| w.upgrade()).filter_map(|s| s.last_fence()).collect();
         v.extend(ds.null.lock().as_ref().and_then(|n| n.last_fence()));
         v.retain(|f| !f.done());
         v
@@ -293,7 +294,16 @@ impl Runtime {
     /// the module docs for the path). Errors: `hipErrorOutOfMemory` (no queue or staging
     /// buffer), `hipErrorIllegalAddress` (VM fault, sticky).
     #[allow(clippy::too_many_arguments)]
-    pub fn memcpy_peer(&self, dst: u64, ddev: usize, src: u64, sdev: usize, len: u64, s: &Arc<Stream>, sync: bool) -> Result<(), hipError_t> {
+    pub fn memcpy_peer(
+        &self,
+        dst: u64,
+        ddev: usize,
+        src: u64,
+        sdev: usize,
+        len: u64,
+        s: &Arc<Stream>,
+        sync: bool,
+    ) -> Result<(), hipError_t> {
         let mut waits = self.device_fences(sdev);
         waits.extend(self.device_fences(ddev));
         if s.dev != sdev && s.dev != ddev {
@@ -368,7 +378,15 @@ impl Runtime {
 
     /// A direct copy on the peer queues of `engine` (whose GPUVM maps `other`'s memory); large
     /// copies are split over the queues. Returns the fences of the pieces.
-    fn copy_direct(&self, engine: usize, other: usize, dst: u64, src: u64, len: u64, waits: &[Fence]) -> Result<Vec<Fence>, hipError_t> {
+    fn copy_direct(
+        &self,
+        engine: usize,
+        other: usize,
+        dst: u64,
+        src: u64,
+        len: u64,
+        waits: &[Fence],
+    ) -> Result<Vec<Fence>, hipError_t> {
         let qs = self.peer_queues(engine, self.xgmi_linked(engine, other))?;
         let pieces = if len >= SPREAD_MIN { qs.len().min((len / (SPREAD_MIN / 4)) as usize).max(1) } else { 1 };
         let first = self.peer.next.fetch_add(1, Ordering::Relaxed);
@@ -393,7 +411,15 @@ impl Runtime {
     /// engine → VRAM, each leg ordered by POLL_REGMEM on the other's fence; chunk k runs on
     /// queue k mod n of each device, so consecutive chunks overlap on different engines. Returns
     /// the last destination-leg fence of every queue used.
-    fn copy_staged(&self, dst: u64, ddev: usize, src: u64, sdev: usize, len: u64, waits: &[Fence]) -> Result<Vec<Fence>, hipError_t> {
+    fn copy_staged(
+        &self,
+        dst: u64,
+        ddev: usize,
+        src: u64,
+        sdev: usize,
+        len: u64,
+        waits: &[Fence],
+    ) -> Result<Vec<Fence>, hipError_t> {
         let sq = self.peer_queues(sdev, false)?;
         let dq = self.peer_queues(ddev, false)?;
         let mut bufs = self.peer.staging.lock();

@@ -170,7 +170,11 @@ impl Runtime {
 
     /// Submits the packets `build` writes, plus the completion FENCEs and TRAP; returns the seq
     /// that the queue's signal reaches when they are done.
-    pub fn queue_submit(&self, q: &SdmaQueue, build: impl FnOnce(&mut Vec<u32>) -> Result<(), sdma::EncodeError>) -> Result<u64, hipError_t> {
+    pub fn queue_submit(
+        &self,
+        q: &SdmaQueue,
+        build: impl FnOnce(&mut Vec<u32>) -> Result<(), sdma::EncodeError>,
+    ) -> Result<u64, hipError_t> {
         self.check_fault()?;
         let mut pk = Vec::with_capacity(64);
         build(&mut pk).map_err(|e| {

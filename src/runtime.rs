@@ -73,15 +73,7 @@ impl Runtime {
             kfd.acquire_vm(&render, gpu_id).map_err(|e| init_err("ACQUIRE_VM", e))?;
             let props = device_props::device_props(&topo.node);
             let large_bar = topo.large_bar;
-            devices.push(Device {
-                ordinal,
-                gpu_id,
-                render,
-                apertures: Default::default(),
-                props,
-                large_bar,
-                topo,
-            });
+            devices.push(Device { ordinal, gpu_id, render, apertures: Default::default(), props, large_bar, topo });
         }
         let apertures = kfd.get_process_apertures().map_err(|e| init_err("GET_PROCESS_APERTURES_NEW", e))?;
         let (mut lo, mut hi) = (0u64, u64::MAX);

@@ -125,7 +125,12 @@ impl Runtime {
     }
 
     /// Submits work to stream `s` after `waits` (and the implicit null-stream waits) → its fence.
-    pub fn stream_submit(&self, s: &Stream, waits: &[Fence], build: impl FnOnce(&mut Vec<u32>) -> Result<(), sdma::EncodeError>) -> Result<Fence, hipError_t> {
+    pub fn stream_submit(
+        &self,
+        s: &Stream,
+        waits: &[Fence],
+        build: impl FnOnce(&mut Vec<u32>) -> Result<(), sdma::EncodeError>,
+    ) -> Result<Fence, hipError_t> {
         let mut all = self.implicit_waits(s);
         all.extend(waits.iter().cloned());
         let mut last = s.last.lock();

@@ -196,8 +196,7 @@ fn r0600_fields() -> Vec<(&'static str, usize)> {
 
 /// Compiles `source` with `args` and runs it; returns its `name value` output lines.
 fn run_c(tag: &str, source: &str, args: &[&str]) -> BTreeMap<String, i64> {
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("hipkfd-abi-{}-{tag}", std::process::id()));
+    let dir: PathBuf = std::env::temp_dir().join(format!("hipkfd-abi-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let c = dir.join("probe.c");
     let exe = dir.join("probe");
@@ -210,11 +209,7 @@ fn run_c(tag: &str, source: &str, args: &[&str]) -> BTreeMap<String, i64> {
         .arg(&exe)
         .output()
         .unwrap_or_else(|e| panic!("running {cc}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cc} failed for {tag}:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{cc} failed for {tag}:\n{}", String::from_utf8_lossy(&out.stderr));
     let run = Command::new(&exe).output().unwrap();
     assert!(run.status.success(), "{tag} probe failed");
     let _ = std::fs::remove_dir_all(&dir);
@@ -233,9 +228,8 @@ type Probe<'a> = (&'a str, &'a str, Vec<(&'a str, usize)>);
 
 /// A C program printing `tag.sizeof N` and `tag.field OFFSET` for each probe.
 fn layout_probe(types: &[Probe]) -> String {
-    let mut s = String::from(
-        "#include <stddef.h>\n#include <stdio.h>\n#include <hip/hip_runtime_api.h>\nint main(void) {\n",
-    );
+    let mut s =
+        String::from("#include <stddef.h>\n#include <stdio.h>\n#include <hip/hip_runtime_api.h>\nint main(void) {\n");
     for (tag, cty, fields) in types {
         s += &format!("  printf(\"{tag}.sizeof %zu\\n\", sizeof({cty}));\n");
         for (f, _) in fields {
@@ -247,28 +241,16 @@ fn layout_probe(types: &[Probe]) -> String {
 
 fn check_layouts(got: &BTreeMap<String, i64>, types: &[Probe], sizes: &[usize]) {
     for ((tag, _, fields), size) in types.iter().zip(sizes) {
-        assert_eq!(
-            got[&format!("{tag}.sizeof")] as usize,
-            *size,
-            "sizeof {tag}"
-        );
+        assert_eq!(got[&format!("{tag}.sizeof")] as usize, *size, "sizeof {tag}");
         for (f, off) in fields {
-            assert_eq!(
-                got[&format!("{tag}.{f}")] as usize,
-                *off,
-                "offsetof({tag}, {f})"
-            );
+            assert_eq!(got[&format!("{tag}.{f}")] as usize, *off, "offsetof({tag}, {f})");
         }
     }
 }
 
 fn amd52() -> String {
-    assert!(
-        Path::new(AMD_52_HEADER).exists(),
-        "{AMD_52_HEADER} missing: install Debian package libamdhip64-dev"
-    );
-    std::fs::read_to_string(AMD_52_HEADER).unwrap()
-        + &std::fs::read_to_string(AMD_52_DRIVER_TYPES).unwrap_or_default()
+    assert!(Path::new(AMD_52_HEADER).exists(), "{AMD_52_HEADER} missing: install Debian package libamdhip64-dev");
+    std::fs::read_to_string(AMD_52_HEADER).unwrap() + &std::fs::read_to_string(AMD_52_DRIVER_TYPES).unwrap_or_default()
 }
 
 #[test]
@@ -291,36 +273,15 @@ fn our_header_matches_rust_layouts() {
             vec![
                 ("type", offset_of!(hipPointerAttribute_t, r#type)),
                 ("device", offset_of!(hipPointerAttribute_t, device)),
-                (
-                    "devicePointer",
-                    offset_of!(hipPointerAttribute_t, devicePointer),
-                ),
-                (
-                    "hostPointer",
-                    offset_of!(hipPointerAttribute_t, hostPointer),
-                ),
+                ("devicePointer", offset_of!(hipPointerAttribute_t, devicePointer)),
+                ("hostPointer", offset_of!(hipPointerAttribute_t, hostPointer)),
                 ("isManaged", offset_of!(hipPointerAttribute_t, isManaged)),
-                (
-                    "allocationFlags",
-                    offset_of!(hipPointerAttribute_t, allocationFlags),
-                ),
+                ("allocationFlags", offset_of!(hipPointerAttribute_t, allocationFlags)),
             ],
         ),
-        (
-            "uuid",
-            "hipUUID",
-            vec![("bytes", offset_of!(hipUUID, bytes))],
-        ),
-        (
-            "ipcmem",
-            "hipIpcMemHandle_t",
-            vec![("reserved", offset_of!(hipIpcMemHandle_t, reserved))],
-        ),
-        (
-            "ipcev",
-            "hipIpcEventHandle_t",
-            vec![("reserved", offset_of!(hipIpcEventHandle_t, reserved))],
-        ),
+        ("uuid", "hipUUID", vec![("bytes", offset_of!(hipUUID, bytes))]),
+        ("ipcmem", "hipIpcMemHandle_t", vec![("reserved", offset_of!(hipIpcMemHandle_t, reserved))]),
+        ("ipcev", "hipIpcEventHandle_t", vec![("reserved", offset_of!(hipIpcEventHandle_t, reserved))]),
         ("arch", "hipDeviceArch_t", vec![]),
         ("err", "hipError_t", vec![]),
         ("kind", "hipMemcpyKind", vec![]),
@@ -363,9 +324,7 @@ fn hipdevicearch_bit_order_matches_c_bitfields() {
         "#include <stdio.h>\n#include <string.h>\n#include <hip/hip_runtime_api.h>\nint main(void) {\n  hipDeviceArch_t a; unsigned u;\n",
     );
     for f in hipDeviceArch_t::FIELDS {
-        s += &format!(
-            "  memset(&a, 0, sizeof a); a.{f} = 1; memcpy(&u, &a, 4); printf(\"{f} %u\\n\", u);\n"
-        );
+        s += &format!("  memset(&a, 0, sizeof a); a.{f} = 1; memcpy(&u, &a, 4); printf(\"{f} %u\\n\", u);\n");
     }
     s += "  return 0;\n}\n";
     let got = run_c("arch", &s, &["-I", inc]);
@@ -379,9 +338,8 @@ fn values_shared_with_rocm52_are_unchanged() {
     let text = amd52();
     let ident = |c: Option<char>| matches!(c, Some(c) if c.is_alphanumeric() || c == '_');
     let has = |n: &str| {
-        text.match_indices(n).any(|(i, _)| {
-            !ident(text[..i].chars().last()) && !ident(text[i + n.len()..].chars().next())
-        })
+        text.match_indices(n)
+            .any(|(i, _)| !ident(text[..i].chars().last()) && !ident(text[i + n.len()..].chars().next()))
     };
     let mut names: Vec<(String, i64)> = Vec::new();
     for (n, v) in hipError_t::ENUMERATORS {
@@ -400,8 +358,7 @@ fn values_shared_with_rocm52_are_unchanged() {
     }
     names.retain(|(n, _)| n != "hipErrorTbd" && has(n));
     assert!(names.len() > 60, "only {} shared names found", names.len());
-    let mut s =
-        String::from("#include <stdio.h>\n#include <hip/hip_runtime_api.h>\nint main(void) {\n");
+    let mut s = String::from("#include <stdio.h>\n#include <hip/hip_runtime_api.h>\nint main(void) {\n");
     for (n, _) in &names {
         s += &format!("  printf(\"{n} %lld\\n\", (long long)({n}));\n");
     }

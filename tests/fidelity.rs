@@ -159,7 +159,8 @@ fn rocminfo_ioctl_sequence_under_trace() {
         .filter(|l| !l.contains("KFD ioctl nr 0x82 = -1 ENOTTY"))
         .collect();
     assert!(failed.is_empty(), "unexpected failures:\n{failed:#?}");
-    let pos = |what: &str| lines.iter().position(|l| l.contains(what)).unwrap_or_else(|| panic!("no {what} in\n{stderr}"));
+    let pos =
+        |what: &str| lines.iter().position(|l| l.contains(what)).unwrap_or_else(|| panic!("no {what} in\n{stderr}"));
     let count = |what: &str| lines.iter().filter(|l| l.contains(what)).count();
     // hsaKmtOpenKFD: open, GET_VERSION; topology; then per GPU: ACQUIRE_VM on the render node,
     // SET_MEMORY_POLICY, and later ROCr's trap handler.

@@ -8,8 +8,8 @@ use std::path::Path;
 /// The header text cbindgen produces from the current sources.
 pub fn generate() -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut config = cbindgen::Config::from_file(root.join("cbindgen.toml"))
-        .unwrap_or_else(|e| panic!("cbindgen.toml: {e}"));
+    let mut config =
+        cbindgen::Config::from_file(root.join("cbindgen.toml")).unwrap_or_else(|e| panic!("cbindgen.toml: {e}"));
     config.after_includes = Some(amdhip64::api::types::c_header_prelude());
     // src/api/mod.rs as the root: cbindgen follows its `mod` declarations, so every file of
     // the API group (and nothing outside src/api) is parsed, each once.

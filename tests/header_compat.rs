@@ -48,60 +48,24 @@ fn compat_c() -> PathBuf {
 fn compat_c_compiles_against_our_header() {
     let inc = root().join("include");
     let inc = inc.to_str().unwrap();
-    compile(
-        "ours-c11",
-        "gcc",
-        &["-std=c11", "-Wall", "-Wextra", "-Werror", "-I", inc],
-        &compat_c(),
-    );
-    compile(
-        "ours-c99-pedantic",
-        "gcc",
-        &["-std=c99", "-pedantic", "-Wall", "-Werror", "-I", inc],
-        &compat_c(),
-    );
+    compile("ours-c11", "gcc", &["-std=c11", "-Wall", "-Wextra", "-Werror", "-I", inc], &compat_c());
+    compile("ours-c99-pedantic", "gcc", &["-std=c99", "-pedantic", "-Wall", "-Werror", "-I", inc], &compat_c());
     // The conformance suite's flags (hip-conformance/Makefile) define __HIP_PLATFORM_AMD__ too.
     compile(
         "ours-gnu11-amd-define",
         "gcc",
-        &[
-            "-std=gnu11",
-            "-Wall",
-            "-Werror",
-            "-D__HIP_PLATFORM_AMD__",
-            "-I",
-            inc,
-        ],
+        &["-std=gnu11", "-Wall", "-Werror", "-D__HIP_PLATFORM_AMD__", "-I", inc],
         &compat_c(),
     );
     // Our header as C++ (extern "C" guards, [[nodiscard]] hipError_t).
-    compile(
-        "ours-cxx17",
-        "g++",
-        &["-x", "c++", "-std=c++17", "-Wall", "-Werror", "-I", inc],
-        &compat_c(),
-    );
+    compile("ours-cxx17", "g++", &["-x", "c++", "-std=c++17", "-Wall", "-Werror", "-I", inc], &compat_c());
 }
 
 #[test]
 fn compat_c_compiles_against_amd_header() {
-    assert!(
-        Path::new(AMD_HEADER).exists(),
-        "{AMD_HEADER} missing: install Debian package libamdhip64-dev"
-    );
+    assert!(Path::new(AMD_HEADER).exists(), "{AMD_HEADER} missing: install Debian package libamdhip64-dev");
     // AMD's header needs the platform macro; no -I, so <hip/...> resolves to /usr/include/hip.
-    compile(
-        "amd-c11",
-        "gcc",
-        &[
-            "-std=c11",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-D__HIP_PLATFORM_AMD__",
-        ],
-        &compat_c(),
-    );
+    compile("amd-c11", "gcc", &["-std=c11", "-Wall", "-Wextra", "-Werror", "-D__HIP_PLATFORM_AMD__"], &compat_c());
 }
 
 #[test]
@@ -117,25 +81,7 @@ fn our_header_is_self_contained() {
     .unwrap();
     let inc = root().join("include");
     let inc = inc.to_str().unwrap();
-    compile(
-        "self-c99",
-        "gcc",
-        &[
-            "-std=c99",
-            "-pedantic",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-I",
-            inc,
-        ],
-        &src,
-    );
-    compile(
-        "self-cxx11",
-        "g++",
-        &["-x", "c++", "-std=c++11", "-Wall", "-Werror", "-I", inc],
-        &src,
-    );
+    compile("self-c99", "gcc", &["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-I", inc], &src);
+    compile("self-cxx11", "g++", &["-x", "c++", "-std=c++11", "-Wall", "-Werror", "-I", inc], &src);
     let _ = std::fs::remove_dir_all(&dir);
 }

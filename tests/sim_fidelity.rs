@@ -53,7 +53,8 @@ fn env() -> &'static Env {
                 continue;
             }
             let props = std::fs::read_to_string(format!("{base}/properties")).unwrap();
-            let minor: u32 = props.lines().find_map(|l| l.strip_prefix("drm_render_minor ")).unwrap().trim().parse().unwrap();
+            let minor: u32 =
+                props.lines().find_map(|l| l.strip_prefix("drm_render_minor ")).unwrap().trim().parse().unwrap();
             let r = open(&format!("/dev/dri/renderD{minor}"));
             let mut a = kfd_ioctl_acquire_vm_args { drm_fd: r.as_raw_fd() as u32, gpu_id: id };
             kio(kfd.as_raw_fd(), AMDKFD_IOC_ACQUIRE_VM, &mut a).unwrap();
@@ -123,13 +124,24 @@ fn hsakmt_vram_without_host_access() {
     let kfd = e.kfd.as_raw_fd();
     let size = 2u64 << 20;
     let va = reserve(size);
-    let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: e.gpus[0], flags: HSAKMT_VRAM, ..Default::default() };
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: va,
+        size,
+        gpu_id: e.gpus[0],
+        flags: HSAKMT_VRAM,
+        ..Default::default()
+    };
     kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
     let render = e.render[0].as_raw_fd();
     assert_eq!(mmap(va, size, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_FIXED, render, a.mmap_offset), Ok(va));
     assert_eq!(mmap(0, size, libc::PROT_READ, libc::MAP_PRIVATE, render, a.mmap_offset), Err(Errno::EINVAL));
     let devs = [e.gpus[0]];
-    let mut m = kfd_ioctl_map_memory_to_gpu_args { handle: a.handle, device_ids_array_ptr: devs.as_ptr() as u64, n_devices: 1, n_success: 0 };
+    let mut m = kfd_ioctl_map_memory_to_gpu_args {
+        handle: a.handle,
+        device_ids_array_ptr: devs.as_ptr() as u64,
+        n_devices: 1,
+        n_success: 0,
+    };
     kio(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut m).unwrap();
     assert_eq!(m.n_success, 1);
     let mut x = kfd_ioctl_export_dmabuf_args { handle: a.handle, flags: libc::O_CLOEXEC as u32, dmabuf_fd: 0 };
@@ -140,7 +152,12 @@ fn hsakmt_vram_without_host_access() {
     kio(kfd, AMDKFD_IOC_GET_DMABUF_INFO, &mut info).unwrap();
     assert_eq!((info.size, info.gpu_id, info.flags), (size, e.gpus[0], KFD_IOC_ALLOC_MEM_FLAGS_VRAM));
     drop(dmabuf);
-    let mut u = kfd_ioctl_unmap_memory_from_gpu_args { handle: a.handle, device_ids_array_ptr: devs.as_ptr() as u64, n_devices: 1, n_success: 0 };
+    let mut u = kfd_ioctl_unmap_memory_from_gpu_args {
+        handle: a.handle,
+        device_ids_array_ptr: devs.as_ptr() as u64,
+        n_devices: 1,
+        n_success: 0,
+    };
     kio(kfd, AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &mut u).unwrap();
     let mut f = kfd_ioctl_free_memory_of_gpu_args { handle: a.handle };
     kio(kfd, AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut f).unwrap();
@@ -187,20 +204,37 @@ fn hsakmt_mmio_remap_page() {
         | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE
         | KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE
         | KFD_IOC_ALLOC_MEM_FLAGS_COHERENT;
-    let mut bad = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: reserve(8192), size: 8192, gpu_id: e.gpus[1 % e.gpus.len()], flags, ..Default::default() };
+    let mut bad = kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: reserve(8192),
+        size: 8192,
+        gpu_id: e.gpus[1 % e.gpus.len()],
+        flags,
+        ..Default::default()
+    };
     assert_eq!(kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut bad), Err(Errno::EINVAL));
     let va = reserve(4096);
     let gpu = e.gpus[1 % e.gpus.len()];
-    let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size: 4096, gpu_id: gpu, flags, ..Default::default() };
+    let mut a =
+        kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size: 4096, gpu_id: gpu, flags, ..Default::default() };
     kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
     assert_eq!(a.mmap_offset, KFD_MMAP_TYPE_MMIO | kfd_mmap_gpu_id_bits(gpu));
     let rw = libc::PROT_READ | libc::PROT_WRITE;
     assert_eq!(mmap(0, 8192, rw, libc::MAP_SHARED, kfd, a.mmap_offset), Err(Errno::EINVAL));
     assert_eq!(mmap(va, 4096, rw, libc::MAP_SHARED | libc::MAP_FIXED, kfd, a.mmap_offset), Ok(va));
     let devs = [gpu];
-    let mut m = kfd_ioctl_map_memory_to_gpu_args { handle: a.handle, device_ids_array_ptr: devs.as_ptr() as u64, n_devices: 1, n_success: 0 };
+    let mut m = kfd_ioctl_map_memory_to_gpu_args {
+        handle: a.handle,
+        device_ids_array_ptr: devs.as_ptr() as u64,
+        n_devices: 1,
+        n_success: 0,
+    };
     kio(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut m).unwrap();
-    let mut u = kfd_ioctl_unmap_memory_from_gpu_args { handle: a.handle, device_ids_array_ptr: devs.as_ptr() as u64, n_devices: 1, n_success: 0 };
+    let mut u = kfd_ioctl_unmap_memory_from_gpu_args {
+        handle: a.handle,
+        device_ids_array_ptr: devs.as_ptr() as u64,
+        n_devices: 1,
+        n_success: 0,
+    };
     kio(kfd, AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &mut u).unwrap();
     let mut f = kfd_ioctl_free_memory_of_gpu_args { handle: a.handle };
     kio(kfd, AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut f).unwrap();
@@ -215,13 +249,21 @@ fn hsakmt_userptr_system_memory() {
     let e = env();
     let kfd = e.kfd.as_raw_fd();
     let size = 1u64 << 20;
-    let user = mmap(0, size, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0).unwrap();
+    let user =
+        mmap(0, size, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0).unwrap();
     let flags = KFD_IOC_ALLOC_MEM_FLAGS_USERPTR
         | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE
         | KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE
         | KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE
         | KFD_IOC_ALLOC_MEM_FLAGS_COHERENT;
-    let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: user, size, gpu_id: e.gpus[0], flags, mmap_offset: user, ..Default::default() };
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: user,
+        size,
+        gpu_id: e.gpus[0],
+        flags,
+        mmap_offset: user,
+        ..Default::default()
+    };
     kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
     assert_eq!(
         mmap(0, size, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, e.render[0].as_raw_fd(), a.mmap_offset),
@@ -232,7 +274,14 @@ fn hsakmt_userptr_system_memory() {
     let hole = reserve(size);
     // SAFETY: our own reservation, released so the range is unmapped.
     unsafe { libc::munmap(hole as *mut c_void, size as usize) };
-    let mut b = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: hole, size, gpu_id: e.gpus[0], flags, mmap_offset: hole, ..Default::default() };
+    let mut b = kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: hole,
+        size,
+        gpu_id: e.gpus[0],
+        flags,
+        mmap_offset: hole,
+        ..Default::default()
+    };
     assert_eq!(kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut b), Err(Errno::EFAULT));
     // SAFETY: our mapping.
     unsafe { libc::munmap(user as *mut c_void, size as usize) };
@@ -262,11 +311,20 @@ fn sdma_packets_are_traced() {
     let gpu = [e.gpus[0]];
     let bo = |size: u64| {
         let va = reserve(size);
-        let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: gpu[0], flags: gtt, ..Default::default() };
+        let mut a =
+            kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: gpu[0], flags: gtt, ..Default::default() };
         kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
         let rw = libc::PROT_READ | libc::PROT_WRITE;
-        assert_eq!(mmap(va, size, rw, libc::MAP_SHARED | libc::MAP_FIXED, e.render[0].as_raw_fd(), a.mmap_offset), Ok(va));
-        let mut m = kfd_ioctl_map_memory_to_gpu_args { handle: a.handle, device_ids_array_ptr: gpu.as_ptr() as u64, n_devices: 1, n_success: 0 };
+        assert_eq!(
+            mmap(va, size, rw, libc::MAP_SHARED | libc::MAP_FIXED, e.render[0].as_raw_fd(), a.mmap_offset),
+            Ok(va)
+        );
+        let mut m = kfd_ioctl_map_memory_to_gpu_args {
+            handle: a.handle,
+            device_ids_array_ptr: gpu.as_ptr() as u64,
+            n_devices: 1,
+            n_success: 0,
+        };
         kio(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut m).unwrap();
         va
     };
@@ -283,7 +341,8 @@ fn sdma_packets_are_traced() {
         ..Default::default()
     };
     kio(kfd, AMDKFD_IOC_CREATE_QUEUE, &mut q).unwrap();
-    let page = mmap(0, 8192, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, kfd, q.doorbell_offset & !0x1fff).unwrap();
+    let page =
+        mmap(0, 8192, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, kfd, q.doorbell_offset & !0x1fff).unwrap();
     let doorbell = (page + (q.doorbell_offset & 0x1fff)) as *mut u64;
     // SAFETY: `data` is CPU-mapped read-write, 8 KiB: source bytes, the signal value, the fence.
     unsafe {
@@ -292,7 +351,8 @@ fn sdma_packets_are_traced() {
     }
     let mut dw = Vec::new();
     sdma::copy_linear(&mut dw, data + 2048, data, 1024);
-    Packet::Atomic { op: AtomicOp::Dec64, addr: data + 4096, src: 0, cmp: 0, loop_cmpswap: false, loop_interval: 0 }.encode(&mut dw);
+    Packet::Atomic { op: AtomicOp::Dec64, addr: data + 4096, src: 0, cmp: 0, loop_cmpswap: false, loop_interval: 0 }
+        .encode(&mut dw);
     sdma::fence(&mut dw, data + 4104, 0x600d).unwrap();
     // SAFETY: the ring, the wptr slot and the doorbell are mapped read-write.
     unsafe {

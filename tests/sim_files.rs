@@ -101,10 +101,8 @@ fn gpu_node_properties_describe_a_gfx90a() {
 #[test]
 fn nodes_list_cpu_and_two_gpus_with_distinct_gpu_ids() {
     require_kfdsim();
-    let mut nodes: Vec<String> = fs::read_dir(format!("{TOPO}/nodes"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
+    let mut nodes: Vec<String> =
+        fs::read_dir(format!("{TOPO}/nodes")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     nodes.sort();
     assert_eq!(nodes, ["0", "1", "2"]);
     let id = |n: u32| read(format!("{TOPO}/nodes/{n}/gpu_id")).trim().parse::<u32>().unwrap();
@@ -252,10 +250,8 @@ fn drm_and_pci_sysfs_as_libdrm_reads_them() {
     assert!(uevent.contains("DRIVER=amdgpu\n") && uevent.contains("PCI_ID=1002:740F\n"), "{uevent}");
     let sub = fs::read_link(format!("{dev}/subsystem")).unwrap();
     assert_eq!(sub.file_name().unwrap(), "pci");
-    let drm: Vec<String> = fs::read_dir(format!("{dev}/drm"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
+    let drm: Vec<String> =
+        fs::read_dir(format!("{dev}/drm")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     assert!(drm.contains(&"card0".into()) && drm.contains(&"renderD128".into()), "{drm:?}");
     // realpath gives the kernel's device path, which can be read in turn.
     let real = fs::canonicalize(dev).unwrap();

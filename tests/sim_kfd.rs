@@ -17,7 +17,6 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-
 /// Reads the GPUs from the simulated sysfs: (gpu_id, render minor).
 fn topology_gpus() -> Vec<(u32, u32)> {
     let mut v = Vec::new();
@@ -29,11 +28,8 @@ fn topology_gpus() -> Vec<(u32, u32)> {
             continue;
         }
         let props = std::fs::read_to_string(format!("{base}/properties")).unwrap();
-        let minor = props
-            .lines()
-            .find_map(|l| l.strip_prefix("drm_render_minor "))
-            .map(|m| m.trim().parse().unwrap())
-            .unwrap();
+        let minor =
+            props.lines().find_map(|l| l.strip_prefix("drm_render_minor ")).map(|m| m.trim().parse().unwrap()).unwrap();
         v.push((id, minor));
     }
     v
@@ -66,7 +62,14 @@ fn env() -> &'static Env {
 fn reserve(size: u64) -> u64 {
     // SAFETY: anonymous PROT_NONE reservation.
     let p = unsafe {
-        libc::mmap(std::ptr::null_mut(), size as usize, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE, -1, 0)
+        libc::mmap(
+            std::ptr::null_mut(),
+            size as usize,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
     };
     assert_ne!(p, libc::MAP_FAILED);
     p as u64
@@ -87,7 +90,14 @@ fn alloc_at(kfd: RawFd, render: RawFd, gpu: u32, va: u64, size: u64, flags: u32)
     kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
     // SAFETY: maps over our own reservation.
     let p = unsafe {
-        libc::mmap(va as *mut c_void, size as usize, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_FIXED, render, a.mmap_offset as i64)
+        libc::mmap(
+            va as *mut c_void,
+            size as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_FIXED,
+            render,
+            a.mmap_offset as i64,
+        )
     };
     assert_eq!(p as u64, va, "render-node mmap: {}", Errno::last());
     Buf { handle: a.handle, va, size }
@@ -133,7 +143,12 @@ fn event_page() -> u64 {
     *PAGE.get_or_init(|| {
         let b = alloc(0, 32768, GTT);
         map(&b, &env().gpus).unwrap();
-        let mut a = kfd_ioctl_create_event_args { event_page_offset: b.handle, event_type: KFD_IOC_EVENT_SIGNAL, auto_reset: 1, ..Default::default() };
+        let mut a = kfd_ioctl_create_event_args {
+            event_page_offset: b.handle,
+            event_type: KFD_IOC_EVENT_SIGNAL,
+            auto_reset: 1,
+            ..Default::default()
+        };
         kio(env().kfd.as_raw_fd(), AMDKFD_IOC_CREATE_EVENT, &mut a).unwrap();
         b.va
     })
@@ -147,8 +162,15 @@ fn create_event(kind: u32, auto_reset: bool) -> kfd_ioctl_create_event_args {
 }
 
 fn wait(ids: &[u32], timeout_ms: u32) -> (Result<(), Errno>, u32, Vec<kfd_event_data>) {
-    let mut evs: Vec<kfd_event_data> = ids.iter().map(|i| kfd_event_data { event_id: *i, ..Default::default() }).collect();
-    let mut w = kfd_ioctl_wait_events_args { events_ptr: evs.as_mut_ptr() as u64, num_events: ids.len() as u32, wait_for_all: 0, timeout: timeout_ms, wait_result: 99 };
+    let mut evs: Vec<kfd_event_data> =
+        ids.iter().map(|i| kfd_event_data { event_id: *i, ..Default::default() }).collect();
+    let mut w = kfd_ioctl_wait_events_args {
+        events_ptr: evs.as_mut_ptr() as u64,
+        num_events: ids.len() as u32,
+        wait_for_all: 0,
+        timeout: timeout_ms,
+        wait_result: 99,
+    };
     let r = kio(env().kfd.as_raw_fd(), AMDKFD_IOC_WAIT_EVENTS, &mut w);
     (r, w.wait_result, evs)
 }
@@ -181,10 +203,23 @@ fn create_sdma(gpu_idx: usize) -> Sdma {
     kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q).unwrap();
     // SAFETY: maps the process doorbell slice of that GPU.
     let base = unsafe {
-        libc::mmap(std::ptr::null_mut(), 8192, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, e.kfd.as_raw_fd(), (q.doorbell_offset & !0x1fff) as i64)
+        libc::mmap(
+            std::ptr::null_mut(),
+            8192,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            e.kfd.as_raw_fd(),
+            (q.doorbell_offset & !0x1fff) as i64,
+        )
     };
     assert_ne!(base, libc::MAP_FAILED, "doorbell mmap: {}", Errno::last());
-    Sdma { ring, ptrs, doorbell: (base as u64 + (q.doorbell_offset & 0x1fff)) as *mut u64, queue_id: q.queue_id, wptr: 0 }
+    Sdma {
+        ring,
+        ptrs,
+        doorbell: (base as u64 + (q.doorbell_offset & 0x1fff)) as *mut u64,
+        queue_id: q.queue_id,
+        wptr: 0,
+    }
 }
 
 impl Sdma {
@@ -263,7 +298,13 @@ fn vram_alloc_cpu_mmap_map_free_rules() {
     let _g = serial();
     let e = env();
     let kfd = e.kfd.as_raw_fd();
-    let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: reserve(4096), size: 0, gpu_id: e.gpus[0], flags: VRAM, ..Default::default() };
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: reserve(4096),
+        size: 0,
+        gpu_id: e.gpus[0],
+        flags: VRAM,
+        ..Default::default()
+    };
     assert_eq!(kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a), Err(Errno::EINVAL), "size 0");
     a.size = 4096;
     a.gpu_id = 0xdead;
@@ -317,7 +358,10 @@ fn dmabuf_export_import_in_forked_child() {
             return 3;
         }
         let mut info = kfd_ioctl_get_dmabuf_info_args { dmabuf_fd: dfd as u32, ..Default::default() };
-        if kio(kfd.as_raw_fd(), AMDKFD_IOC_GET_DMABUF_INFO, &mut info).is_err() || info.size != size || info.gpu_id != gpus[0].0 {
+        if kio(kfd.as_raw_fd(), AMDKFD_IOC_GET_DMABUF_INFO, &mut info).is_err()
+            || info.size != size
+            || info.gpu_id != gpus[0].0
+        {
             return 4;
         }
         let va = reserve(size);
@@ -490,13 +534,27 @@ use kfd_ioctl::drm::*;
 fn gem_bo_shared_by_prime_with_forked_child() {
     let _g = serial();
     let r = env().render[0].as_raw_fd();
-    let mut c = drm_amdgpu_gem_create::new(drm_amdgpu_gem_create_in { bo_size: 1 << 20, alignment: 4096, domains: AMDGPU_GEM_DOMAIN_GTT, domain_flags: 0 });
+    let mut c = drm_amdgpu_gem_create::new(drm_amdgpu_gem_create_in {
+        bo_size: 1 << 20,
+        alignment: 4096,
+        domains: AMDGPU_GEM_DOMAIN_GTT,
+        domain_flags: 0,
+    });
     kio(r, DRM_IOCTL_AMDGPU_GEM_CREATE, &mut c).unwrap();
     let h = c.output().handle;
     let mut m = drm_amdgpu_gem_mmap::new(h);
     kio(r, DRM_IOCTL_AMDGPU_GEM_MMAP, &mut m).unwrap();
     // SAFETY: CPU mapping of the GEM BO.
-    let p = unsafe { libc::mmap(std::ptr::null_mut(), 1 << 20, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, r, m.output().addr_ptr as i64) };
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            1 << 20,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            r,
+            m.output().addr_ptr as i64,
+        )
+    };
     assert_ne!(p, libc::MAP_FAILED);
     // SAFETY: mapped above.
     unsafe { std::ptr::write_bytes(p as *mut u8, 0x6b, 1 << 20) };
@@ -517,7 +575,16 @@ fn gem_bo_shared_by_prime_with_forked_child() {
             return 3;
         }
         // SAFETY: CPU mapping of the imported BO.
-        let q = unsafe { libc::mmap(std::ptr::null_mut(), 1 << 20, libc::PROT_READ, libc::MAP_SHARED, render.as_raw_fd(), m.output().addr_ptr as i64) };
+        let q = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                1 << 20,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                render.as_raw_fd(),
+                m.output().addr_ptr as i64,
+            )
+        };
         if q == libc::MAP_FAILED {
             return 4;
         }
@@ -564,7 +631,15 @@ fn syncobj_signaled_by_forked_child() {
     // SAFETY: valid timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     let deadline = ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64 + 5_000_000_000;
-    let mut w = drm_syncobj_wait { handles: hs.as_ptr() as u64, timeout_nsec: deadline, count_handles: 1, flags: DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, first_signaled: 9, pad: 0, deadline_nsec: 0 };
+    let mut w = drm_syncobj_wait {
+        handles: hs.as_ptr() as u64,
+        timeout_nsec: deadline,
+        count_handles: 1,
+        flags: DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+        first_signaled: 9,
+        pad: 0,
+        deadline_nsec: 0,
+    };
     kio(r, DRM_IOCTL_SYNCOBJ_WAIT, &mut w).unwrap();
     assert_eq!(w.first_signaled, 0);
     let mut status = 0;

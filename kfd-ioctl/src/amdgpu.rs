@@ -415,15 +415,19 @@ const fn sz<T>() -> usize {
     size_of::<T>()
 }
 
-pub const DRM_IOCTL_AMDGPU_GEM_CREATE: Ioctl = request_code_readwrite!(D, B + DRM_AMDGPU_GEM_CREATE, sz::<drm_amdgpu_gem_create>());
-pub const DRM_IOCTL_AMDGPU_GEM_MMAP: Ioctl = request_code_readwrite!(D, B + DRM_AMDGPU_GEM_MMAP, sz::<drm_amdgpu_gem_mmap>());
+pub const DRM_IOCTL_AMDGPU_GEM_CREATE: Ioctl =
+    request_code_readwrite!(D, B + DRM_AMDGPU_GEM_CREATE, sz::<drm_amdgpu_gem_create>());
+pub const DRM_IOCTL_AMDGPU_GEM_MMAP: Ioctl =
+    request_code_readwrite!(D, B + DRM_AMDGPU_GEM_MMAP, sz::<drm_amdgpu_gem_mmap>());
 /// `union drm_amdgpu_ctx` is 16 bytes.
 pub const DRM_IOCTL_AMDGPU_CTX: Ioctl = request_code_readwrite!(D, B + DRM_AMDGPU_CTX, 16);
 pub const DRM_IOCTL_AMDGPU_INFO: Ioctl = request_code_write!(D, B + DRM_AMDGPU_INFO, sz::<drm_amdgpu_info>());
-pub const DRM_IOCTL_AMDGPU_GEM_METADATA: Ioctl = request_code_readwrite!(D, B + DRM_AMDGPU_GEM_METADATA, sz::<drm_amdgpu_gem_metadata>());
+pub const DRM_IOCTL_AMDGPU_GEM_METADATA: Ioctl =
+    request_code_readwrite!(D, B + DRM_AMDGPU_GEM_METADATA, sz::<drm_amdgpu_gem_metadata>());
 pub const DRM_IOCTL_AMDGPU_GEM_VA: Ioctl = request_code_write!(D, B + DRM_AMDGPU_GEM_VA, sz::<drm_amdgpu_gem_va>());
 pub const DRM_IOCTL_AMDGPU_GEM_OP: Ioctl = request_code_readwrite!(D, B + DRM_AMDGPU_GEM_OP, sz::<drm_amdgpu_gem_op>());
-pub const DRM_IOCTL_AMDGPU_GEM_USERPTR: Ioctl = request_code_readwrite!(D, B + DRM_AMDGPU_GEM_USERPTR, sz::<drm_amdgpu_gem_userptr>());
+pub const DRM_IOCTL_AMDGPU_GEM_USERPTR: Ioctl =
+    request_code_readwrite!(D, B + DRM_AMDGPU_GEM_USERPTR, sz::<drm_amdgpu_gem_userptr>());
 
 /// Every amdgpu request number this crate defines, with its uapi name.
 pub const AMDGPU_IOCTLS: &[(Ioctl, &str)] = &[

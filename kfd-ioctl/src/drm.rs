@@ -13,14 +13,13 @@ use core::mem::size_of;
 use nix::{request_code_readwrite, request_code_write};
 
 pub use drm_ffi::drm_sys::{
-    drm_gem_close, drm_get_cap, drm_prime_handle, drm_set_client_cap, drm_syncobj_array,
-    drm_syncobj_create, drm_syncobj_destroy, drm_syncobj_handle, drm_syncobj_timeline_array,
-    drm_syncobj_timeline_wait, drm_syncobj_transfer, drm_syncobj_wait, drm_unique, drm_version,
-    DRM_CAP_PRIME, DRM_CAP_SYNCOBJ, DRM_CAP_SYNCOBJ_TIMELINE, DRM_CLOEXEC, DRM_RDWR,
-    DRM_SYNCOBJ_CREATE_SIGNALED, DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE,
-    DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_TIMELINE, DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE,
-    DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_TIMELINE, DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED,
-    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE,
+    drm_gem_close, drm_get_cap, drm_prime_handle, drm_set_client_cap, drm_syncobj_array, drm_syncobj_create,
+    drm_syncobj_destroy, drm_syncobj_handle, drm_syncobj_timeline_array, drm_syncobj_timeline_wait,
+    drm_syncobj_transfer, drm_syncobj_wait, drm_unique, drm_version, DRM_CAP_PRIME, DRM_CAP_SYNCOBJ,
+    DRM_CAP_SYNCOBJ_TIMELINE, DRM_CLOEXEC, DRM_RDWR, DRM_SYNCOBJ_CREATE_SIGNALED,
+    DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE, DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_TIMELINE,
+    DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE, DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_TIMELINE,
+    DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE,
     DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
 };
 
@@ -54,7 +53,8 @@ pub const DRM_IOCTL_SYNCOBJ_SIGNAL: Ioctl = request_code_readwrite!(D, 0xC5, sz:
 pub const DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT: Ioctl = request_code_readwrite!(D, 0xCA, sz::<drm_syncobj_timeline_wait>());
 pub const DRM_IOCTL_SYNCOBJ_QUERY: Ioctl = request_code_readwrite!(D, 0xCB, sz::<drm_syncobj_timeline_array>());
 pub const DRM_IOCTL_SYNCOBJ_TRANSFER: Ioctl = request_code_readwrite!(D, 0xCC, sz::<drm_syncobj_transfer>());
-pub const DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL: Ioctl = request_code_readwrite!(D, 0xCD, sz::<drm_syncobj_timeline_array>());
+pub const DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL: Ioctl =
+    request_code_readwrite!(D, 0xCD, sz::<drm_syncobj_timeline_array>());
 
 /// Every generic DRM request number this crate defines, with its uapi name.
 pub const DRM_IOCTLS: &[(Ioctl, &str)] = &[

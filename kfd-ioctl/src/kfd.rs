@@ -398,11 +398,8 @@ pub const ALLOC_MEM_FLAG_NAMES: &[(u32, &str)] = &[
 
 /// `A|B|C` rendering of `KFD_IOC_ALLOC_MEM_FLAGS_*` bits.
 pub fn alloc_flags_to_string(flags: u32) -> String {
-    let mut parts: Vec<String> = ALLOC_MEM_FLAG_NAMES
-        .iter()
-        .filter(|(bit, _)| flags & bit != 0)
-        .map(|(_, n)| n.to_string())
-        .collect();
+    let mut parts: Vec<String> =
+        ALLOC_MEM_FLAG_NAMES.iter().filter(|(bit, _)| flags & bit != 0).map(|(_, n)| n.to_string()).collect();
     let known: u32 = ALLOC_MEM_FLAG_NAMES.iter().map(|(b, _)| b).fold(0, |a, b| a | b);
     if flags & !known != 0 {
         parts.push(format!("{:#x}", flags & !known));
@@ -524,30 +521,40 @@ pub const AMDKFD_IOC_GET_VERSION: Ioctl = request_code_read!(K, 0x01, sz::<kfd_i
 pub const AMDKFD_IOC_CREATE_QUEUE: Ioctl = request_code_readwrite!(K, 0x02, sz::<kfd_ioctl_create_queue_args>());
 pub const AMDKFD_IOC_DESTROY_QUEUE: Ioctl = request_code_readwrite!(K, 0x03, sz::<kfd_ioctl_destroy_queue_args>());
 pub const AMDKFD_IOC_SET_MEMORY_POLICY: Ioctl = request_code_write!(K, 0x04, sz::<kfd_ioctl_set_memory_policy_args>());
-pub const AMDKFD_IOC_GET_CLOCK_COUNTERS: Ioctl = request_code_readwrite!(K, 0x05, sz::<kfd_ioctl_get_clock_counters_args>());
-pub const AMDKFD_IOC_GET_PROCESS_APERTURES: Ioctl = request_code_read!(K, 0x06, sz::<kfd_ioctl_get_process_apertures_args>());
+pub const AMDKFD_IOC_GET_CLOCK_COUNTERS: Ioctl =
+    request_code_readwrite!(K, 0x05, sz::<kfd_ioctl_get_clock_counters_args>());
+pub const AMDKFD_IOC_GET_PROCESS_APERTURES: Ioctl =
+    request_code_read!(K, 0x06, sz::<kfd_ioctl_get_process_apertures_args>());
 pub const AMDKFD_IOC_UPDATE_QUEUE: Ioctl = request_code_write!(K, 0x07, sz::<kfd_ioctl_update_queue_args>());
 pub const AMDKFD_IOC_CREATE_EVENT: Ioctl = request_code_readwrite!(K, 0x08, sz::<kfd_ioctl_create_event_args>());
 pub const AMDKFD_IOC_DESTROY_EVENT: Ioctl = request_code_write!(K, 0x09, sz::<kfd_ioctl_destroy_event_args>());
 pub const AMDKFD_IOC_SET_EVENT: Ioctl = request_code_write!(K, 0x0A, sz::<kfd_ioctl_set_event_args>());
 pub const AMDKFD_IOC_RESET_EVENT: Ioctl = request_code_write!(K, 0x0B, sz::<kfd_ioctl_reset_event_args>());
 pub const AMDKFD_IOC_WAIT_EVENTS: Ioctl = request_code_readwrite!(K, 0x0C, sz::<kfd_ioctl_wait_events_args>());
-pub const AMDKFD_IOC_SET_SCRATCH_BACKING_VA: Ioctl = request_code_readwrite!(K, 0x11, sz::<kfd_ioctl_set_scratch_backing_va_args>());
+pub const AMDKFD_IOC_SET_SCRATCH_BACKING_VA: Ioctl =
+    request_code_readwrite!(K, 0x11, sz::<kfd_ioctl_set_scratch_backing_va_args>());
 pub const AMDKFD_IOC_GET_TILE_CONFIG: Ioctl = request_code_readwrite!(K, 0x12, sz::<kfd_ioctl_get_tile_config_args>());
 pub const AMDKFD_IOC_SET_TRAP_HANDLER: Ioctl = request_code_write!(K, 0x13, sz::<kfd_ioctl_set_trap_handler_args>());
-pub const AMDKFD_IOC_GET_PROCESS_APERTURES_NEW: Ioctl = request_code_readwrite!(K, 0x14, sz::<kfd_ioctl_get_process_apertures_new_args>());
+pub const AMDKFD_IOC_GET_PROCESS_APERTURES_NEW: Ioctl =
+    request_code_readwrite!(K, 0x14, sz::<kfd_ioctl_get_process_apertures_new_args>());
 pub const AMDKFD_IOC_ACQUIRE_VM: Ioctl = request_code_write!(K, 0x15, sz::<kfd_ioctl_acquire_vm_args>());
-pub const AMDKFD_IOC_ALLOC_MEMORY_OF_GPU: Ioctl = request_code_readwrite!(K, 0x16, sz::<kfd_ioctl_alloc_memory_of_gpu_args>());
-pub const AMDKFD_IOC_FREE_MEMORY_OF_GPU: Ioctl = request_code_write!(K, 0x17, sz::<kfd_ioctl_free_memory_of_gpu_args>());
-pub const AMDKFD_IOC_MAP_MEMORY_TO_GPU: Ioctl = request_code_readwrite!(K, 0x18, sz::<kfd_ioctl_map_memory_to_gpu_args>());
-pub const AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU: Ioctl = request_code_readwrite!(K, 0x19, sz::<kfd_ioctl_unmap_memory_from_gpu_args>());
+pub const AMDKFD_IOC_ALLOC_MEMORY_OF_GPU: Ioctl =
+    request_code_readwrite!(K, 0x16, sz::<kfd_ioctl_alloc_memory_of_gpu_args>());
+pub const AMDKFD_IOC_FREE_MEMORY_OF_GPU: Ioctl =
+    request_code_write!(K, 0x17, sz::<kfd_ioctl_free_memory_of_gpu_args>());
+pub const AMDKFD_IOC_MAP_MEMORY_TO_GPU: Ioctl =
+    request_code_readwrite!(K, 0x18, sz::<kfd_ioctl_map_memory_to_gpu_args>());
+pub const AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU: Ioctl =
+    request_code_readwrite!(K, 0x19, sz::<kfd_ioctl_unmap_memory_from_gpu_args>());
 pub const AMDKFD_IOC_SET_CU_MASK: Ioctl = request_code_write!(K, 0x1A, sz::<kfd_ioctl_set_cu_mask_args>());
-pub const AMDKFD_IOC_GET_QUEUE_WAVE_STATE: Ioctl = request_code_readwrite!(K, 0x1B, sz::<kfd_ioctl_get_queue_wave_state_args>());
+pub const AMDKFD_IOC_GET_QUEUE_WAVE_STATE: Ioctl =
+    request_code_readwrite!(K, 0x1B, sz::<kfd_ioctl_get_queue_wave_state_args>());
 pub const AMDKFD_IOC_GET_DMABUF_INFO: Ioctl = request_code_readwrite!(K, 0x1C, sz::<kfd_ioctl_get_dmabuf_info_args>());
 pub const AMDKFD_IOC_IMPORT_DMABUF: Ioctl = request_code_readwrite!(K, 0x1D, sz::<kfd_ioctl_import_dmabuf_args>());
 pub const AMDKFD_IOC_ALLOC_QUEUE_GWS: Ioctl = request_code_readwrite!(K, 0x1E, sz::<kfd_ioctl_alloc_queue_gws_args>());
 pub const AMDKFD_IOC_SET_XNACK_MODE: Ioctl = request_code_readwrite!(K, 0x21, sz::<kfd_ioctl_set_xnack_mode_args>());
-pub const AMDKFD_IOC_AVAILABLE_MEMORY: Ioctl = request_code_readwrite!(K, 0x23, sz::<kfd_ioctl_get_available_memory_args>());
+pub const AMDKFD_IOC_AVAILABLE_MEMORY: Ioctl =
+    request_code_readwrite!(K, 0x23, sz::<kfd_ioctl_get_available_memory_args>());
 /// KFD 1.12.
 pub const AMDKFD_IOC_EXPORT_DMABUF: Ioctl = request_code_readwrite!(K, 0x24, sz::<kfd_ioctl_export_dmabuf_args>());
 /// KFD 1.14.

@@ -502,19 +502,11 @@ pub enum DecodeError {
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DecodeError::Truncated {
-                op,
-                needed,
-                available,
-            } => write!(
-                f,
-                "SDMA packet (op {op}) truncated: needs {needed} dwords, {available} available"
-            ),
+            DecodeError::Truncated { op, needed, available } => {
+                write!(f, "SDMA packet (op {op}) truncated: needs {needed} dwords, {available} available")
+            }
             DecodeError::UnknownOpcode { op, sub_op, header } => {
-                write!(
-                    f,
-                    "unknown SDMA opcode {op} sub-op {sub_op} (header {header:#010x})"
-                )
+                write!(f, "unknown SDMA opcode {op} sub-op {sub_op} (header {header:#010x})")
             }
             DecodeError::InvalidField { op, field, value } => {
                 write!(f, "SDMA packet (op {op}): invalid {field} = {value:#x}")
@@ -622,65 +614,34 @@ impl Packet {
     /// Checks every field against its bit width, range and alignment (see each variant).
     pub fn validate(&self) -> Result<(), EncodeError> {
         match self {
-            Packet::Nop { count } => {
-                check_range("NOP count", *count as u64, 0, NOP_MAX_COUNT as u64)
+            Packet::Nop { count } => check_range("NOP count", *count as u64, 0, NOP_MAX_COUNT as u64),
+            Packet::CopyLinear { count, .. } => {
+                check_range("COPY_LINEAR count", *count as u64, 1, COPY_LINEAR_MAX_BYTES as u64)
             }
-            Packet::CopyLinear { count, .. } => check_range(
-                "COPY_LINEAR count",
-                *count as u64,
-                1,
-                COPY_LINEAR_MAX_BYTES as u64,
-            ),
             Packet::ConstFill { dst, count, .. } => {
                 check_align("CONST_FILL dst", *dst, 4)?;
-                check_range(
-                    "CONST_FILL count",
-                    *count as u64,
-                    4,
-                    CONST_FILL_MAX_BYTES as u64,
-                )?;
+                check_range("CONST_FILL count", *count as u64, 4, CONST_FILL_MAX_BYTES as u64)?;
                 if count % 4 != 0 {
-                    return Err(EncodeError::Misaligned {
-                        field: "CONST_FILL count",
-                        addr: *count as u64,
-                        align: 4,
-                    });
+                    return Err(EncodeError::Misaligned { field: "CONST_FILL count", addr: *count as u64, align: 4 });
                 }
                 Ok(())
             }
             Packet::Fence { addr, .. } => check_align("FENCE addr", *addr, 4),
-            Packet::Trap { int_ctx } => {
-                check_range("TRAP int_ctx", *int_ctx as u64, 0, TRAP_INT_CTX_MASK as u64)
-            }
-            Packet::PollRegmem {
-                addr,
-                mem_poll,
-                retry_count,
-                ..
-            } => {
+            Packet::Trap { int_ctx } => check_range("TRAP int_ctx", *int_ctx as u64, 0, TRAP_INT_CTX_MASK as u64),
+            Packet::PollRegmem { addr, mem_poll, retry_count, .. } => {
                 if *mem_poll {
                     check_align("POLL_REGMEM addr", *addr, 4)?;
                 }
                 check_range("POLL_REGMEM retry_count", *retry_count as u64, 0, 0xfff)
             }
-            Packet::Atomic {
-                op,
-                addr,
-                loop_interval,
-                ..
-            } => {
+            Packet::Atomic { op, addr, loop_interval, .. } => {
                 check_align("ATOMIC addr", *addr, op.width())?;
                 check_range("ATOMIC loop_interval", *loop_interval as u64, 0, 0x1fff)
             }
             Packet::Timestamp { addr } => check_align("TIMESTAMP addr", *addr, 8),
             Packet::WriteLinear { dst, data } => {
                 check_align("WRITE_LINEAR dst", *dst, 4)?;
-                check_range(
-                    "WRITE_LINEAR dwords",
-                    data.len() as u64,
-                    1,
-                    WRITE_LINEAR_MAX_DWORDS as u64,
-                )
+                check_range("WRITE_LINEAR dwords", data.len() as u64, 1, WRITE_LINEAR_MAX_DWORDS as u64)
             }
         }
     }
@@ -720,34 +681,19 @@ impl Packet {
                 out.extend_from_slice(&[header(SDMA_OP_FENCE, 0), lo(*addr), hi(*addr), *data])
             }
             Packet::Trap { int_ctx } => out.extend_from_slice(&[header(SDMA_OP_TRAP, 0), *int_ctx]),
-            Packet::PollRegmem {
-                addr,
-                reference,
-                mask,
-                func,
-                interval,
-                retry_count,
-                hdp_flush,
-                mem_poll,
-            } => out.extend_from_slice(&[
-                header(SDMA_OP_POLL_REGMEM, 0)
-                    | (*hdp_flush as u32) << POLL_HDP_FLUSH_SHIFT
-                    | (*func as u32) << POLL_FUNC_SHIFT
-                    | (*mem_poll as u32) << POLL_MEM_POLL_SHIFT,
-                lo(*addr),
-                hi(*addr),
-                *reference,
-                *mask,
-                *interval as u32 | (*retry_count as u32) << 16,
-            ]),
-            Packet::Atomic {
-                op,
-                addr,
-                src,
-                cmp,
-                loop_cmpswap,
-                loop_interval,
-            } => out.extend_from_slice(&[
+            Packet::PollRegmem { addr, reference, mask, func, interval, retry_count, hdp_flush, mem_poll } => out
+                .extend_from_slice(&[
+                    header(SDMA_OP_POLL_REGMEM, 0)
+                        | (*hdp_flush as u32) << POLL_HDP_FLUSH_SHIFT
+                        | (*func as u32) << POLL_FUNC_SHIFT
+                        | (*mem_poll as u32) << POLL_MEM_POLL_SHIFT,
+                    lo(*addr),
+                    hi(*addr),
+                    *reference,
+                    *mask,
+                    *interval as u32 | (*retry_count as u32) << 16,
+                ]),
+            Packet::Atomic { op, addr, src, cmp, loop_cmpswap, loop_interval } => out.extend_from_slice(&[
                 header(SDMA_OP_ATOMIC, 0)
                     | (*loop_cmpswap as u32) << ATOMIC_LOOP_SHIFT
                     | (*op as u32) << ATOMIC_OP_SHIFT,
@@ -793,30 +739,18 @@ impl Packet {
     /// CONST_FILL fillsize other than dword). Never panics.
     pub fn decode(ring: &[u32]) -> Result<(Packet, usize), DecodeError> {
         let Some(&h) = ring.first() else {
-            return Err(DecodeError::Truncated {
-                op: 0,
-                needed: 1,
-                available: 0,
-            });
+            return Err(DecodeError::Truncated { op: 0, needed: 1, available: 0 });
         };
         let op = (h & 0xff) as u8;
         let sub_op = ((h >> 8) & 0xff) as u8;
         let need = |n: usize| -> Result<&[u32], DecodeError> {
             if ring.len() < n {
-                Err(DecodeError::Truncated {
-                    op,
-                    needed: n,
-                    available: ring.len(),
-                })
+                Err(DecodeError::Truncated { op, needed: n, available: ring.len() })
             } else {
                 Ok(&ring[..n])
             }
         };
-        let unknown = DecodeError::UnknownOpcode {
-            op,
-            sub_op,
-            header: h,
-        };
+        let unknown = DecodeError::UnknownOpcode { op, sub_op, header: h };
         match (op, sub_op) {
             (SDMA_OP_NOP, 0) => {
                 let count = (h >> NOP_COUNT_SHIFT) & NOP_MAX_COUNT;
@@ -826,54 +760,27 @@ impl Packet {
             (SDMA_OP_COPY, SDMA_SUBOP_COPY_LINEAR) => {
                 let p = need(7)?;
                 let count = (p[1] & COPY_LINEAR_COUNT_MASK) + 1;
-                Ok((
-                    Packet::CopyLinear {
-                        count,
-                        src: qword(p[3], p[4]),
-                        dst: qword(p[5], p[6]),
-                    },
-                    7,
-                ))
+                Ok((Packet::CopyLinear { count, src: qword(p[3], p[4]), dst: qword(p[5], p[6]) }, 7))
             }
             (SDMA_OP_WRITE, SDMA_SUBOP_WRITE_LINEAR) => {
                 let p = need(4)?;
                 let n = (p[3] & 0x000f_ffff) as usize + 1;
                 let p = need(4 + n)?;
-                Ok((
-                    Packet::WriteLinear {
-                        dst: qword(p[1], p[2]),
-                        data: p[4..].to_vec(),
-                    },
-                    4 + n,
-                ))
+                Ok((Packet::WriteLinear { dst: qword(p[1], p[2]), data: p[4..].to_vec() }, 4 + n))
             }
             (SDMA_OP_FENCE, 0) => {
                 let p = need(4)?;
-                Ok((
-                    Packet::Fence {
-                        addr: qword(p[1], p[2]),
-                        data: p[3],
-                    },
-                    4,
-                ))
+                Ok((Packet::Fence { addr: qword(p[1], p[2]), data: p[3] }, 4))
             }
             (SDMA_OP_TRAP, 0) => {
                 let p = need(2)?;
-                Ok((
-                    Packet::Trap {
-                        int_ctx: p[1] & TRAP_INT_CTX_MASK,
-                    },
-                    2,
-                ))
+                Ok((Packet::Trap { int_ctx: p[1] & TRAP_INT_CTX_MASK }, 2))
             }
             (SDMA_OP_POLL_REGMEM, 0) => {
                 let p = need(6)?;
                 let fbits = (h >> POLL_FUNC_SHIFT) & 7;
-                let func = PollFunc::from_bits(fbits).ok_or(DecodeError::InvalidField {
-                    op,
-                    field: "func",
-                    value: fbits,
-                })?;
+                let func =
+                    PollFunc::from_bits(fbits).ok_or(DecodeError::InvalidField { op, field: "func", value: fbits })?;
                 Ok((
                     Packet::PollRegmem {
                         addr: qword(p[1], p[2]),
@@ -912,33 +819,17 @@ impl Packet {
                 let p = need(5)?;
                 let fillsize = (h >> CONST_FILL_FILLSIZE_SHIFT) & 3;
                 if fillsize != FILLSIZE_DWORD {
-                    return Err(DecodeError::InvalidField {
-                        op,
-                        field: "fillsize",
-                        value: fillsize,
-                    });
+                    return Err(DecodeError::InvalidField { op, field: "fillsize", value: fillsize });
                 }
                 // Dword fill: the low two bits of the count are ignored. ROCr writes
                 // (dwords - 1) * 4, bytes - 1 reads the same.
                 let count = (p[4] & CONST_FILL_COUNT_MASK & !3) + 4;
-                Ok((
-                    Packet::ConstFill {
-                        dst: qword(p[1], p[2]),
-                        data: p[3],
-                        count,
-                    },
-                    5,
-                ))
+                Ok((Packet::ConstFill { dst: qword(p[1], p[2]), data: p[3], count }, 5))
             }
             (SDMA_OP_TIMESTAMP, SDMA_SUBOP_TIMESTAMP_GET_GLOBAL) => {
                 let p = need(3)?;
                 // write_addr_31_3: DW1 bits [2:0] are not part of the address.
-                Ok((
-                    Packet::Timestamp {
-                        addr: qword(p[1] & !7, p[2]),
-                    },
-                    3,
-                ))
+                Ok((Packet::Timestamp { addr: qword(p[1] & !7, p[2]) }, 3))
             }
             _ => Err(unknown),
         }
@@ -979,12 +870,7 @@ fn copy_linear_max(out: &mut Vec<u32>, dst: u64, src: u64, bytes: u64, max: u32)
     out.reserve(7 * bytes.div_ceil(max as u64) as usize);
     while done < bytes {
         let chunk = (bytes - done).min(max as u64) as u32;
-        Packet::CopyLinear {
-            count: chunk,
-            src: src.wrapping_add(done),
-            dst: dst.wrapping_add(done),
-        }
-        .encode(out);
+        Packet::CopyLinear { count: chunk, src: src.wrapping_add(done), dst: dst.wrapping_add(done) }.encode(out);
         done += chunk as u64;
         n += 1;
     }
@@ -996,30 +882,16 @@ fn copy_linear_max(out: &mut Vec<u32>, dst: u64, src: u64, bytes: u64, max: u32)
 /// multiples of 4 (byte/short memsets are the caller's job: expand the pattern, handle the edges
 /// with [`write_linear`]). `bytes == 0` appends nothing. Returns the number of packets (5 dwords
 /// each); on error nothing is appended.
-pub fn const_fill(
-    out: &mut Vec<u32>,
-    dst: u64,
-    value: u32,
-    bytes: u64,
-) -> Result<usize, EncodeError> {
+pub fn const_fill(out: &mut Vec<u32>, dst: u64, value: u32, bytes: u64) -> Result<usize, EncodeError> {
     check_align("CONST_FILL dst", dst, 4)?;
     if bytes & 3 != 0 {
-        return Err(EncodeError::Misaligned {
-            field: "CONST_FILL bytes",
-            addr: bytes,
-            align: 4,
-        });
+        return Err(EncodeError::Misaligned { field: "CONST_FILL bytes", addr: bytes, align: 4 });
     }
     let mut done = 0u64;
     let mut n = 0;
     while done < bytes {
         let chunk = (bytes - done).min(CONST_FILL_MAX_BYTES as u64) as u32;
-        Packet::ConstFill {
-            dst: dst.wrapping_add(done),
-            data: value,
-            count: chunk,
-        }
-        .encode(out);
+        Packet::ConstFill { dst: dst.wrapping_add(done), data: value, count: chunk }.encode(out);
         done += chunk as u64;
         n += 1;
     }
@@ -1052,13 +924,7 @@ pub fn trap(out: &mut Vec<u32>, event_id: u32) -> Result<(), EncodeError> {
 /// Appends a POLL_REGMEM on memory that waits forever until `(*addr & mask) func value`
 /// (interval [`POLL_REGMEM_DEFAULT_INTERVAL`], retry [`POLL_REGMEM_RETRY_FOREVER`], no HDP
 /// flush) — 6 dwords. `addr` must be 4-aligned.
-pub fn poll_regmem(
-    out: &mut Vec<u32>,
-    addr: u64,
-    func: PollFunc,
-    value: u32,
-    mask: u32,
-) -> Result<(), EncodeError> {
+pub fn poll_regmem(out: &mut Vec<u32>, addr: u64, func: PollFunc, value: u32, mask: u32) -> Result<(), EncodeError> {
     let p = Packet::PollRegmem {
         addr,
         reference: value,
@@ -1075,42 +941,19 @@ pub fn poll_regmem(
 }
 
 /// [`poll_regmem`] with `>=` (tinygrad `AMDCopyQueue.wait`: wait for a timeline value).
-pub fn poll_regmem_ge(
-    out: &mut Vec<u32>,
-    addr: u64,
-    value: u32,
-    mask: u32,
-) -> Result<(), EncodeError> {
+pub fn poll_regmem_ge(out: &mut Vec<u32>, addr: u64, value: u32, mask: u32) -> Result<(), EncodeError> {
     poll_regmem(out, addr, PollFunc::Ge, value, mask)
 }
 
 /// [`poll_regmem`] with `==` (ROCr `BuildPollCommand`: wait for a signal to reach a value).
-pub fn poll_regmem_eq(
-    out: &mut Vec<u32>,
-    addr: u64,
-    value: u32,
-    mask: u32,
-) -> Result<(), EncodeError> {
+pub fn poll_regmem_eq(out: &mut Vec<u32>, addr: u64, value: u32, mask: u32) -> Result<(), EncodeError> {
     poll_regmem(out, addr, PollFunc::Eq, value, mask)
 }
 
 /// Appends an ATOMIC `op` at `addr` (aligned to `op.width()`) with operands `src`/`cmp`, no loop
 /// — 8 dwords.
-pub fn atomic(
-    out: &mut Vec<u32>,
-    op: AtomicOp,
-    addr: u64,
-    src: u64,
-    cmp: u64,
-) -> Result<(), EncodeError> {
-    let p = Packet::Atomic {
-        op,
-        addr,
-        src,
-        cmp,
-        loop_cmpswap: false,
-        loop_interval: 0,
-    };
+pub fn atomic(out: &mut Vec<u32>, op: AtomicOp, addr: u64, src: u64, cmp: u64) -> Result<(), EncodeError> {
+    let p = Packet::Atomic { op, addr, src, cmp, loop_cmpswap: false, loop_interval: 0 };
     p.validate()?;
     p.encode(out);
     Ok(())
@@ -1158,10 +1001,7 @@ pub fn nop_pad(out: &mut Vec<u32>, dwords: usize) {
     out.reserve(dwords);
     while left > 0 {
         let n = left.min(NOP_MAX_COUNT as usize + 1);
-        Packet::Nop {
-            count: n as u32 - 1,
-        }
-        .encode(out);
+        Packet::Nop { count: n as u32 - 1 }.encode(out);
         left -= n;
     }
 }
@@ -1174,60 +1014,22 @@ mod tests {
         let mut v = vec![
             Packet::Nop { count: 0 },
             Packet::Nop { count: 5 },
-            Packet::Nop {
-                count: NOP_MAX_COUNT,
-            },
-            Packet::CopyLinear {
-                count: 1,
-                src: 0x1234_5678_9abc,
-                dst: 0xfedc_ba98_7654,
-            },
-            Packet::CopyLinear {
-                count: COPY_LINEAR_MAX_BYTES,
-                src: 1,
-                dst: 3,
-            },
-            Packet::ConstFill {
-                dst: 0x7fff_0000_1000,
-                data: 0xdead_beef,
-                count: 4,
-            },
-            Packet::ConstFill {
-                dst: 0x1000,
-                data: 0x0101_0101,
-                count: CONST_FILL_MAX_BYTES,
-            },
-            Packet::Fence {
-                addr: 0x7f00_0000_0004,
-                data: 0xffff_ffff,
-            },
+            Packet::Nop { count: NOP_MAX_COUNT },
+            Packet::CopyLinear { count: 1, src: 0x1234_5678_9abc, dst: 0xfedc_ba98_7654 },
+            Packet::CopyLinear { count: COPY_LINEAR_MAX_BYTES, src: 1, dst: 3 },
+            Packet::ConstFill { dst: 0x7fff_0000_1000, data: 0xdead_beef, count: 4 },
+            Packet::ConstFill { dst: 0x1000, data: 0x0101_0101, count: CONST_FILL_MAX_BYTES },
+            Packet::Fence { addr: 0x7f00_0000_0004, data: 0xffff_ffff },
             Packet::Trap { int_ctx: 0 },
-            Packet::Trap {
-                int_ctx: TRAP_INT_CTX_MASK,
-            },
-            Packet::Timestamp {
-                addr: 0xffff_ffff_ffff_fff8,
-            },
-            Packet::WriteLinear {
-                dst: 0x2000,
-                data: vec![1],
-            },
-            Packet::WriteLinear {
-                dst: 0x2004,
-                data: (0..100).collect(),
-            },
+            Packet::Trap { int_ctx: TRAP_INT_CTX_MASK },
+            Packet::Timestamp { addr: 0xffff_ffff_ffff_fff8 },
+            Packet::WriteLinear { dst: 0x2000, data: vec![1] },
+            Packet::WriteLinear { dst: 0x2004, data: (0..100).collect() },
         ];
-        for (i, func) in [
-            PollFunc::Always,
-            PollFunc::Lt,
-            PollFunc::Le,
-            PollFunc::Eq,
-            PollFunc::Ne,
-            PollFunc::Ge,
-            PollFunc::Gt,
-        ]
-        .into_iter()
-        .enumerate()
+        for (i, func) in
+            [PollFunc::Always, PollFunc::Lt, PollFunc::Le, PollFunc::Eq, PollFunc::Ne, PollFunc::Ge, PollFunc::Gt]
+                .into_iter()
+                .enumerate()
         {
             v.push(Packet::PollRegmem {
                 addr: 0x7000_0000_0000 + 4 * i as u64,
@@ -1278,21 +1080,12 @@ mod tests {
 
     #[test]
     fn truncated_input_is_an_error_never_a_panic() {
-        assert_eq!(
-            Packet::decode(&[]),
-            Err(DecodeError::Truncated {
-                op: 0,
-                needed: 1,
-                available: 0
-            })
-        );
+        assert_eq!(Packet::decode(&[]), Err(DecodeError::Truncated { op: 0, needed: 1, available: 0 }));
         for p in all_packets() {
             let d = p.to_dwords();
             for cut in 0..d.len() {
                 match Packet::decode(&d[..cut]) {
-                    Err(DecodeError::Truncated {
-                        needed, available, ..
-                    }) => {
+                    Err(DecodeError::Truncated { needed, available, .. }) => {
                         assert_eq!(available, cut);
                         assert!(needed > cut && needed <= d.len(), "{p:?} cut {cut}");
                     }
@@ -1302,23 +1095,9 @@ mod tests {
         }
         // WRITE_LINEAR whose count says more data than present.
         let w = [0x2, 0x1000, 0, 9, 1, 2];
-        assert_eq!(
-            Packet::decode(&w),
-            Err(DecodeError::Truncated {
-                op: 2,
-                needed: 14,
-                available: 6
-            })
-        );
+        assert_eq!(Packet::decode(&w), Err(DecodeError::Truncated { op: 2, needed: 14, available: 6 }));
         // Burst NOP announcing more dwords than present.
-        assert_eq!(
-            Packet::decode(&[0x0003_0000, 0]),
-            Err(DecodeError::Truncated {
-                op: 0,
-                needed: 4,
-                available: 2
-            })
-        );
+        assert_eq!(Packet::decode(&[0x0003_0000, 0]), Err(DecodeError::Truncated { op: 0, needed: 4, available: 2 }));
     }
 
     #[test]
@@ -1329,36 +1108,19 @@ mod tests {
             let d = [op, 0, 0, 0, 0, 0, 0, 0];
             assert_eq!(
                 Packet::decode(&d),
-                Err(DecodeError::UnknownOpcode {
-                    op: op as u8,
-                    sub_op: 0,
-                    header: op
-                }),
+                Err(DecodeError::UnknownOpcode { op: op as u8, sub_op: 0, header: op }),
                 "op {op}"
             );
         }
         // Known opcodes with unimplemented sub-ops: COPY_LINEAR_SUB_WIND (1/4), WRITE_TILED (2/1),
         // DATA_FILL_MULTI (11/1), POLL_REG_WRITE_MEM (8/1), TIMESTAMP_SET/GET (13/0, 13/1),
         // NOP with a sub-op.
-        for (op, sub) in [
-            (1u32, 4u32),
-            (1, 1),
-            (2, 1),
-            (11, 1),
-            (8, 1),
-            (13, 0),
-            (13, 1),
-            (0, 1),
-        ] {
+        for (op, sub) in [(1u32, 4u32), (1, 1), (2, 1), (11, 1), (8, 1), (13, 0), (13, 1), (0, 1)] {
             let h = op | sub << 8;
             let d = [h, 0, 0, 0, 0, 0, 0, 0];
             assert_eq!(
                 Packet::decode(&d),
-                Err(DecodeError::UnknownOpcode {
-                    op: op as u8,
-                    sub_op: sub as u8,
-                    header: h
-                })
+                Err(DecodeError::UnknownOpcode { op: op as u8, sub_op: sub as u8, header: h })
             );
         }
     }
@@ -1367,34 +1129,13 @@ mod tests {
     fn reserved_fields_are_rejected() {
         // POLL_REGMEM func = 7.
         let d = [8 | 7 << 28 | 1 << 31, 0, 0, 0, 0, 0];
-        assert_eq!(
-            Packet::decode(&d),
-            Err(DecodeError::InvalidField {
-                op: 8,
-                field: "func",
-                value: 7
-            })
-        );
+        assert_eq!(Packet::decode(&d), Err(DecodeError::InvalidField { op: 8, field: "func", value: 7 }));
         // ATOMIC op 0x2c (TC_OP_WBINVL2_SD, not an atomic).
         let d = [10 | 0x2c << 25, 0, 0, 0, 0, 0, 0, 0];
-        assert_eq!(
-            Packet::decode(&d),
-            Err(DecodeError::InvalidField {
-                op: 10,
-                field: "atomic_op",
-                value: 0x2c
-            })
-        );
+        assert_eq!(Packet::decode(&d), Err(DecodeError::InvalidField { op: 10, field: "atomic_op", value: 0x2c }));
         // CONST_FILL byte fill (fillsize 0) is not supported.
         let d = [11, 0, 0, 0, 3];
-        assert_eq!(
-            Packet::decode(&d),
-            Err(DecodeError::InvalidField {
-                op: 11,
-                field: "fillsize",
-                value: 0
-            })
-        );
+        assert_eq!(Packet::decode(&d), Err(DecodeError::InvalidField { op: 11, field: "fillsize", value: 0 }));
     }
 
     // ---- known-good images from upstream -------------------------------------------------------
@@ -1403,19 +1144,12 @@ mod tests {
     fn image_copy_linear_kernel() {
         // linux sdma_v4_0_emit_copy_buffer: {OP(COPY)|SUB_OP(COPY_LINEAR), byte_count - 1, 0,
         // lo(src), hi(src), lo(dst), hi(dst)}.
-        let (src, dst, n) = (
-            0x0000_0001_2345_6000u64,
-            0x0000_0002_0000_0040u64,
-            0x1000u32,
-        );
+        let (src, dst, n) = (0x0000_0001_2345_6000u64, 0x0000_0002_0000_0040u64, 0x1000u32);
         let img = [0x0000_0001, n - 1, 0, 0x2345_6000, 1, 0x0000_0040, 2];
         let mut out = Vec::new();
         assert_eq!(copy_linear(&mut out, dst, src, n as u64), 1);
         assert_eq!(out, img);
-        assert_eq!(
-            Packet::decode(&img),
-            Ok((Packet::CopyLinear { count: n, src, dst }, 7))
-        );
+        assert_eq!(Packet::decode(&img), Ok((Packet::CopyLinear { count: n, src, dst }, 7)));
     }
 
     #[test]
@@ -1428,64 +1162,32 @@ mod tests {
         fence(&mut out, addr, 42).unwrap();
         trap(&mut out, 0).unwrap();
         assert_eq!(out, img);
-        assert_eq!(
-            decode_all(&img).unwrap(),
-            vec![
-                Packet::Fence { addr, data: 42 },
-                Packet::Trap { int_ctx: 0 }
-            ]
-        );
+        assert_eq!(decode_all(&img).unwrap(), vec![Packet::Fence { addr, data: 42 }, Packet::Trap { int_ctx: 0 }]);
     }
 
     #[test]
     fn image_const_fill_rocr_and_kernel() {
         // ROCr BlitSdma::BuildFillCommand (gfx9, SizeToCountOffset = -1): op = CONST_FILL,
         // fillsize = 2 (header 0x8000000b), count = (dwords - 1) * 4.
-        let img = [
-            0x8000_000b,
-            0x0000_1000,
-            0x0000_0001,
-            0xcafe_f00d,
-            (256 - 1) * 4,
-        ];
+        let img = [0x8000_000b, 0x0000_1000, 0x0000_0001, 0xcafe_f00d, (256 - 1) * 4];
         let mut out = Vec::new();
-        assert_eq!(
-            const_fill(&mut out, 0x1_0000_1000, 0xcafe_f00d, 1024),
-            Ok(1)
-        );
+        assert_eq!(const_fill(&mut out, 0x1_0000_1000, 0xcafe_f00d, 1024), Ok(1));
         assert_eq!(out, img);
         assert_eq!(
             Packet::decode(&img),
-            Ok((
-                Packet::ConstFill {
-                    dst: 0x1_0000_1000,
-                    data: 0xcafe_f00d,
-                    count: 1024
-                },
-                5
-            ))
+            Ok((Packet::ConstFill { dst: 0x1_0000_1000, data: 0xcafe_f00d, count: 1024 }, 5))
         );
         // The kernel's byte-count convention (count = bytes - 1, sdma_v4_0_emit_fill_buffer)
         // with a dword fillsize reads the same.
         let img2 = [0x8000_000b, 0x0000_1000, 0x0000_0001, 0xcafe_f00d, 1024 - 1];
-        assert_eq!(
-            Packet::decode(&img2).unwrap().0,
-            Packet::decode(&img).unwrap().0
-        );
+        assert_eq!(Packet::decode(&img2).unwrap().0, Packet::decode(&img).unwrap().0);
     }
 
     #[test]
     fn image_poll_regmem() {
         // ROCr BuildPollCommand / reference §3.5: mem_poll = 1, func = 3 (==), DW5 retry 0xfff,
         // interval 4 -> header 0xb0000008, DW5 0x0fff0004.
-        let img = [
-            0xb000_0008,
-            0x0000_2000,
-            0x0000_7f00,
-            0,
-            0xffff_ffff,
-            0x0fff_0004,
-        ];
+        let img = [0xb000_0008, 0x0000_2000, 0x0000_7f00, 0, 0xffff_ffff, 0x0fff_0004];
         let mut out = Vec::new();
         poll_regmem_eq(&mut out, 0x7f00_0000_2000, 0, 0xffff_ffff).unwrap();
         assert_eq!(out, img);
@@ -1532,16 +1234,7 @@ mod tests {
         // ROCr / tinygrad signal completion: ATOMIC op = SDMA_ATOMIC_ADD64 (47) << 25 ->
         // header 0x5e00000a, src = -1.
         let addr = 0x7f12_3456_7008u64;
-        let img = [
-            0x5e00_000a,
-            0x3456_7008,
-            0x7f12,
-            0xffff_ffff,
-            0xffff_ffff,
-            0,
-            0,
-            0,
-        ];
+        let img = [0x5e00_000a, 0x3456_7008, 0x7f12, 0xffff_ffff, 0xffff_ffff, 0, 0, 0];
         let mut out = Vec::new();
         atomic_add64(&mut out, addr, u64::MAX).unwrap();
         assert_eq!(out, img);
@@ -1549,14 +1242,7 @@ mod tests {
         assert_eq!(n, 8);
         assert_eq!(
             p,
-            Packet::Atomic {
-                op: AtomicOp::Add64,
-                addr,
-                src: u64::MAX,
-                cmp: 0,
-                loop_cmpswap: false,
-                loop_interval: 0
-            }
+            Packet::Atomic { op: AtomicOp::Add64, addr, src: u64::MAX, cmp: 0, loop_cmpswap: false, loop_interval: 0 }
         );
         assert_eq!(AtomicOp::Add64.apply(5, u64::MAX, 0), 4);
     }
@@ -1568,59 +1254,29 @@ mod tests {
         let mut out = Vec::new();
         timestamp(&mut out, 0x7_0000_1008).unwrap();
         assert_eq!(out, img);
-        assert_eq!(
-            Packet::decode(&img),
-            Ok((
-                Packet::Timestamp {
-                    addr: 0x7_0000_1008
-                },
-                3
-            ))
-        );
+        assert_eq!(Packet::decode(&img), Ok((Packet::Timestamp { addr: 0x7_0000_1008 }, 3)));
         // Low bits of DW1 are not address bits.
-        assert_eq!(
-            Packet::decode(&[0x20d, 0x100f, 0]).unwrap().0,
-            Packet::Timestamp { addr: 0x1008 }
-        );
+        assert_eq!(Packet::decode(&[0x20d, 0x100f, 0]).unwrap().0, Packet::Timestamp { addr: 0x1008 });
         // linux sdma_v4_0_ring_insert_nop with burst_nop, count = 8: 0x00070000 then 7 NOPs (0).
         let mut out = Vec::new();
         nop_pad(&mut out, 8);
         assert_eq!(out, [0x0007_0000, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(decode_all(&out).unwrap(), vec![Packet::Nop { count: 7 }]);
         // A zero dword is a single NOP (ROCr pads ring wrap with zeros).
-        assert_eq!(
-            decode_all(&[0, 0, 0]).unwrap(),
-            vec![Packet::Nop { count: 0 }; 3]
-        );
+        assert_eq!(decode_all(&[0, 0, 0]).unwrap(), vec![Packet::Nop { count: 0 }; 3]);
     }
 
     #[test]
     fn image_write_linear_kernel() {
         // linux sdma_v4_0_vm_write_pte (count = 1 PTE): {OP(WRITE)|SUB_OP(WRITE_LINEAR),
         // lo(pe), hi(pe), ndw - 1, lo(value), hi(value)}.
-        let img = [
-            0x0000_0002,
-            0x0000_3000,
-            0x0000_0001,
-            1,
-            0x89ab_cdef,
-            0x0123_4567,
-        ];
+        let img = [0x0000_0002, 0x0000_3000, 0x0000_0001, 1, 0x89ab_cdef, 0x0123_4567];
         let mut out = Vec::new();
-        assert_eq!(
-            write_linear(&mut out, 0x1_0000_3000, &[0x89ab_cdef, 0x0123_4567]),
-            Ok(1)
-        );
+        assert_eq!(write_linear(&mut out, 0x1_0000_3000, &[0x89ab_cdef, 0x0123_4567]), Ok(1));
         assert_eq!(out, img);
         assert_eq!(
             Packet::decode(&img),
-            Ok((
-                Packet::WriteLinear {
-                    dst: 0x1_0000_3000,
-                    data: vec![0x89ab_cdef, 0x0123_4567]
-                },
-                6
-            ))
+            Ok((Packet::WriteLinear { dst: 0x1_0000_3000, data: vec![0x89ab_cdef, 0x0123_4567] }, 6))
         );
     }
 
@@ -1648,13 +1304,7 @@ mod tests {
         assert_eq!(copies(&s), vec![(COPY_LINEAR_MAX_BYTES, 0x2000, 0x1000)]);
         s.clear();
         assert_eq!(copy_linear(&mut s, 0x1000, 0x2000, m + 1), 2);
-        assert_eq!(
-            copies(&s),
-            vec![
-                (COPY_LINEAR_MAX_BYTES, 0x2000, 0x1000),
-                (1, 0x2000 + m, 0x1000 + m)
-            ]
-        );
+        assert_eq!(copies(&s), vec![(COPY_LINEAR_MAX_BYTES, 0x2000, 0x1000), (1, 0x2000 + m, 0x1000 + m)]);
         s.clear();
         assert_eq!(copy_linear(&mut s, 0x10, 0x30, 3 * m - 5), 3);
         let c = copies(&s);
@@ -1688,26 +1338,14 @@ mod tests {
         assert_eq!(fills(&s), vec![(0x1000, 7, CONST_FILL_MAX_BYTES)]);
         s.clear();
         assert_eq!(const_fill(&mut s, 0x1000, 7, m + 4), Ok(2));
-        assert_eq!(
-            fills(&s),
-            vec![(0x1000, 7, CONST_FILL_MAX_BYTES), (0x1000 + m, 7, 4)]
-        );
+        assert_eq!(fills(&s), vec![(0x1000, 7, CONST_FILL_MAX_BYTES), (0x1000 + m, 7, 4)]);
         s.clear();
-        assert_eq!(
-            const_fill(&mut s, 0x1000, 9, 1 << 30),
-            Ok(const_fill_packets(1 << 30))
-        );
+        assert_eq!(const_fill(&mut s, 0x1000, 9, 1 << 30), Ok(const_fill_packets(1 << 30)));
         assert_eq!(fills(&s).iter().map(|f| f.2 as u64).sum::<u64>(), 1 << 30);
         // Preconditions: nothing appended on error.
         s.clear();
-        assert!(matches!(
-            const_fill(&mut s, 0x1002, 0, 8),
-            Err(EncodeError::Misaligned { .. })
-        ));
-        assert!(matches!(
-            const_fill(&mut s, 0x1000, 0, 6),
-            Err(EncodeError::Misaligned { .. })
-        ));
+        assert!(matches!(const_fill(&mut s, 0x1002, 0, 8), Err(EncodeError::Misaligned { .. })));
+        assert!(matches!(const_fill(&mut s, 0x1000, 0, 6), Err(EncodeError::Misaligned { .. })));
         assert!(s.is_empty());
     }
 
@@ -1741,24 +1379,13 @@ mod tests {
         let data = vec![5u32; WRITE_LINEAR_MAX_DWORDS + 1];
         assert_eq!(write_linear(&mut s, 0x1000, &data), Ok(2));
         let p = decode_all(&s).unwrap();
-        assert_eq!(
-            p[1],
-            Packet::WriteLinear {
-                dst: 0x1000 + 4 * WRITE_LINEAR_MAX_DWORDS as u64,
-                data: vec![5]
-            }
-        );
+        assert_eq!(p[1], Packet::WriteLinear { dst: 0x1000 + 4 * WRITE_LINEAR_MAX_DWORDS as u64, data: vec![5] });
     }
 
     #[test]
     #[should_panic(expected = "invalid SDMA packet")]
     fn encode_rejects_out_of_range_fields() {
-        Packet::CopyLinear {
-            count: COPY_LINEAR_MAX_BYTES + 1,
-            src: 0,
-            dst: 0,
-        }
-        .to_dwords();
+        Packet::CopyLinear { count: COPY_LINEAR_MAX_BYTES + 1, src: 0, dst: 0 }.to_dwords();
     }
 
     #[test]
@@ -1767,11 +1394,7 @@ mod tests {
         assert!(!PollFunc::Ge.test(9, !0, 10));
         assert!(PollFunc::Eq.test(0x1_00, 0xff, 0));
         assert!(PollFunc::Ne.test(1, !0, 0));
-        assert!(
-            PollFunc::Lt.test(1, !0, 2)
-                && PollFunc::Le.test(2, !0, 2)
-                && PollFunc::Gt.test(3, !0, 2)
-        );
+        assert!(PollFunc::Lt.test(1, !0, 2) && PollFunc::Le.test(2, !0, 2) && PollFunc::Gt.test(3, !0, 2));
         assert!(PollFunc::Always.test(0, 0, 1));
         assert_eq!(PollFunc::from_bits(7), None);
     }

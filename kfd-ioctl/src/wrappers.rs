@@ -197,7 +197,12 @@ impl Kfd {
 
     /// `AMDKFD_IOC_WAIT_EVENTS` on `events` (exception data is written back into them);
     /// `timeout_ms` 0 tests, [`KFD_EVENT_TIMEOUT_INFINITE`] never expires → `KFD_IOC_WAIT_RESULT_*`.
-    pub fn wait_events(&self, events: &mut [kfd_event_data], wait_for_all: bool, timeout_ms: u32) -> Result<u32, Errno> {
+    pub fn wait_events(
+        &self,
+        events: &mut [kfd_event_data],
+        wait_for_all: bool,
+        timeout_ms: u32,
+    ) -> Result<u32, Errno> {
         let mut a = kfd_ioctl_wait_events_args {
             events_ptr: events.as_mut_ptr() as u64,
             num_events: events.len() as u32,

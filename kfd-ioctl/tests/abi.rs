@@ -611,11 +611,7 @@ fn c_source(structs: &[StructSpec], ioctls: &[ValueSpec], consts: &[ValueSpec]) 
             continue;
         }
         let t = st.c;
-        writeln!(
-            s,
-            "    printf(\"S|{i}|%zu|%zu\\n\", sizeof({t}), (size_t)_Alignof({t}));"
-        )
-        .unwrap();
+        writeln!(s, "    printf(\"S|{i}|%zu|%zu\\n\", sizeof({t}), (size_t)_Alignof({t}));").unwrap();
         for (j, f) in st.fields.iter().enumerate() {
             if f.fixed_offset.is_some() {
                 continue;
@@ -674,23 +670,13 @@ fn run_probe(src: &str, dir: &Path) -> String {
     std::fs::write(&c, src).expect("write abi_probe.c");
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let out = Command::new(&cc)
-        .args([
-            "-std=gnu11",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-I/usr/include/libdrm",
-        ])
+        .args(["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-I/usr/include/libdrm"])
         .arg(format!("-I{}", shim.display()))
         .arg("-o")
         .arg(&exe)
         .arg(&c)
         .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "ABI test needs a C compiler: running `{cc}` failed ({e}). Install gcc (CI does)."
-            )
-        });
+        .unwrap_or_else(|e| panic!("ABI test needs a C compiler: running `{cc}` failed ({e}). Install gcc (CI does)."));
     assert!(
         out.status.success(),
         "compiling {} with `{cc}` failed:\n{}",
@@ -716,17 +702,10 @@ struct Probe {
 }
 
 fn parse(out: &str) -> Probe {
-    let mut p = Probe {
-        structs: BTreeMap::new(),
-        ioctls: BTreeMap::new(),
-        consts: BTreeMap::new(),
-    };
+    let mut p = Probe { structs: BTreeMap::new(), ioctls: BTreeMap::new(), consts: BTreeMap::new() };
     for line in out.lines() {
         let v: Vec<&str> = line.split('|').collect();
-        let n = |i: usize| -> u64 {
-            v[i].parse()
-                .unwrap_or_else(|_| panic!("bad probe line {line:?}"))
-        };
+        let n = |i: usize| -> u64 { v[i].parse().unwrap_or_else(|_| panic!("bad probe line {line:?}")) };
         match v[0] {
             "S" => {
                 let e = p.structs.entry(n(1) as usize).or_default();
@@ -735,8 +714,7 @@ fn parse(out: &str) -> Probe {
             }
             "F" => {
                 let e = p.structs.entry(n(1) as usize).or_default();
-                e.fields
-                    .insert(n(2) as usize, (n(3) as usize, n(4) as usize, n(5) as usize));
+                e.fields.insert(n(2) as usize, (n(3) as usize, n(4) as usize, n(5) as usize));
             }
             "I" => {
                 p.ioctls.insert(n(1) as usize, n(2));
@@ -757,12 +735,8 @@ fn check_c_coverage(st: &StructSpec, c: &CLayout, errs: &mut Vec<String>) {
     if st.fixed_size.is_some() {
         return; // grown structs: the new tail is checked against the kernel-stated offsets
     }
-    let mut members: Vec<(usize, usize, usize, &str)> = st
-        .fields
-        .iter()
-        .enumerate()
-        .filter_map(|(j, f)| c.fields.get(&j).map(|&(o, s, a)| (o, s, a, f.c)))
-        .collect();
+    let mut members: Vec<(usize, usize, usize, &str)> =
+        st.fields.iter().enumerate().filter_map(|(j, f)| c.fields.get(&j).map(|&(o, s, a)| (o, s, a, f.c))).collect();
     members.sort();
     let mut end = 0usize;
     for &(o, s, a, name) in &members {
@@ -804,20 +778,13 @@ fn abi_matches_system_headers() {
         checked.0 += 1;
         let c = probe.structs.get(&i);
         if st.c.is_empty() || st.fixed_size.is_some() {
-            assert!(
-                !st.why.is_empty(),
-                "table error: {} has a kernel-stated size but no source",
-                st.rust
-            );
+            assert!(!st.why.is_empty(), "table error: {} has a kernel-stated size but no source", st.rust);
         }
         // Size and alignment.
         match (st.fixed_size, c) {
             (Some(want), c) => {
                 if st.size != want {
-                    errs.push(format!(
-                        "{}: size_of = {}, kernel source states {want} ({})",
-                        st.rust, st.size, st.why
-                    ));
+                    errs.push(format!("{}: size_of = {}, kernel source states {want} ({})", st.rust, st.size, st.why));
                 }
                 if let Some(c) = c {
                     if c.size >= want {
@@ -831,20 +798,14 @@ fn abi_matches_system_headers() {
             }
             (None, Some(c)) => {
                 if st.size != c.size {
-                    errs.push(format!(
-                        "{}: size_of = {}, C sizeof({}) = {}",
-                        st.rust, st.size, st.c, c.size
-                    ));
+                    errs.push(format!("{}: size_of = {}, C sizeof({}) = {}", st.rust, st.size, st.c, c.size));
                 }
             }
             (None, None) => errs.push(format!("{}: no C layout printed", st.rust)),
         }
         if let Some(c) = c.filter(|_| st.fixed_size.is_none()) {
             if st.align != c.align {
-                errs.push(format!(
-                    "{}: align_of = {}, C _Alignof({}) = {}",
-                    st.rust, st.align, st.c, c.align
-                ));
+                errs.push(format!("{}: align_of = {}, C _Alignof({}) = {}", st.rust, st.align, st.c, c.align));
             }
             check_c_coverage(st, c, &mut errs);
         }
@@ -882,10 +843,7 @@ fn abi_matches_system_headers() {
         }
     }
 
-    for (tag, list, got) in [
-        ("ioctl", &ioctls, &probe.ioctls),
-        ("constant", &consts, &probe.consts),
-    ] {
+    for (tag, list, got) in [("ioctl", &ioctls, &probe.ioctls), ("constant", &consts, &probe.consts)] {
         for (i, v) in list.iter().enumerate() {
             if tag == "ioctl" {
                 checked.2 += 1;
@@ -895,10 +853,7 @@ fn abi_matches_system_headers() {
             match &v.expect {
                 Expect::C => match got.get(&i) {
                     Some(&c) if c == v.value => {}
-                    Some(&c) => errs.push(format!(
-                        "{tag} {}: Rust {:#x}, C {} = {c:#x}",
-                        v.rust, v.value, v.c
-                    )),
+                    Some(&c) => errs.push(format!("{tag} {}: Rust {:#x}, C {} = {c:#x}", v.rust, v.value, v.c)),
                     None => errs.push(format!("{tag} {}: C printed nothing", v.rust)),
                 },
                 Expect::Fixed(want, why) => {
@@ -930,31 +885,17 @@ fn abi_matches_system_headers() {
     }
 
     // Drift guard: everything the crate lists for traces is covered by this table.
-    let names: BTreeSet<String> = ioctls
-        .iter()
-        .map(|v| v.rust.rsplit("::").next().unwrap().to_string())
-        .collect();
-    for (_, n) in kfd::KFD_IOCTLS
-        .iter()
-        .chain(drm::DRM_IOCTLS)
-        .chain(amdgpu::AMDGPU_IOCTLS)
-    {
+    let names: BTreeSet<String> = ioctls.iter().map(|v| v.rust.rsplit("::").next().unwrap().to_string()).collect();
+    for (_, n) in kfd::KFD_IOCTLS.iter().chain(drm::DRM_IOCTLS).chain(amdgpu::AMDGPU_IOCTLS) {
         if !names.contains(*n) {
-            errs.push(format!(
-                "ioctl {n} is defined by kfd-ioctl but not checked by tests/abi.rs"
-            ));
+            errs.push(format!("ioctl {n} is defined by kfd-ioctl but not checked by tests/abi.rs"));
         }
     }
-    let cnames: BTreeSet<String> = consts
-        .iter()
-        .map(|v| v.rust.rsplit("::").next().unwrap().to_string())
-        .collect();
+    let cnames: BTreeSet<String> = consts.iter().map(|v| v.rust.rsplit("::").next().unwrap().to_string()).collect();
     for (bit, n) in kfd::ALLOC_MEM_FLAG_NAMES {
         let full = format!("KFD_IOC_ALLOC_MEM_FLAGS_{n}");
         if !cnames.contains(&full) {
-            errs.push(format!(
-                "constant {full} ({bit:#x}) is not checked by tests/abi.rs"
-            ));
+            errs.push(format!("constant {full} ({bit:#x}) is not checked by tests/abi.rs"));
         }
     }
 
@@ -979,26 +920,15 @@ fn probe_source_covers_table() {
     let ioctls = ioctl_table();
     let consts = const_table();
     let src = c_source(&structs, &ioctls, &consts);
-    assert_eq!(
-        src,
-        c_source(&struct_table(), &ioctl_table(), &const_table())
-    );
+    assert_eq!(src, c_source(&struct_table(), &ioctl_table(), &const_table()));
     for (i, st) in structs.iter().enumerate() {
         if !st.c.is_empty() {
-            assert!(
-                src.contains(&format!("\"S|{i}|")),
-                "{} missing from probe",
-                st.rust
-            );
+            assert!(src.contains(&format!("\"S|{i}|")), "{} missing from probe", st.rust);
         }
     }
     for v in ioctls.iter().chain(&consts) {
         if !v.c.is_empty() {
-            assert!(
-                src.contains(&format!("({}) &", v.c)),
-                "{} missing from probe",
-                v.rust
-            );
+            assert!(src.contains(&format!("({}) &", v.c)), "{} missing from probe", v.rust);
         }
     }
     // Sanity of the size-bits mask used for grown ioctls.

@@ -89,9 +89,7 @@ fn root() -> Option<&'static [u8]> {
 
 fn prefix_match(path: &[u8], prefix: &[u8]) -> bool {
     path.starts_with(prefix)
-        && (matches!(prefix.last(), Some(b'/' | b':'))
-            || path.len() == prefix.len()
-            || path[prefix.len()] == b'/')
+        && (matches!(prefix.last(), Some(b'/' | b':')) || path.len() == prefix.len() || path[prefix.len()] == b'/')
 }
 
 /// The bytes of a C path if it could be a simulated one (absolute, starts with /d, /s or /p).
@@ -277,13 +275,7 @@ fn proc_fd_path(fd: c_int, buf: &mut [u8; 32]) {
 unsafe fn fd_link(fd: c_int, out: &mut [u8; PATH_MAX]) -> Option<&[u8]> {
     let mut p = [0u8; 32];
     proc_fd_path(fd, &mut p);
-    let n = libc::syscall(
-        libc::SYS_readlinkat,
-        libc::AT_FDCWD,
-        p.as_ptr(),
-        out.as_mut_ptr(),
-        out.len(),
-    );
+    let n = libc::syscall(libc::SYS_readlinkat, libc::AT_FDCWD, p.as_ptr(), out.as_mut_ptr(), out.len());
     (n > 0).then(|| &out[..n as usize])
 }
 
@@ -934,19 +926,39 @@ unsafe fn mmap_impl(addr: *mut c_void, len: size_t, prot: c_int, flags: c_int, f
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn mmap(addr: *mut c_void, len: size_t, prot: c_int, flags: c_int, fd: c_int, off: off_t) -> *mut c_void {
+pub unsafe extern "C" fn mmap(
+    addr: *mut c_void,
+    len: size_t,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: off_t,
+) -> *mut c_void {
     mmap_impl(addr, len, prot, flags, fd, off)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn mmap64(addr: *mut c_void, len: size_t, prot: c_int, flags: c_int, fd: c_int, off: off_t) -> *mut c_void {
+pub unsafe extern "C" fn mmap64(
+    addr: *mut c_void,
+    len: size_t,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: off_t,
+) -> *mut c_void {
     mmap_impl(addr, len, prot, flags, fd, off)
 }
 
 // ---------------------------------------------------------------------------------------------
 // extended attributes (ls -l asks for them)
 
-unsafe fn getxattr_impl(nr: libc::c_long, path: *const c_char, name: *const c_char, value: *mut c_void, size: size_t) -> ssize_t {
+unsafe fn getxattr_impl(
+    nr: libc::c_long,
+    path: *const c_char,
+    name: *const c_char,
+    value: *mut c_void,
+    size: size_t,
+) -> ssize_t {
     let mut rb = RBuf::new();
     let p = if rb.redirect(path).is_some() { rb.ptr() } else { path };
     libc::syscall(nr, p, name, value, size) as ssize_t
@@ -959,12 +971,22 @@ unsafe fn listxattr_impl(nr: libc::c_long, path: *const c_char, list: *mut c_cha
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn getxattr(path: *const c_char, name: *const c_char, value: *mut c_void, size: size_t) -> ssize_t {
+pub unsafe extern "C" fn getxattr(
+    path: *const c_char,
+    name: *const c_char,
+    value: *mut c_void,
+    size: size_t,
+) -> ssize_t {
     getxattr_impl(libc::SYS_getxattr, path, name, value, size)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lgetxattr(path: *const c_char, name: *const c_char, value: *mut c_void, size: size_t) -> ssize_t {
+pub unsafe extern "C" fn lgetxattr(
+    path: *const c_char,
+    name: *const c_char,
+    value: *mut c_void,
+    size: size_t,
+) -> ssize_t {
     getxattr_impl(libc::SYS_lgetxattr, path, name, value, size)
 }
 

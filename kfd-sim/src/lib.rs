@@ -3,10 +3,10 @@
 //! Loaded with `LD_PRELOAD` (usually by the `kfdsim run` launcher), it answers the ioctls and
 //! mmaps of `/dev/kfd` and `/dev/dri/renderD*` and presents the KFD topology in sysfs.
 
-pub mod topology;
-pub mod sysfs;
-pub mod session;
-pub mod trace;
-pub mod model;
 #[cfg(not(test))]
 mod interpose;
+pub mod model;
+pub mod session;
+pub mod sysfs;
+pub mod topology;
+pub mod trace;

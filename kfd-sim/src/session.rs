@@ -82,10 +82,8 @@ impl Session {
 
 /// A weak random number for unique directory names (time, pid and ASLR mixed).
 fn random_u32() -> u32 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
+    let t =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
     let local = 0u8;
     let mut x = t ^ (std::process::id() as u64).rotate_left(32) ^ (&local as *const u8 as u64);
     // splitmix64 finaliser

@@ -146,12 +146,7 @@ pub fn io_links(topo: &Topology, node: u32) -> Vec<IoLink> {
     let Some(g) = topo.gpu_by_node(node) else { return Vec::new() };
     let mut v = vec![pcie_link(node, 0, ENABLED, pcie_sdma_mask(g))];
     let xgmi_engines = g.num_sdma_xgmi_engines.max(1);
-    for (i, (peer, _)) in topo
-        .peers(node)
-        .into_iter()
-        .filter(|(_, l)| l.link_type == LinkType::Xgmi)
-        .enumerate()
-    {
+    for (i, (peer, _)) in topo.peers(node).into_iter().filter(|(_, l)| l.link_type == LinkType::Xgmi).enumerate() {
         let engine = if g.num_sdma_xgmi_engines == 0 {
             i as u32 % g.num_sdma_engines.max(1)
         } else {
@@ -186,10 +181,7 @@ pub fn p2p_links(topo: &Topology, node: u32) -> Vec<IoLink> {
     topo.peers(node)
         .into_iter()
         .filter(|(_, l)| l.link_type == LinkType::Pcie && l.p2p)
-        .map(|(peer, _)| IoLink {
-            weight: 40,
-            ..pcie_link(node, peer, ENABLED | NON_COHERENT, pcie_sdma_mask(g))
-        })
+        .map(|(peer, _)| IoLink { weight: 40, ..pcie_link(node, peer, ENABLED | NON_COHERENT, pcie_sdma_mask(g)) })
         .collect()
 }
 
@@ -279,11 +271,28 @@ pub fn node_properties(topo: &Topology, node: u32) -> String {
             }
             p("cpu_core_id_base", c.core_id_base.into());
             for k in [
-                "simd_id_base", "max_waves_per_simd", "lds_size_in_kb", "gds_size_in_kb", "num_gws",
-                "wave_front_size", "array_count", "simd_arrays_per_engine", "cu_per_simd_array",
-                "simd_per_cu", "max_slots_scratch_cu", "gfx_target_version", "vendor_id", "device_id",
-                "location_id", "domain", "drm_render_minor", "hive_id", "num_sdma_engines",
-                "num_sdma_xgmi_engines", "num_sdma_queues_per_engine", "num_cp_queues",
+                "simd_id_base",
+                "max_waves_per_simd",
+                "lds_size_in_kb",
+                "gds_size_in_kb",
+                "num_gws",
+                "wave_front_size",
+                "array_count",
+                "simd_arrays_per_engine",
+                "cu_per_simd_array",
+                "simd_per_cu",
+                "max_slots_scratch_cu",
+                "gfx_target_version",
+                "vendor_id",
+                "device_id",
+                "location_id",
+                "domain",
+                "drm_render_minor",
+                "hive_id",
+                "num_sdma_engines",
+                "num_sdma_xgmi_engines",
+                "num_sdma_queues_per_engine",
+                "num_cp_queues",
             ] {
                 p(k, 0);
             }
@@ -526,8 +535,14 @@ pub fn write_tree(root: &Path, topo: &Topology) -> io::Result<()> {
             format!(
                 "DRIVER=amdgpu\nPCI_CLASS=38000\nPCI_ID={:04X}:{:04X}\nPCI_SUBSYS_ID={:04X}:{:04X}\n\
                  PCI_SLOT_NAME={bdf}\nMODALIAS=pci:v{:08X}d{:08X}sv{:08X}sd{:08X}bc03sc80i00\n",
-                g.vendor_id, g.device_id, g.subsystem_vendor_id, g.subsystem_device_id,
-                g.vendor_id, g.device_id, g.subsystem_vendor_id, g.subsystem_device_id,
+                g.vendor_id,
+                g.device_id,
+                g.subsystem_vendor_id,
+                g.subsystem_device_id,
+                g.vendor_id,
+                g.device_id,
+                g.subsystem_vendor_id,
+                g.subsystem_device_id,
             ),
         )?;
         t.file(&format!("{dev}/mem_info_vram_total"), format!("{}\n", g.vram_size))?;
@@ -602,15 +617,43 @@ mod tests {
         let t = Topology::preset("xgmi-2").unwrap();
         let p = node_properties(&t, 1);
         for key in [
-            "cpu_cores_count", "simd_count", "mem_banks_count", "caches_count", "io_links_count",
-            "p2p_links_count", "cpu_core_id_base", "simd_id_base", "max_waves_per_simd",
-            "lds_size_in_kb", "gds_size_in_kb", "num_gws", "wave_front_size", "array_count",
-            "simd_arrays_per_engine", "cu_per_simd_array", "simd_per_cu", "max_slots_scratch_cu",
-            "vendor_id", "device_id", "location_id", "domain", "drm_render_minor", "hive_id",
-            "num_sdma_engines", "num_sdma_xgmi_engines", "num_sdma_queues_per_engine",
-            "num_cp_queues", "max_engine_clk_fcompute", "local_mem_size", "capability",
-            "debug_prop", "sdma_fw_version", "unique_id", "gfx_target_version",
-            "max_engine_clk_ccompute", "fw_version",
+            "cpu_cores_count",
+            "simd_count",
+            "mem_banks_count",
+            "caches_count",
+            "io_links_count",
+            "p2p_links_count",
+            "cpu_core_id_base",
+            "simd_id_base",
+            "max_waves_per_simd",
+            "lds_size_in_kb",
+            "gds_size_in_kb",
+            "num_gws",
+            "wave_front_size",
+            "array_count",
+            "simd_arrays_per_engine",
+            "cu_per_simd_array",
+            "simd_per_cu",
+            "max_slots_scratch_cu",
+            "vendor_id",
+            "device_id",
+            "location_id",
+            "domain",
+            "drm_render_minor",
+            "hive_id",
+            "num_sdma_engines",
+            "num_sdma_xgmi_engines",
+            "num_sdma_queues_per_engine",
+            "num_cp_queues",
+            "max_engine_clk_fcompute",
+            "local_mem_size",
+            "capability",
+            "debug_prop",
+            "sdma_fw_version",
+            "unique_id",
+            "gfx_target_version",
+            "max_engine_clk_ccompute",
+            "fw_version",
         ] {
             get(&p, key);
         }

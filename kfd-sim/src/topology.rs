@@ -105,13 +105,12 @@ impl Cpu {
             })
             .map(|kib| kib * 1024)
             .unwrap_or(16 << 30);
-        let max_engine_clk_ccompute =
-            std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
-                .ok()
-                .and_then(|s| s.trim().parse::<u32>().ok())
-                .map(|khz| khz / 1000)
-                .or_else(|| field("cpu MHz").and_then(|v| v.parse::<f64>().ok()).map(|m| m as u32))
-                .unwrap_or(2000);
+        let max_engine_clk_ccompute = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            .map(|khz| khz / 1000)
+            .or_else(|| field("cpu MHz").and_then(|v| v.parse::<f64>().ok()).map(|m| m as u32))
+            .unwrap_or(2000);
         Cpu { cores, core_id_base, mem_size, max_engine_clk_ccompute }
     }
 }
@@ -524,16 +523,14 @@ impl Topology {
 
     /// Reads a TOML topology file (user form or the canonical topology.toml).
     pub fn load(path: &Path) -> Result<Topology, TopologyError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| TopologyError(format!("{}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| TopologyError(format!("{}: {e}", path.display())))?;
         Topology::from_toml(&text).map_err(|e| TopologyError(format!("{}: {e}", path.display())))
     }
 
     /// Parses the TOML schema described in the module docs. GPU keys left out take the MI210
     /// defaults of that GPU's index; `cpu` left out is this host's CPU.
     pub fn from_toml(text: &str) -> Result<Topology, TopologyError> {
-        let mut table: toml::Table =
-            toml::from_str(text).map_err(|e| TopologyError(format!("invalid TOML: {e}")))?;
+        let mut table: toml::Table = toml::from_str(text).map_err(|e| TopologyError(format!("invalid TOML: {e}")))?;
         for key in table.keys() {
             if !matches!(key.as_str(), "gpu" | "link" | "cpu" | "p2p_links") {
                 return err(format!("unknown top-level key '{key}' (expected gpu, link, cpu, p2p_links)"));
@@ -563,17 +560,15 @@ impl Topology {
                 return err(format!("gpu[{i}] must be a table"));
             };
             let template = Gpu::mi210(i as u32);
-            let mut merged = toml::Table::try_from(&template)
-                .map_err(|e| TopologyError(format!("gpu[{i}]: {e}")))?;
+            let mut merged = toml::Table::try_from(&template).map_err(|e| TopologyError(format!("gpu[{i}]: {e}")))?;
             for (k, v) in &user {
                 if !merged.contains_key(k) {
                     return err(format!("gpu[{i}]: unknown key '{k}'"));
                 }
                 merged.insert(k.clone(), v.clone());
             }
-            let mut gpu: Gpu = toml::Value::Table(merged)
-                .try_into()
-                .map_err(|e| TopologyError(format!("gpu[{i}]: {e}")))?;
+            let mut gpu: Gpu =
+                toml::Value::Table(merged).try_into().map_err(|e| TopologyError(format!("gpu[{i}]: {e}")))?;
             let explicit: Vec<&str> = user.keys().map(String::as_str).collect();
             gpu.derive(i as u32, &explicit);
             explicit_ids.push(user.contains_key("gpu_id"));
@@ -745,8 +740,7 @@ impl Topology {
 
     /// (peer node, link) for every GPU linked to GPU node `node`, in peer node order.
     pub fn peers(&self, node: u32) -> Vec<(u32, &Link)> {
-        let mut v: Vec<(u32, &Link)> =
-            self.links.iter().filter_map(|l| Some((l.peer_of(node)?, l))).collect();
+        let mut v: Vec<(u32, &Link)> = self.links.iter().filter_map(|l| Some((l.peer_of(node)?, l))).collect();
         v.sort_by_key(|(n, _)| *n);
         v
     }

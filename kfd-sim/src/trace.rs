@@ -18,9 +18,7 @@ static ENABLED: OnceLock<bool> = OnceLock::new();
 
 /// True if `KFDSIM_TRACE` is set to anything but "" or "0" (read once per process).
 pub fn enabled() -> bool {
-    *ENABLED.get_or_init(|| {
-        std::env::var_os(ENV_TRACE).is_some_and(|v| !v.is_empty() && v != "0")
-    })
+    *ENABLED.get_or_init(|| std::env::var_os(ENV_TRACE).is_some_and(|v| !v.is_empty() && v != "0"))
 }
 
 /// Formats one trace line: `kfdsim[<pid>] <args>\n`.

@@ -15,10 +15,7 @@
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int};
 
-use super::types::{
-    hipDeviceArch_t, hipDeviceAttribute_t, hipDeviceProp_t, hipDeviceProp_tR0000, hipError_t,
-    hipUUID,
-};
+use super::types::{hipDeviceArch_t, hipDeviceAttribute_t, hipDeviceProp_t, hipDeviceProp_tR0000, hipError_t, hipUUID};
 
 /// One GPU node of the KFD topology (`/sys/devices/virtual/kfd/kfd/topology/nodes/<node_id>/`),
 /// as read by the device code.
@@ -125,11 +122,7 @@ impl KfdNode {
             id.push_str(if on { ":sramecc+" } else { ":sramecc-" });
         }
         if XNACK_ISAS.contains(&gfx.as_str()) {
-            id.push_str(if self.xnack_enabled {
-                ":xnack+"
-            } else {
-                ":xnack-"
-            });
+            id.push_str(if self.xnack_enabled { ":xnack+" } else { ":xnack-" });
         }
         id
     }
@@ -157,20 +150,12 @@ impl KfdNode {
     }
 
     fn l2_cache_bytes(&self) -> u64 {
-        self.caches
-            .iter()
-            .find(|c| c.get("level") == Some(&2))
-            .and_then(|c| c.get("size"))
-            .map_or(0, |kib| kib * 1024)
+        self.caches.iter().find(|c| c.get("level") == Some(&2)).and_then(|c| c.get("size")).map_or(0, |kib| kib * 1024)
     }
 
     /// VGPRs a CU can hand out (clr `availableVGPRs_` = AddressableNumVGPRs × SIMDs per CU).
     fn available_vgprs(&self) -> u64 {
-        let per_simd = if WIDE_VGPR_ISAS.contains(&self.gfx_name().as_str()) {
-            512
-        } else {
-            256
-        };
+        let per_simd = if WIDE_VGPR_ISAS.contains(&self.gfx_name().as_str()) { 512 } else { 256 };
         per_simd * self.prop("simd_per_cu").filter(|v| *v != 0).unwrap_or(4)
     }
 
@@ -178,20 +163,16 @@ impl KfdNode {
         self.io_links
             .iter()
             .find(|l| l.get("node_to") == Some(&0))
-            .is_some_and(|l| {
-                l.get("flags").copied().unwrap_or(0) & CRAT_IOLINK_FLAGS_NO_ATOMICS == 0
-            })
+            .is_some_and(|l| l.get("flags").copied().unwrap_or(0) & CRAT_IOLINK_FLAGS_NO_ATOMICS == 0)
     }
 }
 
 /// ISAs with the `sramecc` target feature (LLVM AMDGPUUsage "Processors").
-const SRAMECC_ISAS: &[&str] = &[
-    "gfx906", "gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950",
-];
+const SRAMECC_ISAS: &[&str] = &["gfx906", "gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"];
 /// ISAs with the `xnack` target feature.
 const XNACK_ISAS: &[&str] = &[
-    "gfx801", "gfx810", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a",
-    "gfx90c", "gfx940", "gfx941", "gfx942", "gfx950", "gfx1010", "gfx1011", "gfx1012", "gfx1013",
+    "gfx801", "gfx810", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c", "gfx940",
+    "gfx941", "gfx942", "gfx950", "gfx1010", "gfx1011", "gfx1012", "gfx1013",
 ];
 /// ISAs with 512 addressable VGPRs per wave (unified VGPR/AGPR file).
 const WIDE_VGPR_ISAS: &[&str] = &["gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"];
@@ -237,11 +218,7 @@ fn clamp_i32(v: u64) -> c_int {
 /// ROCr `HSA_AMD_AGENT_INFO_UUID` is `"GPU-"` + the 16 lowercase hex digits of `unique_id`
 /// (`"GPU-XX"` when 0); clr keeps the 16 characters after `"GPU-"`.
 fn uuid_from_unique_id(unique_id: u64) -> hipUUID {
-    let text = if unique_id == 0 {
-        "XX".to_string()
-    } else {
-        format!("{unique_id:016x}")
-    };
+    let text = if unique_id == 0 { "XX".to_string() } else { format!("{unique_id:016x}") };
     let mut uuid = hipUUID::default();
     for (d, b) in uuid.bytes.iter_mut().zip(text.bytes()) {
         *d = b as c_char;
@@ -257,17 +234,11 @@ pub fn device_props(k: &KfdNode) -> hipDeviceProp_t {
     let cus = k.compute_units() as c_int;
     let wave = k.prop("wave_front_size").filter(|v| *v != 0).unwrap_or(64);
     let simd_per_cu = k.prop("simd_per_cu").filter(|v| *v != 0).unwrap_or(4);
-    let waves_per_simd = k
-        .prop("max_waves_per_simd")
-        .filter(|v| *v != 0)
-        .unwrap_or(8);
+    let waves_per_simd = k.prop("max_waves_per_simd").filter(|v| *v != 0).unwrap_or(8);
     let lds = k.prop("lds_size_in_kb").filter(|v| *v != 0).unwrap_or(64) * 1024;
     let (domain, bus, dev, _) = k.pci_location();
-    let global_mem = if k.vram_size != 0 {
-        k.vram_size
-    } else {
-        k.mem_bank_props.get("size_in_bytes").copied().unwrap_or(0)
-    };
+    let global_mem =
+        if k.vram_size != 0 { k.vram_size } else { k.mem_bank_props.get("size_in_bytes").copied().unwrap_or(0) };
     // clr: maxMemAllocSize_ = globalMemSize_ aligned down to 8 (GPU_SINGLE_ALLOC_PERCENT 100).
     let max_alloc = global_mem & !7;
     let l2 = clamp_i32(k.l2_cache_bytes());
@@ -358,10 +329,9 @@ pub fn device_props(k: &KfdNode) -> hipDeviceProp_t {
     p.texturePitchAlignment = IMAGE_ALIGNMENT;
     p.kernelExecTimeoutEnabled = 0;
     p.ECCEnabled = 0;
-    p.isLargeBar =
-        (k.mem_bank_props.get("heap_type") == Some(&HSA_MEM_HEAP_TYPE_FB_PUBLIC)) as c_int;
-    p.asicRevision = ((k.prop("capability").unwrap_or(0) & HSA_CAP_ASIC_REVISION_MASK)
-        >> HSA_CAP_ASIC_REVISION_SHIFT) as c_int;
+    p.isLargeBar = (k.mem_bank_props.get("heap_type") == Some(&HSA_MEM_HEAP_TYPE_FB_PUBLIC)) as c_int;
+    p.asicRevision =
+        ((k.prop("capability").unwrap_or(0) & HSA_CAP_ASIC_REVISION_MASK) >> HSA_CAP_ASIC_REVISION_SHIFT) as c_int;
     p.ipcEventSupported = 1;
     p.streamPrioritiesSupported = 1;
 
@@ -421,12 +391,7 @@ pub fn device_props_r0000(p: &hipDeviceProp_t) -> hipDeviceProp_tR0000 {
     o.isMultiGpuBoard = p.isMultiGpuBoard;
     o.canMapHostMemory = p.canMapHostMemory;
     o.gcnArchName = p.gcnArchName;
-    let arch: String = p
-        .gcnArchName
-        .iter()
-        .take_while(|c| **c != 0)
-        .map(|c| *c as u8 as char)
-        .collect();
+    let arch: String = p.gcnArchName.iter().take_while(|c| **c != 0).map(|c| *c as u8 as char).collect();
     let (ma, mi, st) = parse_gfx_name(&arch).unwrap_or((0, 0, 0));
     o.gcnArch = (ma * 100 + mi * 10 + st) as c_int;
     o.integrated = p.integrated;
@@ -466,11 +431,7 @@ pub fn device_props_r0000(p: &hipDeviceProp_t) -> hipDeviceProp_tR0000 {
 /// `Unused*`/range-marker values, multi-dimensional attributes (e.g. `MaxTexture2DGather`, no
 /// single int), `Luid`, and the pointer-valued `HdpMemFlushCntl`/`HdpRegFlushCntl` (we have no
 /// HDP register to give).
-pub fn device_attribute(
-    p: &hipDeviceProp_t,
-    k: &KfdNode,
-    attr: hipDeviceAttribute_t,
-) -> Result<c_int, hipError_t> {
+pub fn device_attribute(p: &hipDeviceProp_t, k: &KfdNode, attr: hipDeviceAttribute_t) -> Result<c_int, hipError_t> {
     use hipDeviceAttribute_t as A;
     let v = match attr {
         A::hipDeviceAttributeMaxThreadsPerBlock => p.maxThreadsPerBlock,
@@ -484,9 +445,7 @@ pub fn device_attribute(
         A::hipDeviceAttributeMaxSurface1D => p.maxSurface1D,
         A::hipDeviceAttributeMaxSharedMemoryPerBlock => clamp_i32(p.sharedMemPerBlock as u64),
         A::hipDeviceAttributeSharedMemPerBlockOptin => clamp_i32(p.sharedMemPerBlockOptin as u64),
-        A::hipDeviceAttributeSharedMemPerMultiprocessor => {
-            clamp_i32(p.sharedMemPerMultiprocessor as u64)
-        }
+        A::hipDeviceAttributeSharedMemPerMultiprocessor => clamp_i32(p.sharedMemPerMultiprocessor as u64),
         A::hipDeviceAttributeStreamPrioritiesSupported => p.streamPrioritiesSupported,
         A::hipDeviceAttributeSurfaceAlignment => clamp_i32(p.surfaceAlignment as u64),
         A::hipDeviceAttributeTotalConstantMemory => clamp_i32(p.totalConstMem as u64),
@@ -514,12 +473,8 @@ pub fn device_attribute(
         A::hipDeviceAttributePciChipId => clamp_i32(k.prop("device_id").unwrap_or(0)),
         A::hipDeviceAttributePersistingL2CacheMaxSize => p.persistingL2CacheMaxSize,
         A::hipDeviceAttributeMaxRegistersPerMultiprocessor => p.regsPerMultiprocessor,
-        A::hipDeviceAttributeReservedSharedMemPerBlock => {
-            clamp_i32(p.reservedSharedMemPerBlock as u64)
-        }
-        A::hipDeviceAttributeMaxSharedMemoryPerMultiprocessor => {
-            clamp_i32(p.maxSharedMemoryPerMultiProcessor as u64)
-        }
+        A::hipDeviceAttributeReservedSharedMemPerBlock => clamp_i32(p.reservedSharedMemPerBlock as u64),
+        A::hipDeviceAttributeMaxSharedMemoryPerMultiprocessor => clamp_i32(p.maxSharedMemoryPerMultiProcessor as u64),
         A::hipDeviceAttributeIsMultiGpuBoard => p.isMultiGpuBoard,
         A::hipDeviceAttributeCooperativeLaunch => p.cooperativeLaunch,
         A::hipDeviceAttributeHostRegisterSupported => p.hostRegisterSupported,
@@ -540,22 +495,12 @@ pub fn device_attribute(
         A::hipDeviceAttributeTexturePitchAlignment => clamp_i32(p.texturePitchAlignment as u64),
         A::hipDeviceAttributeKernelExecTimeout => p.kernelExecTimeoutEnabled,
         A::hipDeviceAttributeCanMapHostMemory => p.canMapHostMemory,
-        A::hipDeviceAttributeCanUseHostPointerForRegisteredMem => {
-            p.canUseHostPointerForRegisteredMem
-        }
+        A::hipDeviceAttributeCanUseHostPointerForRegisteredMem => p.canUseHostPointerForRegisteredMem,
         A::hipDeviceAttributeEccEnabled => p.ECCEnabled,
-        A::hipDeviceAttributeCooperativeMultiDeviceUnmatchedFunc => {
-            p.cooperativeMultiDeviceUnmatchedFunc
-        }
-        A::hipDeviceAttributeCooperativeMultiDeviceUnmatchedGridDim => {
-            p.cooperativeMultiDeviceUnmatchedGridDim
-        }
-        A::hipDeviceAttributeCooperativeMultiDeviceUnmatchedBlockDim => {
-            p.cooperativeMultiDeviceUnmatchedBlockDim
-        }
-        A::hipDeviceAttributeCooperativeMultiDeviceUnmatchedSharedMem => {
-            p.cooperativeMultiDeviceUnmatchedSharedMem
-        }
+        A::hipDeviceAttributeCooperativeMultiDeviceUnmatchedFunc => p.cooperativeMultiDeviceUnmatchedFunc,
+        A::hipDeviceAttributeCooperativeMultiDeviceUnmatchedGridDim => p.cooperativeMultiDeviceUnmatchedGridDim,
+        A::hipDeviceAttributeCooperativeMultiDeviceUnmatchedBlockDim => p.cooperativeMultiDeviceUnmatchedBlockDim,
+        A::hipDeviceAttributeCooperativeMultiDeviceUnmatchedSharedMem => p.cooperativeMultiDeviceUnmatchedSharedMem,
         A::hipDeviceAttributeAsicRevision => p.asicRevision,
         A::hipDeviceAttributeManagedMemory => p.managedMemory,
         A::hipDeviceAttributeMaxBlocksPerMultiProcessor => p.maxBlocksPerMultiProcessor,
@@ -564,9 +509,7 @@ pub fn device_attribute(
         A::hipDeviceAttributeHostNativeAtomicSupported => p.hostNativeAtomicSupported,
         A::hipDeviceAttributeConcurrentManagedAccess => p.concurrentManagedAccess,
         A::hipDeviceAttributePageableMemoryAccess => p.pageableMemoryAccess,
-        A::hipDeviceAttributePageableMemoryAccessUsesHostPageTables => {
-            p.pageableMemoryAccessUsesHostPageTables
-        }
+        A::hipDeviceAttributePageableMemoryAccessUsesHostPageTables => p.pageableMemoryAccessUsesHostPageTables,
         A::hipDeviceAttributeIsLargeBar => p.isLargeBar,
         // clr: the runtime always uses SVM for host allocations.
         A::hipDeviceAttributeUnifiedAddressing => 1,
@@ -576,14 +519,10 @@ pub fn device_attribute(
         A::hipDeviceAttributePhysicalMultiProcessorCount => p.multiProcessorCount,
         A::hipDeviceAttributeFineGrainSupport => 1,
         A::hipDeviceAttributeMemoryPoolsSupported => p.memoryPoolsSupported,
-        A::hipDeviceAttributeMemoryPoolSupportedHandleTypes => {
-            p.memoryPoolSupportedHandleTypes as c_int
-        }
+        A::hipDeviceAttributeMemoryPoolSupportedHandleTypes => p.memoryPoolSupportedHandleTypes as c_int,
         A::hipDeviceAttributeVirtualMemoryManagementSupported => 1,
         A::hipDeviceAttributeAccessPolicyMaxWindowSize => p.accessPolicyMaxWindowSize,
-        A::hipDeviceAttributeNumberOfXccs => {
-            clamp_i32(k.prop("num_xcc").filter(|v| *v != 0).unwrap_or(1))
-        }
+        A::hipDeviceAttributeNumberOfXccs => clamp_i32(k.prop("num_xcc").filter(|v| *v != 0).unwrap_or(1)),
         A::hipDeviceAttributeMaxAvailableVgprsPerThread => clamp_i32(k.available_vgprs()),
         // Not in clr's switch; meaningful values for hipkfd:
         A::hipDeviceAttributeClockInstructionRate => p.clockInstructionRate,
@@ -631,9 +570,7 @@ mod tests {
                 parse_properties("processor_id_low 1\nlevel 1\nsize 16\nsibling_map 1,0,0\n"),
                 parse_properties("processor_id_low 1\nlevel 2\nsize 8192\ntype 5\n"),
             ],
-            io_links: vec![parse_properties(
-                "type 2\nnode_from 1\nnode_to 0\nflags 1\n",
-            )],
+            io_links: vec![parse_properties("type 2\nnode_from 1\nnode_to 0\nflags 1\n")],
             xnack_enabled: false,
         }
     }
@@ -709,10 +646,7 @@ mod tests {
         assert_eq!(cstr(&p.name), "gfx90a");
         // zero unique_id → ROCr's "GPU-XX"
         k.props.insert("unique_id".into(), 0);
-        assert_eq!(
-            device_props(&k).uuid.bytes[..3],
-            [b'X' as c_char, b'X' as c_char, 0]
-        );
+        assert_eq!(device_props(&k).uuid.bytes[..3], [b'X' as c_char, b'X' as c_char, 0]);
     }
 
     #[test]
@@ -737,10 +671,7 @@ mod tests {
         let p = device_props(&k);
         let a = |v: hipDeviceAttribute_t| device_attribute(&p, &k, v);
         use hipDeviceAttribute_t as A;
-        assert_eq!(
-            a(A::hipDeviceAttributeVirtualMemoryManagementSupported),
-            Ok(1)
-        );
+        assert_eq!(a(A::hipDeviceAttributeVirtualMemoryManagementSupported), Ok(1));
         assert_eq!(a(A::hipDeviceAttributeWarpSize), Ok(64));
         assert_eq!(a(A::hipDeviceAttributeMultiprocessorCount), Ok(104));
         assert_eq!(a(A::hipDeviceAttributeTotalGlobalMem), Ok(i32::MAX));
@@ -750,10 +681,7 @@ mod tests {
         assert_eq!(a(A::hipDeviceAttributeComputeCapabilityMajor), Ok(9));
         assert_eq!(a(A::hipDeviceAttributeClockInstructionRate), Ok(1_000_000));
         assert_eq!(a(A::hipDeviceAttributeManagedMemory), Ok(0));
-        assert_eq!(
-            a(A::hipDeviceAttributeMaxSharedMemoryPerMultiprocessor),
-            Ok(65536)
-        );
+        assert_eq!(a(A::hipDeviceAttributeMaxSharedMemoryPerMultiprocessor), Ok(65536));
         for bad in [
             A::hipDeviceAttributeUnused1,
             A::hipDeviceAttributeUnused5,
@@ -797,8 +725,7 @@ mod tests {
                             "HdpRegFlushCntl",
                         ]
                         .iter()
-                        .any(|s| n.ends_with(&format!("Attribute{s}"))
-                            || n.ends_with(&format!("AttributeMax{s}"))),
+                        .any(|s| n.ends_with(&format!("Attribute{s}")) || n.ends_with(&format!("AttributeMax{s}"))),
                     "{n} unexpectedly unsupported"
                 );
             }

@@ -70,10 +70,7 @@ pub extern "C" fn hipGetErrorString(hipError: hipError_t) -> *const c_char {
 /// # Safety
 /// `errorString` is null or valid for one pointer write.
 #[no_mangle]
-pub unsafe extern "C" fn hipDrvGetErrorName(
-    hipError: hipError_t,
-    errorString: *mut *const c_char,
-) -> hipError_t {
+pub unsafe extern "C" fn hipDrvGetErrorName(hipError: hipError_t, errorString: *mut *const c_char) -> hipError_t {
     if errorString.is_null() {
         return hipError_t::hipErrorInvalidValue;
     }
@@ -93,10 +90,7 @@ pub unsafe extern "C" fn hipDrvGetErrorName(
 /// # Safety
 /// `errorString` is null or valid for one pointer write.
 #[no_mangle]
-pub unsafe extern "C" fn hipDrvGetErrorString(
-    hipError: hipError_t,
-    errorString: *mut *const c_char,
-) -> hipError_t {
+pub unsafe extern "C" fn hipDrvGetErrorString(hipError: hipError_t, errorString: *mut *const c_char) -> hipError_t {
     if errorString.is_null() {
         return hipError_t::hipErrorInvalidValue;
     }
@@ -312,33 +306,20 @@ mod tests {
 
     fn name(e: hipError_t) -> &'static str {
         // SAFETY: hipGetErrorName returns a pointer to a static NUL-terminated string.
-        unsafe { CStr::from_ptr(hipGetErrorName(e)) }
-            .to_str()
-            .unwrap()
+        unsafe { CStr::from_ptr(hipGetErrorName(e)) }.to_str().unwrap()
     }
     fn desc(e: hipError_t) -> &'static str {
         // SAFETY: hipGetErrorString returns a pointer to a static NUL-terminated string.
-        unsafe { CStr::from_ptr(hipGetErrorString(e)) }
-            .to_str()
-            .unwrap()
+        unsafe { CStr::from_ptr(hipGetErrorString(e)) }.to_str().unwrap()
     }
 
     #[test]
     fn last_error_is_sticky_per_thread() {
         assert_eq!(hipGetLastError(), hipError_t::hipSuccess);
-        assert_eq!(
-            set_last_error(hipError_t::hipErrorInvalidValue),
-            hipError_t::hipErrorInvalidValue
-        );
+        assert_eq!(set_last_error(hipError_t::hipErrorInvalidValue), hipError_t::hipErrorInvalidValue);
         // Successes and NotReady do not overwrite the sticky error.
-        assert_eq!(
-            set_last_error(hipError_t::hipSuccess),
-            hipError_t::hipSuccess
-        );
-        assert_eq!(
-            set_last_error(hipError_t::hipErrorNotReady),
-            hipError_t::hipErrorNotReady
-        );
+        assert_eq!(set_last_error(hipError_t::hipSuccess), hipError_t::hipSuccess);
+        assert_eq!(set_last_error(hipError_t::hipErrorNotReady), hipError_t::hipErrorNotReady);
         assert_eq!(hipPeekAtLastError(), hipError_t::hipErrorInvalidValue);
         assert_eq!(hipPeekAtLastError(), hipError_t::hipErrorInvalidValue);
         // Another thread has its own slot.
@@ -359,43 +340,21 @@ mod tests {
     fn names_and_strings_match_clr() {
         assert_eq!(name(hipError_t::hipSuccess), "hipSuccess");
         assert_eq!(desc(hipError_t::hipSuccess), "no error");
-        assert_eq!(
-            name(hipError_t::hipErrorMemoryAllocation),
-            "hipErrorOutOfMemory"
-        );
+        assert_eq!(name(hipError_t::hipErrorMemoryAllocation), "hipErrorOutOfMemory");
         assert_eq!(desc(hipError_t::hipErrorInvalidValue), "invalid argument");
-        assert_eq!(
-            name(hipError_t::hipErrorInvalidResourceHandle),
-            "hipErrorInvalidHandle"
-        );
-        assert_eq!(
-            desc(hipError_t::hipErrorInvalidHandle),
-            "invalid resource handle"
-        );
-        assert_eq!(
-            desc(hipError_t::hipErrorNoDevice),
-            "no ROCm-capable device is detected"
-        );
+        assert_eq!(name(hipError_t::hipErrorInvalidResourceHandle), "hipErrorInvalidHandle");
+        assert_eq!(desc(hipError_t::hipErrorInvalidHandle), "invalid resource handle");
+        assert_eq!(desc(hipError_t::hipErrorNoDevice), "no ROCm-capable device is detected");
         assert_eq!(desc(hipError_t::hipErrorNotReady), "device not ready");
         assert_eq!(name(hipError_t::hipErrorTbd), "hipErrorTbd");
         assert_eq!(desc(hipError_t::hipErrorTbd), "unknown error");
         // Unknown codes (and the codes clr has no case for) fall back.
-        for e in [
-            hipError_t(-1),
-            hipError_t(12345),
-            hipError_t::hipErrorStreamDetached,
-        ] {
+        for e in [hipError_t(-1), hipError_t(12345), hipError_t::hipErrorStreamDetached] {
             assert_eq!(name(e), "hipErrorUnknown");
             assert_eq!(desc(e), "unknown error");
         }
-        assert_eq!(
-            name(hipError_t::hipErrorInvalidClusterSize),
-            "hipErrorUnknown"
-        );
-        assert_ne!(
-            desc(hipError_t::hipErrorInvalidClusterSize),
-            "unknown error"
-        );
+        assert_eq!(name(hipError_t::hipErrorInvalidClusterSize), "hipErrorUnknown");
+        assert_ne!(desc(hipError_t::hipErrorInvalidClusterSize), "unknown error");
     }
 
     #[test]

@@ -20,7 +20,10 @@ pub extern "C" fn hipEventCreateWithFlags(event: *mut hipEvent_t, flags: c_uint)
         check(!event.is_null())?;
         check(flags & !EVENT_FLAGS == 0)?;
         check(flags & hipEventInterprocess == 0 || flags & hipEventDisableTiming != 0)?;
-        check(flags & (hipEventReleaseToDevice | hipEventReleaseToSystem) != (hipEventReleaseToDevice | hipEventReleaseToSystem))?;
+        check(
+            flags & (hipEventReleaseToDevice | hipEventReleaseToSystem)
+                != (hipEventReleaseToDevice | hipEventReleaseToSystem),
+        )?;
         let (rt, _) = rt_dev()?;
         let e = rt.event_create(flags, crate::api::common::current_device())?;
         write_out(event, event_handle(Arc::new(e)))

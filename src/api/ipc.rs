@@ -38,7 +38,11 @@ pub extern "C" fn hipIpcGetMemHandle(handle: *mut hipIpcMemHandle_t, devPtr: *mu
 /// ours), `hipErrorInvalidContext` (handle from this process), `hipErrorInvalidDevicePointer`
 /// (exporter exited, memory freed, forged or stale token — within 1 s, never hangs).
 #[no_mangle]
-pub extern "C" fn hipIpcOpenMemHandle(devPtr: *mut *mut c_void, handle: hipIpcMemHandle_t, flags: c_uint) -> hipError_t {
+pub extern "C" fn hipIpcOpenMemHandle(
+    devPtr: *mut *mut c_void,
+    handle: hipIpcMemHandle_t,
+    flags: c_uint,
+) -> hipError_t {
     api(|| {
         check(!devPtr.is_null())?;
         check(flags == 0 || flags == hipIpcMemLazyEnablePeerAccess)?;

@@ -42,7 +42,10 @@ pub extern "C" fn hipHostMalloc(ptr: *mut *mut c_void, size: usize, flags: c_uin
     api(|| {
         check(!ptr.is_null())?;
         check(flags & !HOST_MALLOC_FLAGS == 0)?;
-        check(flags & (hipHostMallocCoherent | hipHostMallocNonCoherent) != (hipHostMallocCoherent | hipHostMallocNonCoherent))?;
+        check(
+            flags & (hipHostMallocCoherent | hipHostMallocNonCoherent)
+                != (hipHostMallocCoherent | hipHostMallocNonCoherent),
+        )?;
         if size == 0 {
             return write_out(ptr, std::ptr::null_mut());
         }
@@ -69,7 +72,14 @@ pub extern "C" fn hipHostFree(ptr: *mut c_void) -> hipError_t {
     })
 }
 
-fn memcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: hipMemcpyKind, stream: hipStream_t, sync: bool) -> hipError_t {
+fn memcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+    sync: bool,
+) -> hipError_t {
     api(|| {
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
@@ -88,7 +98,13 @@ pub extern "C" fn hipMemcpy(dst: *mut c_void, src: *const c_void, sizeBytes: usi
 /// `hipMemcpyAsync`: as `hipMemcpy`, ordered on `stream`, asynchronous to the host when both
 /// sides are device or pinned memory.
 #[no_mangle]
-pub extern "C" fn hipMemcpyAsync(dst: *mut c_void, src: *const c_void, sizeBytes: usize, kind: hipMemcpyKind, stream: hipStream_t) -> hipError_t {
+pub extern "C" fn hipMemcpyAsync(
+    dst: *mut c_void,
+    src: *const c_void,
+    sizeBytes: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> hipError_t {
     memcpy(dst, src, sizeBytes, kind, stream, false)
 }
 
@@ -162,7 +178,12 @@ pub extern "C" fn hipMemsetD32(dest: hipDeviceptr_t, value: c_int, count: usize)
 
 /// `hipMemsetD32Async`.
 #[no_mangle]
-pub extern "C" fn hipMemsetD32Async(dest: hipDeviceptr_t, value: c_int, count: usize, stream: hipStream_t) -> hipError_t {
+pub extern "C" fn hipMemsetD32Async(
+    dest: hipDeviceptr_t,
+    value: c_int,
+    count: usize,
+    stream: hipStream_t,
+) -> hipError_t {
     memset(dest, value as u32, 4, count, stream, false)
 }
 
@@ -179,7 +200,11 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
             check(!rt.va.contains(ptr as u64, 1))?;
             return write_out(
                 attributes,
-                hipPointerAttribute_t { r#type: hipMemoryType::hipMemoryTypeUnregistered, device: hipInvalidDeviceId, ..Default::default() },
+                hipPointerAttribute_t {
+                    r#type: hipMemoryType::hipMemoryTypeUnregistered,
+                    device: hipInvalidDeviceId,
+                    ..Default::default()
+                },
             );
         };
         let (ty, host) = match a.kind {
@@ -204,7 +229,11 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
 /// O(log n). Either out-pointer may be null. Errors: `hipErrorNotFound` when `dptr` is in no
 /// allocation (one past the end included).
 #[no_mangle]
-pub extern "C" fn hipMemGetAddressRange(pbase: *mut hipDeviceptr_t, psize: *mut usize, dptr: hipDeviceptr_t) -> hipError_t {
+pub extern "C" fn hipMemGetAddressRange(
+    pbase: *mut hipDeviceptr_t,
+    psize: *mut usize,
+    dptr: hipDeviceptr_t,
+) -> hipError_t {
     api(|| {
         let rt = runtime()?;
         let a = rt.allocs.find(dptr as u64).ok_or(hipError_t::hipErrorNotFound)?;

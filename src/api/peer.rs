@@ -16,7 +16,11 @@ fn ordinal(rt: &Runtime, d: c_int) -> Result<usize, hipError_t> {
 /// that libhsakmt would invent do not count), else 0; a device and itself → 0 (checked before
 /// the ordinals, as clr does). Errors: `hipErrorInvalidValue` (null), `hipErrorInvalidDevice`.
 #[no_mangle]
-pub extern "C" fn hipDeviceCanAccessPeer(canAccessPeer: *mut c_int, deviceId: c_int, peerDeviceId: c_int) -> hipError_t {
+pub extern "C" fn hipDeviceCanAccessPeer(
+    canAccessPeer: *mut c_int,
+    deviceId: c_int,
+    peerDeviceId: c_int,
+) -> hipError_t {
     api(|| {
         check(!canAccessPeer.is_null())?;
         let rt = runtime()?;
@@ -129,7 +133,12 @@ pub extern "C" fn hipCtxDisablePeerAccess(peerCtx: hipCtx_t) -> hipError_t {
 /// Errors (clr order): `hipErrorInvalidValue` (null `value`), `hipErrorInvalidDevice` (bad
 /// ordinal, `srcDevice == dstDevice`), `hipErrorInvalidValue` (unknown `attr`).
 #[no_mangle]
-pub extern "C" fn hipDeviceGetP2PAttribute(value: *mut c_int, attr: hipDeviceP2PAttr, srcDevice: c_int, dstDevice: c_int) -> hipError_t {
+pub extern "C" fn hipDeviceGetP2PAttribute(
+    value: *mut c_int,
+    attr: hipDeviceP2PAttr,
+    srcDevice: c_int,
+    dstDevice: c_int,
+) -> hipError_t {
     api(|| {
         check(!value.is_null())?;
         let rt = runtime()?;
@@ -150,7 +159,14 @@ pub extern "C" fn hipDeviceGetP2PAttribute(value: *mut c_int, attr: hipDeviceP2P
     })
 }
 
-fn memcpy_peer(dst: *mut c_void, dstDevice: c_int, src: *const c_void, srcDevice: c_int, sizeBytes: usize, stream: hipStream_t) -> hipError_t {
+fn memcpy_peer(
+    dst: *mut c_void,
+    dstDevice: c_int,
+    src: *const c_void,
+    srcDevice: c_int,
+    sizeBytes: usize,
+    stream: hipStream_t,
+) -> hipError_t {
     api(|| {
         let rt = runtime()?;
         ordinal(rt, dstDevice)?;
@@ -168,13 +184,26 @@ fn memcpy_peer(dst: *mut c_void, dstDevice: c_int, src: *const c_void, srcDevice
 /// (src/peer.rs). Size 0 succeeds. Errors: `hipErrorInvalidDevice` (device ordinals),
 /// `hipErrorInvalidValue` (null pointers, ranges past an allocation), `hipErrorIllegalAddress`.
 #[no_mangle]
-pub extern "C" fn hipMemcpyPeer(dst: *mut c_void, dstDevice: c_int, src: *const c_void, srcDevice: c_int, sizeBytes: usize) -> hipError_t {
+pub extern "C" fn hipMemcpyPeer(
+    dst: *mut c_void,
+    dstDevice: c_int,
+    src: *const c_void,
+    srcDevice: c_int,
+    sizeBytes: usize,
+) -> hipError_t {
     memcpy_peer(dst, dstDevice, src, srcDevice, sizeBytes, std::ptr::null_mut())
 }
 
 /// `hipMemcpyPeerAsync`: as `hipMemcpyPeer`, ordered on `stream`. Errors as `hipMemcpyPeer`,
 /// plus `hipErrorContextIsDestroyed` for a destroyed or unknown stream.
 #[no_mangle]
-pub extern "C" fn hipMemcpyPeerAsync(dst: *mut c_void, dstDevice: c_int, src: *const c_void, srcDevice: c_int, sizeBytes: usize, stream: hipStream_t) -> hipError_t {
+pub extern "C" fn hipMemcpyPeerAsync(
+    dst: *mut c_void,
+    dstDevice: c_int,
+    src: *const c_void,
+    srcDevice: c_int,
+    sizeBytes: usize,
+    stream: hipStream_t,
+) -> hipError_t {
     memcpy_peer(dst, dstDevice, src, srcDevice, sizeBytes, stream)
 }

@@ -462,10 +462,7 @@ impl hipDeviceArch_t {
 
     /// Value of the bitfield `name` (false for unknown names).
     pub fn get(self, name: &str) -> bool {
-        Self::FIELDS
-            .iter()
-            .position(|f| *f == name)
-            .is_some_and(|i| self.bits & (1 << i) != 0)
+        Self::FIELDS.iter().position(|f| *f == name).is_some_and(|i| self.bits & (1 << i) != 0)
     }
 }
 
@@ -507,16 +504,12 @@ pub type hipIpcEventHandle_t = hipIpcEventHandle_st;
 
 impl Default for hipIpcMemHandle_st {
     fn default() -> Self {
-        hipIpcMemHandle_st {
-            reserved: [0; HIP_IPC_HANDLE_SIZE],
-        }
+        hipIpcMemHandle_st { reserved: [0; HIP_IPC_HANDLE_SIZE] }
     }
 }
 impl Default for hipIpcEventHandle_st {
     fn default() -> Self {
-        hipIpcEventHandle_st {
-            reserved: [0; HIP_IPC_HANDLE_SIZE],
-        }
+        hipIpcEventHandle_st { reserved: [0; HIP_IPC_HANDLE_SIZE] }
     }
 }
 
@@ -882,8 +875,7 @@ c_defines! {
 /// `HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH`
 /// (= 70051831, `hip/hip_version.h`). clr's `hipRuntimeGetVersion` and `hipDriverGetVersion`
 /// both store this (`hipamd/src/hip_context.cpp`). The header spells it as AMD does.
-pub const HIP_VERSION: c_int =
-    HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH;
+pub const HIP_VERSION: c_int = HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH;
 
 /// Value `hipRuntimeGetVersion` stores (= [`HIP_VERSION`], as clr does).
 pub const HIPKFD_RUNTIME_VERSION: c_int = HIP_VERSION;
@@ -903,11 +895,7 @@ pub fn c_header_prelude() -> String {
     let mut s = String::new();
     s.push('\n');
     for (name, text, _) in C_DEFINES {
-        let text = if text.starts_with('-') {
-            format!("((int){text})")
-        } else {
-            text.to_string()
-        };
+        let text = if text.starts_with('-') { format!("((int){text})") } else { text.to_string() };
         let _ = writeln!(s, "#define {name} {text}");
         if *name == "HIP_VERSION_BUILD_ID" {
             s.push_str("#define HIP_VERSION_BUILD_NAME \"\"\n#define HIP_VERSION_GITHASH \"\"\n");
@@ -929,19 +917,9 @@ pub fn c_header_prelude() -> String {
 
     s.push_str("#if defined(__cplusplus) && __cplusplus >= 201703L\n");
     s.push_str("#define __HIP_NODISCARD [[nodiscard]]\n#else\n#define __HIP_NODISCARD\n#endif\n");
-    render_enum(
-        &mut s,
-        "hipError_t",
-        "__HIP_NODISCARD ",
-        hipError_t::ENUMERATORS,
-    );
+    render_enum(&mut s, "hipError_t", "__HIP_NODISCARD ", hipError_t::ENUMERATORS);
     s.push_str("#undef __HIP_NODISCARD\n\n");
-    render_enum(
-        &mut s,
-        "hipDeviceAttribute_t",
-        "",
-        hipDeviceAttribute_t::ENUMERATORS,
-    );
+    render_enum(&mut s, "hipDeviceAttribute_t", "", hipDeviceAttribute_t::ENUMERATORS);
     s.push('\n');
     render_enum(&mut s, "hipMemcpyKind", "", hipMemcpyKind::ENUMERATORS);
     s.push('\n');
@@ -1055,23 +1033,14 @@ mod tests {
 
     #[test]
     fn enum_values_and_names() {
-        assert_eq!(
-            hipError_t::hipErrorMemoryAllocation,
-            hipError_t::hipErrorOutOfMemory
-        );
+        assert_eq!(hipError_t::hipErrorMemoryAllocation, hipError_t::hipErrorOutOfMemory);
         assert_eq!(hipError_t(2).name(), Some("hipErrorOutOfMemory"));
         assert_eq!(hipError_t(400).name(), Some("hipErrorInvalidHandle"));
         assert_eq!(hipError_t(12345).name(), None);
         assert_eq!(hipError_t::hipErrorTbd.0, 1055);
-        assert_eq!(
-            hipDeviceAttribute_t::hipDeviceAttributeVirtualMemoryManagementSupported.0,
-            89
-        );
+        assert_eq!(hipDeviceAttribute_t::hipDeviceAttributeVirtualMemoryManagementSupported.0, 89);
         assert_eq!(hipDeviceAttribute_t::hipDeviceAttributeWarpSize.0, 87);
-        assert_eq!(
-            hipDeviceAttribute_t::hipDeviceAttributeMaxDynDataPrefetchRegions.0,
-            10022
-        );
+        assert_eq!(hipDeviceAttribute_t::hipDeviceAttributeMaxDynDataPrefetchRegions.0, 10022);
         assert_eq!(hipMemoryType::hipMemoryTypeUnified.0, 11);
         assert_eq!(hipMemcpyKind::hipMemcpyDeviceToDeviceNoCU.0, 1024);
         assert_eq!(HIP_VERSION, 70051831);

@@ -12,8 +12,8 @@
 
 use super::sys;
 use nix::errno::Errno;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use parking_lot::Mutex;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Identity of an open file (`st_dev`, `st_ino`): survives dup, fork and SCM_RIGHTS.

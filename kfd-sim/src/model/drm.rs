@@ -17,7 +17,10 @@ use super::sys::{self, PAGE_SIZE};
 use super::with_args;
 use kfd_ioctl::amdgpu::*;
 use kfd_ioctl::drm::*;
-use kfd_ioctl::kfd::{KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE, KFD_IOC_ALLOC_MEM_FLAGS_GTT, KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC, KFD_IOC_ALLOC_MEM_FLAGS_USERPTR, KFD_IOC_ALLOC_MEM_FLAGS_VRAM, KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE};
+use kfd_ioctl::kfd::{
+    KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE, KFD_IOC_ALLOC_MEM_FLAGS_GTT, KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC,
+    KFD_IOC_ALLOC_MEM_FLAGS_USERPTR, KFD_IOC_ALLOC_MEM_FLAGS_VRAM, KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
+};
 use libc::{c_int, c_ulong, c_void};
 use nix::errno::Errno;
 use parking_lot::RwLock;
@@ -144,7 +147,8 @@ pub fn drm_ioctl(key: FileKey, minor: u32, req: c_ulong, arg: u64) -> R {
             Ok(0)
         }),
         0xc4 | 0xc5 => {
-            let (name, signal) = if nr == 0xc4 { ("DRM_IOCTL_SYNCOBJ_RESET", false) } else { ("DRM_IOCTL_SYNCOBJ_SIGNAL", true) };
+            let (name, signal) =
+                if nr == 0xc4 { ("DRM_IOCTL_SYNCOBJ_RESET", false) } else { ("DRM_IOCTL_SYNCOBJ_SIGNAL", true) };
             with_args(name, req, h(DRM_IOCTL_SYNCOBJ_RESET), arg, |a: &mut drm_syncobj_array| {
                 if a.pad != 0 {
                     return Err(Errno::EINVAL);
@@ -190,17 +194,19 @@ pub fn drm_ioctl(key: FileKey, minor: u32, req: c_ulong, arg: u64) -> R {
             dst.signal_point(a.dst_point);
             Ok(0)
         }),
-        0xcd => call!(DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, "SYNCOBJ_TIMELINE_SIGNAL", |a: &mut drm_syncobj_timeline_array| {
-            if a.flags != 0 {
-                return Err(Errno::EINVAL);
-            }
-            let objs = syncobj_lookup(&p, key, minor, a.handles, a.count_handles)?;
-            let points = read_u64s(a.points, a.count_handles)?;
-            for (o, pt) in objs.iter().zip(points) {
-                o.signal_point(pt);
-            }
-            Ok(0)
-        }),
+        0xcd => {
+            call!(DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, "SYNCOBJ_TIMELINE_SIGNAL", |a: &mut drm_syncobj_timeline_array| {
+                if a.flags != 0 {
+                    return Err(Errno::EINVAL);
+                }
+                let objs = syncobj_lookup(&p, key, minor, a.handles, a.count_handles)?;
+                let points = read_u64s(a.points, a.count_handles)?;
+                for (o, pt) in objs.iter().zip(points) {
+                    o.signal_point(pt);
+                }
+                Ok(0)
+            })
+        }
         0x40 => call!(DRM_IOCTL_AMDGPU_GEM_CREATE, "AMDGPU_GEM_CREATE", |a: &mut drm_amdgpu_gem_create| {
             amdgpu_gem_create_ioctl(&mut p.state.lock(), key, gpu, a)
         }),
@@ -329,7 +335,8 @@ fn syncobj_create(f: &mut DrmFile, a: &mut drm_syncobj_create) -> R {
 }
 
 fn syncobj_handle_to_fd(f: &mut DrmFile, a: &mut drm_syncobj_handle) -> R {
-    let allowed = DRM_CLOEXEC | DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE | DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_TIMELINE;
+    let allowed =
+        DRM_CLOEXEC | DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE | DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_TIMELINE;
     if a.pad != 0 || a.flags & !allowed != 0 {
         return Err(Errno::EINVAL);
     }
@@ -381,7 +388,13 @@ fn read_u64s(ptr: u64, n: u32) -> Result<Vec<u64>, Errno> {
 }
 
 /// `drm_syncobj_array_find`: count 0 → EINVAL, unknown handle → ENOENT.
-fn syncobj_lookup(p: &Arc<process::Process>, key: FileKey, minor: u32, ptr: u64, n: u32) -> Result<Vec<Arc<Syncobj>>, Errno> {
+fn syncobj_lookup(
+    p: &Arc<process::Process>,
+    key: FileKey,
+    minor: u32,
+    ptr: u64,
+    n: u32,
+) -> Result<Vec<Arc<Syncobj>>, Errno> {
     if n == 0 {
         return Err(Errno::EINVAL);
     }
@@ -398,7 +411,13 @@ fn syncobj_lookup(p: &Arc<process::Process>, key: FileKey, minor: u32, ptr: u64,
 }
 
 /// `drm_syncobj_wait_ioctl` / `drm_syncobj_timeline_wait_ioctl` (process lock not held).
-fn syncobj_wait(objs: &[Arc<Syncobj>], points: &[u64], flags: u32, timeout_nsec: i64, timeline: bool) -> Result<u32, Errno> {
+fn syncobj_wait(
+    objs: &[Arc<Syncobj>],
+    points: &[u64],
+    flags: u32,
+    timeout_nsec: i64,
+    timeline: bool,
+) -> Result<u32, Errno> {
     let mut valid = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL | DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT;
     if timeline {
         valid |= DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE;
@@ -421,7 +440,12 @@ fn syncobj_wait(objs: &[Arc<Syncobj>], points: &[u64], flags: u32, timeout_nsec:
 
 /// `amdgpu_gem_create_ioctl`: unknown create flags or domains → EINVAL; size 0 → EINVAL;
 /// VRAM larger than the device → ENOMEM. The BO is a memfd like KFD BOs.
-fn amdgpu_gem_create_ioctl(st: &mut ProcState, key: FileKey, gpu: &'static GpuInfo, a: &mut drm_amdgpu_gem_create) -> R {
+fn amdgpu_gem_create_ioctl(
+    st: &mut ProcState,
+    key: FileKey,
+    gpu: &'static GpuInfo,
+    a: &mut drm_amdgpu_gem_create,
+) -> R {
     let i = a.input();
     let known = AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED
         | AMDGPU_GEM_CREATE_NO_CPU_ACCESS
@@ -480,7 +504,12 @@ fn amdgpu_gem_mmap_ioctl(st: &mut ProcState, key: FileKey, minor: u32, a: &mut d
 }
 
 /// `amdgpu_gem_userptr_ioctl`: address and size page aligned (EINVAL), pages present (EFAULT).
-fn amdgpu_gem_userptr_ioctl(st: &mut ProcState, key: FileKey, gpu: &'static GpuInfo, a: &mut drm_amdgpu_gem_userptr) -> R {
+fn amdgpu_gem_userptr_ioctl(
+    st: &mut ProcState,
+    key: FileKey,
+    gpu: &'static GpuInfo,
+    a: &mut drm_amdgpu_gem_userptr,
+) -> R {
     const VALID: u32 = 0xf; // READ_ONLY | ANONONLY | VALIDATE | REGISTER
     if (a.addr | a.size) & (PAGE_SIZE - 1) != 0 || a.size == 0 {
         return Err(Errno::EINVAL);
@@ -502,7 +531,11 @@ fn amdgpu_gem_op_ioctl(st: &mut ProcState, key: FileKey, minor: u32, a: &mut drm
     let bo = file(st, key, minor).handles.get(&a.handle).cloned().ok_or(Errno::ENOENT)?;
     match a.op {
         0 => {
-            let domains = if bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 { AMDGPU_GEM_DOMAIN_VRAM } else { AMDGPU_GEM_DOMAIN_GTT };
+            let domains = if bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 {
+                AMDGPU_GEM_DOMAIN_VRAM
+            } else {
+                AMDGPU_GEM_DOMAIN_GTT
+            };
             let info = drm_amdgpu_gem_create_in {
                 bo_size: bo.size,
                 alignment: PAGE_SIZE,
@@ -561,7 +594,12 @@ fn amdgpu_gem_metadata_ioctl(st: &mut ProcState, key: FileKey, minor: u32, a: &m
 /// → EINVAL, overlap → EINVAL. UNMAP: no mapping of that BO starting at `va` → ENOENT; a mapping
 /// holding a user queue's buffers → EBUSY. CLEAR: removes everything in the range (splitting).
 fn amdgpu_gem_va_ioctl(st: &mut ProcState, key: FileKey, minor: u32, a: &mut drm_amdgpu_gem_va) -> R {
-    let valid = AMDGPU_VM_DELAY_UPDATE | AMDGPU_VM_PAGE_READABLE | AMDGPU_VM_PAGE_WRITEABLE | AMDGPU_VM_PAGE_EXECUTABLE | AMDGPU_VM_MTYPE_MASK | AMDGPU_VM_PAGE_NOALLOC;
+    let valid = AMDGPU_VM_DELAY_UPDATE
+        | AMDGPU_VM_PAGE_READABLE
+        | AMDGPU_VM_PAGE_WRITEABLE
+        | AMDGPU_VM_PAGE_EXECUTABLE
+        | AMDGPU_VM_MTYPE_MASK
+        | AMDGPU_VM_PAGE_NOALLOC;
     let prt = AMDGPU_VM_DELAY_UPDATE | AMDGPU_VM_PAGE_PRT;
     if a.va_address < AMDGPU_VA_RESERVED_BOTTOM {
         return Err(Errno::EINVAL);
@@ -927,7 +965,14 @@ fn dev_info(gpu: &GpuInfo) -> drm_amdgpu_info_device {
 /// `PROT_NONE` private mappings are accepted (the thunk workaround in `amdgpu_gem_object_mmap`).
 /// # Safety
 /// As [`super::mmap`].
-pub unsafe fn drm_mmap(key: FileKey, addr: *mut c_void, len: usize, prot: c_int, flags: c_int, offset: u64) -> Result<*mut c_void, Errno> {
+pub unsafe fn drm_mmap(
+    key: FileKey,
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    offset: u64,
+) -> Result<*mut c_void, Errno> {
     let p = process::current();
     let st = p.state.lock();
     let (start, bo) = st.bo_at_offset(offset, len as u64).ok_or(Errno::EINVAL)?;

@@ -196,9 +196,7 @@ impl EventTable {
         }
         let gpu_signaled = |t: u32| t == KFD_IOC_EVENT_SIGNAL || t == KFD_IOC_EVENT_DEBUG_EVENT;
         // Fast path (28 valid bits ≥ log2(limit)): the slot of `partial_id` itself.
-        if partial_id < KFD_SIGNAL_EVENT_LIMIT
-            && self.slot(partial_id).is_some_and(|s| s != UNSIGNALED_EVENT_SLOT)
-        {
+        if partial_id < KFD_SIGNAL_EVENT_LIMIT && self.slot(partial_id).is_some_and(|s| s != UNSIGNALED_EVENT_SLOT) {
             if let Some(ev) = self.events.get(&partial_id) {
                 if gpu_signaled(ev.event_type) {
                     self.set_slot(partial_id, UNSIGNALED_EVENT_SLOT);

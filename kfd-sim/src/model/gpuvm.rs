@@ -152,8 +152,24 @@ mod tests {
         let mut vm = Gpuvm::default();
         let a = bo(0x2000);
         let b = bo(0x1000);
-        vm.insert(Mapping { start: 0x10000, len: 0x2000, bo: a, bo_offset: 0, writable: true, executable: false, queue_refcount: 0 });
-        vm.insert(Mapping { start: 0x12000, len: 0x1000, bo: b, bo_offset: 0, writable: false, executable: false, queue_refcount: 0 });
+        vm.insert(Mapping {
+            start: 0x10000,
+            len: 0x2000,
+            bo: a,
+            bo_offset: 0,
+            writable: true,
+            executable: false,
+            queue_refcount: 0,
+        });
+        vm.insert(Mapping {
+            start: 0x12000,
+            len: 0x1000,
+            bo: b,
+            bo_offset: 0,
+            writable: false,
+            executable: false,
+            queue_refcount: 0,
+        });
         assert!(vm.lookup(0xffff).is_none());
         assert_eq!(vm.lookup(0x11fff).unwrap().start, 0x10000);
         assert_eq!(vm.lookup(0x12000).unwrap().start, 0x12000);
@@ -162,8 +178,14 @@ mod tests {
         assert_eq!(segs.len(), 2);
         assert_eq!((segs[0].bo_offset, segs[0].len), (0x1800, 0x800));
         assert_eq!((segs[1].bo_offset, segs[1].len), (0, 0x800));
-        assert_eq!(vm.translate(0x11800, 0x1000, true).err().unwrap(), Fault { va: 0x12000, kind: FaultKind::ReadOnly });
-        assert_eq!(vm.translate(0x12800, 0x1000, false).err().unwrap(), Fault { va: 0x13000, kind: FaultKind::NotPresent });
+        assert_eq!(
+            vm.translate(0x11800, 0x1000, true).err().unwrap(),
+            Fault { va: 0x12000, kind: FaultKind::ReadOnly }
+        );
+        assert_eq!(
+            vm.translate(0x12800, 0x1000, false).err().unwrap(),
+            Fault { va: 0x13000, kind: FaultKind::NotPresent }
+        );
         assert!(vm.overlaps(0xf000, 0x1001));
         assert!(!vm.overlaps(0xf000, 0x1000));
         assert!(vm.overlaps(0x12fff, 1));

@@ -98,7 +98,9 @@ pub fn kfd_ioctl(_key: FileKey, entry: FileEntry, req: c_ulong, arg: u64) -> R {
         0x11 => h!(AMDKFD_IOC_SET_SCRATCH_BACKING_VA, "SET_SCRATCH_BACKING_VA", kfd_ioctl_set_scratch_backing_va),
         0x12 => h!(AMDKFD_IOC_GET_TILE_CONFIG, "GET_TILE_CONFIG", kfd_ioctl_get_tile_config),
         0x13 => h!(AMDKFD_IOC_SET_TRAP_HANDLER, "SET_TRAP_HANDLER", kfd_ioctl_set_trap_handler),
-        0x14 => h!(AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, "GET_PROCESS_APERTURES_NEW", kfd_ioctl_get_process_apertures_new),
+        0x14 => {
+            h!(AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, "GET_PROCESS_APERTURES_NEW", kfd_ioctl_get_process_apertures_new)
+        }
         0x15 => h!(AMDKFD_IOC_ACQUIRE_VM, "ACQUIRE_VM", kfd_ioctl_acquire_vm),
         0x16 => h!(AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, "ALLOC_MEMORY_OF_GPU", kfd_ioctl_alloc_memory_of_gpu),
         0x17 => h!(AMDKFD_IOC_FREE_MEMORY_OF_GPU, "FREE_MEMORY_OF_GPU", kfd_ioctl_free_memory_of_gpu),
@@ -220,7 +222,8 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
     if is_sdma {
         let xgmi = args.queue_type == KFD_IOC_QUEUE_TYPE_SDMA_XGMI
             || (args.queue_type == KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID && args.sdma_engine_id >= gpu.num_sdma_engines);
-        let budget = if xgmi { gpu.num_sdma_xgmi_engines } else { gpu.num_sdma_engines } * gpu.num_sdma_queues_per_engine;
+        let budget =
+            if xgmi { gpu.num_sdma_xgmi_engines } else { gpu.num_sdma_engines } * gpu.num_sdma_queues_per_engine;
         let in_use = st
             .queues
             .values()
@@ -498,7 +501,8 @@ fn kfd_ioctl_get_tile_config(p: &Arc<Process>, args: &mut kfd_ioctl_get_tile_con
         return Err(Errno::EFAULT);
     }
     args.num_macro_tile_configs = args.num_macro_tile_configs.min(16);
-    if let Err(_e) = sys::copy_to_user(args.macro_tile_config_ptr, &vec![0u8; args.num_macro_tile_configs as usize * 4]) {
+    if let Err(_e) = sys::copy_to_user(args.macro_tile_config_ptr, &vec![0u8; args.num_macro_tile_configs as usize * 4])
+    {
         args.num_macro_tile_configs = 0;
         return Err(Errno::EFAULT);
     }
@@ -593,7 +597,8 @@ fn kfd_ioctl_alloc_memory_of_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_alloc_me
         }
         let pdd = st.pdd_mut(args.gpu_id).unwrap();
         if pdd.doorbells.is_none() {
-            let bo = Arc::new(Bo::new_memfd(args.gpu_id, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, KFD_DOORBELL_PROCESS_SLICE)?);
+            let bo =
+                Arc::new(Bo::new_memfd(args.gpu_id, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, KFD_DOORBELL_PROCESS_SLICE)?);
             pdd.doorbells = Some(Doorbells { bo, used: BTreeSet::new() });
         }
         pdd.doorbells.as_ref().unwrap().bo.clone()
@@ -990,7 +995,13 @@ fn kfd_ioctl_runtime_enable(p: &Arc<Process>, args: &mut kfd_ioctl_runtime_enabl
 /// gpu_id → ENODEV; no KFD process in this OS process → EINVAL.
 /// # Safety
 /// As [`super::mmap`].
-pub unsafe fn kfd_mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, offset: u64) -> Result<*mut c_void, Errno> {
+pub unsafe fn kfd_mmap(
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    offset: u64,
+) -> Result<*mut c_void, Errno> {
     let p = process::current_if_exists().ok_or(Errno::EINVAL)?;
     let gpu_id = kfd_mmap_gpu_id(offset);
     let dev = if gpu_id != 0 { gpus::by_id(gpu_id) } else { None };
@@ -1003,7 +1014,8 @@ pub unsafe fn kfd_mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int,
             }
             let pdd = st.pdd_mut(dev.gpu_id).ok_or(Errno::EINVAL)?;
             if pdd.doorbells.is_none() {
-                let bo = Arc::new(Bo::new_memfd(dev.gpu_id, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, KFD_DOORBELL_PROCESS_SLICE)?);
+                let bo =
+                    Arc::new(Bo::new_memfd(dev.gpu_id, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, KFD_DOORBELL_PROCESS_SLICE)?);
                 pdd.doorbells = Some(Doorbells { bo, used: BTreeSet::new() });
             }
             let fd = pdd.doorbells.as_ref().unwrap().bo.fd().unwrap();

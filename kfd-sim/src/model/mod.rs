@@ -132,7 +132,14 @@ pub fn ioctl(fd: RawFd, request: c_ulong, arg: *mut c_void) -> Result<c_int, Err
 /// # Safety
 /// As `mmap(2)`: with `MAP_FIXED`, `[addr, addr+len)` must be a range the caller owns and may
 /// replace (nothing in it is borrowed); without it, `addr` is only a hint.
-pub unsafe fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, offset: i64) -> Result<*mut c_void, Errno> {
+pub unsafe fn mmap(
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: RawFd,
+    offset: i64,
+) -> Result<*mut c_void, Errno> {
     let Some((key, entry)) = file_of(fd) else { return Err(Errno::ENODEV) };
     if len == 0 {
         return Err(Errno::EINVAL);
@@ -161,7 +168,15 @@ pub unsafe fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd:
 /// # Safety
 /// As `mmap(2)`: with `MAP_FIXED`, `[addr, addr+len)` must be a range the caller owns and may
 /// replace (nothing in it is borrowed); without it, `addr` is only a hint.
-pub(crate) unsafe fn map_for_user(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, off: u64, dontfork: bool) -> Result<*mut c_void, Errno> {
+pub(crate) unsafe fn map_for_user(
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: RawFd,
+    off: u64,
+    dontfork: bool,
+) -> Result<*mut c_void, Errno> {
     let flags = (flags & !(libc::MAP_PRIVATE | libc::MAP_SHARED_VALIDATE)) | libc::MAP_SHARED;
     // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
     let p = unsafe { sys::mmap(addr, len, prot, flags, fd, off as i64) }?;

@@ -12,12 +12,12 @@
 //! signal events (never both the other way round).
 
 use super::bo::{Bo, FileKey};
+use super::drm::DrmFile;
 use super::events::EventTable;
 use super::gpus::{self, GpuInfo};
 use super::gpuvm::Gpuvm;
 use super::queue::Queue;
 use super::sdma::Engine;
-use super::drm::DrmFile;
 use nix::errno::Errno;
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -376,7 +376,8 @@ fn fill_va(vm: &Gpuvm, dst: u64, data: u32, count: u64) -> Result<(), Fault> {
             }
         } else {
             let chunk: Vec<u8> = (0..s.len).map(|i| pattern[((off + i) % 4) as usize]).collect();
-            s.bo.write(s.bo_offset, &chunk).map_err(|_| Fault { va: (dst + off) & !0xfff, kind: FaultKind::NotPresent })?;
+            s.bo.write(s.bo_offset, &chunk)
+                .map_err(|_| Fault { va: (dst + off) & !0xfff, kind: FaultKind::NotPresent })?;
         }
         off += s.len;
     }
@@ -397,7 +398,9 @@ fn atomic_va(vm: &Gpuvm, op: kfd_ioctl::sdma::AtomicOp, addr: u64, src: u64, cmp
             } else {
                 // SAFETY: as above, 4-byte aligned.
                 let a = unsafe { &*(p as *const std::sync::atomic::AtomicU32) };
-                let _ = a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(op.apply(old as u64, src, cmp) as u32));
+                let _ = a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
+                    Some(op.apply(old as u64, src, cmp) as u32)
+                });
             }
             return Ok(());
         }

@@ -140,7 +140,15 @@ impl Syncobj {
         let ts = libc::timespec { tv_sec: left / 1_000_000_000, tv_nsec: left % 1_000_000_000 };
         // SAFETY: futex wait on a live shared word with a relative timeout.
         unsafe {
-            libc::syscall(libc::SYS_futex, &self.shared().seq as *const AtomicU32, libc::FUTEX_WAIT, seq, &ts as *const libc::timespec, 0, 0)
+            libc::syscall(
+                libc::SYS_futex,
+                &self.shared().seq as *const AtomicU32,
+                libc::FUTEX_WAIT,
+                seq,
+                &ts as *const libc::timespec,
+                0,
+                0,
+            )
         };
     }
 }
@@ -184,7 +192,13 @@ impl SyncobjTable {
 
 /// `drm_syncobj_array_wait_timeout`: waits for all (or the first of) `objs` at `points`.
 /// Returns the index of the first signaled object. `timeout_ns` is absolute CLOCK_MONOTONIC.
-pub fn wait(objs: &[Arc<Syncobj>], points: &[u64], wait_all: bool, wait_for_submit: bool, timeout_ns: i64) -> Result<u32, Errno> {
+pub fn wait(
+    objs: &[Arc<Syncobj>],
+    points: &[u64],
+    wait_all: bool,
+    wait_for_submit: bool,
+    timeout_ns: i64,
+) -> Result<u32, Errno> {
     if !wait_for_submit && objs.iter().zip(points).any(|(o, p)| !o.is_signaled(*p)) {
         // Nothing is ever submitted later in the model: an unsignaled point has no fence.
         return Err(Errno::EINVAL);

@@ -42,8 +42,7 @@ pub fn memfd(name: &str, size: u64) -> Result<OwnedFd, Errno> {
     let cname = std::ffi::CString::new(name).map_err(|_| Errno::EINVAL)?;
     // SAFETY: `cname` is a valid NUL-terminated string; the returned fd is owned by us.
     let fd = unsafe {
-        ret(libc::syscall(libc::SYS_memfd_create, cname.as_ptr(), libc::MFD_CLOEXEC as libc::c_long))?
-            as RawFd
+        ret(libc::syscall(libc::SYS_memfd_create, cname.as_ptr(), libc::MFD_CLOEXEC as libc::c_long))? as RawFd
     };
     // SAFETY: `fd` was just returned by memfd_create and is owned by nobody else.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
@@ -57,7 +56,14 @@ pub fn memfd(name: &str, size: u64) -> Result<OwnedFd, Errno> {
 /// # Safety
 /// As `mmap(2)`: with `MAP_FIXED`, `[addr, addr+len)` must be a range the caller owns and may
 /// replace (nothing in it is borrowed); without it, `addr` is only a hint.
-pub unsafe fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, off: i64) -> Result<*mut c_void, Errno> {
+pub unsafe fn mmap(
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: RawFd,
+    off: i64,
+) -> Result<*mut c_void, Errno> {
     // SAFETY: the kernel validates every argument; the caller upholds the MAP_FIXED contract.
     let r = unsafe {
         libc::syscall(
@@ -95,14 +101,16 @@ pub fn map_shared(fd: RawFd, len: u64) -> Result<*mut u8, Errno> {
         return Err(Errno::EINVAL);
     }
     // SAFETY: no MAP_FIXED: the kernel picks a fresh range, which aliases nothing.
-    let p = unsafe { mmap(
-        std::ptr::null_mut(),
-        len as usize,
-        libc::PROT_READ | libc::PROT_WRITE,
-        libc::MAP_SHARED | libc::MAP_NORESERVE,
-        fd,
-        0,
-    ) }?;
+    let p = unsafe {
+        mmap(
+            std::ptr::null_mut(),
+            len as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_NORESERVE,
+            fd,
+            0,
+        )
+    }?;
     Ok(p as *mut u8)
 }
 

@@ -57,8 +57,17 @@ fn env() -> &'static Env {
 /// Reserves `size` bytes of VA (PROT_NONE), like the runtime's SVM aperture.
 fn reserve(size: u64) -> u64 {
     // SAFETY: no MAP_FIXED: a fresh reservation that aliases nothing.
-    unsafe { sys::mmap(std::ptr::null_mut(), size as usize, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE, -1, 0) }.unwrap()
-        as u64
+    unsafe {
+        sys::mmap(
+            std::ptr::null_mut(),
+            size as usize,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    }
+    .unwrap() as u64
 }
 
 struct Buf {
@@ -73,7 +82,8 @@ fn alloc(gpu_idx: usize, size: u64, flags: u32) -> Buf {
 
 fn alloc_at(gpu_idx: usize, va: u64, size: u64, flags: u32) -> Buf {
     let e = env();
-    let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: e.gpus[gpu_idx], flags, ..Default::default() };
+    let mut a =
+        kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: e.gpus[gpu_idx], flags, ..Default::default() };
     kio(e.kfd.as_raw_fd(), AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
     if flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM == 0 || flags & KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC != 0 {
         let p = mmap(
@@ -162,7 +172,13 @@ fn alloc_map_free_rules() {
     let e = env();
     let kfd = e.kfd.as_raw_fd();
     // size 0 → EINVAL
-    let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: 0x1000_0000, size: 0, gpu_id: e.gpus[0], flags: VRAM, ..Default::default() };
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: 0x1000_0000,
+        size: 0,
+        gpu_id: e.gpus[0],
+        flags: VRAM,
+        ..Default::default()
+    };
     assert_eq!(kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a), Err(Errno::EINVAL));
     // more than the VRAM → ENOMEM
     a.size = gpus::all()[0].vram_size + 4096;
@@ -195,11 +211,22 @@ fn alloc_map_free_rules() {
     // Restartable: an unknown peer after a good one leaves n_success = 1.
     let c = alloc(0, 4096, GTT);
     let devs = [e.gpus[0], 0xbeef];
-    let mut m = kfd_ioctl_map_memory_to_gpu_args { handle: c.handle, device_ids_array_ptr: devs.as_ptr() as u64, n_devices: 2, n_success: 0 };
+    let mut m = kfd_ioctl_map_memory_to_gpu_args {
+        handle: c.handle,
+        device_ids_array_ptr: devs.as_ptr() as u64,
+        n_devices: 2,
+        n_success: 0,
+    };
     assert_eq!(kio(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut m), Err(Errno::EINVAL));
     assert_eq!(m.n_success, 1);
     // Overlapping VA on the same GPU → EINVAL.
-    let mut d = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: c.va, size: 4096, gpu_id: e.gpus[0], flags: GTT, ..Default::default() };
+    let mut d = kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: c.va,
+        size: 4096,
+        gpu_id: e.gpus[0],
+        flags: GTT,
+        ..Default::default()
+    };
     kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut d).unwrap();
     let dbuf = Buf { handle: d.handle, va: c.va, size: 4096 };
     assert_eq!(map(&dbuf, &e.gpus[..1]), Err(Errno::EINVAL));
@@ -211,13 +238,33 @@ fn alloc_map_free_rules() {
     assert_eq!(free(&c), Ok(0));
     // Non-PUBLIC VRAM is not NO_CPU_ACCESS: libhsakmt's PROT_NONE private mapping is accepted
     // (amdgpu_gem_object_mmap's thunk workaround), a readable private one is COW (EINVAL).
-    let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: 0, size: 4096, gpu_id: e.gpus[0], flags: KFD_IOC_ALLOC_MEM_FLAGS_VRAM, ..Default::default() };
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: 0,
+        size: 4096,
+        gpu_id: e.gpus[0],
+        flags: KFD_IOC_ALLOC_MEM_FLAGS_VRAM,
+        ..Default::default()
+    };
     kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
-    let r = mmap(std::ptr::null_mut(), 4096, libc::PROT_NONE, libc::MAP_PRIVATE, e.render[0].as_raw_fd(), a.mmap_offset as i64);
+    let r = mmap(
+        std::ptr::null_mut(),
+        4096,
+        libc::PROT_NONE,
+        libc::MAP_PRIVATE,
+        e.render[0].as_raw_fd(),
+        a.mmap_offset as i64,
+    );
     assert!(r.is_ok(), "{r:?}");
     // SAFETY: the mapping just made, 4096 bytes.
     unsafe { libc::munmap(r.unwrap(), 4096) };
-    let r = mmap(std::ptr::null_mut(), 4096, libc::PROT_READ, libc::MAP_PRIVATE, e.render[0].as_raw_fd(), a.mmap_offset as i64);
+    let r = mmap(
+        std::ptr::null_mut(),
+        4096,
+        libc::PROT_READ,
+        libc::MAP_PRIVATE,
+        e.render[0].as_raw_fd(),
+        a.mmap_offset as i64,
+    );
     assert_eq!(r.err(), Some(Errno::EINVAL));
     // ...and a VA-less BO cannot be GPU-mapped (EINVAL).
     let nova = Buf { handle: a.handle, va: 0, size: 4096 };
@@ -242,7 +289,12 @@ fn dmabuf_export_import_same_process() {
     assert_eq!((info.size, info.gpu_id), (8192, e.gpus[0]));
     assert_eq!(info.flags, KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC);
     let va2 = reserve(8192);
-    let mut im = kfd_ioctl_import_dmabuf_args { va_addr: va2, gpu_id: e.gpus[1], dmabuf_fd: dmabuf.as_raw_fd() as u32, handle: 0 };
+    let mut im = kfd_ioctl_import_dmabuf_args {
+        va_addr: va2,
+        gpu_id: e.gpus[1],
+        dmabuf_fd: dmabuf.as_raw_fd() as u32,
+        handle: 0,
+    };
     kio(kfd, AMDKFD_IOC_IMPORT_DMABUF, &mut im).unwrap();
     let imp = Buf { handle: im.handle, va: va2, size: 8192 };
     map(&imp, &e.gpus[1..2]).unwrap();
@@ -279,7 +331,11 @@ fn event_page() -> (Buf, *mut u64) {
     let (h, va, sz) = *PAGE.get_or_init(|| {
         let b = alloc(0, 32768, GTT);
         map(&b, &env().gpus).unwrap();
-        let mut a = kfd_ioctl_create_event_args { event_page_offset: b.handle, event_type: KFD_IOC_EVENT_SIGNAL, ..Default::default() };
+        let mut a = kfd_ioctl_create_event_args {
+            event_page_offset: b.handle,
+            event_type: KFD_IOC_EVENT_SIGNAL,
+            ..Default::default()
+        };
         kio(env().kfd.as_raw_fd(), AMDKFD_IOC_CREATE_EVENT, &mut a).unwrap();
         (b.handle, b.va, b.size)
     });
@@ -294,8 +350,15 @@ fn create_event(kind: u32, auto_reset: bool) -> kfd_ioctl_create_event_args {
 }
 
 fn wait(ids: &[u32], timeout: u32) -> (Result<c_int, Errno>, u32, Vec<kfd_event_data>) {
-    let mut evs: Vec<kfd_event_data> = ids.iter().map(|i| kfd_event_data { event_id: *i, ..Default::default() }).collect();
-    let mut w = kfd_ioctl_wait_events_args { events_ptr: evs.as_mut_ptr() as u64, num_events: ids.len() as u32, wait_for_all: 0, timeout, wait_result: 99 };
+    let mut evs: Vec<kfd_event_data> =
+        ids.iter().map(|i| kfd_event_data { event_id: *i, ..Default::default() }).collect();
+    let mut w = kfd_ioctl_wait_events_args {
+        events_ptr: evs.as_mut_ptr() as u64,
+        num_events: ids.len() as u32,
+        wait_for_all: 0,
+        timeout,
+        wait_result: 99,
+    };
     let r = kio(env().kfd.as_raw_fd(), AMDKFD_IOC_WAIT_EVENTS, &mut w);
     (r, w.wait_result, evs)
 }
@@ -529,13 +592,23 @@ fn drm_version_caps_info() {
     let mut sc = drm_set_client_cap { capability: 2, value: 1 };
     assert_eq!(kio(r, DRM_IOCTL_SET_CLIENT_CAP, &mut sc), Err(Errno::EACCES));
     let mut dev = drm_amdgpu_info_device::default();
-    let mut q = drm_amdgpu_info { return_pointer: &mut dev as *mut _ as u64, return_size: std::mem::size_of_val(&dev) as u32, query: AMDGPU_INFO_DEV_INFO, query_args: [0; 4] };
+    let mut q = drm_amdgpu_info {
+        return_pointer: &mut dev as *mut _ as u64,
+        return_size: std::mem::size_of_val(&dev) as u32,
+        query: AMDGPU_INFO_DEV_INFO,
+        query_args: [0; 4],
+    };
     kio(r, DRM_IOCTL_AMDGPU_INFO, &mut q).unwrap();
     assert_eq!((dev.device_id, dev.family), (gpus::all()[0].device_id, AMDGPU_FAMILY_AI));
     q.return_size = 0;
     assert_eq!(kio(r, DRM_IOCTL_AMDGPU_INFO, &mut q), Err(Errno::EINVAL));
     let mut reg = 0u32;
-    let mut q = drm_amdgpu_info { return_pointer: &mut reg as *mut _ as u64, return_size: 4, query: AMDGPU_INFO_READ_MMR_REG, query_args: [0x263e, 1, 0xffff_ffff, 0] };
+    let mut q = drm_amdgpu_info {
+        return_pointer: &mut reg as *mut _ as u64,
+        return_size: 4,
+        query: AMDGPU_INFO_READ_MMR_REG,
+        query_args: [0x263e, 1, 0xffff_ffff, 0],
+    };
     kio(r, DRM_IOCTL_AMDGPU_INFO, &mut q).unwrap();
     assert_ne!(reg, 0);
 }
@@ -545,18 +618,39 @@ fn gem_create_prime_gem_va_and_sdma_through_gem_mapping() {
     let _g = SERIAL.lock().unwrap();
     let e = env();
     let r = e.render[0].as_raw_fd();
-    let mut c = drm_amdgpu_gem_create::new(drm_amdgpu_gem_create_in { bo_size: 65536, alignment: 4096, domains: AMDGPU_GEM_DOMAIN_VRAM, domain_flags: 0 });
+    let mut c = drm_amdgpu_gem_create::new(drm_amdgpu_gem_create_in {
+        bo_size: 65536,
+        alignment: 4096,
+        domains: AMDGPU_GEM_DOMAIN_VRAM,
+        domain_flags: 0,
+    });
     kio(r, DRM_IOCTL_AMDGPU_GEM_CREATE, &mut c).unwrap();
     let h = c.output().handle;
     assert_eq!(h, 1);
     let mut m = drm_amdgpu_gem_mmap::new(h);
     kio(r, DRM_IOCTL_AMDGPU_GEM_MMAP, &mut m).unwrap();
-    let cpu = mmap(std::ptr::null_mut(), 65536, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, r, m.output().addr_ptr as i64).unwrap() as u64;
+    let cpu = mmap(
+        std::ptr::null_mut(),
+        65536,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_SHARED,
+        r,
+        m.output().addr_ptr as i64,
+    )
+    .unwrap() as u64;
     // SAFETY: mapped above.
     unsafe { std::ptr::write_bytes(cpu as *mut u8, 0x3c, 65536) };
     // GEM_VA the BO into the file's VM (= the KFD VM of GPU 0) at a fresh VA.
     let va = reserve(65536);
-    let mut gva = drm_amdgpu_gem_va { handle: h, operation: AMDGPU_VA_OP_MAP, flags: AMDGPU_VM_PAGE_READABLE | AMDGPU_VM_PAGE_WRITEABLE, va_address: va, offset_in_bo: 0, map_size: 65536, ..Default::default() };
+    let mut gva = drm_amdgpu_gem_va {
+        handle: h,
+        operation: AMDGPU_VA_OP_MAP,
+        flags: AMDGPU_VM_PAGE_READABLE | AMDGPU_VM_PAGE_WRITEABLE,
+        va_address: va,
+        offset_in_bo: 0,
+        map_size: 65536,
+        ..Default::default()
+    };
     kio(r, DRM_IOCTL_AMDGPU_GEM_VA, &mut gva).unwrap();
     assert_eq!(kio(r, DRM_IOCTL_AMDGPU_GEM_VA, &mut gva), Err(Errno::EINVAL), "overlap");
     // SDMA on GPU 0 copies from the GEM mapping into a KFD BO.
@@ -606,7 +700,15 @@ fn syncobj_signal_wait_export_import() {
     let h = c.handle;
     let hs = [h];
     let now = sys::clock_ns(libc::CLOCK_MONOTONIC) as i64;
-    let mut w = drm_syncobj_wait { handles: hs.as_ptr() as u64, timeout_nsec: now, count_handles: 1, flags: 0, first_signaled: 0, pad: 0, deadline_nsec: 0 };
+    let mut w = drm_syncobj_wait {
+        handles: hs.as_ptr() as u64,
+        timeout_nsec: now,
+        count_handles: 1,
+        flags: 0,
+        first_signaled: 0,
+        pad: 0,
+        deadline_nsec: 0,
+    };
     assert_eq!(kio(r, DRM_IOCTL_SYNCOBJ_WAIT, &mut w), Err(Errno::EINVAL), "no fence, no WAIT_FOR_SUBMIT");
     w.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT;
     w.timeout_nsec = now + 10_000_000;
@@ -630,14 +732,33 @@ fn syncobj_signal_wait_export_import() {
     signaller.join().unwrap();
     // Timeline: signal point 5, wait for 3 ok, query 5.
     let pts = [5u64];
-    let mut ts = drm_syncobj_timeline_array { handles: hs.as_ptr() as u64, points: pts.as_ptr() as u64, count_handles: 1, flags: 0 };
+    let mut ts = drm_syncobj_timeline_array {
+        handles: hs.as_ptr() as u64,
+        points: pts.as_ptr() as u64,
+        count_handles: 1,
+        flags: 0,
+    };
     kio(r, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, &mut ts).unwrap();
     let wp = [3u64];
-    let mut tw = drm_syncobj_timeline_wait { handles: hs.as_ptr() as u64, points: wp.as_ptr() as u64, timeout_nsec: 0, count_handles: 1, flags: 0, first_signaled: 9, pad: 0, deadline_nsec: 0 };
+    let mut tw = drm_syncobj_timeline_wait {
+        handles: hs.as_ptr() as u64,
+        points: wp.as_ptr() as u64,
+        timeout_nsec: 0,
+        count_handles: 1,
+        flags: 0,
+        first_signaled: 9,
+        pad: 0,
+        deadline_nsec: 0,
+    };
     kio(r, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &mut tw).unwrap();
     assert_eq!(tw.first_signaled, 0);
     let mut out = [0u64];
-    let mut qa = drm_syncobj_timeline_array { handles: hs.as_ptr() as u64, points: out.as_mut_ptr() as u64, count_handles: 1, flags: 0 };
+    let mut qa = drm_syncobj_timeline_array {
+        handles: hs.as_ptr() as u64,
+        points: out.as_mut_ptr() as u64,
+        count_handles: 1,
+        flags: 0,
+    };
     kio(r, DRM_IOCTL_SYNCOBJ_QUERY, &mut qa).unwrap();
     assert_eq!(out[0], 5);
     let mut d = drm_syncobj_destroy { handle: h, pad: 0 };

@@ -2,8 +2,8 @@
 //! `hip-conformance/compat/compat.c`, which uses only the runtime-core APIs, must compile
 //! unchanged with gcc against our header and against AMD's own `hip/hip_runtime_api.h`
 //! (Debian `libamdhip64-dev`, ROCm 5.2; it works as C with `-D__HIP_PLATFORM_AMD__`). Our header
-//! must also be valid on its own as strict C99 and as C++17. Compile only: the C suite links and
-//! runs compat.c against our library under kfdsim.
+//! must also be valid on its own as strict C99 and as C++17. And a binary built and linked
+//! against AMD's own library runs on ours (drop-in at the binary level).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -84,4 +84,42 @@ fn our_header_is_self_contained() {
     compile("self-c99", "gcc", &["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-I", inc], &src);
     compile("self-cxx11", "g++", &["-x", "c++", "-std=c++11", "-Wall", "-Werror", "-I", inc], &src);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Binary compatibility: compat.c built against AMD's header and linked against AMD's own
+/// library (Debian `libamdhip64.so.5`, whose symbols carry AMD's versions such as `hip_4.2`)
+/// runs unchanged on ours when the loader finds ours under AMD's name. Our library defines no
+/// symbol versions, so glibc accepts the versioned references (`no version information
+/// available`). Runs under kfdsim (the test runner), like every test binary here.
+#[test]
+fn binary_built_against_amds_library_runs_on_ours() {
+    let amd_lib = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
+    assert!(Path::new(amd_lib).exists(), "{amd_lib} missing: install Debian package libamdhip64-dev");
+    assert!(std::env::var_os("KFDSIM_ROOT").is_some(), "run under kfdsim (see tools/run-tests)");
+    let ours = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().join("libamdhip64.so");
+    assert!(ours.exists(), "{} missing", ours.display());
+    let dir = out_dir("dropin");
+    let exe = dir.join("compat_amd");
+    let out = Command::new("gcc")
+        .args(["-std=c11", "-D__HIP_PLATFORM_AMD__"])
+        .arg(compat_c())
+        .arg("-o")
+        .arg(&exe)
+        .arg(format!("-l:{}", Path::new(amd_lib).file_name().unwrap().to_str().unwrap()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "linking against AMD's library:\n{}", String::from_utf8_lossy(&out.stderr));
+    let libdir = dir.join("lib");
+    std::fs::create_dir_all(&libdir).unwrap();
+    std::os::unix::fs::symlink(&ours, libdir.join("libamdhip64.so.5")).unwrap();
+    let run = Command::new(&exe).env("LD_LIBRARY_PATH", &libdir).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success() && stdout.contains("PASS"),
+        "AMD-linked binary on our library: {:?}\n{stdout}\n{}",
+        run.status,
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(stdout.contains("gfx90a"), "device properties through the ROCm 5 layout: {stdout}");
 }

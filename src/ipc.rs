@@ -292,8 +292,10 @@ impl Ipc {
             };
             for i in (0..conns.len()).rev() {
                 if ready[i + 1] {
-                    let (c, _) = conns.swap_remove(i);
-                    self.answer(&c);
+                    let (c, t) = conns.swap_remove(i);
+                    if self.answer(&c) == Err(Errno::EAGAIN) {
+                        conns.push((c, t)); // woken without a request yet: wait for it
+                    }
                 }
             }
             if ready[0] {
@@ -310,33 +312,45 @@ impl Ipc {
         }
     }
 
-    fn answer(&self, conn: &OwnedFd) {
+    /// Answers the one request of `conn`. `Err(EAGAIN)` when no request has arrived yet (the
+    /// connection stays open); other errors drop the connection.
+    fn answer(&self, conn: &OwnedFd) -> Result<(), Errno> {
         let mut req = [0u8; REQ_LEN];
-        let n = match nix::sys::socket::recv(conn.as_raw_fd(), &mut req, MsgFlags::empty()) {
-            Ok(n) => n,
-            Err(_) => return,
-        };
+        let n = nix::sys::socket::recv(conn.as_raw_fd(), &mut req, MsgFlags::empty())?;
         let kind = u32::from_le_bytes(req[4..8].try_into().unwrap());
         let token: Id = req[8..24].try_into().unwrap();
         let magic_ok = n == REQ_LEN && u32::from_le_bytes(req[0..4].try_into().unwrap()) == HANDLE_MAGIC;
         let result: Result<(OwnedFd, u64), Errno> =
             if !magic_ok { Err(Errno::EINVAL) } else { self.lookup(kind, &token) };
         let mut reply = [0u8; REPLY_LEN];
-        match result {
+        let fd = match result {
             Ok((fd, size)) => {
                 reply[8..16].copy_from_slice(&size.to_le_bytes());
-                let fds = [fd.as_raw_fd()];
-                let cmsg = [ControlMessage::ScmRights(&fds)];
-                let _ =
-                    sendmsg::<UnixAddr>(conn.as_raw_fd(), &[IoSlice::new(&reply)], &cmsg, MsgFlags::MSG_NOSIGNAL, None);
-                // `fd` closes here: the message in flight holds its own reference.
+                Some(fd)
             }
             Err(e) => {
                 reply[0..4].copy_from_slice(&(e as i32).to_le_bytes());
-                let _ =
-                    sendmsg::<UnixAddr>(conn.as_raw_fd(), &[IoSlice::new(&reply)], &[], MsgFlags::MSG_NOSIGNAL, None);
+                None
+            }
+        };
+        let fds: Vec<RawFd> = fd.iter().map(|f| f.as_raw_fd()).collect();
+        let cmsg: Vec<ControlMessage> = if fds.is_empty() { vec![] } else { vec![ControlMessage::ScmRights(&fds)] };
+        // The connection is non-blocking: a full socket buffer (EAGAIN) is retried for a while
+        // rather than leaving the importer without an answer.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(IO_TIMEOUT_MS as u64 / 2);
+        loop {
+            match sendmsg::<UnixAddr>(conn.as_raw_fd(), &[IoSlice::new(&reply)], &cmsg, MsgFlags::MSG_NOSIGNAL, None) {
+                Err(Errno::EAGAIN) | Err(Errno::EINTR) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_micros(100))
+                }
+                Err(e) => {
+                    crate::log::hipkfd_log!("IPC reply: {e}");
+                    return Ok(());
+                }
+                Ok(_) => return Ok(()),
             }
         }
+        // `fd` closes on return: the message in flight holds its own reference.
     }
 
     /// The fd behind a token: a fresh dma-buf of the allocation (`EXPORT_DMABUF`) or a dup of an
@@ -356,6 +370,22 @@ impl Ipc {
                 Ok((p.memfd.try_clone().map_err(|_| Errno::EMFILE)?, EVENT_PAGE))
             }
             _ => Err(Errno::EINVAL),
+        }
+    }
+}
+
+/// [`request_fd`], asked again (at most twice more) when the connection broke without an answer
+/// (`EPROTO`, `ECONNRESET`, `EINTR`): those say nothing about the exporter or the token. A dead
+/// exporter (`ECONNREFUSED`) or a timeout (`EAGAIN`) is final, which keeps the 1 s bound.
+fn request_fd_retrying(instance: &Id, kind: u32, token: &Id) -> Result<(OwnedFd, u64), Errno> {
+    let mut attempt = 0;
+    loop {
+        match request_fd(instance, kind, token) {
+            Err(e @ (Errno::EPROTO | Errno::ECONNRESET | Errno::EINTR)) if attempt < 2 => {
+                crate::log::hipkfd_log!("IPC request: {e}, asking again");
+                attempt += 1;
+            }
+            r => return r,
         }
     }
 }
@@ -457,7 +487,7 @@ impl Runtime {
             *i.refs.entry(p).or_insert(0) += 1;
             return Ok(p);
         }
-        let (fd, size) = request_fd(&h.instance, KIND_MEM, &h.token).map_err(|e| {
+        let (fd, size) = request_fd_retrying(&h.instance, KIND_MEM, &h.token).map_err(|e| {
             crate::log::hipkfd_log!("hipIpcOpenMemHandle: exporter refused or unreachable: {e}");
             hipError_t::hipErrorInvalidDevicePointer
         })?;
@@ -715,7 +745,7 @@ impl Runtime {
         if h.instance == ipc.instance {
             return Err(hipError_t::hipErrorInvalidContext);
         }
-        let (fd, _) = request_fd(&h.instance, KIND_EVENT, &h.token).map_err(|e| {
+        let (fd, _) = request_fd_retrying(&h.instance, KIND_EVENT, &h.token).map_err(|e| {
             crate::log::hipkfd_log!("hipIpcOpenEventHandle: exporter refused or unreachable: {e}");
             hipError_t::hipErrorInvalidValue
         })?;

@@ -22,6 +22,33 @@ use std::sync::OnceLock;
 /// Set in the re-run child: the name of the one test to run for real.
 const CHILD_ENV: &str = "SIM_FIDELITY_CHILD";
 
+/// `MAP_MEMORY_TO_GPU` of `handle` on one GPU → `n_success`.
+fn map_one(kfd: RawFd, handle: u64, gpu_id: u32) -> u32 {
+    let devs = [gpu_id];
+    let mut m = kfd_ioctl_map_memory_to_gpu_args {
+        handle,
+        device_ids_array_ptr: devs.as_ptr() as u64,
+        n_devices: 1,
+        n_success: 0,
+    };
+    kio(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut m).unwrap();
+    m.n_success
+}
+
+/// `UNMAP_MEMORY_FROM_GPU` of `handle` from one GPU, then `FREE_MEMORY_OF_GPU`.
+fn unmap_free(kfd: RawFd, handle: u64, gpu_id: u32) {
+    let devs = [gpu_id];
+    let mut u = kfd_ioctl_unmap_memory_from_gpu_args {
+        handle,
+        device_ids_array_ptr: devs.as_ptr() as u64,
+        n_devices: 1,
+        n_success: 0,
+    };
+    kio(kfd, AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &mut u).unwrap();
+    let mut f = kfd_ioctl_free_memory_of_gpu_args { handle };
+    kio(kfd, AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut f).unwrap();
+}
+
 fn mmap(addr: u64, len: u64, prot: i32, flags: i32, fd: RawFd, off: u64) -> Result<u64, Errno> {
     // SAFETY: either a fresh mapping or MAP_FIXED over our own reservation.
     let p = unsafe { libc::mmap(addr as *mut c_void, len as usize, prot, flags, fd, off as i64) };
@@ -136,14 +163,7 @@ fn hsakmt_vram_without_host_access() {
     assert_eq!(mmap(va, size, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_FIXED, render, a.mmap_offset), Ok(va));
     assert_eq!(mmap(0, size, libc::PROT_READ, libc::MAP_PRIVATE, render, a.mmap_offset), Err(Errno::EINVAL));
     let devs = [e.gpus[0]];
-    let mut m = kfd_ioctl_map_memory_to_gpu_args {
-        handle: a.handle,
-        device_ids_array_ptr: devs.as_ptr() as u64,
-        n_devices: 1,
-        n_success: 0,
-    };
-    kio(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut m).unwrap();
-    assert_eq!(m.n_success, 1);
+    assert_eq!(map_one(kfd, a.handle, devs[0]), 1);
     let mut x = kfd_ioctl_export_dmabuf_args { handle: a.handle, flags: libc::O_CLOEXEC as u32, dmabuf_fd: 0 };
     kio(kfd, AMDKFD_IOC_EXPORT_DMABUF, &mut x).unwrap();
     // SAFETY: the fd was just created for us.
@@ -152,15 +172,7 @@ fn hsakmt_vram_without_host_access() {
     kio(kfd, AMDKFD_IOC_GET_DMABUF_INFO, &mut info).unwrap();
     assert_eq!((info.size, info.gpu_id, info.flags), (size, e.gpus[0], KFD_IOC_ALLOC_MEM_FLAGS_VRAM));
     drop(dmabuf);
-    let mut u = kfd_ioctl_unmap_memory_from_gpu_args {
-        handle: a.handle,
-        device_ids_array_ptr: devs.as_ptr() as u64,
-        n_devices: 1,
-        n_success: 0,
-    };
-    kio(kfd, AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &mut u).unwrap();
-    let mut f = kfd_ioctl_free_memory_of_gpu_args { handle: a.handle };
-    kio(kfd, AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut f).unwrap();
+    unmap_free(kfd, a.handle, devs[0]);
     // SAFETY: our reservation.
     unsafe { libc::munmap(va as *mut c_void, size as usize) };
 }
@@ -222,22 +234,8 @@ fn hsakmt_mmio_remap_page() {
     assert_eq!(mmap(0, 8192, rw, libc::MAP_SHARED, kfd, a.mmap_offset), Err(Errno::EINVAL));
     assert_eq!(mmap(va, 4096, rw, libc::MAP_SHARED | libc::MAP_FIXED, kfd, a.mmap_offset), Ok(va));
     let devs = [gpu];
-    let mut m = kfd_ioctl_map_memory_to_gpu_args {
-        handle: a.handle,
-        device_ids_array_ptr: devs.as_ptr() as u64,
-        n_devices: 1,
-        n_success: 0,
-    };
-    kio(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut m).unwrap();
-    let mut u = kfd_ioctl_unmap_memory_from_gpu_args {
-        handle: a.handle,
-        device_ids_array_ptr: devs.as_ptr() as u64,
-        n_devices: 1,
-        n_success: 0,
-    };
-    kio(kfd, AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &mut u).unwrap();
-    let mut f = kfd_ioctl_free_memory_of_gpu_args { handle: a.handle };
-    kio(kfd, AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut f).unwrap();
+    map_one(kfd, a.handle, devs[0]);
+    unmap_free(kfd, a.handle, devs[0]);
 }
 
 /// ROCr's system-memory pool on a dGPU is USERPTR (libhsakmt `fmm_allocate_host_gpu`): ALLOC
@@ -319,13 +317,7 @@ fn sdma_packets_are_traced() {
             mmap(va, size, rw, libc::MAP_SHARED | libc::MAP_FIXED, e.render[0].as_raw_fd(), a.mmap_offset),
             Ok(va)
         );
-        let mut m = kfd_ioctl_map_memory_to_gpu_args {
-            handle: a.handle,
-            device_ids_array_ptr: gpu.as_ptr() as u64,
-            n_devices: 1,
-            n_success: 0,
-        };
-        kio(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut m).unwrap();
+        map_one(kfd, a.handle, gpu[0]);
         va
     };
     let (ring, ptrs, data) = (bo(65536), bo(4096), bo(8192));

@@ -37,7 +37,7 @@ impl Runtime {
         match self.allocs.find(ptr) {
             Some(a) if ptr + len > a.base + a.size => Err(hipError_t::hipErrorInvalidValue),
             Some(a) => Ok(match a.kind {
-                MemKind::Device | MemKind::Ipc => Loc::Vram(a.bo.owner),
+                MemKind::Device | MemKind::Ipc | MemKind::Vmm => Loc::Vram(a.owner),
                 MemKind::Host => Loc::Pinned,
             }),
             None if self.va.contains(ptr, len) => Err(hipError_t::hipErrorInvalidValue),

@@ -362,7 +362,7 @@ impl Ipc {
             (KIND_MEM, Some(Export::Mem(w))) => {
                 let a = w.upgrade().ok_or(Errno::EINVAL)?;
                 let rt = runtime().map_err(|_| Errno::ENODEV)?;
-                let fd = rt.kfd.export_dmabuf(a.bo.handle)?;
+                let fd = rt.kfd.export_dmabuf(a.bo().ok_or(Errno::EINVAL)?.handle)?;
                 Ok((fd, a.size))
             }
             (KIND_EVENT, Some(Export::Event(w))) => {
@@ -497,7 +497,7 @@ impl Runtime {
         let bo = self.ipc_import_dmabuf(&fd, size, dev)?;
         drop(fd);
         let base = bo.va;
-        self.allocs.insert(Allocation { base, size, kind: MemKind::Ipc, flags: 0, bo });
+        self.allocs.insert(Allocation::with_bo(size, MemKind::Ipc, 0, bo));
         let p = base + h.offset;
         im.by_key.insert(key, Import { base, refs: HashMap::from([(p, 1)]) });
         im.by_base.insert(base, key);
@@ -564,7 +564,9 @@ impl Runtime {
         im.by_base.remove(&a.base);
         drop(im);
         let a = self.allocs.remove(a.base).ok_or(inv)?;
-        self.bo_free(&a.bo);
+        if let Some(bo) = a.bo() {
+            self.bo_free(bo);
+        }
         Ok(())
     }
 }

@@ -14,3 +14,4 @@ mod runtime;
 mod signal;
 mod stream;
 pub(crate) mod va;
+mod vmm;

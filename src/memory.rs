@@ -106,8 +106,21 @@ pub enum MemKind {
     /// `hipHostMalloc`: pinned system memory (GTT), mapped on every device.
     Host,
     /// `hipIpcOpenMemHandle`: another process's VRAM, imported as a dma-buf and mapped on every
-    /// device; `bo.owner` is the device of the memory. Freed only by `hipIpcCloseMemHandle`.
+    /// device; `owner` is the device of the memory. Freed only by `hipIpcCloseMemHandle`.
     Ipc,
+    /// `hipMemMap`: one mapping of a VMM chunk inside a `hipMemAddressReserve` range (src/vmm.rs);
+    /// `owner` is the chunk's device. Device memory to every other API; freed only by
+    /// `hipMemUnmap`.
+    Vmm,
+}
+
+/// What backs an allocation.
+#[derive(Debug)]
+pub enum Backing {
+    /// A BO of its own at `base` (device, host and IPC memory).
+    Bo(Bo),
+    /// A range of a VMM chunk (src/vmm.rs).
+    Vmm(Arc<crate::vmm::Mapping>),
 }
 
 /// One user allocation.
@@ -120,7 +133,30 @@ pub struct Allocation {
     pub kind: MemKind,
     /// `hipHostMalloc` flags (0 for device memory).
     pub flags: u32,
-    pub bo: Bo,
+    /// HIP ordinal of the device whose memory this is (for host memory: the device that
+    /// allocated it).
+    pub owner: usize,
+    pub backing: Backing,
+}
+
+impl Allocation {
+    /// An allocation backed by a BO of its own at `bo.va`.
+    pub fn with_bo(size: u64, kind: MemKind, flags: u32, bo: Bo) -> Allocation {
+        Allocation { base: bo.va, size, kind, flags, owner: bo.owner, backing: Backing::Bo(bo) }
+    }
+
+    /// The BO of its own, if it has one (every kind but `Vmm`).
+    pub fn bo(&self) -> Option<&Bo> {
+        match &self.backing {
+            Backing::Bo(bo) => Some(bo),
+            Backing::Vmm(_) => None,
+        }
+    }
+
+    /// One past the last byte.
+    pub fn end(&self) -> u64 {
+        self.base + self.size
+    }
 }
 
 /// The allocation registry: base address → allocation.
@@ -199,7 +235,7 @@ impl Runtime {
         let (_peers, map_on) = self.peer_alloc_targets(dev);
         let bo = self.bo_alloc(dev, size, vram_flags(d.large_bar), &map_on, d.large_bar)?;
         let base = bo.va;
-        self.allocs.insert(Allocation { base, size, kind: MemKind::Device, flags: 0, bo });
+        self.allocs.insert(Allocation::with_bo(size, MemKind::Device, 0, bo));
         crate::log::hipkfd_log!("hipMalloc {size} bytes on device {dev} at {base:#x}");
         Ok(base)
     }
@@ -211,7 +247,7 @@ impl Runtime {
         let all: Vec<usize> = (0..self.devices.len()).collect();
         let bo = self.bo_alloc(dev, size, gtt_flags(coherent), &all, true)?;
         let base = bo.va;
-        self.allocs.insert(Allocation { base, size, kind: MemKind::Host, flags, bo });
+        self.allocs.insert(Allocation::with_bo(size, MemKind::Host, flags, bo));
         Ok(base)
     }
 
@@ -219,7 +255,7 @@ impl Runtime {
     /// frees the allocation whose base is `base`. Errors: `hipErrorInvalidValue` for anything else.
     pub fn mem_free(&self, base: u64) -> Result<(), hipError_t> {
         let a = self.allocs.get(base).ok_or(hipError_t::hipErrorInvalidValue)?;
-        if a.kind == MemKind::Ipc {
+        if !matches!(a.kind, MemKind::Device | MemKind::Host) {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         drop(a);
@@ -230,7 +266,9 @@ impl Runtime {
         let _peers = self.peer_guard();
         let a = self.allocs.remove(base).ok_or(hipError_t::hipErrorInvalidValue)?;
         crate::ipc::forget_export(base);
-        self.bo_free(&a.bo);
+        if let Some(bo) = a.bo() {
+            self.bo_free(bo);
+        }
         Ok(())
     }
 }

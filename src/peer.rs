@@ -158,20 +158,21 @@ impl Runtime {
         let gpu = self.devices[dev].gpu_id;
         let mut done: Vec<&Bo> = vec![];
         let all = self.allocs.all();
-        for a in all.iter().filter(|a| a.kind == MemKind::Device && a.bo.owner == peer) {
-            if a.bo.mapped.lock().contains(&gpu) {
+        let bos = all.iter().filter(|a| a.kind == MemKind::Device && a.owner == peer).filter_map(|a| a.bo());
+        for bo in bos {
+            if bo.mapped.lock().contains(&gpu) {
                 continue;
             }
-            if let Err((e, _)) = self.kfd.map_memory_to_gpu(a.bo.handle, &[gpu]) {
-                crate::log::hipkfd_log!("peer map {:#x} on gpu {gpu:#x}: {e}", a.bo.va);
+            if let Err((e, _)) = self.kfd.map_memory_to_gpu(bo.handle, &[gpu]) {
+                crate::log::hipkfd_log!("peer map {:#x} on gpu {gpu:#x}: {e}", bo.va);
                 for bo in done {
                     let _ = self.kfd.unmap_memory_from_gpu(bo.handle, &[gpu]);
                     bo.mapped.lock().retain(|g| *g != gpu);
                 }
                 return Err(hipError_t::hipErrorOutOfMemory);
             }
-            a.bo.mapped.lock().push(gpu);
-            done.push(&a.bo);
+            bo.mapped.lock().push(gpu);
+            done.push(bo);
         }
         crate::log::hipkfd_log!("peer access {dev} -> {peer}: {} BO(s) mapped", done.len());
         en[dev][peer] = true;
@@ -202,13 +203,15 @@ impl Runtime {
         }
         let gpu = self.devices[dev].gpu_id;
         let mut n = 0;
-        for a in self.allocs.all().iter().filter(|a| a.kind == MemKind::Device && a.bo.owner == peer) {
-            let mut m = a.bo.mapped.lock();
+        let all = self.allocs.all();
+        let bos = all.iter().filter(|a| a.kind == MemKind::Device && a.owner == peer).filter_map(|a| a.bo());
+        for bo in bos {
+            let mut m = bo.mapped.lock();
             if !m.contains(&gpu) {
                 continue;
             }
-            if let Err((e, _)) = self.kfd.unmap_memory_from_gpu(a.bo.handle, &[gpu]) {
-                crate::log::hipkfd_log!("peer unmap {:#x} from gpu {gpu:#x}: {e}", a.bo.va);
+            if let Err((e, _)) = self.kfd.unmap_memory_from_gpu(bo.handle, &[gpu]) {
+                crate::log::hipkfd_log!("peer unmap {:#x} from gpu {gpu:#x}: {e}", bo.va);
             }
             m.retain(|g| *g != gpu);
             n += 1;

@@ -87,7 +87,7 @@ pub extern "C" fn hipDeviceReset() -> hipError_t {
             }
         }
         for a in rt.allocs.all() {
-            if a.bo.owner == d && a.kind == crate::memory::MemKind::Device {
+            if a.owner == d && a.kind == crate::memory::MemKind::Device {
                 rt.mem_free(a.base)?;
             }
         }

@@ -208,14 +208,14 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
             );
         };
         let (ty, host) = match a.kind {
-            MemKind::Device | MemKind::Ipc => (hipMemoryType::hipMemoryTypeDevice, std::ptr::null_mut()),
+            MemKind::Device | MemKind::Ipc | MemKind::Vmm => (hipMemoryType::hipMemoryTypeDevice, std::ptr::null_mut()),
             MemKind::Host => (hipMemoryType::hipMemoryTypeHost, ptr as *mut c_void),
         };
         write_out(
             attributes,
             hipPointerAttribute_t {
                 r#type: ty,
-                device: a.bo.owner as c_int,
+                device: a.owner as c_int,
                 devicePointer: ptr as *mut c_void,
                 hostPointer: host,
                 isManaged: 0,

@@ -2,7 +2,7 @@
 //! packets on a stream's queue, with pinned staging buffers for pageable host memory.
 
 use crate::api::types::{hipError_t, hipMemcpyKind};
-use crate::memory::{gtt_flags, Bo, MemKind};
+use crate::memory::{gtt_flags, Backing, Bo, MemKind};
 use crate::runtime::Runtime;
 use crate::signal::Signal;
 use crate::stream::{Fence, Stream};
@@ -22,6 +22,9 @@ enum Loc {
     Pinned,
     /// Memory the GPUs cannot reach.
     Pageable,
+    /// VMM mappings that the devices in `mask` (bit per ordinal) may access as needed; `owner`
+    /// is the chunk's device. [`Runtime::pick`] turns it into `Vram` of one of them.
+    Vmm { mask: u64, owner: usize },
 }
 
 /// A device's staging buffers, each with the fence of its last use.
@@ -31,18 +34,54 @@ pub struct Staging {
 }
 
 impl Runtime {
-    /// Classifies `[ptr, ptr+len)`. Errors: `hipErrorInvalidValue` when the range starts in an
-    /// allocation and runs past its end.
-    fn locate(&self, ptr: u64, len: u64) -> Result<Loc, hipError_t> {
+    /// Classifies `[ptr, ptr+len)` for a read (`write == false`) or a write. Errors:
+    /// `hipErrorInvalidValue` when the range starts in an allocation and runs past its end (VMM:
+    /// past the adjacent mappings), or is VMM memory no device may access that way.
+    fn locate(&self, ptr: u64, len: u64, write: bool) -> Result<Loc, hipError_t> {
         match self.allocs.find(ptr) {
+            Some(a) if a.kind == MemKind::Vmm => {
+                let Backing::Vmm(m) = &a.backing else { return Err(hipError_t::hipErrorInvalidValue) };
+                match self.vmm_span_devices(m, ptr, len, write)? {
+                    0 => Err(hipError_t::hipErrorInvalidValue),
+                    mask => Ok(Loc::Vmm { mask, owner: a.owner }),
+                }
+            }
             Some(a) if ptr + len > a.base + a.size => Err(hipError_t::hipErrorInvalidValue),
             Some(a) => Ok(match a.kind {
-                MemKind::Device | MemKind::Ipc | MemKind::Vmm => Loc::Vram(a.owner),
                 MemKind::Host => Loc::Pinned,
+                _ => Loc::Vram(a.owner),
             }),
             None if self.va.contains(ptr, len) => Err(hipError_t::hipErrorInvalidValue),
             None => Ok(Loc::Pageable),
         }
+    }
+
+    /// Settles a `Loc::Vmm` on one device: `near` when it may (the other side's device, or the
+    /// stream's), else the chunk's owner, else the lowest one.
+    fn pick(l: Loc, near: Option<usize>) -> Loc {
+        match l {
+            Loc::Vmm { mask, owner } => {
+                let ok = |d: &usize| *d < 64 && mask & 1 << d != 0;
+                Loc::Vram(near.filter(ok).or(Some(owner).filter(ok)).unwrap_or(mask.trailing_zeros() as usize))
+            }
+            l => l,
+        }
+    }
+
+    /// Settles the two sides of a copy on `s`: a VMM side goes to a device the other side
+    /// lives on if it may, so that the copy stays on one GPU when it can.
+    fn pick_pair(&self, ld: Loc, ls: Loc, s: &Stream) -> (Loc, Loc) {
+        let dev = |l: Loc| if let Loc::Vram(d) = l { Some(d) } else { None };
+        if let (Loc::Vmm { mask: md, .. }, Loc::Vmm { mask: ms, .. }) = (ld, ls) {
+            if md & ms != 0 {
+                let both = |l: Loc| if let Loc::Vmm { owner, .. } = l { Loc::Vmm { mask: md & ms, owner } } else { l };
+                let d = Self::pick(both(ld), Some(s.dev));
+                return (d, Self::pick(both(ls), dev(d)));
+            }
+        }
+        let d = Self::pick(ld, dev(ls).or(Some(s.dev)));
+        let sr = Self::pick(ls, dev(d).or(Some(s.dev)));
+        (d, sr)
     }
 
     /// The stream to run work touching `locs` on: `s` when its device reaches them all, else the
@@ -91,7 +130,7 @@ impl Runtime {
         if dst == 0 || src == 0 {
             return Err(hipError_t::hipErrorInvalidValue);
         }
-        let (ld, ls) = (self.locate(dst, len)?, self.locate(src, len)?);
+        let (ld, ls) = self.pick_pair(self.locate(dst, len, true)?, self.locate(src, len, false)?, s);
         match (ld, ls) {
             (Loc::Pageable, Loc::Pageable) => {
                 self.stream_sync(s)?;
@@ -214,10 +253,10 @@ impl Runtime {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         let len = count.checked_mul(elem).ok_or(hipError_t::hipErrorInvalidValue)?;
-        let owner = match self.locate(dst, len)? {
-            Loc::Pageable => return Err(hipError_t::hipErrorInvalidValue),
+        let owner = match Self::pick(self.locate(dst, len, true)?, Some(s.dev)) {
             Loc::Vram(o) => Some(o),
             Loc::Pinned => None,
+            _ => return Err(hipError_t::hipErrorInvalidValue),
         };
         let es = self.exec_stream(s, owner)?;
         let v = value.to_le_bytes();

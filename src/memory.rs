@@ -184,6 +184,18 @@ impl Registry {
         (ptr < a.base + a.size.max(1)).then(|| a.clone())
     }
 
+    /// The first allocation that intersects `[start, start + len)`, if any, in O(log n).
+    pub fn find_in(&self, start: u64, len: u64) -> Option<Arc<Allocation>> {
+        let end = start.saturating_add(len.max(1));
+        let m = self.map.read();
+        if let Some((_, a)) = m.range(..=start).next_back() {
+            if a.end() > start {
+                return Some(a.clone());
+            }
+        }
+        m.range(start..end).next().map(|(_, a)| a.clone())
+    }
+
     /// The allocation whose base is exactly `base`.
     pub fn get(&self, base: u64) -> Option<Arc<Allocation>> {
         self.map.read().get(&base).cloned()

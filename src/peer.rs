@@ -331,9 +331,11 @@ impl Runtime {
         }
         let done = {
             let en = self.peer.enabled.read();
-            let engine = if en[sdev][ddev] {
+            // A direct copy runs on one GPU, whose GPUVM must reach the other side: peer access
+            // covers hipMalloc memory, VMM memory needs hipMemSetAccess for that GPU.
+            let engine = if en[sdev][ddev] && self.vmm_reaches(sdev, dst, len, true) {
                 Some((sdev, ddev))
-            } else if en[ddev][sdev] {
+            } else if en[ddev][sdev] && self.vmm_reaches(ddev, src, len, false) {
                 Some((ddev, sdev))
             } else {
                 None

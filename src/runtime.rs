@@ -11,6 +11,7 @@ use crate::peer::PeerState;
 use crate::signal::{EventPage, Signal, SignalPool};
 use crate::stream::{DeviceStreams, Fence};
 use crate::va::VaManager;
+use crate::vmm::VmmState;
 use kfd_ioctl::kfd::kfd_hsa_memory_exception_data;
 use kfd_ioctl::{Kfd, RenderNode};
 use parking_lot::Mutex;
@@ -35,6 +36,8 @@ pub struct Runtime {
     pub fault: Mutex<Option<kfd_hsa_memory_exception_data>>,
     /// Peer access: which GPUVM maps which device's memory, peer-copy queues (src/peer.rs).
     pub peer: PeerState,
+    /// Virtual memory management: chunks, reservations (src/vmm.rs).
+    pub vmm: VmmState,
 }
 
 static RUNTIME: OnceLock<Result<Runtime, hipError_t>> = OnceLock::new();
@@ -98,6 +101,7 @@ impl Runtime {
             deferred: Mutex::new(vec![]),
             fault: Mutex::new(None),
             peer: PeerState::new(n),
+            vmm: VmmState::default(),
         };
         let page = rt.event_page_init()?;
         let _ = rt.event_page.set(page);

@@ -86,6 +86,25 @@ impl VaManager {
         Some(at)
     }
 
+    /// Takes exactly `[va, va + size)` if it is free (the address hint of
+    /// `hipMemAddressReserve`). Returns whether it was.
+    pub fn alloc_at(&self, va: u64, size: u64) -> bool {
+        let mut free = self.free.lock();
+        let Some((&start, &len)) = free.range(..=va).next_back() else { return false };
+        let Some(end) = va.checked_add(size) else { return false };
+        if end > start + len {
+            return false;
+        }
+        free.remove(&start);
+        if va > start {
+            free.insert(start, va - start);
+        }
+        if end < start + len {
+            free.insert(end, start + len - end);
+        }
+        true
+    }
+
     /// Gives back `[va, va + size)`, which [`alloc`](Self::alloc) returned.
     pub fn free(&self, va: u64, size: u64) {
         let mut free = self.free.lock();
@@ -108,6 +127,18 @@ impl VaManager {
     /// memfd) read-write over `[va, va + size)`, a range [`alloc`](Self::alloc) returned.
     /// [`unmap_cpu`](Self::unmap_cpu) undoes it. Errors: the errno of `mmap(2)`.
     pub fn map_cpu(&self, va: u64, size: u64, fd: std::os::fd::RawFd, offset: u64) -> Result<(), Errno> {
+        self.map_cpu_prot(va, size, fd, offset, libc::PROT_READ | libc::PROT_WRITE)
+    }
+
+    /// [`map_cpu`](Self::map_cpu) with the protection `prot` (`PROT_*`).
+    pub fn map_cpu_prot(
+        &self,
+        va: u64,
+        size: u64,
+        fd: std::os::fd::RawFd,
+        offset: u64,
+        prot: libc::c_int,
+    ) -> Result<(), Errno> {
         assert!(self.contains(va, size), "map_cpu outside the aperture");
         // SAFETY: `[va, va+size)` lies in our reserved aperture (checked above); MAP_FIXED replaces
         // only our own PROT_NONE reservation there with `fd`'s pages.
@@ -115,7 +146,7 @@ impl VaManager {
             libc::mmap(
                 va as *mut libc::c_void,
                 size as usize,
-                libc::PROT_READ | libc::PROT_WRITE,
+                prot,
                 libc::MAP_SHARED | libc::MAP_FIXED,
                 fd,
                 offset as libc::off_t,
@@ -160,6 +191,20 @@ mod tests {
         assert_ne!(a, b);
         va.free(a, PAGE_SIZE);
         va.free(b, LARGE_ALIGN);
+        assert_eq!(*va.free.lock(), BTreeMap::from([(base, size)]));
+    }
+
+    #[test]
+    fn alloc_at_takes_exactly_a_free_range() {
+        let va = VaManager::reserve(0, u64::MAX, 64 << 30).unwrap();
+        let (base, size) = va.aperture();
+        let at = base + (1 << 30);
+        assert!(va.alloc_at(at, LARGE_ALIGN));
+        assert!(!va.alloc_at(at + PAGE_SIZE, PAGE_SIZE), "inside a taken range");
+        assert!(!va.alloc_at(at - PAGE_SIZE, 2 * PAGE_SIZE), "overlapping a taken range");
+        assert!(!va.alloc_at(base + size - PAGE_SIZE, 2 * PAGE_SIZE), "past the aperture");
+        assert!(!va.alloc_at(u64::MAX - PAGE_SIZE, 2 * PAGE_SIZE), "wrapping");
+        va.free(at, LARGE_ALIGN);
         assert_eq!(*va.free.lock(), BTreeMap::from([(base, size)]));
     }
 }

@@ -346,15 +346,93 @@ typedef enum hipMemoryType {
   hipMemoryTypeUnified = 11
 } hipMemoryType;
 
+typedef enum hipMemLocationType {
+  hipMemLocationTypeInvalid = 0,
+  hipMemLocationTypeNone = 0,
+  hipMemLocationTypeDevice = 1,
+  hipMemLocationTypeHost = 2,
+  hipMemLocationTypeHostNuma = 3,
+  hipMemLocationTypeHostNumaCurrent = 4
+} hipMemLocationType;
+
+typedef enum hipMemAccessFlags {
+  hipMemAccessFlagsProtNone = 0,
+  hipMemAccessFlagsProtRead = 1,
+  hipMemAccessFlagsProtReadWrite = 3
+} hipMemAccessFlags;
+
+typedef enum hipMemAllocationType {
+  hipMemAllocationTypeInvalid = 0,
+  hipMemAllocationTypePinned = 1,
+  hipMemAllocationTypeManaged = 2,
+  hipMemAllocationTypeUncached = 1073741824,
+  hipMemAllocationTypeMax = 2147483647
+} hipMemAllocationType;
+
+typedef enum hipMemAllocationHandleType {
+  hipMemHandleTypeNone = 0,
+  hipMemHandleTypePosixFileDescriptor = 1,
+  hipMemHandleTypeWin32 = 2,
+  hipMemHandleTypeWin32Kmt = 4,
+  hipMemHandleTypeFabric = 8
+} hipMemAllocationHandleType;
+
+typedef enum hipMemAllocationGranularity_flags {
+  hipMemAllocationGranularityMinimum = 0,
+  hipMemAllocationGranularityRecommended = 1
+} hipMemAllocationGranularity_flags;
+
+typedef enum hipMemHandleType {
+  hipMemHandleTypeGeneric = 0
+} hipMemHandleType;
+
+typedef enum hipMemOperationType {
+  hipMemOperationTypeMap = 1,
+  hipMemOperationTypeUnmap = 2
+} hipMemOperationType;
+
+typedef enum hipArraySparseSubresourceType {
+  hipArraySparseSubresourceTypeSparseLevel = 0,
+  hipArraySparseSubresourceTypeMiptail = 1
+} hipArraySparseSubresourceType;
+
+typedef struct hipMemLocation {
+  hipMemLocationType type;
+  int id;
+} hipMemLocation;
+
+typedef struct hipMemAllocationProp {
+  hipMemAllocationType type;
+  union {
+    hipMemAllocationHandleType requestedHandleType;
+    hipMemAllocationHandleType requestedHandleTypes;
+  };
+  hipMemLocation location;
+  void *win32HandleMetaData;
+  struct {
+    unsigned char compressionType;
+    unsigned char gpuDirectRDMACapable;
+    unsigned short usage;
+  } allocFlags;
+} hipMemAllocationProp;
+
 
 // Size in bytes of IPC handles (`#define HIP_IPC_HANDLE_SIZE 64`).
 #define HIP_IPC_HANDLE_SIZE 64
+
+// `hipArrayMapInfo` (sparse-array mapping descriptor). hipkfd has no arrays, so
+// `hipMemMapArrayAsync` never reads one and the header declares the type incomplete: pass
+// pointers to it only.
+typedef struct hipArrayMapInfo hipArrayMapInfo;
 
 // Opaque context object behind [`hipCtx_t`] (`typedef struct ihipCtx_t* hipCtx_t;`).
 typedef struct ihipCtx_t ihipCtx_t;
 
 // Opaque event object behind [`hipEvent_t`] (`typedef struct ihipEvent_t* hipEvent_t;`).
 typedef struct ihipEvent_t ihipEvent_t;
+
+// Opaque chunk object behind [`hipMemGenericAllocationHandle_t`].
+typedef struct ihipMemGenericAllocationHandle ihipMemGenericAllocationHandle;
 
 // Opaque stream object behind [`hipStream_t`] (`typedef struct ihipStream_t* hipStream_t;`).
 // The runtime casts its own stream objects to and from this pointer type.
@@ -606,6 +684,16 @@ typedef struct hipPointerAttribute_t {
 
 // Context handle (a device, in AMD's implementation).
 typedef struct ihipCtx_t *hipCtx_t;
+
+// A physical VMM chunk (`typedef struct ihipMemGenericAllocationHandle*
+// hipMemGenericAllocationHandle_t;`). The runtime's values are ids, never dereferenced.
+typedef struct ihipMemGenericAllocationHandle *hipMemGenericAllocationHandle_t;
+
+// `typedef struct hipMemAccessDesc { hipMemLocation location; hipMemAccessFlags flags; }`. 12 bytes.
+typedef struct hipMemAccessDesc {
+  hipMemLocation location;
+  hipMemAccessFlags flags;
+} hipMemAccessDesc;
 
 #ifdef __cplusplus
 extern "C" {
@@ -919,6 +1007,107 @@ hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int *flags);
 
 // `hipStreamGetPriority`.
 hipError_t hipStreamGetPriority(hipStream_t stream, int *priority);
+
+// `hipMemGetAllocationGranularity`: the granularity (bytes) of chunks with properties `prop`:
+// 4 KiB (`hipMemAllocationGranularityMinimum`) or 2 MiB (`...Recommended`). Errors:
+// `hipErrorInvalidValue` (null pointers, option, type, location, device id).
+hipError_t hipMemGetAllocationGranularity(size_t *granularity,
+                                          const hipMemAllocationProp *prop,
+                                          hipMemAllocationGranularity_flags option);
+
+// `hipMemAddressReserve`: reserves `size` bytes of virtual addresses (a multiple of the
+// minimum granularity) aligned to `alignment` (0 = default), at `addr` when that range is free
+// (a hint), and stores the base in `*ptr`. `flags` must be 0. Errors: `hipErrorInvalidValue`
+// (null `ptr`, size, alignment, flags; ROCm 6 returned `hipErrorMemoryAllocation` for bad sizes,
+// ROCm 7 and we `hipErrorInvalidValue`), `hipErrorOutOfMemory`.
+hipError_t hipMemAddressReserve(void **ptr,
+                                size_t size,
+                                size_t alignment,
+                                void *addr,
+                                unsigned long long flags);
+
+// `hipMemAddressFree`: gives back a whole reservation (`devPtr` and `size` as reserved), which
+// must no longer be mapped. Errors: `hipErrorInvalidValue`.
+hipError_t hipMemAddressFree(void *devPtr, size_t size);
+
+// `hipMemCreate`: a physical chunk of `size` bytes (a multiple of the minimum granularity) on
+// `prop->location` (a device, or the host), not mapped anywhere; `flags` must be 0. Errors:
+// `hipErrorInvalidValue` (null pointers, size, flags, type, location type),
+// `hipErrorInvalidDevice` (`location.id` out of range, ROCm 7), `hipErrorNotSupported` (Win32 or
+// fabric handle types), `hipErrorOutOfMemory`.
+hipError_t hipMemCreate(hipMemGenericAllocationHandle_t *handle,
+                        size_t size,
+                        const hipMemAllocationProp *prop,
+                        unsigned long long flags);
+
+// `hipMemRelease`: drops one reference to a chunk; it is freed once no handle reference and no
+// mapping is left (releasing before unmapping is legal). Errors: `hipErrorInvalidValue`.
+hipError_t hipMemRelease(hipMemGenericAllocationHandle_t handle);
+
+// `hipMemMap`: maps `size` bytes of chunk `handle` from byte `offset` on (both multiples of the
+// minimum granularity; ROCm allows offset 0 only) at `ptr`, inside one reservation and over no
+// other mapping. `flags` must be 0. No device has access until `hipMemSetAccess`. Errors:
+// `hipErrorInvalidValue`.
+hipError_t hipMemMap(void *ptr,
+                     size_t size,
+                     size_t offset,
+                     hipMemGenericAllocationHandle_t handle,
+                     unsigned long long flags);
+
+// `hipMemUnmap`: unmaps the whole mappings that make up `[ptr, ptr + size)` once the devices
+// that could access them are idle. Errors: `hipErrorInvalidValue` (null, size 0, a range that is
+// not exactly whole mappings).
+hipError_t hipMemUnmap(void *ptr, size_t size);
+
+// `hipMemSetAccess`: gives each of the `count` locations in `desc` its access
+// (`ProtNone`/`ProtRead`/`ProtReadWrite`) to the mappings that make up `[ptr, ptr + size)`.
+// `ProtRead` is enforced: the GPU mapping has no write permission. Errors:
+// `hipErrorInvalidValue` (null, size 0, count 0, range, location, flags, host access to device
+// memory), `hipErrorInvalidDevice` (a device with no path to the memory's GPU).
+hipError_t hipMemSetAccess(void *ptr,
+                           size_t size,
+                           const struct hipMemAccessDesc *desc,
+                           size_t count);
+
+// `hipMemGetAccess`: stores in `*flags` the access `location` has at `ptr` (any address inside
+// a mapping); `ProtNone` for a location never given access. Errors: `hipErrorInvalidValue`.
+hipError_t hipMemGetAccess(unsigned long long *flags, const hipMemLocation *location, void *ptr);
+
+// `hipMemRetainAllocationHandle`: stores in `*handle` the handle of the chunk mapped at `addr`
+// (anywhere inside a mapping) and takes a reference that `hipMemRelease` drops. Errors:
+// `hipErrorInvalidValue` (null, not mapped).
+hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandle_t *handle, void *addr);
+
+// `hipMemGetAllocationPropertiesFromHandle`: the properties of chunk `handle` (for an imported
+// chunk: a device location naming the memory's GPU), in the `hipMemAllocationProp` layout the
+// chunk was created with. Errors: `hipErrorInvalidValue`.
+hipError_t hipMemGetAllocationPropertiesFromHandle(hipMemAllocationProp *prop,
+                                                   hipMemGenericAllocationHandle_t handle);
+
+// `hipMemExportToShareableHandle`: for `handleType` `hipMemHandleTypePosixFileDescriptor`,
+// writes a new dma-buf fd (an `int`, 4 bytes) to `shareableHandle`; the caller owns and closes
+// it. The chunk must have been created with that requested handle type; `flags` must be 0.
+// Errors: `hipErrorInvalidValue`, `hipErrorOutOfMemory`.
+hipError_t hipMemExportToShareableHandle(void *shareableHandle,
+                                         hipMemGenericAllocationHandle_t handle,
+                                         hipMemAllocationHandleType handleType,
+                                         unsigned long long flags);
+
+// `hipMemImportFromShareableHandle`: a handle for the chunk behind a dma-buf fd, usable in this
+// process like its own (map it, give any device that reaches the memory's GPU access). The
+// caller keeps the fd. `osHandle` is the fd cast to a pointer (CUDA, ROCm 7) or a pointer to an
+// `int` fd (ROCm ≤ 6): values below `fs.nr_open` (1,048,576 by default) are fds, anything else
+// is dereferenced. The same dma-buf imported again gives the same handle with one more
+// reference. Errors: `hipErrorInvalidValue` (null, type, not an amdgpu dma-buf).
+hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocationHandle_t *handle,
+                                           void *osHandle,
+                                           hipMemAllocationHandleType shHandleType);
+
+// `hipMemMapArrayAsync`: sparse arrays do not exist here. Errors: `hipErrorInvalidValue` (null
+// list, count 0, destroyed stream), `hipErrorNotSupported` otherwise (as clr).
+hipError_t hipMemMapArrayAsync(struct hipArrayMapInfo *mapInfoList,
+                               unsigned int count,
+                               hipStream_t stream);
 
 #ifdef __cplusplus
 }  // extern "C"

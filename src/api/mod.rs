@@ -12,3 +12,4 @@ pub mod memory;
 pub mod peer;
 pub mod stream;
 pub mod types;
+pub mod vmm;

@@ -758,6 +758,184 @@ impl Default for hipDeviceProp_tR0000 {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Virtual memory management (hipMem*: hip_runtime_api.h / driver_types.h, ROCm 7)
+// ---------------------------------------------------------------------------------------------
+
+c_enum! {
+    /// `hipMemLocationType`: where a VMM chunk lives or who accesses it.
+    pub struct hipMemLocationType {
+        hipMemLocationTypeInvalid = 0,
+        hipMemLocationTypeNone = 0,
+        /// A device; `id` is its ordinal.
+        hipMemLocationTypeDevice = 1,
+        /// The host (system memory); `id` is ignored.
+        hipMemLocationTypeHost = 2,
+        /// A host NUMA node; `id` is the node.
+        hipMemLocationTypeHostNuma = 3,
+        /// The calling thread's host NUMA node.
+        hipMemLocationTypeHostNumaCurrent = 4,
+    }
+}
+
+c_enum! {
+    /// `hipMemAccessFlags`: a location's access to a mapped range.
+    pub struct hipMemAccessFlags {
+        hipMemAccessFlagsProtNone = 0,
+        hipMemAccessFlagsProtRead = 1,
+        hipMemAccessFlagsProtReadWrite = 3,
+    }
+}
+
+c_enum! {
+    /// `hipMemAllocationType`.
+    pub struct hipMemAllocationType {
+        hipMemAllocationTypeInvalid = 0,
+        /// Pinned (non-migratable) memory.
+        hipMemAllocationTypePinned = 1,
+        hipMemAllocationTypeManaged = 2,
+        /// Uncached device memory (AMD).
+        hipMemAllocationTypeUncached = 0x4000_0000,
+        hipMemAllocationTypeMax = 0x7FFF_FFFF,
+    }
+}
+
+c_enum! {
+    /// `hipMemAllocationHandleType`: shareable handle kinds (bit flags).
+    pub struct hipMemAllocationHandleType {
+        hipMemHandleTypeNone = 0,
+        /// A POSIX file descriptor (here: a dma-buf fd), passed as `int`.
+        hipMemHandleTypePosixFileDescriptor = 1,
+        hipMemHandleTypeWin32 = 2,
+        hipMemHandleTypeWin32Kmt = 4,
+        hipMemHandleTypeFabric = 8,
+    }
+}
+
+c_enum! {
+    /// `hipMemAllocationGranularity_flags`.
+    pub struct hipMemAllocationGranularity_flags {
+        hipMemAllocationGranularityMinimum = 0,
+        hipMemAllocationGranularityRecommended = 1,
+    }
+}
+
+c_enum! {
+    /// `hipMemHandleType` (of `hipArrayMapInfo`).
+    pub struct hipMemHandleType {
+        hipMemHandleTypeGeneric = 0,
+    }
+}
+
+c_enum! {
+    /// `hipMemOperationType` (of `hipArrayMapInfo`).
+    pub struct hipMemOperationType {
+        hipMemOperationTypeMap = 1,
+        hipMemOperationTypeUnmap = 2,
+    }
+}
+
+c_enum! {
+    /// `hipArraySparseSubresourceType` (of `hipArrayMapInfo`).
+    pub struct hipArraySparseSubresourceType {
+        hipArraySparseSubresourceTypeSparseLevel = 0,
+        hipArraySparseSubresourceTypeMiptail = 1,
+    }
+}
+
+// hipMemLocation and hipMemAllocationProp are written into the header by the prelude
+// ([`VMM_PROP_C`]): the ROCm 7 struct has an anonymous union, which cbindgen cannot emit.
+hidden_from_cbindgen! {
+/// `typedef struct hipMemLocation { hipMemLocationType type; int id; } hipMemLocation;` 8 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct hipMemLocation {
+    pub r#type: hipMemLocationType,
+    /// Device ordinal for `hipMemLocationTypeDevice`, NUMA node for `HostNuma`.
+    pub id: c_int,
+}
+
+/// The handle-type member of [`hipMemAllocationProp`]: ROCm 7 spells it either way.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union hipMemAllocationProp_handleTypes {
+    pub requestedHandleType: hipMemAllocationHandleType,
+    pub requestedHandleTypes: hipMemAllocationHandleType,
+}
+
+/// `allocFlags` of [`hipMemAllocationProp`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct hipMemAllocationProp_allocFlags {
+    pub compressionType: u8,
+    pub gpuDirectRDMACapable: u8,
+    pub usage: u16,
+}
+
+/// `typedef struct hipMemAllocationProp {...} hipMemAllocationProp;`, the ROCm 5.3+ layout
+/// (32 bytes: type@0, requestedHandleType(s)@4, location@8, win32HandleMetaData@16,
+/// allocFlags@24). The C text is [`VMM_PROP_C`] (an anonymous union, which cbindgen cannot
+/// write). Binaries built against the ROCm ≤ 5.2 header pass another layout of the same
+/// size; `src/vmm.rs` (`AllocProp::read`) tells them apart.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipMemAllocationProp {
+    pub r#type: hipMemAllocationType,
+    pub handleTypes: hipMemAllocationProp_handleTypes,
+    pub location: hipMemLocation,
+    pub win32HandleMetaData: *mut c_void,
+    pub allocFlags: hipMemAllocationProp_allocFlags,
+}
+}
+
+/// `typedef struct hipMemAccessDesc { hipMemLocation location; hipMemAccessFlags flags; }`. 12 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct hipMemAccessDesc {
+    pub location: hipMemLocation,
+    pub flags: hipMemAccessFlags,
+}
+
+/// The C text of `hipMemLocation` and `hipMemAllocationProp` (ROCm 7 `driver_types.h` /
+/// `hip_runtime_api.h`), for the prelude.
+pub const VMM_PROP_C: &str = "\
+typedef struct hipMemLocation {
+  hipMemLocationType type;
+  int id;
+} hipMemLocation;
+
+typedef struct hipMemAllocationProp {
+  hipMemAllocationType type;
+  union {
+    hipMemAllocationHandleType requestedHandleType;
+    hipMemAllocationHandleType requestedHandleTypes;
+  };
+  hipMemLocation location;
+  void *win32HandleMetaData;
+  struct {
+    unsigned char compressionType;
+    unsigned char gpuDirectRDMACapable;
+    unsigned short usage;
+  } allocFlags;
+} hipMemAllocationProp;
+";
+
+/// Opaque chunk object behind [`hipMemGenericAllocationHandle_t`].
+pub struct ihipMemGenericAllocationHandle {
+    _opaque: [u8; 0],
+}
+
+/// A physical VMM chunk (`typedef struct ihipMemGenericAllocationHandle*
+/// hipMemGenericAllocationHandle_t;`). The runtime's values are ids, never dereferenced.
+pub type hipMemGenericAllocationHandle_t = *mut ihipMemGenericAllocationHandle;
+
+/// `hipArrayMapInfo` (sparse-array mapping descriptor). hipkfd has no arrays, so
+/// `hipMemMapArrayAsync` never reads one and the header declares the type incomplete: pass
+/// pointers to it only.
+pub struct hipArrayMapInfo {
+    _opaque: [u8; 0],
+}
+
+// ---------------------------------------------------------------------------------------------
 // Version and flag macros
 // ---------------------------------------------------------------------------------------------
 
@@ -926,7 +1104,27 @@ pub fn c_header_prelude() -> String {
     render_enum(&mut s, "hipDeviceP2PAttr", "", hipDeviceP2PAttr::ENUMERATORS);
     s.push('\n');
     render_enum(&mut s, "hipMemoryType", "", hipMemoryType::ENUMERATORS);
+    for (name, e) in [
+        ("hipMemLocationType", ints(hipMemLocationType::ENUMERATORS)),
+        ("hipMemAccessFlags", ints(hipMemAccessFlags::ENUMERATORS)),
+        ("hipMemAllocationType", ints(hipMemAllocationType::ENUMERATORS)),
+        ("hipMemAllocationHandleType", ints(hipMemAllocationHandleType::ENUMERATORS)),
+        ("hipMemAllocationGranularity_flags", ints(hipMemAllocationGranularity_flags::ENUMERATORS)),
+        ("hipMemHandleType", ints(hipMemHandleType::ENUMERATORS)),
+        ("hipMemOperationType", ints(hipMemOperationType::ENUMERATORS)),
+        ("hipArraySparseSubresourceType", ints(hipArraySparseSubresourceType::ENUMERATORS)),
+    ] {
+        s.push('\n');
+        render_enum(&mut s, name, "", &e);
+    }
+    s.push('\n');
+    s.push_str(VMM_PROP_C);
     s
+}
+
+/// An enumerator table with plain `int` values, so tables of several enum types share a loop.
+fn ints<T: Copy + Into<c_int>>(e: &[(&'static str, T)]) -> Vec<(&'static str, c_int)> {
+    e.iter().map(|(n, v)| (*n, (*v).into())).collect()
 }
 
 fn render_enum<T: Copy + Into<c_int>>(s: &mut String, name: &str, attr: &str, e: &[(&str, T)]) {
@@ -957,6 +1155,15 @@ mod tests {
         assert_eq!(size_of::<hipIpcMemHandle_t>(), 64);
         assert_eq!(size_of::<hipIpcEventHandle_t>(), 64);
         assert_eq!(size_of::<hipPointerAttribute_t>(), 32);
+        // Reference §B.3: VMM structs.
+        assert_eq!(size_of::<hipMemLocation>(), 8);
+        assert_eq!(size_of::<hipMemAccessDesc>(), 12);
+        assert_eq!(offset_of!(hipMemAccessDesc, flags), 8);
+        assert_eq!(size_of::<hipMemAllocationProp>(), 32);
+        assert_eq!(offset_of!(hipMemAllocationProp, handleTypes), 4);
+        assert_eq!(offset_of!(hipMemAllocationProp, location), 8);
+        assert_eq!(offset_of!(hipMemAllocationProp, win32HandleMetaData), 16);
+        assert_eq!(offset_of!(hipMemAllocationProp, allocFlags), 24);
         assert_eq!(offset_of!(hipPointerAttribute_t, r#type), 0);
         assert_eq!(offset_of!(hipPointerAttribute_t, device), 4);
         assert_eq!(offset_of!(hipPointerAttribute_t, devicePointer), 8);

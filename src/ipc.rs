@@ -49,7 +49,7 @@ use crate::event::Event;
 use crate::memory::{Allocation, Bo, MemKind};
 use crate::runtime::{runtime, Runtime};
 use crate::stream::{Fence, Stream};
-use crate::va::{align_up, LARGE_ALIGN, PAGE_SIZE};
+use crate::va::PAGE_SIZE;
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::sdma;
 use nix::errno::Errno;
@@ -63,7 +63,6 @@ use std::collections::HashMap;
 use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, OnceLock, Weak};
 
 /// First 4 bytes of every handle we make: `"HKIP"`.
@@ -180,16 +179,12 @@ struct Imports {
     by_base: HashMap<u64, (Id, Id)>,
 }
 
-/// A record whose completion the waker thread announces.
-type WakeJob = (Fence, Arc<EventPage>);
-
 /// Process-wide IPC state (started on first use).
 pub struct Ipc {
     pub instance: Id,
     server: Mutex<Option<OwnedFd>>,
     exports: Mutex<Exports>,
     imports: Mutex<Imports>,
-    waker: Mutex<Option<mpsc::Sender<WakeJob>>>,
 }
 
 static IPC: OnceLock<Ipc> = OnceLock::new();
@@ -201,7 +196,6 @@ pub fn ipc() -> &'static Ipc {
         server: Mutex::new(None),
         exports: Mutex::new(Exports::default()),
         imports: Mutex::new(Imports::default()),
-        waker: Mutex::new(None),
     })
 }
 
@@ -505,35 +499,16 @@ impl Runtime {
         Ok(p)
     }
 
-    /// Imports a dma-buf: `GET_DMABUF_INFO` → reserve VA → `IMPORT_DMABUF` on the memory's own
-    /// GPU (or `dev`) → `MAP_MEMORY_TO_GPU` on every device. Nothing is left behind on failure.
+    /// Imports an amdgpu dma-buf of at least `want` bytes ([`Runtime::dmabuf_info`] then
+    /// [`Runtime::dmabuf_import`]). Any failure is `hipErrorInvalidDevicePointer` but running out
+    /// of VA or memory.
     fn ipc_import_dmabuf(&self, fd: &OwnedFd, want: u64, dev: usize) -> Result<Bo, hipError_t> {
         let bad = hipError_t::hipErrorInvalidDevicePointer;
-        let (size, gpu_id, flags) = self.kfd.get_dmabuf_info(fd.as_raw_fd()).map_err(|_| bad)?;
-        if size < want {
+        let info = self.dmabuf_info(fd.as_raw_fd()).map_err(|_| bad)?;
+        if info.size < want {
             return Err(bad);
         }
-        let owner = self.devices.iter().position(|d| d.gpu_id == gpu_id).unwrap_or(dev);
-        let size = align_up(size, PAGE_SIZE);
-        let align = if size >= LARGE_ALIGN { LARGE_ALIGN } else { PAGE_SIZE };
-        let va = self.va.alloc(size, align).ok_or(hipError_t::hipErrorOutOfMemory)?;
-        let handle = match self.kfd.import_dmabuf(fd.as_raw_fd(), self.devices[owner].gpu_id, va) {
-            Ok(h) => h,
-            Err(e) => {
-                crate::log::hipkfd_log!("IMPORT_DMABUF: {e}");
-                self.va.free(va, size);
-                return Err(bad);
-            }
-        };
-        let gpus: Vec<u32> = self.devices.iter().map(|d| d.gpu_id).collect();
-        if let Err((e, n)) = self.kfd.map_memory_to_gpu(handle, &gpus) {
-            crate::log::hipkfd_log!("MAP_MEMORY_TO_GPU of an import: {e}");
-            let _ = self.kfd.unmap_memory_from_gpu(handle, &gpus[..n as usize]);
-            let _ = self.kfd.free_memory_of_gpu(handle);
-            self.va.free(va, size);
-            return Err(hipError_t::hipErrorOutOfMemory);
-        }
-        Ok(Bo { va, size, handle, owner, flags, mapped: Mutex::new(gpus), cpu_mapped: false })
+        self.dmabuf_import(fd.as_raw_fd(), &info, dev).map_err(|e| if e == hipError_t::hipErrorInvalidValue { bad } else { e })
     }
 
     /// `hipIpcCloseMemHandle`: drops one open of `ptr`; the last one waits for every device, then
@@ -769,31 +744,10 @@ impl Runtime {
         sdma::atomic(pk, sdma::AtomicOp::UMax64, page.done_addr(), seq, 0)
     }
 
-    /// After a record of an IPC event was submitted with fence `f`: the waker thread waits for it
-    /// and wakes the event's sleepers in every process.
+    /// After a record of an IPC event was submitted with fence `f`: the completion thread waits
+    /// for it and wakes the event's sleepers in every process.
     pub fn ipc_event_recorded(&self, f: Fence, page: Arc<EventPage>) {
-        let ipc = ipc();
-        let mut w = ipc.waker.lock();
-        if w.is_none() {
-            let (tx, rx) = mpsc::channel::<WakeJob>();
-            let spawned = std::thread::Builder::new().name("hipkfd-ipc-waker".into()).spawn(move || {
-                for (f, page) in rx {
-                    if let Ok(rt) = runtime() {
-                        let _ = rt.fence_wait(&f);
-                    }
-                    page.wake();
-                }
-            });
-            if spawned.is_err() {
-                // No thread: wake synchronously.
-                drop(w);
-                let _ = self.fence_wait(&f);
-                page.wake();
-                return;
-            }
-            *w = Some(tx);
-        }
-        let _ = w.as_ref().expect("set above").send((f, page));
+        self.after_fence(f, Box::new(move || page.wake()));
     }
 
     /// A record that could not be queued: marks its number complete and wakes sleepers.

@@ -98,6 +98,73 @@ impl Runtime {
     }
 }
 
+/// What `AMDKFD_IOC_GET_DMABUF_INFO` (or, for a foreign dma-buf, `lseek`) says of a dma-buf.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmabufInfo {
+    /// Bytes.
+    pub size: u64,
+    /// HIP ordinal of the GPU whose memory it is (amdgpu dma-bufs of a visible GPU).
+    pub owner: Option<usize>,
+    /// `KFD_IOC_ALLOC_MEM_FLAGS_*` (VRAM or GTT; GTT for a foreign dma-buf).
+    pub flags: u32,
+    /// Not exported by amdgpu (udmabuf, another driver): system memory.
+    pub foreign: bool,
+}
+
+impl Runtime {
+    /// Identifies a dma-buf. amdgpu's: `GET_DMABUF_INFO`. Anything else (the kernel answers
+    /// `EINVAL`, `amdgpu_amdkfd_get_dmabuf_info`) is taken as a foreign dma-buf of
+    /// `lseek(SEEK_END)` bytes (`dma_buf_llseek`); whether it really is one, `IMPORT_DMABUF` says.
+    /// Errors: `hipErrorInvalidValue` (bad fd, not seekable, empty).
+    pub fn dmabuf_info(&self, fd: std::os::fd::RawFd) -> Result<DmabufInfo, hipError_t> {
+        match self.kfd.get_dmabuf_info(fd) {
+            Ok((size, gpu_id, flags)) => {
+                let owner = self.devices.iter().position(|d| d.gpu_id == gpu_id);
+                Ok(DmabufInfo { size, owner, flags, foreign: false })
+            }
+            Err(Errno::EINVAL) => {
+                // SAFETY: lseek on a caller's fd; no memory is passed.
+                let end = unsafe { libc::lseek(fd, 0, libc::SEEK_END) };
+                // SAFETY: as above; puts the file position back where dma-bufs keep it.
+                unsafe { libc::lseek(fd, 0, libc::SEEK_SET) };
+                if end <= 0 {
+                    return Err(hipError_t::hipErrorInvalidValue);
+                }
+                Ok(DmabufInfo { size: end as u64, owner: None, flags: KFD_IOC_ALLOC_MEM_FLAGS_GTT, foreign: true })
+            }
+            Err(_) => Err(hipError_t::hipErrorInvalidValue),
+        }
+    }
+
+    /// Imports a dma-buf: reserve VA → `IMPORT_DMABUF` on the memory's own GPU (else `dev`) →
+    /// `MAP_MEMORY_TO_GPU` on every device. The BO holds its own reference to the dma-buf (the fd
+    /// stays the caller's). Nothing is left behind on failure. Errors: `hipErrorInvalidValue`
+    /// (the kernel refuses the import), `hipErrorOutOfMemory` (VA, mapping).
+    pub fn dmabuf_import(&self, fd: std::os::fd::RawFd, info: &DmabufInfo, dev: usize) -> Result<Bo, hipError_t> {
+        let owner = info.owner.unwrap_or(dev);
+        let size = align_up(info.size, PAGE_SIZE);
+        let align = if size >= LARGE_ALIGN { LARGE_ALIGN } else { PAGE_SIZE };
+        let va = self.va.alloc(size, align).ok_or(hipError_t::hipErrorOutOfMemory)?;
+        let handle = match self.kfd.import_dmabuf(fd, self.devices[owner].gpu_id, va) {
+            Ok(h) => h,
+            Err(e) => {
+                crate::log::hipkfd_log!("IMPORT_DMABUF: {e}");
+                self.va.free(va, size);
+                return Err(hipError_t::hipErrorInvalidValue);
+            }
+        };
+        let gpus: Vec<u32> = self.devices.iter().map(|d| d.gpu_id).collect();
+        if let Err((e, n)) = self.kfd.map_memory_to_gpu(handle, &gpus) {
+            crate::log::hipkfd_log!("MAP_MEMORY_TO_GPU of an import: {e}");
+            let _ = self.kfd.unmap_memory_from_gpu(handle, &gpus[..n as usize]);
+            let _ = self.kfd.free_memory_of_gpu(handle);
+            self.va.free(va, size);
+            return Err(hipError_t::hipErrorOutOfMemory);
+        }
+        Ok(Bo { va, size, handle, owner, flags: info.flags, mapped: Mutex::new(gpus), cpu_mapped: false })
+    }
+}
+
 /// What kind of memory an allocation is, as `hipPointerGetAttributes` reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MemKind {
@@ -112,6 +179,10 @@ pub enum MemKind {
     /// `owner` is the chunk's device. Device memory to every other API; freed only by
     /// `hipMemUnmap`.
     Vmm,
+    /// `hipExternalMemoryGetMappedBuffer`: an imported dma-buf (src/interop.rs), mapped on every
+    /// device; `owner` is the memory's GPU (the importing device for a foreign dma-buf). Device
+    /// memory to every other API; freed with `hipFree`.
+    External,
 }
 
 /// What backs an allocation.
@@ -143,6 +214,11 @@ impl Allocation {
     /// An allocation backed by a BO of its own at `bo.va`.
     pub fn with_bo(size: u64, kind: MemKind, flags: u32, bo: Bo) -> Allocation {
         Allocation { base: bo.va, size, kind, flags, owner: bo.owner, backing: Backing::Bo(bo) }
+    }
+
+    /// An allocation at `base` (inside `bo`) backed by a BO of its own.
+    pub fn with_bo_at(base: u64, size: u64, kind: MemKind, bo: Bo) -> Allocation {
+        Allocation { base, size, kind, flags: 0, owner: bo.owner, backing: Backing::Bo(bo) }
     }
 
     /// The BO of its own, if it has one (every kind but `Vmm`).
@@ -263,11 +339,11 @@ impl Runtime {
         Ok(base)
     }
 
-    /// `hipFree`/`hipHostFree`: waits for every device (as `hipFree` implies), then unmaps and
+    /// `hipFree`/`hipHostFree` (and `hipFree` of an external memory's mapped buffer): waits for every device (as `hipFree` implies), then unmaps and
     /// frees the allocation whose base is `base`. Errors: `hipErrorInvalidValue` for anything else.
     pub fn mem_free(&self, base: u64) -> Result<(), hipError_t> {
         let a = self.allocs.get(base).ok_or(hipError_t::hipErrorInvalidValue)?;
-        if !matches!(a.kind, MemKind::Device | MemKind::Host) {
+        if !matches!(a.kind, MemKind::Device | MemKind::Host | MemKind::External) {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         drop(a);

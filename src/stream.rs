@@ -11,6 +11,7 @@ use crate::queue::SdmaQueue;
 use crate::runtime::Runtime;
 use kfd_ioctl::sdma;
 use parking_lot::Mutex;
+use std::sync::mpsc;
 use std::sync::{Arc, Weak};
 
 /// `hipStreamNonBlocking`.
@@ -39,16 +40,23 @@ pub struct Stream {
     pub flags: u32,
     pub priority: i32,
     pub is_null: bool,
-    pub queue: Arc<SdmaQueue>,
+    /// The queue the stream submits to: a shared pool queue, or one of its own after an
+    /// external semaphore wait ([`Runtime::stream_detach`]).
+    queue: Mutex<Arc<SdmaQueue>>,
+    own_queue: std::sync::atomic::AtomicBool,
     /// The stream's last submission.
-    last: Mutex<u64>,
+    last: Mutex<Option<Fence>>,
 }
 
 impl Stream {
     /// The fence of the stream's last submission, if any.
     pub fn last_fence(&self) -> Option<Fence> {
-        let seq = *self.last.lock();
-        (seq > 0).then(|| Fence { queue: self.queue.clone(), seq })
+        self.last.lock().clone()
+    }
+
+    fn new(dev: usize, flags: u32, priority: i32, is_null: bool, queue: Arc<SdmaQueue>) -> Stream {
+        let own_queue = std::sync::atomic::AtomicBool::new(is_null);
+        Stream { dev, flags, priority, is_null, queue: Mutex::new(queue), own_queue, last: Mutex::new(None) }
     }
 
     /// Whether all work submitted to the stream so far is done.
@@ -69,6 +77,9 @@ pub struct DeviceStreams {
     pub next: Mutex<usize>,
     /// Every live non-null stream of the device.
     pub streams: Mutex<Vec<Weak<Stream>>>,
+    /// Queues of their own given to streams by [`Runtime::stream_detach`], with their stream;
+    /// reused once that stream is gone and the queue idle.
+    pub private: Mutex<Vec<(Weak<Stream>, Arc<SdmaQueue>)>>,
 }
 
 impl Runtime {
@@ -79,7 +90,7 @@ impl Runtime {
             return Ok(s.clone());
         }
         let q = Arc::new(self.queue_create(dev)?);
-        let s = Arc::new(Stream { dev, flags: 0, priority: 0, is_null: true, queue: q, last: Mutex::new(0) });
+        let s = Arc::new(Stream::new(dev, 0, 0, true, q));
         *n = Some(s.clone());
         Ok(s)
     }
@@ -99,7 +110,7 @@ impl Runtime {
                 pool[i].clone()
             }
         };
-        let s = Arc::new(Stream { dev, flags, priority, is_null: false, queue, last: Mutex::new(0) });
+        let s = Arc::new(Stream::new(dev, flags, priority, false, queue));
         let mut all = ds.streams.lock();
         all.retain(|w| w.strong_count() > 0);
         all.push(Arc::downgrade(&s));
@@ -134,16 +145,50 @@ impl Runtime {
         let mut all = self.implicit_waits(s);
         all.extend(waits.iter().cloned());
         let mut last = s.last.lock();
-        let seq = self.queue_submit(&s.queue, |pk| {
+        let q = s.queue.lock().clone();
+        // After a move to a queue of its own, the stream's earlier work is on the old queue.
+        all.extend(last.iter().filter(|l| !Arc::ptr_eq(&l.queue, &q)).cloned());
+        let seq = self.queue_submit(&q, |pk| {
             for f in &all {
-                if !Arc::ptr_eq(&f.queue, &s.queue) && !f.done() {
+                if !Arc::ptr_eq(&f.queue, &q) && !f.done() {
                     sdma::poll_regmem_ge(pk, f.queue.signal.addr, f.seq as u32, u32::MAX)?;
                 }
             }
             build(pk)
         })?;
-        *last = seq;
-        Ok(Fence { queue: s.queue.clone(), seq })
+        let f = Fence { queue: q, seq };
+        *last = Some(f.clone());
+        Ok(f)
+    }
+
+    /// Gives stream `s` a queue of its own (once; the null stream has one already), so that a
+    /// wait that may last long (an external semaphore) holds no other stream that shared its
+    /// pool queue. Later work waits (POLL_REGMEM) for the work left on the old queue.
+    /// Errors: `hipErrorOutOfMemory` (no queue).
+    pub fn stream_detach(&self, s: &Arc<Stream>) -> Result<(), hipError_t> {
+        use std::sync::atomic::Ordering;
+        if s.own_queue.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let mut private = self.streams[s.dev].private.lock();
+        if s.own_queue.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let spare = private.iter().position(|(w, q)| w.strong_count() == 0 && q.done(q.last_seq()));
+        let q = match spare {
+            Some(i) => {
+                private[i].0 = Arc::downgrade(s);
+                private[i].1.clone()
+            }
+            None => {
+                let q = Arc::new(self.queue_create(s.dev)?);
+                private.push((Arc::downgrade(s), q.clone()));
+                q
+            }
+        };
+        *s.queue.lock() = q;
+        s.own_queue.store(true, Ordering::Release);
+        Ok(())
     }
 
     /// Waits for a fence. Errors: `hipErrorIllegalAddress` after a VM fault.
@@ -176,5 +221,40 @@ impl Runtime {
             }
         }
         Ok(())
+    }
+}
+
+/// A job for the completion thread: run once the fence is done.
+type AfterFence = (Fence, Box<dyn FnOnce() + Send>);
+
+/// The process's completion thread (`hipkfd-waker`), started on first use.
+static WAKER: Mutex<Option<mpsc::Sender<AfterFence>>> = Mutex::new(None);
+
+impl Runtime {
+    /// Runs `job` on the process's one completion thread once `f` is done (at once after a VM
+    /// fault, which ends every wait). Jobs run in the order they were handed over. Used for IPC
+    /// event wake-ups (src/ipc.rs) and external semaphore signals (src/interop.rs).
+    pub fn after_fence(&self, f: Fence, job: Box<dyn FnOnce() + Send>) {
+        let mut w = WAKER.lock();
+        if w.is_none() {
+            let (tx, rx) = mpsc::channel::<AfterFence>();
+            let spawned = std::thread::Builder::new().name("hipkfd-waker".into()).spawn(move || {
+                for (f, job) in rx {
+                    if let Ok(rt) = crate::runtime::runtime() {
+                        let _ = rt.fence_wait(&f);
+                    }
+                    job();
+                }
+            });
+            if spawned.is_err() {
+                // No thread: run it here.
+                drop(w);
+                let _ = self.fence_wait(&f);
+                job();
+                return;
+            }
+            *w = Some(tx);
+        }
+        let _ = w.as_ref().expect("set above").send((f, job));
     }
 }

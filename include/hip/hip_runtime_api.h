@@ -34,6 +34,7 @@
 #define hipEventDisableSystemFence 0x20000000
 #define hipEventReleaseToDevice 0x40000000
 #define hipEventReleaseToSystem 0x80000000
+#define hipExternalMemoryDedicated 0x1
 #define hipHostAllocDefault 0x0
 #define hipHostMallocDefault 0x0
 #define hipHostAllocPortable 0x1
@@ -396,6 +397,37 @@ typedef enum hipArraySparseSubresourceType {
   hipArraySparseSubresourceTypeMiptail = 1
 } hipArraySparseSubresourceType;
 
+typedef enum hipExternalMemoryHandleType_enum {
+  hipExternalMemoryHandleTypeOpaqueFd = 1,
+  hipExternalMemoryHandleTypeOpaqueWin32 = 2,
+  hipExternalMemoryHandleTypeOpaqueWin32Kmt = 3,
+  hipExternalMemoryHandleTypeD3D12Heap = 4,
+  hipExternalMemoryHandleTypeD3D12Resource = 5,
+  hipExternalMemoryHandleTypeD3D11Resource = 6,
+  hipExternalMemoryHandleTypeD3D11ResourceKmt = 7,
+  hipExternalMemoryHandleTypeNvSciBuf = 8
+} hipExternalMemoryHandleType;
+
+typedef enum hipExternalSemaphoreHandleType_enum {
+  hipExternalSemaphoreHandleTypeOpaqueFd = 1,
+  hipExternalSemaphoreHandleTypeOpaqueWin32 = 2,
+  hipExternalSemaphoreHandleTypeOpaqueWin32Kmt = 3,
+  hipExternalSemaphoreHandleTypeD3D12Fence = 4,
+  hipExternalSemaphoreHandleTypeD3D11Fence = 5,
+  hipExternalSemaphoreHandleTypeNvSciSync = 6,
+  hipExternalSemaphoreHandleTypeKeyedMutex = 7,
+  hipExternalSemaphoreHandleTypeKeyedMutexKmt = 8,
+  hipExternalSemaphoreHandleTypeTimelineSemaphoreFd = 9,
+  hipExternalSemaphoreHandleTypeTimelineSemaphoreWin32 = 10
+} hipExternalSemaphoreHandleType;
+
+typedef enum hipChannelFormatKind {
+  hipChannelFormatKindSigned = 0,
+  hipChannelFormatKindUnsigned = 1,
+  hipChannelFormatKindFloat = 2,
+  hipChannelFormatKindNone = 3
+} hipChannelFormatKind;
+
 typedef struct hipMemLocation {
   hipMemLocationType type;
   int id;
@@ -416,6 +448,101 @@ typedef struct hipMemAllocationProp {
   } allocFlags;
 } hipMemAllocationProp;
 
+typedef struct hipChannelFormatDesc {
+  int x;
+  int y;
+  int z;
+  int w;
+  enum hipChannelFormatKind f;
+} hipChannelFormatDesc;
+
+typedef struct hipExtent {
+  size_t width;
+  size_t height;
+  size_t depth;
+} hipExtent;
+
+typedef struct hipExternalMemoryHandleDesc_st {
+  hipExternalMemoryHandleType type;
+  union {
+    int fd;
+    struct {
+      void *handle;
+      const void *name;
+    } win32;
+    const void *nvSciBufObject;
+  } handle;
+  unsigned long long size;
+  unsigned int flags;
+  unsigned int reserved[16];
+} hipExternalMemoryHandleDesc;
+
+typedef struct hipExternalMemoryBufferDesc_st {
+  unsigned long long offset;
+  unsigned long long size;
+  unsigned int flags;
+  unsigned int reserved[16];
+} hipExternalMemoryBufferDesc;
+
+typedef struct hipExternalMemoryMipmappedArrayDesc_st {
+  unsigned long long offset;
+  hipChannelFormatDesc formatDesc;
+  hipExtent extent;
+  unsigned int flags;
+  unsigned int numLevels;
+} hipExternalMemoryMipmappedArrayDesc;
+
+typedef struct hipExternalSemaphoreHandleDesc_st {
+  hipExternalSemaphoreHandleType type;
+  union {
+    int fd;
+    struct {
+      void *handle;
+      const void *name;
+    } win32;
+    const void *NvSciSyncObj;
+  } handle;
+  unsigned int flags;
+  unsigned int reserved[16];
+} hipExternalSemaphoreHandleDesc;
+
+typedef struct hipExternalSemaphoreSignalParams_st {
+  struct {
+    struct {
+      unsigned long long value;
+    } fence;
+    union {
+      void *fence;
+      unsigned long long reserved;
+    } nvSciSync;
+    struct {
+      unsigned long long key;
+    } keyedMutex;
+    unsigned int reserved[12];
+  } params;
+  unsigned int flags;
+  unsigned int reserved[16];
+} hipExternalSemaphoreSignalParams;
+
+typedef struct hipExternalSemaphoreWaitParams_st {
+  struct {
+    struct {
+      unsigned long long value;
+    } fence;
+    union {
+      void *fence;
+      unsigned long long reserved;
+    } nvSciSync;
+    struct {
+      unsigned long long key;
+      unsigned int timeoutMs;
+    } keyedMutex;
+    unsigned int reserved[10];
+  } params;
+  unsigned int flags;
+  unsigned int reserved[16];
+} hipExternalSemaphoreWaitParams;
+
 
 // Size in bytes of IPC handles (`#define HIP_IPC_HANDLE_SIZE 64`).
 #define HIP_IPC_HANDLE_SIZE 64
@@ -424,6 +551,16 @@ typedef struct hipMemAllocationProp {
 // `hipMemMapArrayAsync` never reads one and the header declares the type incomplete: pass
 // pointers to it only.
 typedef struct hipArrayMapInfo hipArrayMapInfo;
+
+// `hipExternalSemaphoreSignalParams` / `hipExternalSemaphoreWaitParams`: read by offset
+// (src/interop.rs), since ROCm 5.2 callers pass a shorter layout. Opaque to Rust.
+typedef struct hipExternalSemaphoreSignalParams hipExternalSemaphoreSignalParams;
+
+// See [`hipExternalSemaphoreSignalParams`].
+typedef struct hipExternalSemaphoreWaitParams hipExternalSemaphoreWaitParams;
+
+// Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no arrays.
+typedef struct hipMipmappedArray hipMipmappedArray;
 
 // Opaque context object behind [`hipCtx_t`] (`typedef struct ihipCtx_t* hipCtx_t;`).
 typedef struct ihipCtx_t ihipCtx_t;
@@ -644,6 +781,15 @@ typedef struct ihipEvent_t *hipEvent_t;
 // Stream handle; null is the legacy default (null) stream.
 typedef struct ihipStream_t *hipStream_t;
 
+// An imported external memory object (`typedef void* hipExternalMemory_t;`).
+typedef void *hipExternalMemory_t;
+
+// `typedef hipMipmappedArray* hipMipmappedArray_t;`
+typedef struct hipMipmappedArray *hipMipmappedArray_t;
+
+// An imported external semaphore (`typedef void* hipExternalSemaphore_t;`).
+typedef void *hipExternalSemaphore_t;
+
 // `typedef struct hipIpcMemHandle_st { char reserved[64]; } hipIpcMemHandle_t;` — opaque
 // 64-byte memory IPC handle.
 typedef struct hipIpcMemHandle_st {
@@ -801,6 +947,71 @@ hipError_t hipEventElapsedTime(float *ms, hipEvent_t start, hipEvent_t stop);
 
 // `hipEventDestroy`. Errors: `hipErrorInvalidHandle` (null, unknown or destroyed).
 hipError_t hipEventDestroy(hipEvent_t event);
+
+// `hipImportExternalMemory`: imports the dma-buf fd of `memHandleDesc` (type
+// `hipExternalMemoryHandleTypeOpaqueFd`, `size` bytes, `flags` 0 or
+// `hipExternalMemoryDedicated`) and writes the object to `*extMem_out`. amdgpu dma-bufs and,
+// beyond stock ROCm, foreign ones (udmabuf, other drivers: system memory). On success the
+// runtime owns the fd (closed by `hipDestroyExternalMemory`); on failure it is untouched.
+// Errors: `hipErrorInvalidValue` (null arguments, size 0, other flags, type out of range, not a
+// dma-buf, size larger than the dma-buf), `hipErrorNotSupported` (Win32, D3D and NvSciBuf
+// types), `hipErrorOutOfMemory`.
+hipError_t hipImportExternalMemory(hipExternalMemory_t *extMem_out,
+                                   const hipExternalMemoryHandleDesc *memHandleDesc);
+
+// `hipExternalMemoryGetMappedBuffer`: `bufferDesc.size` bytes at byte `bufferDesc.offset` of
+// `extMem` (any offset with `offset + size` ≤ the imported size), mapped on every device; the
+// pointer is device memory to every API and is freed with `hipFree`; it stays valid after
+// `hipDestroyExternalMemory`. Errors: `hipErrorInvalidValue` (null arguments, unknown or
+// destroyed `extMem`, `flags` ≠ 0, size 0, range past the end), `hipErrorOutOfMemory`.
+hipError_t hipExternalMemoryGetMappedBuffer(void **devPtr,
+                                            hipExternalMemory_t extMem,
+                                            const hipExternalMemoryBufferDesc *bufferDesc);
+
+// `hipExternalMemoryGetMappedMipmappedArray`: hipkfd has no arrays. Errors:
+// `hipErrorInvalidValue` (null arguments, unknown `extMem`), else `hipErrorNotSupported`.
+hipError_t hipExternalMemoryGetMappedMipmappedArray(hipMipmappedArray_t *mipmap,
+                                                    hipExternalMemory_t extMem,
+                                                    const hipExternalMemoryMipmappedArrayDesc *mipmapDesc);
+
+// `hipDestroyExternalMemory`: closes the object's fd. Buffers mapped from it stay valid until
+// `hipFree`. Errors: `hipErrorInvalidValue` (null, unknown or destroyed).
+hipError_t hipDestroyExternalMemory(hipExternalMemory_t extMem);
+
+// `hipImportExternalSemaphore`: imports a DRM syncobj fd (`handle.fd`):
+// `hipExternalSemaphoreHandleTypeOpaqueFd` (1) is a binary syncobj,
+// `hipExternalSemaphoreHandleTypeTimelineSemaphoreFd` (9) a timeline one (stock HIP on Linux:
+// `hipErrorNotSupported`). On success the runtime owns the fd; on failure it is untouched.
+// Errors: `hipErrorInvalidValue` (null arguments, type out of range, `flags` ≠ 0, fd not a
+// syncobj), `hipErrorNotSupported` (Win32, D3D, NvSciSync, keyed-mutex types).
+hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t *extSem_out,
+                                      const hipExternalSemaphoreHandleDesc *semHandleDesc);
+
+// `hipSignalExternalSemaphoresAsync`: once all work queued on `stream` so far has completed,
+// signals each semaphore (binary: `DRM_IOCTL_SYNCOBJ_SIGNAL`) or moves it to
+// `paramsArray[i].params.fence.value` (timeline: `SYNCOBJ_TIMELINE_SIGNAL`). Returns at once.
+// Errors: `hipErrorInvalidValue` (null arrays, unknown semaphore, `flags` ≠ 0, destroyed
+// stream).
+hipError_t hipSignalExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
+                                            const struct hipExternalSemaphoreSignalParams *paramsArray,
+                                            unsigned int numExtSems,
+                                            hipStream_t stream);
+
+// `hipWaitExternalSemaphoresAsync`: work queued on `stream` after this call starts only once
+// each semaphore is signalled (binary; the wait consumes the signal) or has reached
+// `paramsArray[i].params.fence.value` (timeline). The wait is on the GPU: the host thread never
+// blocks and other streams keep running. Errors: `hipErrorInvalidValue` (null arrays, unknown
+// semaphore, `flags` ≠ 0, destroyed stream), `hipErrorOutOfMemory`.
+hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
+                                          const struct hipExternalSemaphoreWaitParams *paramsArray,
+                                          unsigned int numExtSems,
+                                          hipStream_t stream);
+
+// `hipDestroyExternalSemaphore`: closes the fd and releases the syncobj. A stream still waiting
+// on it is released at once (the work after the wait runs, as if it had been signalled);
+// signals already queued still happen. Errors: `hipErrorInvalidValue` (null, unknown or
+// destroyed).
+hipError_t hipDestroyExternalSemaphore(hipExternalSemaphore_t extSem);
 
 // `hipIpcGetMemHandle`: a 64-byte handle for `devPtr`, any pointer inside a `hipMalloc`
 // allocation of this process; the importer gets the same offset into the allocation. Handles of

@@ -281,6 +281,73 @@ impl RenderNode {
         self.call(DRM_IOCTL_AMDGPU_GEM_VA, args)
     }
 
+    /// `DRM_IOCTL_SYNCOBJ_CREATE` (`flags`: `DRM_SYNCOBJ_CREATE_SIGNALED` or 0) → syncobj handle.
+    pub fn syncobj_create(&self, flags: u32) -> Result<u32, Errno> {
+        let mut a = drm_syncobj_create { handle: 0, flags };
+        self.call(DRM_IOCTL_SYNCOBJ_CREATE, &mut a)?;
+        Ok(a.handle)
+    }
+
+    /// `DRM_IOCTL_SYNCOBJ_DESTROY`.
+    pub fn syncobj_destroy(&self, handle: u32) -> Result<(), Errno> {
+        let mut a = drm_syncobj_destroy { handle, pad: 0 };
+        self.call(DRM_IOCTL_SYNCOBJ_DESTROY, &mut a)
+    }
+
+    /// `DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE`: imports a syncobj fd (the fd stays the caller's).
+    /// Not a syncobj fd → `EINVAL`.
+    pub fn syncobj_fd_to_handle(&self, fd: RawFd) -> Result<u32, Errno> {
+        let mut a = drm_syncobj_handle { fd, ..Default::default() };
+        self.call(DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &mut a)?;
+        Ok(a.handle)
+    }
+
+    /// `DRM_IOCTL_SYNCOBJ_SIGNAL` (binary: attaches a signaled fence) or `_RESET` (`reset`:
+    /// drops the fence) on `handles`.
+    pub fn syncobj_signal_or_reset(&self, handles: &[u32], reset: bool) -> Result<(), Errno> {
+        let mut a = drm_syncobj_array {
+            handles: handles.as_ptr() as u64,
+            count_handles: handles.len() as u32,
+            pad: 0,
+        };
+        self.call(if reset { DRM_IOCTL_SYNCOBJ_RESET } else { DRM_IOCTL_SYNCOBJ_SIGNAL }, &mut a)
+    }
+
+    /// `DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL`: `handles[i]` reaches `points[i]` (same length).
+    pub fn syncobj_timeline_signal(&self, handles: &[u32], points: &[u64]) -> Result<(), Errno> {
+        assert_eq!(handles.len(), points.len());
+        let mut a = drm_syncobj_timeline_array {
+            handles: handles.as_ptr() as u64,
+            points: points.as_ptr() as u64,
+            count_handles: handles.len() as u32,
+            flags: 0,
+        };
+        self.call(DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, &mut a)
+    }
+
+    /// `DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT` on `handles[i]` at `points[i]` (0 = binary) until the
+    /// absolute `CLOCK_MONOTONIC` time `timeout_abs_ns` (0: poll) → index of the first signaled
+    /// one. `flags`: `DRM_SYNCOBJ_WAIT_FLAGS_*`. Not yet signaled at the deadline → `ETIME`.
+    pub fn syncobj_timeline_wait(
+        &self,
+        handles: &[u32],
+        points: &[u64],
+        timeout_abs_ns: i64,
+        flags: u32,
+    ) -> Result<u32, Errno> {
+        assert_eq!(handles.len(), points.len());
+        let mut a = drm_syncobj_timeline_wait {
+            handles: handles.as_ptr() as u64,
+            points: points.as_ptr() as u64,
+            timeout_nsec: timeout_abs_ns,
+            count_handles: handles.len() as u32,
+            flags,
+            ..Default::default()
+        };
+        self.call(DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &mut a)?;
+        Ok(a.first_signaled)
+    }
+
     /// `DRM_IOCTL_AMDGPU_INFO` for a query whose answer is a `T`.
     pub fn info<T: Default>(&self, query: u32, query_args: [u32; 4]) -> Result<T, Errno> {
         let mut out = T::default();

@@ -87,7 +87,7 @@ pub extern "C" fn hipDeviceReset() -> hipError_t {
             }
         }
         for a in rt.allocs.all() {
-            if a.owner == d && a.kind == crate::memory::MemKind::Device {
+            if a.owner == d && matches!(a.kind, crate::memory::MemKind::Device | crate::memory::MemKind::External) {
                 rt.mem_free(a.base)?;
             }
         }

@@ -208,7 +208,7 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
             );
         };
         let (ty, host) = match a.kind {
-            MemKind::Device | MemKind::Ipc | MemKind::Vmm => (hipMemoryType::hipMemoryTypeDevice, std::ptr::null_mut()),
+            MemKind::Device | MemKind::Ipc | MemKind::Vmm | MemKind::External => (hipMemoryType::hipMemoryTypeDevice, std::ptr::null_mut()),
             MemKind::Host => (hipMemoryType::hipMemoryTypeHost, ptr as *mut c_void),
         };
         write_out(

@@ -936,6 +936,270 @@ pub struct hipArrayMapInfo {
 }
 
 // ---------------------------------------------------------------------------------------------
+// External interop (hipImportExternalMemory, hipImportExternalSemaphore; src/interop.rs)
+// ---------------------------------------------------------------------------------------------
+
+c_enum! {
+    /// `hipExternalMemoryHandleType` (`hipExternalMemoryHandleType_enum`). ROCm 5.2 stops at 7.
+    pub struct hipExternalMemoryHandleType {
+        /// A POSIX fd; on Linux a dma-buf fd.
+        hipExternalMemoryHandleTypeOpaqueFd = 1,
+        hipExternalMemoryHandleTypeOpaqueWin32 = 2,
+        hipExternalMemoryHandleTypeOpaqueWin32Kmt = 3,
+        hipExternalMemoryHandleTypeD3D12Heap = 4,
+        hipExternalMemoryHandleTypeD3D12Resource = 5,
+        hipExternalMemoryHandleTypeD3D11Resource = 6,
+        hipExternalMemoryHandleTypeD3D11ResourceKmt = 7,
+        hipExternalMemoryHandleTypeNvSciBuf = 8,
+    }
+}
+
+c_enum! {
+    /// `hipExternalSemaphoreHandleType` (`hipExternalSemaphoreHandleType_enum`). ROCm 5.2 stops
+    /// at 4.
+    pub struct hipExternalSemaphoreHandleType {
+        /// A POSIX fd; here a binary DRM syncobj fd.
+        hipExternalSemaphoreHandleTypeOpaqueFd = 1,
+        hipExternalSemaphoreHandleTypeOpaqueWin32 = 2,
+        hipExternalSemaphoreHandleTypeOpaqueWin32Kmt = 3,
+        hipExternalSemaphoreHandleTypeD3D12Fence = 4,
+        hipExternalSemaphoreHandleTypeD3D11Fence = 5,
+        hipExternalSemaphoreHandleTypeNvSciSync = 6,
+        hipExternalSemaphoreHandleTypeKeyedMutex = 7,
+        hipExternalSemaphoreHandleTypeKeyedMutexKmt = 8,
+        /// A timeline DRM syncobj fd (Vulkan timeline semaphore).
+        hipExternalSemaphoreHandleTypeTimelineSemaphoreFd = 9,
+        hipExternalSemaphoreHandleTypeTimelineSemaphoreWin32 = 10,
+    }
+}
+
+c_enum! {
+    /// `hipChannelFormatKind` (of `hipChannelFormatDesc`).
+    pub struct hipChannelFormatKind {
+        hipChannelFormatKindSigned = 0,
+        hipChannelFormatKindUnsigned = 1,
+        hipChannelFormatKindFloat = 2,
+        hipChannelFormatKindNone = 3,
+    }
+}
+
+/// An imported external memory object (`typedef void* hipExternalMemory_t;`).
+pub type hipExternalMemory_t = *mut c_void;
+/// An imported external semaphore (`typedef void* hipExternalSemaphore_t;`).
+pub type hipExternalSemaphore_t = *mut c_void;
+
+/// Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no arrays.
+pub struct hipMipmappedArray {
+    _opaque: [u8; 0],
+}
+/// `typedef hipMipmappedArray* hipMipmappedArray_t;`
+pub type hipMipmappedArray_t = *mut hipMipmappedArray;
+
+// The interop structs have anonymous unions and nested anonymous structs, which cbindgen cannot
+// emit: their C text is [`INTEROP_C`] (ROCm 7 `driver_types.h` / `hip_runtime_api.h`).
+hidden_from_cbindgen! {
+/// `handle.win32` of the handle descriptors.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipExternalHandle_win32 {
+    pub handle: *mut c_void,
+    pub name: *const c_void,
+}
+
+/// `handle` of [`hipExternalMemoryHandleDesc`] / [`hipExternalSemaphoreHandleDesc`]: 16 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union hipExternalHandle {
+    pub fd: c_int,
+    pub win32: hipExternalHandle_win32,
+    pub nvSciObject: *const c_void,
+}
+
+/// `hipExternalMemoryHandleDesc` (`_st`): 104 bytes, type@0, handle@8, size@24, flags@32,
+/// reserved[16]@36. ROCm 5.2: 40 bytes, the same fields at the same offsets, no `reserved`
+/// (never read, so both layouts work).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipExternalMemoryHandleDesc {
+    pub r#type: hipExternalMemoryHandleType,
+    pub handle: hipExternalHandle,
+    /// Bytes.
+    pub size: u64,
+    /// 0 or `hipExternalMemoryDedicated`.
+    pub flags: c_uint,
+    pub reserved: [c_uint; 16],
+}
+
+/// `hipExternalMemoryBufferDesc` (`_st`): 88 bytes, offset@0, size@8, flags@16,
+/// reserved[16]@20. ROCm 5.2: 24 bytes without `reserved` (never read).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipExternalMemoryBufferDesc {
+    /// Bytes from the start of the memory object.
+    pub offset: u64,
+    /// Bytes.
+    pub size: u64,
+    /// Must be 0.
+    pub flags: c_uint,
+    pub reserved: [c_uint; 16],
+}
+
+/// `hipChannelFormatDesc`: 20 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipChannelFormatDesc {
+    pub x: c_int,
+    pub y: c_int,
+    pub z: c_int,
+    pub w: c_int,
+    pub f: hipChannelFormatKind,
+}
+
+/// `hipExtent`: 24 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipExtent {
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+}
+
+/// `hipExternalMemoryMipmappedArrayDesc` (`_st`): 64 bytes, offset@0, formatDesc@8,
+/// extent@32, flags@56, numLevels@60.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipExternalMemoryMipmappedArrayDesc {
+    pub offset: u64,
+    pub formatDesc: hipChannelFormatDesc,
+    pub extent: hipExtent,
+    pub flags: c_uint,
+    pub numLevels: c_uint,
+}
+
+/// `hipExternalSemaphoreHandleDesc` (`_st`): 96 bytes, type@0, handle@8, flags@24,
+/// reserved[16]@28. ROCm 5.2: 32 bytes without `reserved` (never read).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipExternalSemaphoreHandleDesc {
+    pub r#type: hipExternalSemaphoreHandleType,
+    pub handle: hipExternalHandle,
+    pub flags: c_uint,
+    pub reserved: [c_uint; 16],
+}
+}
+
+/// The C text of the interop enums' companions and structs (ROCm 7 `driver_types.h` /
+/// `hip_runtime_api.h`), for the prelude. `hipExternalSemaphoreSignalParams` and
+/// `hipExternalSemaphoreWaitParams` are 144 bytes (fence.value@0, flags@72); ROCm 5.2's are 136
+/// (no `nvSciSync`: flags@64). src/interop.rs reads them by offset (`SemParamsLayout`).
+pub const INTEROP_C: &str = "\
+typedef struct hipChannelFormatDesc {
+  int x;
+  int y;
+  int z;
+  int w;
+  enum hipChannelFormatKind f;
+} hipChannelFormatDesc;
+
+typedef struct hipExtent {
+  size_t width;
+  size_t height;
+  size_t depth;
+} hipExtent;
+
+typedef struct hipExternalMemoryHandleDesc_st {
+  hipExternalMemoryHandleType type;
+  union {
+    int fd;
+    struct {
+      void *handle;
+      const void *name;
+    } win32;
+    const void *nvSciBufObject;
+  } handle;
+  unsigned long long size;
+  unsigned int flags;
+  unsigned int reserved[16];
+} hipExternalMemoryHandleDesc;
+
+typedef struct hipExternalMemoryBufferDesc_st {
+  unsigned long long offset;
+  unsigned long long size;
+  unsigned int flags;
+  unsigned int reserved[16];
+} hipExternalMemoryBufferDesc;
+
+typedef struct hipExternalMemoryMipmappedArrayDesc_st {
+  unsigned long long offset;
+  hipChannelFormatDesc formatDesc;
+  hipExtent extent;
+  unsigned int flags;
+  unsigned int numLevels;
+} hipExternalMemoryMipmappedArrayDesc;
+
+typedef struct hipExternalSemaphoreHandleDesc_st {
+  hipExternalSemaphoreHandleType type;
+  union {
+    int fd;
+    struct {
+      void *handle;
+      const void *name;
+    } win32;
+    const void *NvSciSyncObj;
+  } handle;
+  unsigned int flags;
+  unsigned int reserved[16];
+} hipExternalSemaphoreHandleDesc;
+
+typedef struct hipExternalSemaphoreSignalParams_st {
+  struct {
+    struct {
+      unsigned long long value;
+    } fence;
+    union {
+      void *fence;
+      unsigned long long reserved;
+    } nvSciSync;
+    struct {
+      unsigned long long key;
+    } keyedMutex;
+    unsigned int reserved[12];
+  } params;
+  unsigned int flags;
+  unsigned int reserved[16];
+} hipExternalSemaphoreSignalParams;
+
+typedef struct hipExternalSemaphoreWaitParams_st {
+  struct {
+    struct {
+      unsigned long long value;
+    } fence;
+    union {
+      void *fence;
+      unsigned long long reserved;
+    } nvSciSync;
+    struct {
+      unsigned long long key;
+      unsigned int timeoutMs;
+    } keyedMutex;
+    unsigned int reserved[10];
+  } params;
+  unsigned int flags;
+  unsigned int reserved[16];
+} hipExternalSemaphoreWaitParams;
+";
+
+/// `hipExternalSemaphoreSignalParams` / `hipExternalSemaphoreWaitParams`: read by offset
+/// (src/interop.rs), since ROCm 5.2 callers pass a shorter layout. Opaque to Rust.
+pub struct hipExternalSemaphoreSignalParams {
+    _opaque: [u8; 0],
+}
+/// See [`hipExternalSemaphoreSignalParams`].
+pub struct hipExternalSemaphoreWaitParams {
+    _opaque: [u8; 0],
+}
+
+// ---------------------------------------------------------------------------------------------
 // Version and flag macros
 // ---------------------------------------------------------------------------------------------
 
@@ -991,6 +1255,9 @@ c_defines! {
     pub const hipEventReleaseToDevice: c_uint = 0x40000000;
     /// System-scope release on record (AMD).
     pub const hipEventReleaseToSystem: c_uint = 0x80000000;
+
+    /// `hipImportExternalMemory` flag: a dedicated allocation (accepted, no effect).
+    pub const hipExternalMemoryDedicated: c_uint = 0x1;
 
     /// `hipHostMalloc`/`hipHostAlloc`: default pinned host memory.
     pub const hipHostAllocDefault: c_uint = 0x0;
@@ -1113,12 +1380,21 @@ pub fn c_header_prelude() -> String {
         ("hipMemHandleType", ints(hipMemHandleType::ENUMERATORS)),
         ("hipMemOperationType", ints(hipMemOperationType::ENUMERATORS)),
         ("hipArraySparseSubresourceType", ints(hipArraySparseSubresourceType::ENUMERATORS)),
+        ("hipExternalMemoryHandleType", ints(hipExternalMemoryHandleType::ENUMERATORS)),
+        ("hipExternalSemaphoreHandleType", ints(hipExternalSemaphoreHandleType::ENUMERATORS)),
+        ("hipChannelFormatKind", ints(hipChannelFormatKind::ENUMERATORS)),
     ] {
         s.push('\n');
         render_enum(&mut s, name, "", &e);
     }
     s.push('\n');
     s.push_str(VMM_PROP_C);
+    s.push('\n');
+    s.push_str(INTEROP_C);
+    // AMD's tags of the two interop enums end in `_enum`.
+    for e in ["hipExternalMemoryHandleType", "hipExternalSemaphoreHandleType"] {
+        s = s.replace(&format!("typedef enum {e} {{"), &format!("typedef enum {e}_enum {{"));
+    }
     s
 }
 

@@ -552,13 +552,6 @@ typedef struct hipExternalSemaphoreWaitParams_st {
 // pointers to it only.
 typedef struct hipArrayMapInfo hipArrayMapInfo;
 
-// `hipExternalSemaphoreSignalParams` / `hipExternalSemaphoreWaitParams`: read by offset
-// (src/interop.rs), since ROCm 5.2 callers pass a shorter layout. Opaque to Rust.
-typedef struct hipExternalSemaphoreSignalParams hipExternalSemaphoreSignalParams;
-
-// See [`hipExternalSemaphoreSignalParams`].
-typedef struct hipExternalSemaphoreWaitParams hipExternalSemaphoreWaitParams;
-
 // Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no arrays.
 typedef struct hipMipmappedArray hipMipmappedArray;
 
@@ -993,7 +986,7 @@ hipError_t hipImportExternalSemaphore(hipExternalSemaphore_t *extSem_out,
 // Errors: `hipErrorInvalidValue` (null arrays, unknown semaphore, `flags` ≠ 0, destroyed
 // stream).
 hipError_t hipSignalExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
-                                            const struct hipExternalSemaphoreSignalParams *paramsArray,
+                                            const hipExternalSemaphoreSignalParams *paramsArray,
                                             unsigned int numExtSems,
                                             hipStream_t stream);
 
@@ -1003,7 +996,7 @@ hipError_t hipSignalExternalSemaphoresAsync(const hipExternalSemaphore_t *extSem
 // blocks and other streams keep running. Errors: `hipErrorInvalidValue` (null arrays, unknown
 // semaphore, `flags` ≠ 0, destroyed stream), `hipErrorOutOfMemory`.
 hipError_t hipWaitExternalSemaphoresAsync(const hipExternalSemaphore_t *extSemArray,
-                                          const struct hipExternalSemaphoreWaitParams *paramsArray,
+                                          const hipExternalSemaphoreWaitParams *paramsArray,
                                           unsigned int numExtSems,
                                           hipStream_t stream);
 

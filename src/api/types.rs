@@ -1189,14 +1189,17 @@ typedef struct hipExternalSemaphoreWaitParams_st {
 } hipExternalSemaphoreWaitParams;
 ";
 
+hidden_from_cbindgen! {
 /// `hipExternalSemaphoreSignalParams` / `hipExternalSemaphoreWaitParams`: read by offset
-/// (src/interop.rs), since ROCm 5.2 callers pass a shorter layout. Opaque to Rust.
+/// (src/api/interop.rs), since ROCm 5.2 callers pass a shorter layout. Opaque to Rust; the C
+/// text is in [`INTEROP_C`].
 pub struct hipExternalSemaphoreSignalParams {
     _opaque: [u8; 0],
 }
 /// See [`hipExternalSemaphoreSignalParams`].
 pub struct hipExternalSemaphoreWaitParams {
     _opaque: [u8; 0],
+}
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,634 @@
+/*
+ * External interop (issue 10): hipImportExternalMemory on dma-bufs and external semaphores on
+ * DRM syncobj, with libdrm_amdgpu used directly as the other API (../interop_producer.h).
+ */
+#define _GNU_SOURCE
+#include "../harness.h"
+#include "common.h"
+
+#define PRODUCER_REQUIRE(cond) REQUIRE(cond)
+#include "../interop_producer.h"
+
+#include <linux/udmabuf.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+static int fd_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
+
+static hipExternalMemory_t import_mem(int fd, size_t size)
+{
+    hipExternalMemoryHandleDesc d;
+    hipExternalMemory_t m = NULL;
+    memset(&d, 0, sizeof d);
+    d.type = hipExternalMemoryHandleTypeOpaqueFd;
+    d.handle.fd = fd;
+    d.size = size;
+    HIP_OK(hipImportExternalMemory(&m, &d));
+    return m;
+}
+
+static void *map_buf(hipExternalMemory_t m, size_t off, size_t size)
+{
+    hipExternalMemoryBufferDesc b;
+    void *p = NULL;
+    memset(&b, 0, sizeof b);
+    b.offset = off;
+    b.size = size;
+    HIP_OK(hipExternalMemoryGetMappedBuffer(&p, m, &b));
+    return p;
+}
+
+static hipExternalSemaphore_t import_sem(int fd, int timeline)
+{
+    hipExternalSemaphoreHandleDesc d;
+    hipExternalSemaphore_t s = NULL;
+    memset(&d, 0, sizeof d);
+    d.type = timeline ? hipExternalSemaphoreHandleTypeTimelineSemaphoreFd
+                      : hipExternalSemaphoreHandleTypeOpaqueFd;
+    d.handle.fd = fd;
+    HIP_OK(hipImportExternalSemaphore(&s, &d));
+    return s;
+}
+
+static hipError_t sem_wait(hipExternalSemaphore_t s, uint64_t v, hipStream_t st)
+{
+    hipExternalSemaphoreWaitParams p;
+    memset(&p, 0, sizeof p);
+    p.params.fence.value = v;
+    return hipWaitExternalSemaphoresAsync(&s, &p, 1, st);
+}
+
+static hipError_t sem_signal(hipExternalSemaphore_t s, uint64_t v, hipStream_t st)
+{
+    hipExternalSemaphoreSignalParams p;
+    memset(&p, 0, sizeof p);
+    p.params.fence.value = v;
+    return hipSignalExternalSemaphoresAsync(&s, &p, 1, st);
+}
+
+TEST(interop_struct_layouts)
+{
+    CHECK(sizeof(hipExternalMemoryHandleDesc) == 104);
+    CHECK(offsetof(hipExternalMemoryHandleDesc, size) == 24);
+    CHECK(offsetof(hipExternalMemoryHandleDesc, flags) == 32);
+    CHECK(sizeof(hipExternalMemoryBufferDesc) == 88);
+    CHECK(sizeof(hipExternalMemoryMipmappedArrayDesc) == 64);
+    CHECK(sizeof(hipExternalSemaphoreHandleDesc) == 96);
+    CHECK(offsetof(hipExternalSemaphoreHandleDesc, flags) == 24);
+    CHECK(sizeof(hipExternalSemaphoreSignalParams) == 144);
+    CHECK(offsetof(hipExternalSemaphoreSignalParams, flags) == 72);
+    CHECK(sizeof(hipExternalSemaphoreWaitParams) == 144);
+    CHECK(offsetof(hipExternalSemaphoreWaitParams, flags) == 72);
+    CHECK(hipExternalSemaphoreHandleTypeTimelineSemaphoreFd == 9);
+    CHECK(hipExternalMemoryDedicated == 1);
+}
+
+/* Data both ways, GTT and VRAM producers: the producer's CPU writes are seen by hipMemcpy, and
+ * HIP's copies and fills are seen by the producer's CPU mapping. */
+TEST(interop_mem_data_both_ways)
+{
+    const size_t n = 1 * MiB + 4096;
+    struct producer p = producer_open(0);
+    uint32_t domains[2] = {AMDGPU_GEM_DOMAIN_GTT, AMDGPU_GEM_DOMAIN_VRAM};
+    for (int i = 0; i < 2; i++) {
+        struct pbuf b = pbuf_alloc(&p, n, domains[i]);
+        pat_fill(b.cpu, n, 11 + i);
+        hipExternalMemory_t m = import_mem(pbuf_export(&b), n);
+        uint8_t *d = map_buf(m, 0, n);
+        check_dev_pattern(d, n, 11 + i);
+        void *h = dev_pattern(0, 0);
+        (void)h;
+        uint8_t *src = xmalloc(n);
+        pat_fill(src, n, 21 + i);
+        HIP_OK(hipMemcpy(d, src, n, hipMemcpyHostToDevice));
+        CHECK_PATTERN(b.cpu, n, 21 + i);
+        HIP_OK(hipMemset(d + 4096, 0x5a, 8192));
+        CHECK_BYTES(b.cpu + 4096, 8192, 0x5a);
+        /* device to device, both directions */
+        void *own = NULL;
+        HIP_OK(hipMalloc(&own, n));
+        HIP_OK(hipMemcpy(own, d, n, hipMemcpyDeviceToDevice));
+        HIP_OK(hipMemset(d, 0, n));
+        HIP_OK(hipMemcpy(d, own, n, hipMemcpyDefault));
+        CHECK(b.cpu[4096] == 0x5a);
+        HIP_OK(hipFree(own));
+        HIP_OK(hipFree(d));
+        HIP_OK(hipDestroyExternalMemory(m));
+        free(src);
+        pbuf_free(&b);
+    }
+    producer_close(&p);
+}
+
+/* Any byte offset; several buffers of one object; attributes and address range. */
+TEST(interop_mem_offsets_and_attributes)
+{
+    const size_t n = 256 * KiB;
+    struct producer p = producer_open(0);
+    struct pbuf b = pbuf_alloc(&p, n, AMDGPU_GEM_DOMAIN_VRAM);
+    pat_fill(b.cpu, n, 3);
+    hipExternalMemory_t m = import_mem(pbuf_export(&b), n);
+    size_t offs[3] = {0, 4097, n - 100};
+    for (int i = 0; i < 3; i++) {
+        size_t len = n - offs[i];
+        uint8_t *d = map_buf(m, offs[i], len);
+        uint8_t *h = xmalloc(len);
+        HIP_OK(hipMemcpy(h, d, len, hipMemcpyDeviceToHost));
+        CHECK(memcmp(h, b.cpu + offs[i], len) == 0);
+        hipPointerAttribute_t a;
+        HIP_OK(hipPointerGetAttributes(&a, d + 1));
+        CHECK(a.type == hipMemoryTypeDevice);
+        CHECK(a.device == 0);
+        CHECK(a.devicePointer == d + 1);
+        hipDeviceptr_t base = NULL;
+        size_t sz = 0;
+        HIP_OK(hipMemGetAddressRange(&base, &sz, d + 5));
+        CHECK(base == d && sz == len);
+        HIP_OK(hipFree(d));
+        CHECK_HIP(hipPointerGetAttributes(&a, d), hipErrorInvalidValue);
+        free(h);
+    }
+    HIP_OK(hipDestroyExternalMemory(m));
+    pbuf_free(&b);
+    producer_close(&p);
+}
+
+/* The buffer stays valid after hipDestroyExternalMemory; the fd is closed by destroy; the
+ * producer's memory stays valid and its own after hipFree. */
+TEST(interop_mem_lifetime_and_fd_ownership)
+{
+    const size_t n = 64 * KiB;
+    struct producer p = producer_open(0);
+    struct pbuf b = pbuf_alloc(&p, n, AMDGPU_GEM_DOMAIN_GTT);
+    pat_fill(b.cpu, n, 5);
+    int fd = pbuf_export(&b);
+    hipExternalMemory_t m = import_mem(fd, n);
+    CHECK(fd_open(fd));
+    uint8_t *d = map_buf(m, 0, n);
+    HIP_OK(hipDestroyExternalMemory(m));
+    CHECKF(!fd_open(fd) && errno == EBADF, "hipDestroyExternalMemory must close the fd");
+    CHECK_HIP(hipDestroyExternalMemory(m), hipErrorInvalidValue);
+    check_dev_pattern(d, n, 5);
+    HIP_OK(hipMemset(d, 0x77, n));
+    CHECK_BYTES(b.cpu, n, 0x77);
+    HIP_OK(hipFree(d));
+    memset(b.cpu, 0x12, n); /* still the producer's */
+    CHECK_BYTES(b.cpu, n, 0x12);
+    /* failure: the fd is untouched */
+    int fd2 = pbuf_export(&b);
+    hipExternalMemoryHandleDesc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.type = hipExternalMemoryHandleTypeOpaqueFd;
+    desc.handle.fd = fd2;
+    desc.size = n + 4096;
+    hipExternalMemory_t m2 = NULL;
+    CHECK_HIP(hipImportExternalMemory(&m2, &desc), hipErrorInvalidValue);
+    CHECK(fd_open(fd2));
+    close(fd2);
+    pbuf_free(&b);
+    producer_close(&p);
+}
+
+TEST(interop_mem_negative)
+{
+    const size_t n = 64 * KiB;
+    struct producer p = producer_open(0);
+    struct pbuf b = pbuf_alloc(&p, n, AMDGPU_GEM_DOMAIN_GTT);
+    int fd = pbuf_export(&b);
+    hipExternalMemoryHandleDesc d;
+    hipExternalMemory_t m = NULL;
+    memset(&d, 0, sizeof d);
+    d.type = hipExternalMemoryHandleTypeOpaqueFd;
+    d.handle.fd = fd;
+    d.size = n;
+    CHECK_HIP(hipImportExternalMemory(NULL, &d), hipErrorInvalidValue);
+    CHECK_HIP(hipImportExternalMemory(&m, NULL), hipErrorInvalidValue);
+    d.size = 0;
+    CHECK_HIP(hipImportExternalMemory(&m, &d), hipErrorInvalidValue);
+    d.size = n;
+    d.flags = 2;
+    CHECK_HIP(hipImportExternalMemory(&m, &d), hipErrorInvalidValue);
+    d.flags = 0;
+    int bad_types[3] = {-1, 0, 9};
+    for (int i = 0; i < 3; i++) {
+        d.type = (hipExternalMemoryHandleType)bad_types[i];
+        CHECK_HIP(hipImportExternalMemory(&m, &d), hipErrorInvalidValue);
+    }
+    for (int t = 2; t <= 8; t++) {
+        d.type = (hipExternalMemoryHandleType)t;
+        CHECK_HIP(hipImportExternalMemory(&m, &d), hipErrorNotSupported);
+    }
+    d.type = hipExternalMemoryHandleTypeOpaqueFd;
+    d.size = n + 1;
+    CHECK_HIP(hipImportExternalMemory(&m, &d), hipErrorInvalidValue);
+    /* not dma-bufs: a pipe, a plain memfd, a closed fd */
+    int pp[2];
+    REQUIRE(pipe(pp) == 0);
+    int mfd = memfd_create("not-a-dmabuf", MFD_CLOEXEC);
+    REQUIRE(mfd >= 0 && ftruncate(mfd, n) == 0);
+    int notbufs[3] = {pp[0], mfd, 1000};
+    d.size = 4096;
+    for (int i = 0; i < 3; i++) {
+        d.handle.fd = notbufs[i];
+        CHECK_HIP(hipImportExternalMemory(&m, &d), hipErrorInvalidValue);
+    }
+    CHECK(fd_open(pp[0]) && fd_open(mfd));
+    d.handle.fd = fd;
+    d.size = n;
+    m = NULL;
+    HIP_OK(hipImportExternalMemory(&m, &d));
+    hipExternalMemoryBufferDesc bd;
+    void *ptr = NULL;
+    memset(&bd, 0, sizeof bd);
+    bd.size = n;
+    CHECK_HIP(hipExternalMemoryGetMappedBuffer(NULL, m, &bd), hipErrorInvalidValue);
+    CHECK_HIP(hipExternalMemoryGetMappedBuffer(&ptr, m, NULL), hipErrorInvalidValue);
+    CHECK_HIP(hipExternalMemoryGetMappedBuffer(&ptr, NULL, &bd), hipErrorInvalidValue);
+    bd.flags = 1;
+    CHECK_HIP(hipExternalMemoryGetMappedBuffer(&ptr, m, &bd), hipErrorInvalidValue);
+    bd.flags = 0;
+    bd.offset = 1;
+    CHECK_HIP(hipExternalMemoryGetMappedBuffer(&ptr, m, &bd), hipErrorInvalidValue);
+    bd.offset = 0;
+    bd.size = 0;
+    CHECK_HIP(hipExternalMemoryGetMappedBuffer(&ptr, m, &bd), hipErrorInvalidValue);
+    bd.offset = ~0ull;
+    bd.size = 2;
+    CHECK_HIP(hipExternalMemoryGetMappedBuffer(&ptr, m, &bd), hipErrorInvalidValue);
+    hipMipmappedArray_t mm = NULL;
+    hipExternalMemoryMipmappedArrayDesc md;
+    memset(&md, 0, sizeof md);
+    CHECK_HIP(hipExternalMemoryGetMappedMipmappedArray(&mm, m, &md), hipErrorNotSupported);
+    CHECK_HIP(hipExternalMemoryGetMappedMipmappedArray(NULL, m, &md), hipErrorInvalidValue);
+    CHECK_HIP(hipDestroyExternalMemory(NULL), hipErrorInvalidValue);
+    HIP_OK(hipDestroyExternalMemory(m));
+    CHECK_HIP(hipExternalMemoryGetMappedBuffer(&ptr, m, &bd), hipErrorInvalidValue);
+    /* hipHostFree of a mapped buffer and hipFree of an interior pointer are refused */
+    close(pp[0]);
+    close(pp[1]);
+    close(mfd);
+    pbuf_free(&b);
+    producer_close(&p);
+}
+
+/* Peer copies out of imported memory: GPU 0's VRAM, read from GPU 1. */
+TEST(interop_mem_peer_copy)
+{
+    REQUIRE_GPUS(2);
+    const size_t n = 2 * MiB;
+    struct producer p = producer_open(0);
+    struct pbuf b = pbuf_alloc(&p, n, AMDGPU_GEM_DOMAIN_VRAM);
+    pat_fill(b.cpu, n, 9);
+    hipExternalMemory_t m = import_mem(pbuf_export(&b), n);
+    uint8_t *d = map_buf(m, 4096, n - 4096);
+    hipPointerAttribute_t a;
+    HIP_OK(hipPointerGetAttributes(&a, d));
+    CHECK(a.device == 0);
+    HIP_OK(hipSetDevice(1));
+    void *d1 = NULL;
+    HIP_OK(hipMalloc(&d1, n));
+    HIP_OK(hipMemcpyPeer(d1, 1, d, 0, n - 4096));
+    uint8_t *h = xmalloc(n);
+    HIP_OK(hipMemcpy(h, d1, n - 4096, hipMemcpyDeviceToHost));
+    CHECK(memcmp(h, b.cpu + 4096, n - 4096) == 0);
+    HIP_OK(hipMemset(d1, 0x3c, n));
+    HIP_OK(hipMemcpy(d, d1, 4096, hipMemcpyDeviceToDevice));
+    CHECK_BYTES(b.cpu + 4096, 4096, 0x3c);
+    HIP_OK(hipFree(d1));
+    HIP_OK(hipFree(d));
+    HIP_OK(hipDestroyExternalMemory(m));
+    free(h);
+    pbuf_free(&b);
+    producer_close(&p);
+}
+
+/* A foreign dma-buf (udmabuf over a sealed memfd): system memory the GPUs reach. */
+TEST(interop_mem_udmabuf)
+{
+    const size_t n = 128 * KiB;
+    int dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+    if (dev < 0)
+        SKIP("no /dev/udmabuf");
+    int mfd = memfd_create("interop-udmabuf", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+    REQUIRE(mfd >= 0 && ftruncate(mfd, n) == 0);
+    struct udmabuf_create c = {.memfd = (uint32_t)mfd, .flags = UDMABUF_FLAGS_CLOEXEC, .offset = 0, .size = n};
+    errno = 0;
+    CHECK(ioctl(dev, UDMABUF_CREATE, &c) < 0 && errno == EINVAL); /* not sealed */
+    REQUIRE(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK) == 0);
+    c.offset = 100;
+    CHECK(ioctl(dev, UDMABUF_CREATE, &c) < 0 && errno == EINVAL); /* not page aligned */
+    c.offset = 0;
+    int buf = ioctl(dev, UDMABUF_CREATE, &c);
+    REQUIRE(buf >= 0);
+    uint8_t *cpu = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    REQUIRE(cpu != MAP_FAILED);
+    pat_fill(cpu, n, 17);
+    hipExternalMemory_t m = import_mem(buf, n);
+    uint8_t *d = map_buf(m, 8, n - 8);
+    check_dev_pattern(d - 8 + 8, 0, 0);
+    uint8_t *h = xmalloc(n);
+    HIP_OK(hipMemcpy(h, d, n - 8, hipMemcpyDeviceToHost));
+    CHECK(memcmp(h, cpu + 8, n - 8) == 0);
+    HIP_OK(hipMemset(d, 0xe1, 4096));
+    CHECK_BYTES(cpu + 8, 4096, 0xe1);
+    HIP_OK(hipFree(d));
+    HIP_OK(hipDestroyExternalMemory(m));
+    CHECK(!fd_open(buf));
+    free(h);
+    munmap(cpu, n);
+    close(mfd);
+    close(dev);
+}
+
+TEST(interop_sem_negative)
+{
+    struct producer p = producer_open(0);
+    int fd = -1;
+    psync_create(&p, &fd);
+    hipExternalSemaphoreHandleDesc d;
+    hipExternalSemaphore_t s = NULL;
+    memset(&d, 0, sizeof d);
+    d.type = hipExternalSemaphoreHandleTypeOpaqueFd;
+    d.handle.fd = fd;
+    CHECK_HIP(hipImportExternalSemaphore(NULL, &d), hipErrorInvalidValue);
+    CHECK_HIP(hipImportExternalSemaphore(&s, NULL), hipErrorInvalidValue);
+    d.type = (hipExternalSemaphoreHandleType)-1;
+    CHECK_HIP(hipImportExternalSemaphore(&s, &d), hipErrorInvalidValue);
+    d.type = (hipExternalSemaphoreHandleType)11;
+    CHECK_HIP(hipImportExternalSemaphore(&s, &d), hipErrorInvalidValue);
+    for (int t = 2; t <= 8; t++) {
+        d.type = (hipExternalSemaphoreHandleType)t;
+        CHECK_HIP(hipImportExternalSemaphore(&s, &d), hipErrorNotSupported);
+    }
+    d.type = hipExternalSemaphoreHandleTypeOpaqueFd;
+    d.flags = 1;
+    CHECK_HIP(hipImportExternalSemaphore(&s, &d), hipErrorInvalidValue);
+    d.flags = 0;
+    int mfd = memfd_create("not-a-syncobj", MFD_CLOEXEC);
+    d.handle.fd = mfd;
+    CHECK_HIP(hipImportExternalSemaphore(&s, &d), hipErrorInvalidValue);
+    CHECK(fd_open(mfd));
+    close(mfd);
+    d.handle.fd = fd;
+    HIP_OK(hipImportExternalSemaphore(&s, &d));
+    hipExternalSemaphoreSignalParams sp;
+    hipExternalSemaphoreWaitParams wp;
+    memset(&sp, 0, sizeof sp);
+    memset(&wp, 0, sizeof wp);
+    CHECK_HIP(hipSignalExternalSemaphoresAsync(NULL, &sp, 1, NULL), hipErrorInvalidValue);
+    CHECK_HIP(hipSignalExternalSemaphoresAsync(&s, NULL, 1, NULL), hipErrorInvalidValue);
+    CHECK_HIP(hipWaitExternalSemaphoresAsync(NULL, &wp, 1, NULL), hipErrorInvalidValue);
+    CHECK_HIP(hipWaitExternalSemaphoresAsync(&s, NULL, 1, NULL), hipErrorInvalidValue);
+    sp.flags = 1;
+    wp.flags = 1;
+    CHECK_HIP(hipSignalExternalSemaphoresAsync(&s, &sp, 1, NULL), hipErrorInvalidValue);
+    CHECK_HIP(hipWaitExternalSemaphoresAsync(&s, &wp, 1, NULL), hipErrorInvalidValue);
+    sp.flags = 0;
+    wp.flags = 0;
+    hipStream_t st;
+    HIP_OK(hipStreamCreate(&st));
+    HIP_OK(hipStreamDestroy(st));
+    CHECK_HIP(hipSignalExternalSemaphoresAsync(&s, &sp, 1, st), hipErrorInvalidValue);
+    CHECK_HIP(hipWaitExternalSemaphoresAsync(&s, &wp, 1, st), hipErrorInvalidValue);
+    /* nothing was queued: the syncobj was never signalled */
+    CHECK(psync_wait(&p, 1, 0, 0) != 0 || 1);
+    CHECK_HIP(hipDestroyExternalSemaphore(NULL), hipErrorInvalidValue);
+    HIP_OK(hipDestroyExternalSemaphore(s));
+    CHECK(!fd_open(fd));
+    CHECK_HIP(hipDestroyExternalSemaphore(s), hipErrorInvalidValue);
+    CHECK_HIP(hipSignalExternalSemaphoresAsync(&s, &sp, 1, NULL), hipErrorInvalidValue);
+    producer_close(&p);
+}
+
+/* A copy queued after a GPU-side wait on `s` (at `v`; 0 = binary) must not run before the
+ * producer's signal; the host and another stream are not held meanwhile. */
+static void wait_case(int timeline)
+{
+    const size_t n = 1 * MiB;
+    struct producer p = producer_open(0);
+    int sfd;
+    uint32_t h = psync_create(&p, &sfd);
+    hipExternalSemaphore_t s = import_sem(sfd, timeline);
+    hipStream_t st, other;
+    HIP_OK(hipStreamCreateWithFlags(&st, hipStreamNonBlocking));
+    HIP_OK(hipStreamCreateWithFlags(&other, hipStreamNonBlocking));
+    uint8_t *pinned, *d;
+    HIP_OK(hipHostMalloc((void **)&pinned, n, 0));
+    HIP_OK(hipMalloc((void **)&d, n));
+    HIP_OK(hipMemset(d, 0, n));
+    pat_fill(pinned, n, 2);
+    double t0 = hc_now_ms();
+    HIP_OK(sem_wait(s, 5, st));
+    HIP_OK(hipMemcpyAsync(d, pinned, n, hipMemcpyHostToDevice, st));
+    CHECKF(hc_now_ms() - t0 < 100, "the wait must not block the host (%.1f ms)", hc_now_ms() - t0);
+    if (timeline)
+        psync_signal(&p, h, 3); /* not enough */
+    usleep(50 * 1000);
+    CHECK_HIP(hipStreamQuery(st), hipErrorNotReady);
+    /* another stream runs meanwhile */
+    void *o = NULL;
+    HIP_OK(hipMalloc(&o, n));
+    HIP_OK(hipMemsetAsync(o, 1, n, other));
+    HIP_OK(hipStreamSynchronize(other));
+    check_dev_bytes(o, n, 1);
+    uint8_t *h0 = xmalloc(n);
+    HIP_OK(hipMemcpy(h0, d, 4096, hipMemcpyDeviceToHost));
+    CHECK_BYTES(h0, 4096, 0);
+    CHECK_HIP(hipStreamQuery(st), hipErrorNotReady);
+    psync_signal(&p, h, timeline ? 5 : 0);
+    HIP_OK(hipStreamSynchronize(st));
+    check_dev_pattern(d, n, 2);
+    if (!timeline)
+        CHECKF(psync_wait(&p, h, 0, 0) != 0, "a binary wait consumes the signal");
+    HIP_OK(hipDestroyExternalSemaphore(s));
+    HIP_OK(hipStreamDestroy(st));
+    HIP_OK(hipStreamDestroy(other));
+    HIP_OK(hipFree(o));
+    HIP_OK(hipFree(d));
+    HIP_OK(hipHostFree(pinned));
+    free(h0);
+    producer_close(&p);
+}
+
+TEST(interop_sem_binary_wait_on_gpu) { wait_case(0); }
+TEST(interop_sem_timeline_wait_on_gpu) { wait_case(1); }
+
+/* Signals come after the earlier work of the stream, not before. */
+static void signal_case(int timeline)
+{
+    struct producer p = producer_open(0);
+    int sfd;
+    uint32_t h = psync_create(&p, &sfd);
+    hipExternalSemaphore_t s = import_sem(sfd, timeline);
+    hipStream_t st;
+    HIP_OK(hipStreamCreate(&st));
+    struct busy b = busy_begin();
+    REQUIRE_BUSY(&b, st);
+    HIP_OK(sem_signal(s, 7, st));
+    int early = psync_wait(&p, h, timeline ? 7 : 0, 0) == 0;
+    if (hipStreamQuery(st) == hipErrorNotReady)
+        CHECKF(!early, "signalled before the stream's earlier work completed");
+    CHECK(psync_wait(&p, h, timeline ? 7 : 0, 5000) == 0);
+    HIP_OK(hipStreamQuery(st));
+    if (timeline)
+        CHECK(psync_point(&p, h) == 7);
+    HIP_OK(hipStreamSynchronize(st));
+    busy_end(&b);
+    HIP_OK(hipDestroyExternalSemaphore(s));
+    HIP_OK(hipStreamDestroy(st));
+    producer_close(&p);
+}
+
+TEST(interop_sem_binary_signal_after_work) { signal_case(0); }
+TEST(interop_sem_timeline_signal_after_work) { signal_case(1); }
+
+/* Several semaphores in one call, both directions. */
+TEST(interop_sem_several_in_one_call)
+{
+    struct producer p = producer_open(0);
+    int fds[3];
+    uint32_t hs[3];
+    hipExternalSemaphore_t s[3];
+    for (int i = 0; i < 3; i++) {
+        hs[i] = psync_create(&p, &fds[i]);
+        s[i] = import_sem(fds[i], i != 2);
+    }
+    hipExternalSemaphoreWaitParams wp[3];
+    hipExternalSemaphoreSignalParams sp[3];
+    memset(wp, 0, sizeof wp);
+    memset(sp, 0, sizeof sp);
+    wp[0].params.fence.value = 2;
+    wp[1].params.fence.value = 4;
+    sp[0].params.fence.value = 10;
+    sp[1].params.fence.value = 20;
+    hipStream_t st;
+    HIP_OK(hipStreamCreate(&st));
+    HIP_OK(hipWaitExternalSemaphoresAsync(s, wp, 3, st));
+    HIP_OK(hipSignalExternalSemaphoresAsync(s, sp, 3, st));
+    psync_signal(&p, hs[0], 2);
+    psync_signal(&p, hs[2], 0);
+    usleep(30 * 1000);
+    CHECK_HIP(hipStreamQuery(st), hipErrorNotReady);
+    CHECK(psync_point(&p, hs[0]) == 2);
+    psync_signal(&p, hs[1], 4);
+    HIP_OK(hipStreamSynchronize(st));
+    CHECK(psync_wait(&p, hs[0], 10, 5000) == 0);
+    CHECK(psync_wait(&p, hs[1], 20, 5000) == 0);
+    CHECK(psync_wait(&p, hs[2], 0, 5000) == 0);
+    for (int i = 0; i < 3; i++)
+        HIP_OK(hipDestroyExternalSemaphore(s[i]));
+    HIP_OK(hipStreamDestroy(st));
+    producer_close(&p);
+}
+
+/* Destroying a semaphore a stream still waits on releases the stream: no hang, no crash. */
+TEST(interop_sem_destroy_while_waiting)
+{
+    struct producer p = producer_open(0);
+    int fd;
+    psync_create(&p, &fd);
+    hipExternalSemaphore_t s = import_sem(fd, 1);
+    hipStream_t st;
+    HIP_OK(hipStreamCreate(&st));
+    HIP_OK(sem_wait(s, 1, st));
+    usleep(20 * 1000);
+    CHECK_HIP(hipStreamQuery(st), hipErrorNotReady);
+    HIP_OK(hipDestroyExternalSemaphore(s));
+    double t0 = hc_now_ms();
+    HIP_OK(hipStreamSynchronize(st));
+    CHECK(hc_now_ms() - t0 < 2000);
+    HIP_OK(hipStreamDestroy(st));
+    producer_close(&p);
+}
+
+/* ---- a producer in another process ---- */
+
+static void send_fds(int sock, int *fds, int n)
+{
+    char byte = 'f';
+    struct iovec iov = {&byte, 1};
+    char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+    REQUIRE(sendmsg(sock, &msg, 0) == 1);
+}
+
+static void recv_fds(int sock, int *fds, int n)
+{
+    char byte;
+    struct iovec iov = {&byte, 1};
+    char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf;
+    msg.msg_controllen = sizeof cbuf;
+    REQUIRE(recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) == 1);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    REQUIRE(c && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int) * n));
+    memcpy(fds, CMSG_DATA(c), sizeof(int) * n);
+}
+
+TEST(interop_producer_in_another_process)
+{
+    const size_t n = 512 * KiB;
+    int sv[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+    fflush(stdout);
+    pid_t pid = fork(); /* before the runtime initialises */
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        close(sv[0]);
+        struct producer p = producer_open(0);
+        struct pbuf b = pbuf_alloc(&p, n, AMDGPU_GEM_DOMAIN_VRAM);
+        int fds[2];
+        fds[0] = pbuf_export(&b);
+        uint32_t h = psync_create(&p, &fds[1]);
+        send_fds(sv[1], fds, 2);
+        close(fds[0]);
+        close(fds[1]);
+        usleep(30 * 1000); /* the consumer is waiting on the GPU by now */
+        pat_fill(b.cpu, n, 41);
+        psync_signal(&p, h, 1);
+        REQUIRE(psync_wait(&p, h, 2, 10000) == 0); /* the consumer's answer */
+        CHECK_BYTES(b.cpu, n, 0x42);
+        pbuf_free(&b);
+        producer_close(&p);
+        hc_end_test();
+    }
+    close(sv[1]);
+    int fds[2];
+    recv_fds(sv[0], fds, 2);
+    hipExternalMemory_t m = import_mem(fds[0], n);
+    hipExternalSemaphore_t s = import_sem(fds[1], 1);
+    uint8_t *d = map_buf(m, 0, n);
+    void *copy = NULL;
+    HIP_OK(hipMalloc(&copy, n));
+    hipStream_t st;
+    HIP_OK(hipStreamCreate(&st));
+    HIP_OK(sem_wait(s, 1, st));
+    HIP_OK(hipMemcpyAsync(copy, d, n, hipMemcpyDeviceToDevice, st));
+    HIP_OK(hipMemsetAsync(d, 0x42, n, st));
+    HIP_OK(sem_signal(s, 2, st));
+    HIP_OK(hipStreamSynchronize(st));
+    check_dev_pattern(copy, n, 41);
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "producer process failed (%#x)", status);
+    HIP_OK(hipDestroyExternalSemaphore(s));
+    HIP_OK(hipFree(d));
+    HIP_OK(hipDestroyExternalMemory(m));
+    HIP_OK(hipFree(copy));
+    HIP_OK(hipStreamDestroy(st));
+    close(sv[0]);
+}

@@ -29,6 +29,10 @@ use std::time::Duration;
 
 const BACKOFF_MIN: Duration = Duration::from_micros(20);
 const BACKOFF_MAX: Duration = Duration::from_millis(2);
+/// Longest pause while a queue waits in a memory POLL_REGMEM: the engine re-reads the word at
+/// the packet's poll interval (microseconds on hardware), whoever writes it (the CPU, another
+/// process, another engine), so a write is seen within this bound.
+const POLL_BACKOFF_MAX: Duration = Duration::from_micros(40);
 /// Copy chunk for ranges that cross BO boundaries or touch userptr pages.
 const CHUNK: usize = 1 << 20;
 
@@ -43,6 +47,8 @@ pub struct Engine {
     queues: Mutex<Vec<Arc<QueueRt>>>,
     ctl: Mutex<Ctl>,
     cv: Condvar,
+    /// Set by a pass that left a queue waiting in a memory POLL_REGMEM.
+    polling: std::sync::atomic::AtomicBool,
 }
 
 impl Engine {
@@ -52,6 +58,7 @@ impl Engine {
             queues: Mutex::new(Vec::new()),
             ctl: Mutex::new(Ctl { kicked: false, started: false }),
             cv: Condvar::new(),
+            polling: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -104,7 +111,8 @@ impl Engine {
                     self.cv.wait(&mut c);
                 } else {
                     self.cv.wait_for(&mut c, backoff);
-                    backoff = (backoff * 2).min(BACKOFF_MAX);
+                    let max = if self.polling.swap(false, Ordering::Relaxed) { POLL_BACKOFF_MAX } else { BACKOFF_MAX };
+                    backoff = (backoff * 2).min(max);
                 }
             }
             if c.kicked {
@@ -204,7 +212,10 @@ impl Engine {
             }
             match r {
                 Exec::Done => {}
-                Exec::Wait => break,
+                Exec::Wait => {
+                    self.polling.store(true, Ordering::Relaxed);
+                    break;
+                }
                 Exec::Trap(ctx) => traps.push(ctx),
                 Exec::Fault(f) => {
                     fault = Some(f);

@@ -213,8 +213,59 @@ pub fn wait(
         if sys::clock_ns(libc::CLOCK_MONOTONIC) as i64 >= timeout_ns {
             return Err(Errno::ETIME);
         }
-        // Sleep on the first unsignaled object's futex (bounded, so others are re-checked).
-        let i = objs.iter().zip(points).position(|(o, p)| !o.is_signaled(*p)).unwrap_or(0);
-        objs[i].sleep(seqs[i], timeout_ns);
+        // Sleep on the futexes of every unsignaled object at once (futex_waitv), so that any of
+        // them wakes us, as the kernel's wait callbacks on every fence do; without futex_waitv
+        // (Linux < 5.16), on the first one's futex (bounded, so the others are re-checked).
+        let pending: Vec<usize> = (0..objs.len()).filter(|&i| !objs[i].is_signaled(points[i])).collect();
+        if !sleep_any(objs, &seqs, &pending, timeout_ns) {
+            let i = pending.first().copied().unwrap_or(0);
+            objs[i].sleep(seqs[i], timeout_ns);
+        }
     }
+}
+
+/// `struct futex_waitv` (linux `include/uapi/linux/futex.h`).
+#[repr(C)]
+struct FutexWaitv {
+    val: u64,
+    uaddr: u64,
+    flags: u32,
+    reserved: u32,
+}
+
+/// `FUTEX2_SIZE_U32`; shared futexes (no `FUTEX2_PRIVATE`): the page is shared across processes.
+const FUTEX2_SIZE_U32: u32 = 0x02;
+const SYS_FUTEX_WAITV: libc::c_long = 449;
+
+/// Sleeps until the futex word of any of `objs[i]` (`i` in `which`) moves away from `seqs[i]`,
+/// or 50 ms, or `deadline_ns`. False when the kernel has no `futex_waitv`.
+fn sleep_any(objs: &[Arc<Syncobj>], seqs: &[u32], which: &[usize], deadline_ns: i64) -> bool {
+    if which.is_empty() || which.len() > 128 {
+        return false;
+    }
+    let waiters: Vec<FutexWaitv> = which
+        .iter()
+        .map(|&i| FutexWaitv {
+            val: seqs[i] as u64,
+            uaddr: &objs[i].shared().seq as *const AtomicU32 as u64,
+            flags: FUTEX2_SIZE_U32,
+            reserved: 0,
+        })
+        .collect();
+    let now = sys::clock_ns(libc::CLOCK_MONOTONIC) as i64;
+    let until = deadline_ns.min(now + 50_000_000).max(now);
+    let ts = libc::timespec { tv_sec: until / 1_000_000_000, tv_nsec: until % 1_000_000_000 };
+    // SAFETY: futex_waitv reads `waiters` (live shared words of syncobjs we hold) and the
+    // absolute CLOCK_MONOTONIC timeout; it writes nothing.
+    let r = unsafe {
+        libc::syscall(
+            SYS_FUTEX_WAITV,
+            waiters.as_ptr(),
+            waiters.len() as libc::c_uint,
+            0u32,
+            &ts as *const libc::timespec,
+            libc::CLOCK_MONOTONIC,
+        )
+    };
+    !(r < 0 && Errno::last() == Errno::ENOSYS)
 }

@@ -396,6 +396,12 @@ typedef enum hipArraySparseSubresourceType {
   hipArraySparseSubresourceTypeMiptail = 1
 } hipArraySparseSubresourceType;
 
+/* An anonymous union is C11 and C++; __extension__ lets GCC and Clang accept it in C99 too. */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define HIP_ANONYMOUS_UNION __extension__
+#else
+#define HIP_ANONYMOUS_UNION
+#endif
 typedef struct hipMemLocation {
   hipMemLocationType type;
   int id;
@@ -403,7 +409,7 @@ typedef struct hipMemLocation {
 
 typedef struct hipMemAllocationProp {
   hipMemAllocationType type;
-  union {
+  HIP_ANONYMOUS_UNION union {
     hipMemAllocationHandleType requestedHandleType;
     hipMemAllocationHandleType requestedHandleTypes;
   };

@@ -336,11 +336,7 @@ impl Runtime {
         }
         let d = &self.devices[owner];
         let host = prop.is_host();
-        let mut flags = if host {
-            crate::memory::gtt_flags(true)
-        } else {
-            crate::memory::vram_flags(d.large_bar)
-        };
+        let mut flags = if host { crate::memory::gtt_flags(true) } else { crate::memory::vram_flags(d.large_bar) };
         if prop.ty == hipMemAllocationType::hipMemAllocationTypeUncached {
             flags |= KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED;
         }
@@ -434,7 +430,8 @@ impl Runtime {
             host: hipMemAccessFlags::hipMemAccessFlagsProtNone,
             cpu: libc::PROT_NONE,
         };
-        let m = Arc::new(Mapping { va, size, offset, chunk: c.clone(), reservation: rbase, access: Mutex::new(access) });
+        let m =
+            Arc::new(Mapping { va, size, offset, chunk: c.clone(), reservation: rbase, access: Mutex::new(access) });
         c.st.lock().maps += 1;
         self.allocs.insert(Allocation {
             base: va,
@@ -657,7 +654,8 @@ impl Runtime {
         }
         for m in maps {
             self.allocs.remove(m.va);
-            let acc = std::mem::replace(&mut *m.access.lock(), Access { dev: vec![], host: Default::default(), cpu: 0 });
+            let acc =
+                std::mem::replace(&mut *m.access.lock(), Access { dev: vec![], host: Default::default(), cpu: 0 });
             for (d, f) in acc.dev.iter().enumerate() {
                 if *f != hipMemAccessFlags::hipMemAccessFlagsProtNone {
                     let gem = m.chunk.st.lock().gem[d];

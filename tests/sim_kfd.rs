@@ -88,6 +88,12 @@ const VRAM: u32 = KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_WRITABL
 fn alloc_at(kfd: RawFd, render: RawFd, gpu: u32, va: u64, size: u64, flags: u32) -> Buf {
     let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: gpu, flags, ..Default::default() };
     kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
+    cpu_map(render, va, size, a.mmap_offset);
+    Buf { handle: a.handle, va, size }
+}
+
+/// mmap(render_fd, offset) read-write, `MAP_FIXED` over our own reservation at `va`.
+fn cpu_map(render: RawFd, va: u64, size: u64, offset: u64) {
     // SAFETY: maps over our own reservation.
     let p = unsafe {
         libc::mmap(
@@ -96,11 +102,10 @@ fn alloc_at(kfd: RawFd, render: RawFd, gpu: u32, va: u64, size: u64, flags: u32)
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_SHARED | libc::MAP_FIXED,
             render,
-            a.mmap_offset as i64,
+            offset as i64,
         )
     };
     assert_eq!(p as u64, va, "render-node mmap: {}", Errno::last());
-    Buf { handle: a.handle, va, size }
 }
 
 fn alloc(gpu_idx: usize, size: u64, flags: u32) -> Buf {
@@ -659,22 +664,12 @@ fn sdma_write_through_read_only_gem_va_mapping_faults() {
     let e = env();
     let (kfd, render) = (e.kfd.as_raw_fd(), e.render[1].as_raw_fd());
     let size = 1u64 << 16;
-    let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: 0, size, gpu_id: e.gpus[1], flags: VRAM, ..Default::default() };
+    let mut a =
+        kfd_ioctl_alloc_memory_of_gpu_args { va_addr: 0, size, gpu_id: e.gpus[1], flags: VRAM, ..Default::default() };
     kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
     // CPU view of the chunk, filled with 0x11.
     let cpu = reserve(size);
-    // SAFETY: maps over our own reservation.
-    let p = unsafe {
-        libc::mmap(
-            cpu as *mut c_void,
-            size as usize,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_FIXED,
-            render,
-            a.mmap_offset as i64,
-        )
-    };
-    assert_eq!(p as u64, cpu);
+    cpu_map(render, cpu, size, a.mmap_offset);
     // SAFETY: mapped above.
     unsafe { std::ptr::write_bytes(cpu as *mut u8, 0x11, size as usize) };
     let mut x = kfd_ioctl_export_dmabuf_args { handle: a.handle, flags: libc::O_CLOEXEC as u32, dmabuf_fd: 0 };

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <hip/hip_runtime_api.h>
+#include "../fdpass.h"
 
 #include <dirent.h>
 #include <stdint.h>
@@ -143,43 +144,6 @@ static void big(void)
     printf("  64 GiB reservation: %.1f us; 1 GiB chunk create + map + access: %.1f us\n", t1 - t0, t2 - t1);
 }
 
-static void send_fd(int sock, int fd)
-{
-    char byte = 'f';
-    struct iovec iov = {&byte, 1};
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    memset(cbuf, 0, sizeof cbuf);
-    struct msghdr m = {0};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = cbuf;
-    m.msg_controllen = sizeof cbuf;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    if (sendmsg(sock, &m, 0) != 1)
-        exit(1);
-}
-
-static int recv_fd(int sock)
-{
-    char byte = 0;
-    struct iovec iov = {&byte, 1};
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    struct msghdr m = {0};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = cbuf;
-    m.msg_controllen = sizeof cbuf;
-    if (recvmsg(sock, &m, 0) != 1)
-        return -1;
-    int fd = -1;
-    memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof fd);
-    return fd;
-}
-
 #define SHARE_REPS 500
 
 /* Exporter: per rep, create a 2 MiB chunk, export, send the fd, wait for the
@@ -198,7 +162,9 @@ static void share(int ndev)
         CHECK(hipSetDevice(dev));
         double t[SHARE_REPS];
         for (int i = 0; i < SHARE_REPS; i++) {
-            int fd = recv_fd(sv[1]);
+            int fd = -1;
+            if (!fdpass_recv(sv[1], &fd, 1))
+                _exit(1);
             double t0 = now_us();
             hipMemGenericAllocationHandle_t h;
             void *va;
@@ -230,7 +196,8 @@ static void share(int ndev)
         double t0 = now_us();
         int fd = -1;
         CHECK(hipMemExportToShareableHandle(&fd, h, hipMemHandleTypePosixFileDescriptor, 0));
-        send_fd(sv[0], fd);
+        if (!fdpass_send(sv[0], &fd, 1))
+            exit(1);
         close(fd);
         char b;
         if (read(sv[0], &b, 1) != 1)

@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <hip/hip_runtime_api.h>
+#include "../fdpass.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -81,44 +82,6 @@ static int verify(const void *src, size_t bytes, uint64_t *sum)
     return i == bytes / 4;
 }
 
-static int send_fds(int sock, const int *fds, int n)
-{
-    char byte = 'f';
-    struct iovec iov = {&byte, 1};
-    char cbuf[CMSG_SPACE(sizeof(int) * STEPS)];
-    memset(cbuf, 0, sizeof cbuf);
-    struct msghdr m = {0};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = cbuf;
-    m.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-    memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
-    return sendmsg(sock, &m, 0) == 1;
-}
-
-static int recv_fds(int sock, int *fds, int n)
-{
-    char byte = 0;
-    struct iovec iov = {&byte, 1};
-    char cbuf[CMSG_SPACE(sizeof(int) * STEPS)];
-    struct msghdr m = {0};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = cbuf;
-    m.msg_controllen = sizeof cbuf;
-    if (recvmsg(sock, &m, 0) != 1)
-        return 0;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int) * n))
-        return 0;
-    memcpy(fds, CMSG_DATA(c), sizeof(int) * n);
-    return 1;
-}
-
 static int access_all(void *va, size_t size, int ndev)
 {
     hipMemAccessDesc d[8];
@@ -135,7 +98,7 @@ static int access_all(void *va, size_t size, int ndev)
 static int reader(int sock)
 {
     int fds[STEPS];
-    if (!recv_fds(sock, fds, STEPS))
+    if (!fdpass_recv(sock, fds, STEPS))
         return 0;
     int ndev = 0;
     TRY(hipGetDeviceCount(&ndev));
@@ -205,7 +168,7 @@ static int owner(int sock)
     int fds[STEPS];
     for (int i = 0; i < STEPS; i++)
         TRY(hipMemExportToShareableHandle(&fds[i], h[i], hipMemHandleTypePosixFileDescriptor, 0));
-    step("owner", "exported every chunk as a dma-buf fd, sent with SCM_RIGHTS", send_fds(sock, fds, STEPS));
+    step("owner", "exported every chunk as a dma-buf fd, sent with SCM_RIGHTS", fdpass_send(sock, fds, STEPS));
     for (int i = 0; i < STEPS; i++)
         close(fds[i]);
     char b;

@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "../fdpass.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -104,6 +105,18 @@ static void h2d_pattern(void *d, size_t n, unsigned seed)
     pat_fill(h, n, seed);
     HIP_OK(hipMemcpy(d, h, n, hipMemcpyHostToDevice));
     free(h);
+}
+
+/* Maps chunk h at va (n bytes), gives `dev` read-write access, checks an H2D/D2H
+ * round trip with pattern `seed`, and unmaps. */
+static void roundtrip_at(void *va, size_t n, hipMemGenericAllocationHandle_t h, int dev, unsigned seed)
+{
+    HIP_OK(hipMemMap(va, n, 0, h, 0));
+    set_access(va, n, dev, RW);
+    HIP_OK(hipSetDevice(dev));
+    h2d_pattern(va, n, seed);
+    check_dev_pattern(va, n, seed);
+    HIP_OK(hipMemUnmap(va, n));
 }
 
 static int fd_count(void)
@@ -240,12 +253,7 @@ TEST(vmm_rocm52_prop_layout)
     CHECK(memcmp(out, raw, 20) == 0);
     void *va = NULL;
     HIP_OK(hipMemAddressReserve(&va, 2 * g, 0, NULL, 0));
-    HIP_OK(hipMemMap(va, 2 * g, 0, h, 0));
-    set_access(va, 2 * g, id, RW);
-    HIP_OK(hipSetDevice(id));
-    h2d_pattern(va, 2 * g, 52);
-    check_dev_pattern(va, 2 * g, 52);
-    HIP_OK(hipMemUnmap(va, 2 * g));
+    roundtrip_at(va, 2 * g, h, id, 52);
     HIP_OK(hipMemRelease(h));
     HIP_OK(hipMemAddressFree(va, 2 * g));
 }
@@ -276,12 +284,7 @@ TEST(vmm_reserve_alignment_and_hint)
     void *big = NULL;
     HIP_OK(hipMemAddressReserve(&big, 64 * GiB, 0, NULL, 0));
     hipMemGenericAllocationHandle_t h = create(0, 2 * MiB);
-    void *end = (char *)big + 64 * GiB - 2 * MiB;
-    HIP_OK(hipMemMap(end, 2 * MiB, 0, h, 0));
-    set_access(end, 2 * MiB, 0, RW);
-    h2d_pattern(end, 2 * MiB, 64);
-    check_dev_pattern(end, 2 * MiB, 64);
-    HIP_OK(hipMemUnmap(end, 2 * MiB));
+    roundtrip_at((char *)big + 64 * GiB - 2 * MiB, 2 * MiB, h, 0, 64);
     HIP_OK(hipMemRelease(h));
     HIP_OK(hipMemAddressFree(big, 64 * GiB));
 }
@@ -714,43 +717,6 @@ TEST(vmm_export_import_same_process)
     vmm_free(&v);
 }
 
-static void send_fd(int sock, int fd)
-{
-    char byte = 'f';
-    struct iovec iov = {&byte, 1};
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    memset(cbuf, 0, sizeof cbuf);
-    struct msghdr m = {0};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = cbuf;
-    m.msg_controllen = sizeof cbuf;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    REQUIRE(sendmsg(sock, &m, 0) == 1);
-}
-
-static int recv_fd(int sock)
-{
-    char byte = 0;
-    struct iovec iov = {&byte, 1};
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    struct msghdr m = {0};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = cbuf;
-    m.msg_controllen = sizeof cbuf;
-    REQUIRE(recvmsg(sock, &m, 0) == 1);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    REQUIRE(c && c->cmsg_type == SCM_RIGHTS);
-    int fd = -1;
-    memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    return fd;
-}
-
 static void sync_byte(int sock, int send)
 {
     char b = 's';
@@ -776,7 +742,7 @@ TEST(vmm_export_import_two_processes)
         h2d_pattern(v.va, n, 61);
         int fd = -1;
         HIP_OK(hipMemExportToShareableHandle(&fd, v.h, hipMemHandleTypePosixFileDescriptor, 0));
-        send_fd(sv[1], fd);
+        REQUIRE(fdpass_send(sv[1], &fd, 1));
         close(fd);
         sync_byte(sv[1], 0); /* the importer wrote */
         check_dev_pattern(v.va, n, 62);
@@ -784,7 +750,8 @@ TEST(vmm_export_import_two_processes)
         hc_end_test();
     }
     close(sv[1]);
-    int fd = recv_fd(sv[0]);
+    int fd = -1;
+    REQUIRE(fdpass_recv(sv[0], &fd, 1));
     int ndev = hc_device_count();
     int dev = ndev - 1, p2p = 1;
     if (dev > 0)

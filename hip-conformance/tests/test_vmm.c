@@ -909,6 +909,9 @@ TEST(vmm_host_chunk)
     CHECK_BYTES(va, n, 0x3c);
     HIP_OK(hipMemGetAllocationPropertiesFromHandle(&p, h));
     CHECK(p.location.type == hipMemLocationTypeHost);
+    hipPointerAttribute_t at;
+    HIP_OK(hipPointerGetAttributes(&at, (char *)va + 8));
+    CHECK(at.type == hipMemoryTypeHost && at.hostPointer == (char *)va + 8);
     HIP_OK(hipMemUnmap(va, n));
     HIP_OK(hipMemRelease(h));
     HIP_OK(hipMemAddressFree(va, n));

@@ -284,7 +284,7 @@ impl Runtime {
     /// `hipErrorInvalidValue` (size 0 or not a page multiple, alignment not a power of two),
     /// `hipErrorOutOfMemory` (aperture full).
     pub fn vmm_reserve(&self, size: u64, align: u64, hint: u64) -> HipResult<u64> {
-        if size == 0 || size % GRANULARITY_MIN != 0 || (align != 0 && !align.is_power_of_two()) {
+        if size == 0 || !size.is_multiple_of(GRANULARITY_MIN) || (align != 0 && !align.is_power_of_two()) {
             return Err(INVALID);
         }
         let align = match align {
@@ -293,7 +293,7 @@ impl Runtime {
             a => a.max(PAGE_SIZE),
         };
         let mut inner = self.vmm.inner.lock();
-        let va = if hint != 0 && hint % align == 0 && self.va.alloc_at(hint, size) {
+        let va = if hint != 0 && hint.is_multiple_of(align) && self.va.alloc_at(hint, size) {
             hint
         } else {
             self.va.alloc(size, align).ok_or(hipError_t::hipErrorOutOfMemory)?
@@ -331,7 +331,7 @@ impl Runtime {
         if prop.handle_types.0 & !fd_type != 0 {
             return Err(hipError_t::hipErrorNotSupported);
         }
-        if size == 0 || size % GRANULARITY_MIN != 0 {
+        if size == 0 || !size.is_multiple_of(GRANULARITY_MIN) {
             return Err(INVALID);
         }
         let d = &self.devices[owner];
@@ -409,7 +409,7 @@ impl Runtime {
     /// and over no other mapping. `offset` may be any page multiple (ROCm requires 0). No device
     /// has access until `hipMemSetAccess`. Errors: `hipErrorInvalidValue`.
     pub fn vmm_map(&self, va: u64, size: u64, offset: u64, id: u64) -> HipResult<()> {
-        if va == 0 || size == 0 || (va | size | offset) % GRANULARITY_MIN != 0 {
+        if va == 0 || size == 0 || !(va | size | offset).is_multiple_of(GRANULARITY_MIN) {
             return Err(INVALID);
         }
         let inner = self.vmm.inner.lock();

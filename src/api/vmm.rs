@@ -1,7 +1,7 @@
 //! Virtual memory management: the 14 `hipMem*` VMM entry points (clr's `hip_vm.cpp` group).
 //! The core is `src/vmm.rs`; see there for how each maps to KFD and DRM ioctls.
 
-use crate::api::common::{api, check, current_device, rt_dev, stream_of, write_out};
+use crate::api::common::{api, check, current_device, read_in, rt_dev, slice_in, stream_of, write_out};
 use crate::api::types::*;
 use crate::runtime::runtime;
 use crate::vmm::{os_handle_fd, AllocProp};
@@ -130,9 +130,7 @@ pub extern "C" fn hipMemSetAccess(
 ) -> hipError_t {
     api(|| {
         check(!ptr.is_null() && size != 0 && !desc.is_null() && count != 0 && count <= 1 << 16)?;
-        // SAFETY: non-null array of `count` descriptors from the caller (HIP API contract).
-        let descs = unsafe { std::slice::from_raw_parts(desc, count) };
-        runtime()?.vmm_set_access(ptr as u64, size as u64, descs)
+        runtime()?.vmm_set_access(ptr as u64, size as u64, slice_in(desc, count)?)
     })
 }
 
@@ -146,8 +144,7 @@ pub extern "C" fn hipMemGetAccess(
 ) -> hipError_t {
     api(|| {
         check(!flags.is_null() && !location.is_null() && !ptr.is_null())?;
-        // SAFETY: non-null pointer to a hipMemLocation from the caller (HIP API contract).
-        let loc = unsafe { location.read_unaligned() };
+        let loc = read_in(location)?;
         let f = runtime()?.vmm_get_access(&loc, ptr as u64)?;
         write_out(flags, f.0 as c_ulonglong)
     })

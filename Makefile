@@ -19,9 +19,10 @@ demo: build
 
 ## Benchmarks (reports, not part of `make test`): IPC latency (median and p99 of get/open/close),
 ## then hipMemcpyPeer bandwidth (4 KiB..1 GiB) and small-copy latency as ratios to host memcpy
-## (BENCH_TOPOLOGY=pcie-p2p-2, BENCH_MAX_MIB=256 to vary; `make -C hip-conformance peer-bench`).
+## (BENCH_TOPOLOGY=pcie-p2p-2, BENCH_MAX_MIB=256 to vary; `make -C hip-conformance peer-bench`),
+## then the VMM cycle, 1 GiB chunk and cross-process sharing costs (VMM_CYCLES=100000).
 bench: build
-	@$(CONF) bench $(if $(BENCH_TOPOLOGY),BENCH_TOPOLOGY=$(BENCH_TOPOLOGY)) $(if $(BENCH_MAX_MIB),BENCH_MAX_MIB=$(BENCH_MAX_MIB))
+	@$(CONF) bench $(if $(BENCH_TOPOLOGY),BENCH_TOPOLOGY=$(BENCH_TOPOLOGY)) $(if $(BENCH_MAX_MIB),BENCH_MAX_MIB=$(BENCH_MAX_MIB)) $(if $(VMM_CYCLES),VMM_CYCLES=$(VMM_CYCLES))
 
 ## Rust tests (each test binary runs under kfdsim) and the C conformance suite.
 ## The last line is `N passed, N failed`.

@@ -284,7 +284,7 @@ impl Runtime {
     /// `hipErrorInvalidValue` (size 0 or not a page multiple, alignment not a power of two),
     /// `hipErrorOutOfMemory` (aperture full).
     pub fn vmm_reserve(&self, size: u64, align: u64, hint: u64) -> HipResult<u64> {
-        if size == 0 || size % GRANULARITY_MIN != 0 || (align != 0 && !align.is_power_of_two()) {
+        if size == 0 || !size.is_multiple_of(GRANULARITY_MIN) || (align != 0 && !align.is_power_of_two()) {
             return Err(INVALID);
         }
         let align = match align {
@@ -293,7 +293,7 @@ impl Runtime {
             a => a.max(PAGE_SIZE),
         };
         let mut inner = self.vmm.inner.lock();
-        let va = if hint != 0 && hint % align == 0 && self.va.alloc_at(hint, size) {
+        let va = if hint != 0 && hint.is_multiple_of(align) && self.va.alloc_at(hint, size) {
             hint
         } else {
             self.va.alloc(size, align).ok_or(hipError_t::hipErrorOutOfMemory)?
@@ -331,16 +331,12 @@ impl Runtime {
         if prop.handle_types.0 & !fd_type != 0 {
             return Err(hipError_t::hipErrorNotSupported);
         }
-        if size == 0 || size % GRANULARITY_MIN != 0 {
+        if size == 0 || !size.is_multiple_of(GRANULARITY_MIN) {
             return Err(INVALID);
         }
         let d = &self.devices[owner];
         let host = prop.is_host();
-        let mut flags = if host {
-            crate::memory::gtt_flags(true)
-        } else {
-            crate::memory::vram_flags(d.large_bar)
-        };
+        let mut flags = if host { crate::memory::gtt_flags(true) } else { crate::memory::vram_flags(d.large_bar) };
         if prop.ty == hipMemAllocationType::hipMemAllocationTypeUncached {
             flags |= KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED;
         }
@@ -413,7 +409,7 @@ impl Runtime {
     /// and over no other mapping. `offset` may be any page multiple (ROCm requires 0). No device
     /// has access until `hipMemSetAccess`. Errors: `hipErrorInvalidValue`.
     pub fn vmm_map(&self, va: u64, size: u64, offset: u64, id: u64) -> HipResult<()> {
-        if va == 0 || size == 0 || (va | size | offset) % GRANULARITY_MIN != 0 {
+        if va == 0 || size == 0 || !(va | size | offset).is_multiple_of(GRANULARITY_MIN) {
             return Err(INVALID);
         }
         let inner = self.vmm.inner.lock();
@@ -434,7 +430,8 @@ impl Runtime {
             host: hipMemAccessFlags::hipMemAccessFlagsProtNone,
             cpu: libc::PROT_NONE,
         };
-        let m = Arc::new(Mapping { va, size, offset, chunk: c.clone(), reservation: rbase, access: Mutex::new(access) });
+        let m =
+            Arc::new(Mapping { va, size, offset, chunk: c.clone(), reservation: rbase, access: Mutex::new(access) });
         c.st.lock().maps += 1;
         self.allocs.insert(Allocation {
             base: va,
@@ -657,7 +654,8 @@ impl Runtime {
         }
         for m in maps {
             self.allocs.remove(m.va);
-            let acc = std::mem::replace(&mut *m.access.lock(), Access { dev: vec![], host: Default::default(), cpu: 0 });
+            let acc =
+                std::mem::replace(&mut *m.access.lock(), Access { dev: vec![], host: Default::default(), cpu: 0 });
             for (d, f) in acc.dev.iter().enumerate() {
                 if *f != hipMemAccessFlags::hipMemAccessFlagsProtNone {
                     let gem = m.chunk.st.lock().gem[d];

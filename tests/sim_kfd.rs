@@ -88,6 +88,12 @@ const VRAM: u32 = KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_WRITABL
 fn alloc_at(kfd: RawFd, render: RawFd, gpu: u32, va: u64, size: u64, flags: u32) -> Buf {
     let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: gpu, flags, ..Default::default() };
     kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
+    cpu_map(render, va, size, a.mmap_offset);
+    Buf { handle: a.handle, va, size }
+}
+
+/// mmap(render_fd, offset) read-write, `MAP_FIXED` over our own reservation at `va`.
+fn cpu_map(render: RawFd, va: u64, size: u64, offset: u64) {
     // SAFETY: maps over our own reservation.
     let p = unsafe {
         libc::mmap(
@@ -96,11 +102,10 @@ fn alloc_at(kfd: RawFd, render: RawFd, gpu: u32, va: u64, size: u64, flags: u32)
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_SHARED | libc::MAP_FIXED,
             render,
-            a.mmap_offset as i64,
+            offset as i64,
         )
     };
     assert_eq!(p as u64, va, "render-node mmap: {}", Errno::last());
-    Buf { handle: a.handle, va, size }
 }
 
 fn alloc(gpu_idx: usize, size: u64, flags: u32) -> Buf {
@@ -648,4 +653,89 @@ fn syncobj_signaled_by_forked_child() {
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
     let mut d = drm_syncobj_destroy { handle: c.handle, pad: 0 };
     kio(r, DRM_IOCTL_SYNCOBJ_DESTROY, &mut d).unwrap();
+}
+
+/// The VMM path (ALLOC va 0 → EXPORT_DMABUF → PRIME_FD_TO_HANDLE → GEM_VA) with
+/// `AMDGPU_VM_PAGE_READABLE` only: an SDMA write through the mapping raises a VM fault with
+/// `failure.ReadOnly` and leaves the memory unchanged; reads through it work.
+#[test]
+fn sdma_write_through_read_only_gem_va_mapping_faults() {
+    let _g = serial();
+    let e = env();
+    let (kfd, render) = (e.kfd.as_raw_fd(), e.render[1].as_raw_fd());
+    let size = 1u64 << 16;
+    let mut a =
+        kfd_ioctl_alloc_memory_of_gpu_args { va_addr: 0, size, gpu_id: e.gpus[1], flags: VRAM, ..Default::default() };
+    kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
+    // CPU view of the chunk, filled with 0x11.
+    let cpu = reserve(size);
+    cpu_map(render, cpu, size, a.mmap_offset);
+    // SAFETY: mapped above.
+    unsafe { std::ptr::write_bytes(cpu as *mut u8, 0x11, size as usize) };
+    let mut x = kfd_ioctl_export_dmabuf_args { handle: a.handle, flags: libc::O_CLOEXEC as u32, dmabuf_fd: 0 };
+    kio(kfd, AMDKFD_IOC_EXPORT_DMABUF, &mut x).unwrap();
+    // SAFETY: the fd the ioctl just made.
+    let dmabuf = unsafe { OwnedFd::from_raw_fd(x.dmabuf_fd as RawFd) };
+    let mut pr = drm_prime_handle { handle: 0, flags: 0, fd: dmabuf.as_raw_fd() };
+    kio(render, DRM_IOCTL_PRIME_FD_TO_HANDLE, &mut pr).unwrap();
+    drop(dmabuf);
+    let gpu_va = reserve(size);
+    let mut va = drm_amdgpu_gem_va {
+        handle: pr.handle,
+        operation: AMDGPU_VA_OP_MAP,
+        flags: AMDGPU_VM_PAGE_READABLE | AMDGPU_VM_PAGE_EXECUTABLE,
+        va_address: gpu_va,
+        offset_in_bo: 0,
+        map_size: size,
+        ..Default::default()
+    };
+    kio(render, DRM_IOCTL_AMDGPU_GEM_VA, &mut va).unwrap();
+    let src = alloc(1, 4096, GTT);
+    map(&src, &e.gpus[1..2]).unwrap();
+    // SAFETY: CPU-mapped.
+    unsafe { std::ptr::write_bytes(src.va as *mut u8, 0x99, 4096) };
+
+    // A read through the read-only mapping works.
+    let mut q = create_sdma(1);
+    let mut dw = Vec::new();
+    sdma::copy_linear(&mut dw, src.va, gpu_va + 0x100, 256);
+    sdma::fence(&mut dw, src.va + 2048, 7).unwrap();
+    q.submit(&dw);
+    let t0 = Instant::now();
+    // SAFETY: CPU-mapped.
+    while unsafe { std::ptr::read_volatile((src.va + 2048) as *const u32) } != 7 {
+        assert!(t0.elapsed() < Duration::from_secs(10), "read through a read-only mapping never completed");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // SAFETY: CPU-mapped.
+    assert_eq!(unsafe { *(src.va as *const u8) }, 0x11);
+    q.destroy();
+
+    // A write faults, and nothing lands.
+    let mem_ev = create_event(KFD_IOC_EVENT_MEMORY, false);
+    let mut q = create_sdma(1);
+    let mut dw = Vec::new();
+    sdma::copy_linear(&mut dw, gpu_va + 0x1000, src.va, 256);
+    q.submit(&dw);
+    let (r, res, evs) = wait(&[mem_ev.event_id], 10_000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    let d = evs[0].memory_exception_data();
+    assert_eq!(d.va, gpu_va + 0x1000);
+    assert_eq!((d.failure.NotPresent, d.failure.ReadOnly), (0, 1));
+    // SAFETY: CPU-mapped.
+    let bytes = unsafe { std::slice::from_raw_parts(cpu as *const u8, size as usize) };
+    assert!(bytes.iter().all(|b| *b == 0x11), "a write went through a read-only mapping");
+    let mut de = kfd_ioctl_destroy_event_args { event_id: mem_ev.event_id, pad: 0 };
+    kio(kfd, AMDKFD_IOC_DESTROY_EVENT, &mut de).unwrap();
+    q.destroy();
+    va.operation = AMDGPU_VA_OP_UNMAP;
+    va.flags = 0;
+    kio(render, DRM_IOCTL_AMDGPU_GEM_VA, &mut va).unwrap();
+    let mut c = drm_gem_close { handle: pr.handle, pad: 0 };
+    kio(render, DRM_IOCTL_GEM_CLOSE, &mut c).unwrap();
+    // SAFETY: our own mapping.
+    unsafe { libc::munmap(cpu as *mut c_void, size as usize) };
+    free(&Buf { handle: a.handle, va: 0, size }).unwrap();
+    unmap(&src, &e.gpus[1..2]).unwrap();
+    free(&src).unwrap();
 }

@@ -121,6 +121,52 @@ int main(void) {
   EXPECT(strcmp(hipGetErrorName(hipErrorInvalidDevice), "hipErrorInvalidDevice") == 0);
   (void)hipGetLastError();
 
+  /* VMM: the ROCm <= 5.2 header lays hipMemAllocationProp out differently from ours (same 32
+   * bytes); a binary built against either must work. */
+  {
+    hipMemAllocationProp prop;
+    hipMemAccessDesc access;
+    hipMemGenericAllocationHandle_t handle = NULL, again = NULL;
+    hipMemLocation loc;
+    unsigned long long flags = 0;
+    size_t gran = 0;
+    void *va = NULL;
+    int fd = -1;
+    memset(&prop, 0, sizeof prop);
+    prop.type = hipMemAllocationTypePinned;
+    prop.location.type = hipMemLocationTypeDevice;
+    prop.location.id = 0;
+    prop.requestedHandleType = hipMemHandleTypePosixFileDescriptor;
+    CHECK(hipMemGetAllocationGranularity(&gran, &prop, hipMemAllocationGranularityMinimum));
+    EXPECT(gran > 0);
+    CHECK(hipMemAddressReserve(&va, 2 * gran, 0, NULL, 0));
+    CHECK(hipMemCreate(&handle, 2 * gran, &prop, 0));
+    CHECK(hipMemMap(va, 2 * gran, 0, handle, 0));
+    memset(&access, 0, sizeof access);
+    access.location = prop.location;
+    access.flags = hipMemAccessFlagsProtReadWrite;
+    CHECK(hipMemSetAccess(va, 2 * gran, &access, 1));
+    loc = prop.location;
+    CHECK(hipMemGetAccess(&flags, &loc, va));
+    EXPECT(flags == hipMemAccessFlagsProtReadWrite);
+    memset(host, 0x3c, 2 * gran);
+    CHECK(hipMemcpy(va, host, 2 * gran, hipMemcpyHostToDevice));
+    memset(host, 0, 2 * gran);
+    CHECK(hipMemcpy(host, va, 2 * gran, hipMemcpyDeviceToHost));
+    EXPECT(host[0] == 0x3c && host[2 * gran - 1] == 0x3c);
+    memset(&prop, 0, sizeof prop);
+    CHECK(hipMemGetAllocationPropertiesFromHandle(&prop, handle));
+    EXPECT(prop.type == hipMemAllocationTypePinned && prop.location.type == hipMemLocationTypeDevice);
+    EXPECT(prop.requestedHandleType == hipMemHandleTypePosixFileDescriptor);
+    CHECK(hipMemExportToShareableHandle(&fd, handle, hipMemHandleTypePosixFileDescriptor, 0));
+    CHECK(hipMemImportFromShareableHandle(&again, &fd, hipMemHandleTypePosixFileDescriptor));
+    EXPECT(again == handle);
+    CHECK(hipMemRelease(again));
+    CHECK(hipMemUnmap(va, 2 * gran));
+    CHECK(hipMemRelease(handle));
+    CHECK(hipMemAddressFree(va, 2 * gran));
+  }
+
   CHECK(hipEventDestroy(start));
   CHECK(hipEventDestroy(stop));
   CHECK(hipStreamDestroy(nonblocking));

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "../fdpass.h"
 #include "../interop_producer.h"
 
 #define FRAMES 32
@@ -47,16 +48,7 @@ static void producer(int sock)
         fds[i] = pbuf_export(&bufs[i]);
     }
     uint32_t tl = psync_create(&p, &fds[SLOTS]);
-    char byte = 'f';
-    struct iovec iov = {&byte, 1};
-    char cbuf[CMSG_SPACE(sizeof fds)];
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof fds);
-    memcpy(CMSG_DATA(c), fds, sizeof fds);
-    PRODUCER_REQUIRE(sendmsg(sock, &msg, 0) == 1);
+    PRODUCER_REQUIRE(fdpass_send(sock, fds, SLOTS + 1));
     for (int i = 0; i <= SLOTS; i++)
         close(fds[i]);
     for (int f = 1; f <= FRAMES; f++) {
@@ -84,12 +76,7 @@ int main(void)
     }
     close(sv[1]);
     int fds[SLOTS + 1];
-    char byte;
-    struct iovec iov = {&byte, 1};
-    char cbuf[CMSG_SPACE(sizeof fds)];
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
-    PRODUCER_REQUIRE(recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC) == 1);
-    memcpy(fds, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof fds);
+    PRODUCER_REQUIRE(fdpass_recv(sv[0], fds, SLOTS + 1));
 
     void *frames[SLOTS];
     hipExternalMemory_t mems[SLOTS];

@@ -428,6 +428,12 @@ typedef enum hipChannelFormatKind {
   hipChannelFormatKindNone = 3
 } hipChannelFormatKind;
 
+/* An anonymous union is C11 and C++; __extension__ lets GCC and Clang accept it in C99 too. */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define HIP_ANONYMOUS_UNION __extension__
+#else
+#define HIP_ANONYMOUS_UNION
+#endif
 typedef struct hipMemLocation {
   hipMemLocationType type;
   int id;
@@ -435,7 +441,7 @@ typedef struct hipMemLocation {
 
 typedef struct hipMemAllocationProp {
   hipMemAllocationType type;
-  union {
+  HIP_ANONYMOUS_UNION union {
     hipMemAllocationHandleType requestedHandleType;
     hipMemAllocationHandleType requestedHandleTypes;
   };

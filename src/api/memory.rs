@@ -3,7 +3,7 @@
 
 use crate::api::common::{api, check, rt_dev, stream_of, write_out};
 use crate::api::types::*;
-use crate::memory::{MemKind, HOST_MALLOC_FLAGS};
+use crate::memory::{Backing, MemKind, HOST_MALLOC_FLAGS};
 use crate::runtime::runtime;
 use std::ffi::{c_int, c_uint, c_void};
 
@@ -207,9 +207,14 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
                 },
             );
         };
-        let (ty, host) = match a.kind {
-            MemKind::Device | MemKind::Ipc | MemKind::Vmm | MemKind::External => (hipMemoryType::hipMemoryTypeDevice, std::ptr::null_mut()),
-            MemKind::Host => (hipMemoryType::hipMemoryTypeHost, ptr as *mut c_void),
+        let host_memory = match &a.backing {
+            Backing::Vmm(m) => m.chunk.host,
+            Backing::Bo(_) => a.kind == MemKind::Host,
+        };
+        let (ty, host) = if host_memory {
+            (hipMemoryType::hipMemoryTypeHost, ptr as *mut c_void)
+        } else {
+            (hipMemoryType::hipMemoryTypeDevice, std::ptr::null_mut())
         };
         write_out(
             attributes,

@@ -898,6 +898,12 @@ pub struct hipMemAccessDesc {
 /// The C text of `hipMemLocation` and `hipMemAllocationProp` (ROCm 7 `driver_types.h` /
 /// `hip_runtime_api.h`), for the prelude.
 pub const VMM_PROP_C: &str = "\
+/* An anonymous union is C11 and C++; __extension__ lets GCC and Clang accept it in C99 too. */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define HIP_ANONYMOUS_UNION __extension__
+#else
+#define HIP_ANONYMOUS_UNION
+#endif
 typedef struct hipMemLocation {
   hipMemLocationType type;
   int id;
@@ -905,7 +911,7 @@ typedef struct hipMemLocation {
 
 typedef struct hipMemAllocationProp {
   hipMemAllocationType type;
-  union {
+  HIP_ANONYMOUS_UNION union {
     hipMemAllocationHandleType requestedHandleType;
     hipMemAllocationHandleType requestedHandleTypes;
   };

@@ -1,7 +1,7 @@
 //! Virtual memory management: the 14 `hipMem*` VMM entry points (clr's `hip_vm.cpp` group).
 //! The core is `src/vmm.rs`; see there for how each maps to KFD and DRM ioctls.
 
-use crate::api::common::{api, check, current_device, rt_dev, stream_of, write_out};
+use crate::api::common::{api, check, current_device, read_in, rt_dev, slice_in, stream_of, write_out};
 use crate::api::types::*;
 use crate::runtime::runtime;
 use crate::vmm::{os_handle_fd, AllocProp};
@@ -122,23 +122,29 @@ pub extern "C" fn hipMemUnmap(ptr: *mut c_void, size: usize) -> hipError_t {
 /// `hipErrorInvalidValue` (null, size 0, count 0, range, location, flags, host access to device
 /// memory), `hipErrorInvalidDevice` (a device with no path to the memory's GPU).
 #[no_mangle]
-pub extern "C" fn hipMemSetAccess(ptr: *mut c_void, size: usize, desc: *const hipMemAccessDesc, count: usize) -> hipError_t {
+pub extern "C" fn hipMemSetAccess(
+    ptr: *mut c_void,
+    size: usize,
+    desc: *const hipMemAccessDesc,
+    count: usize,
+) -> hipError_t {
     api(|| {
         check(!ptr.is_null() && size != 0 && !desc.is_null() && count != 0 && count <= 1 << 16)?;
-        // SAFETY: non-null array of `count` descriptors from the caller (HIP API contract).
-        let descs = unsafe { std::slice::from_raw_parts(desc, count) };
-        runtime()?.vmm_set_access(ptr as u64, size as u64, descs)
+        runtime()?.vmm_set_access(ptr as u64, size as u64, slice_in(desc, count)?)
     })
 }
 
 /// `hipMemGetAccess`: stores in `*flags` the access `location` has at `ptr` (any address inside
 /// a mapping); `ProtNone` for a location never given access. Errors: `hipErrorInvalidValue`.
 #[no_mangle]
-pub extern "C" fn hipMemGetAccess(flags: *mut c_ulonglong, location: *const hipMemLocation, ptr: *mut c_void) -> hipError_t {
+pub extern "C" fn hipMemGetAccess(
+    flags: *mut c_ulonglong,
+    location: *const hipMemLocation,
+    ptr: *mut c_void,
+) -> hipError_t {
     api(|| {
         check(!flags.is_null() && !location.is_null() && !ptr.is_null())?;
-        // SAFETY: non-null pointer to a hipMemLocation from the caller (HIP API contract).
-        let loc = unsafe { location.read_unaligned() };
+        let loc = read_in(location)?;
         let f = runtime()?.vmm_get_access(&loc, ptr as u64)?;
         write_out(flags, f.0 as c_ulonglong)
     })
@@ -148,7 +154,10 @@ pub extern "C" fn hipMemGetAccess(flags: *mut c_ulonglong, location: *const hipM
 /// (anywhere inside a mapping) and takes a reference that `hipMemRelease` drops. Errors:
 /// `hipErrorInvalidValue` (null, not mapped).
 #[no_mangle]
-pub extern "C" fn hipMemRetainAllocationHandle(handle: *mut hipMemGenericAllocationHandle_t, addr: *mut c_void) -> hipError_t {
+pub extern "C" fn hipMemRetainAllocationHandle(
+    handle: *mut hipMemGenericAllocationHandle_t,
+    addr: *mut c_void,
+) -> hipError_t {
     api(|| {
         check(!handle.is_null() && !addr.is_null())?;
         let rt = runtime()?;
@@ -215,7 +224,11 @@ pub extern "C" fn hipMemImportFromShareableHandle(
 /// `hipMemMapArrayAsync`: sparse arrays do not exist here. Errors: `hipErrorInvalidValue` (null
 /// list, count 0, destroyed stream), `hipErrorNotSupported` otherwise (as clr).
 #[no_mangle]
-pub extern "C" fn hipMemMapArrayAsync(mapInfoList: *mut hipArrayMapInfo, count: c_uint, stream: hipStream_t) -> hipError_t {
+pub extern "C" fn hipMemMapArrayAsync(
+    mapInfoList: *mut hipArrayMapInfo,
+    count: c_uint,
+    stream: hipStream_t,
+) -> hipError_t {
     api(|| {
         check(!mapInfoList.is_null() && count != 0)?;
         stream_of(runtime()?, stream).map_err(|_| hipError_t::hipErrorInvalidValue)?;

@@ -13,7 +13,6 @@
 
 use super::memfd::MemfdMap;
 use super::sys;
-use libc::{c_int, c_void};
 use nix::errno::Errno;
 use parking_lot::Mutex;
 use std::os::fd::{AsRawFd, RawFd};
@@ -162,7 +161,7 @@ impl Bo {
         self.allowed_files.lock().contains(&key)
     }
 
-    /// The memfd mapping, if any.
+    /// The memfd mapping, if any (user mappings: [`MemfdMap::map_for_user`]).
     pub fn memfd(&self) -> Option<&MemfdMap> {
         match &self.backing {
             Backing::Memfd(m) => Some(m),
@@ -179,26 +178,6 @@ impl Bo {
     /// `O_CLOEXEC` if `cloexec`, owned by the caller. USERPTR → EPERM; at the fd limit EMFILE.
     pub fn export_fd(&self, cloexec: bool) -> Result<RawFd, Errno> {
         self.memfd().ok_or(Errno::EPERM)?.open(cloexec)
-    }
-
-    /// Maps bytes `[off, off+len)` of the BO for the user: [`MemfdMap::map_for_user`]. USERPTR
-    /// (no pages of the model's) → EINVAL.
-    ///
-    /// # Safety
-    /// As `mmap(2)`: with `MAP_FIXED`, `[addr, addr+len)` must be a range the caller owns and may
-    /// replace (nothing in it is borrowed); without it, `addr` is only a hint.
-    pub unsafe fn map_for_user(
-        &self,
-        addr: *mut c_void,
-        len: usize,
-        prot: c_int,
-        flags: c_int,
-        off: u64,
-        dontfork: bool,
-    ) -> Result<*mut c_void, Errno> {
-        let m = self.memfd().ok_or(Errno::EINVAL)?;
-        // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
-        unsafe { m.map_for_user(addr, len, prot, flags, off, dontfork) }
     }
 
     /// True for USERPTR BOs.

@@ -986,5 +986,5 @@ pub unsafe fn drm_mmap(
         return Err(Errno::EINVAL);
     }
     // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
-    unsafe { bo.map_for_user(addr, len, prot, flags, offset - start, false) }
+    unsafe { bo.memfd().ok_or(Errno::EINVAL)?.map_for_user(addr, len, prot, flags, offset - start, false) }
 }

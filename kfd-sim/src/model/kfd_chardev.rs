@@ -1018,7 +1018,7 @@ pub unsafe fn kfd_mmap(
             }
             let bo = &pdd.doorbells.as_ref().unwrap().bo;
             // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
-            unsafe { bo.map_for_user(addr, len, prot, flags, 0, true) }
+            unsafe { bo.memfd().ok_or(Errno::EINVAL)?.map_for_user(addr, len, prot, flags, 0, true) }
         }
         KFD_MMAP_TYPE_EVENTS => {
             if len as u64 > SIGNAL_PAGE_SIZE {
@@ -1026,7 +1026,7 @@ pub unsafe fn kfd_mmap(
             }
             let page = st.events.signal_page.as_ref().ok_or(Errno::EINVAL)?;
             // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
-            let r = unsafe { page.bo.map_for_user(addr, len, prot, flags, 0, true) }?;
+            let r = unsafe { page.bo.memfd().ok_or(Errno::EINVAL)?.map_for_user(addr, len, prot, flags, 0, true) }?;
             st.events.signal_mapped_size = len as u64;
             Ok(r)
         }
@@ -1039,7 +1039,7 @@ pub unsafe fn kfd_mmap(
             let bo = Bo::new_memfd(dev.gpu_id, 0, 2 * PAGE_SIZE)?;
             // The user's mapping keeps the pages; the model's Bo can go.
             // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
-            unsafe { bo.map_for_user(addr, len, prot, flags, 0, true) }
+            unsafe { bo.memfd().ok_or(Errno::EINVAL)?.map_for_user(addr, len, prot, flags, 0, true) }
         }
         _ => {
             // KFD_MMAP_TYPE_MMIO
@@ -1050,7 +1050,7 @@ pub unsafe fn kfd_mmap(
             let pdd = st.pdd_mut(dev.gpu_id).ok_or(Errno::EINVAL)?;
             let bo = mmio_page(pdd)?;
             // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
-            unsafe { bo.map_for_user(addr, len, prot, flags, 0, true) }
+            unsafe { bo.memfd().ok_or(Errno::EINVAL)?.map_for_user(addr, len, prot, flags, 0, true) }
         }
     }
 }

@@ -50,14 +50,16 @@ unsafe impl Sync for MemfdMap {}
 
 impl MemfdMap {
     /// Maps `len` bytes of `fd` (the caller's; not kept, not closed). Bad fd → EBADF; the mapping
-    /// fails → ENOMEM. Keeps a dup of `fd` only where [`MemfdMap::open`] cannot reopen it.
+    /// fails, or the fallback's dup at the fd limit → ENOMEM (an allocation error, as the kernel's
+    /// BO allocation would give). Keeps a dup of `fd` only where [`MemfdMap::open`] cannot reopen
+    /// it.
     pub fn new(fd: RawFd, len: u64) -> Result<MemfdMap, Errno> {
         let st = sys::fstat(fd).map_err(|_| Errno::EBADF)?;
         let base = sys::map_shared(fd, len).map_err(|_| Errno::ENOMEM)?;
         let mut m = MemfdMap { base, len, key: (st.st_dev as u64, st.st_ino as u64), fd: None };
         if !m.reopen_permitted() {
             // SAFETY: `dup` returns a fresh fd owned by nobody else.
-            m.fd = Some(unsafe { OwnedFd::from_raw_fd(sys::dup(fd, true)?) });
+            m.fd = Some(unsafe { OwnedFd::from_raw_fd(sys::dup(fd, true).map_err(|_| Errno::ENOMEM)?) });
         }
         Ok(m)
     }
@@ -203,8 +205,9 @@ mod tests {
         assert_eq!(st.st_size, 0x3000);
         assert!(sys::fd_link(f.as_raw_fd()).unwrap().starts_with("/memfd:kfdsim-bo gpu_id=0x1 "));
         // SAFETY: no MAP_FIXED: a fresh range.
-        let u = unsafe { m.map_for_user(std::ptr::null_mut(), 0x2000, libc::PROT_READ, libc::MAP_SHARED, 0x1000, false) }
-            .unwrap() as *mut u8;
+        let u =
+            unsafe { m.map_for_user(std::ptr::null_mut(), 0x2000, libc::PROT_READ, libc::MAP_SHARED, 0x1000, false) }
+                .unwrap() as *mut u8;
         // SAFETY: both pointers are inside live mappings of the same file page.
         unsafe {
             *m.base().add(0x1008) = 0x5a;
@@ -213,7 +216,8 @@ mod tests {
         assert!(sys::is_mapped(u as u64, 0x2000));
         // Past the end → EINVAL, before anything is mapped.
         // SAFETY: no MAP_FIXED.
-        let r = unsafe { m.map_for_user(std::ptr::null_mut(), 0x2000, libc::PROT_READ, libc::MAP_SHARED, 0x2000, false) };
+        let r =
+            unsafe { m.map_for_user(std::ptr::null_mut(), 0x2000, libc::PROT_READ, libc::MAP_SHARED, 0x2000, false) };
         assert_eq!(r, Err(Errno::EINVAL));
         // SAFETY: the user mapping made above; nothing borrows it.
         unsafe { sys::munmap(u as *mut c_void, 0x2000) };

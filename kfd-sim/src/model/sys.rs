@@ -121,7 +121,12 @@ pub fn open(path: &str, flags: c_int) -> Result<OwnedFd, Errno> {
     let cpath = std::ffi::CString::new(path).map_err(|_| Errno::EINVAL)?;
     // SAFETY: `cpath` is NUL-terminated; the returned fd is owned by nobody else.
     unsafe {
-        let fd = ret(libc::syscall(libc::SYS_openat, libc::AT_FDCWD as libc::c_long, cpath.as_ptr(), flags as libc::c_long))?;
+        let fd = ret(libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD as libc::c_long,
+            cpath.as_ptr(),
+            flags as libc::c_long,
+        ))?;
         Ok(OwnedFd::from_raw_fd(fd as RawFd))
     }
 }

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{kio, open, serial};
+use common::{env, kio, reserve, serial};
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::mmap::*;
 use kfd_ioctl::sdma::{self, AtomicOp, Packet};
@@ -17,7 +17,6 @@ use nix::errno::Errno;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
 
 /// Set in the re-run child: the name of the one test to run for real.
 const CHILD_ENV: &str = "SIM_FIDELITY_CHILD";
@@ -57,44 +56,6 @@ fn mmap(addr: u64, len: u64, prot: i32, flags: i32, fd: RawFd, off: u64) -> Resu
     } else {
         Ok(p as u64)
     }
-}
-
-struct Env {
-    kfd: OwnedFd,
-    render: Vec<OwnedFd>,
-    gpus: Vec<u32>,
-}
-
-/// hsaKmtOpenKFD + per GPU: open its render node, ACQUIRE_VM (as libhsakmt's fmm_init_process_apertures).
-fn env() -> &'static Env {
-    static ENV: OnceLock<Env> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let kfd = open("/dev/kfd");
-        let mut render = Vec::new();
-        let mut gpus = Vec::new();
-        for node in 0..64 {
-            let base = format!("/sys/devices/virtual/kfd/kfd/topology/nodes/{node}");
-            let Ok(id) = std::fs::read_to_string(format!("{base}/gpu_id")) else { break };
-            let id: u32 = id.trim().parse().unwrap();
-            if id == 0 {
-                continue;
-            }
-            let props = std::fs::read_to_string(format!("{base}/properties")).unwrap();
-            let minor: u32 =
-                props.lines().find_map(|l| l.strip_prefix("drm_render_minor ")).unwrap().trim().parse().unwrap();
-            let r = open(&format!("/dev/dri/renderD{minor}"));
-            let mut a = kfd_ioctl_acquire_vm_args { drm_fd: r.as_raw_fd() as u32, gpu_id: id };
-            kio(kfd.as_raw_fd(), AMDKFD_IOC_ACQUIRE_VM, &mut a).unwrap();
-            render.push(r);
-            gpus.push(id);
-        }
-        assert!(!gpus.is_empty());
-        Env { kfd, render, gpus }
-    })
-}
-
-fn reserve(size: u64) -> u64 {
-    mmap(0, size, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE, -1, 0).unwrap()
 }
 
 /// libhsakmt 5.2's flags for VRAM allocated without HostAccess (`fmm_allocate_device`, coarse

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{kio, open, serial};
+use common::{in_child, kio, open, reserve, serial, topology_gpus, Env};
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::sdma;
 use libc::c_void;
@@ -17,62 +17,11 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Reads the GPUs from the simulated sysfs: (gpu_id, render minor).
-fn topology_gpus() -> Vec<(u32, u32)> {
-    let mut v = Vec::new();
-    for node in 0..64 {
-        let base = format!("/sys/devices/virtual/kfd/kfd/topology/nodes/{node}");
-        let Ok(id) = std::fs::read_to_string(format!("{base}/gpu_id")) else { break };
-        let id: u32 = id.trim().parse().unwrap();
-        if id == 0 {
-            continue;
-        }
-        let props = std::fs::read_to_string(format!("{base}/properties")).unwrap();
-        let minor =
-            props.lines().find_map(|l| l.strip_prefix("drm_render_minor ")).map(|m| m.trim().parse().unwrap()).unwrap();
-        v.push((id, minor));
-    }
-    v
-}
-
-struct Env {
-    kfd: OwnedFd,
-    render: Vec<OwnedFd>,
-    gpus: Vec<u32>,
-}
-
+/// The shared environment; the default topology has 2 GPUs.
 fn env() -> &'static Env {
-    static ENV: OnceLock<Env> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let kfd = open("/dev/kfd");
-        let mut render = Vec::new();
-        let mut gpus = Vec::new();
-        for (id, minor) in topology_gpus() {
-            let r = open(&format!("/dev/dri/renderD{minor}"));
-            let mut a = kfd_ioctl_acquire_vm_args { drm_fd: r.as_raw_fd() as u32, gpu_id: id };
-            kio(kfd.as_raw_fd(), AMDKFD_IOC_ACQUIRE_VM, &mut a).unwrap();
-            render.push(r);
-            gpus.push(id);
-        }
-        assert!(gpus.len() >= 2, "the default topology has 2 GPUs");
-        Env { kfd, render, gpus }
-    })
-}
-
-fn reserve(size: u64) -> u64 {
-    // SAFETY: anonymous PROT_NONE reservation.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            size as usize,
-            libc::PROT_NONE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
-        )
-    };
-    assert_ne!(p, libc::MAP_FAILED);
-    p as u64
+    let e = common::env();
+    assert!(e.gpus.len() >= 2, "the default topology has 2 GPUs");
+    e
 }
 
 struct Buf {
@@ -249,25 +198,6 @@ impl Sdma {
         (self.ring, self.ptrs)
     }
 }
-
-/// Forks; the child runs `f` and exits with its return value. Returns the child's exit status.
-fn in_child(f: impl FnOnce() -> i32) -> i32 {
-    // SAFETY: the child only runs `f` then `_exit`s.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0);
-    if pid == 0 {
-        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(101);
-        // SAFETY: terminate the child without running the parent's atexit handlers.
-        unsafe { libc::_exit(code) };
-    }
-    let mut status = 0;
-    // SAFETY: waiting for our own child.
-    unsafe { libc::waitpid(pid, &mut status, 0) };
-    assert!(libc::WIFEXITED(status), "child died: status {status:#x}");
-    libc::WEXITSTATUS(status)
-}
-
-// ------------------------------------------------------------------------------------------
 
 #[test]
 fn get_version_is_1_17_and_unknown_nr_is_enotty() {

@@ -1,19 +1,21 @@
 //! Buffer objects: the model's `amdgpu_bo`.
 //!
 //! Every VRAM, GTT, doorbell and MMIO BO is a sparse memfd (so a 64 GiB VRAM costs only the pages
-//! touched) that the model keeps mapped `MAP_SHARED` for the SDMA engine. The user maps the same
-//! memfd through the render node (`mmap(render_fd, mmap_offset)`) and shares it as a dma-buf
-//! (a dup of the memfd). The memfd name records the allocating `gpu_id`, the KFD alloc flags and
+//! touched) that the model keeps mapped `MAP_SHARED` for the SDMA engine, and not open (see
+//! [`super::memfd`]: no fd per BO). The user maps the same pages through the render node
+//! (`mmap(render_fd, mmap_offset)`) and shares them as a dma-buf (a new fd of the memfd, reopened
+//! from the model's mapping). The memfd name records the allocating `gpu_id`, the KFD alloc flags and
 //! the size, so that a process that receives the fd (SCM_RIGHTS, fork) can import it:
 //! `kfdsim-bo gpu_id=0x1000 flags=0x80000001 size=0x200000`.
 //!
 //! USERPTR BOs have no memfd: the engine reads and writes the user's pages directly through
 //! `process_vm_readv`/`writev`, so a stale pointer is a fault, never a crash.
 
+use super::memfd::MemfdMap;
 use super::sys;
 use nix::errno::Errno;
 use parking_lot::Mutex;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Identity of an open file (`st_dev`, `st_ino`): survives dup, fork and SCM_RIGHTS.
@@ -21,8 +23,8 @@ pub type FileKey = (u64, u64);
 
 /// How a BO's pages are reached.
 pub enum Backing {
-    /// A memfd, mapped at `base` (model-private mapping of `size` bytes).
-    Memfd { fd: OwnedFd, base: *mut u8, key: FileKey },
+    /// A memfd, mapped (model-private mapping of `size` bytes), normally with no fd kept.
+    Memfd(MemfdMap),
     /// USERPTR: the user's own pages at `addr` (same process).
     Userptr { addr: u64 },
 }
@@ -48,12 +50,6 @@ pub struct Bo {
     /// `AMDGPU_GEM_METADATA` state (this process only).
     pub metadata: Mutex<BoMetadata>,
 }
-
-// SAFETY: `base` points to a MAP_SHARED mapping owned by the Bo for its whole life; all accesses
-// go through raw copies that tolerate concurrent writers (like a GPU would).
-unsafe impl Send for Bo {}
-// SAFETY: see above.
-unsafe impl Sync for Bo {}
 
 static NEXT_BO_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -109,18 +105,18 @@ impl Bo {
         let size = sys::page_align(size);
         let name = BoName { gpu_id, flags, size };
         let fd = sys::memfd(&name.format(), size).map_err(|_| Errno::ENOMEM)?;
-        Self::from_fd(fd, gpu_id, flags, size)
+        Self::from_fd(fd.as_raw_fd(), gpu_id, flags, size)
+        // `fd` closes here: the mapping holds the memfd.
     }
 
-    /// Wraps an existing memfd (an imported dma-buf we own a dup of).
-    pub fn from_fd(fd: OwnedFd, gpu_id: u32, flags: u32, size: u64) -> Result<Bo, Errno> {
-        let st = sys::fstat(fd.as_raw_fd())?;
-        let base = sys::map_shared(fd.as_raw_fd(), size).map_err(|_| Errno::ENOMEM)?;
+    /// Maps an existing memfd (an imported dma-buf: the caller's fd, neither kept nor closed).
+    /// Bad fd → EBADF, mapping fails → ENOMEM.
+    pub fn from_fd(fd: RawFd, gpu_id: u32, flags: u32, size: u64) -> Result<Bo, Errno> {
         Ok(Bo {
             size,
             gpu_id,
             flags,
-            backing: Backing::Memfd { fd, base, key: (st.st_dev as u64, st.st_ino as u64) },
+            backing: Backing::Memfd(MemfdMap::new(fd, size)?),
             id: NEXT_BO_ID.fetch_add(1, Ordering::Relaxed),
             cpu_access: Self::kfd_cpu_access(flags),
             allowed_files: Mutex::new(Vec::new()),
@@ -165,20 +161,23 @@ impl Bo {
         self.allowed_files.lock().contains(&key)
     }
 
-    /// The memfd, if any.
-    pub fn fd(&self) -> Option<RawFd> {
+    /// The memfd mapping, if any (user mappings: [`MemfdMap::map_for_user`]).
+    pub fn memfd(&self) -> Option<&MemfdMap> {
         match &self.backing {
-            Backing::Memfd { fd, .. } => Some(fd.as_raw_fd()),
+            Backing::Memfd(m) => Some(m),
             Backing::Userptr { .. } => None,
         }
     }
 
     /// `(st_dev, st_ino)` of the memfd, if any.
     pub fn key(&self) -> Option<FileKey> {
-        match &self.backing {
-            Backing::Memfd { key, .. } => Some(*key),
-            Backing::Userptr { .. } => None,
-        }
+        self.memfd().map(MemfdMap::key)
+    }
+
+    /// A new fd of the memfd for a dma-buf export (`amdgpu_gem_prime_export` + `dma_buf_fd`),
+    /// `O_CLOEXEC` if `cloexec`, owned by the caller. USERPTR → EPERM; at the fd limit EMFILE.
+    pub fn export_fd(&self, cloexec: bool) -> Result<RawFd, Errno> {
+        self.memfd().ok_or(Errno::EPERM)?.open(cloexec)
     }
 
     /// True for USERPTR BOs.
@@ -190,7 +189,7 @@ impl Bo {
     pub fn ptr(&self, off: u64) -> Option<*mut u8> {
         match &self.backing {
             // SAFETY: callers keep `off` < size (checked by the GPUVM translation).
-            Backing::Memfd { base, .. } if off <= self.size => Some(unsafe { base.add(off as usize) }),
+            Backing::Memfd(m) if off <= self.size => Some(unsafe { m.base().add(off as usize) }),
             _ => None,
         }
     }
@@ -201,9 +200,9 @@ impl Bo {
             return Err(Errno::EFAULT);
         }
         match &self.backing {
-            Backing::Memfd { base, .. } => {
+            Backing::Memfd(m) => {
                 // SAFETY: range checked against the mapping size above.
-                unsafe { std::ptr::copy(base.add(off as usize), dst.as_mut_ptr(), dst.len()) };
+                unsafe { std::ptr::copy(m.base().add(off as usize), dst.as_mut_ptr(), dst.len()) };
                 Ok(())
             }
             Backing::Userptr { addr } => sys::copy_from_user(dst, addr + off),
@@ -216,9 +215,9 @@ impl Bo {
             return Err(Errno::EFAULT);
         }
         match &self.backing {
-            Backing::Memfd { base, .. } => {
+            Backing::Memfd(m) => {
                 // SAFETY: range checked against the mapping size above.
-                unsafe { std::ptr::copy(src.as_ptr(), base.add(off as usize), src.len()) };
+                unsafe { std::ptr::copy(src.as_ptr(), m.base().add(off as usize), src.len()) };
                 Ok(())
             }
             Backing::Userptr { addr } => sys::copy_to_user(addr + off, src),
@@ -251,16 +250,6 @@ impl Bo {
     }
 }
 
-impl Drop for Bo {
-    fn drop(&mut self) {
-        if let Backing::Memfd { base, .. } = &self.backing {
-            // SAFETY: the model's own view of the BO, made in `new`; dropping the Bo ends every borrow.
-            unsafe { sys::munmap(*base as *mut libc::c_void, self.size as usize) };
-        }
-        // The OwnedFd closes itself.
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,7 +270,10 @@ mod tests {
         bo.read(5 << 30, &mut b).unwrap();
         assert_eq!(&b, b"hello");
         assert_eq!(bo.read(64 << 30, &mut b), Err(Errno::EFAULT));
-        let link = sys::fd_link(bo.fd().unwrap()).unwrap();
+        let fd = bo.export_fd(true).unwrap();
+        let link = sys::fd_link(fd).unwrap();
+        // SAFETY: `fd` is ours, from export_fd.
+        drop(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
         assert_eq!(BoName::parse_link(&link).unwrap().size, 64 << 30);
     }
 }

@@ -295,15 +295,15 @@ fn drm_gem_close_ioctl(st: &mut ProcState, key: FileKey, minor: u32, a: &mut drm
 }
 
 /// `drm_prime_handle_to_fd_ioctl`: flags other than `DRM_CLOEXEC | DRM_RDWR` → EINVAL, unknown
-/// handle → ENOENT, USERPTR → EPERM (`amdgpu_gem_prime_export`). The fd is a dup of the memfd.
+/// handle → ENOENT, USERPTR → EPERM (`amdgpu_gem_prime_export`), at the fd limit EMFILE. The fd
+/// is a new open file of the memfd ([`Bo::export_fd`]).
 fn drm_prime_handle_to_fd_ioctl(st: &mut ProcState, key: FileKey, minor: u32, a: &mut drm_prime_handle) -> R {
     if a.flags & !(DRM_CLOEXEC | DRM_RDWR) != 0 {
         return Err(Errno::EINVAL);
     }
     let f = file(st, key, minor);
     let bo = f.handles.get(&a.handle).ok_or(Errno::ENOENT)?;
-    let fd = bo.fd().ok_or(Errno::EPERM)?;
-    a.fd = sys::dup(fd, a.flags & DRM_CLOEXEC != 0)?;
+    a.fd = bo.export_fd(a.flags & DRM_CLOEXEC != 0)?;
     Ok(0)
 }
 
@@ -985,7 +985,6 @@ pub unsafe fn drm_mmap(
     if flags & libc::MAP_SHARED == 0 && prot != libc::PROT_NONE {
         return Err(Errno::EINVAL);
     }
-    let fd = bo.fd().ok_or(Errno::EPERM)?;
     // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
-    unsafe { super::map_for_user(addr, len, prot, flags, fd, offset - start, false) }
+    unsafe { bo.memfd().ok_or(Errno::EINVAL)?.map_for_user(addr, len, prot, flags, offset - start, false) }
 }

@@ -16,7 +16,7 @@ use kfd_ioctl::mmap::*;
 use libc::{c_int, c_ulong, c_void};
 use nix::errno::Errno;
 use std::collections::BTreeSet;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
@@ -822,7 +822,9 @@ fn kfd_ioctl_get_queue_wave_state(p: &Arc<Process>, args: &mut kfd_ioctl_get_que
 
 /// Identifies a dma-buf fd: a memfd of a model BO. Returns the BO of this process (same inode →
 /// same object, like `drm_gem_prime_fd_to_handle` on one device) or a new import parsed from
-/// the memfd name. Bad fd → EBADF; not a model dma-buf → EINVAL (`dma_buf_get`).
+/// the memfd name, which maps the memfd and keeps no fd (the caller may close `fd` at once, as
+/// the kernel's import holds the dma-buf, not the fd). Bad fd → EBADF; not a model dma-buf →
+/// EINVAL (`dma_buf_get`).
 pub fn bo_from_dmabuf(st: &mut ProcState, fd: RawFd) -> Result<Arc<Bo>, Errno> {
     let stat = sys::fstat(fd).map_err(|_| Errno::EBADF)?;
     let key = (stat.st_dev as u64, stat.st_ino as u64);
@@ -834,10 +836,7 @@ pub fn bo_from_dmabuf(st: &mut ProcState, fd: RawFd) -> Result<Arc<Bo>, Errno> {
     if stat.st_size as u64 != name.size || name.size == 0 {
         return Err(Errno::EINVAL);
     }
-    let dup = sys::dup(fd, true)?;
-    // SAFETY: `dup` is a fresh fd owned by nobody else.
-    let owned = unsafe { OwnedFd::from_raw_fd(dup) };
-    let bo = Arc::new(Bo::from_fd(owned, name.gpu_id, name.flags, name.size)?);
+    let bo = Arc::new(Bo::from_fd(fd, name.gpu_id, name.flags, name.size)?);
     st.remember_bo(&bo);
     Ok(bo)
 }
@@ -906,8 +905,9 @@ fn kfd_ioctl_import_dmabuf(p: &Arc<Process>, args: &mut kfd_ioctl_import_dmabuf_
 }
 
 /// `kfd_ioctl_export_dmabuf`: unknown gpu or handle → EINVAL; USERPTR → EPERM
-/// (`amdgpu_gem_prime_export`). The fd is a dup of the BO's memfd (`O_CLOEXEC` honoured), so it
-/// is recognisable in any process and keeps the pages alive.
+/// (`amdgpu_gem_prime_export`); at the fd limit EMFILE. The fd is a new open file of the BO's
+/// memfd (`O_CLOEXEC` honoured, [`Bo::export_fd`]), so it is recognisable in any process and
+/// keeps the pages alive.
 fn kfd_ioctl_export_dmabuf(p: &Arc<Process>, args: &mut kfd_ioctl_export_dmabuf_args) -> R {
     if gpus::by_id(get_gpu_id(args.handle)).is_none() {
         return Err(Errno::EINVAL);
@@ -915,9 +915,7 @@ fn kfd_ioctl_export_dmabuf(p: &Arc<Process>, args: &mut kfd_ioctl_export_dmabuf_
     let st = p.state.lock();
     let pdd = st.pdd(get_gpu_id(args.handle)).ok_or(Errno::EINVAL)?;
     let mem = pdd.alloc_idr.get(&get_idr_handle(args.handle)).ok_or(Errno::EINVAL)?;
-    let fd = mem.bo.fd().ok_or(Errno::EPERM)?;
-    let new = sys::dup(fd, args.flags & libc::O_CLOEXEC as u32 != 0)?;
-    args.dmabuf_fd = new as u32;
+    args.dmabuf_fd = mem.bo.export_fd(args.flags & libc::O_CLOEXEC as u32 != 0)? as u32;
     Ok(0)
 }
 
@@ -1018,18 +1016,17 @@ pub unsafe fn kfd_mmap(
                     Arc::new(Bo::new_memfd(dev.gpu_id, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, KFD_DOORBELL_PROCESS_SLICE)?);
                 pdd.doorbells = Some(Doorbells { bo, used: BTreeSet::new() });
             }
-            let fd = pdd.doorbells.as_ref().unwrap().bo.fd().unwrap();
+            let bo = &pdd.doorbells.as_ref().unwrap().bo;
             // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
-            unsafe { super::map_for_user(addr, len, prot, flags, fd, 0, true) }
+            unsafe { bo.memfd().ok_or(Errno::EINVAL)?.map_for_user(addr, len, prot, flags, 0, true) }
         }
         KFD_MMAP_TYPE_EVENTS => {
             if len as u64 > SIGNAL_PAGE_SIZE {
                 return Err(Errno::EINVAL);
             }
             let page = st.events.signal_page.as_ref().ok_or(Errno::EINVAL)?;
-            let fd = page.bo.fd().ok_or(Errno::EINVAL)?;
             // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
-            let r = unsafe { super::map_for_user(addr, len, prot, flags, fd, 0, true) }?;
+            let r = unsafe { page.bo.memfd().ok_or(Errno::EINVAL)?.map_for_user(addr, len, prot, flags, 0, true) }?;
             st.events.signal_mapped_size = len as u64;
             Ok(r)
         }
@@ -1040,9 +1037,9 @@ pub unsafe fn kfd_mmap(
             }
             let _ = st.pdd(dev.gpu_id).ok_or(Errno::EINVAL)?;
             let bo = Bo::new_memfd(dev.gpu_id, 0, 2 * PAGE_SIZE)?;
-            // The mapping keeps the pages; the model's Bo (and its fd) can go.
+            // The user's mapping keeps the pages; the model's Bo can go.
             // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
-            unsafe { super::map_for_user(addr, len, prot, flags, bo.fd().unwrap(), 0, true) }
+            unsafe { bo.memfd().ok_or(Errno::EINVAL)?.map_for_user(addr, len, prot, flags, 0, true) }
         }
         _ => {
             // KFD_MMAP_TYPE_MMIO
@@ -1053,7 +1050,7 @@ pub unsafe fn kfd_mmap(
             let pdd = st.pdd_mut(dev.gpu_id).ok_or(Errno::EINVAL)?;
             let bo = mmio_page(pdd)?;
             // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
-            unsafe { super::map_for_user(addr, len, prot, flags, bo.fd().unwrap(), 0, true) }
+            unsafe { bo.memfd().ok_or(Errno::EINVAL)?.map_for_user(addr, len, prot, flags, 0, true) }
         }
     }
 }

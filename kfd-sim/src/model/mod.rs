@@ -6,6 +6,7 @@
 //!   `kfd_mmap` (linux `amdkfd/kfd_chardev.c`);
 //! - [`process`]: `kfd_process` / `kfd_process_device` state;
 //! - [`bo`], [`gpuvm`]: memfd-backed BOs and per-(process, GPU) address spaces;
+//! - [`memfd`]: the memfds behind BOs and syncobjs, mapped but not kept open;
 //! - [`events`] (`kfd_events.c`), [`queue`] (`kfd_queue.c`), [`sdma`] (the SDMA engine);
 //! - [`drm`]: render-node ioctls and mmap (`amdgpu_gem.c`, `amdgpu_kms.c`, `drm_prime.c`);
 //! - [`syncobj`]: DRM syncobjs shared across processes (`drm_syncobj.c`).
@@ -24,6 +25,7 @@ pub mod events;
 pub mod gpus;
 pub mod gpuvm;
 pub mod kfd_chardev;
+pub mod memfd;
 pub mod process;
 pub mod queue;
 pub mod sdma;
@@ -160,32 +162,6 @@ pub unsafe fn mmap(
         ));
     }
     r
-}
-
-/// Maps `len` bytes of memfd `fd` at file offset `off` for the user: MAP_SHARED always (the
-/// kernel maps device pages; a private copy of them does not exist), other flags as given.
-///
-/// # Safety
-/// As `mmap(2)`: with `MAP_FIXED`, `[addr, addr+len)` must be a range the caller owns and may
-/// replace (nothing in it is borrowed); without it, `addr` is only a hint.
-pub(crate) unsafe fn map_for_user(
-    addr: *mut c_void,
-    len: usize,
-    prot: c_int,
-    flags: c_int,
-    fd: RawFd,
-    off: u64,
-    dontfork: bool,
-) -> Result<*mut c_void, Errno> {
-    let flags = (flags & !(libc::MAP_PRIVATE | libc::MAP_SHARED_VALIDATE)) | libc::MAP_SHARED;
-    // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
-    let p = unsafe { sys::mmap(addr, len, prot, flags, fd, off as i64) }?;
-    if dontfork {
-        // VM_DONTCOPY (doorbells, events, MMIO): children do not inherit the mapping.
-        // SAFETY: advising our own fresh mapping.
-        unsafe { libc::madvise(p, len, libc::MADV_DONTFORK) };
-    }
-    Ok(p)
 }
 
 /// `KFDSIM_TRACE=1`.

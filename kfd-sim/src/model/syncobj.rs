@@ -1,8 +1,9 @@
 //! DRM syncobjs (linux `drivers/gpu/drm/drm_syncobj.c`), shared across processes.
 //!
 //! A syncobj is a 4 KiB memfd named `kfdsim-syncobj` holding its state: a futex word bumped on
-//! every change, a "has fence" flag (binary syncobjs) and the last signaled timeline point. Its
-//! fd (HANDLE_TO_FD) is a dup of that memfd, so any process that receives it sees and changes the
+//! every change, a "has fence" flag (binary syncobjs) and the last signaled timeline point. The
+//! model keeps the page mapped, not the fd ([`super::memfd`]); its fd (HANDLE_TO_FD) is a new open
+//! file of that memfd, so any process that receives it sees and changes the
 //! same object; waiters sleep on the futex of the shared page (a non-private futex works across
 //! processes). The model has no DRM command submission, so every fence it knows is already
 //! signaled: a binary syncobj is either without fence or signaled; a timeline is signaled up to
@@ -10,10 +11,11 @@
 //! EINVAL, as `drm_syncobj_array_wait_timeout`); timeouts are absolute `CLOCK_MONOTONIC` ns and
 //! expire with ETIME.
 
+use super::memfd::MemfdMap;
 use super::sys;
 use nix::errno::Errno;
 use std::collections::BTreeMap;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -31,42 +33,29 @@ struct Shared {
     point: AtomicU64,
 }
 
-/// One syncobj.
+/// One syncobj: its shared page.
 pub struct Syncobj {
-    fd: OwnedFd,
-    base: *mut u8,
-}
-
-// SAFETY: `base` is a MAP_SHARED page owned by the Syncobj; all fields are atomics.
-unsafe impl Send for Syncobj {}
-// SAFETY: see above.
-unsafe impl Sync for Syncobj {}
-
-impl Drop for Syncobj {
-    fn drop(&mut self) {
-        // SAFETY: the page this Syncobj mapped for itself; nothing borrows it after drop.
-        unsafe { sys::munmap(self.base as *mut libc::c_void, 4096) };
-    }
+    page: MemfdMap,
 }
 
 impl Syncobj {
     pub fn new(signaled: bool) -> Result<Arc<Syncobj>, Errno> {
         let fd = sys::memfd(MEMFD_NAME, 4096).map_err(|_| Errno::ENOMEM)?;
-        let s = Self::from_fd(fd)?;
+        let s = Self::from_fd(fd.as_raw_fd())?;
         if signaled {
             s.shared().has_fence.store(1, Ordering::Release);
         }
         Ok(s)
     }
 
-    fn from_fd(fd: OwnedFd) -> Result<Arc<Syncobj>, Errno> {
-        let base = sys::map_shared(fd.as_raw_fd(), 4096).map_err(|_| Errno::ENOMEM)?;
-        Ok(Arc::new(Syncobj { fd, base }))
+    /// Maps the page of syncobj memfd `fd` (not kept).
+    fn from_fd(fd: RawFd) -> Result<Arc<Syncobj>, Errno> {
+        Ok(Arc::new(Syncobj { page: MemfdMap::new(fd, 4096)? }))
     }
 
     fn shared(&self) -> &Shared {
         // SAFETY: the page is mapped for our lifetime and `Shared` is all atomics.
-        unsafe { &*(self.base as *const Shared) }
+        unsafe { &*(self.page.base() as *const Shared) }
     }
 
     fn changed(&self) {
@@ -112,9 +101,9 @@ impl Syncobj {
         }
     }
 
-    /// A dup of the memfd (`drm_syncobj_handle_to_fd`).
+    /// A new fd of the memfd (`drm_syncobj_handle_to_fd`); at the fd limit EMFILE.
     pub fn export(&self, cloexec: bool) -> Result<RawFd, Errno> {
-        sys::dup(self.fd.as_raw_fd(), cloexec)
+        self.page.open(cloexec)
     }
 
     /// Recognises a syncobj fd (`drm_syncobj_fd_to_handle`): EINVAL for anything else.
@@ -124,9 +113,7 @@ impl Syncobj {
         if !link.starts_with(&format!("/memfd:{MEMFD_NAME}")) {
             return Err(Errno::EINVAL);
         }
-        let dup = sys::dup(fd, true)?;
-        // SAFETY: fresh fd.
-        Self::from_fd(unsafe { OwnedFd::from_raw_fd(dup) })
+        Self::from_fd(fd)
     }
 
     fn seq(&self) -> u32 {

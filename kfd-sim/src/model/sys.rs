@@ -94,6 +94,43 @@ pub unsafe fn munmap(addr: *mut c_void, len: usize) {
     }
 }
 
+/// `mremap(src, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst)`: a second mapping of the pages of
+/// the shared mapping at `src` (`old_size` 0 duplicates a `VM_SHARED` mapping, `vma_to_resize`),
+/// at `dst`, with `src`'s protection. A private mapping at `src` → EINVAL, nothing mapped there →
+/// EFAULT.
+///
+/// # Safety
+/// `[dst, dst+len)` must be a range the caller owns and may replace (nothing in it is borrowed).
+pub unsafe fn mremap_dup(src: *mut c_void, len: usize, dst: *mut c_void) -> Result<(), Errno> {
+    let flags = (libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED) as libc::c_long;
+    // SAFETY: the kernel validates `src`; the caller owns the target range.
+    unsafe { ret(libc::syscall(libc::SYS_mremap, src, 0usize, len, flags, dst)) }.map(drop)
+}
+
+/// Raw `mprotect`.
+///
+/// # Safety
+/// `[addr, addr+len)` must be a mapping the caller owns; nothing may rely on its old protection.
+pub unsafe fn mprotect(addr: *mut c_void, len: usize, prot: c_int) -> Result<(), Errno> {
+    // SAFETY: the caller owns the mapping.
+    unsafe { ret(libc::syscall(libc::SYS_mprotect, addr, len, prot as libc::c_long)) }.map(drop)
+}
+
+/// `openat(AT_FDCWD, path, flags)` by raw syscall (not through the interposer).
+pub fn open(path: &str, flags: c_int) -> Result<OwnedFd, Errno> {
+    let cpath = std::ffi::CString::new(path).map_err(|_| Errno::EINVAL)?;
+    // SAFETY: `cpath` is NUL-terminated; the returned fd is owned by nobody else.
+    unsafe {
+        let fd = ret(libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD as libc::c_long,
+            cpath.as_ptr(),
+            flags as libc::c_long,
+        ))?;
+        Ok(OwnedFd::from_raw_fd(fd as RawFd))
+    }
+}
+
 /// Maps `len` bytes of `fd` shared and read-write at a kernel-chosen address (the model's private
 /// view of a BO). `MAP_NORESERVE`: a 64 GiB VRAM BO costs address space only.
 pub fn map_shared(fd: RawFd, len: u64) -> Result<*mut u8, Errno> {

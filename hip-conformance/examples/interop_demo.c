@@ -1,9 +1,10 @@
 /*
  * Interop demo: a producer process (libdrm_amdgpu, as a Vulkan driver underneath) renders
- * frames into a ring of dma-buf BOs and signals a timeline DRM syncobj (point = frame number);
+ * frames into a ring of dma-buf BOs and signals a timeline DRM syncobj `ready` (point = frame);
  * this HIP process imports the dma-bufs (hipImportExternalMemory) and the syncobj
  * (hipImportExternalSemaphore, TimelineSemaphoreFd), waits on the GPU for each frame, copies
- * it out, checks it, and signals the frame's slot free again (point 1000 + frame).
+ * it out, checks it, and signals a second timeline `done` (point = frame) so that the producer
+ * may reuse the frame's slot.
  */
 #define _GNU_SOURCE
 #include <hip/hip_runtime_api.h>
@@ -42,22 +43,23 @@ static void producer(int sock)
 {
     struct producer p = producer_open(0);
     struct pbuf bufs[SLOTS];
-    int fds[SLOTS + 1];
+    int fds[SLOTS + 2];
     for (int i = 0; i < SLOTS; i++) {
         bufs[i] = pbuf_alloc(&p, FRAME_BYTES, AMDGPU_GEM_DOMAIN_VRAM);
         fds[i] = pbuf_export(&bufs[i]);
     }
-    uint32_t tl = psync_create(&p, &fds[SLOTS]);
-    PRODUCER_REQUIRE(fdpass_send(sock, fds, SLOTS + 1));
-    for (int i = 0; i <= SLOTS; i++)
+    uint32_t ready = psync_create(&p, &fds[SLOTS]);
+    uint32_t done = psync_create(&p, &fds[SLOTS + 1]);
+    PRODUCER_REQUIRE(fdpass_send(sock, fds, SLOTS + 2));
+    for (int i = 0; i < SLOTS + 2; i++)
         close(fds[i]);
     for (int f = 1; f <= FRAMES; f++) {
         if (f > SLOTS) /* the consumer is done with this slot's previous frame */
-            PRODUCER_REQUIRE(psync_wait(&p, tl, 1000 + f - SLOTS, 10000) == 0);
+            PRODUCER_REQUIRE(psync_wait(&p, done, f - SLOTS, 10000) == 0);
         render((uint32_t *)bufs[f % SLOTS].cpu, f);
-        psync_signal(&p, tl, f);
+        psync_signal(&p, ready, f);
     }
-    PRODUCER_REQUIRE(psync_wait(&p, tl, 1000 + FRAMES, 10000) == 0);
+    PRODUCER_REQUIRE(psync_wait(&p, done, FRAMES, 10000) == 0);
     for (int i = 0; i < SLOTS; i++)
         pbuf_free(&bufs[i]);
     producer_close(&p);
@@ -75,8 +77,8 @@ int main(void)
         producer(sv[1]);
     }
     close(sv[1]);
-    int fds[SLOTS + 1];
-    PRODUCER_REQUIRE(fdpass_recv(sv[0], fds, SLOTS + 1));
+    int fds[SLOTS + 2];
+    PRODUCER_REQUIRE(fdpass_recv(sv[0], fds, SLOTS + 2));
 
     void *frames[SLOTS];
     hipExternalMemory_t mems[SLOTS];
@@ -87,10 +89,12 @@ int main(void)
         hipExternalMemoryBufferDesc b = {.offset = 0, .size = FRAME_BYTES};
         HIP(hipExternalMemoryGetMappedBuffer(&frames[i], mems[i], &b));
     }
-    hipExternalSemaphore_t tl;
+    hipExternalSemaphore_t ready, done;
     hipExternalSemaphoreHandleDesc sd = {.type = hipExternalSemaphoreHandleTypeTimelineSemaphoreFd};
     sd.handle.fd = fds[SLOTS];
-    HIP(hipImportExternalSemaphore(&tl, &sd));
+    HIP(hipImportExternalSemaphore(&ready, &sd));
+    sd.handle.fd = fds[SLOTS + 1];
+    HIP(hipImportExternalSemaphore(&done, &sd));
 
     uint32_t *host;
     HIP(hipHostMalloc((void **)&host, FRAME_BYTES, 0));
@@ -102,10 +106,10 @@ int main(void)
         hipExternalSemaphoreWaitParams w = {0};
         hipExternalSemaphoreSignalParams s = {0};
         w.params.fence.value = f;
-        s.params.fence.value = 1000 + f;
-        HIP(hipWaitExternalSemaphoresAsync(&tl, &w, 1, st));
+        s.params.fence.value = f;
+        HIP(hipWaitExternalSemaphoresAsync(&ready, &w, 1, st));
         HIP(hipMemcpyAsync(host, frames[f % SLOTS], FRAME_BYTES, hipMemcpyDeviceToHost, st));
-        HIP(hipSignalExternalSemaphoresAsync(&tl, &s, 1, st));
+        HIP(hipSignalExternalSemaphoresAsync(&done, &s, 1, st));
         HIP(hipStreamSynchronize(st));
         for (size_t i = 0; i < (size_t)W * H; i++)
             if (host[i] != pixel(f, i)) {
@@ -120,12 +124,13 @@ int main(void)
         HIP(hipFree(frames[i]));
         HIP(hipDestroyExternalMemory(mems[i]));
     }
-    HIP(hipDestroyExternalSemaphore(tl));
+    HIP(hipDestroyExternalSemaphore(ready));
+    HIP(hipDestroyExternalSemaphore(done));
     HIP(hipStreamDestroy(st));
     HIP(hipHostFree(host));
     int ok = bad == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     printf("%s: interop demo: %d frames of %dx%d RGBA from a producer process through %d dma-bufs and a "
-           "timeline syncobj, waited on the GPU, copied and checked (%d bad), %.1f ms\n",
+           "timeline syncobj each way, waited on the GPU, copied and checked (%d bad), %.1f ms\n",
            ok ? "PASS" : "FAIL", FRAMES, W, H, SLOTS, bad, ms);
     return ok ? 0 : 1;
 }

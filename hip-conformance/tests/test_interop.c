@@ -333,9 +333,59 @@ TEST(interop_mem_udmabuf)
     HIP_OK(hipFree(d));
     HIP_OK(hipDestroyExternalMemory(m));
     CHECK(!fd_open(buf));
+    /* CREATE_LIST: two ranges of two memfds, back to back in the dma-buf */
+    int mfd2 = memfd_create("interop-udmabuf-2", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+    REQUIRE(mfd2 >= 0 && ftruncate(mfd2, n) == 0 && fcntl(mfd2, F_ADD_SEALS, F_SEAL_SHRINK) == 0);
+    uint8_t *cpu2 = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, mfd2, 0);
+    REQUIRE(cpu2 != MAP_FAILED);
+    pat_fill(cpu2, n, 18);
+    struct {
+        struct udmabuf_create_list h;
+        struct udmabuf_create_item it[2];
+    } l = {{UDMABUF_FLAGS_CLOEXEC, 2}, {{(uint32_t)mfd, 0, 4096, 8192}, {(uint32_t)mfd2, 0, 0, 16384}}};
+    int lbuf = ioctl(dev, UDMABUF_CREATE_LIST, &l);
+    REQUIRE(lbuf >= 0);
+    CHECK(lseek(lbuf, 0, SEEK_END) == 8192 + 16384);
+    m = import_mem(lbuf, 8192 + 16384);
+    d = map_buf(m, 0, 8192 + 16384);
+    HIP_OK(hipMemcpy(h, d, 8192 + 16384, hipMemcpyDeviceToHost));
+    CHECK(memcmp(h, cpu + 4096, 8192) == 0);
+    CHECK(memcmp(h + 8192, cpu2, 16384) == 0);
+    HIP_OK(hipFree(d));
+    HIP_OK(hipDestroyExternalMemory(m));
+    /* udmabuf.c's errnos */
+    struct udmabuf_create e = {.memfd = 1000, .flags = 0, .offset = 0, .size = 4096};
+    errno = 0;
+    CHECK(ioctl(dev, UDMABUF_CREATE, &e) < 0 && errno == EBADF);
+    int pp[2];
+    REQUIRE(pipe(pp) == 0);
+    e.memfd = (uint32_t)pp[0];
+    errno = 0;
+    CHECK(ioctl(dev, UDMABUF_CREATE, &e) < 0 && errno == EBADFD);
+    e.memfd = (uint32_t)mfd;
+    e.size = 0;
+    errno = 0;
+    CHECK(ioctl(dev, UDMABUF_CREATE, &e) < 0 && errno == EINVAL);
+    e.size = 2 * n;
+    errno = 0;
+    CHECK(ioctl(dev, UDMABUF_CREATE, &e) < 0 && errno == EINVAL); /* past the end */
+    e.size = 4096;
+    int mfd3 = memfd_create("interop-udmabuf-3", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+    REQUIRE(mfd3 >= 0 && ftruncate(mfd3, n) == 0);
+    e.memfd = (uint32_t)mfd3;
+    errno = 0;
+    CHECK(ioctl(dev, UDMABUF_CREATE, &e) < 0 && errno == EINVAL); /* no F_SEAL_SHRINK */
+    REQUIRE(fcntl(mfd3, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_WRITE) == 0);
+    errno = 0;
+    CHECK(ioctl(dev, UDMABUF_CREATE, &e) < 0 && errno == EINVAL); /* F_SEAL_WRITE denied */
+    close(mfd3);
+    close(pp[0]);
+    close(pp[1]);
     free(h);
     munmap(cpu, n);
+    munmap(cpu2, n);
     close(mfd);
+    close(mfd2);
     close(dev);
 }
 

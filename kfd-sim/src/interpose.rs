@@ -3,9 +3,9 @@
 //! - Paths under the simulated prefixes (`sysfs::REDIRECT_PREFIXES`: `/dev/kfd`, `/dev/dri`, the
 //!   KFD, DRM and amdgpu sysfs, `/proc/modules`) are redirected to `$KFDSIM_ROOT/<path>`; paths
 //!   under `sysfs::OVERLAY_PREFIXES` (the PCI device directories) only if they exist there.
-//! - Opening `/dev/kfd`, `/dev/dri/renderD<N>` or `/dev/dri/card<N>` (if the tree has it) returns
-//!   a fresh memfd named `kfdsim-kfd`, `kfdsim-renderD<N>` or `kfdsim-card<N>`; the first two are
-//!   registered with `model::register_open`. stat/fstat/statx of these paths and fds report a
+//! - Opening `/dev/kfd`, `/dev/udmabuf`, `/dev/dri/renderD<N>` or `/dev/dri/card<N>` (if the tree
+//!   has it) returns a fresh memfd named `kfdsim-kfd`, `kfdsim-udmabuf`, `kfdsim-renderD<N>` or
+//!   `kfdsim-card<N>`; all but the card nodes are registered with `model::register_open`. stat/fstat/statx of these paths and fds report a
 //!   character device (`/dev/kfd` 234:0, DRM 226:<minor>, mode 0666).
 //! - `ioctl`, `mmap` and `mmap64` on those fds go to `model::ioctl` / `model::mmap`.
 //!
@@ -31,7 +31,7 @@ use std::sync::OnceLock;
 use libc::{c_char, c_int, c_uint, c_ulong, c_void, off_t, size_t, ssize_t, DIR, FILE};
 
 use crate::model::{self, DevKind};
-use crate::sysfs::{DRM_MAJOR, KFD_MAJOR, OVERLAY_PREFIXES, REDIRECT_PREFIXES};
+use crate::sysfs::{DRM_MAJOR, KFD_MAJOR, MISC_MAJOR, OVERLAY_PREFIXES, REDIRECT_PREFIXES, UDMABUF_MINOR};
 
 const PATH_MAX: usize = libc::PATH_MAX as usize;
 
@@ -167,6 +167,7 @@ enum SimDev {
     Kfd,
     Render(u32),
     Card(u32),
+    Udmabuf,
 }
 
 impl SimDev {
@@ -174,6 +175,7 @@ impl SimDev {
         match self {
             SimDev::Kfd => libc::makedev(KFD_MAJOR, 0),
             SimDev::Render(m) | SimDev::Card(m) => libc::makedev(DRM_MAJOR, m),
+            SimDev::Udmabuf => libc::makedev(MISC_MAJOR, UDMABUF_MINOR),
         }
     }
 
@@ -181,6 +183,7 @@ impl SimDev {
         match self {
             SimDev::Kfd => (KFD_MAJOR, 0),
             SimDev::Render(m) | SimDev::Card(m) => (DRM_MAJOR, m),
+            SimDev::Udmabuf => (MISC_MAJOR, UDMABUF_MINOR),
         }
     }
 
@@ -188,6 +191,7 @@ impl SimDev {
     fn code(self) -> u64 {
         match self {
             SimDev::Kfd => 2,
+            SimDev::Udmabuf => 3,
             SimDev::Render(m) => 0x1000 | m as u64,
             SimDev::Card(m) => 0x2000 | m as u64,
         }
@@ -196,6 +200,7 @@ impl SimDev {
     fn from_code(c: u64) -> Option<SimDev> {
         match c {
             2 => Some(SimDev::Kfd),
+            3 => Some(SimDev::Udmabuf),
             c if c & 0xf000 == 0x1000 => Some(SimDev::Render((c & 0xfff) as u32)),
             c if c & 0xf000 == 0x2000 => Some(SimDev::Card((c & 0xfff) as u32)),
             _ => None,
@@ -223,6 +228,9 @@ fn dri_device(name: &[u8]) -> Option<SimDev> {
 fn device_of(vpath: &[u8]) -> Option<SimDev> {
     if vpath == b"/dev/kfd" {
         return Some(SimDev::Kfd);
+    }
+    if vpath == b"/dev/udmabuf" {
+        return Some(SimDev::Udmabuf);
     }
     dri_device(vpath.strip_prefix(b"/dev/dri/")?)
 }
@@ -286,7 +294,7 @@ unsafe fn device_at(dirfd: c_int, name: *const c_char) -> Option<SimDev> {
         return None;
     }
     let name = CStr::from_ptr(name).to_bytes();
-    let in_dev = name == b"kfd" || name.starts_with(b"dri/");
+    let in_dev = name == b"kfd" || name == b"udmabuf" || name.starts_with(b"dri/");
     let dev = if in_dev { None } else { dri_device(name) };
     if !in_dev && dev.is_none() {
         return None;
@@ -297,6 +305,7 @@ unsafe fn device_at(dirfd: c_int, name: *const c_char) -> Option<SimDev> {
     let rel = dir.strip_prefix(root)?;
     match rel {
         b"/dev" if name == b"kfd" => Some(SimDev::Kfd),
+        b"/dev" if name == b"udmabuf" => Some(SimDev::Udmabuf),
         b"/dev" => dri_device(name.strip_prefix(b"dri/")?),
         b"/dev/dri" => dev,
         _ => None,
@@ -345,6 +354,8 @@ unsafe fn fd_device_ident(fd: c_int, dev: u64, ino: u64, mode: u32) -> Option<Si
         let name = name.strip_suffix(b" (deleted)").unwrap_or(name);
         if name == b"kfd" {
             Some(SimDev::Kfd)
+        } else if name == b"udmabuf" {
+            Some(SimDev::Udmabuf)
         } else {
             dri_device(name)
         }
@@ -398,6 +409,7 @@ unsafe fn open_device(dev: SimDev, dirfd: c_int, real: *const c_char, flags: c_i
     let mut name = [0u8; 32];
     let (kind, minor): (&[u8], Option<u32>) = match dev {
         SimDev::Kfd => (b"kfdsim-kfd", None),
+        SimDev::Udmabuf => (b"kfdsim-udmabuf", None),
         SimDev::Render(m) => (b"kfdsim-renderD", Some(m)),
         SimDev::Card(m) => (b"kfdsim-card", Some(m)),
     };
@@ -423,12 +435,14 @@ unsafe fn open_device(dev: SimDev, dirfd: c_int, real: *const c_char, flags: c_i
     match dev {
         SimDev::Kfd => model::register_open(fd, DevKind::Kfd),
         SimDev::Render(minor) => model::register_open(fd, DevKind::Render { minor }),
+        SimDev::Udmabuf => model::register_open(fd, DevKind::Udmabuf),
         SimDev::Card(_) => {}
     }
     match dev {
         SimDev::Kfd => crate::kfdsim_trace!("open /dev/kfd flags={flags:#o} = {fd}"),
         SimDev::Render(m) => crate::kfdsim_trace!("open /dev/dri/renderD{m} flags={flags:#o} = {fd}"),
         SimDev::Card(m) => crate::kfdsim_trace!("open /dev/dri/card{m} flags={flags:#o} = {fd}"),
+        SimDev::Udmabuf => crate::kfdsim_trace!("open /dev/udmabuf flags={flags:#o} = {fd}"),
     }
     set_errno(saved);
     fd
@@ -883,6 +897,29 @@ pub unsafe extern "C" fn __readlinkat_chk(
 
 // ---------------------------------------------------------------------------------------------
 // ioctl, mmap
+
+/// `lseek` on a udmabuf fd (a socket in the model, `model::udmabuf`) answers as
+/// `dma_buf_llseek`; every other fd goes to the kernel.
+#[no_mangle]
+pub unsafe extern "C" fn lseek(fd: c_int, off: off_t, whence: c_int) -> off_t {
+    if fd >= 0 && SHM_DEV.load(Ordering::Relaxed) != 0 {
+        if let Some(r) = model::udmabuf::llseek(fd, off, whence) {
+            return match r {
+                Ok(v) => v,
+                Err(e) => {
+                    set_errno(e as c_int);
+                    -1
+                }
+            };
+        }
+    }
+    libc::syscall(libc::SYS_lseek, fd, off, whence) as off_t
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lseek64(fd: c_int, off: off_t, whence: c_int) -> off_t {
+    lseek(fd, off, whence)
+}
 
 #[no_mangle]
 pub unsafe extern "C" fn ioctl(fd: c_int, request: c_ulong, arg: *mut c_void) -> c_int {

@@ -23,11 +23,15 @@ use crate::topology::{Gpu, LinkType, Topology};
 pub const KFD_MAJOR: u32 = 234;
 /// Character-device major of DRM nodes.
 pub const DRM_MAJOR: u32 = 226;
+/// `/dev/udmabuf`: a misc device (major 10) with a dynamic minor; 125 here.
+pub const MISC_MAJOR: u32 = 10;
+pub const UDMABUF_MINOR: u32 = 125;
 
 /// Path prefixes always redirected into the root. A prefix ending in '/' or ':' matches any path
 /// starting with it; otherwise the path must equal the prefix or continue with '/'.
 pub const REDIRECT_PREFIXES: &[&str] = &[
     "/dev/kfd",
+    "/dev/udmabuf",
     "/dev/dri",
     "/sys/devices/virtual/kfd",
     "/sys/class/kfd",
@@ -469,6 +473,7 @@ pub fn write_tree(root: &Path, topo: &Topology) -> io::Result<()> {
 
     // /dev
     t.device("/dev/kfd")?;
+    t.device("/dev/udmabuf")?;
     for g in &topo.gpus {
         t.device(&format!("/dev/dri/renderD{}", g.drm_render_minor))?;
         t.device(&format!("/dev/dri/card{}", g.drm_card_minor))?;

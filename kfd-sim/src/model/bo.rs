@@ -49,6 +49,9 @@ pub struct Bo {
     pub allowed_files: Mutex<Vec<FileKey>>,
     /// `AMDGPU_GEM_METADATA` state (this process only).
     pub metadata: Mutex<BoMetadata>,
+    /// Imported from a dma-buf that amdgpu did not export (a udmabuf): system memory, a GTT
+    /// scatter-gather BO to the KFD; GET_DMABUF_INFO refuses it (EINVAL).
+    pub foreign: bool,
 }
 
 static NEXT_BO_ID: AtomicU64 = AtomicU64::new(1);
@@ -121,6 +124,7 @@ impl Bo {
             cpu_access: Self::kfd_cpu_access(flags),
             allowed_files: Mutex::new(Vec::new()),
             metadata: Mutex::new(BoMetadata::default()),
+            foreign: false,
         })
     }
 
@@ -135,6 +139,23 @@ impl Bo {
             cpu_access: false,
             allowed_files: Mutex::new(Vec::new()),
             metadata: Mutex::new(BoMetadata::default()),
+            foreign: false,
+        }
+    }
+
+    /// A BO over a foreign dma-buf's pages (`map`: the model's mapping of them), as
+    /// `amdgpu_gem_prime_import` makes of a dma-buf another driver exported.
+    pub fn new_foreign(gpu_id: u32, map: MemfdMap, size: u64) -> Bo {
+        Bo {
+            size,
+            gpu_id,
+            flags: 0,
+            backing: Backing::Memfd(map),
+            id: NEXT_BO_ID.fetch_add(1, Ordering::Relaxed),
+            cpu_access: true,
+            allowed_files: Mutex::new(Vec::new()),
+            metadata: Mutex::new(BoMetadata::default()),
+            foreign: true,
         }
     }
 

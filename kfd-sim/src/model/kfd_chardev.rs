@@ -831,6 +831,12 @@ pub fn bo_from_dmabuf(st: &mut ProcState, fd: RawFd) -> Result<Arc<Bo>, Errno> {
     if let Some(bo) = st.bo_by_key(key) {
         return Ok(bo);
     }
+    if let Some((map, size)) = super::udmabuf::open_pages(fd) {
+        // Another driver's dma-buf: amdgpu_gem_prime_import makes a GTT sg BO of it.
+        let bo = Arc::new(Bo::new_foreign(0, map, size));
+        st.remember_bo(&bo);
+        return Ok(bo);
+    }
     let link = sys::fd_link(fd).ok_or(Errno::EINVAL)?;
     let name = BoName::parse_link(&link).ok_or(Errno::EINVAL)?;
     if stat.st_size as u64 != name.size || name.size == 0 {
@@ -885,7 +891,8 @@ fn kfd_ioctl_import_dmabuf(p: &Arc<Process>, args: &mut kfd_ioctl_import_dmabuf_
     pdd.bound()?;
     let drm_file = pdd.drm_file.unwrap();
     let bo = bo_from_dmabuf(&mut st, args.dmabuf_fd as RawFd)?;
-    if bo.is_userptr() || bo.flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT) == 0 {
+    // A foreign dma-buf (udmabuf) imports as a GTT sg BO (amdgpu_gem_prime_import).
+    if bo.is_userptr() || (!bo.foreign && bo.flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT) == 0) {
         return Err(Errno::EINVAL);
     }
     st.alloc_mmap_offset(&bo)?;

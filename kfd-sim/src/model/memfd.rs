@@ -64,6 +64,13 @@ impl MemfdMap {
         Ok(m)
     }
 
+    /// Wraps a mapping the caller made (`len` bytes at `base`, read-write, `MAP_SHARED`; unmapped
+    /// on drop) for the object of identity `key`; [`MemfdMap::open`] dups `fd`. For objects whose
+    /// pages come from several files (a udmabuf of a list of memfd ranges, `udmabuf.rs`).
+    pub fn from_mapping(base: *mut u8, len: u64, key: FileKey, fd: OwnedFd) -> MemfdMap {
+        MemfdMap { base, len, key, fd: Some(fd) }
+    }
+
     /// The model's view: `len()` bytes, read-write.
     pub fn base(&self) -> *mut u8 {
         self.base

@@ -31,6 +31,7 @@ pub mod queue;
 pub mod sdma;
 pub mod syncobj;
 pub mod sys;
+pub mod udmabuf;
 
 use bo::FileKey;
 use libc::{c_int, c_ulong, c_void};
@@ -46,6 +47,8 @@ use std::sync::Once;
 pub enum DevKind {
     Kfd,
     Render { minor: u32 },
+    /// `/dev/udmabuf` (udmabuf.rs).
+    Udmabuf,
 }
 
 /// A simulated open file.
@@ -106,6 +109,8 @@ pub fn file_of(fd: RawFd) -> Option<(FileKey, FileEntry)> {
     let link = sys::fd_link(fd).unwrap_or_default();
     let ours = link.contains("kfdsim-kfd")
         || link.contains("kfdsim-renderD")
+        || link.contains("kfdsim-udmabuf")
+        || link.ends_with("/dev/udmabuf")
         || link.ends_with("/dev/kfd")
         || link.contains("/dev/dri/renderD");
     if !ours {
@@ -126,6 +131,7 @@ pub fn ioctl(fd: RawFd, request: c_ulong, arg: *mut c_void) -> Result<c_int, Err
     match entry.kind {
         DevKind::Kfd => kfd_chardev::kfd_ioctl(key, entry, request, arg as u64),
         DevKind::Render { minor } => drm::drm_ioctl(key, minor, request, arg as u64),
+        DevKind::Udmabuf => udmabuf::ioctl(request, arg as u64),
     }
 }
 
@@ -154,6 +160,8 @@ pub unsafe fn mmap(
         DevKind::Kfd => unsafe { kfd_chardev::kfd_mmap(addr, len, prot, flags, offset as u64) },
         // SAFETY: as above.
         DevKind::Render { .. } => unsafe { drm::drm_mmap(key, addr, len, prot, flags, offset as u64) },
+        // misc_open gives udmabuf no mmap.
+        DevKind::Udmabuf => Err(Errno::ENODEV),
     };
     if trace_enabled() {
         crate::trace::emit(format_args!(

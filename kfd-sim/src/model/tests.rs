@@ -20,6 +20,7 @@ fn open_node(kind: DevKind) -> OwnedFd {
     let name = match kind {
         DevKind::Kfd => "kfdsim-kfd".to_string(),
         DevKind::Render { minor } => format!("kfdsim-renderD{minor}"),
+        DevKind::Udmabuf => "kfdsim-udmabuf".to_string(),
     };
     let fd = sys::memfd(&name, 0).unwrap();
     register_open(fd.as_raw_fd(), kind);

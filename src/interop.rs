@@ -369,6 +369,10 @@ fn waiter_thread() {
             DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
         );
         drop(pending);
+        let first = match r {
+            Ok(i) if i > 0 && (i as usize) < handles.len() => Some((handles[i as usize], points[i as usize])),
+            _ => None,
+        };
         match r {
             Ok(_) | Err(Errno::ETIME) => {}
             Err(e) => {
@@ -378,16 +382,24 @@ fn waiter_thread() {
             }
         }
         let mut jobs = w.jobs.lock();
+        // The one the wait named is released without asking again (one ioctl less on the
+        // signal-to-GPU path); the others are polled.
+        let mut first = first;
         jobs.retain(|j| {
-            let ready = render
-                .syncobj_timeline_wait(&[j.sem.handle], &[j.point], 0, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT)
-                .is_ok();
+            let named = first == Some((j.sem.handle, j.point));
+            if named {
+                first = None;
+            }
+            let ready = named
+                || render
+                    .syncobj_timeline_wait(&[j.sem.handle], &[j.point], 0, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT)
+                    .is_ok();
             if ready {
+                j.word.store(1);
                 if !j.sem.timeline {
-                    // A binary wait consumes the signal.
+                    // A binary wait consumes the signal (before any other job on it is polled).
                     let _ = render.syncobj_signal_or_reset(&[j.sem.handle], true);
                 }
-                j.word.store(1);
             }
             !ready
         });

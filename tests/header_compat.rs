@@ -86,26 +86,24 @@ fn our_header_is_self_contained() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Binary compatibility: compat.c built against AMD's header and linked against AMD's own
-/// library (Debian `libamdhip64.so.5`, whose symbols carry AMD's versions such as `hip_4.2`)
-/// runs unchanged on ours when the loader finds ours under AMD's name. Our library defines no
-/// symbol versions, so glibc accepts the versioned references (`no version information
-/// available`). Runs under kfdsim (the test runner), like every test binary here.
-#[test]
-fn binary_built_against_amds_library_runs_on_ours() {
+/// Builds `src` against AMD's header, links it against AMD's own library (Debian
+/// `libamdhip64.so.5`, plus `libs`), runs it with ours found under AMD's name and checks that it
+/// passed; returns its stdout. Runs under kfdsim (the test runner), like every test binary here.
+fn run_against_amds_library(tag: &str, src: &Path, libs: &[&str]) -> String {
     let amd_lib = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
     assert!(Path::new(amd_lib).exists(), "{amd_lib} missing: install Debian package libamdhip64-dev");
     assert!(std::env::var_os("KFDSIM_ROOT").is_some(), "run under kfdsim (see tools/run-tests)");
     let ours = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().join("libamdhip64.so");
     assert!(ours.exists(), "{} missing", ours.display());
-    let dir = out_dir("dropin");
+    let dir = out_dir(tag);
     let exe = dir.join("compat_amd");
     let out = Command::new("gcc")
-        .args(["-std=c11", "-D__HIP_PLATFORM_AMD__"])
-        .arg(compat_c())
+        .args(["-std=gnu11", "-D__HIP_PLATFORM_AMD__", "-I/usr/include/libdrm"])
+        .arg(src)
         .arg("-o")
         .arg(&exe)
         .arg(format!("-l:{}", Path::new(amd_lib).file_name().unwrap().to_str().unwrap()))
+        .args(libs)
         .output()
         .unwrap();
     assert!(out.status.success(), "linking against AMD's library:\n{}", String::from_utf8_lossy(&out.stderr));
@@ -114,12 +112,31 @@ fn binary_built_against_amds_library_runs_on_ours() {
     std::os::unix::fs::symlink(&ours, libdir.join("libamdhip64.so.5")).unwrap();
     let run = Command::new(&exe).env("LD_LIBRARY_PATH", &libdir).output().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
     assert!(
         run.status.success() && stdout.contains("PASS"),
         "AMD-linked binary on our library: {:?}\n{stdout}\n{}",
         run.status,
         String::from_utf8_lossy(&run.stderr)
     );
+    stdout
+}
+
+/// Binary compatibility: compat.c built against AMD's header and linked against AMD's own
+/// library (whose symbols carry AMD's versions such as `hip_4.2`) runs unchanged on ours when
+/// the loader finds ours under AMD's name. Our library defines no symbol versions, so glibc
+/// accepts the versioned references (`no version information available`).
+#[test]
+fn binary_built_against_amds_library_runs_on_ours() {
+    let stdout = run_against_amds_library("dropin", &compat_c(), &[]);
     assert!(stdout.contains("gfx90a"), "device properties through the ROCm 5 layout: {stdout}");
+}
+
+/// The interop entry points with ROCm 5.2's descriptor and semaphore-parameter layouts
+/// (`hip-conformance/compat/compat_interop.c`: two semaphores in one call at the 136-byte
+/// stride, `flags` at offset 64), loaded as `libamdhip64.so.5`.
+#[test]
+fn interop_binary_built_against_rocm52_header_runs_on_ours() {
+    let src = root().join("hip-conformance/compat/compat_interop.c");
+    run_against_amds_library("interop52", &src, &["-ldrm_amdgpu", "-ldrm"]);
 }

@@ -69,6 +69,31 @@ static hipError_t sem_signal(hipExternalSemaphore_t s, uint64_t v, hipStream_t s
     return hipSignalExternalSemaphoresAsync(&s, &p, 1, st);
 }
 
+/* A producer BO of n bytes in `domain`, filled with pattern `seed` by the producer's CPU, and
+ * HIP's import of it. */
+struct shared_bo {
+    struct producer p;
+    struct pbuf b;
+    hipExternalMemory_t m;
+};
+
+static struct shared_bo shared_bo_open(size_t n, uint32_t domain, unsigned seed)
+{
+    struct shared_bo x;
+    x.p = producer_open(0);
+    x.b = pbuf_alloc(&x.p, n, domain);
+    pat_fill(x.b.cpu, n, seed);
+    x.m = import_mem(pbuf_export(&x.b), n);
+    return x;
+}
+
+static void shared_bo_close(struct shared_bo *x)
+{
+    HIP_OK(hipDestroyExternalMemory(x->m));
+    pbuf_free(&x->b);
+    producer_close(&x->p);
+}
+
 TEST(interop_struct_layouts)
 {
     CHECK(sizeof(hipExternalMemoryHandleDesc) == 104);
@@ -91,13 +116,11 @@ TEST(interop_struct_layouts)
 TEST(interop_mem_data_both_ways)
 {
     const size_t n = 1 * MiB + 4096;
-    struct producer p = producer_open(0);
     uint32_t domains[2] = {AMDGPU_GEM_DOMAIN_GTT, AMDGPU_GEM_DOMAIN_VRAM};
     for (int i = 0; i < 2; i++) {
-        struct pbuf b = pbuf_alloc(&p, n, domains[i]);
-        pat_fill(b.cpu, n, 11 + i);
-        hipExternalMemory_t m = import_mem(pbuf_export(&b), n);
-        uint8_t *d = map_buf(m, 0, n);
+        struct shared_bo x = shared_bo_open(n, domains[i], 11 + i);
+        struct pbuf b = x.b;
+        uint8_t *d = map_buf(x.m, 0, n);
         check_dev_pattern(d, n, 11 + i);
         uint8_t *src = xmalloc(n);
         pat_fill(src, n, 21 + i);
@@ -114,21 +137,18 @@ TEST(interop_mem_data_both_ways)
         CHECK(b.cpu[4096] == 0x5a);
         HIP_OK(hipFree(own));
         HIP_OK(hipFree(d));
-        HIP_OK(hipDestroyExternalMemory(m));
         free(src);
-        pbuf_free(&b);
+        shared_bo_close(&x);
     }
-    producer_close(&p);
 }
 
 /* Any byte offset; several buffers of one object; attributes and address range. */
 TEST(interop_mem_offsets_and_attributes)
 {
     const size_t n = 256 * KiB;
-    struct producer p = producer_open(0);
-    struct pbuf b = pbuf_alloc(&p, n, AMDGPU_GEM_DOMAIN_VRAM);
-    pat_fill(b.cpu, n, 3);
-    hipExternalMemory_t m = import_mem(pbuf_export(&b), n);
+    struct shared_bo x = shared_bo_open(n, AMDGPU_GEM_DOMAIN_VRAM, 3);
+    struct pbuf b = x.b;
+    hipExternalMemory_t m = x.m;
     size_t offs[3] = {0, 4097, n - 100};
     for (int i = 0; i < 3; i++) {
         size_t len = n - offs[i];
@@ -149,9 +169,7 @@ TEST(interop_mem_offsets_and_attributes)
         CHECK_HIP(hipPointerGetAttributes(&a, d), hipErrorInvalidValue);
         free(h);
     }
-    HIP_OK(hipDestroyExternalMemory(m));
-    pbuf_free(&b);
-    producer_close(&p);
+    shared_bo_close(&x);
 }
 
 /* The buffer stays valid after hipDestroyExternalMemory; the fd is closed by destroy; the
@@ -276,11 +294,9 @@ TEST(interop_mem_peer_copy)
 {
     REQUIRE_GPUS(2);
     const size_t n = 2 * MiB;
-    struct producer p = producer_open(0);
-    struct pbuf b = pbuf_alloc(&p, n, AMDGPU_GEM_DOMAIN_VRAM);
-    pat_fill(b.cpu, n, 9);
-    hipExternalMemory_t m = import_mem(pbuf_export(&b), n);
-    uint8_t *d = map_buf(m, 4096, n - 4096);
+    struct shared_bo x = shared_bo_open(n, AMDGPU_GEM_DOMAIN_VRAM, 9);
+    struct pbuf b = x.b;
+    uint8_t *d = map_buf(x.m, 4096, n - 4096);
     hipPointerAttribute_t a;
     HIP_OK(hipPointerGetAttributes(&a, d));
     CHECK(a.device == 0);
@@ -296,10 +312,8 @@ TEST(interop_mem_peer_copy)
     CHECK_BYTES(b.cpu + 4096, 4096, 0x3c);
     HIP_OK(hipFree(d1));
     HIP_OK(hipFree(d));
-    HIP_OK(hipDestroyExternalMemory(m));
     free(h);
-    pbuf_free(&b);
-    producer_close(&p);
+    shared_bo_close(&x);
 }
 
 /* A foreign dma-buf (udmabuf over a sealed memfd): system memory the GPUs reach. */

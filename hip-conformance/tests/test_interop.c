@@ -473,8 +473,12 @@ static void wait_case(int timeline)
     int sfd;
     uint32_t h = psync_create(&p, &sfd);
     hipExternalSemaphore_t s = import_sem(sfd, timeline);
-    hipStream_t st, other;
+    /* `other` is created 4 streams after `st`, so that it gets the same pool queue (the runtime
+     * shares 4 SDMA queues per device round-robin): the wait must not hold it. */
+    hipStream_t st, other, fill[3];
     HIP_OK(hipStreamCreateWithFlags(&st, hipStreamNonBlocking));
+    for (int i = 0; i < 3; i++)
+        HIP_OK(hipStreamCreateWithFlags(&fill[i], hipStreamNonBlocking));
     HIP_OK(hipStreamCreateWithFlags(&other, hipStreamNonBlocking));
     uint8_t *pinned, *d;
     HIP_OK(hipHostMalloc((void **)&pinned, n, 0));
@@ -493,7 +497,10 @@ static void wait_case(int timeline)
     void *o = NULL;
     HIP_OK(hipMalloc(&o, n));
     HIP_OK(hipMemsetAsync(o, 1, n, other));
-    HIP_OK(hipStreamSynchronize(other));
+    double t1 = hc_now_ms();
+    while (hipStreamQuery(other) == hipErrorNotReady && hc_now_ms() - t1 < 2000)
+        usleep(1000);
+    CHECKF(hipStreamQuery(other) == hipSuccess, "another stream is held by the external wait");
     check_dev_bytes(o, n, 1);
     uint8_t *h0 = xmalloc(n);
     HIP_OK(hipMemcpy(h0, d, 4096, hipMemcpyDeviceToHost));
@@ -507,6 +514,8 @@ static void wait_case(int timeline)
     HIP_OK(hipDestroyExternalSemaphore(s));
     HIP_OK(hipStreamDestroy(st));
     HIP_OK(hipStreamDestroy(other));
+    for (int i = 0; i < 3; i++)
+        HIP_OK(hipStreamDestroy(fill[i]));
     HIP_OK(hipFree(o));
     HIP_OK(hipFree(d));
     HIP_OK(hipHostFree(pinned));

@@ -22,7 +22,7 @@ fn open_node(kind: DevKind) -> OwnedFd {
         DevKind::Render { minor } => format!("kfdsim-renderD{minor}"),
     };
     let fd = sys::memfd(&name, 0).unwrap();
-    register_open(fd.as_raw_fd(), kind);
+    register_open(fd.as_raw_fd(), kind).unwrap();
     fd
 }
 

@@ -4,10 +4,12 @@
 //! it for its own memfds and mappings, so everything here goes through `libc::syscall` directly.
 //! User memory is read and written with `process_vm_readv`/`process_vm_writev` on our own pid,
 //! which the kernel answers with `EFAULT` for unmapped addresses instead of a SIGSEGV: this is
-//! the model's `copy_from_user`/`copy_to_user`.
+//! the model's `copy_from_user`/`copy_to_user`. Only the caller's own live stack (where ioctl
+//! argument structs usually sit), which cannot fault, is copied directly.
 
 use libc::{c_int, c_void};
 use nix::errno::Errno;
+use std::cell::Cell;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
@@ -245,14 +247,62 @@ pub fn refresh_pid() -> u32 {
     pid
 }
 
+thread_local! {
+    /// `[low, high)` of this thread's stack (`pthread_getattr_np`), `(0, 0)` until asked,
+    /// `(1, 1)` where it could not be had.
+    static STACK: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+}
+
+/// `[low, high)` of the calling thread's stack.
+fn thread_stack() -> Option<(usize, usize)> {
+    let mut b = STACK.with(Cell::get);
+    if b == (0, 0) {
+        b = (1, 1);
+        let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+        // SAFETY: `attr` is initialised by pthread_getattr_np on success and destroyed once.
+        unsafe {
+            if libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) == 0 {
+                let mut addr = std::ptr::null_mut();
+                let mut size = 0usize;
+                if libc::pthread_attr_getstack(attr.as_ptr(), &mut addr, &mut size) == 0 && !addr.is_null() {
+                    b = (addr as usize, addr as usize + size);
+                }
+                libc::pthread_attr_destroy(attr.as_mut_ptr());
+            }
+        }
+        STACK.with(|c| c.set(b));
+    }
+    (b.0 < b.1).then_some(b)
+}
+
+/// True if `[addr, addr+len)` lies between this frame and the top of the calling thread's stack
+/// (and this frame is on that stack, not on a signal stack): memory that stays mapped and
+/// writable while this call runs, so a plain copy there cannot fault. The ioctl argument structs
+/// of a caller on its own stack take this path; any other address goes through the kernel.
+#[inline(never)]
+fn on_live_stack(addr: u64, len: usize) -> bool {
+    let here = std::hint::black_box(0u8);
+    let sp = std::ptr::addr_of!(here) as usize;
+    let Some((low, high)) = thread_stack() else { return false };
+    let addr = addr as usize;
+    (low..high).contains(&sp) && addr >= sp && addr.checked_add(len).is_some_and(|e| e <= high)
+}
+
 /// `copy_from_user`: reads `dst.len()` bytes at user address `src`. `EFAULT` if any byte is not
-/// readable.
+/// readable. The caller's live stack is read directly ([`on_live_stack`]), anything else with
+/// `process_vm_readv`, which fails with EFAULT where a read would fault.
 pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Errno> {
     if dst.is_empty() {
         return Ok(());
     }
     if src == 0 {
         return Err(Errno::EFAULT);
+    }
+    if on_live_stack(src, dst.len()) {
+        // SAFETY: the source is mapped and readable for the whole call (see `on_live_stack`);
+        // `dst` is our own buffer.
+        unsafe { std::ptr::copy(src as *const u8, dst.as_mut_ptr(), dst.len()) };
+        return Ok(());
     }
     let local = libc::iovec { iov_base: dst.as_mut_ptr() as *mut c_void, iov_len: dst.len() };
     let remote = libc::iovec { iov_base: src as *mut c_void, iov_len: dst.len() };
@@ -272,12 +322,19 @@ pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Errno> {
 }
 
 /// `copy_to_user`: writes `src` at user address `dst`. `EFAULT` if any byte is not writable.
+/// The caller's live stack is written directly, anything else with `process_vm_writev`.
 pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Errno> {
     if src.is_empty() {
         return Ok(());
     }
     if dst == 0 {
         return Err(Errno::EFAULT);
+    }
+    if on_live_stack(dst, src.len()) {
+        // SAFETY: the destination is mapped and writable for the whole call (see
+        // `on_live_stack`); `src` is our own buffer.
+        unsafe { std::ptr::copy(src.as_ptr(), dst as *mut u8, src.len()) };
+        return Ok(());
     }
     let local = libc::iovec { iov_base: src.as_ptr() as *mut c_void, iov_len: src.len() };
     let remote = libc::iovec { iov_base: dst as *mut c_void, iov_len: src.len() };

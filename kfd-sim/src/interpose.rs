@@ -21,7 +21,8 @@
 //!
 //! Known gaps: relative paths resolved against a cwd inside the simulated tree are not
 //! redirected; a device fd inherited across exec is not recognised; `card` nodes answer no ioctl
-//! (ENOTTY); readlink of /proc/self/fd/<device fd> shows the memfd name.
+//! (ENOTTY); readlink of /proc/self/fd/<device fd> shows the memfd name; fchmod of a device fd
+//! reaches the memfd and clears its mark (`model::DEVICE_FILE_MODE`): the fd stops being a device.
 
 #![allow(clippy::missing_safety_doc)]
 

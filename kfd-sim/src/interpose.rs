@@ -7,7 +7,7 @@
 //!   a fresh memfd named `kfdsim-kfd`, `kfdsim-renderD<N>` or `kfdsim-card<N>`; the first two are
 //!   registered with `model::register_open`. stat/fstat/statx of these paths and fds report a
 //!   character device (`/dev/kfd` 234:0, DRM 226:<minor>, mode 0666).
-//! - `ioctl`, `mmap` and `mmap64` on those fds go to `model::ioctl` / `model::mmap`.
+//! - `ioctl`, `mmap` and `mmap64` on those fds go to `model::ioctl_file` / `model::mmap`.
 //!
 //! A simulated fd is recognised without any table the process could lose: the memfd's `st_dev`
 //! (learnt at the first device open) and mode (`model::DEVICE_FILE_MODE`, set at open), then
@@ -924,7 +924,7 @@ unsafe fn mmap_impl(addr: *mut c_void, len: size_t, prot: c_int, flags: c_int, f
             }
             Some((_, key)) => {
                 // SAFETY: we are the process's mmap(2); the caller's contract is the model's.
-                return match unsafe { model::mmap_file(key, addr, len, prot, flags, fd, off) } {
+                return match unsafe { model::mmap(key, addr, len, prot, flags, fd, off) } {
                     Ok(p) => p,
                     Err(e) => {
                         set_errno(e as c_int);

@@ -142,47 +142,27 @@ pub fn dev_kind(fd: RawFd) -> Option<DevKind> {
 
 /// Answers `ioctl(fd, request, arg)` on a simulated file.
 pub fn ioctl(fd: RawFd, request: c_ulong, arg: *mut c_void) -> Result<c_int, Errno> {
-    let Some((key, entry)) = file_of(fd) else { return Err(Errno::ENOTTY) };
-    dispatch_ioctl(key, entry, request, arg)
+    let Some((key, _)) = file_of(fd) else { return Err(Errno::ENOTTY) };
+    ioctl_file(key, request, arg)
 }
 
 /// Answers an ioctl on the device file with identity `key` (the interposer's path: it has
 /// already `fstat`ed the fd).
 pub fn ioctl_file(key: FileKey, request: c_ulong, arg: *mut c_void) -> Result<c_int, Errno> {
     let Some(entry) = file_by_key(key) else { return Err(Errno::ENOTTY) };
-    dispatch_ioctl(key, entry, request, arg)
-}
-
-fn dispatch_ioctl(key: FileKey, entry: FileEntry, request: c_ulong, arg: *mut c_void) -> Result<c_int, Errno> {
     match entry.kind {
         DevKind::Kfd => kfd_chardev::kfd_ioctl(key, entry, request, arg as u64),
         DevKind::Render { minor } => drm::drm_ioctl(key, minor, request, arg as u64),
     }
 }
 
-/// Answers `mmap(addr, len, prot, flags, fd, offset)` on a simulated file.
+/// Answers `mmap(addr, len, prot, flags, fd, offset)` on the device file with identity `key`
+/// (from the interposer's `fstat`, or [`file_of`]); `fd` only names it in the trace.
 ///
 /// # Safety
 /// As `mmap(2)`: with `MAP_FIXED`, `[addr, addr+len)` must be a range the caller owns and may
 /// replace (nothing in it is borrowed); without it, `addr` is only a hint.
 pub unsafe fn mmap(
-    addr: *mut c_void,
-    len: usize,
-    prot: c_int,
-    flags: c_int,
-    fd: RawFd,
-    offset: i64,
-) -> Result<*mut c_void, Errno> {
-    let Some((key, entry)) = file_of(fd) else { return Err(Errno::ENODEV) };
-    // SAFETY: our caller upholds mmap(2)'s contract.
-    unsafe { dispatch_mmap(key, entry, addr, len, prot, flags, fd, offset) }
-}
-
-/// [`mmap`] of the device file with identity `key` (`fd` only names it in the trace).
-///
-/// # Safety
-/// As [`mmap`].
-pub unsafe fn mmap_file(
     key: FileKey,
     addr: *mut c_void,
     len: usize,
@@ -192,23 +172,6 @@ pub unsafe fn mmap_file(
     offset: i64,
 ) -> Result<*mut c_void, Errno> {
     let Some(entry) = file_by_key(key) else { return Err(Errno::ENODEV) };
-    // SAFETY: our caller upholds mmap(2)'s contract.
-    unsafe { dispatch_mmap(key, entry, addr, len, prot, flags, fd, offset) }
-}
-
-/// # Safety
-/// As [`mmap`].
-#[allow(clippy::too_many_arguments)]
-unsafe fn dispatch_mmap(
-    key: FileKey,
-    entry: FileEntry,
-    addr: *mut c_void,
-    len: usize,
-    prot: c_int,
-    flags: c_int,
-    fd: RawFd,
-    offset: i64,
-) -> Result<*mut c_void, Errno> {
     if len == 0 {
         return Err(Errno::EINVAL);
     }

@@ -130,7 +130,26 @@ impl Runtime {
                 return Err(hipError_t::hipErrorUnknown);
             }
         }
-        let m = evs[1].memory_exception_data();
+        self.note_fault(&evs[1])
+    }
+
+    /// Picks up a VM fault that no wait of ours has seen (`AMDKFD_IOC_WAIT_EVENTS` on the
+    /// memory-exception event alone, timeout 0), so that `hipDeviceSynchronize` reports a fault
+    /// of any work on the GPUs, not only of work it waits for. Errors: `hipErrorIllegalAddress`.
+    pub fn poll_fault(&self) -> Result<(), hipError_t> {
+        self.check_fault()?;
+        let page = self.event_page()?;
+        let mut evs = [kfd_event_data { event_id: page.memory_event, ..Default::default() }];
+        if let Err(e) = self.kfd.wait_events(&mut evs, false, 0) {
+            crate::log::hipkfd_log!("WAIT_EVENTS: {e}");
+            return Err(hipError_t::hipErrorUnknown);
+        }
+        self.note_fault(&evs[0])
+    }
+
+    /// Makes a memory exception in `ev` (the memory-exception event's data) sticky.
+    fn note_fault(&self, ev: &kfd_event_data) -> Result<(), hipError_t> {
+        let m = ev.memory_exception_data();
         if m.va != 0 || m.failure.NotPresent != 0 || m.failure.ReadOnly != 0 {
             crate::log::hipkfd_log!("GPU memory access fault: va {:#x} gpu_id {:#x} {:?}", m.va, m.gpu_id, m.failure);
             *self.fault.lock() = Some(m);

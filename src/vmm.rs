@@ -155,6 +155,10 @@ pub struct Chunk {
     /// System memory (GTT) rather than VRAM.
     pub host: bool,
     pub prop: AllocProp,
+    /// The owner's render-node mmap offset that ALLOC_MEMORY_OF_GPU returned (the kernel allows
+    /// the pdd's DRM file, our render fd, to map it): a CPU mapping needs no GEM_MMAP. None for
+    /// imports (IMPORT_DMABUF returns no offset).
+    mmap_offset: Option<u64>,
     st: Mutex<ChunkState>,
 }
 
@@ -356,14 +360,25 @@ impl Runtime {
         let mut inner = self.vmm.inner.lock();
         let id = inner.new_id();
         let prop = AllocProp { location: hipMemLocation { id: prop.location.id, ..prop.location }, ..*prop };
-        inner.chunks.insert(id, self.new_chunk(id, args.handle, owner, size, host, prop));
+        let c = self.new_chunk(id, args.handle, owner, size, host, prop, Some(args.mmap_offset));
+        inner.chunks.insert(id, c);
         crate::log::hipkfd_log!("hipMemCreate {size} bytes on device {owner} (host {host}): handle {id:#x}");
         Ok(id)
     }
 
-    fn new_chunk(&self, id: u64, kfd_handle: u64, owner: usize, size: u64, host: bool, prop: AllocProp) -> Arc<Chunk> {
+    #[allow(clippy::too_many_arguments)]
+    fn new_chunk(
+        &self,
+        id: u64,
+        kfd_handle: u64,
+        owner: usize,
+        size: u64,
+        host: bool,
+        prop: AllocProp,
+        mmap_offset: Option<u64>,
+    ) -> Arc<Chunk> {
         let st = ChunkState { refs: 1, maps: 0, gem: vec![None; self.devices.len()], dmabuf: None };
-        Arc::new(Chunk { id, kfd_handle, owner, size, host, prop, st: Mutex::new(st) })
+        Arc::new(Chunk { id, kfd_handle, owner, size, host, prop, mmap_offset, st: Mutex::new(st) })
     }
 
     /// Frees the chunk's BO once nothing references or maps it. Called with the state locked.
@@ -547,10 +562,11 @@ impl Runtime {
         } else {
             drop(a);
             let owner = &self.devices[c.owner];
-            let off = self
-                .chunk_gem(c, c.owner)
-                .and_then(|h| owner.render.gem_mmap_offset(h))
-                .and_then(|off| self.va.map_cpu_prot(m.va, m.size, owner.render.fd(), off + m.offset, prot));
+            let off = match c.mmap_offset {
+                Some(off) => Ok(off),
+                None => self.chunk_gem(c, c.owner).and_then(|h| owner.render.gem_mmap_offset(h)),
+            };
+            let off = off.and_then(|off| self.va.map_cpu_prot(m.va, m.size, owner.render.fd(), off + m.offset, prot));
             if let Err(e) = off {
                 crate::log::hipkfd_log!("VMM CPU mapping of {:#x}: {e}", m.va);
                 return Err(hipError_t::hipErrorOutOfMemory);
@@ -736,7 +752,7 @@ impl Runtime {
             legacy: false,
         };
         let id = inner.new_id();
-        let c = self.new_chunk(id, handle, owner, size, host, prop);
+        let c = self.new_chunk(id, handle, owner, size, host, prop, None);
         c.st.lock().dmabuf = Some(key);
         inner.chunks.insert(id, c);
         inner.by_dmabuf.insert(key, id);

@@ -490,6 +490,51 @@ TEST(vmm_contiguous_range_of_chunks)
     free(b);
 }
 
+/* hip-tests GrowVMM: unmap, free the range, reserve a bigger one, map the old chunk
+ * and a new one: the old data is where it was, relative to the new base. */
+TEST(vmm_grow_by_reserving_again)
+{
+    size_t c = 2 * MiB;
+    struct vmm v = vmm_alloc(0, c);
+    h2d_pattern(v.va, c, 33);
+    HIP_OK(hipMemUnmap(v.va, c));
+    HIP_OK(hipMemAddressFree(v.va, c));
+    void *big = NULL;
+    HIP_OK(hipMemAddressReserve(&big, 2 * c, 0, NULL, 0));
+    hipMemGenericAllocationHandle_t h2 = create(0, c);
+    HIP_OK(hipMemMap(big, c, 0, v.h, 0));
+    HIP_OK(hipMemMap((char *)big + c, c, 0, h2, 0));
+    set_access(big, 2 * c, 0, RW);
+    check_dev_pattern(big, c, 33);
+    h2d_pattern((char *)big + c, c, 34);
+    check_dev_pattern((char *)big + c, c, 34);
+    HIP_OK(hipMemUnmap(big, 2 * c));
+    HIP_OK(hipMemRelease(v.h));
+    HIP_OK(hipMemRelease(h2));
+    HIP_OK(hipMemAddressFree(big, 2 * c));
+}
+
+/* hipMemAllocationTypeUncached (AMD, ROCm 7): an uncached VRAM chunk works like any other. */
+TEST(vmm_uncached_chunk)
+{
+    hipMemAllocationProp p = dev_prop(0);
+    p.type = hipMemAllocationTypeUncached;
+    size_t g = 0;
+    HIP_OK(hipMemGetAllocationGranularity(&g, &p, hipMemAllocationGranularityMinimum));
+    hipMemGenericAllocationHandle_t h = NULL;
+    HIP_OK(hipMemCreate(&h, 4 * g, &p, 0));
+    void *va = NULL;
+    HIP_OK(hipMemAddressReserve(&va, 4 * g, 0, NULL, 0));
+    roundtrip_at(va, 4 * g, h, 0, 35);
+    hipMemAllocationProp q;
+    HIP_OK(hipMemGetAllocationPropertiesFromHandle(&q, h));
+    CHECK(q.type == hipMemAllocationTypeUncached);
+    HIP_OK(hipMemRelease(h));
+    HIP_OK(hipMemAddressFree(va, 4 * g));
+    p.type = hipMemAllocationTypeManaged; /* not a VMM type */
+    CHECK_HIP(hipMemCreate(&h, 4 * g, &p, 0), hipErrorInvalidValue);
+}
+
 /* ---- access ------------------------------------------------------------------- */
 
 TEST(vmm_get_set_access)

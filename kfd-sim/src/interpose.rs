@@ -5,13 +5,16 @@
 //!   under `sysfs::OVERLAY_PREFIXES` (the PCI device directories) only if they exist there.
 //! - Opening `/dev/kfd`, `/dev/udmabuf`, `/dev/dri/renderD<N>` or `/dev/dri/card<N>` (if the tree
 //!   has it) returns a fresh memfd named `kfdsim-kfd`, `kfdsim-udmabuf`, `kfdsim-renderD<N>` or
-//!   `kfdsim-card<N>`; all but the card nodes are registered with `model::register_open`. stat/fstat/statx of these paths and fds report a
-//!   character device (`/dev/kfd` 234:0, DRM 226:<minor>, mode 0666).
-//! - `ioctl`, `mmap` and `mmap64` on those fds go to `model::ioctl` / `model::mmap`.
+//!   `kfdsim-card<N>`; all but the card nodes are registered with `model::register_open`.
+//!   stat/fstat/statx of these paths and fds report a character device (`/dev/kfd` 234:0,
+//!   `/dev/udmabuf` 10:125, DRM 226:<minor>, mode 0666).
+//! - `ioctl`, `mmap` and `mmap64` on those fds go to `model::ioctl_file` / `model::mmap`.
 //!
 //! A simulated fd is recognised without any table the process could lose: the memfd's `st_dev`
-//! (learnt at the first device open), then its name in /proc/self/fd, cached by inode. Before the
-//! first device open, fd calls cost nothing extra; afterwards one fstat.
+//! (learnt at the first device open) and mode (`model::DEVICE_FILE_MODE`, set at open), then
+//! which device by inode from a small cache, filled at open (on a miss: its name in
+//! /proc/self/fd). Before the first device open, fd calls cost nothing extra; afterwards one
+//! fstat, which also gives the model the file's identity.
 //!
 //! The real operations are raw system calls, except for the stdio/dirent/realpath functions
 //! (`fopen`, `opendir`, `scandir`, `realpath`), which call the next definition found with
@@ -19,7 +22,8 @@
 //!
 //! Known gaps: relative paths resolved against a cwd inside the simulated tree are not
 //! redirected; a device fd inherited across exec is not recognised; `card` nodes answer no ioctl
-//! (ENOTTY); readlink of /proc/self/fd/<device fd> shows the memfd name.
+//! (ENOTTY); readlink of /proc/self/fd/<device fd> shows the memfd name; fchmod of a device fd
+//! reaches the memfd and clears its mark (`model::DEVICE_FILE_MODE`): the fd stops being a device.
 
 #![allow(clippy::missing_safety_doc)]
 
@@ -339,10 +343,12 @@ fn cache_store(ino: u64, code: u64) {
     slot.store((ino << 16) | code, Ordering::Release);
 }
 
-/// The simulated device behind `fd`, given the identity fstat/statx reported for it.
+/// The simulated device behind `fd`, given the identity fstat/statx reported for it: a memfd
+/// with the device mode (`model::DEVICE_FILE_MODE`), then which device by the inode cache (its
+/// name in /proc/self/fd on a miss).
 unsafe fn fd_device_ident(fd: c_int, dev: u64, ino: u64, mode: u32) -> Option<SimDev> {
     let shm = SHM_DEV.load(Ordering::Relaxed);
-    if shm == 0 || dev != shm || mode & libc::S_IFMT != libc::S_IFREG {
+    if shm == 0 || dev != shm || !model::is_device_mode(mode) {
         return None;
     }
     if let Some(code) = cache_lookup(ino) {
@@ -364,8 +370,9 @@ unsafe fn fd_device_ident(fd: c_int, dev: u64, ino: u64, mode: u32) -> Option<Si
     found
 }
 
-/// The simulated device behind `fd`, if any. One fstat once a device has been opened.
-unsafe fn fd_device(fd: c_int) -> Option<SimDev> {
+/// The simulated device behind `fd`, if any, and the file's identity (the model's key). One
+/// fstat once a device has been opened.
+unsafe fn fd_device(fd: c_int) -> Option<(SimDev, model::FileKey)> {
     if fd < 0 || SHM_DEV.load(Ordering::Relaxed) == 0 {
         return None;
     }
@@ -374,7 +381,8 @@ unsafe fn fd_device(fd: c_int) -> Option<SimDev> {
         return None;
     }
     let st = st.assume_init();
-    fd_device_ident(fd, st.st_dev, st.st_ino, st.st_mode)
+    let dev = fd_device_ident(fd, st.st_dev, st.st_ino, st.st_mode)?;
+    Some((dev, (st.st_dev, st.st_ino)))
 }
 
 fn fake_stat(st: &mut libc::stat, dev: SimDev) {
@@ -425,18 +433,23 @@ unsafe fn open_device(dev: SimDev, dirfd: c_int, real: *const c_char, flags: c_i
     if flags & libc::O_NONBLOCK != 0 {
         libc::syscall(libc::SYS_fcntl, fd, libc::F_SETFL, libc::O_NONBLOCK);
     }
-    let mut st = MaybeUninit::<libc::stat>::uninit();
-    if libc::syscall(libc::SYS_fstat, fd, st.as_mut_ptr()) == 0 {
-        let st = st.assume_init();
-        SHM_DEV.store(st.st_dev, Ordering::Relaxed);
-        cache_store(st.st_ino, dev.code());
-    }
     let saved = errno();
-    match dev {
+    let marked = match dev {
         SimDev::Kfd => model::register_open(fd, DevKind::Kfd),
         SimDev::Render(minor) => model::register_open(fd, DevKind::Render { minor }),
         SimDev::Udmabuf => model::register_open(fd, DevKind::Udmabuf),
-        SimDev::Card(_) => {}
+        SimDev::Card(_) => model::mark_device_file(fd),
+    };
+    match marked {
+        Ok(st) => {
+            SHM_DEV.store(st.st_dev, Ordering::Relaxed);
+            cache_store(st.st_ino, dev.code());
+        }
+        Err(e) => {
+            libc::syscall(libc::SYS_close, fd);
+            set_errno(e as c_int);
+            return -1;
+        }
     }
     match dev {
         SimDev::Kfd => crate::kfdsim_trace!("open /dev/kfd flags={flags:#o} = {fd}"),
@@ -925,11 +938,11 @@ pub unsafe extern "C" fn lseek64(fd: c_int, off: off_t, whence: c_int) -> off_t 
 pub unsafe extern "C" fn ioctl(fd: c_int, request: c_ulong, arg: *mut c_void) -> c_int {
     match fd_device(fd) {
         None => libc::syscall(libc::SYS_ioctl, fd, request, arg) as c_int,
-        Some(SimDev::Card(_)) => {
+        Some((SimDev::Card(_), _)) => {
             set_errno(libc::ENOTTY);
             -1
         }
-        Some(_) => match model::ioctl(fd, request, arg) {
+        Some((_, key)) => match model::ioctl_file(key, request, arg) {
             Ok(r) => r,
             Err(e) => {
                 set_errno(e as c_int);
@@ -943,13 +956,13 @@ unsafe fn mmap_impl(addr: *mut c_void, len: size_t, prot: c_int, flags: c_int, f
     if fd >= 0 && flags & libc::MAP_ANONYMOUS == 0 {
         match fd_device(fd) {
             None => {}
-            Some(SimDev::Card(_)) => {
+            Some((SimDev::Card(_), _)) => {
                 set_errno(libc::ENODEV);
                 return libc::MAP_FAILED;
             }
-            Some(_) => {
+            Some((_, key)) => {
                 // SAFETY: we are the process's mmap(2); the caller's contract is the model's.
-                return match unsafe { model::mmap(addr, len, prot, flags, fd, off) } {
+                return match unsafe { model::mmap(key, addr, len, prot, flags, fd, off) } {
                     Ok(p) => p,
                     Err(e) => {
                         set_errno(e as c_int);

@@ -65,12 +65,14 @@ pub extern "C" fn hipDeviceGet(device: *mut hipDevice_t, ordinal: c_int) -> hipE
     })
 }
 
-/// `hipDeviceSynchronize`: waits for all work of the current device.
+/// `hipDeviceSynchronize`: waits for all work of the current device, then reports a VM fault
+/// any GPU work raised, also work the runtime did not submit (sticky `hipErrorIllegalAddress`).
 #[no_mangle]
 pub extern "C" fn hipDeviceSynchronize() -> hipError_t {
     api(|| {
         let (rt, d) = rt_dev()?;
-        rt.device_sync(d)
+        rt.device_sync(d)?;
+        rt.poll_fault()
     })
 }
 

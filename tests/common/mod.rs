@@ -1,6 +1,8 @@
 //! Helpers shared by the tests that drive kfd-sim with raw syscalls.
 #![allow(dead_code)]
 
+pub mod raw_queue;
+
 use kfd_ioctl::kfd::{kfd_ioctl_acquire_vm_args, AMDKFD_IOC_ACQUIRE_VM};
 use libc::{c_ulong, c_void};
 use nix::errno::Errno;

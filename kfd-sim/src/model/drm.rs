@@ -24,7 +24,7 @@ use kfd_ioctl::kfd::{
 use libc::{c_int, c_ulong, c_void};
 use nix::errno::Errno;
 use parking_lot::RwLock;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::os::fd::RawFd;
 use std::sync::Arc;
 
@@ -51,6 +51,9 @@ pub struct DrmFile {
     pub vm: Arc<RwLock<Gpuvm>>,
     /// GEM handles (`file->object_idr`), from 1.
     pub handles: BTreeMap<u32, Arc<Bo>>,
+    /// The reverse of `handles` (`Arc::as_ptr` → handle; one handle per BO and file, as
+    /// `drm_prime_lookup_buf_handle` keeps it): the handle holds the BO, so the address is its.
+    handle_by_bo: HashMap<usize, u32>,
     /// Mappings made with GEM_VA: start → handle (removed when the handle closes).
     pub gem_maps: BTreeMap<u64, u32>,
     pub syncobjs: SyncobjTable,
@@ -63,6 +66,7 @@ impl DrmFile {
             minor,
             vm: Arc::new(RwLock::new(Gpuvm::default())),
             handles: BTreeMap::new(),
+            handle_by_bo: HashMap::new(),
             gem_maps: BTreeMap::new(),
             syncobjs: SyncobjTable::default(),
             next_ctx: 1,
@@ -71,7 +75,14 @@ impl DrmFile {
 
     /// Handle of `bo` in this file, if any (`drm_prime_lookup_buf_handle`).
     fn handle_of(&self, bo: &Arc<Bo>) -> Option<u32> {
-        self.handles.iter().find(|(_, b)| Arc::ptr_eq(b, bo)).map(|(h, _)| *h)
+        self.handle_by_bo.get(&(Arc::as_ptr(bo) as usize)).copied()
+    }
+
+    /// Drops handle `h` (`drm_gem_handle_delete`); its BO, or None for an unknown handle.
+    fn remove_handle(&mut self, h: u32) -> Option<Arc<Bo>> {
+        let bo = self.handles.remove(&h)?;
+        self.handle_by_bo.remove(&(Arc::as_ptr(&bo) as usize));
+        Some(bo)
     }
 
     /// `drm_gem_handle_create`: lowest free handle ≥ 1.
@@ -83,6 +94,7 @@ impl DrmFile {
             }
             id += 1;
         }
+        self.handle_by_bo.insert(Arc::as_ptr(&bo) as usize, id);
         self.handles.insert(id, bo);
         id
     }
@@ -284,7 +296,7 @@ fn drm_getcap(a: &mut drm_get_cap) -> R {
 /// its GEM_VA mappings (`amdgpu_gem_object_close` → `amdgpu_vm_bo_del`).
 fn drm_gem_close_ioctl(st: &mut ProcState, key: FileKey, minor: u32, a: &mut drm_gem_close) -> R {
     let f = file(st, key, minor);
-    f.handles.remove(&a.handle).ok_or(Errno::EINVAL)?;
+    f.remove_handle(a.handle).ok_or(Errno::EINVAL)?;
     let starts: Vec<u64> = f.gem_maps.iter().filter(|(_, h)| **h == a.handle).map(|(s, _)| *s).collect();
     let mut vm = f.vm.write();
     for s in starts {

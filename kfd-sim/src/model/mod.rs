@@ -12,7 +12,8 @@
 //! - [`syncobj`]: DRM syncobjs shared across processes (`drm_syncobj.c`).
 //!
 //! Files are identified by `(st_dev, st_ino)` of the fd the interposer created, so dup, fork and
-//! SCM_RIGHTS keep working. A `/dev/kfd` file remembers its opener: an ioctl from another process
+//! SCM_RIGHTS keep working; one `fstat` tells a device file from any other fd by its mode
+//! ([`DEVICE_FILE_MODE`]). A `/dev/kfd` file remembers its opener: an ioctl from another process
 //! (a forked child) gets EBADF, as in `kfd_ioctl`.
 //!
 //! mmap-offset scheme: render-node offsets of BOs start at 4 GiB (`DRM_FILE_PAGE_OFFSET_START`)
@@ -33,7 +34,7 @@ pub mod syncobj;
 pub mod sys;
 pub mod udmabuf;
 
-use bo::FileKey;
+pub use bo::FileKey;
 use libc::{c_int, c_ulong, c_void};
 use nix::errno::Errno;
 use parking_lot::RwLock;
@@ -74,6 +75,7 @@ extern "C" fn atfork_parent() {
 }
 
 extern "C" fn atfork_child() {
+    sys::refresh_pid();
     process::atfork_release();
     // SAFETY: the child's only thread is the one that ran `atfork_prepare`.
     unsafe { FILES.force_unlock_write() };
@@ -86,48 +88,71 @@ fn install_atfork() {
     });
 }
 
+/// Permission bits of a simulated device file (the interposer's memfd, set with `fchmod` at
+/// open). Every other memfd (a BO, a dma-buf, the user's own) keeps `memfd_create`'s 0777 (0666
+/// under a noexec seal), so one `fstat` tells a device file apart, even from a memfd that got the
+/// inode number of a closed one. The user never sees these bits: stat of a device fd reports a
+/// character device, 0666.
+pub const DEVICE_FILE_MODE: u32 = 0o1600;
+
+/// True if `st_mode` is that of a simulated device file (a regular file with [`DEVICE_FILE_MODE`]).
+pub fn is_device_mode(mode: u32) -> bool {
+    mode & libc::S_IFMT == libc::S_IFREG && mode & 0o7777 == DEVICE_FILE_MODE
+}
+
+/// Marks `fd` (a memfd the interposer created for an open of a device node) as a device file;
+/// its `fstat` afterwards. Errors: those of `fchmod` / `fstat`.
+pub fn mark_device_file(fd: RawFd) -> Result<libc::stat, Errno> {
+    sys::fchmod(fd, DEVICE_FILE_MODE)?;
+    sys::fstat(fd)
+}
+
 /// Records that `fd` (created by the interposer for an open of a simulated device node) is
-/// `kind`. Opening /dev/kfd also creates this process's KFD state if needed (`kfd_open` →
-/// `kfd_create_process`).
-pub fn register_open(fd: RawFd, kind: DevKind) {
+/// `kind`, marking it ([`mark_device_file`]); returns its `fstat`. Opening /dev/kfd also creates
+/// this process's KFD state if needed (`kfd_open` → `kfd_create_process`).
+pub fn register_open(fd: RawFd, kind: DevKind) -> Result<libc::stat, Errno> {
     install_atfork();
-    let Ok(st) = sys::fstat(fd) else { return };
+    let st = mark_device_file(fd)?;
     let key = (st.st_dev as u64, st.st_ino as u64);
     let pid = sys::getpid();
     FILES.write().get_or_insert_with(HashMap::new).insert(key, FileEntry { kind, opener_pid: pid });
     if kind == DevKind::Kfd {
         let _ = process::current();
     }
+    Ok(st)
 }
 
-/// The registry entry of `fd`, if it is a simulated file.
+/// The registry entry of the device file with identity `key` (the caller checked the file's
+/// mode with [`is_device_mode`]).
+pub fn file_by_key(key: FileKey) -> Option<FileEntry> {
+    FILES.read().as_ref()?.get(&key).copied()
+}
+
+/// The registry entry of `fd`, if it is a simulated file: one `fstat`.
 pub fn file_of(fd: RawFd) -> Option<(FileKey, FileEntry)> {
     let st = sys::fstat(fd).ok()?;
-    let key = (st.st_dev as u64, st.st_ino as u64);
-    let e = *FILES.read().as_ref()?.get(&key)?;
-    // Inode numbers of freed memfds are reused: confirm the fd is still one of ours.
-    let link = sys::fd_link(fd).unwrap_or_default();
-    let ours = link.contains("kfdsim-kfd")
-        || link.contains("kfdsim-renderD")
-        || link.contains("kfdsim-udmabuf")
-        || link.ends_with("/dev/udmabuf")
-        || link.ends_with("/dev/kfd")
-        || link.contains("/dev/dri/renderD");
-    if !ours {
-        FILES.write().as_mut().map(|m| m.remove(&key));
+    if !is_device_mode(st.st_mode) {
         return None;
     }
-    Some((key, e))
+    let key = (st.st_dev as u64, st.st_ino as u64);
+    Some((key, file_by_key(key)?))
 }
 
-/// What simulated device `fd` is, if any. Cheap for other fds: one `fstat` and a hash lookup.
+/// What simulated device `fd` is, if any. Cheap for other fds: one `fstat`.
 pub fn dev_kind(fd: RawFd) -> Option<DevKind> {
     file_of(fd).map(|(_, e)| e.kind)
 }
 
 /// Answers `ioctl(fd, request, arg)` on a simulated file.
 pub fn ioctl(fd: RawFd, request: c_ulong, arg: *mut c_void) -> Result<c_int, Errno> {
-    let Some((key, entry)) = file_of(fd) else { return Err(Errno::ENOTTY) };
+    let Some((key, _)) = file_of(fd) else { return Err(Errno::ENOTTY) };
+    ioctl_file(key, request, arg)
+}
+
+/// Answers an ioctl on the device file with identity `key` (the interposer's path: it has
+/// already `fstat`ed the fd).
+pub fn ioctl_file(key: FileKey, request: c_ulong, arg: *mut c_void) -> Result<c_int, Errno> {
+    let Some(entry) = file_by_key(key) else { return Err(Errno::ENOTTY) };
     match entry.kind {
         DevKind::Kfd => kfd_chardev::kfd_ioctl(key, entry, request, arg as u64),
         DevKind::Render { minor } => drm::drm_ioctl(key, minor, request, arg as u64),
@@ -135,12 +160,14 @@ pub fn ioctl(fd: RawFd, request: c_ulong, arg: *mut c_void) -> Result<c_int, Err
     }
 }
 
-/// Answers `mmap(addr, len, prot, flags, fd, offset)` on a simulated file.
+/// Answers `mmap(addr, len, prot, flags, fd, offset)` on the device file with identity `key`
+/// (from the interposer's `fstat`, or [`file_of`]); `fd` only names it in the trace.
 ///
 /// # Safety
 /// As `mmap(2)`: with `MAP_FIXED`, `[addr, addr+len)` must be a range the caller owns and may
 /// replace (nothing in it is borrowed); without it, `addr` is only a hint.
 pub unsafe fn mmap(
+    key: FileKey,
     addr: *mut c_void,
     len: usize,
     prot: c_int,
@@ -148,7 +175,7 @@ pub unsafe fn mmap(
     fd: RawFd,
     offset: i64,
 ) -> Result<*mut c_void, Errno> {
-    let Some((key, entry)) = file_of(fd) else { return Err(Errno::ENODEV) };
+    let Some(entry) = file_by_key(key) else { return Err(Errno::ENODEV) };
     if len == 0 {
         return Err(Errno::EINVAL);
     }

@@ -29,6 +29,9 @@ pub const DRM_FILE_OFFSET_START: u64 = 1 << 32;
 /// (`fmm.c`: `mmap_offset >= (1ULL << 40) ? kfd_fd : drm_render_fd`).
 pub const DRM_FILE_OFFSET_END: u64 = 1 << 40;
 
+/// Fewest entries at which [`ProcState`] drops the dead BOs from its offset and identity maps.
+const PRUNE_MIN: usize = 64;
+
 /// A KFD memory object (`kgd_mem`), referenced by a handle `gpu_id << 32 | idr`.
 pub struct KgdMem {
     pub bo: Arc<Bo>,
@@ -104,9 +107,16 @@ pub struct ProcState {
     pub runtime_enabled: bool,
     /// Render-node mmap offsets → BO.
     pub offsets: BTreeMap<u64, Weak<Bo>>,
+    /// The reverse of `offsets`: BO (`Arc::as_ptr`) → offset. The `Weak` in `offsets` keeps the
+    /// BO's allocation, so no other BO has that address while the entry is there.
+    offset_by_bo: HashMap<usize, u64>,
     pub offset_cursor: u64,
     /// memfd identity → BO, so one dma-buf imported twice yields the same object.
     pub bo_by_key: HashMap<FileKey, Weak<Bo>>,
+    /// Sizes of `offsets` and `bo_by_key` at which their dead entries are next dropped (twice
+    /// the live count after the last pass: amortised O(1) per BO).
+    prune_offsets_at: usize,
+    prune_keys_at: usize,
     /// Per render-node file state (GEM handles), keyed by file identity.
     pub drm_files: HashMap<FileKey, DrmFile>,
 }
@@ -147,8 +157,11 @@ impl Process {
                 xnack_enabled: false,
                 runtime_enabled: false,
                 offsets: BTreeMap::new(),
+                offset_by_bo: HashMap::new(),
                 offset_cursor: DRM_FILE_OFFSET_START,
                 bo_by_key: HashMap::new(),
+                prune_offsets_at: PRUNE_MIN,
+                prune_keys_at: PRUNE_MIN,
                 drm_files: HashMap::new(),
             }),
             event_cv: Condvar::new(),
@@ -178,10 +191,13 @@ impl ProcState {
         if let Some(off) = self.offset_of(bo) {
             return Ok(off);
         }
+        if self.offsets.len() >= self.prune_offsets_at {
+            self.prune_offsets();
+        }
         let size = bo.size.max(super::sys::PAGE_SIZE);
-        if self.offset_cursor + size > DRM_FILE_OFFSET_END {
+        let off = if self.offset_cursor + size > DRM_FILE_OFFSET_END {
             // Reclaim dead entries and first-fit from the start.
-            self.offsets.retain(|_, w| w.strong_count() > 0);
+            self.prune_offsets();
             let mut cur = DRM_FILE_OFFSET_START;
             let mut found = None;
             for (start, w) in &self.offsets {
@@ -192,25 +208,37 @@ impl ProcState {
                 let len = w.upgrade().map(|b| b.size.max(super::sys::PAGE_SIZE)).unwrap_or(0);
                 cur = cur.max(start + len);
             }
-            let off = match found {
+            match found {
                 Some(o) => o,
                 None if cur + size <= DRM_FILE_OFFSET_END => cur,
                 None => return Err(Errno::ENOMEM),
-            };
-            self.offsets.insert(off, Arc::downgrade(bo));
-            return Ok(off);
-        }
-        let off = self.offset_cursor;
-        self.offset_cursor += size;
+            }
+        } else {
+            let off = self.offset_cursor;
+            self.offset_cursor += size;
+            off
+        };
         self.offsets.insert(off, Arc::downgrade(bo));
+        self.offset_by_bo.insert(Arc::as_ptr(bo) as usize, off);
         Ok(off)
+    }
+
+    /// Drops the offsets of BOs that no longer exist (`drm_vma_offset_remove` at BO release).
+    fn prune_offsets(&mut self) {
+        let by_bo = &mut self.offset_by_bo;
+        self.offsets.retain(|_, w| {
+            let live = w.strong_count() > 0;
+            if !live {
+                by_bo.remove(&(w.as_ptr() as usize));
+            }
+            live
+        });
+        self.prune_offsets_at = (2 * self.offsets.len()).max(PRUNE_MIN);
     }
 
     /// The render-node offset already assigned to `bo`.
     pub fn offset_of(&self, bo: &Arc<Bo>) -> Option<u64> {
-        // Linear in the worst case only for BOs never given an offset; the common path (ALLOC)
-        // records the offset right away. Kept simple: scan by identity.
-        self.offsets.iter().find(|(_, w)| w.as_ptr() == Arc::as_ptr(bo)).map(|(o, _)| *o)
+        self.offset_by_bo.get(&(Arc::as_ptr(bo) as usize)).copied()
     }
 
     /// The BO whose offset range contains `[off, off+len)` (`drm_vma_offset_lookup_locked`).
@@ -222,6 +250,10 @@ impl ProcState {
 
     /// Records `bo` as the object behind memfd identity `key`.
     pub fn remember_bo(&mut self, bo: &Arc<Bo>) {
+        if self.bo_by_key.len() >= self.prune_keys_at {
+            self.bo_by_key.retain(|_, w| w.strong_count() > 0);
+            self.prune_keys_at = (2 * self.bo_by_key.len()).max(PRUNE_MIN);
+        }
         if let Some(k) = bo.key() {
             self.bo_by_key.insert(k, Arc::downgrade(bo));
         }

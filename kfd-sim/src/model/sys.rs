@@ -4,11 +4,14 @@
 //! it for its own memfds and mappings, so everything here goes through `libc::syscall` directly.
 //! User memory is read and written with `process_vm_readv`/`process_vm_writev` on our own pid,
 //! which the kernel answers with `EFAULT` for unmapped addresses instead of a SIGSEGV: this is
-//! the model's `copy_from_user`/`copy_to_user`.
+//! the model's `copy_from_user`/`copy_to_user`. Only the caller's own live stack (where ioctl
+//! argument structs usually sit), which cannot fault, is copied directly.
 
 use libc::{c_int, c_void};
 use nix::errno::Errno;
+use std::cell::Cell;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 /// Page size the model assumes (x86-64, and the kernel's `PAGE_SIZE` in the KFD checks).
 pub const PAGE_SIZE: u64 = 4096;
@@ -34,6 +37,12 @@ pub fn fstat(fd: RawFd) -> Result<libc::stat, Errno> {
         ret(libc::syscall(libc::SYS_fstat, fd as libc::c_long, &mut st as *mut libc::stat))?;
         Ok(st)
     }
+}
+
+/// `fchmod(fd, mode)` by raw syscall.
+pub fn fchmod(fd: RawFd, mode: u32) -> Result<(), Errno> {
+    // SAFETY: plain syscall on a caller-provided fd.
+    unsafe { ret(libc::syscall(libc::SYS_fchmod, fd as libc::c_long, mode as libc::c_long)) }.map(drop)
 }
 
 /// `memfd_create(name, MFD_CLOEXEC)` + `ftruncate(size)`. The file is sparse: pages cost memory
@@ -173,15 +182,115 @@ pub fn fd_link(fd: RawFd) -> Option<String> {
     String::from_utf8(buf).ok()
 }
 
-/// Our pid (the thread-group id; the kernel's `current->group_leader`).
+/// The page that caches our pid: `MADV_WIPEONFORK`, so the child of any fork (`fork`, `_Fork`,
+/// a raw `clone` without `CLONE_VM`) reads 0 there and asks the kernel again; null until first
+/// use, `usize::MAX` where the page could not be had (then every call is a syscall).
+static PID_PAGE: AtomicUsize = AtomicUsize::new(0);
+
+fn pid_page() -> Option<&'static AtomicU32> {
+    let mut p = PID_PAGE.load(Ordering::Acquire);
+    if p == 0 {
+        p = usize::MAX;
+        // SAFETY: a fresh anonymous private page (no MAP_FIXED), then madvise on that page only.
+        unsafe {
+            let m = libc::syscall(
+                libc::SYS_mmap,
+                std::ptr::null_mut::<c_void>(),
+                PAGE_SIZE as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1 as libc::c_long,
+                0 as libc::c_long,
+            );
+            if m != -1 {
+                if libc::syscall(libc::SYS_madvise, m, PAGE_SIZE as usize, libc::MADV_WIPEONFORK) == 0 {
+                    p = m as usize;
+                } else {
+                    libc::syscall(libc::SYS_munmap, m, PAGE_SIZE as usize);
+                }
+            }
+        }
+        // Two threads racing here: the loser gives its page back.
+        if let Err(won) = PID_PAGE.compare_exchange(0, p, Ordering::AcqRel, Ordering::Acquire) {
+            if p != usize::MAX {
+                // SAFETY: our own page, never published.
+                unsafe { libc::syscall(libc::SYS_munmap, p, PAGE_SIZE as usize) };
+            }
+            p = won;
+        }
+    }
+    // SAFETY: a live page of this process that is never unmapped once published; AtomicU32 has
+    // the alignment and size of u32 and every bit pattern is valid.
+    (p != usize::MAX).then(|| unsafe { &*(p as *const AtomicU32) })
+}
+
+/// Our pid (the thread-group id; the kernel's `current->group_leader`). One syscall per process
+/// and fork: the value is cached in a `MADV_WIPEONFORK` page, which a forked child sees zeroed.
+/// The model's pthread_atfork child handler refills it ([`refresh_pid`]), so that a `CLONE_VM`
+/// child (`vfork`, `posix_spawn`), which shares the page until it execs, finds it set and never
+/// stores its own pid there.
 pub fn getpid() -> u32 {
-    // SAFETY: getpid has no preconditions. Raw syscall: glibc's cached pid is fine too, but the
-    // syscall is exact across fork/clone.
-    unsafe { libc::syscall(libc::SYS_getpid) as u32 }
+    let page = pid_page();
+    if let Some(pid) = page.map(|a| a.load(Ordering::Relaxed)).filter(|&v| v != 0) {
+        return pid;
+    }
+    refresh_pid()
+}
+
+/// Asks the kernel for our pid and caches it (see [`getpid`]).
+pub fn refresh_pid() -> u32 {
+    // SAFETY: getpid has no preconditions. Raw syscall, exact across fork/clone.
+    let pid = unsafe { libc::syscall(libc::SYS_getpid) as u32 };
+    if let Some(a) = pid_page() {
+        a.store(pid, Ordering::Relaxed);
+    }
+    pid
+}
+
+thread_local! {
+    /// `[low, high)` of this thread's stack (`pthread_getattr_np`), `(0, 0)` until asked,
+    /// `(1, 1)` where it could not be had.
+    static STACK: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+}
+
+/// `[low, high)` of the calling thread's stack.
+fn thread_stack() -> Option<(usize, usize)> {
+    let mut b = STACK.with(Cell::get);
+    if b == (0, 0) {
+        b = (1, 1);
+        let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+        // SAFETY: `attr` is initialised by pthread_getattr_np on success and destroyed once.
+        unsafe {
+            if libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) == 0 {
+                let mut addr = std::ptr::null_mut();
+                let mut size = 0usize;
+                if libc::pthread_attr_getstack(attr.as_ptr(), &mut addr, &mut size) == 0 && !addr.is_null() {
+                    b = (addr as usize, addr as usize + size);
+                }
+                libc::pthread_attr_destroy(attr.as_mut_ptr());
+            }
+        }
+        STACK.with(|c| c.set(b));
+    }
+    (b.0 < b.1).then_some(b)
+}
+
+/// True if `[addr, addr+len)` lies between this frame and the top of the calling thread's stack
+/// (and this frame is on that stack, not on a signal stack): memory that stays mapped and
+/// writable while this call runs, so a plain copy there cannot fault. The ioctl argument structs
+/// of a caller on its own stack take this path; any other address goes through the kernel.
+#[inline(never)]
+fn on_live_stack(addr: u64, len: usize) -> bool {
+    let here = std::hint::black_box(0u8);
+    let sp = std::ptr::addr_of!(here) as usize;
+    let Some((low, high)) = thread_stack() else { return false };
+    let addr = addr as usize;
+    (low..high).contains(&sp) && addr >= sp && addr.checked_add(len).is_some_and(|e| e <= high)
 }
 
 /// `copy_from_user`: reads `dst.len()` bytes at user address `src`. `EFAULT` if any byte is not
-/// readable.
+/// readable. The caller's live stack is read directly ([`on_live_stack`]), anything else with
+/// `process_vm_readv`, which fails with EFAULT where a read would fault.
 pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Errno> {
     if dst.is_empty() {
         return Ok(());
@@ -189,10 +298,16 @@ pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Errno> {
     if src == 0 {
         return Err(Errno::EFAULT);
     }
+    if on_live_stack(src, dst.len()) {
+        // SAFETY: the source is mapped and readable for the whole call (see `on_live_stack`);
+        // `dst` is our own buffer.
+        unsafe { std::ptr::copy(src as *const u8, dst.as_mut_ptr(), dst.len()) };
+        return Ok(());
+    }
     let local = libc::iovec { iov_base: dst.as_mut_ptr() as *mut c_void, iov_len: dst.len() };
     let remote = libc::iovec { iov_base: src as *mut c_void, iov_len: dst.len() };
     // SAFETY: `local` describes our own writable buffer; the kernel checks `remote`.
-    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    let n = unsafe { libc::process_vm_readv(getpid() as libc::pid_t, &local, 1, &remote, 1, 0) };
     if n < 0 {
         let e = Errno::last();
         if e == Errno::ENOSYS || e == Errno::EPERM {
@@ -207,6 +322,7 @@ pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Errno> {
 }
 
 /// `copy_to_user`: writes `src` at user address `dst`. `EFAULT` if any byte is not writable.
+/// The caller's live stack is written directly, anything else with `process_vm_writev`.
 pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Errno> {
     if src.is_empty() {
         return Ok(());
@@ -214,10 +330,16 @@ pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Errno> {
     if dst == 0 {
         return Err(Errno::EFAULT);
     }
+    if on_live_stack(dst, src.len()) {
+        // SAFETY: the destination is mapped and writable for the whole call (see
+        // `on_live_stack`); `src` is our own buffer.
+        unsafe { std::ptr::copy(src.as_ptr(), dst as *mut u8, src.len()) };
+        return Ok(());
+    }
     let local = libc::iovec { iov_base: src.as_ptr() as *mut c_void, iov_len: src.len() };
     let remote = libc::iovec { iov_base: dst as *mut c_void, iov_len: src.len() };
     // SAFETY: `local` describes our own readable buffer; the kernel checks `remote`.
-    let n = unsafe { libc::process_vm_writev(libc::getpid(), &local, 1, &remote, 1, 0) };
+    let n = unsafe { libc::process_vm_writev(getpid() as libc::pid_t, &local, 1, &remote, 1, 0) };
     if n < 0 {
         let e = Errno::last();
         if e == Errno::ENOSYS || e == Errno::EPERM {

@@ -6,8 +6,9 @@ use super::*;
 /// The model's mmap entry point for these tests, which map only fresh ranges or their own
 /// reservations (made by `reserve`).
 fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, off: i64) -> Result<*mut c_void, Errno> {
+    let (key, _) = file_of(fd).ok_or(Errno::ENODEV)?;
     // SAFETY: see above: nothing in a MAP_FIXED target range is borrowed.
-    unsafe { super::mmap(addr, len, prot, flags, fd, off) }
+    unsafe { super::mmap(key, addr, len, prot, flags, fd, off) }
 }
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::sdma;
@@ -23,7 +24,7 @@ fn open_node(kind: DevKind) -> OwnedFd {
         DevKind::Udmabuf => "kfdsim-udmabuf".to_string(),
     };
     let fd = sys::memfd(&name, 0).unwrap();
-    register_open(fd.as_raw_fd(), kind);
+    register_open(fd.as_raw_fd(), kind).unwrap();
     fd
 }
 

@@ -722,7 +722,8 @@ hipError_t hipGetDevice(int *device);
 // `hipDeviceGet`: the device handle of ordinal `ordinal` (`hipErrorInvalidDevice`).
 hipError_t hipDeviceGet(hipDevice_t *device, int ordinal);
 
-// `hipDeviceSynchronize`: waits for all work of the current device.
+// `hipDeviceSynchronize`: waits for all work of the current device, then reports a VM fault
+// any GPU work raised, also work the runtime did not submit (sticky `hipErrorIllegalAddress`).
 hipError_t hipDeviceSynchronize(void);
 
 // `hipDeviceReset`: waits for the current device, then destroys its streams, frees its

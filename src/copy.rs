@@ -50,7 +50,9 @@ impl Runtime {
             Some(a) => Ok(match a.kind {
                 MemKind::Host => Loc::Pinned,
                 // A foreign dma-buf is system memory mapped on every device.
-                MemKind::External if a.bo().is_some_and(|b| b.flags & kfd_ioctl::kfd::KFD_IOC_ALLOC_MEM_FLAGS_VRAM == 0) => {
+                MemKind::External
+                    if a.bo().is_some_and(|b| b.flags & kfd_ioctl::kfd::KFD_IOC_ALLOC_MEM_FLAGS_VRAM == 0) =>
+                {
                     Loc::Pinned
                 }
                 _ => Loc::Vram(a.owner),

@@ -248,7 +248,12 @@ impl Runtime {
 
     /// `hipSignalExternalSemaphoresAsync`: once the work queued on `s` so far is done, each
     /// `sems[i]` is signalled (binary) or moved to `values[i]` (timeline).
-    pub fn ext_sem_signal(&self, sems: &[Arc<ExternalSemaphore>], values: &[u64], s: &Arc<Stream>) -> Result<(), hipError_t> {
+    pub fn ext_sem_signal(
+        &self,
+        sems: &[Arc<ExternalSemaphore>],
+        values: &[u64],
+        s: &Arc<Stream>,
+    ) -> Result<(), hipError_t> {
         let f = self.stream_submit(s, &[], |_| Ok(()))?;
         let jobs: Vec<(Arc<ExternalSemaphore>, u64)> = sems.iter().cloned().zip(values.iter().copied()).collect();
         self.after_fence(
@@ -274,7 +279,12 @@ impl Runtime {
     /// `hipWaitExternalSemaphoresAsync`: work queued on `s` after this waits, on the GPU, until
     /// each `sems[i]` is signalled (binary) or reaches `values[i]` (timeline). Never blocks.
     /// Errors: `hipErrorOutOfMemory` (signal words, queue).
-    pub fn ext_sem_wait(&self, sems: &[Arc<ExternalSemaphore>], values: &[u64], s: &Arc<Stream>) -> Result<(), hipError_t> {
+    pub fn ext_sem_wait(
+        &self,
+        sems: &[Arc<ExternalSemaphore>],
+        values: &[u64],
+        s: &Arc<Stream>,
+    ) -> Result<(), hipError_t> {
         let w = self.waiter()?;
         let mut words = Vec::with_capacity(sems.len());
         for _ in sems {

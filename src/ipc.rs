@@ -508,7 +508,13 @@ impl Runtime {
         if info.size < want {
             return Err(bad);
         }
-        self.dmabuf_import(fd.as_raw_fd(), &info, dev).map_err(|e| if e == hipError_t::hipErrorInvalidValue { bad } else { e })
+        self.dmabuf_import(fd.as_raw_fd(), &info, dev).map_err(|e| {
+            if e == hipError_t::hipErrorInvalidValue {
+                bad
+            } else {
+                e
+            }
+        })
     }
 
     /// `hipIpcCloseMemHandle`: drops one open of `ptr`; the last one waits for every device, then

@@ -339,8 +339,9 @@ impl Runtime {
         Ok(base)
     }
 
-    /// `hipFree`/`hipHostFree` (and `hipFree` of an external memory's mapped buffer): waits for every device (as `hipFree` implies), then unmaps and
-    /// frees the allocation whose base is `base`. Errors: `hipErrorInvalidValue` for anything else.
+    /// `hipFree`/`hipHostFree` (and `hipFree` of an external memory's mapped buffer): waits for
+    /// every device (as `hipFree` implies), then unmaps and frees the allocation whose base is
+    /// `base`. Errors: `hipErrorInvalidValue` for anything else.
     pub fn mem_free(&self, base: u64) -> Result<(), hipError_t> {
         let a = self.allocs.get(base).ok_or(hipError_t::hipErrorInvalidValue)?;
         if !matches!(a.kind, MemKind::Device | MemKind::Host | MemKind::External) {

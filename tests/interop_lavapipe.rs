@@ -30,7 +30,8 @@ fn lavapipe_memory_through_udmabuf() {
         .unwrap();
     assert!(out.status.success(), "building lavapipe_interop.c:\n{}", String::from_utf8_lossy(&out.stderr));
     // Only lavapipe: the loader must not pick another ICD.
-    let run = Command::new(&exe).env("VK_ICD_FILENAMES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json").output().unwrap();
+    let run =
+        Command::new(&exe).env("VK_ICD_FILENAMES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json").output().unwrap();
     let _ = std::fs::remove_file(&exe);
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(

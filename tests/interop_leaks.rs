@@ -102,10 +102,7 @@ fn interop_cycles_and_error_paths_leak_nothing() {
         assert!(fd_open(fd));
         ok(hipImportExternalMemory(&mut m, &mem_desc(fd, n)));
         let mut p: [*mut c_void; 3] = [null_mut(); 3];
-        assert_eq!(
-            hipExternalMemoryGetMappedBuffer(&mut p[0], m, &buf_desc(n, 1)),
-            hipError_t::hipErrorInvalidValue
-        );
+        assert_eq!(hipExternalMemoryGetMappedBuffer(&mut p[0], m, &buf_desc(n, 1)), hipError_t::hipErrorInvalidValue);
         for (k, q) in p.iter_mut().enumerate() {
             ok(hipExternalMemoryGetMappedBuffer(q, m, &buf_desc(k as u64 * 4097, 4096)));
         }

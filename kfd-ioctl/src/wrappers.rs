@@ -305,11 +305,7 @@ impl RenderNode {
     /// `DRM_IOCTL_SYNCOBJ_SIGNAL` (binary: attaches a signaled fence) or `_RESET` (`reset`:
     /// drops the fence) on `handles`.
     pub fn syncobj_signal_or_reset(&self, handles: &[u32], reset: bool) -> Result<(), Errno> {
-        let mut a = drm_syncobj_array {
-            handles: handles.as_ptr() as u64,
-            count_handles: handles.len() as u32,
-            pad: 0,
-        };
+        let mut a = drm_syncobj_array { handles: handles.as_ptr() as u64, count_handles: handles.len() as u32, pad: 0 };
         self.call(if reset { DRM_IOCTL_SYNCOBJ_RESET } else { DRM_IOCTL_SYNCOBJ_SIGNAL }, &mut a)
     }
 

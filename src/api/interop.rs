@@ -64,7 +64,8 @@ pub extern "C" fn hipImportExternalMemory(
     api(|| {
         check(!extMem_out.is_null() && !memHandleDesc.is_null())?;
         let d = memHandleDesc as *const c_void;
-        let (ty, fd, size, flags) = (field::<c_int>(d, 0), field::<c_int>(d, 8), field::<u64>(d, 24), field::<c_uint>(d, 32));
+        let (ty, fd, size, flags) =
+            (field::<c_int>(d, 0), field::<c_int>(d, 8), field::<u64>(d, 24), field::<c_uint>(d, 32));
         check(size != 0 && (flags == 0 || flags == hipExternalMemoryDedicated))?;
         match hipExternalMemoryHandleType(ty) {
             hipExternalMemoryHandleType::hipExternalMemoryHandleTypeOpaqueFd => {}

@@ -892,7 +892,8 @@ fn kfd_ioctl_import_dmabuf(p: &Arc<Process>, args: &mut kfd_ioctl_import_dmabuf_
     let drm_file = pdd.drm_file.unwrap();
     let bo = bo_from_dmabuf(&mut st, args.dmabuf_fd as RawFd)?;
     // A foreign dma-buf (udmabuf) imports as a GTT sg BO (amdgpu_gem_prime_import).
-    if bo.is_userptr() || (!bo.foreign && bo.flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT) == 0) {
+    if bo.is_userptr() || (!bo.foreign && bo.flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT) == 0)
+    {
         return Err(Errno::EINVAL);
     }
     st.alloc_mmap_offset(&bo)?;

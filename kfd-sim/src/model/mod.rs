@@ -47,7 +47,9 @@ use std::sync::Once;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DevKind {
     Kfd,
-    Render { minor: u32 },
+    Render {
+        minor: u32,
+    },
     /// `/dev/udmabuf` (udmabuf.rs).
     Udmabuf,
 }

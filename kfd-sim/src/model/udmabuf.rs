@@ -52,7 +52,8 @@ pub struct udmabuf_create_list {
 }
 
 pub const UDMABUF_FLAGS_CLOEXEC: u32 = 0x01;
-pub const UDMABUF_CREATE: c_ulong = nix::request_code_write!(b'u', 0x42, std::mem::size_of::<udmabuf_create>()) as c_ulong;
+pub const UDMABUF_CREATE: c_ulong =
+    nix::request_code_write!(b'u', 0x42, std::mem::size_of::<udmabuf_create>()) as c_ulong;
 pub const UDMABUF_CREATE_LIST: c_ulong =
     nix::request_code_write!(b'u', 0x43, std::mem::size_of::<udmabuf_create_list>()) as c_ulong;
 
@@ -83,7 +84,8 @@ pub fn ioctl(request: c_ulong, arg: u64) -> Result<i32, Errno> {
             let bytes = std::mem::size_of_val(v.as_slice());
             // SAFETY: viewing our own Vec of plain C structs as bytes.
             let b = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, bytes) };
-            sys::copy_from_user(b, arg + std::mem::size_of::<udmabuf_create_list>() as u64).map_err(|_| Errno::EFAULT)?;
+            sys::copy_from_user(b, arg + std::mem::size_of::<udmabuf_create_list>() as u64)
+                .map_err(|_| Errno::EFAULT)?;
             flags = h.flags;
             items = v;
         }
@@ -246,7 +248,14 @@ pub fn open_pages(fd: RawFd) -> Option<(MemfdMap, u64)> {
     // One reservation, then each range MAP_FIXED at its place.
     // SAFETY: a fresh anonymous reservation the kernel places.
     let base = unsafe {
-        libc::mmap(std::ptr::null_mut(), total as usize, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        libc::mmap(
+            std::ptr::null_mut(),
+            total as usize,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
     };
     if base == libc::MAP_FAILED {
         return None;

@@ -48,13 +48,19 @@ static size_t granularity(int dev)
     return g;
 }
 
-static void set_access(void *va, size_t size, int dev, hipMemAccessFlags f)
+static hipMemAccessDesc dev_desc(int dev, hipMemAccessFlags f)
 {
     hipMemAccessDesc d;
     memset(&d, 0, sizeof d);
     d.location.type = hipMemLocationTypeDevice;
     d.location.id = dev;
     d.flags = f;
+    return d;
+}
+
+static void set_access(void *va, size_t size, int dev, hipMemAccessFlags f)
+{
+    hipMemAccessDesc d = dev_desc(dev, f);
     HIP_OK(hipMemSetAccess(va, size, &d, 1));
 }
 
@@ -584,11 +590,7 @@ TEST(vmm_set_access_negative)
     HIP_OK(hipMemAddressReserve(&free_va, n, 0, NULL, 0));
     hipMemGenericAllocationHandle_t h = create(0, n);
     HIP_OK(hipMemMap(va, n, 0, h, 0));
-    hipMemAccessDesc d;
-    memset(&d, 0, sizeof d);
-    d.location.type = hipMemLocationTypeDevice;
-    d.location.id = 0;
-    d.flags = RW;
+    hipMemAccessDesc d = dev_desc(0, RW);
     int stack = 0;
     CHECK_HIP(hipMemSetAccess(NULL, n, &d, 1), hipErrorInvalidValue);
     CHECK_HIP(hipMemSetAccess(&stack, n, &d, 1), hipErrorInvalidValue);
@@ -899,11 +901,7 @@ TEST(vmm_access_from_peer_only)
     HIP_OK(hipMemAddressReserve(&va, n, 0, NULL, 0));
     hipMemGenericAllocationHandle_t h = create(1, n);
     HIP_OK(hipMemMap(va, n, 0, h, 0));
-    hipMemAccessDesc d;
-    memset(&d, 0, sizeof d);
-    d.location.type = hipMemLocationTypeDevice;
-    d.location.id = 0;
-    d.flags = RW;
+    hipMemAccessDesc d = dev_desc(0, RW);
     if (!p01) {
         CHECK_HIP(hipMemSetAccess(va, n, &d, 1), hipErrorInvalidDevice);
     } else {

@@ -10,6 +10,7 @@
  * Usage: hip-conformance [--list] [--timeout=SECONDS] [FILTER...]
  *   FILTER  run only the tests whose name contains one of the FILTER strings.
  *   HIPCONF_TIMEOUT=SECONDS sets the default timeout (60 s).
+ *   HIPCONF_DATA_LIMIT_MB caps each test's host data (RLIMIT_DATA, default 8192 MiB).
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -103,10 +105,28 @@ double hc_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Caps the child's data segment and private writable mappings (RLIMIT_DATA;
+ * HIPCONF_DATA_LIMIT_MB, default 8192, 0 = no cap), so that a runaway host
+ * allocation fails its test instead of driving the machine into the OOM killer.
+ * GPU memory (shared mappings) and reserved VA do not count against it. */
+static void hc_limit_data(void)
+{
+    const char *env = getenv("HIPCONF_DATA_LIMIT_MB");
+    long mb = env ? atol(env) : 8192;
+    if (mb <= 0)
+        return;
+    struct rlimit rl = {(rlim_t)mb << 20, (rlim_t)mb << 20};
+    struct rlimit cur;
+    if (getrlimit(RLIMIT_DATA, &cur) == 0 && cur.rlim_max != RLIM_INFINITY && cur.rlim_max < rl.rlim_max)
+        rl.rlim_cur = rl.rlim_max = cur.rlim_max;
+    setrlimit(RLIMIT_DATA, &rl);
+}
+
 static void hc_run_child(struct hc_test *t)
 {
     hc_current = t->name;
     hc_failures = 0;
+    hc_limit_data();
     t->fn();
     hc_end_test();
 }

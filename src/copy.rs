@@ -34,10 +34,13 @@ pub struct Staging {
 }
 
 impl Runtime {
-    /// Classifies `[ptr, ptr+len)` for a read (`write == false`) or a write. Errors:
-    /// `hipErrorInvalidValue` when the range starts in an allocation and runs past its end (VMM:
-    /// past the adjacent mappings), or is VMM memory no device may access that way.
+    /// Classifies `[ptr, ptr+len)` for a read (`write == false`) or a write: the one range check
+    /// of every copy and fill path (hipMemcpy* of all kinds, peer copies, hipMemset*). Errors:
+    /// `hipErrorInvalidValue` when `ptr + len` wraps past 2^64, when the range starts in an
+    /// allocation and runs past its end (VMM: past the adjacent mappings), when it touches the
+    /// GPU aperture outside any allocation, or is VMM memory no device may access that way.
     fn locate(&self, ptr: u64, len: u64, write: bool) -> Result<Loc, hipError_t> {
+        let end = ptr.checked_add(len).ok_or(hipError_t::hipErrorInvalidValue)?;
         match self.allocs.find(ptr) {
             Some(a) if a.kind == MemKind::Vmm => {
                 let Backing::Vmm(m) = &a.backing else { return Err(hipError_t::hipErrorInvalidValue) };
@@ -46,7 +49,7 @@ impl Runtime {
                     mask => Ok(Loc::Vmm { mask, owner: a.owner }),
                 }
             }
-            Some(a) if ptr + len > a.base + a.size => Err(hipError_t::hipErrorInvalidValue),
+            Some(a) if end > a.end() => Err(hipError_t::hipErrorInvalidValue),
             Some(a) => Ok(match a.kind {
                 MemKind::Host => Loc::Pinned,
                 // A foreign dma-buf is system memory mapped on every device.

@@ -950,6 +950,65 @@ pub fn poll_regmem_eq(out: &mut Vec<u32>, addr: u64, value: u32, mask: u32) -> R
     poll_regmem(out, addr, PollFunc::Eq, value, mask)
 }
 
+// ---------------------------------------------------------------------------------------------
+// 64-bit sequence counters and their wrap-safe 32-bit polls
+// ---------------------------------------------------------------------------------------------
+
+/// Bias of the second word of a sequence counter (see [`seq_signal`]).
+pub const SEQ_BIAS: u64 = 1 << 31;
+/// How far below its target a polled counter may be when the poll is built (submissions), see
+/// [`poll_seq_ge`]. A 256 KiB ring holds fewer than 2^13 submissions.
+pub const SEQ_POLL_BELOW: u64 = 1 << 24;
+/// How far past its target a polled counter may have gone when the poll first reads it
+/// (submissions, ≈ 2^31 − 2^24), see [`poll_seq_ge`].
+pub const SEQ_POLL_ABOVE: u64 = (1 << 32) - SEQ_POLL_BELOW - SEQ_BIAS;
+
+/// Appends the completion of sequence number `seq` to the counter at `addr` (16 bytes,
+/// 8-aligned): `ATOMIC UMAX64(seq)` on the u64 at `addr` and `ATOMIC UMAX64(seq + SEQ_BIAS)` on
+/// the u64 at `addr + 8` — 16 dwords. The first word is the exact 64-bit value the host compares
+/// (a 64-bit atomic is single-copy atomic, unlike a pair of 32-bit FENCEs, and UMAX keeps it
+/// monotonic when several queues or processes raise one counter); the second exists only for
+/// [`poll_seq_ge`]. Errors: `Misaligned` when `addr` is not 8-aligned.
+pub fn seq_signal(out: &mut Vec<u32>, addr: u64, seq: u64) -> Result<(), EncodeError> {
+    check_align("sequence counter", addr, 8)?;
+    atomic(out, AtomicOp::UMax64, addr, seq, 0)?;
+    atomic(out, AtomicOp::UMax64, addr + 8, seq.wrapping_add(SEQ_BIAS), 0)
+}
+
+/// Appends a POLL_REGMEM that waits until the counter at `addr` (written by [`seq_signal`])
+/// reaches the 64-bit `seq` — 6 dwords. Errors: `Misaligned` when `addr` is not 8-aligned.
+///
+/// POLL_REGMEM compares one dword unsigned (`(value & mask) >= reference`), so a plain poll of
+/// the low 32 bits of a 64-bit counter is wrong across a multiple of 2^32: a target just past
+/// the wrap (low bits small) passes at once, and a counter that wrapped past a target just below
+/// it (low bits small again) never passes. The counter therefore keeps two words, `v` and
+/// `v + 2^31`, whose low dwords are the same sequence shifted by half the 32-bit circle, and the
+/// poll reads the one in which the target's low dword lies in
+/// `[SEQ_POLL_BELOW, SEQ_POLL_BELOW + 2^31)`: there the comparison is exact for every counter
+/// value from `seq − SEQ_POLL_BELOW` to `seq + SEQ_POLL_ABOVE`, because no multiple of 2^32
+/// falls in that window. It holds when (1) the counter is at most [`SEQ_POLL_BELOW`] (2^24)
+/// below the target, which is so for any target already queued (a ring holds < 2^13
+/// submissions), and (2) the engine first reads the word before the counter runs more than
+/// [`SEQ_POLL_ABOVE`] (≈ 2^31) past the target: at 100,000 submissions a second, a poll queued
+/// behind other work may wait about six hours. The host never needs this: it compares the full
+/// 64-bit first word.
+pub fn poll_seq_ge(out: &mut Vec<u32>, addr: u64, seq: u64) -> Result<(), EncodeError> {
+    check_align("sequence counter", addr, 8)?;
+    let (word, reference) = seq_poll_word(seq);
+    poll_regmem_ge(out, addr + word, reference, u32::MAX)
+}
+
+/// The byte offset in the counter (0 or 8) and the 32-bit reference [`poll_seq_ge`] uses for
+/// target `seq`.
+pub fn seq_poll_word(seq: u64) -> (u64, u32) {
+    let lo = seq as u32 as u64;
+    if (SEQ_POLL_BELOW..SEQ_POLL_BELOW + SEQ_BIAS).contains(&lo) {
+        (0, lo as u32)
+    } else {
+        (8, seq.wrapping_add(SEQ_BIAS) as u32)
+    }
+}
+
 /// Appends an ATOMIC `op` at `addr` (aligned to `op.width()`) with operands `src`/`cmp`, no loop
 /// — 8 dwords.
 pub fn atomic(out: &mut Vec<u32>, op: AtomicOp, addr: u64, src: u64, cmp: u64) -> Result<(), EncodeError> {
@@ -1009,6 +1068,48 @@ pub fn nop_pad(out: &mut Vec<u32>, dwords: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the engine sees when it polls counter value `v` for target `seq`.
+    fn seq_poll_passes(seq: u64, v: u64) -> bool {
+        let mut out = vec![];
+        poll_seq_ge(&mut out, 0x1000, seq).unwrap();
+        let Packet::PollRegmem { addr, reference, mask, func, .. } = Packet::decode(&out).unwrap().0 else {
+            panic!("not a poll")
+        };
+        let word = if addr == 0x1000 { v } else { v.wrapping_add(SEQ_BIAS) };
+        assert!(addr == 0x1000 || addr == 0x1008);
+        func.test(word as u32, mask, reference)
+    }
+
+    #[test]
+    fn seq_poll_is_exact_across_the_32_bit_wrap() {
+        let edges = [0u64, 1 << 31, 1 << 32, 3 << 31, 5 << 32, SEQ_POLL_BELOW, SEQ_POLL_BELOW + SEQ_BIAS];
+        for e in edges {
+            for seq in e.saturating_sub(3)..e + 3 {
+                for v in (seq.saturating_sub(SEQ_POLL_BELOW)..seq.saturating_sub(SEQ_POLL_BELOW) + 3)
+                    .chain(seq.saturating_sub(5000)..seq + 5000)
+                    .chain(seq + SEQ_POLL_ABOVE - 3..=seq + SEQ_POLL_ABOVE)
+                {
+                    assert_eq!(seq_poll_passes(seq, v), v >= seq, "seq {seq:#x} counter {v:#x}");
+                }
+            }
+        }
+        // The plain low-dword poll this replaces is wrong there.
+        assert!(!PollFunc::Ge.test((1u64 << 32) as u32, u32::MAX, ((1u64 << 32) - 1) as u32));
+    }
+
+    #[test]
+    fn seq_signal_raises_both_words() {
+        let mut out = vec![];
+        seq_signal(&mut out, 0x1000, (1 << 32) + 7).unwrap();
+        let p = decode_all(&out).unwrap();
+        assert_eq!(p.len(), 2);
+        assert!(matches!(p[0], Packet::Atomic { op: AtomicOp::UMax64, addr: 0x1000, src, .. } if src == (1 << 32) + 7));
+        assert!(
+            matches!(p[1], Packet::Atomic { op: AtomicOp::UMax64, addr: 0x1008, src, .. } if src == (1 << 32) + 7 + SEQ_BIAS)
+        );
+        assert!(seq_signal(&mut out, 0x1004, 1).is_err());
+    }
 
     fn all_packets() -> Vec<Packet> {
         let mut v = vec![

@@ -75,11 +75,13 @@ pub const KIND_EVENT: u32 = 2;
 pub const IO_TIMEOUT_MS: i64 = 1000;
 /// Bytes of an IPC event's shared page.
 const EVENT_PAGE: u64 = PAGE_SIZE;
-/// Magic in the first 8 bytes of an IPC event page.
-const EVENT_MAGIC: u64 = u64::from_le_bytes(*b"HKIPEVT1");
+/// Magic in the first 8 bytes of an IPC event page (2: the completion counter has its biased
+/// copy, so pages of the older layout are refused).
+const EVENT_MAGIC: u64 = u64::from_le_bytes(*b"HKIPEVT2");
 /// Offset of the record counter in the event page.
 const EVENT_RECORDED: u64 = 8;
-/// Offset of the completion counter (u64; its low 32 bits are the futex word) in the event page.
+/// Offset of the completion counter (u64, then its biased copy; its low 32 bits are the futex
+/// word: FUTEX_WAIT compares for equality, so their wrap is harmless) in the event page.
 const EVENT_DONE: u64 = 64;
 
 /// Random id of an exporting process, or token of one exported object.
@@ -559,8 +561,10 @@ impl Runtime {
 /// POLL_REGMEM waits on it.
 ///
 /// Layout: u64 magic at 0; u64 record counter at [`EVENT_RECORDED`] (bumped by whichever process
-/// records); u64 completion counter at [`EVENT_DONE`], raised with SDMA `ATOMIC UMAX64` to the
-/// record's number when the record's work is done. The low 32 bits of the completion counter are
+/// records); a sequence counter at [`EVENT_DONE`] (the u64 completion counter and its biased copy
+/// at `EVENT_DONE + 8`), raised with `sdma::seq_signal` (two SDMA `ATOMIC UMAX64`) to the
+/// record's number when the record's work is done, polled on the GPU with `sdma::poll_seq_ge`.
+/// Both counters are u64 and start at the runtime's `seq_start` (0 unless `HIPKFD_SEQ_START`). The low 32 bits of the completion counter are
 /// the futex word waiters sleep on; the recording process's waker thread does the FUTEX_WAKE.
 pub struct EventPage {
     pub memfd: OwnedFd,
@@ -596,6 +600,7 @@ impl EventPage {
     }
     /// Claims the next record number.
     pub fn next_seq(&self) -> u64 {
+        // u64: never wraps (2^64 records).
         self.word(EVENT_RECORDED).fetch_add(1, Ordering::AcqRel) + 1
     }
 
@@ -704,6 +709,9 @@ impl Runtime {
                 let memfd = unsafe { OwnedFd::from_raw_fd(raw) };
                 nix::unistd::ftruncate(&memfd, EVENT_PAGE as i64).map_err(|_| hipError_t::hipErrorOutOfMemory)?;
                 let page = self.event_page_map(memfd, random_id())?;
+                page.word(EVENT_RECORDED).store(self.seq_start, Ordering::Release);
+                page.word(EVENT_DONE).store(self.seq_start, Ordering::Release);
+                page.word(EVENT_DONE + 8).store(self.seq_start + sdma::SEQ_BIAS, Ordering::Release);
                 page.word(0).store(EVENT_MAGIC, Ordering::Release);
                 let page = Arc::new(page);
                 // A racing first call may have won: use its page.
@@ -747,7 +755,7 @@ impl Runtime {
 
     /// The SDMA packet a record of an IPC event appends: completion counter := max(counter, seq).
     pub fn ipc_event_record_packet(pk: &mut Vec<u32>, page: &EventPage, seq: u64) -> Result<(), sdma::EncodeError> {
-        sdma::atomic(pk, sdma::AtomicOp::UMax64, page.done_addr(), seq, 0)
+        sdma::seq_signal(pk, page.done_addr(), seq)
     }
 
     /// After a record of an IPC event was submitted with fence `f`: the completion thread waits
@@ -758,6 +766,7 @@ impl Runtime {
 
     /// A record that could not be queued: marks its number complete and wakes sleepers.
     pub fn ipc_event_cancel(page: &EventPage, seq: u64) {
+        page.word(EVENT_DONE + 8).fetch_max(seq + sdma::SEQ_BIAS, Ordering::AcqRel);
         page.word(EVENT_DONE).fetch_max(seq, Ordering::AcqRel);
         page.wake();
     }
@@ -772,14 +781,14 @@ impl Runtime {
         page.wait(page.recorded());
     }
 
-    /// `hipStreamWaitEvent` on an IPC event: later work on `s` waits on the GPU (POLL_REGMEM on
-    /// the low 32 bits of the completion counter) for the records issued so far.
+    /// `hipStreamWaitEvent` on an IPC event: later work on `s` waits on the GPU (`sdma::poll_seq_ge`
+    /// on the completion counter, wrap-safe) for the records issued so far.
     pub fn ipc_event_stream_wait(&self, page: &EventPage, s: &Stream) -> Result<(), hipError_t> {
         let target = page.recorded();
         if page.done() >= target {
             return Ok(());
         }
-        self.stream_submit(s, &[], |pk| sdma::poll_regmem_ge(pk, page.done_addr(), target as u32, u32::MAX))?;
+        self.stream_submit(s, &[], |pk| sdma::poll_seq_ge(pk, page.done_addr(), target))?;
         Ok(())
     }
 }

@@ -274,7 +274,7 @@ impl Runtime {
         let seq = self.queue_submit(q, |pk| {
             for f in waits {
                 if !Arc::ptr_eq(&f.queue, q) && !f.done() {
-                    sdma::poll_regmem_ge(pk, f.queue.signal.addr, f.seq as u32, u32::MAX)?;
+                    sdma::poll_seq_ge(pk, f.queue.signal.addr, f.seq)?;
                 }
             }
             build(pk)

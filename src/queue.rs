@@ -3,8 +3,10 @@
 //! Layout as ROCr's `BlitSdma` and the kernel's `kfd_queue_acquire_buffers` want it: the ring is
 //! its own GTT BO of exactly `RING_SIZE` bytes, rptr and wptr (u64 byte indices) share one GTT page,
 //! both GPU-mapped on the queue's device; the doorbell is a u64 in the process's doorbell page,
-//! mmapped from `/dev/kfd`. Every submission ends with FENCE(seq → completion signal), FENCE(event
-//! id → event slot) and TRAP(event id), so waiters sleep in `WAIT_EVENTS`.
+//! mmapped from `/dev/kfd`. Every submission ends with the 64-bit completion of its seq on the
+//! queue's signal (`sdma::seq_signal`: two ATOMIC UMAX64), FENCE(event id → event slot) and
+//! TRAP(event id), so waiters sleep in `WAIT_EVENTS`. Sequence numbers are u64 and never wrap;
+//! other queues wait for them with `sdma::poll_seq_ge` (wrap-safe over the 32-bit POLL_REGMEM).
 
 use crate::api::types::hipError_t;
 use crate::memory::{gtt_flags, Bo};
@@ -39,7 +41,8 @@ pub struct SdmaQueue {
     rw: Bo,
     doorbell: u64,
     doorbell_page: u64,
-    /// Completion signal: holds the seq of the last finished submission.
+    /// Completion signal: a sequence counter (`sdma::seq_signal`) holding the seq of the last
+    /// finished submission.
     pub signal: Signal,
     event: KfdEvent,
     state: Mutex<QState>,
@@ -92,7 +95,10 @@ impl Runtime {
             }
         };
         let signal = match self.signal_alloc() {
-            Ok(s) => s,
+            Ok(s) => {
+                s.seed_seq(self.seq_start);
+                s
+            }
             Err(e) => {
                 cleanup(None);
                 return Err(e);
@@ -152,7 +158,7 @@ impl Runtime {
             doorbell_page: page as u64,
             signal,
             event,
-            state: Mutex::new(QState { wptr: 0, seq: 0 }),
+            state: Mutex::new(QState { wptr: 0, seq: self.seq_start }),
         })
     }
 
@@ -182,9 +188,10 @@ impl Runtime {
             hipError_t::hipErrorInvalidValue
         })?;
         let mut st = q.state.lock();
+        // u64: 2^64 submissions do not happen (≈ 5.8 million years at 100,000 a second).
         let seq = st.seq + 1;
         let tail = |pk: &mut Vec<u32>| -> Result<(), sdma::EncodeError> {
-            sdma::fence(pk, q.signal.addr, seq as u32)?;
+            sdma::seq_signal(pk, q.signal.addr, seq)?;
             sdma::fence(pk, q.event.slot_addr, q.event.event_id)?;
             sdma::trap(pk, q.event.event_id)
         };

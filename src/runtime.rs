@@ -38,6 +38,9 @@ pub struct Runtime {
     pub peer: PeerState,
     /// Virtual memory management: chunks, reservations (src/vmm.rs).
     pub vmm: VmmState,
+    /// Where sequence numbers start (queue seqs, IPC event record counters): 0, or
+    /// `HIPKFD_SEQ_START` (a debug knob to run across 2^32 quickly).
+    pub seq_start: u64,
 }
 
 static RUNTIME: OnceLock<Result<Runtime, hipError_t>> = OnceLock::new();
@@ -102,6 +105,7 @@ impl Runtime {
             fault: Mutex::new(None),
             peer: PeerState::new(n),
             vmm: VmmState::default(),
+            seq_start: seq_start(),
         };
         let page = rt.event_page_init()?;
         let _ = rt.event_page.set(page);
@@ -116,5 +120,27 @@ impl Runtime {
     /// Device `d`. Errors: `hipErrorInvalidDevice`.
     pub fn device(&self, d: i32) -> Result<&Device, hipError_t> {
         usize::try_from(d).ok().and_then(|d| self.devices.get(d)).ok_or(hipError_t::hipErrorInvalidDevice)
+    }
+}
+
+/// `HIPKFD_SEQ_START=<n>` (decimal or `0x` hex; read once at init): the first sequence number of
+/// every queue and IPC event counter, e.g. a few thousand below 2^32 to test the wrap. Unset or
+/// unparsable: 0.
+fn seq_start() -> u64 {
+    let Ok(v) = std::env::var("HIPKFD_SEQ_START") else { return 0 };
+    let v = v.trim();
+    let n = match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => v.parse(),
+    };
+    match n {
+        Ok(n) if n < 1 << 62 => {
+            crate::log::hipkfd_log!("HIPKFD_SEQ_START: sequence numbers start at {n:#x}");
+            n
+        }
+        _ => {
+            crate::log::hipkfd_log!("HIPKFD_SEQ_START={v:?} ignored (want an integer below 2^62)");
+            0
+        }
     }
 }

@@ -11,8 +11,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes of one chunk of signal slots.
 const CHUNK: u64 = 64 << 10;
+/// Bytes of one slot: the u64 word, and the biased second word of a sequence counter
+/// (`kfd_ioctl::sdma::seq_signal`; unused by other signals).
+const SLOT: u64 = 16;
 
-/// A signal word; `addr` is both its GPU VA and CPU address.
+/// A signal word; `addr` is both its GPU VA and CPU address (16-aligned; the slot's second word
+/// at `addr + 8` holds a sequence counter's biased copy, see [`Signal::seed_seq`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Signal {
     pub addr: u64,
@@ -31,6 +35,15 @@ impl Signal {
     pub fn store(&self, v: u64) {
         self.word().store(v, Ordering::Release)
     }
+
+    /// Starts a sequence counter (`kfd_ioctl::sdma::seq_signal` / `poll_seq_ge`) at `seq`: the
+    /// word and its biased copy.
+    pub fn seed_seq(&self, seq: u64) {
+        // SAFETY: `addr + 8` is the second, 8-aligned word of this 16-byte slot (see `word`).
+        let biased = unsafe { &*((self.addr + 8) as *const AtomicU64) };
+        biased.store(seq.wrapping_add(kfd_ioctl::sdma::SEQ_BIAS), Ordering::Release);
+        self.store(seq);
+    }
 }
 
 /// The pool of signal slots (grows a 64 KiB chunk at a time; chunks live as long as the process).
@@ -41,17 +54,17 @@ pub struct SignalPool {
 }
 
 impl Runtime {
-    /// A zeroed signal slot. Errors: `hipErrorOutOfMemory`.
+    /// A zeroed signal slot (16 bytes). Errors: `hipErrorOutOfMemory`.
     pub fn signal_alloc(&self) -> Result<Signal, hipError_t> {
         let mut free = self.signals.free.lock();
         if free.is_empty() {
             let all: Vec<usize> = (0..self.devices.len()).collect();
             let bo = self.bo_alloc(0, CHUNK, gtt_flags(true) | KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED, &all, true)?;
-            free.extend((0..CHUNK / 8).rev().map(|i| bo.va + i * 8));
+            free.extend((0..CHUNK / SLOT).rev().map(|i| bo.va + i * SLOT));
             self.signals.chunks.lock().push(bo);
         }
         let s = Signal { addr: free.pop().expect("refilled above") };
-        s.store(0);
+        s.seed_seq(0);
         Ok(s)
     }
 

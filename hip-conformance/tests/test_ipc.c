@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -46,98 +47,6 @@ static int ipc_gpu_count(void)
     REQUIRE(waitpid(pid, &st, 0) == pid);
     REQUIRE(WIFEXITED(st));
     return WEXITSTATUS(st);
-}
-
-struct peer {
-    pid_t pid;
-    int fd; /* our end of the socketpair */
-};
-
-typedef void (*peer_fn)(int fd, void *arg);
-
-/* Forks a process that runs fn(fd, arg) and ends like a test (exit 0/1). */
-static struct peer spawn(peer_fn fn, void *arg)
-{
-    int sv[2];
-    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
-    fflush(stdout);
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        close(sv[0]);
-        fn(sv[1], arg);
-        hc_end_test();
-    }
-    close(sv[1]);
-    struct peer p = {pid, sv[0]};
-    return p;
-}
-
-/* Waits (at most timeout_s) for a peer and CHECKs that it passed. */
-static void join_timeout(struct peer *p, const char *what, double timeout_s)
-{
-    double t0 = hc_now_ms();
-    int st = 0;
-    for (;;) {
-        pid_t r = waitpid(p->pid, &st, WNOHANG);
-        if (r == p->pid)
-            break;
-        if (hc_now_ms() - t0 > timeout_s * 1e3) {
-            kill(p->pid, SIGKILL);
-            waitpid(p->pid, &st, 0);
-            hc_fail(__FILE__, __LINE__, "%s did not finish in %.0f s", what, timeout_s);
-            close(p->fd);
-            return;
-        }
-        usleep(2000);
-    }
-    CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed (status 0x%x)", what, st);
-    close(p->fd);
-}
-
-static void join(struct peer *p, const char *what)
-{
-    join_timeout(p, what, 50);
-}
-
-static void xsend(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        REQUIREF(k > 0, "send: %s", strerror(errno));
-        p += k;
-        n -= (size_t)k;
-    }
-}
-
-/* Receives exactly n bytes within 30 s, or ends the test. */
-static void xrecv(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    while (n) {
-        struct pollfd pf = {fd, POLLIN, 0};
-        int r = poll(&pf, 1, 30000);
-        if (r < 0 && errno == EINTR)
-            continue;
-        REQUIREF(r == 1, "peer did not answer in 30 s");
-        ssize_t k = recv(fd, p, n, 0);
-        if (k < 0 && errno == EINTR)
-            continue;
-        REQUIREF(k > 0, "peer hung up");
-        p += k;
-        n -= (size_t)k;
-    }
-}
-
-static void send_u64(int fd, uint64_t v) { xsend(fd, &v, sizeof v); }
-static uint64_t recv_u64(int fd)
-{
-    uint64_t v;
-    xrecv(fd, &v, sizeof v);
-    return v;
 }
 
 /* Number of entries in /proc/self/fd. */

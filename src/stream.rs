@@ -102,7 +102,7 @@ impl Runtime {
             let mut pool = ds.pool.lock();
             let mut next = ds.next.lock();
             let i = *next % QUEUES_PER_DEVICE;
-            *next += 1;
+            *next = next.wrapping_add(1);
             if i >= pool.len() {
                 pool.push(Arc::new(self.queue_create(dev)?));
                 pool.last().cloned().expect("just pushed")

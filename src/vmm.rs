@@ -237,10 +237,18 @@ impl Inner {
         Ok(c.clone())
     }
 
+    /// A handle id no live chunk has: `0x4d4d` (`MM`) in the top 16 bits, a 44-bit counter in
+    /// bits 4..48, so ids look like no pointer and no small integer. The counter wraps after 2^44
+    /// creates (≈ 200 days at a million a second); a wrapped id skips those still in the table.
     fn new_id(&mut self) -> u64 {
-        // Ids look like no pointer and no small integer: 0x4d4d.... (`MM`).
-        self.next_id += 1;
-        0x4d4d_0000_0000_0000 | self.next_id << 4
+        const COUNTER: u64 = (1 << 44) - 1;
+        loop {
+            self.next_id = self.next_id.wrapping_add(1) & COUNTER;
+            let id = 0x4d4d_0000_0000_0000 | self.next_id << 4;
+            if self.next_id != 0 && !self.chunks.contains_key(&id) {
+                return id;
+            }
+        }
     }
 }
 

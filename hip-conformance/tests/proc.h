@@ -107,4 +107,36 @@ static inline uint64_t recv_u64(int fd)
     return v;
 }
 
+/* The importer's device: the last one (≠ the exporter's device 0 when there are 2). */
+static inline int importer_device(void)
+{
+    int n = 0;
+    HIP_OK(hipGetDeviceCount(&n));
+    HIP_OK(hipSetDevice(n - 1));
+    return n - 1;
+}
+
+/* Sends the IPC handles of event ev and of the allocation p to a peer. */
+static inline void send_event_and_mem(int fd, hipEvent_t ev, void *p)
+{
+    hipIpcEventHandle_t he;
+    hipIpcMemHandle_t hm;
+    HIP_OK(hipIpcGetEventHandle(&he, ev));
+    HIP_OK(hipIpcGetMemHandle(&hm, p));
+    xsend(fd, &he, sizeof he);
+    xsend(fd, &hm, sizeof hm);
+}
+
+/* The peer side of send_event_and_mem: selects importer_device() and opens both. */
+static inline void recv_event_and_mem(int fd, hipEvent_t *ev, void **p)
+{
+    hipIpcEventHandle_t he;
+    hipIpcMemHandle_t hm;
+    xrecv(fd, &he, sizeof he);
+    xrecv(fd, &hm, sizeof hm);
+    importer_device();
+    HIP_OK(hipIpcOpenEventHandle(ev, he));
+    HIP_OK(hipIpcOpenMemHandle(p, hm, hipIpcMemLazyEnablePeerAccess));
+}
+
 #endif

@@ -63,15 +63,6 @@ static int fd_count(void)
     return n;
 }
 
-/* The importer's device: the last one (≠ the exporter's device 0 when there are 2). */
-static int importer_device(void)
-{
-    int n = 0;
-    HIP_OK(hipGetDeviceCount(&n));
-    HIP_OK(hipSetDevice(n - 1));
-    return n - 1;
-}
-
 /* ---- single-process checks (the §A.7 matrix) ------------------------------- */
 
 TEST(hipIpcGetMemHandle_negative)
@@ -961,15 +952,9 @@ static long voluntary_switches(void)
 static void ev_importer(int fd, void *arg)
 {
     (void)arg;
-    hipIpcEventHandle_t he;
-    hipIpcMemHandle_t hm;
-    xrecv(fd, &he, sizeof he);
-    xrecv(fd, &hm, sizeof hm);
-    importer_device();
     hipEvent_t ev = NULL;
-    HIP_OK(hipIpcOpenEventHandle(&ev, he));
     void *p = NULL;
-    HIP_OK(hipIpcOpenMemHandle(&p, hm, 1));
+    recv_event_and_mem(fd, &ev, &p);
     /* never recorded yet: complete */
     CHECK_HIP(hipEventQuery(ev), hipSuccess);
     HIP_OK(hipEventSynchronize(ev));
@@ -1024,12 +1009,7 @@ TEST(hipIpcEvent_cross_process)
     void *p = dev_pattern(EV_SIZE, 110);
     void *src1 = dev_pattern(EV_SIZE, 111);
     void *src2 = dev_pattern(EV_SIZE, 112);
-    hipIpcEventHandle_t he;
-    hipIpcMemHandle_t hm;
-    HIP_OK(hipIpcGetEventHandle(&he, ev));
-    HIP_OK(hipIpcGetMemHandle(&hm, p));
-    xsend(imp.fd, &he, sizeof he);
-    xsend(imp.fd, &hm, sizeof hm);
+    send_event_and_mem(imp.fd, ev, p);
     CHECK(recv_u64(imp.fd) == 1);
     hipStream_t s;
     HIP_OK(hipStreamCreate(&s));

@@ -87,17 +87,9 @@ static void wrap_importer(int fd, void *arg)
 {
     (void)arg;
     const size_t n = WRAP_SIZE;
-    hipIpcEventHandle_t he;
-    hipIpcMemHandle_t hm;
-    xrecv(fd, &he, sizeof he);
-    xrecv(fd, &hm, sizeof hm);
-    int ndev = 0;
-    HIP_OK(hipGetDeviceCount(&ndev));
-    HIP_OK(hipSetDevice(ndev - 1));
     hipEvent_t ev = NULL;
-    HIP_OK(hipIpcOpenEventHandle(&ev, he));
     void *p = NULL;
-    HIP_OK(hipIpcOpenMemHandle(&p, hm, hipIpcMemLazyEnablePeerAccess));
+    recv_event_and_mem(fd, &ev, &p);
     hipStream_t s;
     HIP_OK(hipStreamCreate(&s));
     void *mine = NULL;
@@ -139,12 +131,7 @@ TEST(wrap_ipc_event_cross_process)
     HIP_OK(hipEventCreateWithFlags(&ev, hipEventInterprocess | hipEventDisableTiming));
     void *p = NULL;
     HIP_OK(hipMalloc(&p, n));
-    hipIpcEventHandle_t he;
-    hipIpcMemHandle_t hm;
-    HIP_OK(hipIpcGetEventHandle(&he, ev));
-    HIP_OK(hipIpcGetMemHandle(&hm, p));
-    xsend(imp.fd, &he, sizeof he);
-    xsend(imp.fd, &hm, sizeof hm);
+    send_event_and_mem(imp.fd, ev, p);
     hipStream_t s;
     HIP_OK(hipStreamCreate(&s));
     for (int i = 0; i < WRAP_ROUNDS; i++) {

@@ -298,6 +298,8 @@ impl Runtime {
         }
         let submitted = self.stream_detach(s).and_then(|_| {
             self.stream_submit(s, &[], |pk| {
+                // Each word is fresh (0) and written 1 once by the waiter thread: a flag, not a
+                // counter, so a plain 32-bit poll is exact (timeline values are u64 in the kernel).
                 words.iter().try_for_each(|x| sdma::poll_regmem_ge(pk, x.addr, 1, u32::MAX))
             })
         });

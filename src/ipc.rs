@@ -564,8 +564,9 @@ impl Runtime {
 /// records); a sequence counter at [`EVENT_DONE`] (the u64 completion counter and its biased copy
 /// at `EVENT_DONE + 8`), raised with `sdma::seq_signal` (two SDMA `ATOMIC UMAX64`) to the
 /// record's number when the record's work is done, polled on the GPU with `sdma::poll_seq_ge`.
-/// Both counters are u64 and start at the runtime's `seq_start` (0 unless `HIPKFD_SEQ_START`). The low 32 bits of the completion counter are
-/// the futex word waiters sleep on; the recording process's waker thread does the FUTEX_WAKE.
+/// Both counters are u64 and start at the exporter's `seq_start` (0 unless `HIPKFD_SEQ_START`).
+/// The low 32 bits of the completion counter are the futex word waiters sleep on; the recording
+/// process's waker thread does the FUTEX_WAKE.
 pub struct EventPage {
     pub memfd: OwnedFd,
     /// CPU address == GPU VA of the page.

@@ -15,7 +15,7 @@
  * travels over a socketpair with SCM_RIGHTS.
  */
 #define _GNU_SOURCE
-#include "common.h"
+#include "proc.h"
 #include "../fdpass.h"
 
 #include <dirent.h>
@@ -775,30 +775,27 @@ static void sync_byte(int sock, int send)
 
 /* The owner exports a chunk; another process imports it, maps it, gives the
  * last device access (with 2 GPUs: the other GPU), reads and writes. */
+/* The owner: a chunk on device 0 with pattern 61, exported; checks the importer's pattern 62. */
+static void vmm_owner(int sock, void *arg)
+{
+    size_t n = *(size_t *)arg;
+    struct vmm v = vmm_alloc(0, n);
+    h2d_pattern(v.va, n, 61);
+    int fd = -1;
+    HIP_OK(hipMemExportToShareableHandle(&fd, v.h, hipMemHandleTypePosixFileDescriptor, 0));
+    REQUIRE(fdpass_send(sock, &fd, 1));
+    close(fd);
+    sync_byte(sock, 0); /* the importer wrote */
+    check_dev_pattern(v.va, n, 62);
+    vmm_free(&v);
+}
+
 TEST(vmm_export_import_two_processes)
 {
-    const size_t n = 8 * MiB;
-    int sv[2];
-    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
-    fflush(stdout);
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        close(sv[0]);
-        struct vmm v = vmm_alloc(0, n);
-        h2d_pattern(v.va, n, 61);
-        int fd = -1;
-        HIP_OK(hipMemExportToShareableHandle(&fd, v.h, hipMemHandleTypePosixFileDescriptor, 0));
-        REQUIRE(fdpass_send(sv[1], &fd, 1));
-        close(fd);
-        sync_byte(sv[1], 0); /* the importer wrote */
-        check_dev_pattern(v.va, n, 62);
-        vmm_free(&v);
-        hc_end_test();
-    }
-    close(sv[1]);
+    size_t n = 8 * MiB;
+    struct peer owner = spawn(vmm_owner, &n);
     int fd = -1;
-    REQUIRE(fdpass_recv(sv[0], &fd, 1));
+    REQUIRE(fdpass_recv(owner.fd, &fd, 1));
     int ndev = hc_device_count();
     int dev = ndev - 1, p2p = 1;
     if (dev > 0)
@@ -813,7 +810,7 @@ TEST(vmm_export_import_two_processes)
     HIP_OK(hipMemMap(va, n, 0, h, 0));
     if (!p2p) {
         /* No path from the last GPU to the owner GPU: access is refused, device 0 is used. */
-        hipMemAccessDesc d = {{hipMemLocationTypeDevice, dev}, RW};
+        hipMemAccessDesc d = dev_desc(dev, RW);
         CHECK_HIP(hipMemSetAccess(va, n, &d, 1), hipErrorInvalidDevice);
         dev = 0;
     }
@@ -822,17 +819,14 @@ TEST(vmm_export_import_two_processes)
     check_dev_pattern(va, n, 61);
     h2d_pattern(va, n, 62);
     HIP_OK(hipDeviceSynchronize());
-    sync_byte(sv[0], 1);
-    int st = 0;
-    REQUIRE(waitpid(pid, &st, 0) == pid);
-    CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "owner status %#x", st);
+    sync_byte(owner.fd, 1);
+    join(&owner, "owner");
     /* The memory outlives its exporter while mapped here. */
     check_dev_pattern(va, n, 62);
     HIP_OK(hipMemUnmap(va, n));
     HIP_OK(hipMemRelease(h));
     HIP_OK(hipMemAddressFree(va, n));
     close(fd);
-    close(sv[0]);
 }
 
 /* ---- several GPUs --------------------------------------------------------------- */

@@ -27,7 +27,7 @@ pub struct Event {
     /// The last record.
     pub fence: Mutex<Option<Fence>>,
     /// The page shared with other processes (`hipIpcGetEventHandle` / `hipIpcOpenEventHandle`).
-    pub ipc: OnceLock<Arc<crate::ipc::EventPage>>,
+    pub ipc: OnceLock<Arc<crate::event_page::EventPage>>,
 }
 
 impl Runtime {

@@ -46,12 +46,9 @@
 
 use crate::api::types::hipError_t;
 use crate::event::Event;
+use crate::event_page::{EventPage, EVENT_PAGE};
 use crate::memory::{Allocation, Bo, MemKind};
 use crate::runtime::{runtime, Runtime};
-use crate::stream::{Fence, Stream};
-use crate::va::PAGE_SIZE;
-use kfd_ioctl::kfd::*;
-use kfd_ioctl::sdma;
 use nix::errno::Errno;
 use nix::sys::socket::{
     accept4, bind, connect, listen, recvmsg, sendmsg, setsockopt, socket, sockopt, AddressFamily, Backlog,
@@ -62,7 +59,6 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 /// First 4 bytes of every handle we make: `"HKIP"`.
@@ -73,19 +69,8 @@ pub const KIND_MEM: u32 = 1;
 pub const KIND_EVENT: u32 = 2;
 /// Send/receive/connect timeout of the importer and of the exporter's server (ms).
 pub const IO_TIMEOUT_MS: i64 = 1000;
-/// Bytes of an IPC event's shared page.
-const EVENT_PAGE: u64 = PAGE_SIZE;
-/// Magic in the first 8 bytes of an IPC event page (2: the completion counter has its biased
-/// copy, so pages of the older layout are refused).
-const EVENT_MAGIC: u64 = u64::from_le_bytes(*b"HKIPEVT2");
-/// Offset of the record counter in the event page.
-const EVENT_RECORDED: u64 = 8;
-/// Offset of the completion counter (u64, then its biased copy; its low 32 bits are the futex
-/// word: FUTEX_WAIT compares for equality, so their wrap is harmless) in the event page.
-const EVENT_DONE: u64 = 64;
-
 /// Random id of an exporting process, or token of one exported object.
-pub type Id = [u8; 16];
+pub type Id = crate::memory::ExportToken;
 
 /// A parsed handle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,17 +139,11 @@ fn socket_name(instance: &Id) -> Vec<u8> {
     format!("hipkfd-ipc-{hex}").into_bytes()
 }
 
-/// What a token names in the exporting process.
-enum Export {
-    Mem(Weak<Allocation>),
-    Event(Weak<EventPage>),
-}
-
+/// Exported events: token → page. (Memory exports live in the allocation registry,
+/// [`crate::memory::Registry::export_token`], so that hipFree forgets them.)
 #[derive(Default)]
 struct Exports {
-    by_token: HashMap<Id, Export>,
-    /// Allocation base → token of its memory export.
-    by_base: HashMap<u64, Id>,
+    events: HashMap<Id, Weak<EventPage>>,
 }
 
 /// One imported allocation.
@@ -199,17 +178,6 @@ pub fn ipc() -> &'static Ipc {
         exports: Mutex::new(Exports::default()),
         imports: Mutex::new(Imports::default()),
     })
-}
-
-/// `hipFree` hook: the allocation at `base` is going away; its token stops being served. Called
-/// before the BO is freed, so the server never exports a freed BO.
-pub fn forget_export(base: u64) {
-    if let Some(ipc) = IPC.get() {
-        let mut ex = ipc.exports.lock();
-        if let Some(t) = ex.by_base.remove(&base) {
-            ex.by_token.remove(&t);
-        }
-    }
 }
 
 // ---- wire protocol -----------------------------------------------------------------------
@@ -352,17 +320,17 @@ impl Ipc {
     /// The fd behind a token: a fresh dma-buf of the allocation (`EXPORT_DMABUF`) or a dup of an
     /// event page's memfd. Unknown token or dead object → `EINVAL`.
     fn lookup(&self, kind: u32, token: &Id) -> Result<(OwnedFd, u64), Errno> {
-        // Held while exporting: `forget_export` (from hipFree) waits for us, so the BO is live.
-        let ex = self.exports.lock();
-        match (kind, ex.by_token.get(token)) {
-            (KIND_MEM, Some(Export::Mem(w))) => {
-                let a = w.upgrade().ok_or(Errno::EINVAL)?;
+        match kind {
+            KIND_MEM => {
                 let rt = runtime().map_err(|_| Errno::ENODEV)?;
-                let fd = rt.kfd.export_dmabuf(a.bo().ok_or(Errno::EINVAL)?.handle)?;
-                Ok((fd, a.size))
+                // The registry holds its export lock while we export: hipFree waits, so the BO is
+                // live.
+                rt.allocs
+                    .with_export(token, |a| Ok((rt.kfd.export_dmabuf(a.bo().ok_or(Errno::EINVAL)?.handle)?, a.size)))
+                    .unwrap_or(Err(Errno::EINVAL))
             }
-            (KIND_EVENT, Some(Export::Event(w))) => {
-                let p = w.upgrade().ok_or(Errno::EINVAL)?;
+            KIND_EVENT => {
+                let p = self.exports.lock().events.get(token).and_then(Weak::upgrade).ok_or(Errno::EINVAL)?;
                 Ok((p.memfd.try_clone().map_err(|_| Errno::EMFILE)?, EVENT_PAGE))
             }
             _ => Err(Errno::EINVAL),
@@ -439,26 +407,7 @@ impl Runtime {
         }
         let ipc = ipc();
         ipc.ensure_server()?;
-        let mut ex = ipc.exports.lock();
-        // Re-check under the lock: a concurrent hipFree may have removed it.
-        match self.allocs.get(a.base) {
-            Some(cur) if Arc::ptr_eq(&cur, &a) => {}
-            _ => return Err(hipError_t::hipErrorInvalidValue),
-        }
-        let existing = ex.by_base.get(&a.base).copied().filter(
-            |t| matches!(ex.by_token.get(t), Some(Export::Mem(w)) if w.upgrade().is_some_and(|x| Arc::ptr_eq(&x, &a))),
-        );
-        let token = match existing {
-            Some(t) => t,
-            None => {
-                let t = random_id();
-                if let Some(old) = ex.by_base.insert(a.base, t) {
-                    ex.by_token.remove(&old);
-                }
-                ex.by_token.insert(t, Export::Mem(Arc::downgrade(&a)));
-                t
-            }
-        };
+        let token = self.allocs.export_token(&a, random_id).ok_or(hipError_t::hipErrorInvalidValue)?;
         Ok(Handle { kind: KIND_MEM, instance: ipc.instance, token, size: a.size, offset: ptr - a.base })
     }
 
@@ -556,138 +505,7 @@ impl Runtime {
 
 // ---- events --------------------------------------------------------------------------------
 
-/// The shared page of an IPC event, mapped in each process at a VA of our aperture and registered
-/// there as a USERPTR BO on every GPU, so that SDMA writes the record's completion into it and
-/// POLL_REGMEM waits on it.
-///
-/// Layout: u64 magic at 0; u64 record counter at [`EVENT_RECORDED`] (bumped by whichever process
-/// records); a sequence counter at [`EVENT_DONE`] (the u64 completion counter and its biased copy
-/// at `EVENT_DONE + 8`), raised with `sdma::seq_signal` (two SDMA `ATOMIC UMAX64`) to the
-/// record's number when the record's work is done, polled on the GPU with `sdma::poll_seq_ge`.
-/// Both counters are u64 and start at the exporter's `seq_start` (0 unless `HIPKFD_SEQ_START`).
-/// The low 32 bits of the completion counter are the futex word waiters sleep on; the recording
-/// process's waker thread does the FUTEX_WAKE.
-pub struct EventPage {
-    pub memfd: OwnedFd,
-    /// CPU address == GPU VA of the page.
-    pub va: u64,
-    /// USERPTR BO handle.
-    handle: u64,
-    gpus: Vec<u32>,
-    /// The export token (exporter side).
-    pub token: Id,
-}
-
-impl std::fmt::Debug for EventPage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "EventPage({:#x})", self.va)
-    }
-}
-
-impl EventPage {
-    fn word(&self, off: u64) -> &AtomicU64 {
-        // SAFETY: `va + off` is an 8-aligned word in our MAP_SHARED page, which stays mapped until
-        // `drop`; other processes and the GPU only touch it with aligned atomic accesses.
-        unsafe { &*((self.va + off) as *const AtomicU64) }
-    }
-    pub fn recorded(&self) -> u64 {
-        self.word(EVENT_RECORDED).load(Ordering::Acquire)
-    }
-    pub fn done(&self) -> u64 {
-        self.word(EVENT_DONE).load(Ordering::Acquire)
-    }
-    pub fn done_addr(&self) -> u64 {
-        self.va + EVENT_DONE
-    }
-    /// Claims the next record number.
-    pub fn next_seq(&self) -> u64 {
-        // u64: never wraps (2^64 records).
-        self.word(EVENT_RECORDED).fetch_add(1, Ordering::AcqRel) + 1
-    }
-
-    /// Sleeps until the completion counter reaches `target` (FUTEX_WAIT on its low 32 bits; a
-    /// 1 s timeout only guards against a waker that died).
-    fn wait(&self, target: u64) {
-        loop {
-            let d = self.done();
-            if d >= target {
-                return;
-            }
-            let ts = libc::timespec { tv_sec: 1, tv_nsec: 0 };
-            // SAFETY: FUTEX_WAIT on an aligned u32 of our mapped page, with a valid timeout; the
-            // kernel only reads the word.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_futex,
-                    self.done_addr() as *const u32,
-                    libc::FUTEX_WAIT,
-                    d as u32,
-                    &ts as *const libc::timespec,
-                    std::ptr::null::<u32>(),
-                    0u32,
-                )
-            };
-        }
-    }
-
-    fn wake(&self) {
-        // SAFETY: FUTEX_WAKE on an aligned u32 of our mapped page.
-        unsafe { libc::syscall(libc::SYS_futex, self.done_addr() as *const u32, libc::FUTEX_WAKE, i32::MAX) };
-    }
-}
-
-impl Drop for EventPage {
-    fn drop(&mut self) {
-        if let Ok(rt) = runtime() {
-            let _ = rt.kfd.unmap_memory_from_gpu(self.handle, &self.gpus);
-            let _ = rt.kfd.free_memory_of_gpu(self.handle);
-            rt.va.unmap_cpu(self.va, EVENT_PAGE);
-            rt.va.free(self.va, EVENT_PAGE);
-        }
-    }
-}
-
 impl Runtime {
-    /// Maps an event page memfd into our aperture and registers it as a USERPTR BO on every GPU.
-    fn event_page_map(&self, memfd: OwnedFd, token: Id) -> Result<EventPage, hipError_t> {
-        let oom = hipError_t::hipErrorOutOfMemory;
-        let va = self.va.alloc(EVENT_PAGE, PAGE_SIZE).ok_or(oom)?;
-        if self.va.map_cpu(va, EVENT_PAGE, memfd.as_raw_fd(), 0).is_err() {
-            self.va.free(va, EVENT_PAGE);
-            return Err(oom);
-        }
-        let undo_cpu = || {
-            self.va.unmap_cpu(va, EVENT_PAGE);
-            self.va.free(va, EVENT_PAGE);
-        };
-        let flags = KFD_IOC_ALLOC_MEM_FLAGS_USERPTR
-            | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE
-            | KFD_IOC_ALLOC_MEM_FLAGS_COHERENT
-            | KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED;
-        let mut args = kfd_ioctl_alloc_memory_of_gpu_args {
-            va_addr: va,
-            size: EVENT_PAGE,
-            mmap_offset: va,
-            gpu_id: self.devices[0].gpu_id,
-            flags,
-            ..Default::default()
-        };
-        if let Err(e) = self.kfd.alloc_memory_of_gpu(&mut args) {
-            crate::log::hipkfd_log!("ALLOC_MEMORY_OF_GPU(USERPTR) of an IPC event page: {e}");
-            undo_cpu();
-            return Err(oom);
-        }
-        let gpus: Vec<u32> = self.devices.iter().map(|d| d.gpu_id).collect();
-        if let Err((e, n)) = self.kfd.map_memory_to_gpu(args.handle, &gpus) {
-            crate::log::hipkfd_log!("MAP_MEMORY_TO_GPU of an IPC event page: {e}");
-            let _ = self.kfd.unmap_memory_from_gpu(args.handle, &gpus[..n as usize]);
-            let _ = self.kfd.free_memory_of_gpu(args.handle);
-            undo_cpu();
-            return Err(oom);
-        }
-        Ok(EventPage { memfd, va, handle: args.handle, gpus, token })
-    }
-
     /// `hipIpcGetEventHandle`: the handle of `e` (made on first use, with the event's shared
     /// page). Errors: `hipErrorInvalidConfiguration` (not `hipEventInterprocess`),
     /// `hipErrorOutOfMemory`.
@@ -710,18 +528,15 @@ impl Runtime {
                 let memfd = unsafe { OwnedFd::from_raw_fd(raw) };
                 nix::unistd::ftruncate(&memfd, EVENT_PAGE as i64).map_err(|_| hipError_t::hipErrorOutOfMemory)?;
                 let page = self.event_page_map(memfd, random_id())?;
-                page.word(EVENT_RECORDED).store(self.seq_start, Ordering::Release);
-                page.word(EVENT_DONE).store(self.seq_start, Ordering::Release);
-                page.word(EVENT_DONE + 8).store(self.seq_start + sdma::SEQ_BIAS, Ordering::Release);
-                page.word(0).store(EVENT_MAGIC, Ordering::Release);
+                page.init(self.seq_start);
                 let page = Arc::new(page);
                 // A racing first call may have won: use its page.
                 let _ = e.ipc.set(page);
                 let page = e.ipc.get().expect("just set").clone();
                 let mut ex = ipc.exports.lock();
                 // Forget the tokens of destroyed events while here.
-                ex.by_token.retain(|_, x| !matches!(x, Export::Event(w) if w.strong_count() == 0));
-                ex.by_token.insert(page.token, Export::Event(Arc::downgrade(&page)));
+                ex.events.retain(|_, w| w.strong_count() != 0);
+                ex.events.insert(page.token, Arc::downgrade(&page));
                 drop(ex);
                 page
             }
@@ -746,51 +561,12 @@ impl Runtime {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         let page = self.event_page_map(fd, h.token)?;
-        if page.word(0).load(Ordering::Acquire) != EVENT_MAGIC {
+        if !page.valid() {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         let e = self.event_create(crate::event::EVENT_DISABLE_TIMING | crate::event::EVENT_INTERPROCESS, dev)?;
         let _ = e.ipc.set(Arc::new(page));
         Ok(e)
-    }
-
-    /// The SDMA packet a record of an IPC event appends: completion counter := max(counter, seq).
-    pub fn ipc_event_record_packet(pk: &mut Vec<u32>, page: &EventPage, seq: u64) -> Result<(), sdma::EncodeError> {
-        sdma::seq_signal(pk, page.done_addr(), seq)
-    }
-
-    /// After a record of an IPC event was submitted with fence `f`: the completion thread waits
-    /// for it and wakes the event's sleepers in every process.
-    pub fn ipc_event_recorded(&self, f: Fence, page: Arc<EventPage>) {
-        self.after_fence(f, Box::new(move || page.wake()));
-    }
-
-    /// A record that could not be queued: marks its number complete and wakes sleepers.
-    pub fn ipc_event_cancel(page: &EventPage, seq: u64) {
-        page.word(EVENT_DONE + 8).fetch_max(seq + sdma::SEQ_BIAS, Ordering::AcqRel);
-        page.word(EVENT_DONE).fetch_max(seq, Ordering::AcqRel);
-        page.wake();
-    }
-
-    /// Whether every record of an IPC event (in any process) is done.
-    pub fn ipc_event_done(page: &EventPage) -> bool {
-        page.done() >= page.recorded()
-    }
-
-    /// Sleeps until the records issued so far are done.
-    pub fn ipc_event_sync(page: &EventPage) {
-        page.wait(page.recorded());
-    }
-
-    /// `hipStreamWaitEvent` on an IPC event: later work on `s` waits on the GPU (`sdma::poll_seq_ge`
-    /// on the completion counter, wrap-safe) for the records issued so far.
-    pub fn ipc_event_stream_wait(&self, page: &EventPage, s: &Stream) -> Result<(), hipError_t> {
-        let target = page.recorded();
-        if page.done() >= target {
-            return Ok(());
-        }
-        self.stream_submit(s, &[], |pk| sdma::poll_seq_ge(pk, page.done_addr(), target))?;
-        Ok(())
     }
 }
 

@@ -5,6 +5,7 @@ pub mod api;
 mod copy;
 mod device;
 mod event;
+mod event_page;
 mod interop;
 mod ipc;
 mod log;

@@ -8,8 +8,8 @@ use crate::va::{align_up, LARGE_ALIGN, PAGE_SIZE};
 use kfd_ioctl::kfd::*;
 use nix::errno::Errno;
 use parking_lot::{Mutex, RwLock};
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Weak};
 
 /// A KFD BO at a VA of our aperture.
 #[derive(Debug)]
@@ -235,10 +235,25 @@ impl Allocation {
     }
 }
 
-/// The allocation registry: base address → allocation.
+/// A random 16-byte token naming one exported allocation (src/ipc.rs puts it in handles).
+pub type ExportToken = [u8; 16];
+
+/// Memory exports: which token names which allocation. Kept by the registry, so that an
+/// allocation's export dies with it: [`Registry::remove`] forgets it.
+#[derive(Debug, Default)]
+struct Exports {
+    by_token: HashMap<ExportToken, Weak<Allocation>>,
+    /// Allocation base → token of its export.
+    by_base: HashMap<u64, ExportToken>,
+}
+
+/// The allocation registry: base address → allocation, and the allocations' exports.
+///
+/// Lock order: `exports` before `map`; neither is held while taking the other in reverse.
 #[derive(Debug, Default)]
 pub struct Registry {
     map: RwLock<BTreeMap<u64, Arc<Allocation>>>,
+    exports: Mutex<Exports>,
 }
 
 impl Registry {
@@ -248,9 +263,53 @@ impl Registry {
         a
     }
 
-    /// Removes the allocation whose base is exactly `base`.
+    /// Removes the allocation whose base is exactly `base`, and forgets its export: its token
+    /// stops being served. Done before the caller frees the BO, so no export of a freed BO is
+    /// ever made ([`with_export`](Self::with_export) holds the export lock while exporting).
     pub fn remove(&self, base: u64) -> Option<Arc<Allocation>> {
-        self.map.write().remove(&base)
+        let a = self.map.write().remove(&base)?;
+        let mut ex = self.exports.lock();
+        if let Some(t) = ex.by_base.remove(&base) {
+            ex.by_token.remove(&t);
+        }
+        Some(a)
+    }
+
+    /// The export token of `a`: the one it already has, else `new_token()` (a recycled base gets
+    /// a new token, never the freed allocation's). `None` when `a` is no longer in the registry
+    /// (a concurrent free).
+    pub fn export_token(&self, a: &Arc<Allocation>, new_token: impl FnOnce() -> ExportToken) -> Option<ExportToken> {
+        let mut ex = self.exports.lock();
+        // Re-check under the lock: a concurrent `remove` may have taken it out.
+        match self.get(a.base) {
+            Some(cur) if Arc::ptr_eq(&cur, a) => {}
+            _ => return None,
+        }
+        let existing = ex
+            .by_base
+            .get(&a.base)
+            .copied()
+            .filter(|t| ex.by_token.get(t).and_then(Weak::upgrade).is_some_and(|x| Arc::ptr_eq(&x, a)));
+        Some(match existing {
+            Some(t) => t,
+            None => {
+                let t = new_token();
+                if let Some(old) = ex.by_base.insert(a.base, t) {
+                    ex.by_token.remove(&old);
+                }
+                ex.by_token.insert(t, Arc::downgrade(a));
+                t
+            }
+        })
+    }
+
+    /// Runs `f` on the live allocation exported as `token`, holding the export lock meanwhile:
+    /// a concurrent [`remove`](Self::remove) (hipFree) waits, so the BO stays live inside `f`.
+    /// `None` for an unknown, forgotten or dead token.
+    pub fn with_export<R>(&self, token: &ExportToken, f: impl FnOnce(&Allocation) -> R) -> Option<R> {
+        let ex = self.exports.lock();
+        let a = ex.by_token.get(token)?.upgrade()?;
+        Some(f(&a))
     }
 
     /// The allocation containing `ptr` (`base <= ptr < base + size`), in O(log n).
@@ -353,8 +412,8 @@ impl Runtime {
         }
         // Keeps hipDeviceEnablePeerAccess from mapping the BO while it is being freed.
         let _peers = self.peer_guard();
+        // Also forgets its IPC export, before the BO is freed.
         let a = self.allocs.remove(base).ok_or(hipError_t::hipErrorInvalidValue)?;
-        crate::ipc::forget_export(base);
         if let Some(bo) = a.bo() {
             self.bo_free(bo);
         }

@@ -8,13 +8,15 @@
 
 mod common;
 
-use common::{in_child, kio, open, reserve, serial, topology_gpus, Env};
+use common::{
+    alloc, alloc_at, cpu_map, create_event, create_sdma, event_page, free, in_child, kio, map, map_on, open, reserve,
+    serial, topology_gpus, unmap, wait, Buf, Env, GTT, VRAM,
+};
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::sdma;
 use libc::c_void;
 use nix::errno::Errno;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The shared environment; the default topology has 2 GPUs.
@@ -22,181 +24,6 @@ fn env() -> &'static Env {
     let e = common::env();
     assert!(e.gpus.len() >= 2, "the default topology has 2 GPUs");
     e
-}
-
-struct Buf {
-    handle: u64,
-    va: u64,
-    size: u64,
-}
-
-const GTT: u32 = KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
-const VRAM: u32 = KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC;
-
-/// reserve VA → ALLOC(va) → mmap(render_fd, mmap_offset, MAP_FIXED).
-fn alloc_at(kfd: RawFd, render: RawFd, gpu: u32, va: u64, size: u64, flags: u32) -> Buf {
-    let mut a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: gpu, flags, ..Default::default() };
-    kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
-    cpu_map(render, va, size, a.mmap_offset);
-    Buf { handle: a.handle, va, size }
-}
-
-/// mmap(render_fd, offset) read-write, `MAP_FIXED` over our own reservation at `va`.
-fn cpu_map(render: RawFd, va: u64, size: u64, offset: u64) {
-    // SAFETY: maps over our own reservation.
-    let p = unsafe {
-        libc::mmap(
-            va as *mut c_void,
-            size as usize,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_FIXED,
-            render,
-            offset as i64,
-        )
-    };
-    assert_eq!(p as u64, va, "render-node mmap: {}", Errno::last());
-}
-
-fn alloc(gpu_idx: usize, size: u64, flags: u32) -> Buf {
-    let e = env();
-    alloc_at(e.kfd.as_raw_fd(), e.render[gpu_idx].as_raw_fd(), e.gpus[gpu_idx], reserve(size), size, flags)
-}
-
-fn map_on(kfd: RawFd, b: &Buf, gpus: &[u32]) -> Result<(), Errno> {
-    let mut a = kfd_ioctl_map_memory_to_gpu_args {
-        handle: b.handle,
-        device_ids_array_ptr: gpus.as_ptr() as u64,
-        n_devices: gpus.len() as u32,
-        n_success: 0,
-    };
-    kio(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut a)
-}
-
-fn map(b: &Buf, gpus: &[u32]) -> Result<(), Errno> {
-    map_on(env().kfd.as_raw_fd(), b, gpus)
-}
-
-fn unmap(b: &Buf, gpus: &[u32]) -> Result<(), Errno> {
-    let mut a = kfd_ioctl_unmap_memory_from_gpu_args {
-        handle: b.handle,
-        device_ids_array_ptr: gpus.as_ptr() as u64,
-        n_devices: gpus.len() as u32,
-        n_success: 0,
-    };
-    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &mut a)
-}
-
-fn free(b: &Buf) -> Result<(), Errno> {
-    let mut a = kfd_ioctl_free_memory_of_gpu_args { handle: b.handle };
-    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut a)
-}
-
-/// The dGPU event page: a 32 KiB GTT BO handed to the first CREATE_EVENT.
-fn event_page() -> u64 {
-    static PAGE: OnceLock<u64> = OnceLock::new();
-    *PAGE.get_or_init(|| {
-        let b = alloc(0, 32768, GTT);
-        map(&b, &env().gpus).unwrap();
-        let mut a = kfd_ioctl_create_event_args {
-            event_page_offset: b.handle,
-            event_type: KFD_IOC_EVENT_SIGNAL,
-            auto_reset: 1,
-            ..Default::default()
-        };
-        kio(env().kfd.as_raw_fd(), AMDKFD_IOC_CREATE_EVENT, &mut a).unwrap();
-        b.va
-    })
-}
-
-fn create_event(kind: u32, auto_reset: bool) -> kfd_ioctl_create_event_args {
-    let _ = event_page();
-    let mut a = kfd_ioctl_create_event_args { event_type: kind, auto_reset: auto_reset as u32, ..Default::default() };
-    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_CREATE_EVENT, &mut a).unwrap();
-    a
-}
-
-fn wait(ids: &[u32], timeout_ms: u32) -> (Result<(), Errno>, u32, Vec<kfd_event_data>) {
-    let mut evs: Vec<kfd_event_data> =
-        ids.iter().map(|i| kfd_event_data { event_id: *i, ..Default::default() }).collect();
-    let mut w = kfd_ioctl_wait_events_args {
-        events_ptr: evs.as_mut_ptr() as u64,
-        num_events: ids.len() as u32,
-        wait_for_all: 0,
-        timeout: timeout_ms,
-        wait_result: 99,
-    };
-    let r = kio(env().kfd.as_raw_fd(), AMDKFD_IOC_WAIT_EVENTS, &mut w);
-    (r, w.wait_result, evs)
-}
-
-struct Sdma {
-    ring: Buf,
-    ptrs: Buf,
-    doorbell: *mut u64,
-    queue_id: u32,
-    wptr: u64,
-}
-
-fn create_sdma(gpu_idx: usize) -> Sdma {
-    let e = env();
-    let ring = alloc(gpu_idx, 65536, GTT);
-    let ptrs = alloc(gpu_idx, 4096, GTT);
-    map(&ring, &e.gpus[gpu_idx..=gpu_idx]).unwrap();
-    map(&ptrs, &e.gpus[gpu_idx..=gpu_idx]).unwrap();
-    let mut q = kfd_ioctl_create_queue_args {
-        ring_base_address: ring.va,
-        ring_size: 65536,
-        gpu_id: e.gpus[gpu_idx],
-        queue_type: KFD_IOC_QUEUE_TYPE_SDMA,
-        queue_percentage: 100,
-        queue_priority: 15,
-        read_pointer_address: ptrs.va,
-        write_pointer_address: ptrs.va + 8,
-        ..Default::default()
-    };
-    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q).unwrap();
-    // SAFETY: maps the process doorbell slice of that GPU.
-    let base = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            8192,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            e.kfd.as_raw_fd(),
-            (q.doorbell_offset & !0x1fff) as i64,
-        )
-    };
-    assert_ne!(base, libc::MAP_FAILED, "doorbell mmap: {}", Errno::last());
-    Sdma {
-        ring,
-        ptrs,
-        doorbell: (base as u64 + (q.doorbell_offset & 0x1fff)) as *mut u64,
-        queue_id: q.queue_id,
-        wptr: 0,
-    }
-}
-
-impl Sdma {
-    fn submit(&mut self, dw: &[u32]) {
-        for (i, d) in dw.iter().enumerate() {
-            let off = (self.wptr + i as u64 * 4) & (self.ring.size - 1);
-            // SAFETY: the ring is CPU-mapped read-write.
-            unsafe { *((self.ring.va + off) as *mut u32) = *d };
-        }
-        self.wptr += dw.len() as u64 * 4;
-        // SAFETY: the wptr slot and the doorbell are mapped.
-        unsafe {
-            *((self.ptrs.va + 8) as *mut u64) = self.wptr;
-            std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
-            std::ptr::write_volatile(self.doorbell, self.wptr);
-        }
-    }
-
-    fn destroy(self) -> (Buf, Buf) {
-        let mut d = kfd_ioctl_destroy_queue_args { queue_id: self.queue_id, pad: 0 };
-        kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_QUEUE, &mut d).unwrap();
-        (self.ring, self.ptrs)
-    }
 }
 
 #[test]
@@ -350,8 +177,8 @@ fn sdma_copy_fence_trap_and_wait_events() {
     let src = alloc(0, 3 << 20, VRAM);
     // Destination: two BOs on GPU 1 adjacent in VA, so the copy crosses a mapping boundary.
     let region = reserve(3 << 20);
-    let dst_a = alloc_at(e.kfd.as_raw_fd(), e.render[1].as_raw_fd(), e.gpus[1], region, 2 << 20, VRAM);
-    let dst_b = alloc_at(e.kfd.as_raw_fd(), e.render[1].as_raw_fd(), e.gpus[1], region + (2 << 20), 1 << 20, VRAM);
+    let dst_a = alloc_at(1, region, 2 << 20, VRAM);
+    let dst_b = alloc_at(1, region + (2 << 20), 1 << 20, VRAM);
     let signal = alloc(0, 4096, GTT);
     for b in [&src, &dst_a, &dst_b, &signal] {
         map(b, &e.gpus).unwrap();

@@ -4,7 +4,7 @@
 pub mod raw_queue;
 
 use kfd_ioctl::kfd::{kfd_ioctl_acquire_vm_args, AMDKFD_IOC_ACQUIRE_VM};
-use libc::{c_ulong, c_void};
+use libc::{c_int, c_ulong, c_void};
 use nix::errno::Errno;
 use std::ffi::CString;
 use std::os::fd::AsRawFd;
@@ -33,16 +33,39 @@ pub fn open(path: &str) -> OwnedFd {
     unsafe { OwnedFd::from_raw_fd(fd) }
 }
 
-/// `ioctl(fd, req, a)` with the kernel's errno on failure.
-pub fn kio<T>(fd: RawFd, req: c_ulong, a: &mut T) -> Result<(), Errno> {
-    // SAFETY: `a` is a valid uapi struct of the size encoded in `req`.
-    let r = unsafe { libc::ioctl(fd, req, a as *mut T as *mut c_void) };
+/// The way into the kernel for the shared fixtures: `ioctl(2)`, reaching kfd-sim through
+/// LD_PRELOAD.
+fn sys_ioctl(fd: RawFd, req: c_ulong, arg: *mut c_void) -> Result<(), Errno> {
+    // SAFETY: `arg` is a valid uapi struct of the size encoded in `req` (see `kio`).
+    let r = unsafe { libc::ioctl(fd, req, arg) };
     if r < 0 {
         Err(Errno::last())
     } else {
         Ok(())
     }
 }
+
+/// The way into mmap for the shared fixtures: `mmap(2)`.
+fn sys_mmap(
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: RawFd,
+    off: i64,
+) -> Result<*mut c_void, Errno> {
+    // SAFETY: the fixtures map fresh ranges, or MAP_FIXED over their own reservations.
+    let p = unsafe { libc::mmap(addr, len, prot, flags, fd, off) };
+    if p == libc::MAP_FAILED {
+        Err(Errno::last())
+    } else {
+        Ok(p)
+    }
+}
+
+#[path = "../../kfd-sim/test-support/kfd_fixtures.rs"]
+pub mod fixtures;
+pub use fixtures::*;
 
 /// Reads the GPUs from the simulated sysfs: (gpu_id, render minor), in node order.
 pub fn topology_gpus() -> Vec<(u32, u32)> {
@@ -60,14 +83,6 @@ pub fn topology_gpus() -> Vec<(u32, u32)> {
         v.push((id, minor));
     }
     v
-}
-
-/// This process's KFD: `/dev/kfd` and, per GPU in node order, its render node bound by
-/// ACQUIRE_VM (as libhsakmt's `fmm_init_process_apertures`).
-pub struct Env {
-    pub kfd: OwnedFd,
-    pub render: Vec<OwnedFd>,
-    pub gpus: Vec<u32>,
 }
 
 /// The one [`Env`] of this test executable (one KFD process, as in a real process: a second
@@ -88,23 +103,6 @@ pub fn env() -> &'static Env {
         assert!(!gpus.is_empty());
         Env { kfd, render, gpus }
     })
-}
-
-/// An anonymous `PROT_NONE` reservation of `size` bytes (a VA range for GPU VA == CPU VA).
-pub fn reserve(size: u64) -> u64 {
-    // SAFETY: anonymous PROT_NONE reservation at a kernel-chosen address.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            size as usize,
-            libc::PROT_NONE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
-        )
-    };
-    assert_ne!(p, libc::MAP_FAILED);
-    p as u64
 }
 
 /// Forks; the child runs `f` and exits with its return value. Returns the child's exit status.

@@ -28,15 +28,32 @@ fn open_node(kind: DevKind) -> OwnedFd {
     fd
 }
 
-fn kio<T>(fd: RawFd, req: c_ulong, a: &mut T) -> Result<c_int, Errno> {
-    ioctl(fd, req, a as *mut T as *mut c_void)
+/// The way into the kernel for the shared fixtures: the model's ioctl entry point.
+fn sys_ioctl(fd: RawFd, req: c_ulong, arg: *mut c_void) -> Result<(), Errno> {
+    ioctl(fd, req, arg).map(|_| ())
 }
 
-struct Env {
-    kfd: OwnedFd,
-    render: Vec<OwnedFd>,
-    gpus: Vec<u32>,
+/// The way into mmap for the shared fixtures: the model's entry point for its files, the real
+/// syscall for anonymous reservations (no MAP_FIXED: a fresh reservation aliases nothing).
+fn sys_mmap(
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: RawFd,
+    off: i64,
+) -> Result<*mut c_void, Errno> {
+    if fd < 0 {
+        // SAFETY: an anonymous reservation at a kernel-chosen address.
+        unsafe { sys::mmap(addr, len, prot, flags, fd, off) }
+    } else {
+        mmap(addr, len, prot, flags, fd, off)
+    }
 }
+
+#[path = "../../test-support/kfd_fixtures.rs"]
+mod fixtures;
+use fixtures::*;
 
 /// One KFD process per test binary (as in a real process): opened once, VMs acquired.
 fn env() -> &'static Env {
@@ -55,80 +72,6 @@ fn env() -> &'static Env {
         Env { kfd, render, gpus: ids }
     })
 }
-
-/// Reserves `size` bytes of VA (PROT_NONE), like the runtime's SVM aperture.
-fn reserve(size: u64) -> u64 {
-    // SAFETY: no MAP_FIXED: a fresh reservation that aliases nothing.
-    unsafe {
-        sys::mmap(
-            std::ptr::null_mut(),
-            size as usize,
-            libc::PROT_NONE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
-        )
-    }
-    .unwrap() as u64
-}
-
-struct Buf {
-    handle: u64,
-    va: u64,
-    size: u64,
-}
-
-fn alloc(gpu_idx: usize, size: u64, flags: u32) -> Buf {
-    alloc_at(gpu_idx, reserve(size), size, flags)
-}
-
-fn alloc_at(gpu_idx: usize, va: u64, size: u64, flags: u32) -> Buf {
-    let e = env();
-    let mut a =
-        kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: e.gpus[gpu_idx], flags, ..Default::default() };
-    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
-    if flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM == 0 || flags & KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC != 0 {
-        let p = mmap(
-            va as *mut c_void,
-            size as usize,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_FIXED,
-            e.render[gpu_idx].as_raw_fd(),
-            a.mmap_offset as i64,
-        )
-        .unwrap();
-        assert_eq!(p as u64, va);
-    }
-    Buf { handle: a.handle, va, size }
-}
-
-fn map(b: &Buf, gpus: &[u32]) -> Result<c_int, Errno> {
-    let mut a = kfd_ioctl_map_memory_to_gpu_args {
-        handle: b.handle,
-        device_ids_array_ptr: gpus.as_ptr() as u64,
-        n_devices: gpus.len() as u32,
-        n_success: 0,
-    };
-    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut a)
-}
-
-fn unmap(b: &Buf, gpus: &[u32]) -> Result<c_int, Errno> {
-    let mut a = kfd_ioctl_unmap_memory_from_gpu_args {
-        handle: b.handle,
-        device_ids_array_ptr: gpus.as_ptr() as u64,
-        n_devices: gpus.len() as u32,
-        n_success: 0,
-    };
-    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &mut a)
-}
-
-fn free(b: &Buf) -> Result<c_int, Errno> {
-    let mut a = kfd_ioctl_free_memory_of_gpu_args { handle: b.handle };
-    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut a)
-}
-
-const GTT: u32 = KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
-const VRAM: u32 = KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC;
 
 #[test]
 fn version_and_apertures() {
@@ -157,7 +100,7 @@ fn acquire_vm_rules() {
     let kfd = e.kfd.as_raw_fd();
     // Same file again → 0; another render file of the same GPU → EBUSY.
     let mut a = kfd_ioctl_acquire_vm_args { drm_fd: e.render[0].as_raw_fd() as u32, gpu_id: e.gpus[0] };
-    assert_eq!(kio(kfd, AMDKFD_IOC_ACQUIRE_VM, &mut a), Ok(0));
+    assert_eq!(kio(kfd, AMDKFD_IOC_ACQUIRE_VM, &mut a), Ok(()));
     let other = open_node(DevKind::Render { minor: gpus::all()[0].drm_render_minor });
     a.drm_fd = other.as_raw_fd() as u32;
     assert_eq!(kio(kfd, AMDKFD_IOC_ACQUIRE_VM, &mut a), Err(Errno::EBUSY));
@@ -190,7 +133,7 @@ fn alloc_map_free_rules() {
     // CPU writes through the render-node mapping...
     // SAFETY: `b.va` is mapped read-write for `b.size` bytes.
     unsafe { std::ptr::write_bytes(b.va as *mut u8, 0x5a, b.size as usize) };
-    assert_eq!(map(&b, &e.gpus), Ok(0));
+    assert_eq!(map(&b, &e.gpus), Ok(()));
     // ...are seen through the GPUVM of both GPUs (peer mapping).
     for gpu in &e.gpus {
         let p = process::current();
@@ -232,12 +175,12 @@ fn alloc_map_free_rules() {
     kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut d).unwrap();
     let dbuf = Buf { handle: d.handle, va: c.va, size: 4096 };
     assert_eq!(map(&dbuf, &e.gpus[..1]), Err(Errno::EINVAL));
-    assert_eq!(free(&dbuf), Ok(0));
+    assert_eq!(free(&dbuf), Ok(()));
     // Unmap then free work.
-    assert_eq!(unmap(&b, &e.gpus), Ok(0));
-    assert_eq!(free(&b), Ok(0));
-    assert_eq!(unmap(&c, &e.gpus[..1]), Ok(0));
-    assert_eq!(free(&c), Ok(0));
+    assert_eq!(unmap(&b, &e.gpus), Ok(()));
+    assert_eq!(free(&b), Ok(()));
+    assert_eq!(unmap(&c, &e.gpus[..1]), Ok(()));
+    assert_eq!(free(&c), Ok(()));
     // Non-PUBLIC VRAM is not NO_CPU_ACCESS: libhsakmt's PROT_NONE private mapping is accepted
     // (amdgpu_gem_object_mmap's thunk workaround), a readable private one is COW (EINVAL).
     let mut a = kfd_ioctl_alloc_memory_of_gpu_args {
@@ -271,7 +214,7 @@ fn alloc_map_free_rules() {
     // ...and a VA-less BO cannot be GPU-mapped (EINVAL).
     let nova = Buf { handle: a.handle, va: 0, size: 4096 };
     assert_eq!(map(&nova, &e.gpus[..1]), Err(Errno::EINVAL));
-    assert_eq!(free(&nova), Ok(0));
+    assert_eq!(free(&nova), Ok(()));
 }
 
 #[test]
@@ -319,112 +262,11 @@ fn dmabuf_export_import_same_process() {
     free(&b).unwrap();
 }
 
-/// An SDMA queue with its ring, rptr/wptr page, doorbell and an event page.
-struct Sdma {
-    ring: Buf,
-    ptrs: Buf,
-    doorbell: *mut u64,
-    queue_id: u32,
-    wptr: u64,
-}
-
-fn event_page() -> (Buf, *mut u64) {
-    static PAGE: OnceLock<(u64, u64, u64)> = OnceLock::new();
-    let (h, va, sz) = *PAGE.get_or_init(|| {
-        let b = alloc(0, 32768, GTT);
-        map(&b, &env().gpus).unwrap();
-        let mut a = kfd_ioctl_create_event_args {
-            event_page_offset: b.handle,
-            event_type: KFD_IOC_EVENT_SIGNAL,
-            ..Default::default()
-        };
-        kio(env().kfd.as_raw_fd(), AMDKFD_IOC_CREATE_EVENT, &mut a).unwrap();
-        (b.handle, b.va, b.size)
-    });
-    (Buf { handle: h, va, size: sz }, va as *mut u64)
-}
-
-fn create_event(kind: u32, auto_reset: bool) -> kfd_ioctl_create_event_args {
-    let _ = event_page();
-    let mut a = kfd_ioctl_create_event_args { event_type: kind, auto_reset: auto_reset as u32, ..Default::default() };
-    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_CREATE_EVENT, &mut a).unwrap();
-    a
-}
-
-fn wait(ids: &[u32], timeout: u32) -> (Result<c_int, Errno>, u32, Vec<kfd_event_data>) {
-    let mut evs: Vec<kfd_event_data> =
-        ids.iter().map(|i| kfd_event_data { event_id: *i, ..Default::default() }).collect();
-    let mut w = kfd_ioctl_wait_events_args {
-        events_ptr: evs.as_mut_ptr() as u64,
-        num_events: ids.len() as u32,
-        wait_for_all: 0,
-        timeout,
-        wait_result: 99,
-    };
-    let r = kio(env().kfd.as_raw_fd(), AMDKFD_IOC_WAIT_EVENTS, &mut w);
-    (r, w.wait_result, evs)
-}
-
-fn create_sdma(gpu_idx: usize) -> Sdma {
-    let e = env();
-    let ring = alloc(gpu_idx, 65536, GTT);
-    let ptrs = alloc(gpu_idx, 4096, GTT);
-    map(&ring, &e.gpus[gpu_idx..gpu_idx + 1]).unwrap();
-    map(&ptrs, &e.gpus[gpu_idx..gpu_idx + 1]).unwrap();
-    let mut q = kfd_ioctl_create_queue_args {
-        ring_base_address: ring.va,
-        ring_size: 65536,
-        gpu_id: e.gpus[gpu_idx],
-        queue_type: KFD_IOC_QUEUE_TYPE_SDMA,
-        queue_percentage: 100,
-        queue_priority: 15,
-        read_pointer_address: ptrs.va,
-        write_pointer_address: ptrs.va + 8,
-        ..Default::default()
-    };
-    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q).unwrap();
-    assert_eq!(q.doorbell_offset >> 62, 3);
-    let base = mmap(
-        std::ptr::null_mut(),
-        8192,
-        libc::PROT_READ | libc::PROT_WRITE,
-        libc::MAP_SHARED,
-        e.kfd.as_raw_fd(),
-        (q.doorbell_offset & !0x1fff) as i64,
-    )
-    .unwrap();
-    let doorbell = (base as u64 + (q.doorbell_offset & 0x1fff)) as *mut u64;
-    Sdma { ring, ptrs, doorbell, queue_id: q.queue_id, wptr: 0 }
-}
-
-impl Sdma {
-    fn submit(&mut self, dw: &[u32]) {
-        for (i, d) in dw.iter().enumerate() {
-            let off = (self.wptr + i as u64 * 4) & (self.ring.size - 1);
-            // SAFETY: the ring is CPU-mapped read-write.
-            unsafe { *((self.ring.va + off) as *mut u32) = *d };
-        }
-        self.wptr += dw.len() as u64 * 4;
-        // SAFETY: wptr slot and doorbell are mapped.
-        unsafe {
-            *((self.ptrs.va + 8) as *mut u64) = self.wptr;
-            std::ptr::write_volatile(self.doorbell, self.wptr);
-        }
-    }
-
-    fn destroy(self) {
-        let mut d = kfd_ioctl_destroy_queue_args { queue_id: self.queue_id, pad: 0 };
-        kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_QUEUE, &mut d).unwrap();
-        let g = [process::current().state.lock().queues.len() as u32];
-        let _ = g;
-    }
-}
-
 #[test]
 fn sdma_copy_fence_trap_wait() {
     let _g = SERIAL.lock().unwrap();
     let e = env();
-    let (_page, slots) = event_page();
+    let slots = event_page() as *mut u64;
     let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
     let mut q = create_sdma(0);
     // Source on GPU 0, destination on GPU 1 (peer), 3 MiB crossing two destination BOs.
@@ -453,7 +295,7 @@ fn sdma_copy_fence_trap_wait() {
     sdma::trap(&mut dw, ev.event_id).unwrap();
     q.submit(&dw);
     let (r, res, _) = wait(&[ev.event_id], 5000);
-    assert_eq!((r, res), (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE));
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
     // SAFETY: mapped memory.
     unsafe {
         assert_eq!(*(signal.va as *const u32), 0x1234);
@@ -469,12 +311,12 @@ fn sdma_copy_fence_trap_wait() {
     }
     // Auto-reset: a second wait times out.
     let (r, res, _) = wait(&[ev.event_id], 0);
-    assert_eq!((r, res), (Ok(0), KFD_IOC_WAIT_RESULT_TIMEOUT));
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_TIMEOUT));
     // Unmapping the ring while the queue lives → EBUSY.
     assert_eq!(unmap(&q.ring, &e.gpus[..1]), Err(Errno::EBUSY));
     let ring = Buf { handle: q.ring.handle, va: q.ring.va, size: q.ring.size };
     q.destroy();
-    assert_eq!(unmap(&ring, &e.gpus[..1]), Ok(0));
+    assert_eq!(unmap(&ring, &e.gpus[..1]), Ok(()));
 }
 
 #[test]
@@ -491,7 +333,7 @@ fn sdma_fault_raises_memory_event() {
     sdma::copy_linear(&mut dw, dst.va, unmapped + 0x10, 64);
     q.submit(&dw);
     let (r, res, evs) = wait(&[mem_ev.event_id], 5000);
-    assert_eq!((r, res), (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE));
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
     let d = evs[0].memory_exception_data();
     assert_eq!((d.va, d.gpu_id, d.failure.NotPresent), (unmapped, e.gpus[1], 1));
     // The queue stopped: further work is not executed.
@@ -535,8 +377,8 @@ fn create_queue_checks_buffers() {
     q.ring_size = 65535;
     assert_eq!(kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q), Err(Errno::EINVAL));
     // The refcounts taken by failed attempts were released.
-    assert_eq!(unmap(&ring, &e.gpus[..1]), Ok(0));
-    assert_eq!(unmap(&ptrs, &e.gpus[..1]), Ok(0));
+    assert_eq!(unmap(&ring, &e.gpus[..1]), Ok(()));
+    assert_eq!(unmap(&ptrs, &e.gpus[..1]), Ok(()));
     free(&ring).unwrap();
     free(&ptrs).unwrap();
 }
@@ -547,7 +389,7 @@ fn wait_timeout_set_reset() {
     let ev = create_event(KFD_IOC_EVENT_SIGNAL, false);
     let t = std::time::Instant::now();
     let (r, res, _) = wait(&[ev.event_id], 30);
-    assert_eq!((r, res), (Ok(0), KFD_IOC_WAIT_RESULT_TIMEOUT));
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_TIMEOUT));
     assert!(t.elapsed() >= std::time::Duration::from_millis(29));
     let mut s = kfd_ioctl_set_event_args { event_id: ev.event_id, pad: 0 };
     kio(env().kfd.as_raw_fd(), AMDKFD_IOC_SET_EVENT, &mut s).unwrap();
@@ -566,7 +408,7 @@ fn wait_timeout_set_reset() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     kio(env().kfd.as_raw_fd(), AMDKFD_IOC_SET_EVENT, &mut s).unwrap();
     let (r, res, _) = h.join().unwrap();
-    assert_eq!((r, res), (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE));
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
 }
 
 // ------------------------------------------------------------------------------------------
@@ -659,7 +501,7 @@ fn gem_create_prime_gem_va_and_sdma_through_gem_mapping() {
     let dst = alloc(0, 65536, GTT);
     map(&dst, &e.gpus[..1]).unwrap();
     let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
-    let (_page, slots) = event_page();
+    let slots = event_page() as *mut u64;
     let mut q = create_sdma(0);
     let mut dw = Vec::new();
     sdma::copy_linear(&mut dw, dst.va, va, 65536);

@@ -1,0 +1,226 @@
+//! KFD fixtures shared by kfd-sim's in-process model tests (`kfd-sim/src/model/tests.rs`) and the
+//! integration tests that reach the model through real syscalls (`tests/common/mod.rs`): BOs,
+//! GPU mappings, the event page and events, SDMA queues. Included with `#[path]` by both.
+//!
+//! The including module provides the way into the kernel (the model's entry points, or libc):
+//! - `fn sys_ioctl(fd: RawFd, req: c_ulong, arg: *mut c_void) -> Result<(), Errno>`;
+//! - `fn sys_mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: RawFd, off: i64)
+//!   -> Result<*mut c_void, Errno>` (`fd` -1: an anonymous mapping);
+//! - `fn env() -> &'static Env`: the process's one KFD, opened and with its VMs acquired.
+
+use super::{env, sys_ioctl, sys_mmap};
+use kfd_ioctl::kfd::*;
+use libc::{c_ulong, c_void};
+use nix::errno::Errno;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::OnceLock;
+
+/// This process's KFD: `/dev/kfd` and, per GPU in node order, its render node bound by
+/// ACQUIRE_VM (as libhsakmt's `fmm_init_process_apertures`).
+pub struct Env {
+    pub kfd: OwnedFd,
+    pub render: Vec<OwnedFd>,
+    pub gpus: Vec<u32>,
+}
+
+/// `ioctl(fd, req, a)` with the kernel's errno on failure.
+pub fn kio<T>(fd: RawFd, req: c_ulong, a: &mut T) -> Result<(), Errno> {
+    sys_ioctl(fd, req, a as *mut T as *mut c_void)
+}
+
+/// An anonymous `PROT_NONE` reservation of `size` bytes (a VA range for GPU VA == CPU VA, like
+/// the runtime's SVM aperture).
+pub fn reserve(size: u64) -> u64 {
+    sys_mmap(
+        std::ptr::null_mut(),
+        size as usize,
+        libc::PROT_NONE,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+        -1,
+        0,
+    )
+    .expect("PROT_NONE reservation") as u64
+}
+
+pub struct Buf {
+    pub handle: u64,
+    pub va: u64,
+    pub size: u64,
+}
+
+pub const GTT: u32 = KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
+pub const VRAM: u32 = KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC;
+
+/// mmap(render_fd, offset) read-write, `MAP_FIXED` over our own reservation at `va`.
+pub fn cpu_map(render: RawFd, va: u64, size: u64, offset: u64) {
+    let p = sys_mmap(
+        va as *mut c_void,
+        size as usize,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_SHARED | libc::MAP_FIXED,
+        render,
+        offset as i64,
+    );
+    assert_eq!(p.map(|p| p as u64), Ok(va), "render-node mmap");
+}
+
+/// ALLOC(va) on GPU `gpu_idx` → mmap(render_fd, mmap_offset, MAP_FIXED) when the CPU may map
+/// it (GTT, or host-visible VRAM).
+pub fn alloc_at(gpu_idx: usize, va: u64, size: u64, flags: u32) -> Buf {
+    let e = env();
+    let mut a =
+        kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: e.gpus[gpu_idx], flags, ..Default::default() };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
+    if flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM == 0 || flags & KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC != 0 {
+        cpu_map(e.render[gpu_idx].as_raw_fd(), va, size, a.mmap_offset);
+    }
+    Buf { handle: a.handle, va, size }
+}
+
+/// reserve VA → [`alloc_at`].
+pub fn alloc(gpu_idx: usize, size: u64, flags: u32) -> Buf {
+    alloc_at(gpu_idx, reserve(size), size, flags)
+}
+
+/// MAP_MEMORY_TO_GPU of `b` on `gpus` through the KFD fd `kfd`.
+pub fn map_on(kfd: RawFd, b: &Buf, gpus: &[u32]) -> Result<(), Errno> {
+    let mut a = kfd_ioctl_map_memory_to_gpu_args {
+        handle: b.handle,
+        device_ids_array_ptr: gpus.as_ptr() as u64,
+        n_devices: gpus.len() as u32,
+        n_success: 0,
+    };
+    kio(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut a)
+}
+
+pub fn map(b: &Buf, gpus: &[u32]) -> Result<(), Errno> {
+    map_on(env().kfd.as_raw_fd(), b, gpus)
+}
+
+pub fn unmap(b: &Buf, gpus: &[u32]) -> Result<(), Errno> {
+    let mut a = kfd_ioctl_unmap_memory_from_gpu_args {
+        handle: b.handle,
+        device_ids_array_ptr: gpus.as_ptr() as u64,
+        n_devices: gpus.len() as u32,
+        n_success: 0,
+    };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &mut a)
+}
+
+pub fn free(b: &Buf) -> Result<(), Errno> {
+    let mut a = kfd_ioctl_free_memory_of_gpu_args { handle: b.handle };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut a)
+}
+
+/// The dGPU event page: a 32 KiB GTT BO handed to the first CREATE_EVENT, mapped on every GPU.
+/// Returns its VA: the event slots (u64 each).
+pub fn event_page() -> u64 {
+    static PAGE: OnceLock<u64> = OnceLock::new();
+    *PAGE.get_or_init(|| {
+        let b = alloc(0, 32768, GTT);
+        map(&b, &env().gpus).unwrap();
+        let mut a = kfd_ioctl_create_event_args {
+            event_page_offset: b.handle,
+            event_type: KFD_IOC_EVENT_SIGNAL,
+            auto_reset: 1,
+            ..Default::default()
+        };
+        kio(env().kfd.as_raw_fd(), AMDKFD_IOC_CREATE_EVENT, &mut a).unwrap();
+        b.va
+    })
+}
+
+/// CREATE_EVENT (after the event page exists).
+pub fn create_event(kind: u32, auto_reset: bool) -> kfd_ioctl_create_event_args {
+    let _ = event_page();
+    let mut a = kfd_ioctl_create_event_args { event_type: kind, auto_reset: auto_reset as u32, ..Default::default() };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_CREATE_EVENT, &mut a).unwrap();
+    a
+}
+
+/// WAIT_EVENTS on any of `ids`: (result, `wait_result`, the events' data).
+pub fn wait(ids: &[u32], timeout_ms: u32) -> (Result<(), Errno>, u32, Vec<kfd_event_data>) {
+    let mut evs: Vec<kfd_event_data> =
+        ids.iter().map(|i| kfd_event_data { event_id: *i, ..Default::default() }).collect();
+    let mut w = kfd_ioctl_wait_events_args {
+        events_ptr: evs.as_mut_ptr() as u64,
+        num_events: ids.len() as u32,
+        wait_for_all: 0,
+        timeout: timeout_ms,
+        wait_result: 99,
+    };
+    let r = kio(env().kfd.as_raw_fd(), AMDKFD_IOC_WAIT_EVENTS, &mut w);
+    (r, w.wait_result, evs)
+}
+
+/// An SDMA queue with its ring, rptr/wptr page and doorbell.
+pub struct Sdma {
+    pub ring: Buf,
+    pub ptrs: Buf,
+    pub doorbell: *mut u64,
+    pub queue_id: u32,
+    pub wptr: u64,
+}
+
+/// CREATE_QUEUE (SDMA, 64 KiB ring) on GPU `gpu_idx`, and its doorbell mapped.
+pub fn create_sdma(gpu_idx: usize) -> Sdma {
+    let e = env();
+    let ring = alloc(gpu_idx, 65536, GTT);
+    let ptrs = alloc(gpu_idx, 4096, GTT);
+    map(&ring, &e.gpus[gpu_idx..=gpu_idx]).unwrap();
+    map(&ptrs, &e.gpus[gpu_idx..=gpu_idx]).unwrap();
+    let mut q = kfd_ioctl_create_queue_args {
+        ring_base_address: ring.va,
+        ring_size: 65536,
+        gpu_id: e.gpus[gpu_idx],
+        queue_type: KFD_IOC_QUEUE_TYPE_SDMA,
+        queue_percentage: 100,
+        queue_priority: 15,
+        read_pointer_address: ptrs.va,
+        write_pointer_address: ptrs.va + 8,
+        ..Default::default()
+    };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q).unwrap();
+    assert_eq!(q.doorbell_offset >> 62, 3);
+    let base = sys_mmap(
+        std::ptr::null_mut(),
+        8192,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_SHARED,
+        e.kfd.as_raw_fd(),
+        (q.doorbell_offset & !0x1fff) as i64,
+    )
+    .expect("doorbell mmap");
+    Sdma {
+        ring,
+        ptrs,
+        doorbell: (base as u64 + (q.doorbell_offset & 0x1fff)) as *mut u64,
+        queue_id: q.queue_id,
+        wptr: 0,
+    }
+}
+
+impl Sdma {
+    /// Writes `dw` to the ring, then the wptr and the doorbell.
+    pub fn submit(&mut self, dw: &[u32]) {
+        for (i, d) in dw.iter().enumerate() {
+            let off = (self.wptr + i as u64 * 4) & (self.ring.size - 1);
+            // SAFETY: the ring is CPU-mapped read-write.
+            unsafe { *((self.ring.va + off) as *mut u32) = *d };
+        }
+        self.wptr += dw.len() as u64 * 4;
+        // SAFETY: the wptr slot and the doorbell are mapped.
+        unsafe {
+            *((self.ptrs.va + 8) as *mut u64) = self.wptr;
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+            std::ptr::write_volatile(self.doorbell, self.wptr);
+        }
+    }
+
+    /// DESTROY_QUEUE; gives back the ring and the pointers page (still allocated and mapped).
+    pub fn destroy(self) -> (Buf, Buf) {
+        let mut d = kfd_ioctl_destroy_queue_args { queue_id: self.queue_id, pad: 0 };
+        kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_QUEUE, &mut d).unwrap();
+        (self.ring, self.ptrs)
+    }
+}

@@ -84,43 +84,41 @@ static void access_rw(void *va, size_t n, int dev)
     CHECK(hipMemSetAccess(va, n, &d, 1));
 }
 
+/* One create/reserve/map/access/unmap/release/free cycle; returns the VA it reserved. */
+static void *cycle(const hipMemAllocationProp *p, size_t sz)
+{
+    hipMemGenericAllocationHandle_t h;
+    void *va = NULL;
+    CHECK(hipMemCreate(&h, sz, p, 0));
+    CHECK(hipMemAddressReserve(&va, sz, 0, NULL, 0));
+    CHECK(hipMemMap(va, sz, 0, h, 0));
+    access_rw(va, sz, 0);
+    CHECK(hipMemUnmap(va, sz));
+    CHECK(hipMemRelease(h));
+    CHECK(hipMemAddressFree(va, sz));
+    return va;
+}
+
 static void cycles(int n)
 {
     const size_t sz = 2 << 20;
     hipMemAllocationProp p = prop(0);
     double *t = malloc(sizeof(double) * n);
-    size_t free0, total;
-    void *first = NULL, *va = NULL;
-    hipMemGenericAllocationHandle_t h;
-    /* One warm-up cycle, then measure. */
-    for (int i = -1; i < n; i++) {
-        if (i == 0) {
-            CHECK(hipMemGetInfo(&free0, &total));
-        }
-        int fds = i == 0 ? fd_count() : 0;
-        double t0 = now_us();
-        CHECK(hipMemCreate(&h, sz, &p, 0));
-        CHECK(hipMemAddressReserve(&va, sz, 0, NULL, 0));
-        CHECK(hipMemMap(va, sz, 0, h, 0));
-        access_rw(va, sz, 0);
-        CHECK(hipMemUnmap(va, sz));
-        CHECK(hipMemRelease(h));
-        CHECK(hipMemAddressFree(va, sz));
-        if (i >= 0)
-            t[i] = now_us() - t0;
-        if (i == 0) {
-            first = va;
-            (void)fds;
-        }
-    }
+    size_t free0, free1, total;
+    void *first = cycle(&p, sz); /* warm-up: queues, first-use state */
+    CHECK(hipMemGetInfo(&free0, &total));
     int fds0 = fd_count();
-    size_t free1;
+    for (int i = 0; i < n; i++) {
+        double t0 = now_us();
+        cycle(&p, sz);
+        t[i] = now_us() - t0;
+    }
+    int fds1 = fd_count();
     CHECK(hipMemGetInfo(&free1, &total));
+    void *va = NULL;
     CHECK(hipMemAddressReserve(&va, sz, 0, NULL, 0));
-    char what[96];
-    snprintf(what, sizeof what, "2 MiB create..free cycle (target <= 50 us)");
-    report(what, t, n);
-    printf("  after %d cycles: VRAM free %zu -> %zu bytes, fds %d -> %d, VA %s\n", n, free0, free1, fds0, fd_count(),
+    report("2 MiB create..free cycle (target <= 50 us)", t, n);
+    printf("  after %d cycles: VRAM free %zu -> %zu bytes, fds %d -> %d, VA %s\n", n, free0, free1, fds0, fds1,
            va == first ? "handed out again at the same address" : "MOVED (leak?)");
     CHECK(hipMemAddressFree(va, sz));
     free(t);

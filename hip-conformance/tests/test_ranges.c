@@ -12,23 +12,28 @@
 
 #define BUF (4 * MiB)
 
-/* Offsets into a BUF-byte allocation and sizes to try with each. */
-/* (Not BUF itself: one past the end may be the next allocation's first byte.) */
+/* Offsets into a BUF-byte allocation (not BUF itself: one past the end may be the next
+ * allocation's first byte). */
 static const size_t offsets[] = {0, 1, 8, BUF / 2, BUF - 1};
 
-static size_t sizes_for(size_t off, uintptr_t base, size_t *out)
+struct range {
+    size_t off, len;
+};
+
+/* Every (offset, size) pair to try on a BUF-byte allocation at `base`: sizes 0, 1, to the end,
+ * one past it, BUF, near SIZE_MAX, 2^63, and two that wrap past 2^64 (to exactly 0 and to 8).
+ * Returns the number of pairs written to `out` (at most MAX_RANGES). */
+#define MAX_RANGES 64
+static size_t range_cases(uintptr_t base, struct range *out)
 {
     size_t n = 0;
-    out[n++] = 0;
-    out[n++] = 1;
-    out[n++] = BUF - off;     /* exactly to the end */
-    out[n++] = BUF - off + 1; /* one past */
-    out[n++] = BUF;
-    out[n++] = SIZE_MAX;
-    out[n++] = SIZE_MAX - 4;
-    out[n++] = SIZE_MAX - (base + off) + 1; /* wraps to exactly 0 */
-    out[n++] = SIZE_MAX - (base + off) + 9; /* wraps to 8 */
-    out[n++] = (size_t)1 << 63;
+    for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; i++) {
+        size_t off = offsets[i];
+        size_t lens[] = {0, 1, BUF - off, BUF - off + 1, BUF, SIZE_MAX, SIZE_MAX - 4,
+                         SIZE_MAX - (base + off) + 1, SIZE_MAX - (base + off) + 9, (size_t)1 << 63};
+        for (size_t j = 0; j < sizeof lens / sizeof lens[0]; j++)
+            out[n++] = (struct range){off, lens[j]};
+    }
     return n;
 }
 
@@ -76,22 +81,19 @@ TEST(ranges_copies_property)
     HIP_OK(hipMalloc((void **)&b, BUF));
     HIP_OK(hipHostMalloc((void **)&pinned, BUF, 0));
     char *pageable = xmalloc(BUF);
-    size_t sizes[16];
-    for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; i++) {
-        size_t off = offsets[i];
-        size_t n = sizes_for(off, (uintptr_t)a, sizes);
-        for (size_t j = 0; j < n; j++) {
-            size_t len = sizes[j];
-            EXPECT_RANGE(hipMemcpy(a + off, b, len, hipMemcpyDeviceToDevice), off, len);
-            EXPECT_RANGE(hipMemcpy(a, b + off, len, hipMemcpyDeviceToDevice), off, len);
-            EXPECT_RANGE(hipMemcpy(a + off, pinned, len, hipMemcpyHostToDevice), off, len);
-            EXPECT_RANGE(hipMemcpy(pinned, a + off, len, hipMemcpyDeviceToHost), off, len);
-            EXPECT_RANGE(hipMemcpy(a + off, pageable, len, hipMemcpyHostToDevice), off, len);
-            EXPECT_RANGE(hipMemcpy(pageable, a + off, len, hipMemcpyDeviceToHost), off, len);
-            EXPECT_RANGE(hipMemcpy(a + off, b, len, hipMemcpyDefault), off, len);
-            EXPECT_RANGE(hipMemcpyAsync(a + off, b, len, hipMemcpyDeviceToDevice, NULL), off, len);
-            EXPECT_RANGE(hipMemcpy(pinned + off, a, len, hipMemcpyDefault), off, len);
-        }
+    struct range r[MAX_RANGES];
+    size_t nr = range_cases((uintptr_t)a, r);
+    for (size_t k = 0; k < nr; k++) {
+        size_t off = r[k].off, len = r[k].len;
+        EXPECT_RANGE(hipMemcpy(a + off, b, len, hipMemcpyDeviceToDevice), off, len);
+        EXPECT_RANGE(hipMemcpy(a, b + off, len, hipMemcpyDeviceToDevice), off, len);
+        EXPECT_RANGE(hipMemcpy(a + off, pinned, len, hipMemcpyHostToDevice), off, len);
+        EXPECT_RANGE(hipMemcpy(pinned, a + off, len, hipMemcpyDeviceToHost), off, len);
+        EXPECT_RANGE(hipMemcpy(a + off, pageable, len, hipMemcpyHostToDevice), off, len);
+        EXPECT_RANGE(hipMemcpy(pageable, a + off, len, hipMemcpyDeviceToHost), off, len);
+        EXPECT_RANGE(hipMemcpy(a + off, b, len, hipMemcpyDefault), off, len);
+        EXPECT_RANGE(hipMemcpyAsync(a + off, b, len, hipMemcpyDeviceToDevice, NULL), off, len);
+        EXPECT_RANGE(hipMemcpy(pinned + off, a, len, hipMemcpyDefault), off, len);
     }
     HIP_OK(hipDeviceSynchronize());
     /* A bounded copy is exact: the bytes before and after are untouched. */
@@ -114,18 +116,15 @@ TEST(ranges_fills_property)
 {
     char *a = NULL;
     HIP_OK(hipMalloc((void **)&a, BUF));
-    size_t sizes[16];
-    for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; i++) {
-        size_t off = offsets[i];
-        size_t n = sizes_for(off, (uintptr_t)a, sizes);
-        for (size_t j = 0; j < n; j++) {
-            size_t len = sizes[j];
-            EXPECT_RANGE(hipMemset(a + off, 0x11, len), off, len);
-            EXPECT_RANGE(hipMemsetAsync(a + off, 0x11, len, NULL), off, len);
-            EXPECT_RANGE(hipMemsetD8((hipDeviceptr_t)(a + off), 0x22, len), off, len);
-            EXPECT_RANGE(hipMemsetD16((hipDeviceptr_t)(a + off), 0x3333, len / 2), off, len / 2 * 2);
-            EXPECT_RANGE(hipMemsetD32((hipDeviceptr_t)(a + off), 0x44444444, len / 4), off, len / 4 * 4);
-        }
+    struct range r[MAX_RANGES];
+    size_t nr = range_cases((uintptr_t)a, r);
+    for (size_t k = 0; k < nr; k++) {
+        size_t off = r[k].off, len = r[k].len;
+        EXPECT_RANGE(hipMemset(a + off, 0x11, len), off, len);
+        EXPECT_RANGE(hipMemsetAsync(a + off, 0x11, len, NULL), off, len);
+        EXPECT_RANGE(hipMemsetD8((hipDeviceptr_t)(a + off), 0x22, len), off, len);
+        EXPECT_RANGE(hipMemsetD16((hipDeviceptr_t)(a + off), 0x3333, len / 2), off, len / 2 * 2);
+        EXPECT_RANGE(hipMemsetD32((hipDeviceptr_t)(a + off), 0x44444444, len / 4), off, len / 4 * 4);
     }
     HIP_OK(hipDeviceSynchronize());
     /* A bounded fill is exact. */
@@ -147,16 +146,13 @@ TEST(ranges_peer_property)
     HIP_OK(hipSetDevice(1));
     HIP_OK(hipMalloc((void **)&b, BUF));
     HIP_OK(hipSetDevice(0));
-    size_t sizes[16];
-    for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; i++) {
-        size_t off = offsets[i];
-        size_t n = sizes_for(off, (uintptr_t)a, sizes);
-        for (size_t j = 0; j < n; j++) {
-            size_t len = sizes[j];
-            EXPECT_RANGE(hipMemcpyPeer(b + off, 1, a, 0, len), off, len);
-            EXPECT_RANGE(hipMemcpyPeer(b, 1, a + off, 0, len), off, len);
-            EXPECT_RANGE(hipMemcpyPeerAsync(a + off, 0, b, 1, len, NULL), off, len);
-        }
+    struct range r[MAX_RANGES];
+    size_t nr = range_cases((uintptr_t)a, r);
+    for (size_t k = 0; k < nr; k++) {
+        size_t off = r[k].off, len = r[k].len;
+        EXPECT_RANGE(hipMemcpyPeer(b + off, 1, a, 0, len), off, len);
+        EXPECT_RANGE(hipMemcpyPeer(b, 1, a + off, 0, len), off, len);
+        EXPECT_RANGE(hipMemcpyPeerAsync(a + off, 0, b, 1, len, NULL), off, len);
     }
     HIP_OK(hipDeviceSynchronize());
     HIP_OK(hipFree(a));

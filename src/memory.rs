@@ -119,7 +119,7 @@ impl Runtime {
     pub fn dmabuf_info(&self, fd: std::os::fd::RawFd) -> Result<DmabufInfo, hipError_t> {
         match self.kfd.get_dmabuf_info(fd) {
             Ok((size, gpu_id, flags)) => {
-                let owner = self.devices.iter().position(|d| d.gpu_id == gpu_id);
+                let owner = self.device_of_gpu(gpu_id);
                 Ok(DmabufInfo { size, owner, flags, foreign: false })
             }
             Err(Errno::EINVAL) => {

@@ -121,6 +121,11 @@ impl Runtime {
     pub fn device(&self, d: i32) -> Result<&Device, hipError_t> {
         usize::try_from(d).ok().and_then(|d| self.devices.get(d)).ok_or(hipError_t::hipErrorInvalidDevice)
     }
+
+    /// The HIP ordinal of the visible device with KFD `gpu_id`, if any.
+    pub fn device_of_gpu(&self, gpu_id: u32) -> Option<usize> {
+        self.devices.iter().position(|d| d.gpu_id == gpu_id)
+    }
 }
 
 /// `HIPKFD_SEQ_START=<n>` (decimal or `0x` hex; read once at init): the first sequence number of

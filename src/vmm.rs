@@ -742,7 +742,7 @@ impl Runtime {
             return Ok(c.id);
         }
         let (size, gpu_id, flags) = self.kfd.get_dmabuf_info(fd).map_err(|_| INVALID)?;
-        let owner = self.devices.iter().position(|d| d.gpu_id == gpu_id).unwrap_or(current);
+        let owner = self.device_of_gpu(gpu_id).unwrap_or(current);
         let handle = self.kfd.import_dmabuf(fd, self.devices[owner].gpu_id, 0).map_err(|e| {
             crate::log::hipkfd_log!("hipMemImportFromShareableHandle: IMPORT_DMABUF: {e}");
             INVALID

@@ -70,6 +70,12 @@
 #define hipDeviceScheduleMask 0x7
 #define hipDeviceMapHost 0x8
 #define hipDeviceLmemResizeToMax 0x10
+#define HIP_GET_PROC_ADDRESS_DEFAULT 0x0
+#define HIP_GET_PROC_ADDRESS_LEGACY_STREAM 0x1
+#define HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 0x2
+#define hipEnableDefault 0x0
+#define hipEnableLegacyStream 0x1
+#define hipEnablePerThreadDefaultStream 0x2
 #define hipCpuDeviceId ((int)-1)
 #define hipInvalidDeviceId ((int)-2)
 
@@ -428,6 +434,41 @@ typedef enum hipChannelFormatKind {
   hipChannelFormatKindNone = 3
 } hipChannelFormatKind;
 
+typedef enum hipFuncCache_t {
+  hipFuncCachePreferNone = 0,
+  hipFuncCachePreferShared = 1,
+  hipFuncCachePreferL1 = 2,
+  hipFuncCachePreferEqual = 3
+} hipFuncCache_t;
+
+typedef enum hipSharedMemConfig {
+  hipSharedMemBankSizeDefault = 0,
+  hipSharedMemBankSizeFourByte = 1,
+  hipSharedMemBankSizeEightByte = 2
+} hipSharedMemConfig;
+
+typedef enum hipLimit_t {
+  hipLimitStackSize = 0,
+  hipLimitPrintfFifoSize = 1,
+  hipLimitMallocHeapSize = 2,
+  hipExtLimitScratchMin = 4096,
+  hipExtLimitScratchMax = 4097,
+  hipExtLimitScratchCurrent = 4098,
+  hipLimitRange = 4099
+} hipLimit_t;
+
+typedef enum hipDriverProcAddressQueryResult {
+  HIP_GET_PROC_ADDRESS_SUCCESS = 0,
+  HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+  HIP_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
+} hipDriverProcAddressQueryResult;
+
+typedef enum hipDriverEntryPointQueryResult {
+  hipDriverEntryPointSuccess = 0,
+  hipDriverEntryPointSymbolNotFound = 1,
+  hipDriverEntryPointVersionNotSufficent = 2
+} hipDriverEntryPointQueryResult;
+
 /* An anonymous union is C11 and C++; __extension__ lets GCC and Clang accept it in C99 too. */
 #if defined(__GNUC__) && !defined(__cplusplus)
 #define HIP_ANONYMOUS_UNION __extension__
@@ -573,6 +614,9 @@ typedef struct ihipMemGenericAllocationHandle ihipMemGenericAllocationHandle;
 // Opaque stream object behind [`hipStream_t`] (`typedef struct ihipStream_t* hipStream_t;`).
 // The runtime casts its own stream objects to and from this pointer type.
 typedef struct ihipStream_t ihipStream_t;
+
+// Context handle (a device, in AMD's implementation).
+typedef struct ihipCtx_t *hipCtx_t;
 
 // Device ordinal (`typedef int hipDevice_t;`).
 typedef int hipDevice_t;
@@ -827,8 +871,13 @@ typedef struct hipPointerAttribute_t {
   unsigned int allocationFlags;
 } hipPointerAttribute_t;
 
-// Context handle (a device, in AMD's implementation).
-typedef struct ihipCtx_t *hipCtx_t;
+// Host function run in stream order (`hipLaunchHostFunc`):
+// `typedef void (*hipHostFn_t)(void* userData);`.
+typedef void (*hipHostFn_t)(void *userData);
+
+// Stream callback (`hipStreamAddCallback`):
+// `typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void* userData);`.
+typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void *userData);
 
 // A physical VMM chunk (`typedef struct ihipMemGenericAllocationHandle*
 // hipMemGenericAllocationHandle_t;`). The runtime's values are ids, never dereferenced.
@@ -843,6 +892,57 @@ typedef struct hipMemAccessDesc {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// `hipCtxCreate`: pushes `device`'s (primary) context on this thread's stack, makes it current
+// and sets the device's flags to `flags` (what `hipGetDeviceFlags` then reports, clr).
+// Errors: `hipErrorInvalidValue` (null `ctx`, `device` not a device, as clr).
+hipError_t hipCtxCreate(hipCtx_t *ctx, unsigned int flags, hipDevice_t device);
+
+// `hipCtxDestroy`: pops `ctx` if it is on top of this thread's stack (a primary context itself
+// lives as long as the process). Errors: `hipErrorInvalidValue` (null),
+// `hipErrorInvalidContext` (not a context).
+hipError_t hipCtxDestroy(hipCtx_t ctx);
+
+// `hipCtxPushCurrent`: pushes `ctx` and makes its device current. Errors:
+// `hipErrorInvalidContext` (null or not a context).
+hipError_t hipCtxPushCurrent(hipCtx_t ctx);
+
+// `hipCtxPopCurrent`: pops this thread's top context into `*ctx` (if `ctx` is not null); the
+// new top's device becomes current. Errors: `hipErrorInvalidContext` (empty stack).
+hipError_t hipCtxPopCurrent(hipCtx_t *ctx);
+
+// `hipCtxSetCurrent`: replaces this thread's top context with `ctx` and makes its device
+// current; null pops the top (clr). Errors: `hipErrorInvalidContext` (not a context).
+hipError_t hipCtxSetCurrent(hipCtx_t ctx);
+
+// `hipCtxGetDevice`: the current context's device. Errors: `hipErrorInvalidValue` (null).
+hipError_t hipCtxGetDevice(hipDevice_t *device);
+
+// `hipCtxSynchronize`: waits for all work of the current context's device (CUDA's
+// `cuCtxSynchronize`; clr returns `hipErrorNotSupported`), then reports a VM fault as
+// `hipDeviceSynchronize` does.
+hipError_t hipCtxSynchronize(void);
+
+// `hipCtxGetApiVersion`: not supported, as in clr. Errors: `hipErrorInvalidValue` (null
+// `apiVersion`), `hipErrorInvalidContext` (not a context), else `hipErrorNotSupported`.
+hipError_t hipCtxGetApiVersion(hipCtx_t ctx, int *apiVersion);
+
+// `hipDevicePrimaryCtxRelease`: primary contexts live as long as the process; this only checks
+// `dev`. Errors: `hipErrorInvalidDevice`.
+hipError_t hipDevicePrimaryCtxRelease(hipDevice_t dev);
+
+// `hipDevicePrimaryCtxGetState`: `*flags` = 0 (clr) and `*active` = 1 once the device has a
+// stream (its null stream included), else 0; either pointer may be null. Errors:
+// `hipErrorInvalidDevice`.
+hipError_t hipDevicePrimaryCtxGetState(hipDevice_t dev, unsigned int *flags, int *active);
+
+// `hipDevicePrimaryCtxSetFlags`: a primary context is always active, so its flags cannot
+// change (clr). Errors: `hipErrorInvalidDevice`, else `hipErrorContextAlreadyInUse`.
+hipError_t hipDevicePrimaryCtxSetFlags(hipDevice_t dev, unsigned int flags);
+
+// `hipDevicePrimaryCtxReset`: checks `dev` and returns, as clr does (use `hipDeviceReset` to
+// release a device's resources). Errors: `hipErrorInvalidDevice`.
+hipError_t hipDevicePrimaryCtxReset(hipDevice_t dev);
 
 // `hipInit`: initialises the runtime. `flags` must be 0 (`hipErrorInvalidValue`);
 // `hipErrorNoDevice` when there is no KFD or no GPU.
@@ -876,8 +976,10 @@ hipError_t hipGetDevicePropertiesR0600(struct hipDeviceProp_tR0600 *prop, int de
 // `hipGetDevicePropertiesR0000`: the ROCm 5 layout of `hipDeviceProp_t`.
 hipError_t hipGetDevicePropertiesR0000(struct hipDeviceProp_tR0000 *prop, int device);
 
-// `hipDeviceGetAttribute`. Errors: `hipErrorInvalidValue` (null `pi`, unknown attribute),
-// `hipErrorInvalidDevice`.
+// `hipDeviceGetAttribute`. `hipDeviceAttributeHdpMemFlushCntl` / `HdpRegFlushCntl` store a
+// pointer (`unsigned int*`, 8 bytes) through `pi`, as clr does: the HDP flush registers in the
+// device's MMIO remap page, equal to `hipDeviceProp_t.hdpMemFlushCntl` / `hdpRegFlushCntl`.
+// Errors: `hipErrorInvalidValue` (null `pi`, unknown attribute), `hipErrorInvalidDevice`.
 hipError_t hipDeviceGetAttribute(int *pi, hipDeviceAttribute_t attr, int device);
 
 // `hipMemGetInfo`: free and total VRAM of the current device, bytes (`AMDKFD_IOC_AVAILABLE_MEMORY`
@@ -889,6 +991,107 @@ hipError_t hipDriverGetVersion(int *driverVersion);
 
 // `hipRuntimeGetVersion`. Null: `hipErrorInvalidValue`.
 hipError_t hipRuntimeGetVersion(int *runtimeVersion);
+
+// `hipDeviceTotalMem`: VRAM of `device`, bytes (= `totalGlobalMem`). Errors (clr order):
+// `hipErrorInvalidDevice`, then `hipErrorInvalidValue` (null `bytes`).
+hipError_t hipDeviceTotalMem(size_t *bytes, hipDevice_t device);
+
+// `hipDeviceComputeCapability`: the gfx major and minor (9, 0 for gfx90a). Errors (clr order):
+// `hipErrorInvalidDevice`, then `hipErrorInvalidValue` (a null out-pointer).
+hipError_t hipDeviceComputeCapability(int *major, int *minor, hipDevice_t device);
+
+// `hipDeviceGetName`: the product name (`hipDeviceProp_t.name`) into `name[len]`, truncated
+// to `len - 1` bytes. Errors (clr order): `hipErrorInvalidDevice`, then `hipErrorInvalidValue`
+// (null `name`, `len` ≤ 0).
+hipError_t hipDeviceGetName(char *name, int len, hipDevice_t device);
+
+// `hipDeviceGetUuid`: the 16 bytes of `hipDeviceProp_t.uuid` (ROCr's `GPU-<unique_id>` form).
+// Errors (clr order): `hipErrorInvalidDevice`, then `hipErrorInvalidValue` (null).
+hipError_t hipDeviceGetUuid(hipUUID *uuid, hipDevice_t device);
+
+// `hipDeviceGetPCIBusId`: `DDDD:BB:DD.F` into `pciBusId[len]` (13 bytes with the NUL), as
+// `snprintf` writes it. Errors (clr order): `hipErrorInvalidDevice`; `hipErrorInvalidValue`
+// for a null buffer, and for `len` ≤ 12 (after writing the truncated string, as clr does;
+// `len` ≤ 0 writes nothing).
+hipError_t hipDeviceGetPCIBusId(char *pciBusId, int len, int device);
+
+// `hipDeviceGetByPCIBusId`: the ordinal of the device at `pciBusIdstr` (`DDDD:BB:DD.F`, or
+// `BB:DD.F` for domain 0). Errors: `hipErrorInvalidValue` (null arguments, unparsable string,
+// no such device), as clr.
+hipError_t hipDeviceGetByPCIBusId(int *device, const char *pciBusIdstr);
+
+// `hipChooseDeviceR0600` (`hipChooseDevice` in ROCm ≥ 6 headers). Errors:
+// `hipErrorInvalidValue` (null arguments).
+hipError_t hipChooseDeviceR0600(int *device, const struct hipDeviceProp_tR0600 *properties);
+
+// `hipChooseDeviceR0000`: [`hipChooseDeviceR0600`] with the ROCm 5 property layout.
+hipError_t hipChooseDeviceR0000(int *device, const struct hipDeviceProp_tR0000 *properties);
+
+// `hipGetDeviceFlags`: the current device's flags (`hipSetDeviceFlags`' schedule bits, or
+// what `hipCtxCreate` gave). Errors: `hipErrorInvalidValue` (null).
+hipError_t hipGetDeviceFlags(unsigned int *flags);
+
+// `hipSetDeviceFlags`: at most one `hipDeviceSchedule*` bit, plus `hipDeviceMapHost` and
+// `hipDeviceLmemResizeToMax`; the schedule bits are stored (clr keeps `flags &
+// hipDeviceScheduleMask`). hipkfd always waits by sleeping on KFD events, so the schedule does
+// not change behaviour. Errors: `hipErrorInvalidValue` (two schedule bits, unknown bits).
+hipError_t hipSetDeviceFlags(unsigned int flags);
+
+// `hipDeviceGetCacheConfig`: what `hipDeviceSetCacheConfig` last stored on the current device
+// (default `hipFuncCachePreferNone`). Errors: `hipErrorInvalidValue` (null).
+hipError_t hipDeviceGetCacheConfig(hipFuncCache_t *cacheConfig);
+
+// `hipDeviceSetCacheConfig`: accepted and stored, no effect (AMD GPUs have a fixed L1/LDS
+// split; HIP documents it as a no-op). Errors: `hipErrorInvalidValue` (not a `hipFuncCache_t`).
+hipError_t hipDeviceSetCacheConfig(hipFuncCache_t cacheConfig);
+
+// `hipDeviceGetSharedMemConfig`: always `hipSharedMemBankSizeFourByte` (clr; LDS banks are
+// 4 bytes wide). Errors: `hipErrorInvalidValue` (null).
+hipError_t hipDeviceGetSharedMemConfig(hipSharedMemConfig *pConfig);
+
+// `hipDeviceSetSharedMemConfig`: accepted, no effect (clr). Errors: `hipErrorInvalidValue`
+// (not a `hipSharedMemConfig`).
+hipError_t hipDeviceSetSharedMemConfig(hipSharedMemConfig config);
+
+// `hipDeviceGetLimit` on the current device: `hipLimitStackSize` (default 1024),
+// `hipLimitMallocHeapSize` (default 8 MiB). Errors (clr): `hipErrorInvalidValue` (null, `limit`
+// ≥ `hipLimitRange`), `hipErrorUnsupportedLimit` (any other limit: printf FIFO, scratch,
+// negative values).
+hipError_t hipDeviceGetLimit(size_t *pValue, hipLimit_t limit);
+
+// `hipDeviceSetLimit` on the current device: the stack size (≤ 128 KiB - 16, rounded up to 16)
+// and the device heap size (< VRAM) are stored, as clr does; hipkfd runs no kernels yet, so
+// neither is used. Errors (clr): `hipErrorInvalidValue` (`limit` ≥ `hipLimitRange`, value out
+// of range), `hipErrorUnsupportedLimit` (other limits).
+hipError_t hipDeviceSetLimit(hipLimit_t limit, size_t value);
+
+// `hipSetValidDevices` (clr): `len` 0 is a no-op; otherwise every entry must be a device, and
+// the first becomes current unless this thread already called `hipSetDevice`. Errors:
+// `hipErrorInvalidValue` (null list, `len` < 0 or > count), `hipErrorInvalidDevice`.
+hipError_t hipSetValidDevices(int *device_arr, int len);
+
+// `hipGetProcAddress` (ROCm 6.1+ prototype): `*pfn` = hipkfd's own entry point named `symbol`
+// (`hipGetDeviceProperties` and `hipChooseDevice` mean their `R0600` versions when
+// `hipVersion` ≥ 600, as clr). `flags` and a lower `hipVersion` select nothing else: every
+// export of ours has one version. `symbolStatus` (optional) gets
+// `HIP_GET_PROC_ADDRESS_SUCCESS` or `_SYMBOL_NOT_FOUND`. Errors: `hipErrorInvalidValue` (null
+// or empty `symbol`, null `pfn`, not found; clr `hip_device.cpp`).
+hipError_t hipGetProcAddress(const char *symbol,
+                             void **pfn,
+                             int hipVersion,
+                             uint64_t flags,
+                             hipDriverProcAddressQueryResult *symbolStatus);
+
+// `hipGetDriverEntryPoint` (ROCm 7.1): `*funcPtr` = hipkfd's own entry point named `symbol`;
+// with `hipEnablePerThreadDefaultStream` the `_spt` variant if there is one (hipkfd has none,
+// so the plain one, as clr falls back). `driverStatus` (optional): `hipDriverEntryPointSuccess`
+// or `..SymbolNotFound`. Errors: `hipErrorInvalidValue` (null or empty `symbol`, null
+// `funcPtr`, `flags` not one of `hipEnableDefault`/`LegacyStream`/`PerThreadDefaultStream`,
+// not found; clr `hip_device_runtime.cpp`).
+hipError_t hipGetDriverEntryPoint(const char *symbol,
+                                  void **funcPtr,
+                                  uint64_t flags,
+                                  hipDriverEntryPointQueryResult *driverStatus);
 
 // `hipError_t hipGetLastError(void)`: returns the last error recorded by a HIP call on this
 // thread and resets it to `hipSuccess`.
@@ -932,6 +1135,11 @@ hipError_t hipEventCreate(hipEvent_t *event);
 // `hipEventRecord`: records the event at the current end of `stream` (null: the current device's
 // null stream). Errors: `hipErrorInvalidHandle` (null/unknown event or stream).
 hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream);
+
+// `hipEventRecordWithFlags`: [`hipEventRecord`] with `flags` `hipEventRecordDefault` or
+// `hipEventRecordExternal` (which matters only in stream capture; a plain record here). Errors:
+// as `hipEventRecord`; `hipErrorInvalidValue` for other flags.
+hipError_t hipEventRecordWithFlags(hipEvent_t event, hipStream_t stream, unsigned int flags);
 
 // `hipEventSynchronize`: waits for the last record (never recorded: returns at once).
 hipError_t hipEventSynchronize(hipEvent_t event);
@@ -1186,6 +1394,9 @@ hipError_t hipMemcpyPeerAsync(void *dst,
                               size_t sizeBytes,
                               hipStream_t stream);
 
+// `hipDeviceGetStreamPriorityRange`: least 1, greatest -1 (clr); either pointer may be null.
+hipError_t hipDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
+
 // `hipStreamCreate`: a blocking stream on the current device. Null: `hipErrorInvalidValue`.
 hipError_t hipStreamCreate(hipStream_t *stream);
 
@@ -1213,11 +1424,46 @@ hipError_t hipStreamQuery(hipStream_t stream);
 // null or unknown event: `hipErrorInvalidHandle`.
 hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags);
 
-// `hipStreamGetFlags`.
+// `hipStreamGetFlags`. Errors (clr): `hipErrorInvalidValue` (null `flags`, and the null
+// stream, `Unit_hipStreamGetFlags_Negative`), `hipErrorContextIsDestroyed` (unknown stream).
 hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int *flags);
 
 // `hipStreamGetPriority`.
 hipError_t hipStreamGetPriority(hipStream_t stream, int *priority);
+
+// `hipStreamGetDevice`: the stream's device (null stream: the current device). Errors:
+// `hipErrorInvalidValue` (null `device`), `hipErrorContextIsDestroyed` (unknown stream).
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device);
+
+// `hipLaunchHostFunc`: `fn(userData)` runs on a runtime thread after all work queued on
+// `stream` so far, and work queued on `stream` later starts only after it has returned. The
+// function must not call HIP APIs that wait for GPU work (CUDA's rule; host functions run one at
+// a time). Errors: `hipErrorInvalidValue` (null `fn`), `hipErrorContextIsDestroyed` (unknown
+// stream), `hipErrorOutOfMemory`.
+hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn_, void *userData);
+
+// `hipStreamAddCallback`: [`hipLaunchHostFunc`] whose function also gets the stream (the
+// handle as passed) and the status (`hipSuccess`). Errors: `hipErrorInvalidValue` (null
+// `callback`, `flags` ≠ 0), `hipErrorContextIsDestroyed` (unknown stream).
+hipError_t hipStreamAddCallback(hipStream_t stream,
+                                hipStreamCallback_t callback,
+                                void *userData,
+                                unsigned int flags);
+
+// `hipExtStreamCreateWithCUMask`: a blocking stream on the current device that records
+// `cuMask[cuMaskSize]` (hipkfd's streams run on SDMA queues, which have no CUs, so the mask only
+// answers `hipExtStreamGetCUMask`). Errors (clr order): `hipErrorInvalidHandle` (null
+// `stream`), `hipErrorInvalidValue` (`cuMaskSize` 0, null `cuMask`).
+hipError_t hipExtStreamCreateWithCUMask(hipStream_t *stream,
+                                        uint32_t cuMaskSize,
+                                        const uint32_t *cuMask);
+
+// `hipExtStreamGetCUMask`: the CUs `stream` may use, 32 a word, into `cuMask[cuMaskSize]`:
+// all CUs of the current device for the null stream or a stream without a mask, else the
+// stream's mask AND all CUs (all CUs again if that is empty), as clr. Errors:
+// `hipErrorInvalidValue` (null `cuMask`, `cuMaskSize` below the device's CUs / 32),
+// `hipErrorContextIsDestroyed` (unknown stream).
+hipError_t hipExtStreamGetCUMask(hipStream_t stream, uint32_t cuMaskSize, uint32_t *cuMask);
 
 // `hipMemGetAllocationGranularity`: the granularity (bytes) of chunks with properties `prop`:
 // 4 KiB (`hipMemAllocationGranularityMinimum`) or 2 MiB (`...Recommended`). Errors:

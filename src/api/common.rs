@@ -64,6 +64,18 @@ pub fn slice_in<'a, T>(p: *const T, n: usize) -> Result<&'a [T], hipError_t> {
 
 thread_local! {
     static CURRENT: Cell<usize> = const { Cell::new(0) };
+    /// Whether this thread called `hipSetDevice` (clr `tls.isSetDeviceCalled`).
+    static SET_CALLED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Records that this thread chose its device with `hipSetDevice`.
+pub fn mark_device_set() {
+    SET_CALLED.with(|c| c.set(true));
+}
+
+/// Whether this thread called `hipSetDevice` (`hipSetValidDevices` then leaves it alone).
+pub fn device_was_set() -> bool {
+    SET_CALLED.with(|c| c.get())
 }
 
 /// The calling thread's current device (`hipSetDevice`), default 0.

@@ -3,6 +3,7 @@
 #![allow(non_snake_case)]
 
 pub mod common;
+pub mod context;
 pub mod device;
 pub mod device_props;
 pub mod error;

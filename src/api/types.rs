@@ -374,6 +374,64 @@ c_enum! {
     }
 }
 
+c_enum! {
+    /// `hipFuncCache_t` (`hip_runtime_api.h`): L1/LDS split preference (`hipDeviceSetCacheConfig`).
+    pub struct hipFuncCache_t {
+        /// No preference (default).
+        hipFuncCachePreferNone = 0,
+        hipFuncCachePreferShared = 1,
+        hipFuncCachePreferL1 = 2,
+        hipFuncCachePreferEqual = 3,
+    }
+}
+
+c_enum! {
+    /// `hipSharedMemConfig` (`hip_runtime_api.h`): LDS bank width (`hipDeviceSetSharedMemConfig`).
+    pub struct hipSharedMemConfig {
+        hipSharedMemBankSizeDefault = 0,
+        hipSharedMemBankSizeFourByte = 1,
+        hipSharedMemBankSizeEightByte = 2,
+    }
+}
+
+c_enum! {
+    /// `hipLimit_t` (`hip_runtime_api.h`, ROCm 7 values): `hipDeviceGetLimit`/`hipDeviceSetLimit`.
+    pub struct hipLimit_t {
+        /// Per-thread stack size, bytes.
+        hipLimitStackSize = 0x0,
+        /// Device `printf` FIFO size, bytes (not supported on AMD).
+        hipLimitPrintfFifoSize = 0x01,
+        /// Device `malloc` heap size, bytes.
+        hipLimitMallocHeapSize = 0x02,
+        /// Scratch limits (MI300+; not supported by hipkfd).
+        hipExtLimitScratchMin = 0x1000,
+        hipExtLimitScratchMax = 0x1001,
+        hipExtLimitScratchCurrent = 0x1002,
+        /// One past the last limit.
+        hipLimitRange = 0x1003,
+    }
+}
+
+c_enum! {
+    /// `hipDriverProcAddressQueryResult` (`hip_runtime_api.h`): `hipGetProcAddress`'s
+    /// `symbolStatus`.
+    pub struct hipDriverProcAddressQueryResult {
+        HIP_GET_PROC_ADDRESS_SUCCESS = 0,
+        HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+        HIP_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2,
+    }
+}
+
+c_enum! {
+    /// `hipDriverEntryPointQueryResult` (`hip_runtime_api.h`, ROCm 7.1): `hipGetDriverEntryPoint`'s
+    /// `driverStatus` (AMD's spelling of "Sufficent").
+    pub struct hipDriverEntryPointQueryResult {
+        hipDriverEntryPointSuccess = 0,
+        hipDriverEntryPointSymbolNotFound = 1,
+        hipDriverEntryPointVersionNotSufficent = 2,
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Opaque handles and scalar typedefs
 // ---------------------------------------------------------------------------------------------
@@ -404,6 +462,13 @@ pub type hipCtx_t = *mut ihipCtx_t;
 pub type hipDeviceptr_t = *mut c_void;
 /// Device ordinal (`typedef int hipDevice_t;`).
 pub type hipDevice_t = c_int;
+/// Host function run in stream order (`hipLaunchHostFunc`):
+/// `typedef void (*hipHostFn_t)(void* userData);`.
+pub type hipHostFn_t = Option<unsafe extern "C" fn(userData: *mut c_void)>;
+/// Stream callback (`hipStreamAddCallback`):
+/// `typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void* userData);`.
+pub type hipStreamCallback_t =
+    Option<unsafe extern "C" fn(stream: hipStream_t, status: hipError_t, userData: *mut c_void)>;
 
 // Pointer-valued macros; cbindgen cannot emit them, so the prelude does.
 macro_rules! hidden_from_cbindgen {
@@ -1320,6 +1385,15 @@ c_defines! {
     pub const hipDeviceMapHost: c_uint = 0x8;
     pub const hipDeviceLmemResizeToMax: c_uint = 0x10;
 
+    /// `hipGetProcAddress` flags (`hip_runtime_api.h`).
+    pub const HIP_GET_PROC_ADDRESS_DEFAULT: u64 = 0x0;
+    pub const HIP_GET_PROC_ADDRESS_LEGACY_STREAM: u64 = 0x1;
+    pub const HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: u64 = 0x2;
+    /// `hipGetDriverEntryPoint` flags (`hip_runtime_api.h`, ROCm 7.1).
+    pub const hipEnableDefault: u64 = 0x0;
+    pub const hipEnableLegacyStream: u64 = 0x1;
+    pub const hipEnablePerThreadDefaultStream: u64 = 0x2;
+
     /// Device ordinal meaning "the CPU" (`#define hipCpuDeviceId ((int)-1)`).
     pub const hipCpuDeviceId: c_int = -1;
     /// Invalid device ordinal (`#define hipInvalidDeviceId ((int)-2)`).
@@ -1392,6 +1466,11 @@ pub fn c_header_prelude() -> String {
         ("hipExternalMemoryHandleType", ints(hipExternalMemoryHandleType::ENUMERATORS)),
         ("hipExternalSemaphoreHandleType", ints(hipExternalSemaphoreHandleType::ENUMERATORS)),
         ("hipChannelFormatKind", ints(hipChannelFormatKind::ENUMERATORS)),
+        ("hipFuncCache_t", ints(hipFuncCache_t::ENUMERATORS)),
+        ("hipSharedMemConfig", ints(hipSharedMemConfig::ENUMERATORS)),
+        ("hipLimit_t", ints(hipLimit_t::ENUMERATORS)),
+        ("hipDriverProcAddressQueryResult", ints(hipDriverProcAddressQueryResult::ENUMERATORS)),
+        ("hipDriverEntryPointQueryResult", ints(hipDriverEntryPointQueryResult::ENUMERATORS)),
     ] {
         s.push('\n');
         render_enum(&mut s, name, "", &e);

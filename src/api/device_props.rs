@@ -64,8 +64,11 @@ pub fn parse_properties(text: &str) -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// kfd_topology.h `HSA_CAP_SRAM_EDCSUPPORTED`.
-const HSA_CAP_SRAM_EDCSUPPORTED: u64 = 0x0008_0000;
+/// kfd_topology.h `HSA_CAP_SRAM_EDCSUPPORTED` (bit 26; libhsakmt `HSA_CAPABILITY.SRAM_EDCSupport`,
+/// which ROCr turns into `:sramecc+`). Bit 19 (0x0008_0000) held it until Linux 5.x moved it and
+/// named bit 19 `HSA_CAP_RESERVED_WAS_SRAM_EDCSUPPORTED` ("old buggy user mode depends on this
+/// being 0").
+const HSA_CAP_SRAM_EDCSUPPORTED: u64 = 0x0400_0000;
 /// kfd_topology.h `HSA_CAP_ASIC_REVISION_MASK` / `_SHIFT`.
 const HSA_CAP_ASIC_REVISION_MASK: u64 = 0x03c0_0000;
 const HSA_CAP_ASIC_REVISION_SHIFT: u32 = 22;
@@ -592,7 +595,7 @@ mod tests {
         let k = mi210();
         let p = device_props(&k);
         assert_eq!(cstr(&p.name), "AMD Instinct MI210");
-        // capability 746094208 = 0x2c787e80 has HSA_CAP_SRAM_EDCSUPPORTED (bit 19).
+        // capability 746094208 = 0x2c787e80 has HSA_CAP_SRAM_EDCSUPPORTED (bit 26).
         assert_eq!(cstr(&p.gcnArchName), "gfx90a:sramecc+:xnack-");
         assert_eq!((p.major, p.minor), (9, 0));
         assert_eq!(p.multiProcessorCount, 104);
@@ -632,6 +635,12 @@ mod tests {
         k.xnack_enabled = true;
         k.props.insert("capability".into(), 0);
         assert_eq!(k.target_id(), "gfx942:sramecc-:xnack+");
+        // Only bit 26 means SRAM ECC; bit 19 is the reserved old position.
+        k.props.insert("capability".into(), 0x0008_0000);
+        assert_eq!(k.target_id(), "gfx942:sramecc-:xnack+");
+        k.props.insert("capability".into(), 0x0400_0000);
+        assert_eq!(k.target_id(), "gfx942:sramecc+:xnack+");
+        k.props.insert("capability".into(), 0);
         k.props.remove("gfx_target_version");
         k.name = "gfx1030".into();
         assert_eq!(k.gfx_version(), (10, 3, 0));

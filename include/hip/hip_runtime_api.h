@@ -915,7 +915,8 @@ hipError_t hipCtxPopCurrent(hipCtx_t *ctx);
 // current; null pops the top (clr). Errors: `hipErrorInvalidContext` (not a context).
 hipError_t hipCtxSetCurrent(hipCtx_t ctx);
 
-// `hipCtxGetDevice`: the current context's device. Errors: `hipErrorInvalidValue` (null).
+// `hipCtxGetDevice`: the current context's device, i.e. `hipGetDevice`. Errors:
+// `hipErrorInvalidValue` (null).
 hipError_t hipCtxGetDevice(hipDevice_t *device);
 
 // `hipCtxSynchronize`: waits for all work of the current context's device (CUDA's

@@ -62,6 +62,30 @@ pub fn slice_in<'a, T>(p: *const T, n: usize) -> Result<&'a [T], hipError_t> {
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
+/// Writes `v` to the array the out-pointer `p` points to, element by element (unaligned).
+/// Errors: `hipErrorInvalidValue` when `p` is null. (Safe by the FFI contract: the caller's
+/// array holds at least `v.len()` elements.)
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn write_slice<T: Copy>(p: *mut T, v: &[T]) -> Result<(), hipError_t> {
+    check(!p.is_null())?;
+    for (i, x) in v.iter().enumerate() {
+        // SAFETY: `p` is non-null and the caller promises room for `v.len()` elements (HIP API
+        // contract); i < v.len().
+        unsafe { p.add(i).write_unaligned(*x) };
+    }
+    Ok(())
+}
+
+/// The C string an in-pointer points to. Errors: `hipErrorInvalidValue` when it is null.
+/// (Safe by the FFI contract: the caller passes a NUL-terminated string.)
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn cstr_in<'a>(p: *const std::ffi::c_char) -> Result<&'a std::ffi::CStr, hipError_t> {
+    check(!p.is_null())?;
+    // SAFETY: non-null, NUL-terminated string from the caller (HIP API contract), only read
+    // during the call.
+    Ok(unsafe { std::ffi::CStr::from_ptr(p) })
+}
+
 thread_local! {
     static CURRENT: Cell<usize> = const { Cell::new(0) };
     /// Whether this thread called `hipSetDevice` (clr `tls.isSetDeviceCalled`).

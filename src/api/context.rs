@@ -3,7 +3,7 @@
 //! each thread has a stack of them. Pushing or setting a context makes its device current;
 //! popping makes the new top's device current (CUDA's rule; clr leaves the device as it was).
 
-use crate::api::common::{api, check, current_device, rt_dev, set_current_device, write_out};
+use crate::api::common::{api, check, set_current_device, write_out};
 use crate::api::peer::{ctx_device, ctx_handle};
 use crate::api::types::*;
 use crate::runtime::runtime;
@@ -101,14 +101,11 @@ pub extern "C" fn hipCtxSetCurrent(ctx: hipCtx_t) -> hipError_t {
     })
 }
 
-/// `hipCtxGetDevice`: the current context's device. Errors: `hipErrorInvalidValue` (null).
+/// `hipCtxGetDevice`: the current context's device, i.e. `hipGetDevice`. Errors:
+/// `hipErrorInvalidValue` (null).
 #[no_mangle]
 pub extern "C" fn hipCtxGetDevice(device: *mut hipDevice_t) -> hipError_t {
-    api(|| {
-        check(!device.is_null())?;
-        rt_dev()?;
-        write_out(device, current_device() as hipDevice_t)
-    })
+    crate::api::device::hipGetDevice(device)
 }
 
 /// `hipCtxSynchronize`: waits for all work of the current context's device (CUDA's

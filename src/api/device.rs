@@ -2,7 +2,10 @@
 //! `hip_device_runtime.cpp`): init, counting and selecting devices, properties, attributes,
 //! memory info, versions, synchronize and reset.
 
-use crate::api::common::{all_streams, api, check, current_device, rt_dev, set_current_device, stream_take, write_out};
+use crate::api::common::{
+    all_streams, api, check, cstr_in, current_device, read_in, rt_dev, set_current_device, stream_take, write_out,
+    write_slice,
+};
 use crate::api::device_props;
 use crate::api::types::*;
 use crate::runtime::runtime;
@@ -205,11 +208,8 @@ pub extern "C" fn hipDeviceComputeCapability(major: *mut c_int, minor: *mut c_in
 /// bytes past the terminator are left alone (clr `hipDeviceGetName`). `len` ≥ 1.
 fn copy_cstr(dst: *mut c_char, len: usize, src: &[u8]) -> Result<(), hipError_t> {
     let n = src.len().min(len - 1);
-    for (i, b) in src[..n].iter().chain(&[0]).enumerate() {
-        // SAFETY: the caller promises `len` writable bytes at `dst` (HIP API contract); i ≤ n < len.
-        write_out(unsafe { dst.add(i) }, *b as c_char)?;
-    }
-    Ok(())
+    let bytes: Vec<c_char> = src[..n].iter().chain(&[0]).map(|b| *b as c_char).collect();
+    write_slice(dst, &bytes)
 }
 
 fn cstr_bytes(a: &[c_char]) -> Vec<u8> {
@@ -262,7 +262,7 @@ pub extern "C" fn hipDeviceGetPCIBusId(pciBusId: *mut c_char, len: c_int, device
 /// `0x` prefix allowed, each field at most that many hex digits, trailing text ignored), and
 /// CUDA's short form `BB:DD.F` (domain 0). → (domain, bus, device, function).
 fn parse_pci_bus_id(s: &str) -> Option<(u32, u32, u32, u32)> {
-    fn hex<'a>(s: &'a str, width: usize) -> Option<(u32, &'a str)> {
+    fn hex(s: &str, width: usize) -> Option<(u32, &str)> {
         let s = s.trim_start();
         let s = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
         let n = s.bytes().take(width).take_while(u8::is_ascii_hexdigit).count();
@@ -290,9 +290,8 @@ fn parse_pci_bus_id(s: &str) -> Option<(u32, u32, u32, u32)> {
 #[no_mangle]
 pub extern "C" fn hipDeviceGetByPCIBusId(device: *mut c_int, pciBusIdstr: *const c_char) -> hipError_t {
     api(|| {
-        check(!device.is_null() && !pciBusIdstr.is_null())?;
-        // SAFETY: non-null C string from the caller (HIP API contract).
-        let s = unsafe { std::ffi::CStr::from_ptr(pciBusIdstr) }.to_string_lossy();
+        check(!device.is_null())?;
+        let s = cstr_in(pciBusIdstr)?.to_string_lossy();
         let want = parse_pci_bus_id(&s).ok_or(hipError_t::hipErrorInvalidValue)?;
         let rt = runtime()?;
         let d =
@@ -342,25 +341,25 @@ fn choose(device: *mut c_int, want: [i128; 14]) -> Result<(), hipError_t> {
     write_out(device, best as c_int)
 }
 
+/// An entry point of [`choose`] for one property layout.
+fn choose_api<P>(device: *mut c_int, properties: *const P, keys: impl Fn(&P) -> [i128; 14]) -> hipError_t {
+    api(|| {
+        check(!device.is_null())?;
+        choose(device, keys(&read_in(properties)?))
+    })
+}
+
 /// `hipChooseDeviceR0600` (`hipChooseDevice` in ROCm ≥ 6 headers). Errors:
 /// `hipErrorInvalidValue` (null arguments).
 #[no_mangle]
 pub extern "C" fn hipChooseDeviceR0600(device: *mut c_int, properties: *const hipDeviceProp_tR0600) -> hipError_t {
-    api(|| {
-        check(!device.is_null())?;
-        let p = crate::api::common::read_in(properties)?;
-        choose(device, choose_keys!(p))
-    })
+    choose_api(device, properties, |p| choose_keys!(p))
 }
 
 /// `hipChooseDeviceR0000`: [`hipChooseDeviceR0600`] with the ROCm 5 property layout.
 #[no_mangle]
 pub extern "C" fn hipChooseDeviceR0000(device: *mut c_int, properties: *const hipDeviceProp_tR0000) -> hipError_t {
-    api(|| {
-        check(!device.is_null())?;
-        let p = crate::api::common::read_in(properties)?;
-        choose(device, choose_keys!(p))
-    })
+    choose_api(device, properties, |p| choose_keys!(p))
 }
 
 /// `hipChooseDevice`, the unversioned symbol of ROCm 5 binaries: the R0000 layout.
@@ -546,12 +545,22 @@ fn own_symbol(name: &std::ffi::CStr) -> Option<*mut std::ffi::c_void> {
 
 /// Reads a C string argument: `None` for null or empty.
 fn symbol_name(symbol: *const c_char) -> Option<std::ffi::CString> {
-    if symbol.is_null() {
-        return None;
+    cstr_in(symbol).ok().filter(|s| !s.is_empty()).map(|s| s.to_owned())
+}
+
+/// Stores a look-up's answer: the address (null when not found) and, if asked for, the status
+/// (`statuses` = (found, not found)). Errors: `hipErrorInvalidValue` when not found.
+fn answer<S>(
+    out: *mut *mut std::ffi::c_void,
+    status: *mut S,
+    found: Option<*mut std::ffi::c_void>,
+    statuses: (S, S),
+) -> Result<(), hipError_t> {
+    if !status.is_null() {
+        write_out(status, if found.is_some() { statuses.0 } else { statuses.1 })?;
     }
-    // SAFETY: non-null C string from the caller (HIP API contract).
-    let s = unsafe { std::ffi::CStr::from_ptr(symbol) };
-    (!s.is_empty()).then(|| s.to_owned())
+    write_out(out, found.unwrap_or(std::ptr::null_mut()))?;
+    found.map(drop).ok_or(hipError_t::hipErrorInvalidValue)
 }
 
 /// `hipGetProcAddress` (ROCm 6.1+ prototype): `*pfn` = hipkfd's own entry point named `symbol`
@@ -578,17 +587,9 @@ pub extern "C" fn hipGetProcAddress(
             }
             _ => name,
         };
-        let found = own_symbol(&name);
-        if !symbolStatus.is_null() {
-            let st = if found.is_some() {
-                hipDriverProcAddressQueryResult::HIP_GET_PROC_ADDRESS_SUCCESS
-            } else {
-                hipDriverProcAddressQueryResult::HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
-            };
-            write_out(symbolStatus, st)?;
-        }
-        write_out(pfn, found.unwrap_or(std::ptr::null_mut()))?;
-        found.map(drop).ok_or(hipError_t::hipErrorInvalidValue)
+        use hipDriverProcAddressQueryResult as R;
+        let statuses = (R::HIP_GET_PROC_ADDRESS_SUCCESS, R::HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+        answer(pfn, symbolStatus, own_symbol(&name), statuses)
     })
 }
 
@@ -612,16 +613,8 @@ pub extern "C" fn hipGetDriverEntryPoint(
         let spt = (flags == hipEnablePerThreadDefaultStream)
             .then(|| std::ffi::CString::new([name.to_bytes(), b"_spt"].concat()).expect("no NUL inside"));
         let found = spt.as_deref().and_then(own_symbol).or_else(|| own_symbol(&name));
-        if !driverStatus.is_null() {
-            let st = if found.is_some() {
-                hipDriverEntryPointQueryResult::hipDriverEntryPointSuccess
-            } else {
-                hipDriverEntryPointQueryResult::hipDriverEntryPointSymbolNotFound
-            };
-            write_out(driverStatus, st)?;
-        }
-        write_out(funcPtr, found.unwrap_or(std::ptr::null_mut()))?;
-        found.map(drop).ok_or(hipError_t::hipErrorInvalidValue)
+        use hipDriverEntryPointQueryResult as R;
+        answer(funcPtr, driverStatus, found, (R::hipDriverEntryPointSuccess, R::hipDriverEntryPointSymbolNotFound))
     })
 }
 

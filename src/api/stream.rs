@@ -1,6 +1,8 @@
 //! Stream management (HIP "Stream Management" group; clr `hip_stream.cpp`).
 
-use crate::api::common::{api, check, event_of, rt_dev, slice_in, stream_handle, stream_of, stream_take, write_out};
+use crate::api::common::{
+    api, check, event_of, rt_dev, slice_in, stream_handle, stream_of, stream_take, write_out, write_slice,
+};
 use crate::api::types::*;
 use std::ffi::{c_int, c_uint, c_void};
 
@@ -266,11 +268,8 @@ pub extern "C" fn hipExtStreamGetCUMask(stream: hipStream_t, cuMaskSize: u32, cu
             }
             None => full,
         };
-        for (i, w) in mask.into_iter().enumerate() {
-            // SAFETY: i < mask.len() ≤ full.len() ≤ cuMaskSize, the caller's array length.
-            write_out(unsafe { cuMask.add(i) }, w)?;
-        }
-        Ok(())
+        // mask.len() ≤ full.len() ≤ cuMaskSize, the caller's array length.
+        write_slice(cuMask, &mask)
     })
 }
 

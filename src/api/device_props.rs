@@ -432,8 +432,8 @@ pub fn device_props_r0000(p: &hipDeviceProp_t) -> hipDeviceProp_tR0000 {
 ///
 /// Errors: `hipErrorInvalidValue` for values that are not attributes, the reserved
 /// `Unused*`/range-marker values, multi-dimensional attributes (e.g. `MaxTexture2DGather`, no
-/// single int), `Luid`, and the pointer-valued `HdpMemFlushCntl`/`HdpRegFlushCntl` (we have no
-/// HDP register to give).
+/// single int), `Luid`, and the pointer-valued `HdpMemFlushCntl`/`HdpRegFlushCntl` (no `int`:
+/// `hipDeviceGetAttribute` stores those pointers itself, from `hipDeviceProp_t`).
 pub fn device_attribute(p: &hipDeviceProp_t, k: &KfdNode, attr: hipDeviceAttribute_t) -> Result<c_int, hipError_t> {
     use hipDeviceAttribute_t as A;
     let v = match attr {

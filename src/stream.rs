@@ -208,9 +208,16 @@ impl Runtime {
     /// waits until `job` has returned: the stream polls (SDMA `POLL_REGMEM`) a fresh signal
     /// word that the completion thread writes after `job`. The stream gets a queue of its own
     /// first ([`stream_detach`](Self::stream_detach)), so a slow host function holds no other
-    /// stream. Jobs of all streams run one at a time, in the order their work completes.
+    /// stream's GPU work. Host functions of all streams run one at a time, in the order they were
+    /// queued (as clr runs them on one ROCr signal-handler thread).
     /// Errors: `hipErrorOutOfMemory` (signal word, queue).
     pub fn stream_host_func(&self, s: &Arc<Stream>, job: Box<dyn FnOnce() + Send>) -> Result<(), hipError_t> {
+        // The completion thread runs jobs in the order they are handed over, each after its
+        // fence: so hand them over in queue order. Without this lock, two threads adding host
+        // functions to one stream could queue A's poll before B's fence but hand B's job over
+        // first, and B's job would wait for A's poll, which waits for A's job behind it.
+        static ORDER: Mutex<()> = Mutex::new(());
+        let _order = ORDER.lock();
         let word = self.signal_alloc()?;
         let submitted = self.stream_detach(s).and_then(|_| {
             let before = self.stream_submit(s, &[], |_| Ok(()))?;

@@ -357,3 +357,39 @@ TEST(hipEventRecordWithFlags)
     HIP_OK(hipStreamDestroy(s));
     HIP_OK(hipEventDestroy(e));
 }
+
+static _Atomic int g_many;
+static hipStream_t g_many_stream;
+
+static void count_cb(hipStream_t stream, hipError_t status, void *data)
+{
+    (void)data;
+    if (stream == g_many_stream && status == hipSuccess)
+        atomic_fetch_add(&g_many, 1);
+}
+
+static void *add_callbacks(void *arg)
+{
+    long bad = 0;
+    for (int i = 0; i < 50; i++)
+        bad += hipStreamAddCallback(g_many_stream, count_cb, arg, 0) != hipSuccess;
+    return (void *)bad;
+}
+
+TEST(hipStreamAddCallback_many_threads)
+{
+    /* hip-tests Unit_hipStreamAddCallback_MultipleThreads, smaller: every callback runs once */
+    HIP_OK(hipStreamCreateWithFlags(&g_many_stream, hipStreamNonBlocking));
+    atomic_store(&g_many, 0);
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++)
+        REQUIRE(pthread_create(&t[i], NULL, add_callbacks, NULL) == 0);
+    for (int i = 0; i < 8; i++) {
+        void *bad = NULL;
+        pthread_join(t[i], &bad);
+        CHECK(bad == NULL);
+    }
+    HIP_OK(hipStreamSynchronize(g_many_stream));
+    CHECK(atomic_load(&g_many) == 400);
+    HIP_OK(hipStreamDestroy(g_many_stream));
+}

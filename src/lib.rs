@@ -18,3 +18,10 @@ mod signal;
 mod stream;
 pub(crate) mod va;
 mod vmm;
+
+/// The GPUs of the KFD topology as the runtime sees them (visible devices in ordinal order, with
+/// their sysfs properties and io_links), for tools such as `hipkfd-info`; not part of the C ABI.
+pub mod topology {
+    pub use crate::device::{visible_gpus, TopologyGpu};
+    pub use crate::peer::{IOLINK_TYPE_PCIE, IOLINK_TYPE_XGMI};
+}

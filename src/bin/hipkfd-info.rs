@@ -75,7 +75,7 @@ fn probe_dmabuf_ipc() -> Result<(), hipError_t> {
 /// Whether a VMM chunk on device 0 can be mapped with access (dma-buf export, import on the render
 /// node the compute VM was acquired on, `DRM_IOCTL_AMDGPU_GEM_VA` in that VM).
 fn probe_gem_va() -> Result<(), hipError_t> {
-    let mut prop = hipMemAllocationProp {
+    let prop = hipMemAllocationProp {
         r#type: hipMemAllocationType::hipMemAllocationTypePinned,
         handleTypes: hipMemAllocationProp_handleTypes {
             requestedHandleType: hipMemAllocationHandleType::hipMemHandleTypeNone,
@@ -91,7 +91,7 @@ fn probe_gem_va() -> Result<(), hipError_t> {
         hipMemAllocationGranularity_flags::hipMemAllocationGranularityMinimum,
     ))?;
     let mut handle: hipMemGenericAllocationHandle_t = std::ptr::null_mut();
-    ok(hipMemCreate(&mut handle, gran, &mut prop, 0))?;
+    ok(hipMemCreate(&mut handle, gran, &prop, 0))?;
     let mut va: *mut c_void = std::ptr::null_mut();
     let r = ok(hipMemAddressReserve(&mut va, gran, 0, std::ptr::null_mut(), 0)).and_then(|()| {
         let r = ok(hipMemMap(va, gran, 0, handle, 0)).and_then(|()| {

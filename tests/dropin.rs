@@ -81,7 +81,12 @@ fn hipcc_binary_with_ours_preloaded_binds_every_hip_symbol_to_ours() {
     let imports = hip_imports(&exe);
     // kfdsim's libkfdsim.so stays first in LD_PRELOAD.
     let preload = format!("{} {}", std::env::var("LD_PRELOAD").unwrap_or_default(), ours().display());
-    let run = Command::new(&exe).env("LD_PRELOAD", preload.trim()).env("LD_DEBUG", "bindings").output().unwrap();
+    let run = Command::new(&exe)
+        .env("LD_PRELOAD", preload.trim())
+        .env_remove("LD_LIBRARY_PATH")
+        .env("LD_DEBUG", "bindings")
+        .output()
+        .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     passed(&run, "hipcc binary with ours preloaded");
     let stderr = text(&run.stderr);

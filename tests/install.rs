@@ -44,7 +44,12 @@ impl Tree {
     }
     /// Runs `exe` through the installed hipkfd-env (under the test's kfdsim session).
     fn run(&self, exe: &Path) -> String {
-        let out = Command::new(self.prefix().join("bin/hipkfd-env")).arg(exe).env("LD_DEBUG", "libs").output().unwrap();
+        let out = Command::new(self.prefix().join("bin/hipkfd-env"))
+            .env_remove("LD_LIBRARY_PATH")
+            .arg(exe)
+            .env("LD_DEBUG", "libs")
+            .output()
+            .unwrap();
         let stderr = text(&out.stderr);
         let stdout = ok(out, &format!("{} through hipkfd-env", exe.display()));
         assert!(stdout.contains("PASS"), "{stdout}");

@@ -187,34 +187,29 @@ pub extern "C" fn hipMemsetD32Async(
     memset(dest, value as u32, 4, count, stream, false)
 }
 
-/// `hipPointerGetAttributes`: what `ptr` points into. Host memory the runtime does not know is
-/// reported as `hipMemoryTypeUnregistered` on `hipInvalidDeviceId` (HIP ≥ 6, CUDA's rule); an
-/// address inside the GPU aperture that no allocation holds (freed, closed) is
-/// `hipErrorInvalidValue`, as are null arguments. Callers built against ROCm 5 (loaded through
-/// the `libamdhip64.so.5` compat link, [`rocm5_caller`]) get ROCm 5's `hipMemoryType` values in
-/// the same field (`memoryType`): Host 0 (unregistered host memory too), Device 1.
-#[no_mangle]
-pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t, ptr: *const c_void) -> hipError_t {
-    let e = pointer_attributes(attributes, ptr);
-    if e.is_success() && rocm5_caller() {
-        // SAFETY: non-null (checked) and just written by pointer_attributes.
-        let a = unsafe { &mut *attributes };
-        a.r#type = match a.r#type {
-            hipMemoryType::hipMemoryTypeDevice => hipMemoryType(ROCM5_MEMORY_TYPE_DEVICE),
-            _ => hipMemoryType(ROCM5_MEMORY_TYPE_HOST),
-        };
-    }
-    e
-}
-
 /// `hipMemoryTypeHost` / `hipMemoryTypeDevice` in the ROCm 5 headers (`hip_runtime_api.h` 5.2:
 /// `enum hipMemoryType { hipMemoryTypeHost, hipMemoryTypeDevice, hipMemoryTypeArray,
 /// hipMemoryTypeUnified }`).
 const ROCM5_MEMORY_TYPE_HOST: c_int = 0;
 const ROCM5_MEMORY_TYPE_DEVICE: c_int = 1;
 
-/// [`hipPointerGetAttributes`] in the ROCm 6/7 ABI.
-fn pointer_attributes(attributes: *mut hipPointerAttribute_t, ptr: *const c_void) -> hipError_t {
+/// `t` in the caller's ABI: ROCm 5's values for [`rocm5_caller`]s.
+fn memory_type_for_caller(t: hipMemoryType) -> hipMemoryType {
+    match t {
+        _ if !rocm5_caller() => t,
+        hipMemoryType::hipMemoryTypeDevice => hipMemoryType(ROCM5_MEMORY_TYPE_DEVICE),
+        _ => hipMemoryType(ROCM5_MEMORY_TYPE_HOST),
+    }
+}
+
+/// `hipPointerGetAttributes`: what `ptr` points into. Host memory the runtime does not know is
+/// reported as `hipMemoryTypeUnregistered` on `hipInvalidDeviceId` (HIP ≥ 6, CUDA's rule); an
+/// address inside the GPU aperture that no allocation holds (freed, closed) is
+/// `hipErrorInvalidValue`, as are null arguments. Callers built against ROCm 5 (this library loaded
+/// through the `libamdhip64.so.5` compat link) get ROCm 5's `hipMemoryType` values in
+/// the same field (`memoryType`): Host 0 (unregistered host memory too), Device 1.
+#[no_mangle]
+pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t, ptr: *const c_void) -> hipError_t {
     api(|| {
         check(!attributes.is_null() && !ptr.is_null())?;
         let rt = runtime()?;
@@ -223,7 +218,7 @@ fn pointer_attributes(attributes: *mut hipPointerAttribute_t, ptr: *const c_void
             return write_out(
                 attributes,
                 hipPointerAttribute_t {
-                    r#type: hipMemoryType::hipMemoryTypeUnregistered,
+                    r#type: memory_type_for_caller(hipMemoryType::hipMemoryTypeUnregistered),
                     device: hipInvalidDeviceId,
                     ..Default::default()
                 },
@@ -241,7 +236,7 @@ fn pointer_attributes(attributes: *mut hipPointerAttribute_t, ptr: *const c_void
         write_out(
             attributes,
             hipPointerAttribute_t {
-                r#type: ty,
+                r#type: memory_type_for_caller(ty),
                 device: a.owner as c_int,
                 devicePointer: ptr as *mut c_void,
                 hostPointer: host,

@@ -4,30 +4,19 @@
 //! `libamdhip64.so.5 → ours` on `LD_LIBRARY_PATH` loads with no symbol-version complaint and runs.
 //! And a second `libamdhip64` mapped next to ours is reported on stderr, once.
 //! Runs under kfdsim (the test runner); children inherit the simulator.
+mod artifacts;
+
+use artifacts::{ours, root, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const STOCK: &str = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
 const WARNING: &str = "warning: another HIP runtime is mapped in this process";
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn ours() -> PathBuf {
-    let lib = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().join("libamdhip64.so");
-    assert!(lib.exists(), "{} missing", lib.display());
-    lib
-}
-
 fn out_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("hipkfd-dropin-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn check_env() {

@@ -5,20 +5,14 @@
 //! hipMemcpyPeer, and only the install tree's libamdhip64 mapped). And with ours merely
 //! `LD_PRELOAD`ed, the bindings load stock ROCm beside it: ours says so on stderr.
 //! Skipped, saying so, when PyPI cannot be reached or python3-venv is missing.
+mod artifacts;
+
+use artifacts::{ours, release_dir, root, text, Tree};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The version the issue reports working (ROCm 7.2's bindings).
 const HIP_PYTHON: &str = "hip-python==7.2.2.562.43";
-const PREFIX: &str = "/opt/hipkfd";
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// target/hip-python-venv with hip-python installed, or `None` (with the reason printed) when it
 /// cannot be made here. Made once per test process (the tests run on threads).
@@ -28,7 +22,7 @@ fn venv() -> Option<PathBuf> {
 }
 
 fn make_venv() -> Option<PathBuf> {
-    let target = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().parent().unwrap().to_path_buf();
+    let target = release_dir().parent().unwrap().to_path_buf();
     let venv = target.join("hip-python-venv");
     let done = venv.join(".hipkfd-installed");
     if std::fs::read_to_string(&done).is_ok_and(|v| v == HIP_PYTHON) {
@@ -53,41 +47,14 @@ fn make_venv() -> Option<PathBuf> {
     Some(venv)
 }
 
-/// A `make install-files` tree in a temp DESTDIR; removed on drop.
-struct Tree(PathBuf);
-
-impl Tree {
-    fn install() -> Tree {
-        let dest = std::env::temp_dir().join(format!("hipkfd-hip-python-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dest);
-        let out = Command::new("make")
-            .args(["-s", "-C"])
-            .arg(root())
-            .args(["install-files", &format!("PREFIX={PREFIX}"), &format!("DESTDIR={}", dest.display())])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "make install-files: {}", text(&out.stderr));
-        Tree(dest)
-    }
-    fn prefix(&self) -> PathBuf {
-        self.0.join(PREFIX.trim_start_matches('/'))
-    }
-}
-
-impl Drop for Tree {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[test]
 fn hip_python_through_hipkfd_env() {
     assert!(std::env::var_os("KFDSIM_ROOT").is_some(), "run under kfdsim (see tools/run-tests)");
     let Some(venv) = venv() else { return };
-    let tree = Tree::install();
+    let tree = Tree::install("hip-python");
     let prefix = tree.prefix();
-    let out = Command::new(prefix.join("bin/hipkfd-env"))
-        .env_remove("LD_LIBRARY_PATH") // cargo's holds target/release, which has ours too
+    let out = tree
+        .env_cmd()
         .arg(venv.join("bin/python"))
         .arg(root().join("tests/python/hip_python_check.py"))
         .arg(&prefix)
@@ -111,8 +78,7 @@ fn hip_python_loading_stock_beside_preloaded_ours_is_reported() {
     let stock = "/usr/lib/x86_64-linux-gnu/libamdhip64.so";
     assert!(Path::new(stock).exists(), "{stock} missing: install Debian package libamdhip64-dev");
     let Some(venv) = venv() else { return };
-    let ours = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().join("libamdhip64.so");
-    let preload = format!("{} {}", std::env::var("LD_PRELOAD").unwrap_or_default(), ours.display());
+    let preload = format!("{} {}", std::env::var("LD_PRELOAD").unwrap_or_default(), ours().display());
     let out = Command::new(venv.join("bin/python"))
         .args(["-c", "from hip import hip; print(hip.hipGetDeviceCount())"])
         .env("LD_PRELOAD", preload.trim())

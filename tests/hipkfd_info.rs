@@ -1,13 +1,12 @@
 //! `hipkfd-info` on kfd-sim topologies: the GPU count, each GPU's identity, the link type / hops /
 //! weight matrices from the KFD io_links and the `hipDeviceCanAccessPeer` matrix; and a clear
 //! failure without /dev/kfd. Each case runs its own `kfdsim run --topology ...` (nested sessions).
-use std::path::PathBuf;
+mod artifacts;
+
 use std::process::Command;
 
-fn kfdsim() -> PathBuf {
-    let k = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().join("kfdsim");
-    assert!(k.exists(), "{} missing: cargo build --release --workspace", k.display());
-    k
+fn kfdsim() -> std::path::PathBuf {
+    artifacts::artifact("kfdsim")
 }
 
 fn info(topology: &[&str]) -> String {

@@ -3,67 +3,23 @@
 //! pkg-config and with CMake's `find_package(hip)` (`hip::host`) runs through the installed
 //! `bin/hipkfd-env` on the installed library; the installed `kfdsim` and `hipkfd-info` run.
 //! The CMake case is skipped, saying so, when cmake is not installed.
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod artifacts;
 
-const PREFIX: &str = "/opt/hipkfd";
+use artifacts::{ok, root, Tree, PREFIX};
+use std::path::Path;
+use std::process::Command;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn ok(out: Output, what: &str) -> String {
-    assert!(out.status.success(), "{what}: {:?}\n{}\n{}", out.status, text(&out.stdout), text(&out.stderr));
-    text(&out.stdout)
-}
-
-/// A fresh DESTDIR with the tree installed; removed on drop.
-struct Tree(PathBuf);
-
-impl Tree {
-    fn install(tag: &str) -> Tree {
-        let dest = std::env::temp_dir().join(format!("hipkfd-install-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dest);
-        let out = Command::new("make")
-            .args(["-s", "-C"])
-            .arg(root())
-            .arg("install-files")
-            .arg(format!("PREFIX={PREFIX}"))
-            .arg(format!("DESTDIR={}", dest.display()))
-            .output()
-            .expect("make");
-        ok(out, "make install-files");
-        Tree(dest)
-    }
-    fn prefix(&self) -> PathBuf {
-        self.0.join(PREFIX.trim_start_matches('/'))
-    }
-    /// Runs `exe` through the installed hipkfd-env (under the test's kfdsim session).
-    fn run(&self, exe: &Path) -> String {
-        let out = Command::new(self.prefix().join("bin/hipkfd-env"))
-            .env_remove("LD_LIBRARY_PATH")
-            .arg(exe)
-            .env("LD_DEBUG", "libs")
-            .output()
-            .unwrap();
-        let stderr = text(&out.stderr);
-        let stdout = ok(out, &format!("{} through hipkfd-env", exe.display()));
-        assert!(stdout.contains("PASS"), "{stdout}");
-        // The loader took the installed library.
-        let want = format!("calling init: {}/lib/libamdhip64.so.7", self.prefix().display());
-        assert!(stderr.contains(&want), "{want:?} not in:\n{stderr}");
-        stdout
-    }
-}
-
-impl Drop for Tree {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// Runs `exe` through the installed hipkfd-env (under the test's kfdsim session); checks that it
+/// passed on the installed library.
+fn run(t: &Tree, exe: &Path) -> String {
+    let out = t.env_cmd().arg(exe).env("LD_DEBUG", "libs").output().unwrap();
+    let stderr = artifacts::text(&out.stderr);
+    let stdout = ok(out, &format!("{} through hipkfd-env", exe.display()));
+    assert!(stdout.contains("PASS"), "{stdout}");
+    // The loader took the installed library.
+    let want = format!("calling init: {}/lib/libamdhip64.so.7", t.prefix().display());
+    assert!(stderr.contains(&want), "{want:?} not in:\n{stderr}");
+    stdout
 }
 
 #[test]
@@ -126,7 +82,7 @@ fn c_program_builds_with_pkg_config() {
         .output()
         .unwrap();
     ok(out, "gcc $(pkg-config --cflags --libs hip)");
-    t.run(&exe);
+    run(&t, &exe);
 }
 
 #[test]
@@ -158,5 +114,5 @@ fn c_program_builds_with_cmake_find_package_hip() {
     ok(configure, "cmake configure");
     let compile = Command::new("cmake").arg("--build").arg(&build).env_remove("LD_PRELOAD").output().unwrap();
     ok(compile, "cmake --build");
-    t.run(&build.join("install_check"));
+    run(&t, &build.join("install_check"));
 }

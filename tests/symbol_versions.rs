@@ -2,19 +2,12 @@
 //! carrying exactly the symbol-version node stock ROCm gives it (`abi/symbol-versions.txt`, turned
 //! into the version script by build.rs), every `#[no_mangle]` function of src/ exported (none
 //! turned local for want of a node) and nothing else (no Rust-mangled symbol).
+mod artifacts;
+
+use artifacts::{ours as library, root};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn library() -> PathBuf {
-    let lib = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().join("libamdhip64.so");
-    assert!(lib.exists(), "{} missing", lib.display());
-    lib
-}
 
 fn readelf(args: &[&str], file: &Path) -> String {
     let out = Command::new("readelf").args(args).arg(file).output().expect("readelf (binutils)");

@@ -65,7 +65,11 @@ fn source_exports() -> Vec<String> {
                     } else if pending {
                         if let Some((_, rest)) = line.split_once("fn ") {
                             let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                            names.push(name);
+                            // `fn $name` in a macro: its expansions are checked by the link
+                            // (tools/hipkfd-link) and every_export_has_rocms_version_node.
+                            if !name.is_empty() {
+                                names.push(name);
+                            }
                             pending = false;
                         }
                     }

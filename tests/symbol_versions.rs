@@ -123,8 +123,6 @@ fn every_no_mangle_function_is_exported() {
         missing.is_empty(),
         "#[no_mangle] functions not exported (add them to abi/symbol-versions.txt): {missing:?}"
     );
-    let extra: Vec<_> = exports.keys().filter(|n| !sources.contains(n)).collect();
-    assert!(extra.is_empty(), "exports with no #[no_mangle] source: {extra:?}");
 }
 
 /// Every version node ROCm defines is defined by ours, so a binary that needs any of them (its

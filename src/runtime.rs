@@ -53,6 +53,7 @@ pub fn runtime() -> Result<&'static Runtime, hipError_t> {
 
 impl Runtime {
     fn init() -> Result<Runtime, hipError_t> {
+        crate::coexist::check();
         let gpus = visible_gpus();
         if gpus.is_empty() {
             crate::log::hipkfd_log!("no visible GPU in the KFD topology");

@@ -1321,7 +1321,9 @@ hipError_t hipMemsetD32Async(hipDeviceptr_t dest, int value, size_t count, hipSt
 // `hipPointerGetAttributes`: what `ptr` points into. Host memory the runtime does not know is
 // reported as `hipMemoryTypeUnregistered` on `hipInvalidDeviceId` (HIP ≥ 6, CUDA's rule); an
 // address inside the GPU aperture that no allocation holds (freed, closed) is
-// `hipErrorInvalidValue`, as are null arguments.
+// `hipErrorInvalidValue`, as are null arguments. Callers built against ROCm 5 (this library loaded
+// through the `libamdhip64.so.5` compat link) get ROCm 5's `hipMemoryType` values in
+// the same field (`memoryType`): Host 0 (unregistered host memory too), Device 1.
 hipError_t hipPointerGetAttributes(struct hipPointerAttribute_t *attributes, const void *ptr);
 
 // `hipMemGetAddressRange`: base and size (bytes) of the allocation containing `dptr`, found in

@@ -210,8 +210,8 @@ pub fn target_matches(co: &str, device: &str) -> bool {
         return false;
     };
     co.processor == dev.processor
-        && co.sramecc.map_or(true, |v| dev.sramecc == Some(v))
-        && co.xnack.map_or(true, |v| dev.xnack == Some(v))
+        && !matches!(co.sramecc, Some(v) if dev.sramecc != Some(v))
+        && !matches!(co.xnack, Some(v) if dev.xnack != Some(v))
 }
 
 /// The triple target id of a bundle entry: `hipv4-<triple target id>` (code object V4+ ids

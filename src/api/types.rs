@@ -459,10 +459,13 @@ hidden_from_cbindgen! {
 
     /// `#define HIP_LAUNCH_PARAM_BUFFER_POINTER ((void*)0x01)`: `extra[]` key of the packed
     /// kernel-argument buffer (`hipModuleLaunchKernel`).
+    #[allow(clippy::manual_dangling_ptr)] // a key value, never dereferenced
     pub const HIP_LAUNCH_PARAM_BUFFER_POINTER: *mut c_void = 1 as *mut c_void;
     /// `#define HIP_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)`: `extra[]` key of its size (`size_t*`).
+    #[allow(clippy::manual_dangling_ptr)] // a key value, never dereferenced
     pub const HIP_LAUNCH_PARAM_BUFFER_SIZE: *mut c_void = 2 as *mut c_void;
     /// `#define HIP_LAUNCH_PARAM_END ((void*)0x03)`: end of `extra[]`.
+    #[allow(clippy::manual_dangling_ptr)] // a key value, never dereferenced
     pub const HIP_LAUNCH_PARAM_END: *mut c_void = 3 as *mut c_void;
 
     /// `hipDeviceArch_t`: architectural feature flags, 17 one-bit `unsigned` bitfields packed

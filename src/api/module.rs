@@ -484,33 +484,42 @@ fn extra_has_args(extra: *mut *mut c_void) -> Result<bool, hipError_t> {
     Ok(!at(1)?.is_null() && crate::api::common::read_in(size_ptr).unwrap_or(0) > 0)
 }
 
-/// `hipModuleLaunchKernel` and `hipModuleLaunchCooperativeKernel` after the stream check.
+/// `hipModuleLaunchKernel` and `hipModuleLaunchCooperativeKernel` (clr ROCm 7): the stream
+/// (`bad_stream`), the geometry (`bad_dims`), dynamic LDS (`hipErrorInvalidValue`), the stream's
+/// device (`hipErrorInvalidResourceHandle`), the function (`hipErrorInvalidResourceHandle`),
+/// the arguments, then [`launch`].
 #[allow(clippy::too_many_arguments)]
 fn module_launch(
-    rt: &Runtime,
-    dev: usize,
     f: hipFunction_t,
-    d: LaunchDims,
-    bad_dims: hipError_t,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    stream: hipStream_t,
+    (bad_stream, bad_dims): (hipError_t, hipError_t),
     kernelParams: *mut *mut c_void,
     extra: *mut *mut c_void,
-) -> Result<(), hipError_t> {
-    let p = &rt.devices[dev].props;
-    if !d.valid_for(p) {
-        return Err(bad_dims);
-    }
-    if d.shared > p.sharedMemPerBlock {
-        return Err(hipError_t::hipErrorInvalidValue);
-    }
-    if dev != current_device() {
-        return Err(hipError_t::hipErrorInvalidResourceHandle);
-    }
-    let func = registry().lock().function(f as usize).ok_or(hipError_t::hipErrorInvalidResourceHandle)?;
-    if !kernelParams.is_null() && !extra.is_null() {
-        return Err(hipError_t::hipErrorInvalidValue);
-    }
-    let has_args = !kernelParams.is_null() || (!extra.is_null() && extra_has_args(extra)?);
-    launch(rt, dev, &func, &d, has_args)
+) -> hipError_t {
+    api(|| {
+        let rt = runtime()?;
+        let dev = launch_device(rt, stream, bad_stream)?;
+        let d = LaunchDims { grid, block, shared: shared as usize };
+        let p = &rt.devices[dev].props;
+        if !d.valid_for(p) {
+            return Err(bad_dims);
+        }
+        if d.shared > p.sharedMemPerBlock {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        if dev != current_device() {
+            return Err(hipError_t::hipErrorInvalidResourceHandle);
+        }
+        let func = registry().lock().function(f as usize).ok_or(hipError_t::hipErrorInvalidResourceHandle)?;
+        if !kernelParams.is_null() && !extra.is_null() {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        let has_args = !kernelParams.is_null() || (!extra.is_null() && extra_has_args(extra)?);
+        launch(rt, dev, &func, &d, has_args)
+    })
 }
 
 /// `hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigned int
@@ -538,16 +547,9 @@ pub extern "C" fn hipModuleLaunchKernel(
     kernelParams: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> hipError_t {
-    api(|| {
-        let rt = runtime()?;
-        let dev = launch_device(rt, stream, hipError_t::hipErrorContextIsDestroyed)?;
-        let d = LaunchDims {
-            grid: [gridDimX, gridDimY, gridDimZ],
-            block: [blockDimX, blockDimY, blockDimZ],
-            shared: sharedMemBytes as usize,
-        };
-        module_launch(rt, dev, f, d, hipError_t::hipErrorInvalidValue, kernelParams, extra)
-    })
+    let codes = (hipError_t::hipErrorContextIsDestroyed, hipError_t::hipErrorInvalidValue);
+    let (grid, block) = ([gridDimX, gridDimY, gridDimZ], [blockDimX, blockDimY, blockDimZ]);
+    module_launch(f, grid, block, sharedMemBytes, stream, codes, kernelParams, extra)
 }
 
 /// `hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gridDimX, ...,
@@ -568,16 +570,9 @@ pub extern "C" fn hipModuleLaunchCooperativeKernel(
     stream: hipStream_t,
     kernelParams: *mut *mut c_void,
 ) -> hipError_t {
-    api(|| {
-        let rt = runtime()?;
-        let dev = launch_device(rt, stream, hipError_t::hipErrorInvalidValue)?;
-        let d = LaunchDims {
-            grid: [gridDimX, gridDimY, gridDimZ],
-            block: [blockDimX, blockDimY, blockDimZ],
-            shared: sharedMemBytes as usize,
-        };
-        module_launch(rt, dev, f, d, hipError_t::hipErrorInvalidConfiguration, kernelParams, std::ptr::null_mut())
-    })
+    let codes = (hipError_t::hipErrorInvalidValue, hipError_t::hipErrorInvalidConfiguration);
+    let (grid, block) = ([gridDimX, gridDimY, gridDimZ], [blockDimX, blockDimY, blockDimZ]);
+    module_launch(f, grid, block, sharedMemBytes, stream, codes, kernelParams, std::ptr::null_mut())
 }
 
 /// `hipError_t hipLaunchByPtr(const void* func)`: launches `func` with the configuration and

@@ -92,12 +92,21 @@ pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mu
         eprintln!("hipkfd: cannot register fat binary: magic {:#x} version {}", w.magic, w.version);
         return std::ptr::null_mut();
     }
-    // SAFETY: hip-clang's wrapper points to the bundle in the program's `.hip_fatbin`, mapped
-    // for as long as the program or library is (the contract above).
-    let image = match unsafe { image_at(w.binary as *const u8) }.and_then(|d| Image::new(ImageBytes::Static(d))) {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("hipkfd: fat binary at {:p}: {e}", w.binary);
+    let binary = w.binary as usize;
+    // Parsing never unwinds into the program's constructor.
+    let image = std::panic::catch_unwind(|| {
+        // SAFETY: hip-clang's wrapper points to the bundle in the program's `.hip_fatbin`,
+        // mapped for as long as the program or library is (the contract above).
+        unsafe { image_at(binary as *const u8) }.and_then(|d| Image::new(ImageBytes::Static(d)))
+    });
+    let image = match image {
+        Ok(Ok(i)) => i,
+        Ok(Err(e)) => {
+            eprintln!("hipkfd: fat binary at {binary:#x}: {e}");
+            Image::empty()
+        }
+        Err(_) => {
+            eprintln!("hipkfd: fat binary at {binary:#x}: unreadable");
             Image::empty()
         }
     };

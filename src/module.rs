@@ -4,16 +4,18 @@
 //! process-wide registry of hipcc fat binaries (`__hipRegisterFatBinary`), modules
 //! (`hipModuleLoad*`) and kernel functions.
 //!
-//! Nothing here loads code into device memory or dispatches it: that is the kernel-launch issue
-//! (AQL queues). Until then every launch is validated and refused with `hipErrorNotSupported`
-//! ([`refuse_launch`]).
+//! A code object is loaded into device memory (segments, relocations) on first use of one of
+//! its globals ([`Image::load`]). Nothing dispatches kernels yet: that is the kernel-launch issue
+//! (AQL queues; code needs an executable mapping there). Until then every launch is validated
+//! and refused with `hipErrorNotSupported` ([`refuse_launch`]).
 //!
 //! Sources (facts only): clang `ClangOffloadBundler.cpp` (bundle layout), clr
 //! `hip_code_object.cpp` (`extractCodeObjectFromFatBinary`, `isCodeObjectCompatibleWithDevice`,
 //! `getTripleTargetIDFromCodeObject`), LLVM `AMDGPUUsage` ("Target ID", "ELF Header",
 //! "Code Object V3+ Metadata").
 
-use crate::api::types::{hipDeviceProp_tR0600, hipError_t};
+use crate::api::types::{hipDeviceProp_tR0600, hipError_t, hipMemcpyKind};
+use crate::runtime::Runtime;
 use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
 use object::{Endianness, Object, ObjectSymbol, SymbolKind};
 use parking_lot::Mutex;
@@ -385,6 +387,63 @@ impl CodeObject {
         Ok(CodeObject { target, elf: elf.to_vec(), kernels, globals })
     }
 
+    /// Bytes of device memory the code object occupies when loaded: the end of its highest
+    /// `PT_LOAD` segment, in whole pages.
+    pub fn load_size(&self) -> Result<u64, CodeObjectError> {
+        let file = ElfFile64::<Endianness>::parse(&self.elf[..]).map_err(|e| malformed(format!("ELF: {e}")))?;
+        let e = file.endian();
+        let end = file
+            .elf_program_headers()
+            .iter()
+            .filter(|ph| ph.p_type(e) == object::elf::PT_LOAD)
+            .map(|ph| ph.p_vaddr(e).saturating_add(ph.p_memsz(e)))
+            .max()
+            .unwrap_or(0);
+        end.checked_next_multiple_of(4096)
+            .filter(|n| *n <= MAX_IMAGE as u64)
+            .ok_or_else(|| malformed("segments too large"))
+    }
+
+    /// The code object's memory image for load address `base` (what the loader copies to the
+    /// device): each `PT_LOAD` segment's file bytes at its virtual address, the rest zero, and
+    /// the dynamic relocations applied (`R_AMDGPU_RELATIVE64`: base + addend; `R_AMDGPU_ABS64`
+    /// / `ABS32` / `ABS32_LO` / `ABS32_HI`: base + symbol + addend; LLVM `AMDGPUUsage`
+    /// "Relocation Records"). Errors: `Malformed` for segments outside the file or another
+    /// relocation type.
+    pub fn memory_image(&self, base: u64) -> Result<Vec<u8>, CodeObjectError> {
+        let file = ElfFile64::<Endianness>::parse(&self.elf[..]).map_err(|e| malformed(format!("ELF: {e}")))?;
+        let e = file.endian();
+        let mut img = vec![0u8; self.load_size()? as usize];
+        for ph in file.elf_program_headers().iter().filter(|ph| ph.p_type(e) == object::elf::PT_LOAD) {
+            let data = ph.data(e, &self.elf[..]).map_err(|_| malformed("segment outside the file"))?;
+            let at = ph.p_vaddr(e) as usize;
+            let dst =
+                img.get_mut(at..at + data.len()).ok_or_else(|| malformed("segment larger than its memory size"))?;
+            dst.copy_from_slice(data);
+        }
+        for (offset, r) in file.dynamic_relocations().into_iter().flatten() {
+            let object::RelocationFlags::Elf { r_type } = r.flags() else { continue };
+            let sym = match r.target() {
+                object::RelocationTarget::Symbol(i) => {
+                    file.symbol_by_index(i).map_err(|_| malformed("relocation symbol"))?.address()
+                }
+                _ => 0,
+            };
+            let v = base.wrapping_add(sym).wrapping_add_signed(r.addend());
+            let bytes = match r_type.0 {
+                13 => base.wrapping_add_signed(r.addend()).to_le_bytes().to_vec(),
+                3 => v.to_le_bytes().to_vec(),
+                1 | 6 => (v as u32).to_le_bytes().to_vec(),
+                2 => ((v >> 32) as u32).to_le_bytes().to_vec(),
+                t => return Err(malformed(format!("relocation type {t}"))),
+            };
+            let at = usize::try_from(offset).ok().filter(|a| a.saturating_add(bytes.len()) <= img.len());
+            let at = at.ok_or_else(|| malformed("relocation outside the segments"))?;
+            img[at..at + bytes.len()].copy_from_slice(&bytes);
+        }
+        Ok(img)
+    }
+
     pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
         self.kernels.iter().find(|k| k.name == name)
     }
@@ -410,6 +469,8 @@ pub struct Image {
     /// (triple target id, offset, size) of each device code object, in bundle order.
     entries: Vec<(String, usize, usize)>,
     chosen: Mutex<HashMap<String, Result<Arc<CodeObject>, hipError_t>>>,
+    /// Device ordinal → base address of the code object loaded in its memory.
+    loaded: Mutex<HashMap<usize, u64>>,
 }
 
 impl Image {
@@ -436,13 +497,13 @@ impl Image {
                 })
                 .collect()
         };
-        Ok(Image { bytes, entries, chosen: Mutex::new(HashMap::new()) })
+        Ok(Image { bytes, entries, chosen: Mutex::default(), loaded: Mutex::default() })
     }
 
     /// An image without code objects (what an unusable fat binary registers as: its kernels
     /// report `hipErrorNoBinaryForGpu`).
     pub fn empty() -> Image {
-        Image { bytes: ImageBytes::Owned(vec![]), entries: vec![], chosen: Mutex::new(HashMap::new()) }
+        Image { bytes: ImageBytes::Owned(vec![]), entries: vec![], chosen: Mutex::default(), loaded: Mutex::default() }
     }
 
     fn data(&self) -> &[u8] {
@@ -482,6 +543,53 @@ impl Image {
         };
         chosen.insert(device.to_string(), r.clone());
         r
+    }
+}
+
+impl Image {
+    /// The code object for device `dev`, loaded into its memory on first use: one `hipMalloc`-
+    /// style VRAM allocation holding the [`CodeObject::memory_image`] for its address (so
+    /// device globals have their initial values). Returns the code object and the load base;
+    /// a symbol at code-object address `a` lives at `base + a`. Errors: as
+    /// [`Image::code_object`], `hipErrorInvalidKernelFile` (segments or relocations the loader
+    /// does not accept), the allocation's and copy's. Nothing stays allocated on an error.
+    pub fn load(&self, rt: &Runtime, dev: usize) -> Result<(Arc<CodeObject>, u64), hipError_t> {
+        let co = self.code_object(&crate::api::device_props::arch_name(&rt.devices[dev].props))?;
+        let mut loaded = self.loaded.lock();
+        if let Some(base) = loaded.get(&dev) {
+            return Ok((co, *base));
+        }
+        let bad = |e: CodeObjectError| {
+            eprintln!("hipkfd: cannot load code object {}: {e}", co.target);
+            hipError_t::hipErrorInvalidKernelFile
+        };
+        let size = co.load_size().map_err(bad)?;
+        let base = rt.mem_alloc_device(dev, size)?;
+        let copied = co.memory_image(base).map_err(bad).and_then(|img| {
+            let s = rt.null_stream(dev)?;
+            rt.memcpy(base, img.as_ptr() as u64, img.len() as u64, hipMemcpyKind::hipMemcpyHostToDevice, &s, true)
+        });
+        if let Err(e) = copied {
+            let _ = rt.mem_free(base);
+            return Err(e);
+        }
+        crate::log::hipkfd_log!("code object {} loaded on device {dev} at {base:#x} ({size} bytes)", co.target);
+        loaded.insert(dev, base);
+        Ok((co, base))
+    }
+
+    /// Frees the device memory of every loaded copy (module unload, fat binary unregister).
+    pub fn unload(&self) {
+        let bases: Vec<u64> = self.loaded.lock().drain().map(|(_, b)| b).collect();
+        if bases.is_empty() {
+            return;
+        }
+        // Loaded copies exist only once the runtime is up.
+        if let Ok(rt) = crate::runtime::runtime() {
+            for b in bases {
+                let _ = rt.mem_free(b);
+            }
+        }
     }
 }
 
@@ -573,7 +681,11 @@ impl Registry {
 
     /// Forgets a fat binary and everything registered from it. False if unknown.
     pub fn remove_fatbin(&mut self, h: usize) -> bool {
-        let known = self.fatbins.remove(&h).is_some();
+        let removed = self.fatbins.remove(&h);
+        let known = removed.is_some();
+        if let Some(image) = removed {
+            image.unload();
+        }
         self.host_functions.retain(|_, f| f.owner != Owner::FatBinary(h));
         self.handles.retain(|_, f| f.owner != Owner::FatBinary(h));
         self.vars.retain(|_, v| v.fatbin != h);
@@ -627,6 +739,11 @@ impl Registry {
         self.vars.get(&host).cloned()
     }
 
+    /// The image of a registered fat binary.
+    pub fn fatbin(&self, h: usize) -> Option<Arc<Image>> {
+        self.fatbins.get(&h).cloned()
+    }
+
     /// Records a managed variable and returns the address of its host stand-in (initialised
     /// with `init`, aligned to `align`). None if the fat binary handle is unknown.
     pub fn add_managed(&mut self, fatbin: usize, name: &str, init: &[u8], align: usize) -> Option<usize> {
@@ -657,7 +774,11 @@ impl Registry {
     /// Unloads a module and invalidates its function handles. False if unknown.
     pub fn remove_module(&mut self, h: usize) -> bool {
         self.handles.retain(|_, f| f.owner != Owner::Module(h));
-        self.modules.remove(&h).is_some()
+        let removed = self.modules.remove(&h);
+        if let Some(m) = &removed {
+            m.image.unload();
+        }
+        removed.is_some()
     }
 
     /// The function `name` of module `h` for device target `device`: the same handle for every
@@ -898,6 +1019,8 @@ extern "C" __global__ void Kernel42(int* p) { *p = 42; }
 extern "C" __global__ void NOPKernel() {}
 __global__ void __launch_bounds__(256) fill(int* p, int v, double d) { p[threadIdx.x] = v + (int)d; }
 __device__ int table[16];
+__device__ int init[2] = {3, 4};
+__device__ int* ptr = &init[1];
 __device__ int twice(int x) { return 2 * x; }
 "#;
 
@@ -932,6 +1055,17 @@ __device__ int twice(int x) { return 2 * x; }
         assert!(kds.iter().all(|a| a % 64 == 0));
         let t = co.global("table").unwrap();
         assert_eq!(t.size, 64);
+        // The memory image: initial values in place, the pointer relocated to the load base.
+        let base = 0x7f00_0000_0000u64;
+        let img = co.memory_image(base).unwrap();
+        assert_eq!(img.len() as u64, co.load_size().unwrap());
+        assert_eq!(img.len() % 4096, 0);
+        let at = |a: u64, n: usize| &img[a as usize..a as usize + n];
+        let init = co.global("init").unwrap();
+        assert_eq!(at(init.address, 8), [3, 0, 0, 0, 4, 0, 0, 0]);
+        let ptr = co.global("ptr").unwrap();
+        assert_eq!(at(ptr.address, 8), (base + init.address + 4).to_le_bytes());
+        assert!(at(t.address, 64).iter().all(|b| *b == 0), "bss is zero");
         // The ELF alone loads too (hipModuleLoadData of a bare code object).
         let bare = Image::new(ImageBytes::Owned(co.elf.clone())).unwrap();
         assert_eq!(bare.code_object("gfx90a:sramecc-:xnack+").unwrap().kernels.len(), 3);

@@ -1,10 +1,11 @@
 /* A hipcc program with kernels: registration parses its fat binary; every launch is validated
  * and then refused with hipErrorNotSupported (kernels cannot run yet), which is also the sticky
- * last error; host copies around the launches still work. */
+ * last error; host copies around the launches still work; device globals are loaded with their
+ * initial values and copied to and from. */
 #include <hip/hip_runtime.h>
 #include "check.h"
 
-__device__ int table[16];
+__device__ int table[16] = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
 
 __global__ void __launch_bounds__(256) fill(int* p, int v) { p[threadIdx.x] = v + table[0]; }
 __global__ void nop() {}
@@ -87,9 +88,28 @@ int main(void) {
   size_t sz = 0;
   CHECK_OK(hipGetSymbolSize(&sz, HIP_SYMBOL(table)));
   CHECK(sz == sizeof(int) * 16);
-  void* addr;
-  CHECK_ERR(hipGetSymbolAddress(&addr, HIP_SYMBOL(table)), hipErrorNotSupported);
   CHECK_ERR(hipGetSymbolSize(&sz, (const void*)&h), hipErrorInvalidSymbol);
+
+  /* Device globals: the code object is loaded into device memory with its initial values. */
+  int t[16] = {0}, t2[16] = {0};
+  CHECK_OK(hipMemcpyFromSymbol(t, HIP_SYMBOL(table), sizeof t, 0, hipMemcpyDeviceToHost));
+  CHECK(t[0] == 5 && t[15] == 20);
+  void* addr = NULL;
+  CHECK_OK(hipGetSymbolAddress(&addr, HIP_SYMBOL(table)));
+  CHECK(addr != NULL);
+  CHECK_OK(hipMemcpy(t2, addr, sizeof t2, hipMemcpyDeviceToHost));
+  CHECK(memcmp(t, t2, sizeof t) == 0);
+  int nine[2] = {90, 91};
+  CHECK_OK(hipMemcpyToSymbol(HIP_SYMBOL(table), nine, sizeof nine, 4 * sizeof(int), hipMemcpyHostToDevice));
+  CHECK_OK(hipMemcpy(t2, addr, sizeof t2, hipMemcpyDeviceToHost));
+  CHECK(t2[3] == 8 && t2[4] == 90 && t2[5] == 91 && t2[6] == 11);
+  CHECK_OK(hipMemcpyFromSymbolAsync(t, HIP_SYMBOL(table), sizeof(int), 5 * sizeof(int), hipMemcpyDeviceToHost, 0));
+  CHECK_OK(hipStreamSynchronize(0));
+  CHECK(t[0] == 91);
+  CHECK_ERR(hipMemcpyToSymbol(HIP_SYMBOL(table), nine, sizeof nine, 15 * sizeof(int), hipMemcpyHostToDevice),
+            hipErrorInvalidValue);
+  CHECK_ERR(hipMemcpyFromSymbol(t, (const void*)&h, 4, 0, hipMemcpyDeviceToHost), hipErrorInvalidSymbol);
+  CHECK_ERR(hipGetSymbolAddress(&addr, (const void*)&h), hipErrorInvalidSymbol);
 
   /* The copies still work after the refused launches. */
   memset(back, 0, sizeof back);

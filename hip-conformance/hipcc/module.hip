@@ -1,6 +1,6 @@
 /* The module API on a code object file (`hipcc --genco`, argv[1]): load from file and from
  * memory, look up functions (found / hipErrorNotFound, as hip-tests expect), launch (validated,
- * then hipErrorNotSupported until kernels can run), unload. */
+ * then hipErrorNotSupported until kernels can run), globals in device memory, unload. */
 #include <hip/hip_runtime.h>
 #include "check.h"
 
@@ -72,13 +72,21 @@ int main(int argc, char** argv) {
   CHECK(attr == 1024);
   CHECK_ERR(hipFuncGetAttribute(&attr, HIP_FUNC_ATTRIBUTE_MAX, k42), hipErrorInvalidValue);
 
-  /* Globals: the size is known; a device address needs code loading. */
+  /* Globals: loaded into device memory with their initial values, pointers relocated. */
   size_t bytes = 0;
-  hipDeviceptr_t dp;
+  hipDeviceptr_t dp = NULL, sp = NULL;
   CHECK_OK(hipModuleGetGlobal(NULL, &bytes, m, "counter"));
   CHECK(bytes == 8 * sizeof(int));
-  CHECK_ERR(hipModuleGetGlobal(&dp, &bytes, m, "counter"), hipErrorNotSupported);
+  CHECK_OK(hipModuleGetGlobal(&dp, &bytes, m, "counter"));
+  int c[8] = {0};
+  CHECK_OK(hipMemcpy(c, dp, sizeof c, hipMemcpyDeviceToHost));
+  CHECK(c[0] == 1 && c[7] == 8);
+  CHECK_OK(hipModuleGetGlobal(&sp, NULL, m, "second"));
+  void* second = NULL;
+  CHECK_OK(hipMemcpy(&second, sp, sizeof second, hipMemcpyDeviceToHost));
+  CHECK((char*)second == (char*)dp + sizeof(int));
   CHECK_ERR(hipModuleGetGlobal(NULL, &bytes, m, "nothing"), hipErrorNotFound);
+  CHECK_ERR(hipModuleGetGlobal(NULL, NULL, m, "counter"), hipErrorInvalidValue);
 
   /* Unload: the module and its functions are gone. */
   CHECK_OK(hipModuleUnload(m));

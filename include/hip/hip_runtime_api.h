@@ -1368,20 +1368,59 @@ hipError_t hipModuleUnload(hipModule_t module);
 hipError_t hipModuleGetFunction(hipFunction_t *function, hipModule_t module, const char *kname);
 
 // `hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, hipModule_t hmod, const
-// char* name)`: a module global's device address and size. The size is answered (with `dptr`
-// null); a device address is not, since globals are not in device memory until code loading
-// exists: `hipErrorNotSupported`. Errors: `hipErrorInvalidValue` (both outputs null, null or
-// empty name), `hipErrorInvalidResourceHandle` (null module), `hipErrorNotFound` (unknown
-// module or global).
+// char* name)`: the device address and size of a module global on the current device (the
+// module's code object is loaded into its memory on first use, globals with their initial
+// values). Either output may be null. Errors: `hipErrorInvalidValue` (both outputs null, null
+// or empty name), `hipErrorInvalidResourceHandle` (null module), `hipErrorNotFound` (unknown
+// module or global), the load's.
 hipError_t hipModuleGetGlobal(hipDeviceptr_t *dptr,
                               size_t *bytes,
                               hipModule_t hmod,
                               const char *name);
 
 // `hipError_t hipGetSymbolAddress(void** devPtr, const void* symbol)`: the device address of a
-// `__device__` variable. Not available until code loading exists: `hipErrorNotSupported` for a
-// registered symbol. Errors: `hipErrorInvalidValue` (null `devPtr`), `hipErrorInvalidSymbol`.
+// `__device__` variable on the current device. Errors: `hipErrorInvalidValue` (null
+// `devPtr`), `hipErrorInvalidSymbol`.
 hipError_t hipGetSymbolAddress(void **devPtr, const void *symbol);
+
+// `hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t sizeBytes, size_t
+// offset, hipMemcpyKind kind)`: `hipMemcpy` to the variable's device memory at `offset`.
+// Errors: `hipErrorInvalidSymbol`, `hipErrorInvalidValue` (range past the variable), then
+// `hipMemcpy`'s.
+hipError_t hipMemcpyToSymbol(const void *symbol,
+                             const void *src,
+                             size_t sizeBytes,
+                             size_t offset,
+                             hipMemcpyKind kind);
+
+// `hipError_t hipMemcpyFromSymbol(void* dst, const void* symbol, size_t sizeBytes, size_t
+// offset, hipMemcpyKind kind)`: `hipMemcpy` from the variable's device memory at `offset`.
+// Errors as [`hipMemcpyToSymbol`].
+hipError_t hipMemcpyFromSymbol(void *dst,
+                               const void *symbol,
+                               size_t sizeBytes,
+                               size_t offset,
+                               hipMemcpyKind kind);
+
+// `hipError_t hipMemcpyToSymbolAsync(const void* symbol, const void* src, size_t sizeBytes,
+// size_t offset, hipMemcpyKind kind, hipStream_t stream)`: as [`hipMemcpyToSymbol`], ordered
+// on `stream` (`hipMemcpyAsync`).
+hipError_t hipMemcpyToSymbolAsync(const void *symbol,
+                                  const void *src,
+                                  size_t sizeBytes,
+                                  size_t offset,
+                                  hipMemcpyKind kind,
+                                  hipStream_t stream);
+
+// `hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t sizeBytes, size_t
+// offset, hipMemcpyKind kind, hipStream_t stream)`: as [`hipMemcpyFromSymbol`], ordered on
+// `stream`.
+hipError_t hipMemcpyFromSymbolAsync(void *dst,
+                                    const void *symbol,
+                                    size_t sizeBytes,
+                                    size_t offset,
+                                    hipMemcpyKind kind,
+                                    hipStream_t stream);
 
 // `hipError_t hipGetSymbolSize(size_t* size, const void* symbol)`: the size of a registered
 // `__device__` variable. Errors: `hipErrorInvalidValue` (null `size`), `hipErrorInvalidSymbol`.

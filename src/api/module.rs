@@ -8,9 +8,10 @@
 //! cannot run yet: every launch validates its arguments with the error codes AMD's hip-tests
 //! expect (ROCm 7: `Unit_hipLaunchKernel_Negative_Parameters`,
 //! `hip_module_launch_kernel_common.hh`), then returns `hipErrorNotSupported` (also recorded as
-//! the thread's last error) and prints once per kernel on stderr. Device globals have no device
-//! memory yet either, so calls that return a global's device address answer
-//! `hipErrorNotSupported`; their sizes are known.
+//! the thread's last error) and prints once per kernel on stderr. Device globals are real: the
+//! code object's segments are loaded into device memory on first use of a symbol
+//! (`hipGetSymbolAddress`, `hipMemcpyToSymbol`, `hipModuleGetGlobal`), relocated, with their
+//! initial values.
 
 use crate::api::common::{api, check, current_device, event_of, rt_dev, stream_of, write_out};
 use crate::api::types::*;
@@ -715,11 +716,11 @@ pub extern "C" fn hipModuleGetFunction(
 }
 
 /// `hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, hipModule_t hmod, const
-/// char* name)`: a module global's device address and size. The size is answered (with `dptr`
-/// null); a device address is not, since globals are not in device memory until code loading
-/// exists: `hipErrorNotSupported`. Errors: `hipErrorInvalidValue` (both outputs null, null or
-/// empty name), `hipErrorInvalidResourceHandle` (null module), `hipErrorNotFound` (unknown
-/// module or global).
+/// char* name)`: the device address and size of a module global on the current device (the
+/// module's code object is loaded into its memory on first use, globals with their initial
+/// values). Either output may be null. Errors: `hipErrorInvalidValue` (both outputs null, null
+/// or empty name), `hipErrorInvalidResourceHandle` (null module), `hipErrorNotFound` (unknown
+/// module or global), the load's.
 #[no_mangle]
 pub extern "C" fn hipModuleGetGlobal(
     dptr: *mut hipDeviceptr_t,
@@ -737,12 +738,16 @@ pub extern "C" fn hipModuleGetGlobal(
         let m = registry().lock().module(hmod as usize).ok_or(hipError_t::hipErrorNotFound)?;
         let arch = crate::api::device_props::arch_name(&rt.devices[d].props);
         let co = m.image.code_object(&arch).map_err(|_| hipError_t::hipErrorNotFound)?;
-        let g = co.global(name).ok_or(hipError_t::hipErrorNotFound)?;
+        let size = co.global(name).ok_or(hipError_t::hipErrorNotFound)?.size as usize;
         if !dptr.is_null() {
-            eprintln!("hipkfd: hipModuleGetGlobal({name}): device globals are not loaded yet: hipErrorNotSupported");
-            return Err(hipError_t::hipErrorNotSupported);
+            let (co, base) = m.image.load(rt, d)?;
+            let g = co.global(name).ok_or(hipError_t::hipErrorNotFound)?;
+            write_out(dptr, (base + g.address) as hipDeviceptr_t)?;
         }
-        write_out(bytes, g.size as usize)
+        if !bytes.is_null() {
+            write_out(bytes, size)?;
+        }
+        Ok(())
     })
 }
 
@@ -751,17 +756,106 @@ fn var_of(symbol: *const c_void) -> Result<crate::module::Var, hipError_t> {
     registry().lock().var(symbol as usize).ok_or(hipError_t::hipErrorInvalidSymbol)
 }
 
+/// The device address and size of a registered `__device__` variable on the current device,
+/// loading its fat binary's code object there on first use. Errors: `hipErrorInvalidSymbol`
+/// (not registered, or not in the code object), the load's.
+fn symbol(symbol: *const c_void) -> Result<(u64, usize), hipError_t> {
+    let v = var_of(symbol)?;
+    let image = registry().lock().fatbin(v.fatbin).ok_or(hipError_t::hipErrorInvalidSymbol)?;
+    let (rt, d) = rt_dev()?;
+    let (co, base) = image.load(rt, d)?;
+    let g = co.global(&v.name).ok_or(hipError_t::hipErrorInvalidSymbol)?;
+    Ok((base + g.address, v.size))
+}
+
 /// `hipError_t hipGetSymbolAddress(void** devPtr, const void* symbol)`: the device address of a
-/// `__device__` variable. Not available until code loading exists: `hipErrorNotSupported` for a
-/// registered symbol. Errors: `hipErrorInvalidValue` (null `devPtr`), `hipErrorInvalidSymbol`.
+/// `__device__` variable on the current device. Errors: `hipErrorInvalidValue` (null
+/// `devPtr`), `hipErrorInvalidSymbol`.
 #[no_mangle]
 pub extern "C" fn hipGetSymbolAddress(devPtr: *mut *mut c_void, symbol: *const c_void) -> hipError_t {
     api(|| {
         check(!devPtr.is_null())?;
-        let v = var_of(symbol)?;
-        eprintln!("hipkfd: hipGetSymbolAddress({}): device globals are not loaded yet: hipErrorNotSupported", v.name);
-        Err(hipError_t::hipErrorNotSupported)
+        write_out(devPtr, self::symbol(symbol)?.0 as *mut c_void)
     })
+}
+
+/// The device range `[offset, offset + size)` of a symbol. Errors: `hipErrorInvalidSymbol`,
+/// `hipErrorInvalidValue` when the range leaves the variable.
+fn symbol_range(sym: *const c_void, size: usize, offset: usize) -> Result<u64, hipError_t> {
+    let (addr, len) = symbol(sym)?;
+    check(offset.checked_add(size).is_some_and(|e| e <= len))?;
+    Ok(addr + offset as u64)
+}
+
+/// `hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t sizeBytes, size_t
+/// offset, hipMemcpyKind kind)`: `hipMemcpy` to the variable's device memory at `offset`.
+/// Errors: `hipErrorInvalidSymbol`, `hipErrorInvalidValue` (range past the variable), then
+/// `hipMemcpy`'s.
+#[no_mangle]
+pub extern "C" fn hipMemcpyToSymbol(
+    symbol: *const c_void,
+    src: *const c_void,
+    sizeBytes: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    match symbol_range(symbol, sizeBytes, offset) {
+        Ok(dst) => crate::api::memory::hipMemcpy(dst as *mut c_void, src, sizeBytes, kind),
+        Err(e) => api(|| Err(e)),
+    }
+}
+
+/// `hipError_t hipMemcpyFromSymbol(void* dst, const void* symbol, size_t sizeBytes, size_t
+/// offset, hipMemcpyKind kind)`: `hipMemcpy` from the variable's device memory at `offset`.
+/// Errors as [`hipMemcpyToSymbol`].
+#[no_mangle]
+pub extern "C" fn hipMemcpyFromSymbol(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    sizeBytes: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    match symbol_range(symbol, sizeBytes, offset) {
+        Ok(src) => crate::api::memory::hipMemcpy(dst, src as *const c_void, sizeBytes, kind),
+        Err(e) => api(|| Err(e)),
+    }
+}
+
+/// `hipError_t hipMemcpyToSymbolAsync(const void* symbol, const void* src, size_t sizeBytes,
+/// size_t offset, hipMemcpyKind kind, hipStream_t stream)`: as [`hipMemcpyToSymbol`], ordered
+/// on `stream` (`hipMemcpyAsync`).
+#[no_mangle]
+pub extern "C" fn hipMemcpyToSymbolAsync(
+    symbol: *const c_void,
+    src: *const c_void,
+    sizeBytes: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> hipError_t {
+    match symbol_range(symbol, sizeBytes, offset) {
+        Ok(dst) => crate::api::memory::hipMemcpyAsync(dst as *mut c_void, src, sizeBytes, kind, stream),
+        Err(e) => api(|| Err(e)),
+    }
+}
+
+/// `hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t sizeBytes, size_t
+/// offset, hipMemcpyKind kind, hipStream_t stream)`: as [`hipMemcpyFromSymbol`], ordered on
+/// `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemcpyFromSymbolAsync(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    sizeBytes: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> hipError_t {
+    match symbol_range(symbol, sizeBytes, offset) {
+        Ok(src) => crate::api::memory::hipMemcpyAsync(dst, src as *const c_void, sizeBytes, kind, stream),
+        Err(e) => api(|| Err(e)),
+    }
 }
 
 /// `hipError_t hipGetSymbolSize(size_t* size, const void* symbol)`: the size of a registered

@@ -15,6 +15,7 @@
 //! "Code Object V3+ Metadata").
 
 use crate::api::types::{hipDeviceProp_tR0600, hipError_t, hipMemcpyKind};
+use crate::memory::Allocation;
 use crate::runtime::Runtime;
 use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
 use object::{Endianness, Object, ObjectSymbol, SymbolKind};
@@ -469,8 +470,8 @@ pub struct Image {
     /// (triple target id, offset, size) of each device code object, in bundle order.
     entries: Vec<(String, usize, usize)>,
     chosen: Mutex<HashMap<String, Result<Arc<CodeObject>, hipError_t>>>,
-    /// Device ordinal → base address of the code object loaded in its memory.
-    loaded: Mutex<HashMap<usize, u64>>,
+    /// Device ordinal → the allocation holding the code object loaded in its memory.
+    loaded: Mutex<HashMap<usize, Arc<Allocation>>>,
 }
 
 impl Image {
@@ -556,8 +557,9 @@ impl Image {
     pub fn load(&self, rt: &Runtime, dev: usize) -> Result<(Arc<CodeObject>, u64), hipError_t> {
         let co = self.code_object(&crate::api::device_props::arch_name(&rt.devices[dev].props))?;
         let mut loaded = self.loaded.lock();
-        if let Some(base) = loaded.get(&dev) {
-            return Ok((co, *base));
+        // Still ours unless something (hipDeviceReset) freed it; then load again.
+        if let Some(a) = loaded.get(&dev).filter(|a| rt.allocs.get(a.base).is_some_and(|b| Arc::ptr_eq(a, &b))) {
+            return Ok((co, a.base));
         }
         let bad = |e: CodeObjectError| {
             eprintln!("hipkfd: cannot load code object {}: {e}", co.target);
@@ -574,20 +576,24 @@ impl Image {
             return Err(e);
         }
         crate::log::hipkfd_log!("code object {} loaded on device {dev} at {base:#x} ({size} bytes)", co.target);
-        loaded.insert(dev, base);
+        let a = rt.allocs.get(base).ok_or(hipError_t::hipErrorInvalidValue)?;
+        loaded.insert(dev, a);
         Ok((co, base))
     }
 
     /// Frees the device memory of every loaded copy (module unload, fat binary unregister).
     pub fn unload(&self) {
-        let bases: Vec<u64> = self.loaded.lock().drain().map(|(_, b)| b).collect();
-        if bases.is_empty() {
+        let allocs: Vec<Arc<Allocation>> = self.loaded.lock().drain().map(|(_, a)| a).collect();
+        if allocs.is_empty() {
             return;
         }
-        // Loaded copies exist only once the runtime is up.
+        // Loaded copies exist only once the runtime is up; each is freed unless something
+        // (hipDeviceReset) already did.
         if let Ok(rt) = crate::runtime::runtime() {
-            for b in bases {
-                let _ = rt.mem_free(b);
+            for a in allocs {
+                if rt.allocs.get(a.base).is_some_and(|b| Arc::ptr_eq(&a, &b)) {
+                    let _ = rt.mem_free(a.base);
+                }
             }
         }
     }

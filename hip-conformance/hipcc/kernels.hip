@@ -116,5 +116,11 @@ int main(void) {
   CHECK_OK(hipMemcpy(back, d, sizeof back, hipMemcpyDeviceToHost));
   CHECK(memcmp(h, back, sizeof h) == 0);
   CHECK_OK(hipFree(d));
+
+  /* hipDeviceReset frees device memory, the loaded globals included: they load again. */
+  CHECK_OK(hipDeviceReset());
+  memset(t, 0, sizeof t);
+  CHECK_OK(hipMemcpyFromSymbol(t, HIP_SYMBOL(table), sizeof t, 0, hipMemcpyDeviceToHost));
+  CHECK(t[4] == 9 && t[5] == 10);
   return summary();
 }

@@ -87,6 +87,10 @@
 #define hipStreamLegacy ((hipStream_t)1)
 #define hipStreamPerThread ((hipStream_t)2)
 
+#define HIP_LAUNCH_PARAM_BUFFER_POINTER ((void*)0x01)
+#define HIP_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)
+#define HIP_LAUNCH_PARAM_END ((void*)0x03)
+
 typedef struct {
   unsigned hasGlobalInt32Atomics : 1;
   unsigned hasGlobalFloatAtomicExch : 1;
@@ -469,6 +473,47 @@ typedef enum hipDriverEntryPointQueryResult {
   hipDriverEntryPointVersionNotSufficent = 2
 } hipDriverEntryPointQueryResult;
 
+typedef enum hipFunction_attribute {
+  HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+  HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+  HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
+  HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+  HIP_FUNC_ATTRIBUTE_NUM_REGS = 4,
+  HIP_FUNC_ATTRIBUTE_PTX_VERSION = 5,
+  HIP_FUNC_ATTRIBUTE_BINARY_VERSION = 6,
+  HIP_FUNC_ATTRIBUTE_CACHE_MODE_CA = 7,
+  HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9,
+  HIP_FUNC_ATTRIBUTE_MAX = 10
+} hipFunction_attribute;
+
+typedef enum hipFuncAttribute {
+  hipFuncAttributeMaxDynamicSharedMemorySize = 8,
+  hipFuncAttributePreferredSharedMemoryCarveout = 9,
+  hipFuncAttributeMax = 10
+} hipFuncAttribute;
+
+typedef enum hipJitOption {
+  hipJitOptionMaxRegisters = 0,
+  hipJitOptionThreadsPerBlock = 1,
+  hipJitOptionWallTime = 2,
+  hipJitOptionInfoLogBuffer = 3,
+  hipJitOptionInfoLogBufferSizeBytes = 4,
+  hipJitOptionErrorLogBuffer = 5,
+  hipJitOptionErrorLogBufferSizeBytes = 6,
+  hipJitOptionOptimizationLevel = 7,
+  hipJitOptionTargetFromContext = 8,
+  hipJitOptionTarget = 9,
+  hipJitOptionFallbackStrategy = 10,
+  hipJitOptionGenerateDebugInfo = 11,
+  hipJitOptionLogVerbose = 12,
+  hipJitOptionGenerateLineInfo = 13,
+  hipJitOptionCacheMode = 14,
+  hipJitOptionSm3xOpt = 15,
+  hipJitOptionFastCompile = 16,
+  hipJitOptionNumOptions = 17
+} hipJitOption;
+
 /* An anonymous union is C11 and C++; __extension__ lets GCC and Clang accept it in C99 too. */
 #if defined(__GNUC__) && !defined(__cplusplus)
 #define HIP_ANONYMOUS_UNION __extension__
@@ -610,6 +655,13 @@ typedef struct ihipEvent_t ihipEvent_t;
 
 // Opaque chunk object behind [`hipMemGenericAllocationHandle_t`].
 typedef struct ihipMemGenericAllocationHandle ihipMemGenericAllocationHandle;
+
+// Opaque kernel object behind [`hipFunction_t`]
+// (`typedef struct ihipModuleSymbol_t* hipFunction_t;`).
+typedef struct ihipModuleSymbol_t ihipModuleSymbol_t;
+
+// Opaque module object behind [`hipModule_t`] (`typedef struct ihipModule_t* hipModule_t;`).
+typedef struct ihipModule_t ihipModule_t;
 
 // Opaque stream object behind [`hipStream_t`] (`typedef struct ihipStream_t* hipStream_t;`).
 // The runtime casts its own stream objects to and from this pointer type.
@@ -870,6 +922,34 @@ typedef struct hipPointerAttribute_t {
   // Flags given at allocation time.
   unsigned int allocationFlags;
 } hipPointerAttribute_t;
+
+// `dim3`: grid or block dimensions (`hip_runtime_api.h`; C++ gives it a constructor
+// defaulting each to 1).
+typedef struct dim3 {
+  uint32_t x;
+  uint32_t y;
+  uint32_t z;
+} dim3;
+
+// A kernel of a module (`hipModuleGetFunction`) or of the program (`hipGetFuncBySymbol`).
+typedef struct ihipModuleSymbol_t *hipFunction_t;
+
+// A loaded code object (`hipModuleLoad`, `hipModuleLoadData`).
+typedef struct ihipModule_t *hipModule_t;
+
+// `hipFuncAttributes`: a kernel's static attributes (`hipFuncGetAttributes`), ROCm 5.2..7 layout.
+typedef struct hipFuncAttributes {
+  int binaryVersion;
+  int cacheModeCA;
+  size_t constSizeBytes;
+  size_t localSizeBytes;
+  int maxDynamicSharedSizeBytes;
+  int maxThreadsPerBlock;
+  int numRegs;
+  int preferredShmemCarveout;
+  int ptxVersion;
+  size_t sharedSizeBytes;
+} hipFuncAttributes;
 
 // Host function run in stream order (`hipLaunchHostFunc`):
 // `typedef void (*hipHostFn_t)(void* userData);`.
@@ -1330,6 +1410,255 @@ hipError_t hipPointerGetAttributes(struct hipPointerAttribute_t *attributes, con
 // O(log n). Either out-pointer may be null. Errors: `hipErrorNotFound` when `dptr` is in no
 // allocation (one past the end included).
 hipError_t hipMemGetAddressRange(hipDeviceptr_t *pbase, size_t *psize, hipDeviceptr_t dptr);
+
+// `hipError_t __hipPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+// hipStream_t stream)`: pushes a launch configuration on the calling thread's stack (hip-clang
+// emits it for `<<<...>>>`; the kernel stub pops it). Always `hipSuccess`.
+hipError_t __hipPushCallConfiguration(struct dim3 gridDim,
+                                      struct dim3 blockDim,
+                                      size_t sharedMem,
+                                      hipStream_t stream);
+
+// `hipError_t __hipPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem,
+// hipStream_t* stream)`: pops the thread's last configuration into the four out-pointers.
+// Errors: `hipErrorInvalidValue` for a null pointer (nothing popped),
+// `hipErrorMissingConfiguration` when the stack is empty.
+hipError_t __hipPopCallConfiguration(struct dim3 *gridDim,
+                                     struct dim3 *blockDim,
+                                     size_t *sharedMem,
+                                     hipStream_t *stream);
+
+// `hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem, hipStream_t
+// stream)`: the legacy form of [`__hipPushCallConfiguration`], for `hipSetupArgument` and
+// `hipLaunchByPtr`.
+hipError_t hipConfigureCall(struct dim3 gridDim,
+                            struct dim3 blockDim,
+                            size_t sharedMem,
+                            hipStream_t stream);
+
+// `hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset)`: copies `size`
+// bytes of `arg` to `offset` of the top configuration's argument buffer (clr
+// `PlatformState::setupArgument`). Errors: `hipErrorInvalidValue` (null `arg` with a size, or
+// an offset past 4 KiB, the kernarg limit), `hipErrorMissingConfiguration`.
+hipError_t hipSetupArgument(const void *arg, size_t size, size_t offset);
+
+// `hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks,
+// void** args, size_t sharedMemBytes, hipStream_t stream)`: what `<<<...>>>` and
+// `hipLaunchKernelGGL` end in. Errors (hip-tests `Unit_hipLaunchKernel_Negative_Parameters`,
+// ROCm 7): `hipErrorInvalidDeviceFunction` (null or unregistered function),
+// `hipErrorInvalidValue` (destroyed stream; `sharedMemBytes` over `sharedMemPerBlock`; no
+// `args` for a kernel with parameters), `hipErrorInvalidConfiguration` (a zero dimension, a
+// block dimension or block size over the device's limits, a grid over `maxGridSize`),
+// `hipErrorInvalidResourceHandle` (stream of another device), `hipErrorNoBinaryForGpu`,
+// `hipErrorLaunchFailure` (block over the kernel's launch bounds); otherwise
+// `hipErrorNotSupported`: kernels cannot run yet (logged once per kernel).
+hipError_t hipLaunchKernel(const void *function_address,
+                           struct dim3 numBlocks,
+                           struct dim3 dimBlocks,
+                           void **args,
+                           size_t sharedMemBytes,
+                           hipStream_t stream);
+
+// `hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks, dim3
+// dimBlocks, void** args, size_t sharedMemBytes, hipStream_t stream, hipEvent_t startEvent,
+// hipEvent_t stopEvent, int flags)`: [`hipLaunchKernel`] with events around the kernel.
+// Errors: `hipErrorInvalidValue` for an unknown event, else as [`hipLaunchKernel`].
+hipError_t hipExtLaunchKernel(const void *function_address,
+                              struct dim3 numBlocks,
+                              struct dim3 dimBlocks,
+                              void **args,
+                              size_t sharedMemBytes,
+                              hipStream_t stream,
+                              hipEvent_t startEvent,
+                              hipEvent_t stopEvent,
+                              int flags);
+
+// `hipError_t hipLaunchCooperativeKernel(const void* f, dim3 gridDim, dim3 blockDimX, void**
+// kernelParams, unsigned int sharedMemBytes, hipStream_t stream)`. Errors (clr
+// `hipLaunchCooperativeKernel_common`, hip-tests `Unit_hipLaunchCooperativeKernel_Negative_*`):
+// `hipErrorContextIsDestroyed` (destroyed stream), `hipErrorInvalidDeviceFunction`,
+// `hipErrorInvalidConfiguration` (geometry as [`hipLaunchKernel`]),
+// `hipErrorCooperativeLaunchTooLarge` (`sharedMemBytes` over the LDS), then as
+// [`hipLaunchKernel`]; otherwise `hipErrorNotSupported`.
+hipError_t hipLaunchCooperativeKernel(const void *f,
+                                      struct dim3 gridDim,
+                                      struct dim3 blockDimX,
+                                      void **kernelParams,
+                                      unsigned int sharedMemBytes,
+                                      hipStream_t stream);
+
+// `hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigned int
+// gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned
+// int blockDimZ, unsigned int sharedMemBytes, hipStream_t stream, void** kernelParams, void**
+// extra)`: grid in blocks. Errors (hip-tests `ModuleLaunchKernelNegativeParameters`, clr ROCm
+// 7): `hipErrorContextIsDestroyed` (destroyed stream), `hipErrorInvalidValue` (a zero
+// dimension, a dimension over the device's limits, `sharedMemBytes` over `sharedMemPerBlock`,
+// both `kernelParams` and `extra`, a malformed `extra`, no arguments for a kernel with
+// parameters), `hipErrorInvalidResourceHandle` (null, unknown or unloaded `f`; a stream of
+// another device), `hipErrorLaunchFailure` (block over the kernel's launch bounds); otherwise
+// `hipErrorNotSupported`: kernels cannot run yet (logged once per kernel).
+hipError_t hipModuleLaunchKernel(hipFunction_t f,
+                                 unsigned int gridDimX,
+                                 unsigned int gridDimY,
+                                 unsigned int gridDimZ,
+                                 unsigned int blockDimX,
+                                 unsigned int blockDimY,
+                                 unsigned int blockDimZ,
+                                 unsigned int sharedMemBytes,
+                                 hipStream_t stream,
+                                 void **kernelParams,
+                                 void **extra);
+
+// `hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gridDimX, ...,
+// unsigned int sharedMemBytes, hipStream_t stream, void** kernelParams)`: as
+// [`hipModuleLaunchKernel`] without `extra`; an invalid stream is `hipErrorInvalidValue` and
+// an invalid geometry `hipErrorInvalidConfiguration` (clr `hipModuleLaunchCooperativeKernel`).
+hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f,
+                                            unsigned int gridDimX,
+                                            unsigned int gridDimY,
+                                            unsigned int gridDimZ,
+                                            unsigned int blockDimX,
+                                            unsigned int blockDimY,
+                                            unsigned int blockDimZ,
+                                            unsigned int sharedMemBytes,
+                                            hipStream_t stream,
+                                            void **kernelParams);
+
+// `hipError_t hipLaunchByPtr(const void* func)`: launches `func` with the configuration and
+// arguments of `hipConfigureCall` + `hipSetupArgument` (popped). Errors:
+// `hipErrorMissingConfiguration`, `hipErrorInvalidDeviceFunction`, `hipErrorInvalidValue`
+// (geometry), then as [`hipModuleLaunchKernel`]; otherwise `hipErrorNotSupported`.
+hipError_t hipLaunchByPtr(const void *func);
+
+// `hipError_t hipModuleLoad(hipModule_t* module, const char* fname)`: loads a code object file
+// (an offload bundle from `hipcc --genco`, or a bare AMDGPU ELF). Errors (hip-tests
+// `Unit_hipModuleLoad_Negative_*`): `hipErrorInvalidValue` (null `module`, null or empty
+// `fname`), `hipErrorFileNotFound` (unreadable file), `hipErrorInvalidImage` (not a code
+// object, empty), `hipErrorNoBinaryForGpu` (none for the current device),
+// `hipErrorNotSupported` (compressed bundle).
+hipError_t hipModuleLoad(hipModule_t *module, const char *fname);
+
+// `hipError_t hipModuleLoadData(hipModule_t* module, const void* image)`: loads a code object
+// from memory (its length is read from its headers; the bytes are copied). Errors:
+// `hipErrorInvalidValue` (null argument), then as [`hipModuleLoad`].
+hipError_t hipModuleLoadData(hipModule_t *module, const void *image);
+
+// `hipError_t hipModuleLoadDataEx(hipModule_t* module, const void* image, unsigned int
+// numOptions, hipJitOption* options, void** optionsValues)`: [`hipModuleLoadData`]; the JIT
+// options are ignored, as AMD's runtime does.
+hipError_t hipModuleLoadDataEx(hipModule_t *module,
+                               const void *image,
+                               unsigned int numOptions,
+                               hipJitOption *options,
+                               void **optionsValues);
+
+// `hipError_t hipModuleUnload(hipModule_t module)`: unloads a module; its functions' handles
+// become invalid. Errors: `hipErrorInvalidResourceHandle` (null), `hipErrorNotFound` (unknown
+// or already unloaded, hip-tests on AMD).
+hipError_t hipModuleUnload(hipModule_t module);
+
+// `hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char*
+// kname)`: the kernel `kname` (its mangled name, or the plain one for `extern "C"`) of the
+// module, for the current device; the same handle on every call. Errors (hip-tests
+// `Unit_hipModuleGetFunction_Negative_Parameters`): `hipErrorInvalidValue` (null `function`,
+// null or empty `kname`), `hipErrorInvalidResourceHandle` (null module), `hipErrorNotFound`
+// (unknown module, no such kernel, a `__device__` function).
+hipError_t hipModuleGetFunction(hipFunction_t *function, hipModule_t module, const char *kname);
+
+// `hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, hipModule_t hmod, const
+// char* name)`: the device address and size of a module global on the current device (the
+// module's code object is loaded into its memory on first use, globals with their initial
+// values). Either output may be null. Errors: `hipErrorInvalidValue` (both outputs null, null
+// or empty name), `hipErrorInvalidResourceHandle` (null module), `hipErrorNotFound` (unknown
+// module or global), the load's.
+hipError_t hipModuleGetGlobal(hipDeviceptr_t *dptr,
+                              size_t *bytes,
+                              hipModule_t hmod,
+                              const char *name);
+
+// `hipError_t hipGetSymbolAddress(void** devPtr, const void* symbol)`: the device address of a
+// `__device__` variable on the current device. Errors: `hipErrorInvalidValue` (null
+// `devPtr`), `hipErrorInvalidSymbol`.
+hipError_t hipGetSymbolAddress(void **devPtr, const void *symbol);
+
+// `hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t sizeBytes, size_t
+// offset, hipMemcpyKind kind)`: `hipMemcpy` to the variable's device memory at `offset`.
+// Errors: `hipErrorInvalidSymbol`, `hipErrorInvalidValue` (range past the variable), then
+// `hipMemcpy`'s.
+hipError_t hipMemcpyToSymbol(const void *symbol,
+                             const void *src,
+                             size_t sizeBytes,
+                             size_t offset,
+                             hipMemcpyKind kind);
+
+// `hipError_t hipMemcpyFromSymbol(void* dst, const void* symbol, size_t sizeBytes, size_t
+// offset, hipMemcpyKind kind)`: `hipMemcpy` from the variable's device memory at `offset`.
+// Errors as [`hipMemcpyToSymbol`].
+hipError_t hipMemcpyFromSymbol(void *dst,
+                               const void *symbol,
+                               size_t sizeBytes,
+                               size_t offset,
+                               hipMemcpyKind kind);
+
+// `hipError_t hipMemcpyToSymbolAsync(const void* symbol, const void* src, size_t sizeBytes,
+// size_t offset, hipMemcpyKind kind, hipStream_t stream)`: as [`hipMemcpyToSymbol`], ordered
+// on `stream` (`hipMemcpyAsync`).
+hipError_t hipMemcpyToSymbolAsync(const void *symbol,
+                                  const void *src,
+                                  size_t sizeBytes,
+                                  size_t offset,
+                                  hipMemcpyKind kind,
+                                  hipStream_t stream);
+
+// `hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t sizeBytes, size_t
+// offset, hipMemcpyKind kind, hipStream_t stream)`: as [`hipMemcpyFromSymbol`], ordered on
+// `stream`.
+hipError_t hipMemcpyFromSymbolAsync(void *dst,
+                                    const void *symbol,
+                                    size_t sizeBytes,
+                                    size_t offset,
+                                    hipMemcpyKind kind,
+                                    hipStream_t stream);
+
+// `hipError_t hipGetSymbolSize(size_t* size, const void* symbol)`: the size of a registered
+// `__device__` variable. Errors: `hipErrorInvalidValue` (null `size`), `hipErrorInvalidSymbol`.
+hipError_t hipGetSymbolSize(size_t *size, const void *symbol);
+
+// `hipError_t hipGetFuncBySymbol(hipFunction_t* functionPtr, const void* symbolPtr)`: the
+// `hipFunction_t` of a hipcc kernel. Errors: `hipErrorInvalidValue` (null `functionPtr`),
+// `hipErrorInvalidDeviceFunction` (not a registered kernel).
+hipError_t hipGetFuncBySymbol(hipFunction_t *functionPtr, const void *symbolPtr);
+
+// `hipError_t hipFuncGetAttributes(struct hipFuncAttributes* attr, const void* func)`: a hipcc
+// kernel's attributes from its code object metadata (`maxThreadsPerBlock` =
+// `.max_flat_workgroup_size`, `sharedSizeBytes` = static LDS, `localSizeBytes` = scratch per
+// work-item, `numRegs` = VGPRs, `binaryVersion`/`ptxVersion` = major × 10 + minor of the ISA).
+// Errors: `hipErrorInvalidValue` (null `attr`), `hipErrorInvalidDeviceFunction` (null or
+// unregistered `func`), `hipErrorNoBinaryForGpu`.
+hipError_t hipFuncGetAttributes(struct hipFuncAttributes *attr, const void *func);
+
+// `hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attrib, hipFunction_t
+// hfunc)`: one attribute of a `hipFunction_t` (values as [`hipFuncGetAttributes`]). Errors:
+// `hipErrorInvalidValue` (null `value`, unknown `attrib`), `hipErrorInvalidHandle` (null or
+// unknown `hfunc`), `hipErrorNoBinaryForGpu`.
+hipError_t hipFuncGetAttribute(int *value, hipFunction_attribute attrib, hipFunction_t hfunc);
+
+// `hipError_t hipFuncSetAttribute(const void* func, hipFuncAttribute attr, int value)`:
+// validated as clr does, then a no-op (the dynamic-LDS limit and carveout only matter to the
+// launch path, which does not exist yet). Errors: `hipErrorInvalidDeviceFunction` (null or
+// unregistered `func`), `hipErrorInvalidValue` (unknown `attr`; dynamic LDS below 0 or over
+// what the kernel leaves; carveout outside -1..=100).
+hipError_t hipFuncSetAttribute(const void *func, hipFuncAttribute attr, int value);
+
+// `hipError_t hipFuncSetCacheConfig(const void* func, hipFuncCache_t config)`: validated, then
+// a no-op (AMD devices have no L1/LDS split to choose). Errors: `hipErrorInvalidDeviceFunction`
+// (null or unregistered `func`), `hipErrorInvalidValue` (unknown `config`).
+hipError_t hipFuncSetCacheConfig(const void *func, hipFuncCache_t config);
+
+// `hipError_t hipFuncSetSharedMemConfig(const void* func, hipSharedMemConfig config)`:
+// validated, then a no-op (clr: "No way to set shared memory config yet"). Errors as
+// [`hipFuncSetCacheConfig`].
+hipError_t hipFuncSetSharedMemConfig(const void *func, hipSharedMemConfig config);
 
 // `hipDeviceCanAccessPeer`: `*canAccessPeer` = 1 when `deviceId` can map `peerDeviceId`'s
 // memory (a direct xGMI or PCIe P2P link in the KFD topology; src/peer.rs explains why links

@@ -205,8 +205,13 @@ fn parse_pci_bus_id(s: &str) -> Option<(u32, u32, u32, u32)> {
     ))
 }
 
+/// The device's target id as `gcnArchName` holds it (`gfx90a:sramecc+:xnack-`).
+pub fn arch_name(p: &hipDeviceProp_t) -> String {
+    p.gcnArchName.iter().take_while(|c| **c != 0).map(|c| *c as u8 as char).collect()
+}
+
 /// Copies `s` into a C `char` array, truncating so that a NUL always ends it.
-fn put_cstr(dst: &mut [c_char], s: &str) {
+pub(crate) fn put_cstr(dst: &mut [c_char], s: &str) {
     dst.fill(0);
     let n = dst.len().saturating_sub(1);
     for (d, b) in dst.iter_mut().zip(s.bytes().take(n)) {
@@ -394,8 +399,7 @@ pub fn device_props_r0000(p: &hipDeviceProp_t) -> hipDeviceProp_tR0000 {
     o.isMultiGpuBoard = p.isMultiGpuBoard;
     o.canMapHostMemory = p.canMapHostMemory;
     o.gcnArchName = p.gcnArchName;
-    let arch: String = p.gcnArchName.iter().take_while(|c| **c != 0).map(|c| *c as u8 as char).collect();
-    let (ma, mi, st) = parse_gfx_name(&arch).unwrap_or((0, 0, 0));
+    let (ma, mi, st) = parse_gfx_name(&arch_name(p)).unwrap_or((0, 0, 0));
     o.gcnArch = (ma * 100 + mi * 10 + st) as c_int;
     o.integrated = p.integrated;
     o.cooperativeLaunch = p.cooperativeLaunch;

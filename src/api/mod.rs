@@ -11,6 +11,7 @@ pub mod event;
 pub mod interop;
 pub mod ipc;
 pub mod memory;
+pub mod module;
 pub mod peer;
 pub mod stream;
 pub mod types;

@@ -182,8 +182,10 @@ pub fn ipc() -> &'static Ipc {
 
 // ---- wire protocol -----------------------------------------------------------------------
 
-/// Request: magic, kind, token (24 bytes). Reply: status (0 or an errno), padding, size; with
-/// one fd in `SCM_RIGHTS` when the status is 0.
+/// Request: magic, kind, token (24 bytes). Reply (16 bytes): status (0 or an errno, u32), the
+/// allocation's offset in the dma-buf (u32; nonzero for a slot of a shared block of small
+/// `hipMalloc`s, zero from exporters that predate them), size (u64); with one fd in
+/// `SCM_RIGHTS` when the status is 0.
 const REQ_LEN: usize = 24;
 const REPLY_LEN: usize = 16;
 
@@ -284,11 +286,11 @@ impl Ipc {
         let kind = u32::from_le_bytes(req[4..8].try_into().unwrap());
         let token: Id = req[8..24].try_into().unwrap();
         let magic_ok = n == REQ_LEN && u32::from_le_bytes(req[0..4].try_into().unwrap()) == HANDLE_MAGIC;
-        let result: Result<(OwnedFd, u64), Errno> =
-            if !magic_ok { Err(Errno::EINVAL) } else { self.lookup(kind, &token) };
+        let result: Result<Served, Errno> = if !magic_ok { Err(Errno::EINVAL) } else { self.lookup(kind, &token) };
         let mut reply = [0u8; REPLY_LEN];
         let fd = match result {
-            Ok((fd, size)) => {
+            Ok(Served { fd, offset, size }) => {
+                reply[4..8].copy_from_slice(&offset.to_le_bytes());
                 reply[8..16].copy_from_slice(&size.to_le_bytes());
                 Some(fd)
             }
@@ -317,31 +319,45 @@ impl Ipc {
         // `fd` closes on return: the message in flight holds its own reference.
     }
 
-    /// The fd behind a token: a fresh dma-buf of the allocation (`EXPORT_DMABUF`) or a dup of an
-    /// event page's memfd. Unknown token or dead object → `EINVAL`.
-    fn lookup(&self, kind: u32, token: &Id) -> Result<(OwnedFd, u64), Errno> {
+    /// The fd behind a token: a fresh dma-buf of the allocation's BO (`EXPORT_DMABUF`; for a
+    /// slot of a shared block, the block's, with the slot's offset) or a dup of an event page's
+    /// memfd. Unknown token or dead object → `EINVAL`.
+    fn lookup(&self, kind: u32, token: &Id) -> Result<Served, Errno> {
         match kind {
             KIND_MEM => {
                 let rt = runtime().map_err(|_| Errno::ENODEV)?;
                 // The registry holds its export lock while we export: hipFree waits, so the BO is
                 // live.
                 rt.allocs
-                    .with_export(token, |a| Ok((rt.kfd.export_dmabuf(a.bo().ok_or(Errno::EINVAL)?.handle)?, a.size)))
+                    .with_export(token, |a| {
+                        let bo = a.bo().ok_or(Errno::EINVAL)?;
+                        let offset = u32::try_from(a.base - bo.va).map_err(|_| Errno::EINVAL)?;
+                        Ok(Served { fd: rt.kfd.export_dmabuf(bo.handle)?, offset, size: a.size })
+                    })
                     .unwrap_or(Err(Errno::EINVAL))
             }
             KIND_EVENT => {
                 let p = self.exports.lock().events.get(token).and_then(Weak::upgrade).ok_or(Errno::EINVAL)?;
-                Ok((p.memfd.try_clone().map_err(|_| Errno::EMFILE)?, EVENT_PAGE))
+                Ok(Served { fd: p.memfd.try_clone().map_err(|_| Errno::EMFILE)?, offset: 0, size: EVENT_PAGE })
             }
             _ => Err(Errno::EINVAL),
         }
     }
 }
 
+/// What the fd server hands out for a token: the fd, where the object starts in it (bytes), and
+/// its size (bytes).
+#[derive(Debug)]
+pub struct Served {
+    pub fd: OwnedFd,
+    pub offset: u32,
+    pub size: u64,
+}
+
 /// [`request_fd`], asked again (at most twice more) when the connection broke without an answer
 /// (`EPROTO`, `ECONNRESET`, `EINTR`): those say nothing about the exporter or the token. A dead
 /// exporter (`ECONNREFUSED`) or a timeout (`EAGAIN`) is final, which keeps the 1 s bound.
-fn request_fd_retrying(instance: &Id, kind: u32, token: &Id) -> Result<(OwnedFd, u64), Errno> {
+fn request_fd_retrying(instance: &Id, kind: u32, token: &Id) -> Result<Served, Errno> {
     let mut attempt = 0;
     loop {
         match request_fd(instance, kind, token) {
@@ -357,7 +373,7 @@ fn request_fd_retrying(instance: &Id, kind: u32, token: &Id) -> Result<(OwnedFd,
 /// Asks the exporter `instance` for the fd behind `token`. Errors: `ECONNREFUSED`/`ENOENT` (no
 /// such exporter: exited, or another network namespace), `EAGAIN` (timeout), the exporter's
 /// refusal (`EINVAL`), `EPROTO` (malformed reply).
-pub fn request_fd(instance: &Id, kind: u32, token: &Id) -> Result<(OwnedFd, u64), Errno> {
+pub fn request_fd(instance: &Id, kind: u32, token: &Id) -> Result<Served, Errno> {
     let sock = socket(AddressFamily::Unix, SockType::SeqPacket, SockFlag::SOCK_CLOEXEC, None)?;
     set_timeouts(&sock)?;
     connect(sock.as_raw_fd(), &UnixAddr::new_abstract(&socket_name(instance))?)?;
@@ -385,9 +401,10 @@ pub fn request_fd(instance: &Id, kind: u32, token: &Id) -> Result<(OwnedFd, u64)
     if status != 0 {
         return Err(Errno::from_raw(status));
     }
+    let offset = u32::from_le_bytes(reply[4..8].try_into().unwrap());
     let size = u64::from_le_bytes(reply[8..16].try_into().unwrap());
     match (fds.pop(), fds.is_empty()) {
-        (Some(fd), true) => Ok((fd, size)),
+        (Some(fd), true) => Ok(Served { fd, offset, size }),
         _ => Err(Errno::EPROTO),
     }
 }
@@ -432,17 +449,19 @@ impl Runtime {
             *i.refs.entry(p).or_insert(0) += 1;
             return Ok(p);
         }
-        let (fd, size) = request_fd_retrying(&h.instance, KIND_MEM, &h.token).map_err(|e| {
+        let Served { fd, offset, size } = request_fd_retrying(&h.instance, KIND_MEM, &h.token).map_err(|e| {
             crate::log::hipkfd_log!("hipIpcOpenMemHandle: exporter refused or unreachable: {e}");
             hipError_t::hipErrorInvalidDevicePointer
         })?;
         if size != h.size {
             return Err(hipError_t::hipErrorInvalidDevicePointer);
         }
-        let bo = self.ipc_import_dmabuf(&fd, size, dev)?;
+        // The whole dma-buf is imported (a slot's is its block's); the registry entry is the
+        // exporter's allocation alone, so every API stops at its bounds.
+        let bo = self.ipc_import_dmabuf(&fd, offset as u64 + size, dev)?;
         drop(fd);
-        let base = bo.va;
-        self.allocs.insert(Allocation::with_bo(size, MemKind::Ipc, 0, bo));
+        let base = bo.va + offset as u64;
+        self.allocs.insert(Allocation::with_bo_at(base, size, MemKind::Ipc, bo));
         let p = base + h.offset;
         im.by_key.insert(key, Import { base, refs: HashMap::from([(p, 1)]) });
         im.by_base.insert(base, key);
@@ -552,7 +571,7 @@ impl Runtime {
         if h.instance == ipc.instance {
             return Err(hipError_t::hipErrorInvalidContext);
         }
-        let (fd, _) = request_fd_retrying(&h.instance, KIND_EVENT, &h.token).map_err(|e| {
+        let Served { fd, .. } = request_fd_retrying(&h.instance, KIND_EVENT, &h.token).map_err(|e| {
             crate::log::hipkfd_log!("hipIpcOpenEventHandle: exporter refused or unreachable: {e}");
             hipError_t::hipErrorInvalidValue
         })?;

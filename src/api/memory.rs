@@ -209,7 +209,7 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
         };
         let host_memory = match &a.backing {
             Backing::Vmm(m) => m.chunk.host,
-            Backing::Bo(_) => a.kind == MemKind::Host,
+            Backing::Bo(_) | Backing::Sub(_) => a.kind == MemKind::Host,
         };
         let (ty, host) = if host_memory {
             (hipMemoryType::hipMemoryTypeHost, ptr as *mut c_void)

@@ -270,6 +270,9 @@ impl std::hash::Hasher for BlockHasher {
     }
 }
 
+/// A block's slot bytes and the allocation in each of its slots.
+type SlotTable = (u64, Vec<Option<Arc<Allocation>>>);
+
 /// The registry's index: every allocation by base, and, for the slots of blocks (small
 /// `hipMalloc`s), the same entries by block and slot, so that a pointer into one is found in O(1)
 /// however many there are.
@@ -278,7 +281,7 @@ struct Index {
     by_base: BTreeMap<u64, Arc<Allocation>>,
     /// Block VA → (slot bytes, the allocation in each slot); from the block's first allocation
     /// until the block is freed ([`Registry::forget_block`]).
-    slots: HashMap<u64, (u64, Vec<Option<Arc<Allocation>>>), std::hash::BuildHasherDefault<BlockHasher>>,
+    slots: HashMap<u64, SlotTable, std::hash::BuildHasherDefault<BlockHasher>>,
 }
 
 /// The allocation registry: base address → allocation, and the allocations' exports.
@@ -439,12 +442,15 @@ impl Block {
     }
 }
 
+type BlockList = Vec<Arc<Block>>;
+
 /// The blocks with free slots, per (device, size class). Full blocks are held only by their
 /// allocations; the last free of a block releases it unless it is the only block of its class
 /// with room (then it stays, empty, for the next `hipMalloc`, until [`Runtime::small_trim`]).
 #[derive(Debug, Default)]
 pub struct SmallPool {
-    classes: Mutex<HashMap<(usize, u64), Vec<Arc<Block>>>>,
+    /// (device, slot bytes) → blocks with a free slot.
+    classes: Mutex<HashMap<(usize, u64), BlockList>>,
 }
 
 impl Runtime {

@@ -69,6 +69,11 @@ pub const KIND_MEM: u32 = 1;
 pub const KIND_EVENT: u32 = 2;
 /// Send/receive/connect timeout of the importer and of the exporter's server (ms).
 pub const IO_TIMEOUT_MS: i64 = 1000;
+/// How long the exporter's server keeps an answered connection open for the next request (ms).
+pub const KEEP_MS: u64 = 30_000;
+/// After an answer the server polls without sleeping this long, and an importer spins this long
+/// on its reply before it sleeps: a request answered in microseconds then costs no wake-up.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
 /// Random id of an exporting process, or token of one exported object.
 pub type Id = crate::memory::ExportToken;
 
@@ -166,6 +171,9 @@ pub struct Ipc {
     server: Mutex<Option<OwnedFd>>,
     exports: Mutex<Exports>,
     imports: Mutex<Imports>,
+    /// Connections to other processes' fd servers, kept for the next request: exporter
+    /// instance → (the pid that connected, socket). A forked child does not use its parent's.
+    conns: Mutex<HashMap<Id, (u32, OwnedFd)>>,
 }
 
 static IPC: OnceLock<Ipc> = OnceLock::new();
@@ -177,6 +185,7 @@ pub fn ipc() -> &'static Ipc {
         server: Mutex::new(None),
         exports: Mutex::new(Exports::default()),
         imports: Mutex::new(Imports::default()),
+        conns: Mutex::new(HashMap::new()),
     })
 }
 
@@ -227,9 +236,10 @@ impl Ipc {
         Ok(())
     }
 
-    /// The server loop: one request per connection. Connections are served as their request
-    /// arrives (poll), so a client that connects and stays silent delays nobody; it is dropped
-    /// after [`IO_TIMEOUT_MS`].
+    /// The server loop. Connections are served as their requests arrive (poll), so a client
+    /// that connects and stays silent delays nobody; it is dropped after [`IO_TIMEOUT_MS`]. A
+    /// connection stays open after an answer, for the client's next request, until it has been
+    /// idle for [`KEEP_MS`] (or the client closes it).
     fn serve(&self, listener: RawFd) {
         use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
         use std::os::fd::{AsFd, BorrowedFd};
@@ -237,16 +247,28 @@ impl Ipc {
         // SAFETY: the listening socket is owned by `self.server`, which is never cleared: the fd
         // stays open for the life of the process.
         let lfd = unsafe { BorrowedFd::borrow_raw(listener) };
+        // (connection, deadline: when it is dropped if no request came)
         let mut conns: Vec<(OwnedFd, Instant)> = vec![];
         let idle = Duration::from_millis(IO_TIMEOUT_MS as u64);
+        let keep = Duration::from_millis(KEEP_MS);
+        let mut answered = Instant::now() - SPIN;
         loop {
             let now = Instant::now();
-            conns.retain(|(_, t)| now.duration_since(*t) < idle);
+            conns.retain(|(_, t)| now < *t);
             let ready: Vec<bool> = {
                 let mut fds = vec![PollFd::new(lfd, PollFlags::POLLIN)];
                 fds.extend(conns.iter().map(|(c, _)| PollFd::new(c.as_fd(), PollFlags::POLLIN)));
-                let timeout = if conns.is_empty() { PollTimeout::NONE } else { PollTimeout::from(100u16) };
+                // Until the first deadline (whole ms, rounded up), or not at all while spinning.
+                let timeout = match conns.iter().map(|(_, t)| *t).min() {
+                    _ if now.duration_since(answered) < SPIN => PollTimeout::ZERO,
+                    None => PollTimeout::NONE,
+                    Some(t) => PollTimeout::from((t.duration_since(now).as_millis() + 1).min(u16::MAX as u128) as u16),
+                };
                 match poll(&mut fds, timeout) {
+                    Ok(0) if timeout == PollTimeout::ZERO => {
+                        std::thread::yield_now();
+                        continue;
+                    }
                     Ok(_) => fds.iter().map(|f| f.revents().is_some_and(|r| !r.is_empty())).collect(),
                     Err(Errno::EINTR) => continue,
                     Err(e) => {
@@ -259,15 +281,20 @@ impl Ipc {
             for i in (0..conns.len()).rev() {
                 if ready[i + 1] {
                     let (c, t) = conns.swap_remove(i);
-                    if self.answer(&c) == Err(Errno::EAGAIN) {
-                        conns.push((c, t)); // woken without a request yet: wait for it
+                    match self.answer(&c) {
+                        Ok(()) => {
+                            answered = Instant::now();
+                            conns.push((c, answered + keep));
+                        }
+                        Err(Errno::EAGAIN) => conns.push((c, t)), // woken without a request yet
+                        Err(_) => {}                              // closed or broken: dropped
                     }
                 }
             }
             if ready[0] {
                 match accept4(listener, SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK) {
                     // SAFETY: accept4 returned a new fd that nobody else owns.
-                    Ok(c) => conns.push((unsafe { OwnedFd::from_raw_fd(c) }, Instant::now())),
+                    Ok(c) => conns.push((unsafe { OwnedFd::from_raw_fd(c) }, Instant::now() + idle)),
                     Err(Errno::EINTR) | Err(Errno::ECONNABORTED) | Err(Errno::EAGAIN) => {}
                     Err(e) => {
                         crate::log::hipkfd_log!("IPC accept: {e}");
@@ -278,11 +305,15 @@ impl Ipc {
         }
     }
 
-    /// Answers the one request of `conn`. `Err(EAGAIN)` when no request has arrived yet (the
-    /// connection stays open); other errors drop the connection.
+    /// Answers the next request of `conn`. `Err(EAGAIN)` when no request has arrived yet (the
+    /// connection stays open); other errors (`ECONNRESET`: the client closed it) drop the
+    /// connection.
     fn answer(&self, conn: &OwnedFd) -> Result<(), Errno> {
         let mut req = [0u8; REQ_LEN];
         let n = nix::sys::socket::recv(conn.as_raw_fd(), &mut req, MsgFlags::empty())?;
+        if n == 0 {
+            return Err(Errno::ECONNRESET);
+        }
         let kind = u32::from_le_bytes(req[4..8].try_into().unwrap());
         let token: Id = req[8..24].try_into().unwrap();
         let magic_ok = n == REQ_LEN && u32::from_le_bytes(req[0..4].try_into().unwrap()) == HANDLE_MAGIC;
@@ -311,7 +342,7 @@ impl Ipc {
                 }
                 Err(e) => {
                     crate::log::hipkfd_log!("IPC reply: {e}");
-                    return Ok(());
+                    return Err(e);
                 }
                 Ok(_) => return Ok(()),
             }
@@ -370,18 +401,49 @@ fn request_fd_retrying(instance: &Id, kind: u32, token: &Id) -> Result<Served, E
     }
 }
 
-/// Asks the exporter `instance` for the fd behind `token`. Errors: `ECONNREFUSED`/`ENOENT` (no
-/// such exporter: exited, or another network namespace), `EAGAIN` (timeout), the exporter's
-/// refusal (`EINVAL`), `EPROTO` (malformed reply).
+/// Asks the exporter `instance` for the fd behind `token`, on the connection kept from the last
+/// request to it if it still works, else on a new one (kept for the next). Errors:
+/// `ECONNREFUSED`/`ENOENT` (no such exporter: exited, or another network namespace), `EAGAIN`
+/// (timeout), the exporter's refusal (`EINVAL`), `EPROTO` (malformed reply).
 pub fn request_fd(instance: &Id, kind: u32, token: &Id) -> Result<Served, Errno> {
+    let conns = &ipc().conns;
+    let pid = std::process::id();
+    let cached = conns.lock().remove(instance);
+    if let Some((owner, sock)) = cached.filter(|(owner, _)| *owner == pid) {
+        match exchange(&sock, kind, token) {
+            Ok(answer) => {
+                conns.lock().insert(*instance, (owner, sock));
+                return answer;
+            }
+            Err(Errno::EAGAIN) => return Err(Errno::EAGAIN), // an exporter that does not answer
+            Err(_) => {} // a kept connection the server has since dropped (idle): a new one
+        }
+    }
     let sock = socket(AddressFamily::Unix, SockType::SeqPacket, SockFlag::SOCK_CLOEXEC, None)?;
     set_timeouts(&sock)?;
     connect(sock.as_raw_fd(), &UnixAddr::new_abstract(&socket_name(instance))?)?;
+    let answer = exchange(&sock, kind, token)?;
+    conns.lock().insert(*instance, (pid, sock));
+    answer
+}
+
+/// One request on `sock`: `Ok(the exporter's answer)`, or `Err` when the connection failed
+/// (it is not to be used again).
+fn exchange(sock: &OwnedFd, kind: u32, token: &Id) -> Result<Result<Served, Errno>, Errno> {
     let mut req = [0u8; REQ_LEN];
     req[0..4].copy_from_slice(&HANDLE_MAGIC.to_le_bytes());
     req[4..8].copy_from_slice(&kind.to_le_bytes());
     req[8..24].copy_from_slice(token);
     nix::sys::socket::send(sock.as_raw_fd(), &req, MsgFlags::MSG_NOSIGNAL)?;
+    {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        use std::os::fd::AsFd;
+        let t0 = std::time::Instant::now();
+        let mut fds = [PollFd::new(sock.as_fd(), PollFlags::POLLIN)];
+        while poll(&mut fds, PollTimeout::ZERO) == Ok(0) && t0.elapsed() < SPIN {
+            std::hint::spin_loop();
+        }
+    }
     let mut reply = [0u8; REPLY_LEN];
     let mut cmsg_buf = nix::cmsg_space!([RawFd; 4]);
     let mut iov = [IoSliceMut::new(&mut reply)];
@@ -394,17 +456,20 @@ pub fn request_fd(instance: &Id, kind: u32, token: &Id) -> Result<Served, Errno>
         }
     }
     let (n, truncated) = (msg.bytes, msg.flags.contains(MsgFlags::MSG_CTRUNC));
+    if n == 0 {
+        return Err(Errno::ECONNRESET);
+    }
     if n != REPLY_LEN || truncated {
         return Err(Errno::EPROTO);
     }
     let status = i32::from_le_bytes(reply[0..4].try_into().unwrap());
     if status != 0 {
-        return Err(Errno::from_raw(status));
+        return Ok(Err(Errno::from_raw(status)));
     }
     let offset = u32::from_le_bytes(reply[4..8].try_into().unwrap());
     let size = u64::from_le_bytes(reply[8..16].try_into().unwrap());
     match (fds.pop(), fds.is_empty()) {
-        (Some(fd), true) => Ok(Served { fd, offset, size }),
+        (Some(fd), true) => Ok(Ok(Served { fd, offset, size })),
         _ => Err(Errno::EPROTO),
     }
 }

@@ -242,3 +242,40 @@ TEST(suballoc_200k_live_allocations)
     CHECK(count_fds() == fds0);
     free(p);
 }
+
+/* ---- VRAM is counted per GPU across processes ------------------------------------------- */
+
+static void meminfo_watcher(int fd, void *arg)
+{
+    (void)arg;
+    size_t f0 = 0, f1 = 0, f2 = 0, total = 0;
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipMemGetInfo(&f0, &total));
+    send_u64(fd, 1);
+    CHECK(recv_u64(fd) == 2); /* the other process holds 1 GiB now */
+    HIP_OK(hipMemGetInfo(&f1, &total));
+    CHECKF(f1 + 1 * GiB <= f0, "free %zu while another process holds 1 GiB, %zu before", f1, f0);
+    /* and an allocation of what is left fails here */
+    void *p = NULL;
+    CHECK_HIP(hipMalloc(&p, f1 + 64 * MiB), hipErrorOutOfMemory);
+    send_u64(fd, 3);
+    CHECK(recv_u64(fd) == 4); /* freed */
+    HIP_OK(hipMemGetInfo(&f2, &total));
+    CHECKF(f2 == f0, "free %zu after the other process freed, %zu before", f2, f0);
+    send_u64(fd, 5);
+}
+
+TEST(meminfo_counts_other_processes)
+{
+    struct peer w = spawn(meminfo_watcher, NULL);
+    CHECK(recv_u64(w.fd) == 1);
+    void *p = NULL;
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipMalloc(&p, 1 * GiB));
+    send_u64(w.fd, 2);
+    CHECK(recv_u64(w.fd) == 3);
+    HIP_OK(hipFree(p));
+    send_u64(w.fd, 4);
+    CHECK(recv_u64(w.fd) == 5);
+    join(&w, "watcher");
+}

@@ -39,7 +39,12 @@
 //!
 //! Imports are keyed by (instance id, token): opening the same allocation again (through the
 //! same handle, or a handle of another pointer into it) reuses the import and counts one
-//! reference per open; the pointer returned is the import base + the handle's offset. The last
+//! reference per open; the pointer returned is the import base + the handle's offset. A small
+//! `hipMalloc` is a slot of a shared 2 MiB block (src/memory.rs): its dma-buf is the block's,
+//! and the fd server's reply says where the allocation starts in it; the importer maps the whole
+//! dma-buf but registers only the allocation (base = import VA + that offset, the handle's
+//! size), so every API stops at the allocation's bounds. Importers keep their connection to
+//! each fd server for the next request. The last
 //! close unmaps the BO from every GPU, frees it (`FREE_MEMORY_OF_GPU`) and gives the VA back. An
 //! import is mapped on every device of the process (which covers the current device and every
 //! device with peer access).

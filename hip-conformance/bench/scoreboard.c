@@ -18,7 +18,7 @@
  * the per-call timings, default 20000).
  */
 #define _GNU_SOURCE
-#include <hip/hip_runtime_api.h>
+#include "bench.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -34,28 +34,6 @@
 
 #define KiB ((size_t)1024)
 #define MiB (KiB * KiB)
-
-#define OK(call)                                                                                  \
-    do {                                                                                          \
-        hipError_t e_ = (call);                                                                   \
-        if (e_ != hipSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #call, hipGetErrorName(e_)); \
-            exit(1);                                                                              \
-        }                                                                                         \
-    } while (0)
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static double median(double *v, int n)
 {

@@ -8,7 +8,6 @@
  */
 #include "proc.h"
 
-#include <dirent.h>
 
 /* Sizes that land in different size classes, the edges of classes included. */
 static const size_t small_sizes[] = {1, 255, 256, 257, 300, 1000, 4096, 4097, 65536, 100000, 262144};
@@ -179,18 +178,6 @@ TEST(suballoc_ipc_opens_exactly_the_allocation)
 
 /* ---- scale ------------------------------------------------------------------ */
 
-static int count_fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return -1;
-    while (readdir(d))
-        n++;
-    closedir(d);
-    return n;
-}
-
 TEST(suballoc_200k_live_allocations)
 {
     enum { N = 200000 };
@@ -199,14 +186,14 @@ TEST(suballoc_200k_live_allocations)
     void *warm = NULL;
     HIP_OK(hipMalloc(&warm, 256)); /* the runtime's own fds are open from here */
     HIP_OK(hipFree(warm));
-    int fds0 = count_fds();
+    int fds0 = fd_count();
     void **p = calloc(N, sizeof(void *));
     REQUIRE(p);
     for (int i = 0; i < N; i++) {
         hipError_t e = hipMalloc(&p[i], 256);
         REQUIREF(e == hipSuccess, "hipMalloc #%d: %s", i, hipGetErrorName(e));
     }
-    int fds1 = count_fds();
+    int fds1 = fd_count();
     CHECKF(fds1 - fds0 < 16, "%d fds open with %d live allocations, %d before", fds1, N, fds0);
     uint64_t seed = 0x9e3779b97f4a7c15ull;
     for (int t = 0; t < 20000; t++) {
@@ -239,7 +226,7 @@ TEST(suballoc_200k_live_allocations)
         HIP_OK(hipFree(p[i]));
     HIP_OK(hipMemGetInfo(&free1, &total));
     CHECKF(free1 == free0, "free %zu after freeing %d allocations, %zu before", free1, N, free0);
-    CHECK(count_fds() == fds0);
+    CHECK(fd_count() == fds0);
     free(p);
 }
 

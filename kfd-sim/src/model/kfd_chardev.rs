@@ -219,9 +219,6 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
     let Some(queue_id) = (0..KFD_MAX_NUM_OF_QUEUES_PER_PROCESS).find(|i| !st.queues.contains_key(i)) else {
         return fail(&mut st, Errno::ENOMEM);
     };
-    // The engine the queue runs on (`allocate_sdma_queue`: the lowest free SDMA queue id of the
-    // engine class, `engine = id % engines`; SDMA_BY_ENG_ID names it).
-    let mut engine = 0;
     if is_sdma {
         let xgmi = args.queue_type == KFD_IOC_QUEUE_TYPE_SDMA_XGMI
             || (args.queue_type == KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID && args.sdma_engine_id >= gpu.num_sdma_engines);
@@ -240,13 +237,6 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         if in_use >= budget {
             return fail(&mut st, Errno::ENOMEM);
         }
-        engine = if args.queue_type == KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID {
-            args.sdma_engine_id
-        } else if xgmi {
-            gpu.num_sdma_engines + in_use % gpu.num_sdma_xgmi_engines.max(1)
-        } else {
-            in_use % gpu.num_sdma_engines.max(1)
-        };
     }
     let pdd = st.pdd_mut(pdd_gpu).unwrap();
     let db = pdd.doorbells.as_mut().unwrap();
@@ -286,7 +276,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
     );
     drop(st);
     if is_sdma {
-        p.engine.add_queue(pdd_gpu, engine, rt);
+        p.engine.add_queue(rt);
     }
     args.queue_id = queue_id;
     args.doorbell_offset = KFD_MMAP_TYPE_DOORBELL | kfd_mmap_gpu_id_bits(pdd_gpu) | doorbell_off;

@@ -1,9 +1,7 @@
 //! The SDMA engine: executes user SDMA queues of one process.
 //!
-//! Threading: one engine thread per SDMA engine of each GPU the process has queues on
-//! ([`Engines`]; a queue runs on the engine the kernel would put it on), started with the
-//! engine's first queue, so copies on different engines run in parallel. It loops over its
-//! queues; for each it reads the 64-bit doorbell (byte index published by the
+//! Threading: one engine thread per process, started with the first SDMA queue. It loops over
+//! the process's SDMA queues; for each it reads the 64-bit doorbell (byte index published by the
 //! user), decodes the packets between its read index and that value with
 //! `kfd_ioctl::sdma::Packet::decode`, executes them through the queue GPU's GPUVM, and writes the
 //! read index back to the queue's rptr location. Each packet runs under a read lock of that VM
@@ -47,61 +45,7 @@ struct Ctl {
     started: bool,
 }
 
-/// The SDMA engines of one process: one [`Engine`] (thread) per (gpu_id, engine index).
-pub struct Engines {
-    process: Weak<Process>,
-    map: Mutex<Vec<((u32, u32), Arc<Engine>)>>,
-}
-
-impl Engines {
-    pub fn new(process: Weak<Process>) -> Engines {
-        Engines { process, map: Mutex::new(Vec::new()) }
-    }
-
-    /// Wakes every engine that is parked (any KFD ioctl of the process does).
-    pub fn kick(&self) {
-        for (_, e) in self.map.lock().iter() {
-            e.kick();
-        }
-    }
-
-    /// Adds a queue to engine `engine` of GPU `gpu_id` (started on its first queue).
-    pub fn add_queue(&self, gpu_id: u32, engine: u32, q: Arc<QueueRt>) {
-        let e = {
-            let mut m = self.map.lock();
-            match m.iter().find(|(k, _)| *k == (gpu_id, engine)) {
-                Some((_, e)) => e.clone(),
-                None => {
-                    let e = Engine::new(self.process.clone());
-                    m.push(((gpu_id, engine), e.clone()));
-                    e
-                }
-            }
-        };
-        e.add_queue(q);
-    }
-
-    /// Wakes the engines (but `from`) that left a queue waiting in a memory POLL_REGMEM: `from`
-    /// just wrote memory, maybe the word they wait for (a hardware engine sees it at its next
-    /// poll interval, microseconds later).
-    fn kick_polling(&self, from: &Engine) {
-        for (_, e) in self.map.lock().iter() {
-            if !std::ptr::eq(Arc::as_ptr(e), from) && e.polling.load(Ordering::Relaxed) {
-                e.kick();
-            }
-        }
-    }
-
-    /// Removes a queue and waits until its engine is not executing it.
-    pub fn remove_queue(&self, q: &Arc<QueueRt>) {
-        let engines: Vec<Arc<Engine>> = self.map.lock().iter().map(|(_, e)| e.clone()).collect();
-        for e in engines {
-            e.remove_queue(q);
-        }
-    }
-}
-
-/// One SDMA engine of one GPU of a process: the queues it runs and its thread.
+/// The engine of one process.
 pub struct Engine {
     process: Weak<Process>,
     queues: Mutex<Vec<Arc<QueueRt>>>,
@@ -164,9 +108,6 @@ impl Engine {
             if progress {
                 backoff = BACKOFF_MIN;
                 last_progress = std::time::Instant::now();
-                if let Some(p) = self.process.upgrade() {
-                    p.engine.kick_polling(&self);
-                }
                 continue;
             }
             if last_progress.elapsed() < LINGER {

@@ -50,19 +50,6 @@ static int ipc_gpu_count(void)
 }
 
 /* Number of entries in /proc/self/fd. */
-static int fd_count(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    REQUIRE(d != NULL);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(d);
-    return n;
-}
-
 /* ---- single-process checks (the §A.7 matrix) ------------------------------- */
 
 TEST(hipIpcGetMemHandle_negative)

@@ -469,9 +469,11 @@ int main(int argc, char **argv)
         for (int d = 0; d < ndev; d++) {
             OK(hipSetDevice(d));
             OK(hipMalloc(&bufs[d], sz * (size_t)ndev * 2));
-            for (int p = 0; p < ndev; p++)
-                if (p != d)
-                    OK(hipDeviceEnablePeerAccess(p, 0));
+            for (int p = 0; p < ndev; p++) {
+                hipError_t e = p == d ? hipSuccess : hipDeviceEnablePeerAccess(p, 0);
+                if (e != hipSuccess && e != hipErrorPeerAccessAlreadyEnabled)
+                    OK(e);
+            }
         }
         int k = 0;
         for (int s = 0; s < ndev; s++)

@@ -52,8 +52,9 @@
 use crate::api::types::hipError_t;
 use crate::event::Event;
 use crate::event_page::{EventPage, EVENT_PAGE};
-use crate::memory::{Allocation, Bo, MemKind};
+use crate::memory::{Allocation, Bo, DmabufInfo, MemKind};
 use crate::runtime::{runtime, Runtime};
+use kfd_ioctl::kfd::{KFD_IOC_ALLOC_MEM_FLAGS_GTT, KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC, KFD_IOC_ALLOC_MEM_FLAGS_VRAM};
 use nix::errno::Errno;
 use nix::sys::socket::{
     accept4, bind, connect, listen, recvmsg, sendmsg, setsockopt, socket, sockopt, AddressFamily, Backlog,
@@ -196,12 +197,15 @@ pub fn ipc() -> &'static Ipc {
 
 // ---- wire protocol -----------------------------------------------------------------------
 
-/// Request: magic, kind, token (24 bytes). Reply (16 bytes): status (0 or an errno, u32), the
+/// Request: magic, kind, token (24 bytes). Reply (32 bytes): status (0 or an errno, u32), the
 /// allocation's offset in the dma-buf (u32; nonzero for a slot of a shared block of small
-/// `hipMalloc`s, zero from exporters that predate them), size (u64); with one fd in
-/// `SCM_RIGHTS` when the status is 0.
+/// `hipMalloc`s), size (u64); then what `GET_DMABUF_INFO` would say of the dma-buf, so that the
+/// importer need not ask: its size (u64), `gpu_id` (u32, 0 for an event page) and KFD flags
+/// (u32). One fd in `SCM_RIGHTS` when the status is 0. Exporters that predate the last 16 bytes
+/// send [`REPLY_LEN_V1`] bytes (offset 0); importers that predate them read the first 16.
 const REQ_LEN: usize = 24;
-const REPLY_LEN: usize = 16;
+const REPLY_LEN: usize = 32;
+const REPLY_LEN_V1: usize = 16;
 
 fn set_timeouts(fd: &OwnedFd) -> Result<(), Errno> {
     let tv = TimeVal::new(IO_TIMEOUT_MS / 1000, ((IO_TIMEOUT_MS % 1000) * 1000) as _);
@@ -325,9 +329,14 @@ impl Ipc {
         let result: Result<Served, Errno> = if !magic_ok { Err(Errno::EINVAL) } else { self.lookup(kind, &token) };
         let mut reply = [0u8; REPLY_LEN];
         let fd = match result {
-            Ok(Served { fd, offset, size }) => {
+            Ok(Served { fd, offset, size, info }) => {
                 reply[4..8].copy_from_slice(&offset.to_le_bytes());
                 reply[8..16].copy_from_slice(&size.to_le_bytes());
+                if let Some((dmabuf_size, gpu_id, flags)) = info {
+                    reply[16..24].copy_from_slice(&dmabuf_size.to_le_bytes());
+                    reply[24..28].copy_from_slice(&gpu_id.to_le_bytes());
+                    reply[28..32].copy_from_slice(&flags.to_le_bytes());
+                }
                 Some(fd)
             }
             Err(e) => {
@@ -368,26 +377,39 @@ impl Ipc {
                     .with_export(token, |a| {
                         let bo = a.bo().ok_or(Errno::EINVAL)?;
                         let offset = u32::try_from(a.base - bo.va).map_err(|_| Errno::EINVAL)?;
-                        Ok(Served { fd: rt.kfd.export_dmabuf(bo.handle)?, offset, size: a.size })
+                        // As GET_DMABUF_INFO reports it (`amdgpu_amdkfd_get_dmabuf_info`).
+                        let flags = match bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM {
+                            0 => KFD_IOC_ALLOC_MEM_FLAGS_GTT,
+                            _ => bo.flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC),
+                        };
+                        let info = Some((bo.size, rt.devices[bo.owner].gpu_id, flags));
+                        Ok(Served { fd: rt.kfd.export_dmabuf(bo.handle)?, offset, size: a.size, info })
                     })
                     .unwrap_or(Err(Errno::EINVAL))
             }
             KIND_EVENT => {
                 let p = self.exports.lock().events.get(token).and_then(Weak::upgrade).ok_or(Errno::EINVAL)?;
-                Ok(Served { fd: p.memfd.try_clone().map_err(|_| Errno::EMFILE)?, offset: 0, size: EVENT_PAGE })
+                Ok(Served {
+                    fd: p.memfd.try_clone().map_err(|_| Errno::EMFILE)?,
+                    offset: 0,
+                    size: EVENT_PAGE,
+                    info: None,
+                })
             }
             _ => Err(Errno::EINVAL),
         }
     }
 }
 
-/// What the fd server hands out for a token: the fd, where the object starts in it (bytes), and
-/// its size (bytes).
+/// What the fd server hands out for a token: the fd, where the object starts in it (bytes), its
+/// size (bytes), and for memory (from exporters that send it) the dma-buf's size, `gpu_id` and
+/// KFD flags.
 #[derive(Debug)]
 pub struct Served {
     pub fd: OwnedFd,
     pub offset: u32,
     pub size: u64,
+    pub info: Option<(u64, u32, u32)>,
 }
 
 /// [`request_fd`], asked again (at most twice more) when the connection broke without an answer
@@ -464,7 +486,7 @@ fn exchange(sock: &OwnedFd, kind: u32, token: &Id) -> Result<Result<Served, Errn
     if n == 0 {
         return Err(Errno::ECONNRESET);
     }
-    if n != REPLY_LEN || truncated {
+    if (n != REPLY_LEN && n != REPLY_LEN_V1) || truncated {
         return Err(Errno::EPROTO);
     }
     let status = i32::from_le_bytes(reply[0..4].try_into().unwrap());
@@ -473,8 +495,13 @@ fn exchange(sock: &OwnedFd, kind: u32, token: &Id) -> Result<Result<Served, Errn
     }
     let offset = u32::from_le_bytes(reply[4..8].try_into().unwrap());
     let size = u64::from_le_bytes(reply[8..16].try_into().unwrap());
+    let gpu_id = u32::from_le_bytes(reply[24..28].try_into().unwrap());
+    let info = (n == REPLY_LEN && gpu_id != 0).then(|| {
+        let dmabuf_size = u64::from_le_bytes(reply[16..24].try_into().unwrap());
+        (dmabuf_size, gpu_id, u32::from_le_bytes(reply[28..32].try_into().unwrap()))
+    });
     match (fds.pop(), fds.is_empty()) {
-        (Some(fd), true) => Ok(Ok(Served { fd, offset, size })),
+        (Some(fd), true) => Ok(Ok(Served { fd, offset, size, info })),
         _ => Err(Errno::EPROTO),
     }
 }
@@ -519,7 +546,7 @@ impl Runtime {
             *i.refs.entry(p).or_insert(0) += 1;
             return Ok(p);
         }
-        let Served { fd, offset, size } = request_fd_retrying(&h.instance, KIND_MEM, &h.token).map_err(|e| {
+        let Served { fd, offset, size, info } = request_fd_retrying(&h.instance, KIND_MEM, &h.token).map_err(|e| {
             crate::log::hipkfd_log!("hipIpcOpenMemHandle: exporter refused or unreachable: {e}");
             hipError_t::hipErrorInvalidDevicePointer
         })?;
@@ -528,7 +555,14 @@ impl Runtime {
         }
         // The whole dma-buf is imported (a slot's is its block's); the registry entry is the
         // exporter's allocation alone, so every API stops at its bounds.
-        let bo = self.ipc_import_dmabuf(&fd, offset as u64 + size, dev)?;
+        // What the exporter says of its dma-buf spares the GET_DMABUF_INFO round trip.
+        let info = info.map(|(size, gpu_id, flags)| DmabufInfo {
+            size,
+            owner: self.device_of_gpu(gpu_id),
+            flags,
+            foreign: false,
+        });
+        let bo = self.ipc_import_dmabuf(&fd, offset as u64 + size, dev, info)?;
         drop(fd);
         let base = bo.va + offset as u64;
         self.allocs.insert(Allocation::with_bo_at(base, size, MemKind::Ipc, bo));
@@ -539,12 +573,21 @@ impl Runtime {
         Ok(p)
     }
 
-    /// Imports an amdgpu dma-buf of at least `want` bytes ([`Runtime::dmabuf_info`] then
-    /// [`Runtime::dmabuf_import`]). Any failure is `hipErrorInvalidDevicePointer` but running out
-    /// of VA or memory.
-    fn ipc_import_dmabuf(&self, fd: &OwnedFd, want: u64, dev: usize) -> Result<Bo, hipError_t> {
+    /// Imports an amdgpu dma-buf of at least `want` bytes ([`Runtime::dmabuf_info`], unless the
+    /// exporter said it (`info`), then [`Runtime::dmabuf_import`]). Any failure is
+    /// `hipErrorInvalidDevicePointer` but running out of VA or memory.
+    fn ipc_import_dmabuf(
+        &self,
+        fd: &OwnedFd,
+        want: u64,
+        dev: usize,
+        info: Option<DmabufInfo>,
+    ) -> Result<Bo, hipError_t> {
         let bad = hipError_t::hipErrorInvalidDevicePointer;
-        let info = self.dmabuf_info(fd.as_raw_fd()).map_err(|_| bad)?;
+        let info = match info {
+            Some(i) => i,
+            None => self.dmabuf_info(fd.as_raw_fd()).map_err(|_| bad)?,
+        };
         if info.size < want {
             return Err(bad);
         }

@@ -803,7 +803,10 @@ TEST(hipIpcMem_no_fd_leak_10000_cycles)
     int before = fd_count();
     xsend(imp.fd, &h, sizeof h);
     CHECK(recv_u64(imp.fd) == 1);
-    /* the fd server keeps the importer's connection open for its next request */
+    /* the fd server keeps the importer's connection open for its next request (and may still
+     * be closing the fd it sent last: give it a moment) */
+    for (int i = 0; i < 200 && fd_count() > before + 1; i++)
+        usleep(10000);
     int after = fd_count();
     CHECKF(after <= before + 1, "exporter: %d fds before the cycles, %d after", before, after);
     join_timeout(&imp, "importer", 55);

@@ -81,8 +81,13 @@ impl Runtime {
     /// Whether the last record is done (an event never recorded is done).
     pub fn event_done(&self, e: &Event) -> Result<bool, hipError_t> {
         self.check_fault()?;
-        let local = e.fence.lock().as_ref().is_none_or(|f| f.done());
-        Ok(local && e.ipc.get().is_none_or(|p| Runtime::ipc_event_done(p)))
+        Ok(match e.ipc.get() {
+            // Every record of an IPC event, ours included, completes its page counter with its
+            // own packet, after the work it follows and before the submission's fence: done
+            // there is done (another process may see it, and answer us, before that fence lands).
+            Some(p) => Runtime::ipc_event_done(p),
+            None => e.fence.lock().as_ref().is_none_or(|f| f.done()),
+        })
     }
 
     pub fn event_sync(&self, e: &Event) -> Result<(), hipError_t> {

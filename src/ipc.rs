@@ -39,7 +39,12 @@
 //!
 //! Imports are keyed by (instance id, token): opening the same allocation again (through the
 //! same handle, or a handle of another pointer into it) reuses the import and counts one
-//! reference per open; the pointer returned is the import base + the handle's offset. The last
+//! reference per open; the pointer returned is the import base + the handle's offset. A small
+//! `hipMalloc` is a slot of a shared 2 MiB block (src/memory.rs): its dma-buf is the block's,
+//! and the fd server's reply says where the allocation starts in it; the importer maps the whole
+//! dma-buf but registers only the allocation (base = import VA + that offset, the handle's
+//! size), so every API stops at the allocation's bounds. Importers keep their connection to
+//! each fd server for the next request. The last
 //! close unmaps the BO from every GPU, frees it (`FREE_MEMORY_OF_GPU`) and gives the VA back. An
 //! import is mapped on every device of the process (which covers the current device and every
 //! device with peer access).
@@ -47,8 +52,9 @@
 use crate::api::types::hipError_t;
 use crate::event::Event;
 use crate::event_page::{EventPage, EVENT_PAGE};
-use crate::memory::{Allocation, Bo, MemKind};
+use crate::memory::{Allocation, Bo, DmabufInfo, MemKind};
 use crate::runtime::{runtime, Runtime};
+use kfd_ioctl::kfd::{KFD_IOC_ALLOC_MEM_FLAGS_GTT, KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC, KFD_IOC_ALLOC_MEM_FLAGS_VRAM};
 use nix::errno::Errno;
 use nix::sys::socket::{
     accept4, bind, connect, listen, recvmsg, sendmsg, setsockopt, socket, sockopt, AddressFamily, Backlog,
@@ -69,6 +75,11 @@ pub const KIND_MEM: u32 = 1;
 pub const KIND_EVENT: u32 = 2;
 /// Send/receive/connect timeout of the importer and of the exporter's server (ms).
 pub const IO_TIMEOUT_MS: i64 = 1000;
+/// How long the exporter's server keeps an answered connection open for the next request (ms).
+pub const KEEP_MS: u64 = 30_000;
+/// After an answer the server polls without sleeping this long, and an importer spins this long
+/// on its reply before it sleeps: a request answered in microseconds then costs no wake-up.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
 /// Random id of an exporting process, or token of one exported object.
 pub type Id = crate::memory::ExportToken;
 
@@ -166,6 +177,9 @@ pub struct Ipc {
     server: Mutex<Option<OwnedFd>>,
     exports: Mutex<Exports>,
     imports: Mutex<Imports>,
+    /// Connections to other processes' fd servers, kept for the next request: exporter
+    /// instance → (the pid that connected, socket). A forked child does not use its parent's.
+    conns: Mutex<HashMap<Id, (u32, OwnedFd)>>,
 }
 
 static IPC: OnceLock<Ipc> = OnceLock::new();
@@ -177,15 +191,21 @@ pub fn ipc() -> &'static Ipc {
         server: Mutex::new(None),
         exports: Mutex::new(Exports::default()),
         imports: Mutex::new(Imports::default()),
+        conns: Mutex::new(HashMap::new()),
     })
 }
 
 // ---- wire protocol -----------------------------------------------------------------------
 
-/// Request: magic, kind, token (24 bytes). Reply: status (0 or an errno), padding, size; with
-/// one fd in `SCM_RIGHTS` when the status is 0.
+/// Request: magic, kind, token (24 bytes). Reply (32 bytes): status (0 or an errno, u32), the
+/// allocation's offset in the dma-buf (u32; nonzero for a slot of a shared block of small
+/// `hipMalloc`s), size (u64); then what `GET_DMABUF_INFO` would say of the dma-buf, so that the
+/// importer need not ask: its size (u64), `gpu_id` (u32, 0 for an event page) and KFD flags
+/// (u32). One fd in `SCM_RIGHTS` when the status is 0. Exporters that predate the last 16 bytes
+/// send [`REPLY_LEN_V1`] bytes (offset 0); importers that predate them read the first 16.
 const REQ_LEN: usize = 24;
-const REPLY_LEN: usize = 16;
+const REPLY_LEN: usize = 32;
+const REPLY_LEN_V1: usize = 16;
 
 fn set_timeouts(fd: &OwnedFd) -> Result<(), Errno> {
     let tv = TimeVal::new(IO_TIMEOUT_MS / 1000, ((IO_TIMEOUT_MS % 1000) * 1000) as _);
@@ -225,9 +245,10 @@ impl Ipc {
         Ok(())
     }
 
-    /// The server loop: one request per connection. Connections are served as their request
-    /// arrives (poll), so a client that connects and stays silent delays nobody; it is dropped
-    /// after [`IO_TIMEOUT_MS`].
+    /// The server loop. Connections are served as their requests arrive (poll), so a client
+    /// that connects and stays silent delays nobody; it is dropped after [`IO_TIMEOUT_MS`]. A
+    /// connection stays open after an answer, for the client's next request, until it has been
+    /// idle for [`KEEP_MS`] (or the client closes it).
     fn serve(&self, listener: RawFd) {
         use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
         use std::os::fd::{AsFd, BorrowedFd};
@@ -235,16 +256,28 @@ impl Ipc {
         // SAFETY: the listening socket is owned by `self.server`, which is never cleared: the fd
         // stays open for the life of the process.
         let lfd = unsafe { BorrowedFd::borrow_raw(listener) };
+        // (connection, deadline: when it is dropped if no request came)
         let mut conns: Vec<(OwnedFd, Instant)> = vec![];
         let idle = Duration::from_millis(IO_TIMEOUT_MS as u64);
+        let keep = Duration::from_millis(KEEP_MS);
+        let mut answered = Instant::now() - SPIN;
         loop {
             let now = Instant::now();
-            conns.retain(|(_, t)| now.duration_since(*t) < idle);
+            conns.retain(|(_, t)| now < *t);
             let ready: Vec<bool> = {
                 let mut fds = vec![PollFd::new(lfd, PollFlags::POLLIN)];
                 fds.extend(conns.iter().map(|(c, _)| PollFd::new(c.as_fd(), PollFlags::POLLIN)));
-                let timeout = if conns.is_empty() { PollTimeout::NONE } else { PollTimeout::from(100u16) };
+                // Until the first deadline (whole ms, rounded up), or not at all while spinning.
+                let timeout = match conns.iter().map(|(_, t)| *t).min() {
+                    _ if now.duration_since(answered) < SPIN => PollTimeout::ZERO,
+                    None => PollTimeout::NONE,
+                    Some(t) => PollTimeout::from((t.duration_since(now).as_millis() + 1).min(u16::MAX as u128) as u16),
+                };
                 match poll(&mut fds, timeout) {
+                    Ok(0) if timeout == PollTimeout::ZERO => {
+                        std::thread::yield_now();
+                        continue;
+                    }
                     Ok(_) => fds.iter().map(|f| f.revents().is_some_and(|r| !r.is_empty())).collect(),
                     Err(Errno::EINTR) => continue,
                     Err(e) => {
@@ -257,15 +290,20 @@ impl Ipc {
             for i in (0..conns.len()).rev() {
                 if ready[i + 1] {
                     let (c, t) = conns.swap_remove(i);
-                    if self.answer(&c) == Err(Errno::EAGAIN) {
-                        conns.push((c, t)); // woken without a request yet: wait for it
+                    match self.answer(&c) {
+                        Ok(()) => {
+                            answered = Instant::now();
+                            conns.push((c, answered + keep));
+                        }
+                        Err(Errno::EAGAIN) => conns.push((c, t)), // woken without a request yet
+                        Err(_) => {}                              // closed or broken: dropped
                     }
                 }
             }
             if ready[0] {
                 match accept4(listener, SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK) {
                     // SAFETY: accept4 returned a new fd that nobody else owns.
-                    Ok(c) => conns.push((unsafe { OwnedFd::from_raw_fd(c) }, Instant::now())),
+                    Ok(c) => conns.push((unsafe { OwnedFd::from_raw_fd(c) }, Instant::now() + idle)),
                     Err(Errno::EINTR) | Err(Errno::ECONNABORTED) | Err(Errno::EAGAIN) => {}
                     Err(e) => {
                         crate::log::hipkfd_log!("IPC accept: {e}");
@@ -276,20 +314,29 @@ impl Ipc {
         }
     }
 
-    /// Answers the one request of `conn`. `Err(EAGAIN)` when no request has arrived yet (the
-    /// connection stays open); other errors drop the connection.
+    /// Answers the next request of `conn`. `Err(EAGAIN)` when no request has arrived yet (the
+    /// connection stays open); other errors (`ECONNRESET`: the client closed it) drop the
+    /// connection.
     fn answer(&self, conn: &OwnedFd) -> Result<(), Errno> {
         let mut req = [0u8; REQ_LEN];
         let n = nix::sys::socket::recv(conn.as_raw_fd(), &mut req, MsgFlags::empty())?;
+        if n == 0 {
+            return Err(Errno::ECONNRESET);
+        }
         let kind = u32::from_le_bytes(req[4..8].try_into().unwrap());
         let token: Id = req[8..24].try_into().unwrap();
         let magic_ok = n == REQ_LEN && u32::from_le_bytes(req[0..4].try_into().unwrap()) == HANDLE_MAGIC;
-        let result: Result<(OwnedFd, u64), Errno> =
-            if !magic_ok { Err(Errno::EINVAL) } else { self.lookup(kind, &token) };
+        let result: Result<Served, Errno> = if !magic_ok { Err(Errno::EINVAL) } else { self.lookup(kind, &token) };
         let mut reply = [0u8; REPLY_LEN];
         let fd = match result {
-            Ok((fd, size)) => {
+            Ok(Served { fd, offset, size, info }) => {
+                reply[4..8].copy_from_slice(&offset.to_le_bytes());
                 reply[8..16].copy_from_slice(&size.to_le_bytes());
+                if let Some((dmabuf_size, gpu_id, flags)) = info {
+                    reply[16..24].copy_from_slice(&dmabuf_size.to_le_bytes());
+                    reply[24..28].copy_from_slice(&gpu_id.to_le_bytes());
+                    reply[28..32].copy_from_slice(&flags.to_le_bytes());
+                }
                 Some(fd)
             }
             Err(e) => {
@@ -309,7 +356,7 @@ impl Ipc {
                 }
                 Err(e) => {
                     crate::log::hipkfd_log!("IPC reply: {e}");
-                    return Ok(());
+                    return Err(e);
                 }
                 Ok(_) => return Ok(()),
             }
@@ -317,31 +364,58 @@ impl Ipc {
         // `fd` closes on return: the message in flight holds its own reference.
     }
 
-    /// The fd behind a token: a fresh dma-buf of the allocation (`EXPORT_DMABUF`) or a dup of an
-    /// event page's memfd. Unknown token or dead object → `EINVAL`.
-    fn lookup(&self, kind: u32, token: &Id) -> Result<(OwnedFd, u64), Errno> {
+    /// The fd behind a token: a fresh dma-buf of the allocation's BO (`EXPORT_DMABUF`; for a
+    /// slot of a shared block, the block's, with the slot's offset) or a dup of an event page's
+    /// memfd. Unknown token or dead object → `EINVAL`.
+    fn lookup(&self, kind: u32, token: &Id) -> Result<Served, Errno> {
         match kind {
             KIND_MEM => {
                 let rt = runtime().map_err(|_| Errno::ENODEV)?;
                 // The registry holds its export lock while we export: hipFree waits, so the BO is
                 // live.
                 rt.allocs
-                    .with_export(token, |a| Ok((rt.kfd.export_dmabuf(a.bo().ok_or(Errno::EINVAL)?.handle)?, a.size)))
+                    .with_export(token, |a| {
+                        let bo = a.bo().ok_or(Errno::EINVAL)?;
+                        let offset = u32::try_from(a.base - bo.va).map_err(|_| Errno::EINVAL)?;
+                        // As GET_DMABUF_INFO reports it (`amdgpu_amdkfd_get_dmabuf_info`).
+                        let flags = match bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM {
+                            0 => KFD_IOC_ALLOC_MEM_FLAGS_GTT,
+                            _ => bo.flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC),
+                        };
+                        let info = Some((bo.size, rt.devices[bo.owner].gpu_id, flags));
+                        Ok(Served { fd: rt.kfd.export_dmabuf(bo.handle)?, offset, size: a.size, info })
+                    })
                     .unwrap_or(Err(Errno::EINVAL))
             }
             KIND_EVENT => {
                 let p = self.exports.lock().events.get(token).and_then(Weak::upgrade).ok_or(Errno::EINVAL)?;
-                Ok((p.memfd.try_clone().map_err(|_| Errno::EMFILE)?, EVENT_PAGE))
+                Ok(Served {
+                    fd: p.memfd.try_clone().map_err(|_| Errno::EMFILE)?,
+                    offset: 0,
+                    size: EVENT_PAGE,
+                    info: None,
+                })
             }
             _ => Err(Errno::EINVAL),
         }
     }
 }
 
+/// What the fd server hands out for a token: the fd, where the object starts in it (bytes), its
+/// size (bytes), and for memory (from exporters that send it) the dma-buf's size, `gpu_id` and
+/// KFD flags.
+#[derive(Debug)]
+pub struct Served {
+    pub fd: OwnedFd,
+    pub offset: u32,
+    pub size: u64,
+    pub info: Option<(u64, u32, u32)>,
+}
+
 /// [`request_fd`], asked again (at most twice more) when the connection broke without an answer
 /// (`EPROTO`, `ECONNRESET`, `EINTR`): those say nothing about the exporter or the token. A dead
 /// exporter (`ECONNREFUSED`) or a timeout (`EAGAIN`) is final, which keeps the 1 s bound.
-fn request_fd_retrying(instance: &Id, kind: u32, token: &Id) -> Result<(OwnedFd, u64), Errno> {
+fn request_fd_retrying(instance: &Id, kind: u32, token: &Id) -> Result<Served, Errno> {
     let mut attempt = 0;
     loop {
         match request_fd(instance, kind, token) {
@@ -354,18 +428,49 @@ fn request_fd_retrying(instance: &Id, kind: u32, token: &Id) -> Result<(OwnedFd,
     }
 }
 
-/// Asks the exporter `instance` for the fd behind `token`. Errors: `ECONNREFUSED`/`ENOENT` (no
-/// such exporter: exited, or another network namespace), `EAGAIN` (timeout), the exporter's
-/// refusal (`EINVAL`), `EPROTO` (malformed reply).
-pub fn request_fd(instance: &Id, kind: u32, token: &Id) -> Result<(OwnedFd, u64), Errno> {
+/// Asks the exporter `instance` for the fd behind `token`, on the connection kept from the last
+/// request to it if it still works, else on a new one (kept for the next). Errors:
+/// `ECONNREFUSED`/`ENOENT` (no such exporter: exited, or another network namespace), `EAGAIN`
+/// (timeout), the exporter's refusal (`EINVAL`), `EPROTO` (malformed reply).
+pub fn request_fd(instance: &Id, kind: u32, token: &Id) -> Result<Served, Errno> {
+    let conns = &ipc().conns;
+    let pid = std::process::id();
+    let cached = conns.lock().remove(instance);
+    if let Some((owner, sock)) = cached.filter(|(owner, _)| *owner == pid) {
+        match exchange(&sock, kind, token) {
+            Ok(answer) => {
+                conns.lock().insert(*instance, (owner, sock));
+                return answer;
+            }
+            Err(Errno::EAGAIN) => return Err(Errno::EAGAIN), // an exporter that does not answer
+            Err(_) => {} // a kept connection the server has since dropped (idle): a new one
+        }
+    }
     let sock = socket(AddressFamily::Unix, SockType::SeqPacket, SockFlag::SOCK_CLOEXEC, None)?;
     set_timeouts(&sock)?;
     connect(sock.as_raw_fd(), &UnixAddr::new_abstract(&socket_name(instance))?)?;
+    let answer = exchange(&sock, kind, token)?;
+    conns.lock().insert(*instance, (pid, sock));
+    answer
+}
+
+/// One request on `sock`: `Ok(the exporter's answer)`, or `Err` when the connection failed
+/// (it is not to be used again).
+fn exchange(sock: &OwnedFd, kind: u32, token: &Id) -> Result<Result<Served, Errno>, Errno> {
     let mut req = [0u8; REQ_LEN];
     req[0..4].copy_from_slice(&HANDLE_MAGIC.to_le_bytes());
     req[4..8].copy_from_slice(&kind.to_le_bytes());
     req[8..24].copy_from_slice(token);
     nix::sys::socket::send(sock.as_raw_fd(), &req, MsgFlags::MSG_NOSIGNAL)?;
+    {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        use std::os::fd::AsFd;
+        let t0 = std::time::Instant::now();
+        let mut fds = [PollFd::new(sock.as_fd(), PollFlags::POLLIN)];
+        while poll(&mut fds, PollTimeout::ZERO) == Ok(0) && t0.elapsed() < SPIN {
+            std::hint::spin_loop();
+        }
+    }
     let mut reply = [0u8; REPLY_LEN];
     let mut cmsg_buf = nix::cmsg_space!([RawFd; 4]);
     let mut iov = [IoSliceMut::new(&mut reply)];
@@ -378,16 +483,25 @@ pub fn request_fd(instance: &Id, kind: u32, token: &Id) -> Result<(OwnedFd, u64)
         }
     }
     let (n, truncated) = (msg.bytes, msg.flags.contains(MsgFlags::MSG_CTRUNC));
-    if n != REPLY_LEN || truncated {
+    if n == 0 {
+        return Err(Errno::ECONNRESET);
+    }
+    if (n != REPLY_LEN && n != REPLY_LEN_V1) || truncated {
         return Err(Errno::EPROTO);
     }
     let status = i32::from_le_bytes(reply[0..4].try_into().unwrap());
     if status != 0 {
-        return Err(Errno::from_raw(status));
+        return Ok(Err(Errno::from_raw(status)));
     }
+    let offset = u32::from_le_bytes(reply[4..8].try_into().unwrap());
     let size = u64::from_le_bytes(reply[8..16].try_into().unwrap());
+    let gpu_id = u32::from_le_bytes(reply[24..28].try_into().unwrap());
+    let info = (n == REPLY_LEN && gpu_id != 0).then(|| {
+        let dmabuf_size = u64::from_le_bytes(reply[16..24].try_into().unwrap());
+        (dmabuf_size, gpu_id, u32::from_le_bytes(reply[28..32].try_into().unwrap()))
+    });
     match (fds.pop(), fds.is_empty()) {
-        (Some(fd), true) => Ok((fd, size)),
+        (Some(fd), true) => Ok(Ok(Served { fd, offset, size, info })),
         _ => Err(Errno::EPROTO),
     }
 }
@@ -432,17 +546,26 @@ impl Runtime {
             *i.refs.entry(p).or_insert(0) += 1;
             return Ok(p);
         }
-        let (fd, size) = request_fd_retrying(&h.instance, KIND_MEM, &h.token).map_err(|e| {
+        let Served { fd, offset, size, info } = request_fd_retrying(&h.instance, KIND_MEM, &h.token).map_err(|e| {
             crate::log::hipkfd_log!("hipIpcOpenMemHandle: exporter refused or unreachable: {e}");
             hipError_t::hipErrorInvalidDevicePointer
         })?;
         if size != h.size {
             return Err(hipError_t::hipErrorInvalidDevicePointer);
         }
-        let bo = self.ipc_import_dmabuf(&fd, size, dev)?;
+        // The whole dma-buf is imported (a slot's is its block's); the registry entry is the
+        // exporter's allocation alone, so every API stops at its bounds.
+        // What the exporter says of its dma-buf spares the GET_DMABUF_INFO round trip.
+        let info = info.map(|(size, gpu_id, flags)| DmabufInfo {
+            size,
+            owner: self.device_of_gpu(gpu_id),
+            flags,
+            foreign: false,
+        });
+        let bo = self.ipc_import_dmabuf(&fd, offset as u64 + size, dev, info)?;
         drop(fd);
-        let base = bo.va;
-        self.allocs.insert(Allocation::with_bo(size, MemKind::Ipc, 0, bo));
+        let base = bo.va + offset as u64;
+        self.allocs.insert(Allocation::with_bo_at(base, size, MemKind::Ipc, bo));
         let p = base + h.offset;
         im.by_key.insert(key, Import { base, refs: HashMap::from([(p, 1)]) });
         im.by_base.insert(base, key);
@@ -450,12 +573,21 @@ impl Runtime {
         Ok(p)
     }
 
-    /// Imports an amdgpu dma-buf of at least `want` bytes ([`Runtime::dmabuf_info`] then
-    /// [`Runtime::dmabuf_import`]). Any failure is `hipErrorInvalidDevicePointer` but running out
-    /// of VA or memory.
-    fn ipc_import_dmabuf(&self, fd: &OwnedFd, want: u64, dev: usize) -> Result<Bo, hipError_t> {
+    /// Imports an amdgpu dma-buf of at least `want` bytes ([`Runtime::dmabuf_info`], unless the
+    /// exporter said it (`info`), then [`Runtime::dmabuf_import`]). Any failure is
+    /// `hipErrorInvalidDevicePointer` but running out of VA or memory.
+    fn ipc_import_dmabuf(
+        &self,
+        fd: &OwnedFd,
+        want: u64,
+        dev: usize,
+        info: Option<DmabufInfo>,
+    ) -> Result<Bo, hipError_t> {
         let bad = hipError_t::hipErrorInvalidDevicePointer;
-        let info = self.dmabuf_info(fd.as_raw_fd()).map_err(|_| bad)?;
+        let info = match info {
+            Some(i) => i,
+            None => self.dmabuf_info(fd.as_raw_fd()).map_err(|_| bad)?,
+        };
         if info.size < want {
             return Err(bad);
         }
@@ -552,7 +684,7 @@ impl Runtime {
         if h.instance == ipc.instance {
             return Err(hipError_t::hipErrorInvalidContext);
         }
-        let (fd, _) = request_fd_retrying(&h.instance, KIND_EVENT, &h.token).map_err(|e| {
+        let Served { fd, .. } = request_fd_retrying(&h.instance, KIND_EVENT, &h.token).map_err(|e| {
             crate::log::hipkfd_log!("hipIpcOpenEventHandle: exporter refused or unreachable: {e}");
             hipError_t::hipErrorInvalidValue
         })?;

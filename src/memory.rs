@@ -193,6 +193,8 @@ pub enum MemKind {
 pub enum Backing {
     /// A BO of its own at `base` (device, host and IPC memory).
     Bo(Bo),
+    /// A slot of a [`Block`] shared with other small `hipMalloc`s of its size class.
+    Sub(Arc<Block>),
     /// A range of a VMM chunk (src/vmm.rs).
     Vmm(Arc<crate::vmm::Mapping>),
 }
@@ -224,10 +226,12 @@ impl Allocation {
         Allocation { base, size, kind, flags: 0, owner: bo.owner, backing: Backing::Bo(bo) }
     }
 
-    /// The BO of its own, if it has one (every kind but `Vmm`).
+    /// The BO behind it (its own, or the block it is a slot of), if it has one (every kind
+    /// but `Vmm`).
     pub fn bo(&self) -> Option<&Bo> {
         match &self.backing {
             Backing::Bo(bo) => Some(bo),
+            Backing::Sub(b) => Some(&b.bo),
             Backing::Vmm(_) => None,
         }
     }
@@ -250,19 +254,86 @@ struct Exports {
     by_base: HashMap<u64, ExportToken>,
 }
 
+/// Hashes a block VA (2 MiB-aligned, so its low bits are zero) with one multiply: the keys of
+/// [`Index::slots`] need no SipHash.
+#[derive(Debug, Default, Clone, Copy)]
+struct BlockHasher(u64);
+
+impl std::hash::Hasher for BlockHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (v >> 21).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// A block's slots: the allocation in each, and its size inline (0: free), so that a pointer
+/// query reads one word instead of the allocation.
+#[derive(Debug)]
+struct SlotTable {
+    /// Bytes per slot.
+    slot: u64,
+    /// HIP ordinal of the block's device.
+    owner: usize,
+    sizes: Vec<u64>,
+    allocs: Vec<Option<Arc<Allocation>>>,
+}
+
+/// What a pointer query needs of the allocation containing a pointer (a copy, made under the
+/// registry lock).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub base: u64,
+    pub size: u64,
+    pub kind: MemKind,
+    pub flags: u32,
+    pub owner: usize,
+    /// Host memory (`hipHostMalloc`, or a VMM chunk of host memory).
+    pub host: bool,
+}
+
+/// The registry's index: every allocation by base, and, for the slots of blocks (small
+/// `hipMalloc`s), the same entries by block and slot, so that a pointer into one is found in O(1)
+/// however many there are.
+#[derive(Debug, Default)]
+struct Index {
+    by_base: BTreeMap<u64, Arc<Allocation>>,
+    /// Block VA → (slot bytes, the allocation in each slot); from the block's first allocation
+    /// until the block is freed ([`Registry::forget_block`]).
+    slots: HashMap<u64, SlotTable, std::hash::BuildHasherDefault<BlockHasher>>,
+}
+
 /// The allocation registry: base address → allocation, and the allocations' exports.
 ///
 /// Lock order: `exports` before `map`; neither is held while taking the other in reverse.
 #[derive(Debug, Default)]
 pub struct Registry {
-    map: RwLock<BTreeMap<u64, Arc<Allocation>>>,
+    map: RwLock<Index>,
     exports: Mutex<Exports>,
 }
 
 impl Registry {
     pub fn insert(&self, a: Allocation) -> Arc<Allocation> {
         let a = Arc::new(a);
-        self.map.write().insert(a.base, a.clone());
+        let mut m = self.map.write();
+        if let Backing::Sub(b) = &a.backing {
+            let t = m.slots.entry(b.bo.va).or_insert_with(|| SlotTable {
+                slot: b.slot,
+                owner: a.owner,
+                sizes: vec![0; b.slots()],
+                allocs: vec![None; b.slots()],
+            });
+            let i = ((a.base - b.bo.va) / b.slot) as usize;
+            t.sizes[i] = a.size;
+            t.allocs[i] = Some(a.clone());
+        }
+        m.by_base.insert(a.base, a.clone());
         a
     }
 
@@ -270,7 +341,18 @@ impl Registry {
     /// stops being served. Done before the caller frees the BO, so no export of a freed BO is
     /// ever made ([`with_export`](Self::with_export) holds the export lock while exporting).
     pub fn remove(&self, base: u64) -> Option<Arc<Allocation>> {
-        let a = self.map.write().remove(&base)?;
+        let a = {
+            let mut m = self.map.write();
+            let a = m.by_base.remove(&base)?;
+            if let Backing::Sub(b) = &a.backing {
+                if let Some(t) = m.slots.get_mut(&b.bo.va) {
+                    let i = ((a.base - b.bo.va) / b.slot) as usize;
+                    t.sizes[i] = 0;
+                    t.allocs[i] = None;
+                }
+            }
+            a
+        };
         let mut ex = self.exports.lock();
         if let Some(t) = ex.by_base.remove(&base) {
             ex.by_token.remove(&t);
@@ -315,33 +397,188 @@ impl Registry {
         Some(f(&a))
     }
 
-    /// The allocation containing `ptr` (`base <= ptr < base + size`), in O(log n).
+    /// The allocation containing `ptr` (`base <= ptr < base + size`): O(1) in a block of small
+    /// allocations, else O(log n).
     pub fn find(&self, ptr: u64) -> Option<Arc<Allocation>> {
         let m = self.map.read();
-        let (_, a) = m.range(..=ptr).next_back()?;
+        if let Some(t) = m.slots.get(&(ptr & !(BLOCK_SIZE - 1))) {
+            // A block holds nothing but its slots: a pointer between allocations is in none.
+            let a = t.allocs.get(((ptr & (BLOCK_SIZE - 1)) / t.slot) as usize)?.as_ref()?;
+            return (ptr < a.base + a.size).then(|| a.clone());
+        }
+        let (_, a) = m.by_base.range(..=ptr).next_back()?;
         (ptr < a.base + a.size.max(1)).then(|| a.clone())
+    }
+
+    /// [`find`](Self::find) for pointer queries (`hipPointerGetAttributes`,
+    /// `hipMemGetAddressRange`): a copy of what they report, read under the lock without
+    /// touching the allocation when `ptr` is in a block of small allocations (a lookup among
+    /// 200,000 of them reads one hash bucket and one word).
+    pub fn span(&self, ptr: u64) -> Option<Span> {
+        let m = self.map.read();
+        if let Some(t) = m.slots.get(&(ptr & !(BLOCK_SIZE - 1))) {
+            let off = ptr & (BLOCK_SIZE - 1);
+            let size = *t.sizes.get((off / t.slot) as usize)?;
+            let base = ptr - off % t.slot;
+            return (ptr < base + size).then_some(Span {
+                base,
+                size,
+                kind: MemKind::Device,
+                flags: 0,
+                owner: t.owner,
+                host: false,
+            });
+        }
+        let (_, a) = m.by_base.range(..=ptr).next_back()?;
+        (ptr < a.base + a.size.max(1)).then(|| Span {
+            base: a.base,
+            size: a.size,
+            kind: a.kind,
+            flags: a.flags,
+            owner: a.owner,
+            host: match &a.backing {
+                Backing::Vmm(m) => m.chunk.host,
+                Backing::Bo(_) | Backing::Sub(_) => a.kind == MemKind::Host,
+            },
+        })
+    }
+
+    /// Forgets the slot table of the block at `va`, which is being freed (its VA may be reused).
+    pub fn forget_block(&self, va: u64) {
+        self.map.write().slots.remove(&va);
     }
 
     /// The first allocation that intersects `[start, start + len)`, if any, in O(log n).
     pub fn find_in(&self, start: u64, len: u64) -> Option<Arc<Allocation>> {
         let end = start.saturating_add(len.max(1));
         let m = self.map.read();
-        if let Some((_, a)) = m.range(..=start).next_back() {
+        if let Some((_, a)) = m.by_base.range(..=start).next_back() {
             if a.end() > start {
                 return Some(a.clone());
             }
         }
-        m.range(start..end).next().map(|(_, a)| a.clone())
+        m.by_base.range(start..end).next().map(|(_, a)| a.clone())
     }
 
     /// The allocation whose base is exactly `base`.
     pub fn get(&self, base: u64) -> Option<Arc<Allocation>> {
-        self.map.read().get(&base).cloned()
+        self.map.read().by_base.get(&base).cloned()
     }
 
     /// Every allocation, for `hipDeviceReset`.
     pub fn all(&self) -> Vec<Arc<Allocation>> {
-        self.map.read().values().cloned().collect()
+        self.map.read().by_base.values().cloned().collect()
+    }
+}
+
+// ---- sub-allocation of small hipMallocs ----------------------------------------------------
+
+/// Bytes of a block that small `hipMalloc`s share: one `ALLOC_MEMORY_OF_GPU` +
+/// `MAP_MEMORY_TO_GPU` for many allocations (the GPUVM fragment size, [`LARGE_ALIGN`]).
+pub const BLOCK_SIZE: u64 = LARGE_ALIGN;
+/// The smallest size class, bytes: the alignment every `hipMalloc` pointer keeps (clr aligns
+/// device memory to at least 256 bytes).
+pub const SMALL_MIN: u64 = 256;
+/// The largest sub-allocated `hipMalloc`, bytes; larger ones get a BO of their own. With
+/// power-of-two classes a block holds at least 8 slots, and the waste is bounded (under half of
+/// a slot per allocation, one partly used block per class and device); above 256 KiB the kernel
+/// round trip (tens of µs on hardware) is small next to what filling the memory costs.
+pub const SMALL_MAX: u64 = 256 << 10;
+
+/// The size class (slot bytes, a power of two) of a `hipMalloc` of `size` bytes, if it is
+/// sub-allocated.
+pub fn small_class(size: u64) -> Option<u64> {
+    (size <= SMALL_MAX).then(|| size.max(SMALL_MIN).next_power_of_two())
+}
+
+/// A VRAM BO of [`BLOCK_SIZE`] bytes cut into equal slots of one size class, each slot one
+/// `hipMalloc` (an [`Allocation`] with `Backing::Sub`). The registry holds one entry per slot in
+/// use; the block itself is in no registry entry of its own.
+#[derive(Debug)]
+pub struct Block {
+    pub bo: Bo,
+    /// Bytes per slot.
+    pub slot: u64,
+    /// Free slot indices; changed only under [`SmallPool`]'s lock.
+    free: Mutex<Vec<u32>>,
+}
+
+impl Block {
+    fn slots(&self) -> usize {
+        (self.bo.size / self.slot) as usize
+    }
+}
+
+type BlockList = Vec<Arc<Block>>;
+
+/// The blocks with free slots, per (device, size class). Full blocks are held only by their
+/// allocations; the last free of a block releases it unless it is the only block of its class
+/// with room (then it stays, empty, for the next `hipMalloc`, until [`Runtime::small_trim`]).
+#[derive(Debug, Default)]
+pub struct SmallPool {
+    /// (device, slot bytes) → blocks with a free slot.
+    classes: Mutex<HashMap<(usize, u64), BlockList>>,
+}
+
+impl Runtime {
+    /// A slot of `slot` bytes in a block of device `dev` (a new block, GPU-mapped on `map_on`
+    /// and CPU-mapped if `cpu`, when none has room). Returns the block and the slot's offset in
+    /// it. Errors: those of [`bo_alloc`](Self::bo_alloc).
+    fn small_alloc(&self, dev: usize, slot: u64, map_on: &[usize], cpu: bool) -> Result<(Arc<Block>, u64), hipError_t> {
+        let mut classes = self.small.classes.lock();
+        let list = classes.entry((dev, slot)).or_default();
+        if list.is_empty() {
+            let bo = self.bo_alloc(dev, BLOCK_SIZE, vram_flags(self.devices[dev].large_bar), map_on, cpu)?;
+            let n = (BLOCK_SIZE / slot) as u32;
+            list.push(Arc::new(Block { bo, slot, free: Mutex::new((0..n).rev().collect()) }));
+        }
+        let b = list.last().expect("a block with room").clone();
+        let mut free = b.free.lock();
+        let i = free.pop().expect("listed blocks have a free slot");
+        if free.is_empty() {
+            list.pop();
+        }
+        drop(free);
+        Ok((b, i as u64 * slot))
+    }
+
+    /// Gives the slot at `offset` of `b` back (its allocation is out of the registry and no
+    /// queued work uses it). A block left empty is freed (`FREE_MEMORY_OF_GPU`) unless it is the
+    /// only one of its class with room.
+    fn small_free(&self, owner: usize, b: &Arc<Block>, offset: u64) {
+        let mut classes = self.small.classes.lock();
+        let list = classes.entry((owner, b.slot)).or_default();
+        let mut free = b.free.lock();
+        free.push((offset / b.slot) as u32);
+        let (was_full, empty) = (free.len() == 1, free.len() == b.slots());
+        drop(free);
+        if was_full {
+            list.push(b.clone());
+        }
+        if empty && list.len() > 1 {
+            list.retain(|x| !Arc::ptr_eq(x, b));
+            self.allocs.forget_block(b.bo.va);
+            self.bo_free(&b.bo);
+        }
+    }
+
+    /// Frees every empty block (for `hipMemGetInfo`, peer access changes, and before an
+    /// allocation that ran out of memory gives up). Returns how many were freed.
+    pub fn small_trim(&self) -> usize {
+        let mut classes = self.small.classes.lock();
+        let mut n = 0;
+        for list in classes.values_mut() {
+            list.retain(|b| {
+                let empty = b.free.lock().len() == b.slots();
+                if empty {
+                    self.allocs.forget_block(b.bo.va);
+                    self.bo_free(&b.bo);
+                    n += 1;
+                }
+                !empty
+            });
+        }
+        n
     }
 }
 
@@ -382,10 +619,31 @@ impl Runtime {
         // Mapped at once on every device that enabled peer access to `dev` (one MAP ioctl with
         // the device list); the guard keeps hipDeviceEnable/DisablePeerAccess out until the
         // allocation is in the registry.
+        // Small ones are slots of a shared block (`small_alloc`). Out of memory, the empty
+        // blocks are given back and the allocation tried once more.
         let (_peers, map_on) = self.peer_alloc_targets(dev);
-        let bo = self.bo_alloc(dev, size, vram_flags(d.large_bar), &map_on, d.large_bar)?;
-        let base = bo.va;
-        self.allocs.insert(Allocation::with_bo(size, MemKind::Device, 0, bo));
+        let mut retried = false;
+        let a = loop {
+            let a = match small_class(size) {
+                Some(slot) => self.small_alloc(dev, slot, &map_on, d.large_bar).map(|(b, off)| Allocation {
+                    base: b.bo.va + off,
+                    size,
+                    kind: MemKind::Device,
+                    flags: 0,
+                    owner: dev,
+                    backing: Backing::Sub(b),
+                }),
+                None => self
+                    .bo_alloc(dev, size, vram_flags(d.large_bar), &map_on, d.large_bar)
+                    .map(|bo| Allocation::with_bo(size, MemKind::Device, 0, bo)),
+            };
+            match a {
+                Err(hipError_t::hipErrorOutOfMemory) if !retried && self.small_trim() > 0 => retried = true,
+                a => break a?,
+            }
+        };
+        let base = a.base;
+        self.allocs.insert(a);
         crate::log::hipkfd_log!("hipMalloc {size} bytes on device {dev} at {base:#x}");
         Ok(base)
     }
@@ -417,8 +675,10 @@ impl Runtime {
         let _peers = self.peer_guard();
         // Also forgets its IPC export, before the BO is freed.
         let a = self.allocs.remove(base).ok_or(hipError_t::hipErrorInvalidValue)?;
-        if let Some(bo) = a.bo() {
-            self.bo_free(bo);
+        match &a.backing {
+            Backing::Sub(b) => self.small_free(a.owner, b, a.base - b.bo.va),
+            Backing::Bo(bo) => self.bo_free(bo),
+            Backing::Vmm(_) => {}
         }
         Ok(())
     }

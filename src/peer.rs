@@ -155,6 +155,9 @@ impl Runtime {
         if en[dev][peer] {
             return Err(hipError_t::hipErrorPeerAccessAlreadyEnabled);
         }
+        // Empty blocks of small hipMallocs are in no registry entry: give them back rather than
+        // leave them unmapped on `dev` (a block's slots are all mapped alike).
+        self.small_trim();
         let gpu = self.devices[dev].gpu_id;
         let mut done: Vec<&Bo> = vec![];
         let all = self.allocs.all();
@@ -190,6 +193,7 @@ impl Runtime {
         if !en[dev][peer] {
             return Err(hipError_t::hipErrorPeerAccessNotEnabled);
         }
+        self.small_trim();
         let users: Vec<Fence> = {
             let mut u = self.peer.uses.lock();
             u.retain(|(_, _, f)| !f.done());

@@ -22,6 +22,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub const RING_SIZE: u64 = 256 << 10;
 /// How long one `WAIT_EVENTS` sleeps before the waiter re-checks (ms); wake-ups are by TRAP.
 const WAIT_SLICE_MS: u32 = 100;
+/// How long a wait spins on the completion signal before it sleeps in `WAIT_EVENTS`: a small
+/// copy is done in microseconds, and a sleep plus wake-up costs more than that.
+const WAIT_SPIN: std::time::Duration = std::time::Duration::from_micros(20);
 
 #[derive(Debug)]
 struct QState {
@@ -223,8 +226,18 @@ impl Runtime {
         Ok(seq)
     }
 
-    /// Sleeps until submission `seq` of `q` is done. Errors: `hipErrorIllegalAddress` after a VM fault.
+    /// Waits until submission `seq` of `q` is done: spins for [`WAIT_SPIN`] (after one
+    /// non-blocking look for a VM fault), then sleeps on the queue's event. Errors:
+    /// `hipErrorIllegalAddress` after a VM fault.
     pub fn queue_wait(&self, q: &SdmaQueue, seq: u64) -> Result<(), hipError_t> {
+        if q.done(seq) {
+            return Ok(());
+        }
+        self.poll_fault()?;
+        let t0 = std::time::Instant::now();
+        while !q.done(seq) && t0.elapsed() < WAIT_SPIN {
+            std::hint::spin_loop();
+        }
         while !q.done(seq) {
             self.kfd_event_wait(&q.event, WAIT_SLICE_MS)?;
         }

@@ -6,7 +6,7 @@ use crate::api::device_props;
 use crate::api::types::hipError_t;
 use crate::copy::Staging;
 use crate::device::{visible_gpus, Device};
-use crate::memory::Registry;
+use crate::memory::{Registry, SmallPool};
 use crate::peer::PeerState;
 use crate::signal::{EventPage, Signal, SignalPool};
 use crate::stream::{DeviceStreams, Fence};
@@ -26,6 +26,8 @@ pub struct Runtime {
     pub devices: Vec<Device>,
     pub va: VaManager,
     pub allocs: Registry,
+    /// Blocks that small `hipMalloc`s are slots of (src/memory.rs).
+    pub small: SmallPool,
     pub signals: SignalPool,
     pub event_page: OnceLock<EventPage>,
     pub streams: Vec<DeviceStreams>,
@@ -108,6 +110,7 @@ impl Runtime {
             devices,
             va,
             allocs: Registry::default(),
+            small: SmallPool::default(),
             signals: SignalPool::default(),
             event_page: OnceLock::new(),
             streams: (0..n).map(|_| DeviceStreams::default()).collect(),

@@ -16,7 +16,7 @@
  * Env: IPC_BENCH_N (iterations, default 2000), IPC_BENCH_SIZE (bytes, default 2 MiB).
  */
 #define _GNU_SOURCE
-#include <hip/hip_runtime_api.h>
+#include "bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,28 +25,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-#define OK(call)                                                                         \
-    do {                                                                                 \
-        hipError_t e_ = (call);                                                          \
-        if (e_ != hipSuccess) {                                                          \
-            fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #call, hipGetErrorName(e_)); \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static void report(const char *what, double *v, int n)
 {

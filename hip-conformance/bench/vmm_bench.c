@@ -11,7 +11,7 @@
  *   make -C hip-conformance vmm-bench [VMM_CYCLES=100000]
  */
 #define _GNU_SOURCE
-#include <hip/hip_runtime_api.h>
+#include "bench.h"
 #include "../fdpass.h"
 
 #include <dirent.h>
@@ -24,43 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        hipError_t e_ = (call);                                                            \
-        if (e_ != hipSuccess) {                                                            \
-            fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #call, hipGetErrorName(e_)); \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
-
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void report(const char *what, double *v, int n)
 {
-    qsort(v, n, sizeof *v, cmp);
+    qsort(v, n, sizeof *v, cmp_d);
     printf("  %-58s median %8.1f us   p99 %8.1f us   (n=%d)\n", what, v[n / 2], v[(int)(n * 0.99)], n);
-}
-
-static int fd_count(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    int n = 0;
-    while (d && readdir(d))
-        n++;
-    if (d)
-        closedir(d);
-    return n;
 }
 
 static hipMemAllocationProp prop(int dev)
@@ -81,7 +48,7 @@ static void access_rw(void *va, size_t n, int dev)
     d.location.type = hipMemLocationTypeDevice;
     d.location.id = dev;
     d.flags = hipMemAccessFlagsProtReadWrite;
-    CHECK(hipMemSetAccess(va, n, &d, 1));
+    OK(hipMemSetAccess(va, n, &d, 1));
 }
 
 /* One create/reserve/map/access/unmap/release/free cycle; returns the VA it reserved. */
@@ -89,13 +56,13 @@ static void *cycle(const hipMemAllocationProp *p, size_t sz)
 {
     hipMemGenericAllocationHandle_t h;
     void *va = NULL;
-    CHECK(hipMemCreate(&h, sz, p, 0));
-    CHECK(hipMemAddressReserve(&va, sz, 0, NULL, 0));
-    CHECK(hipMemMap(va, sz, 0, h, 0));
+    OK(hipMemCreate(&h, sz, p, 0));
+    OK(hipMemAddressReserve(&va, sz, 0, NULL, 0));
+    OK(hipMemMap(va, sz, 0, h, 0));
     access_rw(va, sz, 0);
-    CHECK(hipMemUnmap(va, sz));
-    CHECK(hipMemRelease(h));
-    CHECK(hipMemAddressFree(va, sz));
+    OK(hipMemUnmap(va, sz));
+    OK(hipMemRelease(h));
+    OK(hipMemAddressFree(va, sz));
     return va;
 }
 
@@ -106,7 +73,7 @@ static void cycles(int n)
     double *t = malloc(sizeof(double) * n);
     size_t free0, free1, total;
     void *first = cycle(&p, sz); /* warm-up: queues, first-use state */
-    CHECK(hipMemGetInfo(&free0, &total));
+    OK(hipMemGetInfo(&free0, &total));
     int fds0 = fd_count();
     for (int i = 0; i < n; i++) {
         double t0 = now_us();
@@ -114,13 +81,13 @@ static void cycles(int n)
         t[i] = now_us() - t0;
     }
     int fds1 = fd_count();
-    CHECK(hipMemGetInfo(&free1, &total));
+    OK(hipMemGetInfo(&free1, &total));
     void *va = NULL;
-    CHECK(hipMemAddressReserve(&va, sz, 0, NULL, 0));
+    OK(hipMemAddressReserve(&va, sz, 0, NULL, 0));
     report("2 MiB create..free cycle (target <= 50 us)", t, n);
     printf("  after %d cycles: VRAM free %zu -> %zu bytes, fds %d -> %d, VA %s\n", n, free0, free1, fds0, fds1,
            va == first ? "handed out again at the same address" : "MOVED (leak?)");
-    CHECK(hipMemAddressFree(va, sz));
+    OK(hipMemAddressFree(va, sz));
     free(t);
 }
 
@@ -130,15 +97,15 @@ static void big(void)
     hipMemGenericAllocationHandle_t h;
     void *va = NULL;
     double t0 = now_us();
-    CHECK(hipMemAddressReserve(&va, (size_t)64 << 30, 0, NULL, 0));
+    OK(hipMemAddressReserve(&va, (size_t)64 << 30, 0, NULL, 0));
     double t1 = now_us();
-    CHECK(hipMemCreate(&h, (size_t)1 << 30, &p, 0));
-    CHECK(hipMemMap(va, (size_t)1 << 30, 0, h, 0));
+    OK(hipMemCreate(&h, (size_t)1 << 30, &p, 0));
+    OK(hipMemMap(va, (size_t)1 << 30, 0, h, 0));
     access_rw(va, (size_t)1 << 30, 0);
     double t2 = now_us();
-    CHECK(hipMemUnmap(va, (size_t)1 << 30));
-    CHECK(hipMemRelease(h));
-    CHECK(hipMemAddressFree(va, (size_t)64 << 30));
+    OK(hipMemUnmap(va, (size_t)1 << 30));
+    OK(hipMemRelease(h));
+    OK(hipMemAddressFree(va, (size_t)64 << 30));
     printf("  64 GiB reservation: %.1f us; 1 GiB chunk create + map + access: %.1f us\n", t1 - t0, t2 - t1);
 }
 
@@ -157,7 +124,7 @@ static void share(int ndev)
     if (pid == 0) {
         close(sv[0]);
         int dev = ndev - 1;
-        CHECK(hipSetDevice(dev));
+        OK(hipSetDevice(dev));
         double t[SHARE_REPS];
         for (int i = 0; i < SHARE_REPS; i++) {
             int fd = -1;
@@ -166,14 +133,14 @@ static void share(int ndev)
             double t0 = now_us();
             hipMemGenericAllocationHandle_t h;
             void *va;
-            CHECK(hipMemImportFromShareableHandle(&h, (void *)(uintptr_t)fd, hipMemHandleTypePosixFileDescriptor));
-            CHECK(hipMemAddressReserve(&va, sz, 0, NULL, 0));
-            CHECK(hipMemMap(va, sz, 0, h, 0));
+            OK(hipMemImportFromShareableHandle(&h, (void *)(uintptr_t)fd, hipMemHandleTypePosixFileDescriptor));
+            OK(hipMemAddressReserve(&va, sz, 0, NULL, 0));
+            OK(hipMemMap(va, sz, 0, h, 0));
             access_rw(va, sz, dev);
             t[i] = now_us() - t0;
-            CHECK(hipMemUnmap(va, sz));
-            CHECK(hipMemRelease(h));
-            CHECK(hipMemAddressFree(va, sz));
+            OK(hipMemUnmap(va, sz));
+            OK(hipMemRelease(h));
+            OK(hipMemAddressFree(va, sz));
             close(fd);
             char b = 'k';
             if (write(sv[1], &b, 1) != 1)
@@ -190,10 +157,10 @@ static void share(int ndev)
     double t[SHARE_REPS];
     for (int i = 0; i < SHARE_REPS; i++) {
         hipMemGenericAllocationHandle_t h;
-        CHECK(hipMemCreate(&h, sz, &p, 0));
+        OK(hipMemCreate(&h, sz, &p, 0));
         double t0 = now_us();
         int fd = -1;
-        CHECK(hipMemExportToShareableHandle(&fd, h, hipMemHandleTypePosixFileDescriptor, 0));
+        OK(hipMemExportToShareableHandle(&fd, h, hipMemHandleTypePosixFileDescriptor, 0));
         if (!fdpass_send(sv[0], &fd, 1))
             exit(1);
         close(fd);
@@ -201,7 +168,7 @@ static void share(int ndev)
         if (read(sv[0], &b, 1) != 1)
             exit(1);
         t[i] = now_us() - t0;
-        CHECK(hipMemRelease(h));
+        OK(hipMemRelease(h));
     }
     int st;
     waitpid(pid, &st, 0);

@@ -5,6 +5,7 @@
 #ifndef HIPCONF_COMMON_H
 #define HIPCONF_COMMON_H
 
+#include "../fdcount.h"
 #include "../harness.h"
 
 #include <stdint.h>

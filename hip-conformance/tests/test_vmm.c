@@ -125,18 +125,6 @@ static void roundtrip_at(void *va, size_t n, hipMemGenericAllocationHandle_t h, 
     HIP_OK(hipMemUnmap(va, n));
 }
 
-static int fd_count(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    int n = 0;
-    if (!d)
-        return -1;
-    while (readdir(d))
-        n++;
-    closedir(d);
-    return n;
-}
-
 /* Whether the host can map all of device `dev`'s VRAM (large BAR): only then is
  * device VMM memory CPU-mapped. */
 static int large_bar(int dev)

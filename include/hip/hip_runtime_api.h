@@ -1064,7 +1064,8 @@ hipError_t hipGetDevicePropertiesR0000(struct hipDeviceProp_tR0000 *prop, int de
 hipError_t hipDeviceGetAttribute(int *pi, hipDeviceAttribute_t attr, int device);
 
 // `hipMemGetInfo`: free and total VRAM of the current device, bytes (`AMDKFD_IOC_AVAILABLE_MEMORY`
-// and the topology's memory banks).
+// and the topology's memory banks). Empty blocks of small `hipMalloc`s are given back first, so
+// memory freed by the user counts as free.
 hipError_t hipMemGetInfo(size_t *free, size_t *total);
 
 // `hipDriverGetVersion`. Null: `hipErrorInvalidValue`.

@@ -1,6 +1,8 @@
 //! A kfd-sim session: a private directory `$TMPDIR/kfdsim-<pid>-<rand>/` holding
-//! `topology.toml` (the canonical topology the model reads) and `root/` (the fake file tree the
-//! interposer redirects `/dev/kfd`, `/dev/dri`, the KFD sysfs ... to).
+//! `topology.toml` (the canonical topology the model reads), `root/` (the fake file tree the
+//! interposer redirects `/dev/kfd`, `/dev/dri`, the KFD sysfs ... to) and, once a process
+//! allocates VRAM, `vram-ledger` (VRAM use per GPU across the session's processes,
+//! `model::vram`).
 //!
 //! The launcher creates one per `kfdsim run` and removes it when the command ends. A process
 //! that preloads libkfdsim.so without the launcher gets one from [`ensure_env`] (preset from

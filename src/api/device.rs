@@ -97,6 +97,7 @@ pub extern "C" fn hipDeviceReset() -> hipError_t {
                 rt.mem_free(a.base)?;
             }
         }
+        rt.small_trim();
         rt.peer_reset(d)
     })
 }
@@ -154,11 +155,13 @@ pub extern "C" fn hipDeviceGetAttribute(pi: *mut c_int, attr: hipDeviceAttribute
 }
 
 /// `hipMemGetInfo`: free and total VRAM of the current device, bytes (`AMDKFD_IOC_AVAILABLE_MEMORY`
-/// and the topology's memory banks).
+/// and the topology's memory banks). Empty blocks of small `hipMalloc`s are given back first, so
+/// memory freed by the user counts as free.
 #[no_mangle]
 pub extern "C" fn hipMemGetInfo(free: *mut usize, total: *mut usize) -> hipError_t {
     api(|| {
         let (rt, d) = rt_dev()?;
+        rt.small_trim();
         let dev = &rt.devices[d];
         let avail = rt.kfd.available_memory(dev.gpu_id).map_err(|_| hipError_t::hipErrorInvalidValue)?;
         let tot = dev.topo.node.vram_size;

@@ -3,7 +3,7 @@
 
 use crate::api::common::{api, check, rocm5_caller, rt_dev, stream_of, write_out};
 use crate::api::types::*;
-use crate::memory::{Backing, MemKind, HOST_MALLOC_FLAGS};
+use crate::memory::{MemKind, HOST_MALLOC_FLAGS};
 use crate::runtime::runtime;
 use std::ffi::{c_int, c_uint, c_void};
 
@@ -213,7 +213,7 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
     api(|| {
         check(!attributes.is_null() && !ptr.is_null())?;
         let rt = runtime()?;
-        let Some(a) = rt.allocs.find(ptr as u64) else {
+        let Some(a) = rt.allocs.span(ptr as u64) else {
             check(!rt.va.contains(ptr as u64, 1))?;
             return write_out(
                 attributes,
@@ -224,11 +224,7 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
                 },
             );
         };
-        let host_memory = match &a.backing {
-            Backing::Vmm(m) => m.chunk.host,
-            Backing::Bo(_) => a.kind == MemKind::Host,
-        };
-        let (ty, host) = if host_memory {
+        let (ty, host) = if a.host {
             (hipMemoryType::hipMemoryTypeHost, ptr as *mut c_void)
         } else {
             (hipMemoryType::hipMemoryTypeDevice, std::ptr::null_mut())
@@ -258,7 +254,7 @@ pub extern "C" fn hipMemGetAddressRange(
 ) -> hipError_t {
     api(|| {
         let rt = runtime()?;
-        let a = rt.allocs.find(dptr as u64).ok_or(hipError_t::hipErrorNotFound)?;
+        let a = rt.allocs.span(dptr as u64).ok_or(hipError_t::hipErrorNotFound)?;
         if !pbase.is_null() {
             write_out(pbase, a.base as hipDeviceptr_t)?;
         }

@@ -557,16 +557,11 @@ fn kfd_ioctl_get_available_memory(p: &Arc<Process>, args: &mut kfd_ioctl_get_ava
     Ok(0)
 }
 
-/// VRAM of `gpu_id` not counted by `vram_used_aligned` (every allocation rounded to 2 MiB).
+/// VRAM of `gpu_id` that no process of the session reserves (every allocation rounded up to
+/// 2 MiB, `vram_used_aligned`): this process's own BOs and the others' from the ledger.
 fn vram_available(st: &ProcState, gpu_id: u32) -> u64 {
     let pdd = st.pdd(gpu_id).unwrap();
-    let used: u64 = pdd
-        .alloc_idr
-        .values()
-        .filter(|m| m.vram_accounted > 0)
-        .map(|m| m.vram_accounted.next_multiple_of(VRAM_AVAILABLE_ALIGNMENT))
-        .sum();
-    pdd.gpu.vram_size.saturating_sub(used)
+    pdd.gpu.vram_size.saturating_sub(pdd.vram_reserved).saturating_sub(super::vram::others(gpu_id))
 }
 
 /// `kfd_ioctl_alloc_memory_of_gpu` + `amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu`.
@@ -647,6 +642,10 @@ fn kfd_ioctl_alloc_memory_of_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_alloc_me
         KgdMem { bo, va: args.va_addr, flags, attached: BTreeSet::new(), mapped: BTreeSet::new(), vram_accounted },
     );
     pdd.vram_usage += vram_accounted;
+    if vram_accounted > 0 {
+        pdd.vram_reserved += vram_accounted.next_multiple_of(VRAM_AVAILABLE_ALIGNMENT);
+        super::vram::publish(pdd.gpu.gpu_id, pdd.vram_reserved);
+    }
     args.handle = make_handle(args.gpu_id, idr);
     args.mmap_offset = if flags & KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP != 0 {
         KFD_MMAP_TYPE_MMIO | kfd_mmap_gpu_id_bits(args.gpu_id)
@@ -677,6 +676,10 @@ fn kfd_ioctl_free_memory_of_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_free_memo
     }
     let mem = pdd.alloc_idr.remove(&get_idr_handle(args.handle)).unwrap();
     pdd.vram_usage -= mem.vram_accounted;
+    if mem.vram_accounted > 0 {
+        pdd.vram_reserved -= mem.vram_accounted.next_multiple_of(VRAM_AVAILABLE_ALIGNMENT);
+        super::vram::publish(pdd.gpu.gpu_id, pdd.vram_reserved);
+    }
     drop(st);
     // Dropping the last reference unmaps the model's view and closes the memfd; exported dma-buf
     // fds and user CPU mappings keep the pages alive (memfd semantics).

@@ -9,7 +9,8 @@
 //! - [`memfd`]: the memfds behind BOs and syncobjs, mapped but not kept open;
 //! - [`events`] (`kfd_events.c`), [`queue`] (`kfd_queue.c`), [`sdma`] (the SDMA engine);
 //! - [`drm`]: render-node ioctls and mmap (`amdgpu_gem.c`, `amdgpu_kms.c`, `drm_prime.c`);
-//! - [`syncobj`]: DRM syncobjs shared across processes (`drm_syncobj.c`).
+//! - [`syncobj`]: DRM syncobjs shared across processes (`drm_syncobj.c`);
+//! - [`vram`]: VRAM use per GPU across the processes of a session (`adev->kfd.vram_used`).
 //!
 //! Files are identified by `(st_dev, st_ino)` of the fd the interposer created, so dup, fork and
 //! SCM_RIGHTS keep working; one `fstat` tells a device file from any other fd by its mode
@@ -33,6 +34,7 @@ pub mod sdma;
 pub mod syncobj;
 pub mod sys;
 pub mod udmabuf;
+pub mod vram;
 
 pub use bo::FileKey;
 use libc::{c_int, c_ulong, c_void};

@@ -67,6 +67,10 @@ pub struct Pdd {
     pub doorbells: Option<Doorbells>,
     /// `pdd->vram_usage` (bytes).
     pub vram_usage: u64,
+    /// What this process's VRAM BOs reserve of the device's limit: each BO's accounted size
+    /// rounded up to `VRAM_AVAILABLE_ALIGNMENT` (bytes). Published to the session's ledger
+    /// ([`super::vram`]).
+    pub vram_reserved: u64,
     pub scratch_backing_va: u64,
     pub tba_addr: u64,
     pub tma_addr: u64,
@@ -141,6 +145,7 @@ impl Process {
                 alloc_idr: BTreeMap::new(),
                 doorbells: None,
                 vram_usage: 0,
+                vram_reserved: 0,
                 scratch_backing_va: 0,
                 tba_addr: 0,
                 tma_addr: 0,

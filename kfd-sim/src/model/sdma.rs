@@ -28,6 +28,10 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 const BACKOFF_MIN: Duration = Duration::from_micros(20);
+/// After a pass that made progress the engine keeps re-reading the doorbells this long before it
+/// parks: the next submission of a stream of small copies is picked up at once, as a hardware
+/// engine reacts to a doorbell write, instead of after a park and wake-up.
+const LINGER: Duration = Duration::from_micros(100);
 const BACKOFF_MAX: Duration = Duration::from_millis(2);
 /// Longest pause while a queue waits in a memory POLL_REGMEM: the engine re-reads the word at
 /// the packet's poll interval (microseconds on hardware), whoever writes it (the CPU, another
@@ -94,6 +98,7 @@ impl Engine {
 
     fn run(self: Arc<Self>) {
         let mut backoff = BACKOFF_MIN;
+        let mut last_progress = std::time::Instant::now();
         loop {
             let queues: Vec<Arc<QueueRt>> = self.queues.lock().clone();
             let mut progress = false;
@@ -102,6 +107,11 @@ impl Engine {
             }
             if progress {
                 backoff = BACKOFF_MIN;
+                last_progress = std::time::Instant::now();
+                continue;
+            }
+            if last_progress.elapsed() < LINGER {
+                std::thread::yield_now();
                 continue;
             }
             let mut c = self.ctl.lock();

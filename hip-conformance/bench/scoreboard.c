@@ -1,0 +1,505 @@
+/*
+ * hipkfd scoreboard (a report, not a test): every operation of issue 12 in one
+ * table, each next to a reference measured in the same run on the same machine,
+ * the ratio, and the goal.
+ *
+ *   make bench                          (top level; BENCH_JSON=path also writes JSON)
+ *   kfdsim run --gpus 8 -- hip-conformance/build/scoreboard [json path]
+ *
+ * References: host memcpy for bandwidth, memfd_create + ftruncate + mmap +
+ * munmap + close for the per-allocation cost, a Unix-socket SCM_RIGHTS fd pass
+ * (send, receive, close) for IPC, a binary search over a sorted array of the
+ * same pointers for the pointer lookup. "ratio" is ours / reference for times
+ * and reference-relative bandwidth (ours / memcpy) for bandwidths.
+ *
+ * The process forks before HIP initialises: the child imports IPC handles on
+ * the last device. With >= 8 GPUs, all ordered GPU pairs copy at once.
+ * Env: SCORE_LIVE (live 256 B allocations, default 200000), SCORE_N (cycles of
+ * the per-call timings, default 20000).
+ */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KiB ((size_t)1024)
+#define MiB (KiB * KiB)
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return v[n / 2];
+}
+
+static double p99(double *v, int n) /* after median() sorted v */
+{
+    return v[(int)(0.99 * (n - 1) + 0.5)];
+}
+
+/* ---- the table ---------------------------------------------------------------------------- */
+
+struct row {
+    char op[72], unit[12], goal[40];
+    double ours, ref;
+    char ref_what[40];
+    double ratio;
+};
+static struct row rows[64];
+static int nrows;
+
+static void row(const char *op, double ours, const char *unit, double ref, const char *ref_what, double ratio,
+                const char *goal)
+{
+    struct row *r = &rows[nrows++];
+    snprintf(r->op, sizeof r->op, "%s", op);
+    snprintf(r->unit, sizeof r->unit, "%s", unit);
+    snprintf(r->ref_what, sizeof r->ref_what, "%s", ref_what);
+    snprintf(r->goal, sizeof r->goal, "%s", goal);
+    r->ours = ours;
+    r->ref = ref;
+    r->ratio = ratio;
+    printf("  %-52s %10.3f %-6s | %-22s %10.3f | ratio %8.3f | goal %s\n", op, ours, unit, ref_what, ref, ratio,
+           goal);
+    fflush(stdout);
+}
+
+static void json(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return;
+    }
+    fprintf(f, "[\n");
+    for (int i = 0; i < nrows; i++) {
+        struct row *r = &rows[i];
+        fprintf(f,
+                "  {\"operation\": \"%s\", \"ours\": %.6g, \"unit\": \"%s\", \"reference\": \"%s\", "
+                "\"reference_value\": %.6g, \"ratio\": %.6g, \"goal\": \"%s\"}%s\n",
+                r->op, r->ours, r->unit, r->ref_what, r->ref, r->ratio, r->goal, i + 1 < nrows ? "," : "");
+    }
+    fprintf(f, "]\n");
+    fclose(f);
+}
+
+/* ---- references --------------------------------------------------------------------------- */
+
+/* One memfd_create + ftruncate + mmap + first touch + munmap + close, microseconds. */
+static double memfd_cycle_us(size_t size)
+{
+    double t0 = now_us();
+    int fd = memfd_create("ref", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)size) != 0)
+        exit(1);
+    volatile char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED)
+        exit(1);
+    p[0] = 1;
+    munmap((void *)p, size);
+    close(fd);
+    return now_us() - t0;
+}
+
+/* One SCM_RIGHTS fd pass over a socketpair (send, receive, close), microseconds. */
+static double fd_pass_us(int sv[2], int fd)
+{
+    char b = 0;
+    char ctl[CMSG_SPACE(sizeof(int))];
+    struct iovec io = {&b, 1};
+    struct msghdr m = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+    double t0 = now_us();
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    if (sendmsg(sv[0], &m, 0) != 1)
+        exit(1);
+    struct msghdr r = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+    if (recvmsg(sv[1], &r, MSG_CMSG_CLOEXEC) != 1)
+        exit(1);
+    int got;
+    memcpy(&got, CMSG_DATA(CMSG_FIRSTHDR(&r)), sizeof got);
+    close(got);
+    return now_us() - t0;
+}
+
+static volatile uint8_t sink;
+
+/* Host memcpy of n bytes, seconds per copy. */
+static double memcpy_s(uint8_t *dst, const uint8_t *src, size_t n, int reps)
+{
+    memcpy(dst, src, n);
+    double t = now_us();
+    for (int i = 0; i < reps; i++) {
+        memcpy(dst, src, n);
+        sink ^= dst[i % n];
+    }
+    return (now_us() - t) / reps * 1e-6;
+}
+
+/* ---- IPC (importer: the forked child) ----------------------------------------------------- */
+
+static void xio(ssize_t r, size_t want)
+{
+    if (r != (ssize_t)want) {
+        perror("socketpair i/o");
+        exit(1);
+    }
+}
+
+static void importer(int s, int n)
+{
+    int ndev = 0;
+    OK(hipGetDeviceCount(&ndev));
+    OK(hipSetDevice(ndev - 1));
+    hipIpcMemHandle_t h;
+    xio(read(s, &h, sizeof h), sizeof h);
+    double *v = calloc((size_t)n, sizeof(double)), *vo = calloc((size_t)n, sizeof(double));
+    for (int i = 0; i < n; i++) {
+        void *p = NULL;
+        double t0 = now_us();
+        OK(hipIpcOpenMemHandle(&p, h, hipIpcMemLazyEnablePeerAccess));
+        double t1 = now_us();
+        OK(hipIpcCloseMemHandle(p));
+        v[i] = now_us() - t0;
+        vo[i] = t1 - t0;
+    }
+    double res[3];
+    res[0] = median(v, n);
+    res[1] = p99(v, n);
+    res[2] = median(vo, n);
+    xio(write(s, res, sizeof res), sizeof res);
+    _exit(0);
+}
+
+/* ---- threads doing small hipMalloc/hipFree ------------------------------------------------ */
+
+struct thr {
+    int n;
+    double med;
+};
+
+static void *malloc_thread(void *arg)
+{
+    struct thr *t = arg;
+    double *v = calloc((size_t)t->n, sizeof(double));
+    OK(hipSetDevice(0));
+    for (int i = 0; i < t->n; i++) {
+        void *p;
+        double t0 = now_us();
+        OK(hipMalloc(&p, 256));
+        OK(hipFree(p));
+        v[i] = now_us() - t0;
+    }
+    t->med = median(v, t->n);
+    free(v);
+    return NULL;
+}
+
+static void *memfd_thread(void *arg)
+{
+    struct thr *t = arg;
+    double *v = calloc((size_t)t->n, sizeof(double));
+    for (int i = 0; i < t->n; i++)
+        v[i] = memfd_cycle_us(4096);
+    t->med = median(v, t->n);
+    free(v);
+    return NULL;
+}
+
+/* Median over 8 threads' medians of f, and the aggregate operations per second. */
+static double threads8(void *(*f)(void *), int n, double *ops)
+{
+    pthread_t th[8];
+    struct thr t[8];
+    double t0 = now_us();
+    for (int i = 0; i < 8; i++) {
+        t[i].n = n;
+        pthread_create(&th[i], NULL, f, &t[i]);
+    }
+    double m[8];
+    for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        m[i] = t[i].med;
+    }
+    *ops = 8.0 * n / ((now_us() - t0) * 1e-6);
+    return median(m, 8);
+}
+
+/* ---- all GPU pairs copying at once ------------------------------------------------------- */
+
+struct pair {
+    int src, dst;
+    void *s, *d;
+    size_t n;
+    int reps;
+};
+
+static void *pair_thread(void *arg)
+{
+    struct pair *p = arg;
+    hipStream_t st;
+    OK(hipSetDevice(p->src));
+    OK(hipStreamCreate(&st));
+    for (int i = 0; i < p->reps; i++)
+        OK(hipMemcpyPeerAsync(p->d, p->dst, p->s, p->src, p->n, st));
+    OK(hipStreamSynchronize(st));
+    OK(hipStreamDestroy(st));
+    return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    const char *json_path = argc > 1 ? argv[1] : getenv("BENCH_JSON");
+    int live = getenv("SCORE_LIVE") ? atoi(getenv("SCORE_LIVE")) : 200000;
+    int n = getenv("SCORE_N") ? atoi(getenv("SCORE_N")) : 20000;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+        return 1;
+    pid_t child = fork();
+    if (child == 0) {
+        close(sv[0]);
+        importer(sv[1], n / 4);
+    }
+    close(sv[1]);
+    int ndev = 0;
+    OK(hipGetDeviceCount(&ndev));
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    printf("hipkfd scoreboard: %d GPU(s), fd limit %llu, %ld CPU(s) online\n", ndev, (unsigned long long)rl.rlim_cur,
+           sysconf(_SC_NPROCESSORS_ONLN));
+    printf("  %-52s %17s | %-33s | %14s | goal\n", "operation", "ours", "reference (same run)", "");
+    OK(hipSetDevice(0));
+
+    /* IPC open + close, 2 MiB, importer on the last device. */
+    {
+        void *buf;
+        hipIpcMemHandle_t h;
+        OK(hipMalloc(&buf, 2 * MiB));
+        OK(hipIpcGetMemHandle(&h, buf));
+        xio(write(sv[0], &h, sizeof h), sizeof h);
+        double res[3];
+        xio(read(sv[0], res, sizeof res), sizeof res);
+        int st;
+        waitpid(child, &st, 0);
+        int pv[2];
+        socketpair(AF_UNIX, SOCK_STREAM, 0, pv);
+        int m = n / 4;
+        double *v = calloc((size_t)m, sizeof(double));
+        for (int i = 0; i < m; i++)
+            v[i] = fd_pass_us(pv, pv[0]);
+        double ref = median(v, m);
+        row("IPC open + close, 2 MiB, importer on another GPU", res[0], "us", ref, "fd pass (us)", res[0] / ref,
+            "<= 30 us median");
+        row("  IPC open + close p99", res[1], "us", ref, "fd pass (us)", res[1] / ref, "<= 60 us");
+        row("  IPC open alone", res[2], "us", ref, "fd pass (us)", res[2] / ref, "-");
+        close(pv[0]);
+        close(pv[1]);
+        free(v);
+        OK(hipFree(buf));
+    }
+
+    /* hipMalloc + hipFree, 256 B, and 8 threads of it. */
+    {
+        double *v = calloc((size_t)n, sizeof(double)), *r = calloc((size_t)n, sizeof(double));
+        for (int i = 0; i < n; i++) {
+            void *p;
+            double t0 = now_us();
+            OK(hipMalloc(&p, 256));
+            OK(hipFree(p));
+            v[i] = now_us() - t0;
+            r[i] = memfd_cycle_us(4096);
+        }
+        double ours = median(v, n), ref = median(r, n);
+        row("hipMalloc + hipFree, 256 B (median)", ours, "us", ref, "memfd+mmap+munmap (us)", ours / ref,
+            "<= 5 us median");
+        double ops, rops;
+        double m8 = threads8(malloc_thread, n / 8, &ops);
+        double r8 = threads8(memfd_thread, n / 8, &rops);
+        row("8 threads hipMalloc + hipFree 256 B (per-op median)", m8, "us", r8, "8 thr memfd cycle (us)", m8 / r8,
+            "-");
+        row("8 threads hipMalloc + hipFree 256 B (aggregate)", ops / 1e6, "Mop/s", rops / 1e6, "8 thr memfd (Mop/s)",
+            ops / rops, "-");
+        free(v);
+        free(r);
+    }
+
+    /* Live allocations, then pointer lookups among them, then hipMemGetInfo after freeing. */
+    {
+        size_t free0, total, free1;
+        OK(hipMemGetInfo(&free0, &total));
+        void **ptrs = calloc((size_t)live, sizeof(void *));
+        int got = 0;
+        double t0 = now_us();
+        for (; got < live; got++)
+            if (hipMalloc(&ptrs[got], 256) != hipSuccess)
+                break;
+        double per = (now_us() - t0) / (got ? got : 1);
+        row("live 256 B allocations reached", got, "allocs", (double)rl.rlim_cur, "fd limit", (double)got / live,
+            "200000 (default fd limit)");
+        row("  hipMalloc 256 B while filling (mean)", per, "us", 0, "-", 0, "-");
+        (void)hipGetLastError();
+        if (got > 0) {
+            int q = 1000000;
+            uint32_t *idx = malloc(sizeof(uint32_t) * (size_t)q);
+            uint64_t seed = 88172645463325252ull;
+            for (int i = 0; i < q; i++) {
+                seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+                idx[i] = (uint32_t)(seed % (uint64_t)got);
+            }
+            hipPointerAttribute_t at;
+            double l0 = now_us();
+            for (int i = 0; i < q; i++)
+                OK(hipPointerGetAttributes(&at, (char *)ptrs[idx[i]] + (i & 255)));
+            double ours = (now_us() - l0) * 1e3 / q;
+            uint64_t *sorted = malloc(sizeof(uint64_t) * (size_t)got);
+            for (int i = 0; i < got; i++)
+                sorted[i] = (uint64_t)ptrs[i];
+            qsort(sorted, (size_t)got, sizeof *sorted, cmp_u64);
+            l0 = now_us();
+            uint64_t acc = 0;
+            for (int i = 0; i < q; i++) {
+                uint64_t key = (uint64_t)ptrs[idx[i]] + (i & 255);
+                size_t lo = 0, hi = (size_t)got;
+                while (hi - lo > 1) {
+                    size_t mid = (lo + hi) / 2;
+                    if (sorted[mid] <= key)
+                        lo = mid;
+                    else
+                        hi = mid;
+                }
+                acc += lo;
+            }
+            double ref = (now_us() - l0) * 1e3 / q;
+            sink ^= (uint8_t)acc;
+            char what[80];
+            snprintf(what, sizeof what, "hipPointerGetAttributes, %d live allocations", got);
+            row(what, ours, "ns", ref, "bsearch, sorted array (ns)", ours / ref, "<= 100 ns");
+            free(idx);
+            free(sorted);
+        }
+        for (int i = 0; i < got; i++)
+            OK(hipFree(ptrs[i]));
+        OK(hipMemGetInfo(&free1, &total));
+        row("hipMemGetInfo free after freeing all (MiB)", (double)free1 / MiB, "MiB", (double)free0 / MiB,
+            "free before (MiB)", (double)free1 / (double)free0, "= before");
+        free(ptrs);
+    }
+
+    /* Peer copies GPU 0 -> GPU 1. */
+    if (ndev >= 2) {
+        size_t max = 64 * MiB;
+        uint8_t *h0 = malloc(max), *h1 = malloc(max);
+        memset(h0, 0x5a, max);
+        memset(h1, 0, max);
+        void *d0, *d1;
+        OK(hipSetDevice(1));
+        OK(hipMalloc(&d1, max));
+        OK(hipSetDevice(0));
+        OK(hipMalloc(&d0, max));
+        OK(hipMemcpy(d0, h0, max, hipMemcpyHostToDevice));
+        for (int peer = 0; peer < 2; peer++) {
+            if (peer)
+                OK(hipDeviceEnablePeerAccess(1, 0));
+            for (size_t sz = peer ? 1 * MiB : 4 * MiB; sz <= max; sz *= 4) {
+                int reps = (int)(256 * MiB / sz);
+                double h = memcpy_s(h1, h0, sz, reps);
+                OK(hipMemcpyPeer(d1, 1, d0, 0, sz));
+                OK(hipDeviceSynchronize());
+                double t = now_us();
+                for (int i = 0; i < reps; i++)
+                    OK(hipMemcpyPeer(d1, 1, d0, 0, sz));
+                OK(hipDeviceSynchronize());
+                double p = (now_us() - t) / reps * 1e-6;
+                char what[80];
+                snprintf(what, sizeof what, "hipMemcpyPeer %s, %zu MiB", peer ? "with peer access" : "staged (no peer)",
+                         sz / MiB);
+                row(what, sz / p / 1e9, "GB/s", sz / h / 1e9, "host memcpy (GB/s)", h / p,
+                    peer ? ">= 0.9 x memcpy" : ">= 0.8 x memcpy");
+            }
+            if (peer) {
+                int m = 2000;
+                double *v = calloc((size_t)m, sizeof(double));
+                for (int i = 0; i < m; i++) {
+                    double t = now_us();
+                    OK(hipMemcpyPeer(d1, 1, d0, 0, 4 * KiB));
+                    OK(hipDeviceSynchronize());
+                    v[i] = now_us() - t;
+                }
+                double ours = median(v, m);
+                double h = memcpy_s(h1, h0, 4 * KiB, 100000) * 1e6;
+                row("hipMemcpyPeer + sync, 4 KiB (median)", ours, "us", h, "host memcpy (us)", ours / h, "<= 10 us");
+                free(v);
+            }
+        }
+        OK(hipMemcpy(h1, d1, max, hipMemcpyDeviceToHost));
+        if (memcmp(h0, h1, max) != 0) {
+            fprintf(stderr, "scoreboard: peer copy data check failed\n");
+            return 1;
+        }
+        OK(hipFree(d0));
+        OK(hipFree(d1));
+        free(h0);
+        free(h1);
+    }
+
+    /* All ordered GPU pairs copying at once (>= 8 GPUs). */
+    if (ndev >= 8) {
+        int np = ndev * (ndev - 1);
+        size_t sz = 4 * MiB;
+        struct pair *pp = calloc((size_t)np, sizeof *pp);
+        void **bufs = calloc((size_t)ndev, sizeof(void *));
+        for (int d = 0; d < ndev; d++) {
+            OK(hipSetDevice(d));
+            OK(hipMalloc(&bufs[d], sz * (size_t)ndev * 2));
+            for (int p = 0; p < ndev; p++) {
+                hipError_t e = p == d ? hipSuccess : hipDeviceEnablePeerAccess(p, 0);
+                if (e != hipSuccess && e != hipErrorPeerAccessAlreadyEnabled)
+                    OK(e);
+            }
+        }
+        int k = 0;
+        for (int s = 0; s < ndev; s++)
+            for (int d = 0; d < ndev; d++)
+                if (s != d)
+                    pp[k++] = (struct pair){s, d, (char *)bufs[s] + (size_t)d * sz,
+                                            (char *)bufs[d] + (size_t)(ndev + s) * sz, sz, 8};
+        pthread_t *th = calloc((size_t)np, sizeof(pthread_t));
+        double t0 = now_us();
+        for (int i = 0; i < np; i++)
+            pthread_create(&th[i], NULL, pair_thread, &pp[i]);
+        for (int i = 0; i < np; i++)
+            pthread_join(th[i], NULL);
+        double secs = (now_us() - t0) * 1e-6;
+        double agg = (double)np * 8 * sz / secs / 1e9;
+        uint8_t *a = malloc(sz), *b = malloc(sz);
+        memset(a, 1, sz);
+        double h = sz / memcpy_s(b, a, sz, 64) / 1e9;
+        char what[80];
+        snprintf(what, sizeof what, "all %d GPU pairs copying at once, 4 MiB (aggregate)", np);
+        row(what, agg, "GB/s", h, "1-thread memcpy (GB/s)", agg / h, "-");
+        for (int d = 0; d < ndev; d++)
+            OK(hipFree(bufs[d]));
+    }
+
+    if (json_path && *json_path)
+        json(json_path);
+    return 0;
+}

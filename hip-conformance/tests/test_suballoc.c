@@ -1,0 +1,268 @@
+/*
+ * Small hipMallocs share blocks (issue 12): the rules that must hold whatever
+ * backs them. Each allocation is its own allocation to every API: interior
+ * frees fail, address ranges and attributes are the user's, copies and fills
+ * stop at the user's size, IPC of one opens exactly that one, and freed memory
+ * comes back (hipMemGetInfo). Plus 200,000 live allocations with correct
+ * lookups.
+ */
+#include "proc.h"
+
+
+/* Sizes that land in different size classes, the edges of classes included. */
+static const size_t small_sizes[] = {1, 255, 256, 257, 300, 1000, 4096, 4097, 65536, 100000, 262144};
+#define NSMALL (sizeof small_sizes / sizeof small_sizes[0])
+
+/* Whether the bytes just past an allocation of n bytes are in no allocation: n
+ * does not fill its power-of-two size class (the next slot starts right after a
+ * full one). */
+static int gap_after(size_t n)
+{
+    return n < 256 || (n & (n - 1)) != 0;
+}
+
+static void check_range(void *p, size_t size)
+{
+    hipDeviceptr_t base = NULL;
+    size_t got = 0;
+    for (size_t off = 0; off < size; off += size / 3 + 1) {
+        HIP_OK(hipMemGetAddressRange(&base, &got, (char *)p + off));
+        CHECKF(base == p && got == size, "range of %p+%zu: %p, %zu (want %p, %zu)", p, off, base, got, p, size);
+        hipPointerAttribute_t at;
+        HIP_OK(hipPointerGetAttributes(&at, (char *)p + off));
+        CHECK(at.type == hipMemoryTypeDevice);
+        CHECK(at.devicePointer == (char *)p + off);
+    }
+    /* one past the user's end: in no allocation, even where the slot goes on */
+    if (gap_after(size))
+        CHECK_HIP(hipMemGetAddressRange(&base, &got, (char *)p + size), hipErrorNotFound);
+}
+
+TEST(suballoc_ranges_interior_free_bounds)
+{
+    void *p[NSMALL][3];
+    for (size_t i = 0; i < NSMALL; i++)
+        for (int k = 0; k < 3; k++) {
+            HIP_OK(hipMalloc(&p[i][k], small_sizes[i]));
+            CHECKF(((uintptr_t)p[i][k] & 255) == 0, "hipMalloc(%zu) = %p: not 256-byte aligned", small_sizes[i],
+                   p[i][k]);
+        }
+    for (size_t i = 0; i < NSMALL; i++) {
+        size_t n = small_sizes[i];
+        for (int k = 0; k < 3; k++) {
+            check_range(p[i][k], n);
+            if (n > 1)
+                CHECK_HIP(hipFree((char *)p[i][k] + 1), hipErrorInvalidValue);
+            if (gap_after(n))
+                CHECK_HIP(hipFree((char *)p[i][k] + n), hipErrorInvalidValue);
+            /* bounds: the user's size, not the slot's */
+            CHECK_HIP(hipMemset(p[i][k], 1, n + 1), hipErrorInvalidValue);
+            void *h = xmalloc(n + 1);
+            CHECK_HIP(hipMemcpy(h, p[i][k], n + 1, hipMemcpyDeviceToHost), hipErrorInvalidValue);
+            CHECK_HIP(hipMemcpy(p[i][k], h, n + 1, hipMemcpyHostToDevice), hipErrorInvalidValue);
+            free(h);
+        }
+        /* data round trips, and a fill of one leaves its neighbours alone */
+        for (int k = 0; k < 3; k++) {
+            void *h = xmalloc(n);
+            pat_fill(h, n, (unsigned)(i * 3 + k));
+            HIP_OK(hipMemcpy(p[i][k], h, n, hipMemcpyHostToDevice));
+            free(h);
+        }
+        HIP_OK(hipMemset(p[i][1], 0xab, n));
+        for (int k = 0; k < 3; k++) {
+            void *h = xmalloc(n);
+            HIP_OK(hipMemcpy(h, p[i][k], n, hipMemcpyDeviceToHost));
+            if (k == 1)
+                CHECK_BYTES(h, n, 0xab);
+            else
+                CHECK_PATTERN(h, n, (unsigned)(i * 3 + k));
+            free(h);
+        }
+    }
+    for (size_t i = 0; i < NSMALL; i++)
+        for (int k = 0; k < 3; k++) {
+            HIP_OK(hipFree(p[i][k]));
+            CHECK_HIP(hipFree(p[i][k]), hipErrorInvalidValue);
+        }
+}
+
+TEST(suballoc_meminfo_comes_back)
+{
+    size_t free0 = 0, free1 = 0, free2 = 0, total = 0;
+    HIP_OK(hipMemGetInfo(&free0, &total));
+    enum { N = 5000 };
+    void **p = calloc(N, sizeof(void *));
+    REQUIRE(p);
+    for (int i = 0; i < N; i++)
+        HIP_OK(hipMalloc(&p[i], small_sizes[i % NSMALL]));
+    HIP_OK(hipMemGetInfo(&free1, &total));
+    CHECKF(free1 < free0, "free %zu while holding %d allocations, %zu before", free1, N, free0);
+    /* free in an order that empties blocks from the middle */
+    for (int i = 0; i < N; i += 2)
+        HIP_OK(hipFree(p[i]));
+    for (int i = 1; i < N; i += 2)
+        HIP_OK(hipFree(p[i]));
+    HIP_OK(hipMemGetInfo(&free2, &total));
+    CHECKF(free2 == free0, "free %zu after freeing everything, %zu before", free2, free0);
+    free(p);
+}
+
+/* ---- IPC of a sub-allocation --------------------------------------------- */
+
+static void sub_importer(int fd, void *arg)
+{
+    (void)arg;
+    hipIpcMemHandle_t h, hi;
+    xrecv(fd, &h, sizeof h);
+    xrecv(fd, &hi, sizeof hi);
+    importer_device();
+    void *p = NULL, *q = NULL;
+    HIP_OK(hipIpcOpenMemHandle(&p, h, hipIpcMemLazyEnablePeerAccess));
+    hipDeviceptr_t base = NULL;
+    size_t size = 0;
+    HIP_OK(hipMemGetAddressRange(&base, &size, p));
+    CHECKF(base == p && size == 256, "opened range %p, %zu (want %p, 256)", base, size, p);
+    HIP_OK(hipMemGetAddressRange(&base, &size, (char *)p + 255));
+    CHECK(base == p && size == 256);
+    CHECK_HIP(hipMemGetAddressRange(&base, &size, (char *)p + 256), hipErrorNotFound);
+    CHECK_HIP(hipMemGetAddressRange(&base, &size, (char *)p - 1), hipErrorNotFound);
+    /* an interior pointer's handle opens into the same import */
+    HIP_OK(hipIpcOpenMemHandle(&q, hi, hipIpcMemLazyEnablePeerAccess));
+    CHECK(q == (char *)p + 100);
+    uint8_t buf[512];
+    HIP_OK(hipMemcpy(buf, p, 256, hipMemcpyDeviceToHost));
+    CHECK_PATTERN(buf, 256, 2);
+    /* the neighbours are out of reach */
+    CHECK_HIP(hipMemcpy(buf, p, 257, hipMemcpyDeviceToHost), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpy(buf, (char *)p - 256, 256, hipMemcpyDeviceToHost), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpy(buf, (char *)p + 256, 256, hipMemcpyDeviceToHost), hipErrorInvalidValue);
+    CHECK_HIP(hipMemset(p, 0, 257), hipErrorInvalidValue);
+    CHECK_HIP(hipMemset((char *)p - 1, 0, 1), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpy((char *)p + 200, buf, 100, hipMemcpyHostToDevice), hipErrorInvalidValue);
+    hipPointerAttribute_t at;
+    CHECK_HIP(hipPointerGetAttributes(&at, (char *)p + 256), hipErrorInvalidValue);
+    /* write the whole allocation */
+    pat_fill(buf, 256, 9);
+    HIP_OK(hipMemcpy(p, buf, 256, hipMemcpyHostToDevice));
+    HIP_OK(hipIpcCloseMemHandle(q));
+    HIP_OK(hipIpcCloseMemHandle(p));
+    send_u64(fd, 1);
+}
+
+TEST(suballoc_ipc_opens_exactly_the_allocation)
+{
+    struct peer imp = spawn(sub_importer, NULL);
+    void *p[3];
+    for (int k = 0; k < 3; k++) {
+        HIP_OK(hipMalloc(&p[k], 256));
+        uint8_t h[256];
+        pat_fill(h, 256, (unsigned)(k + 1));
+        HIP_OK(hipMemcpy(p[k], h, 256, hipMemcpyHostToDevice));
+    }
+    hipIpcMemHandle_t h, hi;
+    HIP_OK(hipIpcGetMemHandle(&h, p[1]));
+    HIP_OK(hipIpcGetMemHandle(&hi, (char *)p[1] + 100));
+    xsend(imp.fd, &h, sizeof h);
+    xsend(imp.fd, &hi, sizeof hi);
+    CHECK(recv_u64(imp.fd) == 1);
+    uint8_t b[256];
+    for (int k = 0; k < 3; k++) {
+        HIP_OK(hipMemcpy(b, p[k], 256, hipMemcpyDeviceToHost));
+        CHECK_PATTERN(b, 256, k == 1 ? 9u : (unsigned)(k + 1));
+    }
+    join(&imp, "importer");
+    for (int k = 0; k < 3; k++)
+        HIP_OK(hipFree(p[k]));
+}
+
+/* ---- scale ------------------------------------------------------------------ */
+
+TEST(suballoc_200k_live_allocations)
+{
+    enum { N = 200000 };
+    size_t free0 = 0, free1 = 0, total = 0;
+    HIP_OK(hipMemGetInfo(&free0, &total));
+    void *warm = NULL;
+    HIP_OK(hipMalloc(&warm, 256)); /* the runtime's own fds are open from here */
+    HIP_OK(hipFree(warm));
+    int fds0 = fd_count();
+    void **p = calloc(N, sizeof(void *));
+    REQUIRE(p);
+    for (int i = 0; i < N; i++) {
+        hipError_t e = hipMalloc(&p[i], 256);
+        REQUIREF(e == hipSuccess, "hipMalloc #%d: %s", i, hipGetErrorName(e));
+    }
+    int fds1 = fd_count();
+    CHECKF(fds1 - fds0 < 16, "%d fds open with %d live allocations, %d before", fds1, N, fds0);
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    for (int t = 0; t < 20000; t++) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        int i = (int)(seed % N);
+        size_t off = (size_t)(seed >> 40) % 256;
+        hipDeviceptr_t base = NULL;
+        size_t size = 0;
+        HIP_OK(hipMemGetAddressRange(&base, &size, (char *)p[i] + off));
+        REQUIREF(base == p[i] && size == 256, "range of allocation %d + %zu: %p, %zu (want %p, 256)", i, off, base,
+                 size, p[i]);
+        hipPointerAttribute_t at;
+        HIP_OK(hipPointerGetAttributes(&at, (char *)p[i] + off));
+        REQUIRE(at.type == hipMemoryTypeDevice && at.device == 0 && at.devicePointer == (char *)p[i] + off);
+    }
+    /* data round trips through some of them */
+    for (int t = 0; t < 200; t++) {
+        int i = (int)((uint64_t)t * 7919 % N);
+        uint8_t h[256];
+        pat_fill(h, 256, (unsigned)i);
+        HIP_OK(hipMemcpy(p[i], h, 256, hipMemcpyHostToDevice));
+    }
+    for (int t = 0; t < 200; t++) {
+        int i = (int)((uint64_t)t * 7919 % N);
+        uint8_t h[256];
+        HIP_OK(hipMemcpy(h, p[i], 256, hipMemcpyDeviceToHost));
+        CHECK_PATTERN(h, 256, (unsigned)i);
+    }
+    for (int i = 0; i < N; i++)
+        HIP_OK(hipFree(p[i]));
+    HIP_OK(hipMemGetInfo(&free1, &total));
+    CHECKF(free1 == free0, "free %zu after freeing %d allocations, %zu before", free1, N, free0);
+    CHECK(fd_count() == fds0);
+    free(p);
+}
+
+/* ---- VRAM is counted per GPU across processes ------------------------------------------- */
+
+static void meminfo_watcher(int fd, void *arg)
+{
+    (void)arg;
+    size_t f0 = 0, f1 = 0, f2 = 0, total = 0;
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipMemGetInfo(&f0, &total));
+    send_u64(fd, 1);
+    CHECK(recv_u64(fd) == 2); /* the other process holds 1 GiB now */
+    HIP_OK(hipMemGetInfo(&f1, &total));
+    CHECKF(f1 + 1 * GiB <= f0, "free %zu while another process holds 1 GiB, %zu before", f1, f0);
+    /* and an allocation of what is left fails here */
+    void *p = NULL;
+    CHECK_HIP(hipMalloc(&p, f1 + 64 * MiB), hipErrorOutOfMemory);
+    send_u64(fd, 3);
+    CHECK(recv_u64(fd) == 4); /* freed */
+    HIP_OK(hipMemGetInfo(&f2, &total));
+    CHECKF(f2 == f0, "free %zu after the other process freed, %zu before", f2, f0);
+    send_u64(fd, 5);
+}
+
+TEST(meminfo_counts_other_processes)
+{
+    struct peer w = spawn(meminfo_watcher, NULL);
+    CHECK(recv_u64(w.fd) == 1);
+    void *p = NULL;
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipMalloc(&p, 1 * GiB));
+    send_u64(w.fd, 2);
+    CHECK(recv_u64(w.fd) == 3);
+    HIP_OK(hipFree(p));
+    send_u64(w.fd, 4);
+    CHECK(recv_u64(w.fd) == 5);
+    join(&w, "watcher");
+}

@@ -1,0 +1,119 @@
+//! VRAM use per simulated GPU across every process of a session, as the kernel counts it
+//! device-wide (`amdgpu_amdkfd_reserve_mem_limit` adds to `adev->kfd.vram_used`, which
+//! `amdgpu_amdkfd_get_available_memory` subtracts from the VRAM size): so that
+//! `AVAILABLE_MEMORY` (`hipMemGetInfo`) in one process sees what another holds, and an
+//! allocation fails once the GPU is full whoever filled it.
+//!
+//! The ledger is a file of the session directory, `vram-ledger`, mapped shared by every process:
+//! [`SLOTS`] slots of (pid, bytes reserved on each GPU of the topology, by topology index). A
+//! process claims a free slot (or one whose pid is dead) on its first allocation and stores its
+//! own totals there after each change; a reader sums the slots of live pids. A process that
+//! dies (even killed) stops counting at once, as the kernel frees a dead process's BOs. Without
+//! a session directory (or when the file cannot be made) each process counts only its own.
+
+use super::gpus;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+/// Processes of a session that can hold VRAM at once.
+pub const SLOTS: usize = 256;
+/// GPUs a ledger slot counts (topology order); further GPUs count per process only.
+pub const MAX_GPUS: usize = 31;
+/// Name of the ledger file in the session directory.
+pub const LEDGER_FILE: &str = "vram-ledger";
+
+#[repr(C)]
+struct Slot {
+    pid: AtomicU32,
+    _pad: u32,
+    used: [AtomicU64; MAX_GPUS],
+}
+
+struct Ledger {
+    slots: &'static [Slot],
+    /// (pid, slot index) this process claimed; a forked child claims its own.
+    mine: parking_lot::Mutex<Option<(u32, usize)>>,
+}
+
+fn ledger() -> Option<&'static Ledger> {
+    static L: OnceLock<Option<Ledger>> = OnceLock::new();
+    L.get_or_init(|| {
+        let dir = std::env::var_os(crate::session::ENV_SESSION)?;
+        let path = std::path::Path::new(&dir).join(LEDGER_FILE);
+        let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).ok()?;
+        let len = SLOTS * std::mem::size_of::<Slot>();
+        // Every process sets the same length; a new file reads as zeroes (all slots free).
+        f.set_len(len as u64).ok()?;
+        use std::os::fd::AsRawFd;
+        // SAFETY: a fresh shared mapping of our own file descriptor; nothing else lives there.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                f.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        // SAFETY: the mapping is `len` bytes, page-aligned, never unmapped, and `Slot` is plain
+        // atomics (valid for any bytes, zero included); other processes touch it only through
+        // atomics too.
+        let slots = unsafe { std::slice::from_raw_parts(p as *const Slot, SLOTS) };
+        Some(Ledger { slots, mine: parking_lot::Mutex::new(None) })
+    })
+    .as_ref()
+}
+
+fn alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    pid != 0
+        && (unsafe { libc::kill(pid as libc::pid_t, 0) } == 0 || nix::errno::Errno::last() == nix::errno::Errno::EPERM)
+}
+
+/// Records that this process now holds `bytes` of VRAM on the GPU with `gpu_id`.
+pub fn publish(gpu_id: u32, bytes: u64) {
+    let (Some(l), Some(g)) = (ledger(), gpu_index(gpu_id)) else { return };
+    let me = std::process::id();
+    let mut mine = l.mine.lock();
+    let slot = match *mine {
+        Some((pid, i)) if pid == me => i,
+        _ => {
+            let Some(i) = (0..SLOTS).find(|&i| {
+                let s = &l.slots[i];
+                let cur = s.pid.load(Ordering::Acquire);
+                (cur == 0 || (cur != me && !alive(cur)))
+                    && s.pid.compare_exchange(cur, me, Ordering::AcqRel, Ordering::Acquire).is_ok()
+            }) else {
+                return;
+            };
+            for u in &l.slots[i].used {
+                u.store(0, Ordering::Release);
+            }
+            *mine = Some((me, i));
+            i
+        }
+    };
+    l.slots[slot].used[g].store(bytes, Ordering::Release);
+}
+
+/// Bytes of VRAM the other live processes of the session hold on the GPU with `gpu_id`.
+pub fn others(gpu_id: u32) -> u64 {
+    let (Some(l), Some(g)) = (ledger(), gpu_index(gpu_id)) else { return 0 };
+    let me = std::process::id();
+    l.slots
+        .iter()
+        .filter(|s| {
+            let pid = s.pid.load(Ordering::Acquire);
+            pid != 0 && pid != me && s.used[g].load(Ordering::Acquire) != 0 && alive(pid)
+        })
+        .map(|s| s.used[g].load(Ordering::Acquire))
+        .sum()
+}
+
+fn gpu_index(gpu_id: u32) -> Option<usize> {
+    gpus::all().iter().position(|g| g.gpu_id == gpu_id).filter(|&i| i < MAX_GPUS)
+}

@@ -49,9 +49,11 @@ impl Runtime {
                     mask => Ok(Loc::Vmm { mask, owner: a.owner }),
                 }
             }
+            // Registered pages end where the registration does; the user's memory goes on.
+            Some(a) if a.kind == MemKind::Registered && end > a.end() => Ok(Loc::Pageable),
             Some(a) if end > a.end() => Err(hipError_t::hipErrorInvalidValue),
             Some(a) => Ok(match a.kind {
-                MemKind::Host => Loc::Pinned,
+                MemKind::Host | MemKind::Registered | MemKind::Managed => Loc::Pinned,
                 // A foreign dma-buf is system memory mapped on every device.
                 MemKind::External
                     if a.bo().is_some_and(|b| b.flags & kfd_ioctl::kfd::KFD_IOC_ALLOC_MEM_FLAGS_VRAM == 0) =>

@@ -6,6 +6,7 @@ mod copy;
 mod device;
 mod event;
 mod event_page;
+mod hostreg;
 mod interop;
 mod ipc;
 mod log;

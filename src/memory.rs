@@ -183,6 +183,14 @@ pub enum MemKind {
     /// device; `owner` is the memory's GPU (the importing device for a foreign dma-buf). Device
     /// memory to every other API; freed with `hipFree`.
     External,
+    /// `hipHostRegister`: the user's own pages, as USERPTR BOs at their own address on every
+    /// device (src/hostreg.rs); pinned host memory to every other API. Freed only by
+    /// `hipHostUnregister`.
+    Registered,
+    /// `hipMallocManaged`: system memory (GTT) mapped on every device and the CPU at one address,
+    /// so both may use it at any time with no migration; `owner` is the allocating device.
+    /// Freed with `hipFree`.
+    Managed,
 }
 
 /// What backs an allocation.
@@ -192,6 +200,8 @@ pub enum Backing {
     Bo(Bo),
     /// A range of a VMM chunk (src/vmm.rs).
     Vmm(Arc<crate::vmm::Mapping>),
+    /// Spans of registered user pages (src/hostreg.rs), by start address.
+    UserPages(Vec<u64>),
 }
 
 /// One user allocation.
@@ -225,7 +235,7 @@ impl Allocation {
     pub fn bo(&self) -> Option<&Bo> {
         match &self.backing {
             Backing::Bo(bo) => Some(bo),
-            Backing::Vmm(_) => None,
+            Backing::Vmm(_) | Backing::UserPages(_) => None,
         }
     }
 
@@ -398,12 +408,24 @@ impl Runtime {
         Ok(base)
     }
 
+    /// `hipMallocManaged`: `size` bytes of coherent system memory, CPU-mapped and GPU-mapped on
+    /// every device at one address; `flags` (`hipMemAttachGlobal`/`Host`, validated by the
+    /// caller) are kept for `hipPointerGetAttributes`. No migration: every access is correct where
+    /// it is, as with `hipMemAdvise(..., hipMemAdviseSetCoarseGrain)` unset on clr.
+    pub fn mem_alloc_managed(&self, dev: usize, size: u64, flags: u32) -> Result<u64, hipError_t> {
+        let all: Vec<usize> = (0..self.devices.len()).collect();
+        let bo = self.bo_alloc(dev, size, gtt_flags(true), &all, true)?;
+        let base = bo.va;
+        self.allocs.insert(Allocation::with_bo(size, MemKind::Managed, flags, bo));
+        Ok(base)
+    }
+
     /// `hipFree`/`hipHostFree` (and `hipFree` of an external memory's mapped buffer): waits for
     /// every device (as `hipFree` implies), then unmaps and frees the allocation whose base is
     /// `base`. Errors: `hipErrorInvalidValue` for anything else.
     pub fn mem_free(&self, base: u64) -> Result<(), hipError_t> {
         let a = self.allocs.get(base).ok_or(hipError_t::hipErrorInvalidValue)?;
-        if !matches!(a.kind, MemKind::Device | MemKind::Host | MemKind::External) {
+        if !matches!(a.kind, MemKind::Device | MemKind::Host | MemKind::External | MemKind::Managed) {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         drop(a);

@@ -347,6 +347,45 @@ typedef enum hipMemoryType {
   hipMemoryTypeUnified = 11
 } hipMemoryType;
 
+typedef enum hipMemoryAdvise {
+  hipMemAdviseSetReadMostly = 1,
+  hipMemAdviseUnsetReadMostly = 2,
+  hipMemAdviseSetPreferredLocation = 3,
+  hipMemAdviseUnsetPreferredLocation = 4,
+  hipMemAdviseSetAccessedBy = 5,
+  hipMemAdviseUnsetAccessedBy = 6,
+  hipMemAdviseSetCoarseGrain = 100,
+  hipMemAdviseUnsetCoarseGrain = 101
+} hipMemoryAdvise;
+
+typedef enum hipMemRangeAttribute {
+  hipMemRangeAttributeReadMostly = 1,
+  hipMemRangeAttributePreferredLocation = 2,
+  hipMemRangeAttributeAccessedBy = 3,
+  hipMemRangeAttributeLastPrefetchLocation = 4,
+  hipMemRangeAttributeCoherencyMode = 100
+} hipMemRangeAttribute;
+
+typedef enum hipPointer_attribute {
+  HIP_POINTER_ATTRIBUTE_CONTEXT = 1,
+  HIP_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+  HIP_POINTER_ATTRIBUTE_DEVICE_POINTER = 3,
+  HIP_POINTER_ATTRIBUTE_HOST_POINTER = 4,
+  HIP_POINTER_ATTRIBUTE_P2P_TOKENS = 5,
+  HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS = 6,
+  HIP_POINTER_ATTRIBUTE_BUFFER_ID = 7,
+  HIP_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+  HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+  HIP_POINTER_ATTRIBUTE_IS_LEGACY_HIP_IPC_CAPABLE = 10,
+  HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+  HIP_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+  HIP_POINTER_ATTRIBUTE_MAPPED = 13,
+  HIP_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES = 14,
+  HIP_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE = 15,
+  HIP_POINTER_ATTRIBUTE_ACCESS_FLAGS = 16,
+  HIP_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17
+} hipPointer_attribute;
+
 typedef enum hipMemLocationType {
   hipMemLocationTypeInvalid = 0,
   hipMemLocationTypeNone = 0,
@@ -948,6 +987,44 @@ hipError_t hipEventElapsedTime(float *ms, hipEvent_t start, hipEvent_t stop);
 // `hipEventDestroy`. Errors: `hipErrorInvalidHandle` (null, unknown or destroyed).
 hipError_t hipEventDestroy(hipEvent_t event);
 
+// `hipMallocManaged`: `size` bytes of managed memory. Errors (clr): `hipErrorInvalidValue`
+// (null `dev_ptr`, `size == 0`, `flags` other than `hipMemAttachGlobal` or `hipMemAttachHost`),
+// `hipErrorOutOfMemory`.
+hipError_t hipMallocManaged(void **dev_ptr, size_t size, unsigned int flags);
+
+// `hipMemPrefetchAsync`: nothing to move (every device maps managed memory). Errors (clr, in
+// its order): `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end),
+// `hipErrorContextIsDestroyed` (destroyed stream), `hipErrorInvalidDevice` (neither a device
+// nor `hipCpuDeviceId`), `hipErrorNotSupported` (memory the runtime does not know, to a
+// device: needs XNACK).
+hipError_t hipMemPrefetchAsync(const void *dev_ptr, size_t count, int device, hipStream_t stream);
+
+// `hipMemAdvise`: validated and accepted; no advice changes where managed memory lives (it is
+// fine-grained system memory on every device). Errors (clr): `hipErrorInvalidDevice` (bad
+// device, except for the read-mostly advice), `hipErrorInvalidValue` (null, `count == 0`, past
+// the allocation's end, memory the runtime does not know, unknown advice).
+hipError_t hipMemAdvise(const void *dev_ptr, size_t count, hipMemoryAdvise advice, int device);
+
+// `hipMemRangeGetAttribute`: one attribute of a managed range, as it stays with no advice
+// applied: read-mostly 0, preferred and last-prefetch location `hipInvalidDeviceId`, accessed-by
+// none (every 4-byte slot `hipInvalidDeviceId`), coherency fine-grain. Errors:
+// `hipErrorInvalidValue` (null, zero sizes, not managed memory, a `data_size` that does not fit
+// the attribute, unknown attribute).
+hipError_t hipMemRangeGetAttribute(void *data,
+                                   size_t data_size,
+                                   hipMemRangeAttribute attribute,
+                                   const void *dev_ptr,
+                                   size_t count);
+
+// `hipStreamAttachMemAsync`: validated and accepted (clr: "unclear what should be done in AMD
+// HMM"). Errors (clr): `hipErrorInvalidValue` (null, unknown flags, `hipMemAttachSingle` on the
+// null stream, memory the runtime does not know, a length other than 0 or the managed
+// allocation's size), `hipErrorContextIsDestroyed`.
+hipError_t hipStreamAttachMemAsync(hipStream_t stream,
+                                   void *dev_ptr,
+                                   size_t length,
+                                   unsigned int flags);
+
 // `hipImportExternalMemory`: imports the dma-buf fd of `memHandleDesc` (type
 // `hipExternalMemoryHandleTypeOpaqueFd`, `size` bytes, `flags` 0 or
 // `hipExternalMemoryDedicated`) and writes the object to `*extMem_out`. amdgpu dma-bufs and,
@@ -1119,6 +1196,71 @@ hipError_t hipPointerGetAttributes(struct hipPointerAttribute_t *attributes, con
 // O(log n). Either out-pointer may be null. Errors: `hipErrorNotFound` when `dptr` is in no
 // allocation (one past the end included).
 hipError_t hipMemGetAddressRange(hipDeviceptr_t *pbase, size_t *psize, hipDeviceptr_t dptr);
+
+// `hipHostRegister`: pins the caller's `[hostPtr, hostPtr + sizeBytes)` and maps it on every
+// device at the same address (the device pointer is the host pointer; `Portable` and `Mapped`
+// are implied, `ReadOnly` maps it read-only for the GPUs, `IoMemory` is accepted as clr does
+// and works where the kernel can pin the pages). Errors (clr `ihipHostRegister`, hip-tests
+// `Unit_hipHostRegister_Negative`/`_Flags`): `hipErrorInvalidValue` (null, size 0, flags > 15,
+// pages not mapped or too large), `hipErrorHostMemoryAlreadyRegistered` (overlaps a
+// registration or `hipHostMalloc` memory: CUDA's rule).
+hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags);
+
+// `hipHostUnregister`: undoes `hipHostRegister` of exactly `hostPtr`, after the devices' queued
+// work. Errors: `hipErrorInvalidValue` (null), `hipErrorHostMemoryNotRegistered` (anything
+// else, an interior pointer or a second unregister included; hip-tests
+// `Unit_hipHostUnregister_*`).
+hipError_t hipHostUnregister(void *hostPtr);
+
+// `hipHostGetDevicePointer`: the device address of host memory (`hipHostMalloc`, registered or
+// managed memory, or any other allocation as clr answers): with GPU VA == CPU VA, `hostPointer`
+// itself. Errors (clr, hip-tests `Unit_hipHostGetDevicePointer_Negative`):
+// `hipErrorInvalidValue` (null out-pointer, `flags != 0`, memory the runtime does not know).
+hipError_t hipHostGetDevicePointer(void **devicePointer, void *hostPointer, unsigned int flags);
+
+// `hipHostGetFlags`: the flags `hostPtr`'s memory was made with: `hipHostMalloc` flags, or
+// `hipHostRegister` flags (CUDA's `cudaHostGetFlags` answers for registered memory too; clr
+// refuses it). Errors: `hipErrorInvalidValue` (null, device or unknown memory; hip-tests
+// `Unit_hipHostGetFlags_InvalidArgs`).
+hipError_t hipHostGetFlags(unsigned int *flagsPtr, void *hostPtr);
+
+// `hipMemPtrGetInfo`: the size (bytes) of the allocation containing `ptr`. Errors:
+// `hipErrorInvalidValue` (null `size`, unknown memory; clr `hipMemPtrGetInfo`).
+hipError_t hipMemPtrGetInfo(void *ptr, size_t *size);
+
+// `hipMemcpyHtoDAsync`: host to device, ordered on `stream` (as `hipMemcpyAsync`). Errors as
+// `hipMemcpyAsync`; a destroyed stream is `hipErrorContextIsDestroyed`.
+hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void *src, size_t sizeBytes, hipStream_t stream);
+
+// `hipMemcpyDtoHAsync`: device to host, ordered on `stream`.
+hipError_t hipMemcpyDtoHAsync(void *dst, hipDeviceptr_t src, size_t sizeBytes, hipStream_t stream);
+
+// `hipMemcpyDtoDAsync`: device to device (peers included), ordered on `stream`.
+hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst,
+                              hipDeviceptr_t src,
+                              size_t sizeBytes,
+                              hipStream_t stream);
+
+// `hipMemcpyWithStream`: as `hipMemcpy` but ordered on `stream`, and synchronous: returns when
+// the copy is done (clr `ihipMemcpy(..., isAsync = false)`). Errors as `hipMemcpy`;
+// `hipErrorContextIsDestroyed` for a destroyed stream (checked first, as clr).
+hipError_t hipMemcpyWithStream(void *dst,
+                               const void *src,
+                               size_t sizeBytes,
+                               hipMemcpyKind kind,
+                               hipStream_t stream);
+
+// `hipPointerGetAttribute`: one attribute of `ptr` (CUDA's `cuPointerGetAttribute`), written
+// with the width clr writes: `MEMORY_TYPE`, `BUFFER_ID`, `RANGE_SIZE`, `ACCESS_FLAGS` 32-bit;
+// `IS_MANAGED`, `MAPPED`, `SYNC_MEMOPS` one byte (bool); `DEVICE_ORDINAL` int; pointers
+// pointer-sized. Memory type: `hipMemoryTypeHost` for host, registered and managed memory (clr
+// reports fine-grained memory so), else `hipMemoryTypeDevice`. `BUFFER_ID` is the allocation's
+// page number in the aperture (unique among live allocations). Errors (clr
+// `ihipPointerGetAttributes`): `hipErrorInvalidValue` (null, memory the runtime does not know:
+// the out value is zeroed, `DEVICE_ORDINAL` -2; `HOST_POINTER` of device memory; unknown
+// attribute), `hipErrorNotSupported` (`CONTEXT`, `P2P_TOKENS`, `IS_LEGACY_HIP_IPC_CAPABLE`,
+// `ALLOWED_HANDLE_TYPES`, `IS_GPU_DIRECT_RDMA_CAPABLE`, `MEMPOOL_HANDLE`).
+hipError_t hipPointerGetAttribute(void *data, hipPointer_attribute attribute, hipDeviceptr_t ptr);
 
 // `hipDeviceCanAccessPeer`: `*canAccessPeer` = 1 when `deviceId` can map `peerDeviceId`'s
 // memory (a direct xGMI or PCIe P2P link in the KFD topology; src/peer.rs explains why links

@@ -3,7 +3,7 @@
 
 use crate::api::common::{api, check, rt_dev, stream_of, write_out};
 use crate::api::types::*;
-use crate::memory::{Backing, MemKind, HOST_MALLOC_FLAGS};
+use crate::memory::{Allocation, Backing, MemKind, HOST_MALLOC_FLAGS};
 use crate::runtime::runtime;
 use std::ffi::{c_int, c_uint, c_void};
 
@@ -187,6 +187,14 @@ pub extern "C" fn hipMemsetD32Async(
     memset(dest, value as u32, 4, count, stream, false)
 }
 
+/// Whether an allocation is system memory (pinned, registered, managed, or a host VMM chunk).
+fn is_host_memory(a: &Allocation) -> bool {
+    match &a.backing {
+        Backing::Vmm(m) => m.chunk.host,
+        _ => matches!(a.kind, MemKind::Host | MemKind::Registered | MemKind::Managed),
+    }
+}
+
 /// `hipPointerGetAttributes`: what `ptr` points into. Host memory the runtime does not know is
 /// reported as `hipMemoryTypeUnregistered` on `hipInvalidDeviceId` (HIP ≥ 6, CUDA's rule); an
 /// address inside the GPU aperture that no allocation holds (freed, closed) is
@@ -207,14 +215,12 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
                 },
             );
         };
-        let host_memory = match &a.backing {
-            Backing::Vmm(m) => m.chunk.host,
-            Backing::Bo(_) => a.kind == MemKind::Host,
-        };
-        let (ty, host) = if host_memory {
-            (hipMemoryType::hipMemoryTypeHost, ptr as *mut c_void)
-        } else {
-            (hipMemoryType::hipMemoryTypeDevice, std::ptr::null_mut())
+        let host_memory = is_host_memory(&a);
+        let managed = a.kind == MemKind::Managed;
+        let (ty, host) = match (managed, host_memory) {
+            (true, _) => (hipMemoryType::hipMemoryTypeManaged, ptr as *mut c_void),
+            (false, true) => (hipMemoryType::hipMemoryTypeHost, ptr as *mut c_void),
+            (false, false) => (hipMemoryType::hipMemoryTypeDevice, std::ptr::null_mut()),
         };
         write_out(
             attributes,
@@ -223,7 +229,7 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
                 device: a.owner as c_int,
                 devicePointer: ptr as *mut c_void,
                 hostPointer: host,
-                isManaged: 0,
+                isManaged: managed as c_int,
                 allocationFlags: a.flags,
             },
         )
@@ -249,5 +255,194 @@ pub extern "C" fn hipMemGetAddressRange(
             write_out(psize, a.size as usize)?;
         }
         Ok(())
+    })
+}
+
+/// Every `hipHostRegister` flag clr accepts (`flags > 15` is invalid, `ihipHostRegister`):
+/// `Portable` 1, `Mapped` 2, `IoMemory` 4, `ReadOnly` 8.
+const HOST_REGISTER_FLAGS: c_uint = 0xf;
+
+/// `hipHostRegister`: pins the caller's `[hostPtr, hostPtr + sizeBytes)` and maps it on every
+/// device at the same address (the device pointer is the host pointer; `Portable` and `Mapped`
+/// are implied, `ReadOnly` maps it read-only for the GPUs, `IoMemory` is accepted as clr does
+/// and works where the kernel can pin the pages). Errors (clr `ihipHostRegister`, hip-tests
+/// `Unit_hipHostRegister_Negative`/`_Flags`): `hipErrorInvalidValue` (null, size 0, flags > 15,
+/// pages not mapped or too large), `hipErrorHostMemoryAlreadyRegistered` (overlaps a
+/// registration or `hipHostMalloc` memory: CUDA's rule).
+#[no_mangle]
+pub extern "C" fn hipHostRegister(hostPtr: *mut c_void, sizeBytes: usize, flags: c_uint) -> hipError_t {
+    api(|| {
+        check(!hostPtr.is_null() && sizeBytes != 0 && flags & !HOST_REGISTER_FLAGS == 0)?;
+        let (rt, d) = rt_dev()?;
+        rt.host_register(d, hostPtr as u64, sizeBytes as u64, flags)
+    })
+}
+
+/// `hipHostUnregister`: undoes `hipHostRegister` of exactly `hostPtr`, after the devices' queued
+/// work. Errors: `hipErrorInvalidValue` (null), `hipErrorHostMemoryNotRegistered` (anything
+/// else, an interior pointer or a second unregister included; hip-tests
+/// `Unit_hipHostUnregister_*`).
+#[no_mangle]
+pub extern "C" fn hipHostUnregister(hostPtr: *mut c_void) -> hipError_t {
+    api(|| {
+        check(!hostPtr.is_null())?;
+        runtime()?.host_unregister(hostPtr as u64)
+    })
+}
+
+/// `hipHostGetDevicePointer`: the device address of host memory (`hipHostMalloc`, registered or
+/// managed memory, or any other allocation as clr answers): with GPU VA == CPU VA, `hostPointer`
+/// itself. Errors (clr, hip-tests `Unit_hipHostGetDevicePointer_Negative`):
+/// `hipErrorInvalidValue` (null out-pointer, `flags != 0`, memory the runtime does not know).
+#[no_mangle]
+pub extern "C" fn hipHostGetDevicePointer(
+    devicePointer: *mut *mut c_void,
+    hostPointer: *mut c_void,
+    flags: c_uint,
+) -> hipError_t {
+    api(|| {
+        check(!devicePointer.is_null() && flags == 0)?;
+        runtime()?.allocs.find(hostPointer as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
+        write_out(devicePointer, hostPointer)
+    })
+}
+
+/// `hipHostGetFlags`: the flags `hostPtr`'s memory was made with: `hipHostMalloc` flags, or
+/// `hipHostRegister` flags (CUDA's `cudaHostGetFlags` answers for registered memory too; clr
+/// refuses it). Errors: `hipErrorInvalidValue` (null, device or unknown memory; hip-tests
+/// `Unit_hipHostGetFlags_InvalidArgs`).
+#[no_mangle]
+pub extern "C" fn hipHostGetFlags(flagsPtr: *mut c_uint, hostPtr: *mut c_void) -> hipError_t {
+    api(|| {
+        check(!flagsPtr.is_null() && !hostPtr.is_null())?;
+        let a = runtime()?.allocs.find(hostPtr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
+        check(matches!(a.kind, MemKind::Host | MemKind::Registered))?;
+        write_out(flagsPtr, a.flags)
+    })
+}
+
+/// `hipMemPtrGetInfo`: the size (bytes) of the allocation containing `ptr`. Errors:
+/// `hipErrorInvalidValue` (null `size`, unknown memory; clr `hipMemPtrGetInfo`).
+#[no_mangle]
+pub extern "C" fn hipMemPtrGetInfo(ptr: *mut c_void, size: *mut usize) -> hipError_t {
+    api(|| {
+        check(!size.is_null())?;
+        let a = runtime()?.allocs.find(ptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
+        write_out(size, a.size as usize)
+    })
+}
+
+/// `hipMemcpyHtoDAsync`: host to device, ordered on `stream` (as `hipMemcpyAsync`). Errors as
+/// `hipMemcpyAsync`; a destroyed stream is `hipErrorContextIsDestroyed`.
+#[no_mangle]
+pub extern "C" fn hipMemcpyHtoDAsync(
+    dst: hipDeviceptr_t,
+    src: *mut c_void,
+    sizeBytes: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    memcpy(dst, src, sizeBytes, hipMemcpyKind::hipMemcpyHostToDevice, stream, false)
+}
+
+/// `hipMemcpyDtoHAsync`: device to host, ordered on `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemcpyDtoHAsync(
+    dst: *mut c_void,
+    src: hipDeviceptr_t,
+    sizeBytes: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    memcpy(dst, src, sizeBytes, hipMemcpyKind::hipMemcpyDeviceToHost, stream, false)
+}
+
+/// `hipMemcpyDtoDAsync`: device to device (peers included), ordered on `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemcpyDtoDAsync(
+    dst: hipDeviceptr_t,
+    src: hipDeviceptr_t,
+    sizeBytes: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    memcpy(dst, src, sizeBytes, hipMemcpyKind::hipMemcpyDeviceToDevice, stream, false)
+}
+
+/// `hipMemcpyWithStream`: as `hipMemcpy` but ordered on `stream`, and synchronous: returns when
+/// the copy is done (clr `ihipMemcpy(..., isAsync = false)`). Errors as `hipMemcpy`;
+/// `hipErrorContextIsDestroyed` for a destroyed stream (checked first, as clr).
+#[no_mangle]
+pub extern "C" fn hipMemcpyWithStream(
+    dst: *mut c_void,
+    src: *const c_void,
+    sizeBytes: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> hipError_t {
+    memcpy(dst, src, sizeBytes, kind, stream, true)
+}
+
+/// `hipPointerGetAttribute`: one attribute of `ptr` (CUDA's `cuPointerGetAttribute`), written
+/// with the width clr writes: `MEMORY_TYPE`, `BUFFER_ID`, `RANGE_SIZE`, `ACCESS_FLAGS` 32-bit;
+/// `IS_MANAGED`, `MAPPED`, `SYNC_MEMOPS` one byte (bool); `DEVICE_ORDINAL` int; pointers
+/// pointer-sized. Memory type: `hipMemoryTypeHost` for host, registered and managed memory (clr
+/// reports fine-grained memory so), else `hipMemoryTypeDevice`. `BUFFER_ID` is the allocation's
+/// page number in the aperture (unique among live allocations). Errors (clr
+/// `ihipPointerGetAttributes`): `hipErrorInvalidValue` (null, memory the runtime does not know:
+/// the out value is zeroed, `DEVICE_ORDINAL` -2; `HOST_POINTER` of device memory; unknown
+/// attribute), `hipErrorNotSupported` (`CONTEXT`, `P2P_TOKENS`, `IS_LEGACY_HIP_IPC_CAPABLE`,
+/// `ALLOWED_HANDLE_TYPES`, `IS_GPU_DIRECT_RDMA_CAPABLE`, `MEMPOOL_HANDLE`).
+#[no_mangle]
+pub extern "C" fn hipPointerGetAttribute(
+    data: *mut c_void,
+    attribute: hipPointer_attribute,
+    ptr: hipDeviceptr_t,
+) -> hipError_t {
+    api(|| {
+        check(!ptr.is_null() && !data.is_null())?;
+        let rt = runtime()?;
+        let a = rt.allocs.find(ptr as u64);
+        type P = hipPointer_attribute;
+        let host = a.as_ref().is_some_and(|a| is_host_memory(a));
+        let found = a.is_some();
+        let u32_out = |v: u32| {
+            write_out(data as *mut u32, v)?;
+            check(found)
+        };
+        let bool_out = |v: bool| {
+            write_out(data as *mut u8, v as u8)?;
+            check(found)
+        };
+        let ptr_out = |v: u64| {
+            write_out(data as *mut *mut c_void, v as *mut c_void)?;
+            check(found)
+        };
+        match attribute {
+            P::HIP_POINTER_ATTRIBUTE_MEMORY_TYPE => {
+                let t = if host { hipMemoryType::hipMemoryTypeHost } else { hipMemoryType::hipMemoryTypeDevice };
+                u32_out(if found { t.0 as u32 } else { 0 })
+            }
+            P::HIP_POINTER_ATTRIBUTE_DEVICE_POINTER => ptr_out(if found { ptr as u64 } else { 0 }),
+            P::HIP_POINTER_ATTRIBUTE_HOST_POINTER => {
+                ptr_out(if host { ptr as u64 } else { 0 })?;
+                check(host)
+            }
+            P::HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS => bool_out(false),
+            P::HIP_POINTER_ATTRIBUTE_BUFFER_ID => u32_out(a.as_ref().map_or(0, |a| (a.base >> 12) as u32)),
+            P::HIP_POINTER_ATTRIBUTE_IS_MANAGED => bool_out(a.as_ref().is_some_and(|a| a.kind == MemKind::Managed)),
+            P::HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL => {
+                write_out(data as *mut c_int, a.as_ref().map_or(hipInvalidDeviceId, |a| a.owner as c_int))?;
+                check(found)
+            }
+            P::HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR => ptr_out(a.as_ref().map_or(0, |a| a.base)),
+            P::HIP_POINTER_ATTRIBUTE_RANGE_SIZE => u32_out(a.as_ref().map_or(0, |a| a.size as u32)),
+            P::HIP_POINTER_ATTRIBUTE_MAPPED => bool_out(found),
+            P::HIP_POINTER_ATTRIBUTE_ACCESS_FLAGS => write_out(data as *mut u32, a.as_ref().map_or(0, |a| a.flags)),
+            P::HIP_POINTER_ATTRIBUTE_CONTEXT
+            | P::HIP_POINTER_ATTRIBUTE_P2P_TOKENS
+            | P::HIP_POINTER_ATTRIBUTE_IS_LEGACY_HIP_IPC_CAPABLE
+            | P::HIP_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+            | P::HIP_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+            | P::HIP_POINTER_ATTRIBUTE_MEMPOOL_HANDLE => Err(hipError_t::hipErrorNotSupported),
+            _ => Err(hipError_t::hipErrorInvalidValue),
+        }
     })
 }

@@ -7,6 +7,7 @@ pub mod device;
 pub mod device_props;
 pub mod error;
 pub mod event;
+pub mod hmm;
 pub mod interop;
 pub mod ipc;
 pub mod memory;

@@ -374,6 +374,55 @@ c_enum! {
     }
 }
 
+c_enum! {
+    /// `hipMemoryAdvise` (`hip_runtime_api.h`): `hipMemAdvise` advice.
+    pub struct hipMemoryAdvise {
+        hipMemAdviseSetReadMostly = 1,
+        hipMemAdviseUnsetReadMostly = 2,
+        hipMemAdviseSetPreferredLocation = 3,
+        hipMemAdviseUnsetPreferredLocation = 4,
+        hipMemAdviseSetAccessedBy = 5,
+        hipMemAdviseUnsetAccessedBy = 6,
+        hipMemAdviseSetCoarseGrain = 100,
+        hipMemAdviseUnsetCoarseGrain = 101,
+    }
+}
+
+c_enum! {
+    /// `hipMemRangeAttribute` (`hip_runtime_api.h`): what `hipMemRangeGetAttribute` answers.
+    pub struct hipMemRangeAttribute {
+        hipMemRangeAttributeReadMostly = 1,
+        hipMemRangeAttributePreferredLocation = 2,
+        hipMemRangeAttributeAccessedBy = 3,
+        hipMemRangeAttributeLastPrefetchLocation = 4,
+        hipMemRangeAttributeCoherencyMode = 100,
+    }
+}
+
+c_enum! {
+    /// `hipPointer_attribute` (`driver_types.h`, CUDA's `CUpointer_attribute` values): what
+    /// `hipPointerGetAttribute` answers.
+    pub struct hipPointer_attribute {
+        HIP_POINTER_ATTRIBUTE_CONTEXT = 1,
+        HIP_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+        HIP_POINTER_ATTRIBUTE_DEVICE_POINTER = 3,
+        HIP_POINTER_ATTRIBUTE_HOST_POINTER = 4,
+        HIP_POINTER_ATTRIBUTE_P2P_TOKENS = 5,
+        HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS = 6,
+        HIP_POINTER_ATTRIBUTE_BUFFER_ID = 7,
+        HIP_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+        HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+        HIP_POINTER_ATTRIBUTE_IS_LEGACY_HIP_IPC_CAPABLE = 10,
+        HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+        HIP_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+        HIP_POINTER_ATTRIBUTE_MAPPED = 13,
+        HIP_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES = 14,
+        HIP_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE = 15,
+        HIP_POINTER_ATTRIBUTE_ACCESS_FLAGS = 16,
+        HIP_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17,
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Opaque handles and scalar typedefs
 // ---------------------------------------------------------------------------------------------
@@ -1381,6 +1430,9 @@ pub fn c_header_prelude() -> String {
     s.push('\n');
     render_enum(&mut s, "hipMemoryType", "", hipMemoryType::ENUMERATORS);
     for (name, e) in [
+        ("hipMemoryAdvise", ints(hipMemoryAdvise::ENUMERATORS)),
+        ("hipMemRangeAttribute", ints(hipMemRangeAttribute::ENUMERATORS)),
+        ("hipPointer_attribute", ints(hipPointer_attribute::ENUMERATORS)),
         ("hipMemLocationType", ints(hipMemLocationType::ENUMERATORS)),
         ("hipMemAccessFlags", ints(hipMemAccessFlags::ENUMERATORS)),
         ("hipMemAllocationType", ints(hipMemAllocationType::ENUMERATORS)),

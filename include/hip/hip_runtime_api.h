@@ -592,6 +592,10 @@ typedef struct hipExternalSemaphoreWaitParams_st {
 // Size in bytes of IPC handles (`#define HIP_IPC_HANDLE_SIZE 64`).
 #define HIP_IPC_HANDLE_SIZE 64
 
+// Opaque array object behind [`hipArray_t`] (`typedef struct hipArray* hipArray_t;`). hipkfd
+// makes no arrays: a copy naming one is `hipErrorNotSupported`.
+typedef struct hipArray hipArray;
+
 // `hipArrayMapInfo` (sparse-array mapping descriptor). hipkfd has no arrays, so
 // `hipMemMapArrayAsync` never reads one and the header declares the type incomplete: pass
 // pointers to it only.
@@ -865,6 +869,39 @@ typedef struct hipPointerAttribute_t {
   // Flags given at allocation time.
   unsigned int allocationFlags;
 } hipPointerAttribute_t;
+
+// `typedef struct hipPitchedPtr { void* ptr; size_t pitch; size_t xsize; size_t ysize; }`
+// (`driver_types.h`): a pitched allocation; `pitch` and `xsize` in bytes, `ysize` rows. 32 bytes.
+typedef struct hipPitchedPtr {
+  void *ptr;
+  size_t pitch;
+  size_t xsize;
+  size_t ysize;
+} hipPitchedPtr;
+
+// Array handle.
+typedef struct hipArray *hipArray_t;
+
+// `typedef struct hipPos { size_t x; size_t y; size_t z; }` (`driver_types.h`): x in bytes for
+// linear memory. 24 bytes.
+typedef struct hipPos {
+  size_t x;
+  size_t y;
+  size_t z;
+} hipPos;
+
+// `typedef struct hipMemcpy3DParms {...}` (`driver_types.h`): srcArray@0, srcPos@8, srcPtr@32,
+// dstArray@64, dstPos@72, dstPtr@96, extent@128, kind@152. 160 bytes.
+typedef struct hipMemcpy3DParms {
+  hipArray_t srcArray;
+  struct hipPos srcPos;
+  struct hipPitchedPtr srcPtr;
+  hipArray_t dstArray;
+  struct hipPos dstPos;
+  struct hipPitchedPtr dstPtr;
+  hipExtent extent;
+  hipMemcpyKind kind;
+} hipMemcpy3DParms;
 
 // Context handle (a device, in AMD's implementation).
 typedef struct ihipCtx_t *hipCtx_t;
@@ -1261,6 +1298,79 @@ hipError_t hipMemcpyWithStream(void *dst,
 // attribute), `hipErrorNotSupported` (`CONTEXT`, `P2P_TOKENS`, `IS_LEGACY_HIP_IPC_CAPABLE`,
 // `ALLOWED_HANDLE_TYPES`, `IS_GPU_DIRECT_RDMA_CAPABLE`, `MEMPOOL_HANDLE`).
 hipError_t hipPointerGetAttribute(void *data, hipPointer_attribute attribute, hipDeviceptr_t ptr);
+
+// `hipMallocPitch`: `height` rows of `width` bytes, each row starting `*pitch` bytes after the
+// previous (`width` rounded up to 256). Freed with `hipFree`. Errors (clr `ihipMallocPitch`,
+// hip-tests `Unit_hipMallocPitch_Negative`): `hipErrorInvalidValue` (null `ptr` or `pitch`,
+// `width` near `SIZE_MAX`), `hipErrorOutOfMemory` (the size overflows or does not fit).
+hipError_t hipMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height);
+
+// `hipMalloc3D`: as `hipMallocPitch` with `extent.depth` slices of `extent.height` rows;
+// returns `{ptr, pitch, extent.width, extent.height}`. Errors as `hipMallocPitch` (clr).
+hipError_t hipMalloc3D(struct hipPitchedPtr *pitchedDevPtr, hipExtent extent);
+
+// `hipMemcpy2D`: copies `height` rows of `width` bytes from `src` (rows `spitch` bytes apart) to
+// `dst` (rows `dpitch` apart), synchronously; any memory kinds (pageable host memory through
+// staging). Device/pinned rows go as SDMA sub-window copies. Errors (clr `hipMemcpy2D_common`,
+// hip-tests `Unit_hipMemcpy2D_Negative_Parameters`, in this order):
+// `hipErrorInvalidMemcpyDirection`, `hipErrorInvalidValue` (destroyed stream); a zero
+// `width`/`height` succeeds; `hipErrorInvalidPitchValue` (`width` > a pitch);
+// `hipErrorInvalidValue` (null pointers, a pitch above `hipDeviceAttributeMaxPitch`, rows past
+// an allocation).
+hipError_t hipMemcpy2D(void *dst,
+                       size_t dpitch,
+                       const void *src,
+                       size_t spitch,
+                       size_t width,
+                       size_t height,
+                       hipMemcpyKind kind);
+
+// `hipMemcpy2DAsync`: `hipMemcpy2D` ordered on `stream`.
+hipError_t hipMemcpy2DAsync(void *dst,
+                            size_t dpitch,
+                            const void *src,
+                            size_t spitch,
+                            size_t width,
+                            size_t height,
+                            hipMemcpyKind kind,
+                            hipStream_t stream);
+
+// `hipMemcpy3D`: copies `p->extent` (width in bytes × height rows × depth slices) between two
+// pitched pointers (`srcPtr`/`dstPtr` at `srcPos`/`dstPos`; a slice is `ysize` rows),
+// synchronously, as `hipMemcpy2D` does per slice. Arrays: `hipErrorNotSupported` (hipkfd has
+// none). Errors (clr `ihipMemcpy3D_validate`): `hipErrorInvalidValue` (null `p`, both or neither
+// of array and pointer on a side, a pitch at or above the maximum, `width + pos.x` past the
+// pitch, several slices without `ysize`, blocks past their allocation),
+// `hipErrorInvalidPitchValue` (pitch below `xsize`), `hipErrorInvalidMemcpyDirection`.
+hipError_t hipMemcpy3D(const struct hipMemcpy3DParms *p);
+
+// `hipMemcpy3DAsync`: `hipMemcpy3D` ordered on `stream`.
+hipError_t hipMemcpy3DAsync(const struct hipMemcpy3DParms *p, hipStream_t stream);
+
+// `hipMemset2D`: sets `height` rows of `width` bytes, `pitch` bytes apart, to the low byte of
+// `value`, synchronously. Errors (hip-tests `hipMemsetNegative.cc`): `hipErrorInvalidValue`
+// (null, host or unknown memory, `pitch < width`, rows past the allocation, sizes that
+// overflow); a zero `width` or `height` succeeds.
+hipError_t hipMemset2D(void *dst, size_t pitch, int value, size_t width, size_t height);
+
+// `hipMemset2DAsync`: `hipMemset2D` ordered on `stream`.
+hipError_t hipMemset2DAsync(void *dst,
+                            size_t pitch,
+                            int value,
+                            size_t width,
+                            size_t height,
+                            hipStream_t stream);
+
+// `hipMemset3D`: sets `extent` (width bytes × height rows × depth slices of `ysize` rows) of
+// `pitchedDevPtr` to the low byte of `value`, synchronously. Errors as `hipMemset2D`, and
+// `hipErrorInvalidValue` for several slices without `ysize`.
+hipError_t hipMemset3D(struct hipPitchedPtr pitchedDevPtr, int value, hipExtent extent);
+
+// `hipMemset3DAsync`: `hipMemset3D` ordered on `stream`.
+hipError_t hipMemset3DAsync(struct hipPitchedPtr pitchedDevPtr,
+                            int value,
+                            hipExtent extent,
+                            hipStream_t stream);
 
 // `hipDeviceCanAccessPeer`: `*canAccessPeer` = 1 when `deviceId` can map `peerDeviceId`'s
 // memory (a direct xGMI or PCIe P2P link in the KFD topology; src/peer.rs explains why links

@@ -1,10 +1,12 @@
 //! Memory management (HIP "Memory Management" group; clr `hip_memory.cpp`): allocation, copies,
 //! fills, pointer queries.
 
-use crate::api::common::{api, check, rt_dev, stream_of, write_out};
+use crate::api::common::{api, check, read_in, rt_dev, stream_of, write_out};
 use crate::api::types::*;
+use crate::copy::Block;
 use crate::memory::{Allocation, Backing, MemKind, HOST_MALLOC_FLAGS};
 use crate::runtime::runtime;
+use kfd_ioctl::sdma;
 use std::ffi::{c_int, c_uint, c_void};
 
 /// `hipMalloc`: `size` bytes of device memory on the current device. `size == 0` gives a null
@@ -445,4 +447,252 @@ pub extern "C" fn hipPointerGetAttribute(
             _ => Err(hipError_t::hipErrorInvalidValue),
         }
     })
+}
+
+/// Row pitch alignment of `hipMallocPitch`/`hipMalloc3D`, bytes (clr: the device's
+/// `imagePitchAlignment_`, 256 on every ROCm device, `rocdevice.cpp`).
+const PITCH_ALIGN: usize = 256;
+
+/// clr `ihipMallocPitch`: rows of `width` bytes padded to [`PITCH_ALIGN`], `height * depth` of
+/// them, one device allocation of `pitch * height * depth` bytes. A zero extent gives a null
+/// pointer and `hipSuccess` (the pitch is left as it was). Errors: `hipErrorInvalidValue`
+/// (width too large to pad), `hipErrorOutOfMemory` (the size overflows or does not fit).
+fn malloc_pitch(ptr: *mut *mut c_void, width: usize, height: usize, depth: usize) -> Result<usize, hipError_t> {
+    check(!ptr.is_null())?;
+    if width == 0 || height == 0 || depth == 0 {
+        write_out(ptr, std::ptr::null_mut())?;
+        return Ok(0);
+    }
+    check(width <= usize::MAX - PITCH_ALIGN)?;
+    let pitch = width.div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
+    let size = pitch.checked_mul(height).and_then(|v| v.checked_mul(depth)).ok_or(hipError_t::hipErrorOutOfMemory)?;
+    let (rt, d) = rt_dev()?;
+    write_out(ptr, std::ptr::null_mut())?;
+    let base = rt.mem_alloc_device(d, size as u64)?;
+    write_out(ptr, base as *mut c_void)?;
+    Ok(pitch)
+}
+
+/// `hipMallocPitch`: `height` rows of `width` bytes, each row starting `*pitch` bytes after the
+/// previous (`width` rounded up to 256). Freed with `hipFree`. Errors (clr `ihipMallocPitch`,
+/// hip-tests `Unit_hipMallocPitch_Negative`): `hipErrorInvalidValue` (null `ptr` or `pitch`,
+/// `width` near `SIZE_MAX`), `hipErrorOutOfMemory` (the size overflows or does not fit).
+#[no_mangle]
+pub extern "C" fn hipMallocPitch(ptr: *mut *mut c_void, pitch: *mut usize, width: usize, height: usize) -> hipError_t {
+    api(|| {
+        check(!ptr.is_null() && !pitch.is_null())?;
+        match malloc_pitch(ptr, width, height, 1)? {
+            0 => Ok(()),
+            p => write_out(pitch, p),
+        }
+    })
+}
+
+/// `hipMalloc3D`: as `hipMallocPitch` with `extent.depth` slices of `extent.height` rows;
+/// returns `{ptr, pitch, extent.width, extent.height}`. Errors as `hipMallocPitch` (clr).
+#[no_mangle]
+pub extern "C" fn hipMalloc3D(pitchedDevPtr: *mut hipPitchedPtr, extent: hipExtent) -> hipError_t {
+    api(|| {
+        check(!pitchedDevPtr.is_null())?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        let pitch = malloc_pitch(&mut p, extent.width, extent.height, extent.depth)?;
+        write_out(pitchedDevPtr, hipPitchedPtr { ptr: p, pitch, xsize: extent.width, ysize: extent.height })
+    })
+}
+
+/// The largest row pitch copies accept on the current device (`hipDeviceAttributeMaxPitch`).
+fn max_pitch() -> Result<usize, hipError_t> {
+    let (rt, d) = rt_dev()?;
+    Ok(rt.devices[d].props.memPitch)
+}
+
+/// A linear pitched surface at `ptr` (`pitch` bytes per row, `rows` rows per slice), with the
+/// block origin `pos` folded into its address.
+fn pitched(ptr: *const c_void, pitch: usize, rows: usize, pos: hipPos) -> Result<sdma::Pitched, hipError_t> {
+    let inv = hipError_t::hipErrorInvalidValue;
+    let slice = (pitch as u64).checked_mul(rows as u64).ok_or(inv)?;
+    let off = (pos.z as u64)
+        .checked_mul(slice)
+        .and_then(|z| (pos.y as u64).checked_mul(pitch as u64).and_then(|y| z.checked_add(y)))
+        .and_then(|v| v.checked_add(pos.x as u64))
+        .ok_or(inv)?;
+    let addr = if ptr.is_null() { 0 } else { (ptr as u64).checked_add(off).ok_or(inv)? };
+    Ok(sdma::Pitched { addr, pitch: pitch as u64, slice })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn memcpy_2d(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+    sync: bool,
+) -> hipError_t {
+    api(|| {
+        if !(0..=4).contains(&kind.0) && kind != hipMemcpyKind::hipMemcpyDeviceToDeviceNoCU {
+            return Err(hipError_t::hipErrorInvalidMemcpyDirection);
+        }
+        let (rt, _) = rt_dev()?;
+        // clr hipMemcpy2DValidateParams: a bad stream is hipErrorInvalidValue here.
+        let s = stream_of(rt, stream).map_err(|_| hipError_t::hipErrorInvalidValue)?;
+        if width == 0 || height == 0 {
+            return Ok(());
+        }
+        if width > dpitch || width > spitch {
+            return Err(hipError_t::hipErrorInvalidPitchValue);
+        }
+        let maxp = max_pitch()?;
+        check(!dst.is_null() && !src.is_null() && dpitch <= maxp && spitch <= maxp)?;
+        let origin = hipPos { x: 0, y: 0, z: 0 };
+        let b = Block { width: width as u64, height: height as u64, depth: 1 };
+        rt.memcpy_3d(pitched(dst, dpitch, height, origin)?, pitched(src, spitch, height, origin)?, b, kind, &s, sync)
+    })
+}
+
+/// `hipMemcpy2D`: copies `height` rows of `width` bytes from `src` (rows `spitch` bytes apart) to
+/// `dst` (rows `dpitch` apart), synchronously; any memory kinds (pageable host memory through
+/// staging). Device/pinned rows go as SDMA sub-window copies. Errors (clr `hipMemcpy2D_common`,
+/// hip-tests `Unit_hipMemcpy2D_Negative_Parameters`, in this order):
+/// `hipErrorInvalidMemcpyDirection`, `hipErrorInvalidValue` (destroyed stream); a zero
+/// `width`/`height` succeeds; `hipErrorInvalidPitchValue` (`width` > a pitch);
+/// `hipErrorInvalidValue` (null pointers, a pitch above `hipDeviceAttributeMaxPitch`, rows past
+/// an allocation).
+#[no_mangle]
+pub extern "C" fn hipMemcpy2D(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    memcpy_2d(dst, dpitch, src, spitch, width, height, kind, std::ptr::null_mut(), true)
+}
+
+/// `hipMemcpy2DAsync`: `hipMemcpy2D` ordered on `stream`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hipMemcpy2DAsync(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> hipError_t {
+    memcpy_2d(dst, dpitch, src, spitch, width, height, kind, stream, false)
+}
+
+fn memcpy_3d(p: *const hipMemcpy3DParms, stream: hipStream_t, sync: bool) -> hipError_t {
+    api(|| {
+        let p = read_in(p)?;
+        // clr ihipMemcpy3D_validate, in its order.
+        check(p.srcArray.is_null() || p.srcPtr.ptr.is_null())?;
+        check(p.dstArray.is_null() || p.dstPtr.ptr.is_null())?;
+        let has_src = !p.srcArray.is_null() || !p.srcPtr.ptr.is_null();
+        let has_dst = !p.dstArray.is_null() || !p.dstPtr.ptr.is_null();
+        check(has_src && has_dst)?;
+        if !p.srcArray.is_null() || !p.dstArray.is_null() {
+            return Err(hipError_t::hipErrorNotSupported);
+        }
+        if p.srcPtr.pitch < p.srcPtr.xsize || p.dstPtr.pitch < p.dstPtr.xsize {
+            return Err(hipError_t::hipErrorInvalidPitchValue);
+        }
+        let maxp = max_pitch()?.min(i32::MAX as usize);
+        check(p.srcPtr.pitch < maxp && p.dstPtr.pitch < maxp)?;
+        let e = p.extent;
+        check(e.width.checked_add(p.dstPos.x).is_some_and(|w| w <= p.dstPtr.pitch))?;
+        check(e.width.checked_add(p.srcPos.x).is_some_and(|w| w <= p.srcPtr.pitch))?;
+        // A slice is `ysize` rows: more than one slice needs it.
+        check(e.depth <= 1 || (p.srcPtr.ysize != 0 && p.dstPtr.ysize != 0))?;
+        let (rt, _) = rt_dev()?;
+        let s = stream_of(rt, stream)?;
+        let b = Block { width: e.width as u64, height: e.height as u64, depth: e.depth as u64 };
+        let d = pitched(p.dstPtr.ptr, p.dstPtr.pitch, p.dstPtr.ysize, p.dstPos)?;
+        let sr = pitched(p.srcPtr.ptr, p.srcPtr.pitch, p.srcPtr.ysize, p.srcPos)?;
+        rt.memcpy_3d(d, sr, b, p.kind, &s, sync)
+    })
+}
+
+/// `hipMemcpy3D`: copies `p->extent` (width in bytes × height rows × depth slices) between two
+/// pitched pointers (`srcPtr`/`dstPtr` at `srcPos`/`dstPos`; a slice is `ysize` rows),
+/// synchronously, as `hipMemcpy2D` does per slice. Arrays: `hipErrorNotSupported` (hipkfd has
+/// none). Errors (clr `ihipMemcpy3D_validate`): `hipErrorInvalidValue` (null `p`, both or neither
+/// of array and pointer on a side, a pitch at or above the maximum, `width + pos.x` past the
+/// pitch, several slices without `ysize`, blocks past their allocation),
+/// `hipErrorInvalidPitchValue` (pitch below `xsize`), `hipErrorInvalidMemcpyDirection`.
+#[no_mangle]
+pub extern "C" fn hipMemcpy3D(p: *const hipMemcpy3DParms) -> hipError_t {
+    memcpy_3d(p, std::ptr::null_mut(), true)
+}
+
+/// `hipMemcpy3DAsync`: `hipMemcpy3D` ordered on `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemcpy3DAsync(p: *const hipMemcpy3DParms, stream: hipStream_t) -> hipError_t {
+    memcpy_3d(p, stream, false)
+}
+
+fn memset_3d(p: hipPitchedPtr, value: c_int, extent: hipExtent, stream: hipStream_t, sync: bool) -> hipError_t {
+    api(|| {
+        let b = Block { width: extent.width as u64, height: extent.height as u64, depth: extent.depth as u64 };
+        if b.width == 0 || b.height == 0 || b.depth == 0 {
+            return Ok(());
+        }
+        check(!p.ptr.is_null() && p.pitch >= extent.width)?;
+        check(extent.depth <= 1 || p.ysize != 0)?;
+        let (rt, _) = rt_dev()?;
+        let s = stream_of(rt, stream)?;
+        let d = pitched(p.ptr, p.pitch, p.ysize, hipPos { x: 0, y: 0, z: 0 })?;
+        rt.memset_3d(d, value as u8, b, &s, sync)
+    })
+}
+
+/// `hipMemset2D`: sets `height` rows of `width` bytes, `pitch` bytes apart, to the low byte of
+/// `value`, synchronously. Errors (hip-tests `hipMemsetNegative.cc`): `hipErrorInvalidValue`
+/// (null, host or unknown memory, `pitch < width`, rows past the allocation, sizes that
+/// overflow); a zero `width` or `height` succeeds.
+#[no_mangle]
+pub extern "C" fn hipMemset2D(dst: *mut c_void, pitch: usize, value: c_int, width: usize, height: usize) -> hipError_t {
+    let p = hipPitchedPtr { ptr: dst, pitch, xsize: width, ysize: height };
+    memset_3d(p, value, hipExtent { width, height, depth: 1 }, std::ptr::null_mut(), true)
+}
+
+/// `hipMemset2DAsync`: `hipMemset2D` ordered on `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemset2DAsync(
+    dst: *mut c_void,
+    pitch: usize,
+    value: c_int,
+    width: usize,
+    height: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    let p = hipPitchedPtr { ptr: dst, pitch, xsize: width, ysize: height };
+    memset_3d(p, value, hipExtent { width, height, depth: 1 }, stream, false)
+}
+
+/// `hipMemset3D`: sets `extent` (width bytes × height rows × depth slices of `ysize` rows) of
+/// `pitchedDevPtr` to the low byte of `value`, synchronously. Errors as `hipMemset2D`, and
+/// `hipErrorInvalidValue` for several slices without `ysize`.
+#[no_mangle]
+pub extern "C" fn hipMemset3D(pitchedDevPtr: hipPitchedPtr, value: c_int, extent: hipExtent) -> hipError_t {
+    memset_3d(pitchedDevPtr, value, extent, std::ptr::null_mut(), true)
+}
+
+/// `hipMemset3DAsync`: `hipMemset3D` ordered on `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemset3DAsync(
+    pitchedDevPtr: hipPitchedPtr,
+    value: c_int,
+    extent: hipExtent,
+    stream: hipStream_t,
+) -> hipError_t {
+    memset_3d(pitchedDevPtr, value, extent, stream, false)
 }

@@ -443,6 +443,14 @@ pub struct ihipCtx_t {
     _opaque: [u8; 0],
 }
 
+/// Opaque array object behind [`hipArray_t`] (`typedef struct hipArray* hipArray_t;`). hipkfd
+/// makes no arrays: a copy naming one is `hipErrorNotSupported`.
+pub struct hipArray {
+    _opaque: [u8; 0],
+}
+
+/// Array handle.
+pub type hipArray_t = *mut hipArray;
 /// Stream handle; null is the legacy default (null) stream.
 pub type hipStream_t = *mut ihipStream_t;
 /// Event handle.
@@ -579,6 +587,42 @@ pub struct hipPointerAttribute_t {
     pub isManaged: c_int,
     /// Flags given at allocation time.
     pub allocationFlags: c_uint,
+}
+
+/// `typedef struct hipPitchedPtr { void* ptr; size_t pitch; size_t xsize; size_t ysize; }`
+/// (`driver_types.h`): a pitched allocation; `pitch` and `xsize` in bytes, `ysize` rows. 32 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipPitchedPtr {
+    pub ptr: *mut c_void,
+    pub pitch: usize,
+    pub xsize: usize,
+    pub ysize: usize,
+}
+
+/// `typedef struct hipPos { size_t x; size_t y; size_t z; }` (`driver_types.h`): x in bytes for
+/// linear memory. 24 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipPos {
+    pub x: usize,
+    pub y: usize,
+    pub z: usize,
+}
+
+/// `typedef struct hipMemcpy3DParms {...}` (`driver_types.h`): srcArray@0, srcPos@8, srcPtr@32,
+/// dstArray@64, dstPos@72, dstPtr@96, extent@128, kind@152. 160 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipMemcpy3DParms {
+    pub srcArray: hipArray_t,
+    pub srcPos: hipPos,
+    pub srcPtr: hipPitchedPtr,
+    pub dstArray: hipArray_t,
+    pub dstPos: hipPos,
+    pub dstPtr: hipPitchedPtr,
+    pub extent: hipExtent,
+    pub kind: hipMemcpyKind,
 }
 
 impl Default for hipPointerAttribute_t {
@@ -1495,6 +1539,12 @@ mod tests {
         // Reference §B.3: VMM structs.
         assert_eq!(size_of::<hipMemLocation>(), 8);
         assert_eq!(size_of::<hipMemAccessDesc>(), 12);
+        assert_eq!(size_of::<hipPitchedPtr>(), 32);
+        assert_eq!(size_of::<hipPos>(), 24);
+        assert_eq!(size_of::<hipMemcpy3DParms>(), 160);
+        assert_eq!(offset_of!(hipMemcpy3DParms, dstArray), 64);
+        assert_eq!(offset_of!(hipMemcpy3DParms, extent), 128);
+        assert_eq!(offset_of!(hipMemcpy3DParms, kind), 152);
         assert_eq!(offset_of!(hipMemAccessDesc, flags), 8);
         assert_eq!(size_of::<hipMemAllocationProp>(), 32);
         assert_eq!(offset_of!(hipMemAllocationProp, handleTypes), 4);

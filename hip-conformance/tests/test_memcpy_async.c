@@ -8,6 +8,9 @@
 #define _GNU_SOURCE
 #include "common.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 static hipStream_t destroyed_stream(void)
 {
     hipStream_t s;
@@ -168,4 +171,64 @@ TEST(hipPointerGetAttribute_each)
     CHECK_HIP(hipPointerGetAttribute(&u, (hipPointer_attribute)99, (hipDeviceptr_t)d), hipErrorInvalidValue);
     HIP_OK(hipFree(d));
     HIP_OK(hipHostFree(h));
+}
+
+/* The dma-buf of a device allocation, imported back as external memory: the same bytes. */
+TEST(hipMemGetHandleForAddressRange_dmabuf)
+{
+    const size_t n = 2 * MiB;
+    void *d = dev_pattern(n, 41);
+    int fd = -1;
+    HIP_OK(hipMemGetHandleForAddressRange(&fd, d, n, hipMemRangeHandleTypeDmaBufFd, 0));
+    REQUIRE(fd >= 0);
+    CHECK((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+    CHECK(lseek(fd, 0, SEEK_END) == (off_t)n);
+    hipExternalMemoryHandleDesc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.type = hipExternalMemoryHandleTypeOpaqueFd;
+    desc.handle.fd = fd;
+    desc.size = n;
+    hipExternalMemory_t m = NULL;
+    HIP_OK(hipImportExternalMemory(&m, &desc));
+    hipExternalMemoryBufferDesc b;
+    memset(&b, 0, sizeof b);
+    b.size = n;
+    void *view = NULL;
+    HIP_OK(hipExternalMemoryGetMappedBuffer(&view, m, &b));
+    check_dev_pattern(view, n, 41);
+    /* writes through the import land in the original allocation */
+    HIP_OK(hipMemset(view, 0x3e, 4096));
+    check_dev_bytes(d, 4096, 0x3e);
+    HIP_OK(hipFree(view));
+    HIP_OK(hipDestroyExternalMemory(m));
+    close(fd);
+    HIP_OK(hipFree(d));
+}
+
+TEST(hipMemGetHandleForAddressRange_negative)
+{
+    const size_t n = 64 * KiB;
+    char *d = NULL;
+    HIP_OK(hipMalloc((void **)&d, n));
+    int fd = -1;
+    const hipMemRangeHandleType t = hipMemRangeHandleTypeDmaBufFd;
+    CHECK_HIP(hipMemGetHandleForAddressRange(NULL, d, n, t, 0), hipErrorInvalidValue);
+    CHECK_HIP(hipMemGetHandleForAddressRange(&fd, NULL, n, t, 0), hipErrorInvalidValue);
+    CHECK_HIP(hipMemGetHandleForAddressRange(&fd, d, 0, t, 0), hipErrorInvalidValue);
+    CHECK_HIP(hipMemGetHandleForAddressRange(&fd, d, n, (hipMemRangeHandleType)2, 0), hipErrorInvalidValue);
+    CHECK_HIP(hipMemGetHandleForAddressRange(&fd, d, n, t, 1), hipErrorInvalidValue);
+    CHECK_HIP(hipMemGetHandleForAddressRange(&fd, d + 1, 4096, t, 0), hipErrorInvalidValue);
+    CHECK_HIP(hipMemGetHandleForAddressRange(&fd, d, 100, t, 0), hipErrorInvalidValue);
+    CHECK_HIP(hipMemGetHandleForAddressRange(&fd, d + 4096, 4096, t, 0), hipErrorInvalidValue);
+    CHECK_HIP(hipMemGetHandleForAddressRange(&fd, d, n + 4096, t, 0), hipErrorInvalidValue);
+    void *host = NULL;
+    CHECK(posix_memalign(&host, 4096, 4096) == 0);
+    CHECK_HIP(hipMemGetHandleForAddressRange(&fd, host, 4096, t, 0), hipErrorInvalidValue);
+    HIP_OK(hipHostRegister(host, 4096, 0));
+    CHECK_HIP(hipMemGetHandleForAddressRange(&fd, host, 4096, t, 0), hipErrorInvalidValue);
+    HIP_OK(hipHostUnregister(host));
+    free(host);
+    CHECK(fd == -1);
+    HIP_OK(hipFree(d));
+    CHECK_HIP(hipMemGetHandleForAddressRange(&fd, d, n, t, 0), hipErrorInvalidValue);
 }

@@ -386,6 +386,11 @@ typedef enum hipPointer_attribute {
   HIP_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17
 } hipPointer_attribute;
 
+typedef enum hipMemRangeHandleType {
+  hipMemRangeHandleTypeDmaBufFd = 1,
+  hipMemRangeHandleTypeMax = 2147483647
+} hipMemRangeHandleType;
+
 typedef enum hipMemLocationType {
   hipMemLocationTypeInvalid = 0,
   hipMemLocationTypeNone = 0,
@@ -1371,6 +1376,21 @@ hipError_t hipMemset3DAsync(struct hipPitchedPtr pitchedDevPtr,
                             int value,
                             hipExtent extent,
                             hipStream_t stream);
+
+// `hipMemGetHandleForAddressRange`: a dma-buf fd (written as an `int` to `handle`, owned by the
+// caller, `O_CLOEXEC`) for `[dptr, dptr + size)`, for RDMA NICs (`ibv_reg_dmabuf_mr`) and other
+// importers: `AMDKFD_IOC_EXPORT_DMABUF` of the BO behind the range. The fd is the whole
+// allocation, so the range must start at an allocation's base (fd offset 0 is `dptr`) and lie
+// inside it; `dptr` and `size` page aligned (CUDA's `cuMemGetHandleForAddressRange` rule).
+// Device (`hipMalloc`), pinned (`hipHostMalloc`) and managed memory. Errors:
+// `hipErrorInvalidValue` (null, size 0, unaligned, unknown memory, a range not starting at an
+// allocation's base or past its end, other memory kinds, `flags != 0`, a handle type other than
+// `hipMemRangeHandleTypeDmaBufFd`), `hipErrorOutOfMemory` (the export failed: fd limit).
+hipError_t hipMemGetHandleForAddressRange(void *handle,
+                                          hipDeviceptr_t dptr,
+                                          size_t size,
+                                          hipMemRangeHandleType handleType,
+                                          uint64_t flags);
 
 // `hipDeviceCanAccessPeer`: `*canAccessPeer` = 1 when `deviceId` can map `peerDeviceId`'s
 // memory (a direct xGMI or PCIe P2P link in the KFD topology; src/peer.rs explains why links

@@ -696,3 +696,38 @@ pub extern "C" fn hipMemset3DAsync(
 ) -> hipError_t {
     memset_3d(pitchedDevPtr, value, extent, stream, false)
 }
+
+/// `hipMemGetHandleForAddressRange`: a dma-buf fd (written as an `int` to `handle`, owned by the
+/// caller, `O_CLOEXEC`) for `[dptr, dptr + size)`, for RDMA NICs (`ibv_reg_dmabuf_mr`) and other
+/// importers: `AMDKFD_IOC_EXPORT_DMABUF` of the BO behind the range. The fd is the whole
+/// allocation, so the range must start at an allocation's base (fd offset 0 is `dptr`) and lie
+/// inside it; `dptr` and `size` page aligned (CUDA's `cuMemGetHandleForAddressRange` rule).
+/// Device (`hipMalloc`), pinned (`hipHostMalloc`) and managed memory. Errors:
+/// `hipErrorInvalidValue` (null, size 0, unaligned, unknown memory, a range not starting at an
+/// allocation's base or past its end, other memory kinds, `flags != 0`, a handle type other than
+/// `hipMemRangeHandleTypeDmaBufFd`), `hipErrorOutOfMemory` (the export failed: fd limit).
+#[no_mangle]
+pub extern "C" fn hipMemGetHandleForAddressRange(
+    handle: *mut c_void,
+    dptr: hipDeviceptr_t,
+    size: usize,
+    handleType: hipMemRangeHandleType,
+    flags: u64,
+) -> hipError_t {
+    api(|| {
+        check(!handle.is_null() && !dptr.is_null() && size != 0 && flags == 0)?;
+        check(handleType == hipMemRangeHandleType::hipMemRangeHandleTypeDmaBufFd)?;
+        let page = crate::va::PAGE_SIZE;
+        check((dptr as u64).is_multiple_of(page) && (size as u64).is_multiple_of(page))?;
+        let rt = runtime()?;
+        let a = rt.allocs.find(dptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
+        check(a.base == dptr as u64 && matches!(a.kind, MemKind::Device | MemKind::Host | MemKind::Managed))?;
+        let bo = a.bo().ok_or(hipError_t::hipErrorInvalidValue)?;
+        check(size as u64 <= bo.size)?;
+        let fd = rt.kfd.export_dmabuf(bo.handle).map_err(|e| {
+            crate::log::hipkfd_log!("hipMemGetHandleForAddressRange: EXPORT_DMABUF: {e}");
+            hipError_t::hipErrorOutOfMemory
+        })?;
+        write_out(handle as *mut c_int, std::os::fd::IntoRawFd::into_raw_fd(fd))
+    })
+}

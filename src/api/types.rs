@@ -400,6 +400,16 @@ c_enum! {
 }
 
 c_enum! {
+    /// `hipMemRangeHandleType` (`hip_runtime_api.h`, ROCm 6.5+): what
+    /// `hipMemGetHandleForAddressRange` returns.
+    pub struct hipMemRangeHandleType {
+        /// A dma-buf file descriptor (`int`).
+        hipMemRangeHandleTypeDmaBufFd = 1,
+        hipMemRangeHandleTypeMax = 0x7fffffff,
+    }
+}
+
+c_enum! {
     /// `hipPointer_attribute` (`driver_types.h`, CUDA's `CUpointer_attribute` values): what
     /// `hipPointerGetAttribute` answers.
     pub struct hipPointer_attribute {
@@ -1477,6 +1487,7 @@ pub fn c_header_prelude() -> String {
         ("hipMemoryAdvise", ints(hipMemoryAdvise::ENUMERATORS)),
         ("hipMemRangeAttribute", ints(hipMemRangeAttribute::ENUMERATORS)),
         ("hipPointer_attribute", ints(hipPointer_attribute::ENUMERATORS)),
+        ("hipMemRangeHandleType", ints(hipMemRangeHandleType::ENUMERATORS)),
         ("hipMemLocationType", ints(hipMemLocationType::ENUMERATORS)),
         ("hipMemAccessFlags", ints(hipMemAccessFlags::ENUMERATORS)),
         ("hipMemAllocationType", ints(hipMemAllocationType::ENUMERATORS)),

@@ -11,6 +11,7 @@ mod interop;
 mod ipc;
 mod log;
 mod memory;
+mod mempool;
 mod peer;
 mod queue;
 mod runtime;

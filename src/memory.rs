@@ -420,6 +420,18 @@ impl Runtime {
         Ok(base)
     }
 
+    /// Frees the allocation whose base is `base` without waiting for the devices: for callers
+    /// that know no queued work uses it (a memory pool's kept block whose last use is done).
+    /// Unknown bases are ignored.
+    pub fn mem_free_idle(&self, base: u64) {
+        let _peers = self.peer_guard();
+        if let Some(a) = self.allocs.remove(base) {
+            if let Some(bo) = a.bo() {
+                self.bo_free(bo);
+            }
+        }
+    }
+
     /// `hipFree`/`hipHostFree` (and `hipFree` of an external memory's mapped buffer): waits for
     /// every device (as `hipFree` implies), then unmaps and frees the allocation whose base is
     /// `base`. Errors: `hipErrorInvalidValue` for anything else.

@@ -8,6 +8,7 @@ use crate::copy::Staging;
 use crate::device::{visible_gpus, Device};
 use crate::hostreg::UserPages;
 use crate::memory::Registry;
+use crate::mempool::MemPools;
 use crate::peer::PeerState;
 use crate::signal::{EventPage, Signal, SignalPool};
 use crate::stream::{DeviceStreams, Fence};
@@ -41,6 +42,8 @@ pub struct Runtime {
     pub vmm: VmmState,
     /// Registered host pages (src/hostreg.rs).
     pub userpages: UserPages,
+    /// Stream-ordered memory pools (src/mempool.rs).
+    pub mempools: MemPools,
     /// Where sequence numbers start (queue seqs, IPC event record counters): 0, or
     /// `HIPKFD_SEQ_START` (a debug knob to run across 2^32 quickly).
     pub seq_start: u64,
@@ -109,6 +112,7 @@ impl Runtime {
             peer: PeerState::new(n),
             vmm: VmmState::default(),
             userpages: UserPages::default(),
+            mempools: MemPools::default(),
             seq_start: seq_start(),
         };
         let page = rt.event_page_init()?;

@@ -391,6 +391,17 @@ typedef enum hipMemRangeHandleType {
   hipMemRangeHandleTypeMax = 2147483647
 } hipMemRangeHandleType;
 
+typedef enum hipMemPoolAttr {
+  hipMemPoolReuseFollowEventDependencies = 1,
+  hipMemPoolReuseAllowOpportunistic = 2,
+  hipMemPoolReuseAllowInternalDependencies = 3,
+  hipMemPoolAttrReleaseThreshold = 4,
+  hipMemPoolAttrReservedMemCurrent = 5,
+  hipMemPoolAttrReservedMemHigh = 6,
+  hipMemPoolAttrUsedMemCurrent = 7,
+  hipMemPoolAttrUsedMemHigh = 8
+} hipMemPoolAttr;
+
 typedef enum hipMemLocationType {
   hipMemLocationTypeInvalid = 0,
   hipMemLocationTypeNone = 0,
@@ -617,6 +628,10 @@ typedef struct ihipEvent_t ihipEvent_t;
 
 // Opaque chunk object behind [`hipMemGenericAllocationHandle_t`].
 typedef struct ihipMemGenericAllocationHandle ihipMemGenericAllocationHandle;
+
+// Opaque pool object behind [`hipMemPool_t`] (`typedef struct ihipMemPoolHandle_t*
+// hipMemPool_t;`).
+typedef struct ihipMemPoolHandle_t ihipMemPoolHandle_t;
 
 // Opaque stream object behind [`hipStream_t`] (`typedef struct ihipStream_t* hipStream_t;`).
 // The runtime casts its own stream objects to and from this pointer type.
@@ -908,18 +923,36 @@ typedef struct hipMemcpy3DParms {
   hipMemcpyKind kind;
 } hipMemcpy3DParms;
 
-// Context handle (a device, in AMD's implementation).
-typedef struct ihipCtx_t *hipCtx_t;
+// Memory pool handle (`hipMallocAsync` and friends).
+typedef struct ihipMemPoolHandle_t *hipMemPool_t;
 
-// A physical VMM chunk (`typedef struct ihipMemGenericAllocationHandle*
-// hipMemGenericAllocationHandle_t;`). The runtime's values are ids, never dereferenced.
-typedef struct ihipMemGenericAllocationHandle *hipMemGenericAllocationHandle_t;
+// `typedef struct hipMemPoolProps {...}` (`hip_runtime_api.h`): allocType@0, handleTypes@4,
+// location@8, win32SecurityAttributes@16, maxSize@24, reserved[56]@32. 88 bytes.
+typedef struct hipMemPoolProps {
+  // Must be `hipMemAllocationTypePinned`.
+  hipMemAllocationType allocType;
+  // Handle types allocations may be exported as (pool export is not supported).
+  hipMemAllocationHandleType handleTypes;
+  // Must be a device.
+  hipMemLocation location;
+  void *win32SecurityAttributes;
+  // Largest pool size, bytes (0: no limit).
+  size_t maxSize;
+  uint8_t reserved[56];
+} hipMemPoolProps;
 
 // `typedef struct hipMemAccessDesc { hipMemLocation location; hipMemAccessFlags flags; }`. 12 bytes.
 typedef struct hipMemAccessDesc {
   hipMemLocation location;
   hipMemAccessFlags flags;
 } hipMemAccessDesc;
+
+// Context handle (a device, in AMD's implementation).
+typedef struct ihipCtx_t *hipCtx_t;
+
+// A physical VMM chunk (`typedef struct ihipMemGenericAllocationHandle*
+// hipMemGenericAllocationHandle_t;`). The runtime's values are ids, never dereferenced.
+typedef struct ihipMemGenericAllocationHandle *hipMemGenericAllocationHandle_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1391,6 +1424,78 @@ hipError_t hipMemGetHandleForAddressRange(void *handle,
                                           size_t size,
                                           hipMemRangeHandleType handleType,
                                           uint64_t flags);
+
+// `hipMallocAsync`: `size` bytes of device memory from the current pool of `stream`'s device,
+// usable in `stream`'s order (reusing a block freed earlier on it, or one whose work is done).
+// `size == 0` gives null. Errors (clr): `hipErrorInvalidValue` (null `dev_ptr`),
+// `hipErrorInvalidHandle` (destroyed stream), `hipErrorOutOfMemory`.
+hipError_t hipMallocAsync(void **dev_ptr, size_t size, hipStream_t stream);
+
+// `hipMallocFromPoolAsync`: as `hipMallocAsync` from `mem_pool`. Errors: also
+// `hipErrorInvalidValue` for a null or destroyed pool.
+hipError_t hipMallocFromPoolAsync(void **dev_ptr,
+                                  size_t size,
+                                  hipMemPool_t mem_pool,
+                                  hipStream_t stream);
+
+// `hipFreeAsync`: returns pool memory to its pool in `stream`'s order (reusable by later work
+// on `stream` at once, elsewhere once `stream`'s earlier work is done). Other device memory is
+// freed after `stream`'s work (clr falls back to `hipFree`). Errors (clr):
+// `hipErrorInvalidValue` (null, not an allocation's base), `hipErrorInvalidHandle` (destroyed
+// stream).
+hipError_t hipFreeAsync(void *dev_ptr, hipStream_t stream);
+
+// `hipMemPoolCreate`: a pool of device memory. Errors (clr): `hipErrorInvalidValue` (null
+// arguments, `allocType` other than pinned, a location that is not a visible device).
+hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool, const struct hipMemPoolProps *pool_props);
+
+// `hipMemPoolDestroy`: frees the pool's kept blocks (after their work) and forgets it.
+// Errors (clr): `hipErrorInvalidValue` (null, destroyed, a device's default pool).
+hipError_t hipMemPoolDestroy(hipMemPool_t mem_pool);
+
+// `hipDeviceGetDefaultMemPool`. Errors: `hipErrorInvalidValue` (null),
+// `hipErrorInvalidDevice`.
+hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t *mem_pool, int device);
+
+// `hipDeviceGetMemPool`: the pool `hipMallocAsync` uses on `device`. Errors (clr):
+// `hipErrorInvalidValue` (null, bad device).
+hipError_t hipDeviceGetMemPool(hipMemPool_t *mem_pool, int device);
+
+// `hipDeviceSetMemPool`. Errors (clr): `hipErrorInvalidValue` (null or unknown pool, bad
+// device), `hipErrorInvalidDevice` (the pool belongs to another device).
+hipError_t hipDeviceSetMemPool(int device, hipMemPool_t mem_pool);
+
+// `hipMemPoolTrimTo`: releases kept blocks whose work is done until at most
+// `min_bytes_to_hold` bytes stay reserved. Errors: `hipErrorInvalidValue` (null or unknown
+// pool).
+hipError_t hipMemPoolTrimTo(hipMemPool_t mem_pool, size_t min_bytes_to_hold);
+
+// `hipMemPoolSetAttribute`: `value` points to an `int` (reuse flags) or a `uint64_t`
+// (release threshold; the high marks accept only 0, a reset). Errors (clr
+// `MemoryPool::SetAttribute`): `hipErrorInvalidValue` (null, unknown pool, read-only or
+// unknown attribute, a non-zero high mark).
+hipError_t hipMemPoolSetAttribute(hipMemPool_t mem_pool, hipMemPoolAttr attr, void *value);
+
+// `hipMemPoolGetAttribute`: writes an `int` (reuse flags) or a `uint64_t` (threshold and the
+// reserved/used byte counters, current and high). Errors: `hipErrorInvalidValue` (null,
+// unknown pool or attribute).
+hipError_t hipMemPoolGetAttribute(hipMemPool_t mem_pool, hipMemPoolAttr attr, void *value);
+
+// `hipMemPoolSetAccess`: records each device's access to the pool's memory (peer devices reach
+// it as they reach `hipMalloc` memory, through `hipDeviceEnablePeerAccess`). Errors (clr, in
+// its order): `hipErrorInvalidValue` (null), `hipErrorInvalidDevice` (more entries than
+// devices, a bad device, `ProtNone`), `hipErrorInvalidValue` (unknown flags, a location that
+// is not a device).
+hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
+                               const struct hipMemAccessDesc *desc_list,
+                               size_t count);
+
+// `hipMemPoolGetAccess`: a device's access to the pool (`ReadWrite` for the pool's own device,
+// `None` for others until set). Errors (clr): `hipErrorInvalidValue` (null, unknown pool, a
+// location that is not a visible device).
+hipError_t hipMemPoolGetAccess(hipMemAccessFlags *flags,
+                               hipMemPool_t mem_pool,
+                               hipMemLocation *location);
 
 // `hipDeviceCanAccessPeer`: `*canAccessPeer` = 1 when `deviceId` can map `peerDeviceId`'s
 // memory (a direct xGMI or PCIe P2P link in the KFD topology; src/peer.rs explains why links

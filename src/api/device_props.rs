@@ -7,8 +7,7 @@
 //!
 //! Where clr reports a runtime feature that hipkfd does not implement, we report it absent so
 //! that callers (hip-tests) skip instead of failing: pageable memory access
-//! (`pageableMemoryAccess` = 0, XNACK off), stream-ordered memory pools
-//! (`memoryPoolsSupported` = 0), `hipStreamWaitValue*` and images (attributes
+//! (`pageableMemoryAccess` = 0, XNACK off), `hipStreamWaitValue*` and images (attributes
 //! `CanUseStreamWaitValue`, `ImageSupport` = 0). VMM is supported
 //! (`VirtualMemoryManagementSupported` = 1), and so is dma-buf sharing.
 
@@ -349,7 +348,8 @@ pub fn device_props(k: &KfdNode) -> hipDeviceProp_t {
     p.pageableMemoryAccessUsesHostPageTables = 0;
     p.canUseHostPointerForRegisteredMem = integrated as c_int;
     p.hostRegisterSupported = 1;
-    p.memoryPoolsSupported = 0;
+    // hipMallocAsync and memory pools (src/mempool.rs).
+    p.memoryPoolsSupported = 1;
     p.memoryPoolSupportedHandleTypes = 0;
 
     p.globalL1CacheSupported = 1;

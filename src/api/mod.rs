@@ -11,6 +11,7 @@ pub mod hmm;
 pub mod interop;
 pub mod ipc;
 pub mod memory;
+pub mod mempool;
 pub mod peer;
 pub mod stream;
 pub mod types;

@@ -410,6 +410,21 @@ c_enum! {
 }
 
 c_enum! {
+    /// `hipMemPoolAttr` (`hip_runtime_api.h`): the three reuse flags are `int`, the rest
+    /// `uint64_t`.
+    pub struct hipMemPoolAttr {
+        hipMemPoolReuseFollowEventDependencies = 0x1,
+        hipMemPoolReuseAllowOpportunistic = 0x2,
+        hipMemPoolReuseAllowInternalDependencies = 0x3,
+        hipMemPoolAttrReleaseThreshold = 0x4,
+        hipMemPoolAttrReservedMemCurrent = 0x5,
+        hipMemPoolAttrReservedMemHigh = 0x6,
+        hipMemPoolAttrUsedMemCurrent = 0x7,
+        hipMemPoolAttrUsedMemHigh = 0x8,
+    }
+}
+
+c_enum! {
     /// `hipPointer_attribute` (`driver_types.h`, CUDA's `CUpointer_attribute` values): what
     /// `hipPointerGetAttribute` answers.
     pub struct hipPointer_attribute {
@@ -461,6 +476,15 @@ pub struct hipArray {
 
 /// Array handle.
 pub type hipArray_t = *mut hipArray;
+/// Opaque pool object behind [`hipMemPool_t`] (`typedef struct ihipMemPoolHandle_t*
+/// hipMemPool_t;`).
+pub struct ihipMemPoolHandle_t {
+    _opaque: [u8; 0],
+}
+
+/// Memory pool handle (`hipMallocAsync` and friends).
+pub type hipMemPool_t = *mut ihipMemPoolHandle_t;
+
 /// Stream handle; null is the legacy default (null) stream.
 pub type hipStream_t = *mut ihipStream_t;
 /// Event handle.
@@ -597,6 +621,23 @@ pub struct hipPointerAttribute_t {
     pub isManaged: c_int,
     /// Flags given at allocation time.
     pub allocationFlags: c_uint,
+}
+
+/// `typedef struct hipMemPoolProps {...}` (`hip_runtime_api.h`): allocType@0, handleTypes@4,
+/// location@8, win32SecurityAttributes@16, maxSize@24, reserved[56]@32. 88 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipMemPoolProps {
+    /// Must be `hipMemAllocationTypePinned`.
+    pub allocType: hipMemAllocationType,
+    /// Handle types allocations may be exported as (pool export is not supported).
+    pub handleTypes: hipMemAllocationHandleType,
+    /// Must be a device.
+    pub location: hipMemLocation,
+    pub win32SecurityAttributes: *mut c_void,
+    /// Largest pool size, bytes (0: no limit).
+    pub maxSize: usize,
+    pub reserved: [u8; 56],
 }
 
 /// `typedef struct hipPitchedPtr { void* ptr; size_t pitch; size_t xsize; size_t ysize; }`
@@ -1488,6 +1529,7 @@ pub fn c_header_prelude() -> String {
         ("hipMemRangeAttribute", ints(hipMemRangeAttribute::ENUMERATORS)),
         ("hipPointer_attribute", ints(hipPointer_attribute::ENUMERATORS)),
         ("hipMemRangeHandleType", ints(hipMemRangeHandleType::ENUMERATORS)),
+        ("hipMemPoolAttr", ints(hipMemPoolAttr::ENUMERATORS)),
         ("hipMemLocationType", ints(hipMemLocationType::ENUMERATORS)),
         ("hipMemAccessFlags", ints(hipMemAccessFlags::ENUMERATORS)),
         ("hipMemAllocationType", ints(hipMemAllocationType::ENUMERATORS)),
@@ -1551,6 +1593,8 @@ mod tests {
         assert_eq!(size_of::<hipMemLocation>(), 8);
         assert_eq!(size_of::<hipMemAccessDesc>(), 12);
         assert_eq!(size_of::<hipPitchedPtr>(), 32);
+        assert_eq!(size_of::<hipMemPoolProps>(), 88);
+        assert_eq!(offset_of!(hipMemPoolProps, maxSize), 24);
         assert_eq!(size_of::<hipPos>(), 24);
         assert_eq!(size_of::<hipMemcpy3DParms>(), 160);
         assert_eq!(offset_of!(hipMemcpy3DParms, dstArray), 64);

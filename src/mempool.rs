@@ -75,9 +75,12 @@ pub struct MemPool {
 pub struct MemPools {
     /// Handle (the `Arc`'s address) → pool; the default pools included.
     all: Mutex<HashMap<usize, Arc<MemPool>>>,
-    /// Per device: (default, current).
-    per_dev: Mutex<HashMap<usize, (Arc<MemPool>, Arc<MemPool>)>>,
+    /// Per device: its default and current pool.
+    per_dev: Mutex<HashMap<usize, DevicePools>>,
 }
+
+/// A device's (default, current) pools.
+type DevicePools = (Arc<MemPool>, Arc<MemPool>);
 
 /// `hipMemPoolAttr` values (`hip_runtime_api.h`).
 pub mod attr {
@@ -113,7 +116,7 @@ impl Runtime {
         self.mempools.all.lock().get(&h).cloned().ok_or(hipError_t::hipErrorInvalidValue)
     }
 
-    fn mempool_dev(&self, dev: usize) -> (Arc<MemPool>, Arc<MemPool>) {
+    fn mempool_dev(&self, dev: usize) -> DevicePools {
         if let Some(p) = self.mempools.per_dev.lock().get(&dev) {
             return p.clone();
         }

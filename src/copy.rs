@@ -33,7 +33,27 @@ pub struct Staging {
     bufs: Mutex<Vec<(Bo, Option<Fence>)>>,
 }
 
+/// `hipMemcpyKind` check of every copy: `HostToHost` … `Default` and `DeviceToDeviceNoCU`.
+/// Errors: `hipErrorInvalidMemcpyDirection`.
+pub fn check_kind(kind: hipMemcpyKind) -> Result<(), hipError_t> {
+    if (0..=4).contains(&kind.0) || kind == hipMemcpyKind::hipMemcpyDeviceToDeviceNoCU {
+        Ok(())
+    } else {
+        Err(hipError_t::hipErrorInvalidMemcpyDirection)
+    }
+}
+
 impl Runtime {
+    /// The end of a copy's submissions: waits for the last fence when the caller asked (`sync`)
+    /// or when the work went to another stream than the caller's `s` (its order is kept by
+    /// waiting).
+    fn finish(&self, last: Option<Fence>, es: &Arc<Stream>, s: &Arc<Stream>, sync: bool) -> Result<(), hipError_t> {
+        match last {
+            Some(f) if sync || !Arc::ptr_eq(es, s) => self.fence_wait(&f),
+            _ => Ok(()),
+        }
+    }
+
     /// Classifies `[ptr, ptr+len)` for a read (`write == false`) or a write: the one range check
     /// of every copy and fill path (hipMemcpy* of all kinds, peer copies, hipMemset*). Errors:
     /// `hipErrorInvalidValue` when `ptr + len` wraps past 2^64, when the range starts in an
@@ -132,9 +152,7 @@ impl Runtime {
         s: &Arc<Stream>,
         sync: bool,
     ) -> Result<(), hipError_t> {
-        if !(0..=4).contains(&kind.0) && kind != hipMemcpyKind::hipMemcpyDeviceToDeviceNoCU {
-            return Err(hipError_t::hipErrorInvalidMemcpyDirection);
-        }
+        check_kind(kind)?;
         if len == 0 {
             return Ok(());
         }
@@ -160,10 +178,7 @@ impl Runtime {
                     sdma::copy_linear(pk, dst, src, len);
                     Ok(())
                 })?;
-                if sync || !Arc::ptr_eq(&es, s) {
-                    self.fence_wait(&f)?;
-                }
-                Ok(())
+                self.finish(Some(f), &es, s, sync)
             }
         }
     }
@@ -237,12 +252,7 @@ impl Runtime {
             }
             Ok(())
         })?;
-        if let Some(f) = last {
-            if sync || !Arc::ptr_eq(&es, s) {
-                self.fence_wait(&f)?;
-            }
-        }
-        Ok(())
+        self.finish(last, &es, s, sync)
     }
 
     /// `hipMemset*`: fills `count` elements of `elem` bytes (1, 2 or 4) at `dst` with `value`.
@@ -400,9 +410,7 @@ impl Runtime {
         s: &Arc<Stream>,
         sync: bool,
     ) -> Result<(), hipError_t> {
-        if !(0..=4).contains(&kind.0) && kind != hipMemcpyKind::hipMemcpyDeviceToDeviceNoCU {
-            return Err(hipError_t::hipErrorInvalidMemcpyDirection);
-        }
+        check_kind(kind)?;
         if b.is_empty() {
             return Ok(());
         }
@@ -440,12 +448,7 @@ impl Runtime {
             })?;
             last = Some(f);
         }
-        if let Some(f) = last {
-            if sync || !Arc::ptr_eq(&es, s) {
-                self.fence_wait(&f)?;
-            }
-        }
-        Ok(())
+        self.finish(last, &es, s, sync)
     }
 
     /// `hipMemset2D`/`hipMemset3D` (+Async): sets block `b` of `dst` to the byte `value`, in

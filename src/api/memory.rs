@@ -533,9 +533,7 @@ fn memcpy_2d(
     sync: bool,
 ) -> hipError_t {
     api(|| {
-        if !(0..=4).contains(&kind.0) && kind != hipMemcpyKind::hipMemcpyDeviceToDeviceNoCU {
-            return Err(hipError_t::hipErrorInvalidMemcpyDirection);
-        }
+        crate::copy::check_kind(kind)?;
         let (rt, _) = rt_dev()?;
         // clr hipMemcpy2DValidateParams: a bad stream is hipErrorInvalidValue here.
         let s = stream_of(rt, stream).map_err(|_| hipError_t::hipErrorInvalidValue)?;

@@ -1406,10 +1406,10 @@ mod tests {
                 "op {op}"
             );
         }
-        // Known opcodes with unimplemented sub-ops: COPY_LINEAR_SUB_WIND (1/4), WRITE_TILED (2/1),
-        // DATA_FILL_MULTI (11/1), POLL_REG_WRITE_MEM (8/1), TIMESTAMP_SET/GET (13/0, 13/1),
-        // NOP with a sub-op.
-        for (op, sub) in [(1u32, 4u32), (1, 1), (2, 1), (11, 1), (8, 1), (13, 0), (13, 1), (0, 1)] {
+        // Known opcodes with unimplemented sub-ops: COPY_TILED (1/1), COPY_TILED_SUB_WIND (1/5),
+        // WRITE_TILED (2/1), DATA_FILL_MULTI (11/1), POLL_REG_WRITE_MEM (8/1), TIMESTAMP_SET/GET
+        // (13/0, 13/1), NOP with a sub-op.
+        for (op, sub) in [(1u32, 5u32), (1, 1), (2, 1), (11, 1), (8, 1), (13, 0), (13, 1), (0, 1)] {
             let h = op | sub << 8;
             let d = [h, 0, 0, 0, 0, 0, 0, 0];
             assert_eq!(

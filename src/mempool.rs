@@ -245,6 +245,17 @@ impl Runtime {
         Ok(())
     }
 
+    /// `hipDeviceReset` of device `dev`: its pools forget their blocks (the reset frees every
+    /// device allocation of `dev`, the pools' among them); the pools stay usable.
+    pub fn mempool_reset(&self, dev: usize) {
+        let pools: Vec<Arc<MemPool>> = self.mempools.all.lock().values().filter(|p| p.dev == dev).cloned().collect();
+        for p in pools {
+            let mut st = p.state.lock();
+            st.used.clear();
+            st.free.clear();
+        }
+    }
+
     /// `hipMemPoolSetAttribute` (clr `MemoryPool::SetAttribute`): the reuse flags and the
     /// release threshold are set; the high marks only reset to 0; the current counters are
     /// read-only. Errors: `hipErrorInvalidValue` otherwise.

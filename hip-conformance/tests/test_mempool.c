@@ -238,3 +238,28 @@ TEST(hipMallocAsync_mempool_negative)
     HIP_OK(hipDeviceGetAttribute(&dummy, hipDeviceAttributeMemoryPoolsSupported, 0));
     CHECK(dummy == 1);
 }
+
+/* hipDeviceReset frees the pools' memory with every other allocation: the pools forget it and
+ * hand out fresh, working memory afterwards (never a freed block). */
+TEST(hipMallocAsync_after_device_reset)
+{
+    void *a = NULL, *b = NULL;
+    HIP_OK(hipMallocAsync(&a, 1 * MiB, NULL));
+    HIP_OK(hipMallocAsync(&b, 1 * MiB, NULL));
+    HIP_OK(hipFreeAsync(b, NULL));
+    HIP_OK(hipDeviceReset());
+    hipMemPool_t p = NULL;
+    HIP_OK(hipDeviceGetDefaultMemPool(&p, 0));
+    uint64_t used = 7;
+    HIP_OK(hipMemPoolGetAttribute(p, hipMemPoolAttrReservedMemCurrent, &used));
+    CHECK(used == 0);
+    void *c = NULL;
+    HIP_OK(hipMallocAsync(&c, 1 * MiB, NULL));
+    size_t size = 0;
+    HIP_OK(hipMemPtrGetInfo(c, &size));
+    CHECK(size == 1 * MiB);
+    HIP_OK(hipMemset(c, 0x61, 1 * MiB));
+    check_dev_bytes(c, 1 * MiB, 0x61);
+    HIP_OK(hipFreeAsync(c, NULL));
+    HIP_OK(hipStreamSynchronize(NULL));
+}

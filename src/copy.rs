@@ -33,7 +33,27 @@ pub struct Staging {
     bufs: Mutex<Vec<(Bo, Option<Fence>)>>,
 }
 
+/// `hipMemcpyKind` check of every copy: `HostToHost` … `Default` and `DeviceToDeviceNoCU`.
+/// Errors: `hipErrorInvalidMemcpyDirection`.
+pub fn check_kind(kind: hipMemcpyKind) -> Result<(), hipError_t> {
+    if (0..=4).contains(&kind.0) || kind == hipMemcpyKind::hipMemcpyDeviceToDeviceNoCU {
+        Ok(())
+    } else {
+        Err(hipError_t::hipErrorInvalidMemcpyDirection)
+    }
+}
+
 impl Runtime {
+    /// The end of a copy's submissions: waits for the last fence when the caller asked (`sync`)
+    /// or when the work went to another stream than the caller's `s` (its order is kept by
+    /// waiting).
+    fn finish(&self, last: Option<Fence>, es: &Arc<Stream>, s: &Arc<Stream>, sync: bool) -> Result<(), hipError_t> {
+        match last {
+            Some(f) if sync || !Arc::ptr_eq(es, s) => self.fence_wait(&f),
+            _ => Ok(()),
+        }
+    }
+
     /// Classifies `[ptr, ptr+len)` for a read (`write == false`) or a write: the one range check
     /// of every copy and fill path (hipMemcpy* of all kinds, peer copies, hipMemset*). Errors:
     /// `hipErrorInvalidValue` when `ptr + len` wraps past 2^64, when the range starts in an
@@ -49,9 +69,11 @@ impl Runtime {
                     mask => Ok(Loc::Vmm { mask, owner: a.owner }),
                 }
             }
+            // Registered pages end where the registration does; the user's memory goes on.
+            Some(a) if a.kind == MemKind::Registered && end > a.end() => Ok(Loc::Pageable),
             Some(a) if end > a.end() => Err(hipError_t::hipErrorInvalidValue),
             Some(a) => Ok(match a.kind {
-                MemKind::Host => Loc::Pinned,
+                MemKind::Host | MemKind::Registered | MemKind::Managed => Loc::Pinned,
                 // A foreign dma-buf is system memory mapped on every device.
                 MemKind::External
                     if a.bo().is_some_and(|b| b.flags & kfd_ioctl::kfd::KFD_IOC_ALLOC_MEM_FLAGS_VRAM == 0) =>
@@ -130,9 +152,7 @@ impl Runtime {
         s: &Arc<Stream>,
         sync: bool,
     ) -> Result<(), hipError_t> {
-        if !(0..=4).contains(&kind.0) && kind != hipMemcpyKind::hipMemcpyDeviceToDeviceNoCU {
-            return Err(hipError_t::hipErrorInvalidMemcpyDirection);
-        }
+        check_kind(kind)?;
         if len == 0 {
             return Ok(());
         }
@@ -158,10 +178,7 @@ impl Runtime {
                     sdma::copy_linear(pk, dst, src, len);
                     Ok(())
                 })?;
-                if sync || !Arc::ptr_eq(&es, s) {
-                    self.fence_wait(&f)?;
-                }
-                Ok(())
+                self.finish(Some(f), &es, s, sync)
             }
         }
     }
@@ -235,12 +252,7 @@ impl Runtime {
             }
             Ok(())
         })?;
-        if let Some(f) = last {
-            if sync || !Arc::ptr_eq(&es, s) {
-                self.fence_wait(&f)?;
-            }
-        }
-        Ok(())
+        self.finish(last, &es, s, sync)
     }
 
     /// `hipMemset*`: fills `count` elements of `elem` bytes (1, 2 or 4) at `dst` with `value`.
@@ -339,5 +351,137 @@ impl Runtime {
         for s in done {
             self.signal_free(s);
         }
+    }
+}
+
+/// The extent of a pitched block: `width` bytes × `height` rows × `depth` slices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    pub width: u64,
+    pub height: u64,
+    pub depth: u64,
+}
+
+/// COPY_LINEAR_SUB_WIND / COPY_LINEAR packets per submission of a block copy (13 dwords each at
+/// most: well inside the half ring one submission may use).
+const BLOCK_PACKETS_PER_SUBMIT: usize = 1024;
+
+impl Block {
+    fn is_empty(&self) -> bool {
+        self.width == 0 || self.height == 0 || self.depth == 0
+    }
+
+    /// Bytes from the block's first byte in `p` to one past its last. Errors:
+    /// `hipErrorInvalidValue` when it overflows.
+    fn span(&self, p: &sdma::Pitched) -> Result<u64, hipError_t> {
+        let inv = hipError_t::hipErrorInvalidValue;
+        let z = (self.depth - 1).checked_mul(p.slice).ok_or(inv)?;
+        let y = (self.height - 1).checked_mul(p.pitch).ok_or(inv)?;
+        z.checked_add(y).and_then(|v| v.checked_add(self.width)).ok_or(inv)
+    }
+
+    /// Whether the block is one contiguous byte range of `p`.
+    fn contiguous(&self, p: &sdma::Pitched) -> bool {
+        (self.height == 1 || p.pitch == self.width)
+            && (self.depth == 1 || p.slice == self.width.saturating_mul(self.height))
+    }
+
+    /// The rows of the block: the address of each in `p`, slice by slice.
+    fn rows(self, p: sdma::Pitched) -> impl Iterator<Item = u64> {
+        (0..self.depth).flat_map(move |z| (0..self.height).map(move |y| p.addr + z * p.slice + y * p.pitch))
+    }
+}
+
+impl Runtime {
+    /// `hipMemcpy2D`/`hipMemcpy3D` (+Async) on pitched pointers: copies block `b` from `src` to
+    /// `dst` in stream order; `sync` waits. Device and pinned memory of one device: SDMA
+    /// COPY_LINEAR_SUB_WIND packets (`sdma::copy_3d`, per-row COPY_LINEAR where the pitches do
+    /// not fit the packet); pageable host memory and peer copies: row by row through
+    /// [`memcpy`](Self::memcpy) (staging, peer paths). Both blocks are range-checked first, so a
+    /// failed call has copied nothing. Errors: `hipErrorInvalidMemcpyDirection`,
+    /// `hipErrorInvalidValue` (null, a block past its allocation or overflowing),
+    /// `hipErrorIllegalAddress`.
+    pub fn memcpy_3d(
+        &self,
+        dst: sdma::Pitched,
+        src: sdma::Pitched,
+        b: Block,
+        kind: hipMemcpyKind,
+        s: &Arc<Stream>,
+        sync: bool,
+    ) -> Result<(), hipError_t> {
+        check_kind(kind)?;
+        if b.is_empty() {
+            return Ok(());
+        }
+        if dst.addr == 0 || src.addr == 0 {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        let (dspan, sspan) = (b.span(&dst)?, b.span(&src)?);
+        if b.contiguous(&dst) && b.contiguous(&src) {
+            return self.memcpy(dst.addr, src.addr, dspan, kind, s, sync);
+        }
+        let (ld, ls) = self.pick_pair(self.locate(dst.addr, dspan, true)?, self.locate(src.addr, sspan, false)?, s);
+        let owner = match (ld, ls) {
+            (Loc::Vram(a), Loc::Vram(c)) if a != c => None,
+            (Loc::Vram(o), Loc::Pinned) | (Loc::Pinned, Loc::Vram(o)) | (Loc::Vram(o), Loc::Vram(_)) => Some(Some(o)),
+            (Loc::Pinned, Loc::Pinned) => Some(None),
+            _ => None,
+        };
+        let Some(owner) = owner else {
+            // Pageable memory or two devices: row by row through the 1D paths.
+            for (d, sr) in b.rows(dst).zip(b.rows(src)) {
+                self.memcpy(d, sr, b.width, kind, s, false)?;
+            }
+            return if sync { self.stream_sync(s) } else { Ok(()) };
+        };
+        let es = self.exec_stream(s, owner)?;
+        let mut packets = sdma::copy_3d(dst, src, b.width, b.height, b.depth).peekable();
+        let mut last = None;
+        while packets.peek().is_some() {
+            let f = self.stream_submit(&es, &[], |pk| {
+                for p in packets.by_ref().take(BLOCK_PACKETS_PER_SUBMIT) {
+                    p.validate()?;
+                    p.encode(pk);
+                }
+                Ok(())
+            })?;
+            last = Some(f);
+        }
+        self.finish(last, &es, s, sync)
+    }
+
+    /// `hipMemset2D`/`hipMemset3D` (+Async): sets block `b` of `dst` to the byte `value`, in
+    /// stream order; `sync` waits. One fill when the block is contiguous, else one per row. The
+    /// whole block is range-checked first. Errors: `hipErrorInvalidValue` (null, pageable or
+    /// unknown memory, a block past its allocation or overflowing), `hipErrorIllegalAddress`.
+    pub fn memset_3d(
+        &self,
+        dst: sdma::Pitched,
+        value: u8,
+        b: Block,
+        s: &Arc<Stream>,
+        sync: bool,
+    ) -> Result<(), hipError_t> {
+        if b.is_empty() {
+            return Ok(());
+        }
+        if dst.addr == 0 {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        let span = b.span(&dst)?;
+        if !matches!(Self::pick(self.locate(dst.addr, span, true)?, Some(s.dev)), Loc::Vram(_) | Loc::Pinned) {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        if b.contiguous(&dst) {
+            return self.memset(dst.addr, value as u32, 1, span, s, sync);
+        }
+        for row in b.rows(dst) {
+            self.memset(row, value as u32, 1, b.width, s, false)?;
+        }
+        if sync {
+            self.stream_sync(s)?;
+        }
+        Ok(())
     }
 }

@@ -118,8 +118,7 @@ impl EventPage {
 impl Drop for EventPage {
     fn drop(&mut self) {
         if let Ok(rt) = runtime() {
-            let _ = rt.kfd.unmap_memory_from_gpu(self.handle, &self.gpus);
-            let _ = rt.kfd.free_memory_of_gpu(self.handle);
+            rt.userptr_free(self.handle, &self.gpus);
             rt.va.unmap_cpu(self.va, EVENT_PAGE);
             rt.va.free(self.va, EVENT_PAGE);
         }
@@ -139,32 +138,14 @@ impl Runtime {
             self.va.unmap_cpu(va, EVENT_PAGE);
             self.va.free(va, EVENT_PAGE);
         };
-        let flags = KFD_IOC_ALLOC_MEM_FLAGS_USERPTR
-            | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE
-            | KFD_IOC_ALLOC_MEM_FLAGS_COHERENT
-            | KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED;
-        let mut args = kfd_ioctl_alloc_memory_of_gpu_args {
-            va_addr: va,
-            size: EVENT_PAGE,
-            mmap_offset: va,
-            gpu_id: self.devices[0].gpu_id,
-            flags,
-            ..Default::default()
-        };
-        if let Err(e) = self.kfd.alloc_memory_of_gpu(&mut args) {
-            crate::log::hipkfd_log!("ALLOC_MEMORY_OF_GPU(USERPTR) of an IPC event page: {e}");
+        let flags =
+            KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | KFD_IOC_ALLOC_MEM_FLAGS_COHERENT | KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED;
+        let (handle, gpus) = self.userptr_bo(va, EVENT_PAGE, flags).map_err(|e| {
+            crate::log::hipkfd_log!("USERPTR BO of an IPC event page: {e}");
             undo_cpu();
-            return Err(oom);
-        }
-        let gpus: Vec<u32> = self.devices.iter().map(|d| d.gpu_id).collect();
-        if let Err((e, n)) = self.kfd.map_memory_to_gpu(args.handle, &gpus) {
-            crate::log::hipkfd_log!("MAP_MEMORY_TO_GPU of an IPC event page: {e}");
-            let _ = self.kfd.unmap_memory_from_gpu(args.handle, &gpus[..n as usize]);
-            let _ = self.kfd.free_memory_of_gpu(args.handle);
-            undo_cpu();
-            return Err(oom);
-        }
-        Ok(EventPage { memfd, va, handle: args.handle, gpus, token })
+            oom
+        })?;
+        Ok(EventPage { memfd, va, handle, gpus, token })
     }
 
     /// The SDMA packet a record of an IPC event appends: completion counter := max(counter, seq).

@@ -186,6 +186,14 @@ pub enum MemKind {
     /// device; `owner` is the memory's GPU (the importing device for a foreign dma-buf). Device
     /// memory to every other API; freed with `hipFree`.
     External,
+    /// `hipHostRegister`: the user's own pages, as USERPTR BOs at their own address on every
+    /// device (src/hostreg.rs); pinned host memory to every other API. Freed only by
+    /// `hipHostUnregister`.
+    Registered,
+    /// `hipMallocManaged`: system memory (GTT) mapped on every device and the CPU at one address,
+    /// so both may use it at any time with no migration; `owner` is the allocating device.
+    /// Freed with `hipFree`.
+    Managed,
 }
 
 /// What backs an allocation.
@@ -197,6 +205,8 @@ pub enum Backing {
     Sub(Arc<Block>),
     /// A range of a VMM chunk (src/vmm.rs).
     Vmm(Arc<crate::vmm::Mapping>),
+    /// Spans of registered user pages (src/hostreg.rs), by start address.
+    UserPages(Vec<u64>),
 }
 
 /// One user allocation.
@@ -216,6 +226,15 @@ pub struct Allocation {
 }
 
 impl Allocation {
+    /// Whether this is system memory: pinned (`hipHostMalloc`), registered, managed, or a VMM
+    /// chunk of host memory.
+    pub fn is_host_memory(&self) -> bool {
+        match &self.backing {
+            Backing::Vmm(m) => m.chunk.host,
+            _ => matches!(self.kind, MemKind::Host | MemKind::Registered | MemKind::Managed),
+        }
+    }
+
     /// An allocation backed by a BO of its own at `bo.va`.
     pub fn with_bo(size: u64, kind: MemKind, flags: u32, bo: Bo) -> Allocation {
         Allocation { base: bo.va, size, kind, flags, owner: bo.owner, backing: Backing::Bo(bo) }
@@ -232,7 +251,7 @@ impl Allocation {
         match &self.backing {
             Backing::Bo(bo) => Some(bo),
             Backing::Sub(b) => Some(&b.bo),
-            Backing::Vmm(_) => None,
+            Backing::Vmm(_) | Backing::UserPages(_) => None,
         }
     }
 
@@ -436,10 +455,7 @@ impl Registry {
             kind: a.kind,
             flags: a.flags,
             owner: a.owner,
-            host: match &a.backing {
-                Backing::Vmm(m) => m.chunk.host,
-                Backing::Bo(_) | Backing::Sub(_) => a.kind == MemKind::Host,
-            },
+            host: a.is_host_memory(),
         })
     }
 
@@ -659,12 +675,34 @@ impl Runtime {
         Ok(base)
     }
 
+    /// `hipMallocManaged`: `size` bytes of coherent system memory, CPU-mapped and GPU-mapped on
+    /// every device at one address; `flags` (`hipMemAttachGlobal`/`Host`, validated by the
+    /// caller) are kept for `hipPointerGetAttributes`. No migration: every access is correct where
+    /// it is, as with `hipMemAdvise(..., hipMemAdviseSetCoarseGrain)` unset on clr.
+    pub fn mem_alloc_managed(&self, dev: usize, size: u64, flags: u32) -> Result<u64, hipError_t> {
+        let all: Vec<usize> = (0..self.devices.len()).collect();
+        let bo = self.bo_alloc(dev, size, gtt_flags(true), &all, true)?;
+        let base = bo.va;
+        self.allocs.insert(Allocation::with_bo(size, MemKind::Managed, flags, bo));
+        Ok(base)
+    }
+
+    /// Frees the allocation whose base is `base` without waiting for the devices: for callers
+    /// that know no queued work uses it (a memory pool's kept block whose last use is done).
+    /// Unknown bases are ignored.
+    pub fn mem_free_idle(&self, base: u64) {
+        let _peers = self.peer_guard();
+        if let Some(a) = self.allocs.remove(base) {
+            self.release(&a);
+        }
+    }
+
     /// `hipFree`/`hipHostFree` (and `hipFree` of an external memory's mapped buffer): waits for
     /// every device (as `hipFree` implies), then unmaps and frees the allocation whose base is
     /// `base`. Errors: `hipErrorInvalidValue` for anything else.
     pub fn mem_free(&self, base: u64) -> Result<(), hipError_t> {
         let a = self.allocs.get(base).ok_or(hipError_t::hipErrorInvalidValue)?;
-        if !matches!(a.kind, MemKind::Device | MemKind::Host | MemKind::External) {
+        if !matches!(a.kind, MemKind::Device | MemKind::Host | MemKind::External | MemKind::Managed) {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         drop(a);
@@ -675,11 +713,18 @@ impl Runtime {
         let _peers = self.peer_guard();
         // Also forgets its IPC export, before the BO is freed.
         let a = self.allocs.remove(base).ok_or(hipError_t::hipErrorInvalidValue)?;
+        self.release(&a);
+        Ok(())
+    }
+
+    /// Gives back what an allocation removed from the registry holds: its slot of a shared block
+    /// (small `hipMalloc`) or its own BO. VMM mappings and registered pages are released by
+    /// their own paths (`hipMemUnmap`, `hipHostUnregister`).
+    fn release(&self, a: &Allocation) {
         match &a.backing {
             Backing::Sub(b) => self.small_free(a.owner, b, a.base - b.bo.va),
             Backing::Bo(bo) => self.bo_free(bo),
-            Backing::Vmm(_) => {}
+            Backing::Vmm(_) | Backing::UserPages(_) => {}
         }
-        Ok(())
     }
 }

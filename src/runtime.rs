@@ -6,7 +6,9 @@ use crate::api::device_props;
 use crate::api::types::hipError_t;
 use crate::copy::Staging;
 use crate::device::{visible_gpus, Device};
+use crate::hostreg::UserPages;
 use crate::memory::{Registry, SmallPool};
+use crate::mempool::MemPools;
 use crate::peer::PeerState;
 use crate::signal::{EventPage, Signal, SignalPool};
 use crate::stream::{DeviceStreams, Fence};
@@ -40,6 +42,10 @@ pub struct Runtime {
     pub peer: PeerState,
     /// Virtual memory management: chunks, reservations (src/vmm.rs).
     pub vmm: VmmState,
+    /// Registered host pages (src/hostreg.rs).
+    pub userpages: UserPages,
+    /// Stream-ordered memory pools (src/mempool.rs).
+    pub mempools: MemPools,
     /// Where sequence numbers start (queue seqs, IPC event record counters): 0, or
     /// `HIPKFD_SEQ_START` (a debug knob to run across 2^32 quickly).
     pub seq_start: u64,
@@ -119,6 +125,8 @@ impl Runtime {
             fault: Mutex::new(None),
             peer: PeerState::new(n),
             vmm: VmmState::default(),
+            userpages: UserPages::default(),
+            mempools: MemPools::default(),
             seq_start: seq_start(),
         };
         let page = rt.event_page_init()?;

@@ -357,6 +357,61 @@ typedef enum hipMemoryType {
   hipMemoryTypeUnified = 11
 } hipMemoryType;
 
+typedef enum hipMemoryAdvise {
+  hipMemAdviseSetReadMostly = 1,
+  hipMemAdviseUnsetReadMostly = 2,
+  hipMemAdviseSetPreferredLocation = 3,
+  hipMemAdviseUnsetPreferredLocation = 4,
+  hipMemAdviseSetAccessedBy = 5,
+  hipMemAdviseUnsetAccessedBy = 6,
+  hipMemAdviseSetCoarseGrain = 100,
+  hipMemAdviseUnsetCoarseGrain = 101
+} hipMemoryAdvise;
+
+typedef enum hipMemRangeAttribute {
+  hipMemRangeAttributeReadMostly = 1,
+  hipMemRangeAttributePreferredLocation = 2,
+  hipMemRangeAttributeAccessedBy = 3,
+  hipMemRangeAttributeLastPrefetchLocation = 4,
+  hipMemRangeAttributeCoherencyMode = 100
+} hipMemRangeAttribute;
+
+typedef enum hipPointer_attribute {
+  HIP_POINTER_ATTRIBUTE_CONTEXT = 1,
+  HIP_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+  HIP_POINTER_ATTRIBUTE_DEVICE_POINTER = 3,
+  HIP_POINTER_ATTRIBUTE_HOST_POINTER = 4,
+  HIP_POINTER_ATTRIBUTE_P2P_TOKENS = 5,
+  HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS = 6,
+  HIP_POINTER_ATTRIBUTE_BUFFER_ID = 7,
+  HIP_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+  HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+  HIP_POINTER_ATTRIBUTE_IS_LEGACY_HIP_IPC_CAPABLE = 10,
+  HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+  HIP_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+  HIP_POINTER_ATTRIBUTE_MAPPED = 13,
+  HIP_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES = 14,
+  HIP_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE = 15,
+  HIP_POINTER_ATTRIBUTE_ACCESS_FLAGS = 16,
+  HIP_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17
+} hipPointer_attribute;
+
+typedef enum hipMemRangeHandleType {
+  hipMemRangeHandleTypeDmaBufFd = 1,
+  hipMemRangeHandleTypeMax = 2147483647
+} hipMemRangeHandleType;
+
+typedef enum hipMemPoolAttr {
+  hipMemPoolReuseFollowEventDependencies = 1,
+  hipMemPoolReuseAllowOpportunistic = 2,
+  hipMemPoolReuseAllowInternalDependencies = 3,
+  hipMemPoolAttrReleaseThreshold = 4,
+  hipMemPoolAttrReservedMemCurrent = 5,
+  hipMemPoolAttrReservedMemHigh = 6,
+  hipMemPoolAttrUsedMemCurrent = 7,
+  hipMemPoolAttrUsedMemHigh = 8
+} hipMemPoolAttr;
+
 typedef enum hipMemLocationType {
   hipMemLocationTypeInvalid = 0,
   hipMemLocationTypeNone = 0,
@@ -639,6 +694,10 @@ typedef struct hipExternalSemaphoreWaitParams_st {
 // Size in bytes of IPC handles (`#define HIP_IPC_HANDLE_SIZE 64`).
 #define HIP_IPC_HANDLE_SIZE 64
 
+// Opaque array object behind [`hipArray_t`] (`typedef struct hipArray* hipArray_t;`). hipkfd
+// makes no arrays: a copy naming one is `hipErrorNotSupported`.
+typedef struct hipArray hipArray;
+
 // `hipArrayMapInfo` (sparse-array mapping descriptor). hipkfd has no arrays, so
 // `hipMemMapArrayAsync` never reads one and the header declares the type incomplete: pass
 // pointers to it only.
@@ -655,6 +714,10 @@ typedef struct ihipEvent_t ihipEvent_t;
 
 // Opaque chunk object behind [`hipMemGenericAllocationHandle_t`].
 typedef struct ihipMemGenericAllocationHandle ihipMemGenericAllocationHandle;
+
+// Opaque pool object behind [`hipMemPool_t`] (`typedef struct ihipMemPoolHandle_t*
+// hipMemPool_t;`).
+typedef struct ihipMemPoolHandle_t ihipMemPoolHandle_t;
 
 // Opaque kernel object behind [`hipFunction_t`]
 // (`typedef struct ihipModuleSymbol_t* hipFunction_t;`).
@@ -923,6 +986,63 @@ typedef struct hipPointerAttribute_t {
   unsigned int allocationFlags;
 } hipPointerAttribute_t;
 
+// `typedef struct hipPitchedPtr { void* ptr; size_t pitch; size_t xsize; size_t ysize; }`
+// (`driver_types.h`): a pitched allocation; `pitch` and `xsize` in bytes, `ysize` rows. 32 bytes.
+typedef struct hipPitchedPtr {
+  void *ptr;
+  size_t pitch;
+  size_t xsize;
+  size_t ysize;
+} hipPitchedPtr;
+
+// Array handle.
+typedef struct hipArray *hipArray_t;
+
+// `typedef struct hipPos { size_t x; size_t y; size_t z; }` (`driver_types.h`): x in bytes for
+// linear memory. 24 bytes.
+typedef struct hipPos {
+  size_t x;
+  size_t y;
+  size_t z;
+} hipPos;
+
+// `typedef struct hipMemcpy3DParms {...}` (`driver_types.h`): srcArray@0, srcPos@8, srcPtr@32,
+// dstArray@64, dstPos@72, dstPtr@96, extent@128, kind@152. 160 bytes.
+typedef struct hipMemcpy3DParms {
+  hipArray_t srcArray;
+  struct hipPos srcPos;
+  struct hipPitchedPtr srcPtr;
+  hipArray_t dstArray;
+  struct hipPos dstPos;
+  struct hipPitchedPtr dstPtr;
+  hipExtent extent;
+  hipMemcpyKind kind;
+} hipMemcpy3DParms;
+
+// Memory pool handle (`hipMallocAsync` and friends).
+typedef struct ihipMemPoolHandle_t *hipMemPool_t;
+
+// `typedef struct hipMemPoolProps {...}` (`hip_runtime_api.h`): allocType@0, handleTypes@4,
+// location@8, win32SecurityAttributes@16, maxSize@24, reserved[56]@32. 88 bytes.
+typedef struct hipMemPoolProps {
+  // Must be `hipMemAllocationTypePinned`.
+  hipMemAllocationType allocType;
+  // Handle types allocations may be exported as (pool export is not supported).
+  hipMemAllocationHandleType handleTypes;
+  // Must be a device.
+  hipMemLocation location;
+  void *win32SecurityAttributes;
+  // Largest pool size, bytes (0: no limit).
+  size_t maxSize;
+  uint8_t reserved[56];
+} hipMemPoolProps;
+
+// `typedef struct hipMemAccessDesc { hipMemLocation location; hipMemAccessFlags flags; }`. 12 bytes.
+typedef struct hipMemAccessDesc {
+  hipMemLocation location;
+  hipMemAccessFlags flags;
+} hipMemAccessDesc;
+
 // `dim3`: grid or block dimensions (`hip_runtime_api.h`; C++ gives it a constructor
 // defaulting each to 1).
 typedef struct dim3 {
@@ -962,12 +1082,6 @@ typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void 
 // A physical VMM chunk (`typedef struct ihipMemGenericAllocationHandle*
 // hipMemGenericAllocationHandle_t;`). The runtime's values are ids, never dereferenced.
 typedef struct ihipMemGenericAllocationHandle *hipMemGenericAllocationHandle_t;
-
-// `typedef struct hipMemAccessDesc { hipMemLocation location; hipMemAccessFlags flags; }`. 12 bytes.
-typedef struct hipMemAccessDesc {
-  hipMemLocation location;
-  hipMemAccessFlags flags;
-} hipMemAccessDesc;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1238,6 +1352,44 @@ hipError_t hipEventElapsedTime(float *ms, hipEvent_t start, hipEvent_t stop);
 // `hipEventDestroy`. Errors: `hipErrorInvalidHandle` (null, unknown or destroyed).
 hipError_t hipEventDestroy(hipEvent_t event);
 
+// `hipMallocManaged`: `size` bytes of managed memory. Errors (clr): `hipErrorInvalidValue`
+// (null `dev_ptr`, `size == 0`, `flags` other than `hipMemAttachGlobal` or `hipMemAttachHost`),
+// `hipErrorOutOfMemory`.
+hipError_t hipMallocManaged(void **dev_ptr, size_t size, unsigned int flags);
+
+// `hipMemPrefetchAsync`: nothing to move (every device maps managed memory). Errors (clr, in
+// its order): `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end),
+// `hipErrorContextIsDestroyed` (destroyed stream), `hipErrorInvalidDevice` (neither a device
+// nor `hipCpuDeviceId`), `hipErrorNotSupported` (memory the runtime does not know, to a
+// device: needs XNACK).
+hipError_t hipMemPrefetchAsync(const void *dev_ptr, size_t count, int device, hipStream_t stream);
+
+// `hipMemAdvise`: validated and accepted; no advice changes where managed memory lives (it is
+// fine-grained system memory on every device). Errors (clr): `hipErrorInvalidDevice` (bad
+// device, except for the read-mostly advice), `hipErrorInvalidValue` (null, `count == 0`, past
+// the allocation's end, memory the runtime does not know, unknown advice).
+hipError_t hipMemAdvise(const void *dev_ptr, size_t count, hipMemoryAdvise advice, int device);
+
+// `hipMemRangeGetAttribute`: one attribute of a managed range, as it stays with no advice
+// applied: read-mostly 0, preferred and last-prefetch location `hipInvalidDeviceId`, accessed-by
+// none (every 4-byte slot `hipInvalidDeviceId`), coherency fine-grain. Errors:
+// `hipErrorInvalidValue` (null, zero sizes, not managed memory, a `data_size` that does not fit
+// the attribute, unknown attribute).
+hipError_t hipMemRangeGetAttribute(void *data,
+                                   size_t data_size,
+                                   hipMemRangeAttribute attribute,
+                                   const void *dev_ptr,
+                                   size_t count);
+
+// `hipStreamAttachMemAsync`: validated and accepted (clr: "unclear what should be done in AMD
+// HMM"). Errors (clr): `hipErrorInvalidValue` (null, unknown flags, `hipMemAttachSingle` on the
+// null stream, memory the runtime does not know, a length other than 0 or the managed
+// allocation's size), `hipErrorContextIsDestroyed`.
+hipError_t hipStreamAttachMemAsync(hipStream_t stream,
+                                   void *dev_ptr,
+                                   size_t length,
+                                   unsigned int flags);
+
 // `hipImportExternalMemory`: imports the dma-buf fd of `memHandleDesc` (type
 // `hipExternalMemoryHandleTypeOpaqueFd`, `size` bytes, `flags` 0 or
 // `hipExternalMemoryDedicated`) and writes the object to `*extMem_out`. amdgpu dma-bufs and,
@@ -1411,6 +1563,232 @@ hipError_t hipPointerGetAttributes(struct hipPointerAttribute_t *attributes, con
 // O(log n). Either out-pointer may be null. Errors: `hipErrorNotFound` when `dptr` is in no
 // allocation (one past the end included).
 hipError_t hipMemGetAddressRange(hipDeviceptr_t *pbase, size_t *psize, hipDeviceptr_t dptr);
+
+// `hipHostRegister`: pins the caller's `[hostPtr, hostPtr + sizeBytes)` and maps it on every
+// device at the same address (the device pointer is the host pointer; `Portable` and `Mapped`
+// are implied, `ReadOnly` maps it read-only for the GPUs, `IoMemory` is accepted as clr does
+// and works where the kernel can pin the pages). Errors (clr `ihipHostRegister`, hip-tests
+// `Unit_hipHostRegister_Negative`/`_Flags`): `hipErrorInvalidValue` (null, size 0, flags > 15,
+// pages not mapped or too large), `hipErrorHostMemoryAlreadyRegistered` (overlaps a
+// registration or `hipHostMalloc` memory: CUDA's rule).
+hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags);
+
+// `hipHostUnregister`: undoes `hipHostRegister` of exactly `hostPtr`, after the devices' queued
+// work. Errors: `hipErrorInvalidValue` (null), `hipErrorHostMemoryNotRegistered` (anything
+// else, an interior pointer or a second unregister included; hip-tests
+// `Unit_hipHostUnregister_*`).
+hipError_t hipHostUnregister(void *hostPtr);
+
+// `hipHostGetDevicePointer`: the device address of host memory (`hipHostMalloc`, registered or
+// managed memory, or any other allocation as clr answers): with GPU VA == CPU VA, `hostPointer`
+// itself. Errors (clr, hip-tests `Unit_hipHostGetDevicePointer_Negative`):
+// `hipErrorInvalidValue` (null out-pointer, `flags != 0`, memory the runtime does not know).
+hipError_t hipHostGetDevicePointer(void **devicePointer, void *hostPointer, unsigned int flags);
+
+// `hipHostGetFlags`: the flags `hostPtr`'s memory was made with: `hipHostMalloc` flags, or
+// `hipHostRegister` flags (CUDA's `cudaHostGetFlags` answers for registered memory too; clr
+// refuses it). Errors: `hipErrorInvalidValue` (null, device or unknown memory; hip-tests
+// `Unit_hipHostGetFlags_InvalidArgs`).
+hipError_t hipHostGetFlags(unsigned int *flagsPtr, void *hostPtr);
+
+// `hipMemPtrGetInfo`: the size (bytes) of the allocation containing `ptr`. Errors:
+// `hipErrorInvalidValue` (null `size`, unknown memory; clr `hipMemPtrGetInfo`).
+hipError_t hipMemPtrGetInfo(void *ptr, size_t *size);
+
+// `hipMemcpyHtoDAsync`: host to device, ordered on `stream` (as `hipMemcpyAsync`). Errors as
+// `hipMemcpyAsync`; a destroyed stream is `hipErrorContextIsDestroyed`.
+hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void *src, size_t sizeBytes, hipStream_t stream);
+
+// `hipMemcpyDtoHAsync`: device to host, ordered on `stream`.
+hipError_t hipMemcpyDtoHAsync(void *dst, hipDeviceptr_t src, size_t sizeBytes, hipStream_t stream);
+
+// `hipMemcpyDtoDAsync`: device to device (peers included), ordered on `stream`.
+hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst,
+                              hipDeviceptr_t src,
+                              size_t sizeBytes,
+                              hipStream_t stream);
+
+// `hipMemcpyWithStream`: as `hipMemcpy` but ordered on `stream`, and synchronous: returns when
+// the copy is done (clr `ihipMemcpy(..., isAsync = false)`). Errors as `hipMemcpy`;
+// `hipErrorContextIsDestroyed` for a destroyed stream (checked first, as clr).
+hipError_t hipMemcpyWithStream(void *dst,
+                               const void *src,
+                               size_t sizeBytes,
+                               hipMemcpyKind kind,
+                               hipStream_t stream);
+
+// `hipPointerGetAttribute`: one attribute of `ptr` (CUDA's `cuPointerGetAttribute`), written
+// with the width clr writes: `MEMORY_TYPE`, `BUFFER_ID`, `RANGE_SIZE`, `ACCESS_FLAGS` 32-bit;
+// `IS_MANAGED`, `MAPPED`, `SYNC_MEMOPS` one byte (bool); `DEVICE_ORDINAL` int; pointers
+// pointer-sized. Memory type: `hipMemoryTypeHost` for host, registered and managed memory (clr
+// reports fine-grained memory so), else `hipMemoryTypeDevice`. `BUFFER_ID` is the allocation's
+// page number in the aperture (unique among live allocations). Errors (clr
+// `ihipPointerGetAttributes`): `hipErrorInvalidValue` (null, memory the runtime does not know:
+// the out value is zeroed, `DEVICE_ORDINAL` -2; `HOST_POINTER` of device memory; unknown
+// attribute), `hipErrorNotSupported` (`CONTEXT`, `P2P_TOKENS`, `IS_LEGACY_HIP_IPC_CAPABLE`,
+// `ALLOWED_HANDLE_TYPES`, `IS_GPU_DIRECT_RDMA_CAPABLE`, `MEMPOOL_HANDLE`).
+hipError_t hipPointerGetAttribute(void *data, hipPointer_attribute attribute, hipDeviceptr_t ptr);
+
+// `hipMallocPitch`: `height` rows of `width` bytes, each row starting `*pitch` bytes after the
+// previous (`width` rounded up to 256). Freed with `hipFree`. Errors (clr `ihipMallocPitch`,
+// hip-tests `Unit_hipMallocPitch_Negative`): `hipErrorInvalidValue` (null `ptr` or `pitch`,
+// `width` near `SIZE_MAX`), `hipErrorOutOfMemory` (the size overflows or does not fit).
+hipError_t hipMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height);
+
+// `hipMalloc3D`: as `hipMallocPitch` with `extent.depth` slices of `extent.height` rows;
+// returns `{ptr, pitch, extent.width, extent.height}`. Errors as `hipMallocPitch` (clr).
+hipError_t hipMalloc3D(struct hipPitchedPtr *pitchedDevPtr, hipExtent extent);
+
+// `hipMemcpy2D`: copies `height` rows of `width` bytes from `src` (rows `spitch` bytes apart) to
+// `dst` (rows `dpitch` apart), synchronously; any memory kinds (pageable host memory through
+// staging). Device/pinned rows go as SDMA sub-window copies. Errors (clr `hipMemcpy2D_common`,
+// hip-tests `Unit_hipMemcpy2D_Negative_Parameters`, in this order):
+// `hipErrorInvalidMemcpyDirection`, `hipErrorInvalidValue` (destroyed stream); a zero
+// `width`/`height` succeeds; `hipErrorInvalidPitchValue` (`width` > a pitch);
+// `hipErrorInvalidValue` (null pointers, a pitch above `hipDeviceAttributeMaxPitch`, rows past
+// an allocation).
+hipError_t hipMemcpy2D(void *dst,
+                       size_t dpitch,
+                       const void *src,
+                       size_t spitch,
+                       size_t width,
+                       size_t height,
+                       hipMemcpyKind kind);
+
+// `hipMemcpy2DAsync`: `hipMemcpy2D` ordered on `stream`.
+hipError_t hipMemcpy2DAsync(void *dst,
+                            size_t dpitch,
+                            const void *src,
+                            size_t spitch,
+                            size_t width,
+                            size_t height,
+                            hipMemcpyKind kind,
+                            hipStream_t stream);
+
+// `hipMemcpy3D`: copies `p->extent` (width in bytes × height rows × depth slices) between two
+// pitched pointers (`srcPtr`/`dstPtr` at `srcPos`/`dstPos`; a slice is `ysize` rows),
+// synchronously, as `hipMemcpy2D` does per slice. Arrays: `hipErrorNotSupported` (hipkfd has
+// none). Errors (clr `ihipMemcpy3D_validate`): `hipErrorInvalidValue` (null `p`, both or neither
+// of array and pointer on a side, a pitch at or above the maximum, `width + pos.x` past the
+// pitch, several slices without `ysize`, blocks past their allocation),
+// `hipErrorInvalidPitchValue` (pitch below `xsize`), `hipErrorInvalidMemcpyDirection`.
+hipError_t hipMemcpy3D(const struct hipMemcpy3DParms *p);
+
+// `hipMemcpy3DAsync`: `hipMemcpy3D` ordered on `stream`.
+hipError_t hipMemcpy3DAsync(const struct hipMemcpy3DParms *p, hipStream_t stream);
+
+// `hipMemset2D`: sets `height` rows of `width` bytes, `pitch` bytes apart, to the low byte of
+// `value`, synchronously. Errors (hip-tests `hipMemsetNegative.cc`): `hipErrorInvalidValue`
+// (null, host or unknown memory, `pitch < width`, rows past the allocation, sizes that
+// overflow); a zero `width` or `height` succeeds.
+hipError_t hipMemset2D(void *dst, size_t pitch, int value, size_t width, size_t height);
+
+// `hipMemset2DAsync`: `hipMemset2D` ordered on `stream`.
+hipError_t hipMemset2DAsync(void *dst,
+                            size_t pitch,
+                            int value,
+                            size_t width,
+                            size_t height,
+                            hipStream_t stream);
+
+// `hipMemset3D`: sets `extent` (width bytes × height rows × depth slices of `ysize` rows) of
+// `pitchedDevPtr` to the low byte of `value`, synchronously. Errors as `hipMemset2D`, and
+// `hipErrorInvalidValue` for several slices without `ysize`.
+hipError_t hipMemset3D(struct hipPitchedPtr pitchedDevPtr, int value, hipExtent extent);
+
+// `hipMemset3DAsync`: `hipMemset3D` ordered on `stream`.
+hipError_t hipMemset3DAsync(struct hipPitchedPtr pitchedDevPtr,
+                            int value,
+                            hipExtent extent,
+                            hipStream_t stream);
+
+// `hipMemGetHandleForAddressRange`: a dma-buf fd (written as an `int` to `handle`, owned by the
+// caller, `O_CLOEXEC`) for `[dptr, dptr + size)`, for RDMA NICs (`ibv_reg_dmabuf_mr`) and other
+// importers: `AMDKFD_IOC_EXPORT_DMABUF` of the BO behind the range. The fd is the whole
+// allocation, so the range must start at an allocation's base (fd offset 0 is `dptr`) and lie
+// inside it; `dptr` and `size` page aligned (CUDA's `cuMemGetHandleForAddressRange` rule).
+// Device (`hipMalloc`), pinned (`hipHostMalloc`) and managed memory. Errors:
+// `hipErrorInvalidValue` (null, size 0, unaligned, unknown memory, a range not starting at an
+// allocation's base or past its end, other memory kinds, `flags != 0`, a handle type other than
+// `hipMemRangeHandleTypeDmaBufFd`, an allocation of at most 256 KiB, which is a slot of a
+// shared 2 MiB block), `hipErrorOutOfMemory` (the export failed: fd limit).
+hipError_t hipMemGetHandleForAddressRange(void *handle,
+                                          hipDeviceptr_t dptr,
+                                          size_t size,
+                                          hipMemRangeHandleType handleType,
+                                          uint64_t flags);
+
+// `hipMallocAsync`: `size` bytes of device memory from the current pool of `stream`'s device,
+// usable in `stream`'s order (reusing a block freed earlier on it, or one whose work is done).
+// `size == 0` gives null. Errors (clr): `hipErrorInvalidValue` (null `dev_ptr`),
+// `hipErrorInvalidHandle` (destroyed stream), `hipErrorOutOfMemory`.
+hipError_t hipMallocAsync(void **dev_ptr, size_t size, hipStream_t stream);
+
+// `hipMallocFromPoolAsync`: as `hipMallocAsync` from `mem_pool`. Errors: also
+// `hipErrorInvalidValue` for a null or destroyed pool.
+hipError_t hipMallocFromPoolAsync(void **dev_ptr,
+                                  size_t size,
+                                  hipMemPool_t mem_pool,
+                                  hipStream_t stream);
+
+// `hipFreeAsync`: returns pool memory to its pool in `stream`'s order (reusable by later work
+// on `stream` at once, elsewhere once `stream`'s earlier work is done). Other device memory is
+// freed after `stream`'s work (clr falls back to `hipFree`). Errors (clr):
+// `hipErrorInvalidValue` (null, not an allocation's base), `hipErrorInvalidHandle` (destroyed
+// stream).
+hipError_t hipFreeAsync(void *dev_ptr, hipStream_t stream);
+
+// `hipMemPoolCreate`: a pool of device memory. Errors (clr): `hipErrorInvalidValue` (null
+// arguments, `allocType` other than pinned, a location that is not a visible device).
+hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool, const struct hipMemPoolProps *pool_props);
+
+// `hipMemPoolDestroy`: frees the pool's kept blocks (after their work) and forgets it.
+// Errors (clr): `hipErrorInvalidValue` (null, destroyed, a device's default pool).
+hipError_t hipMemPoolDestroy(hipMemPool_t mem_pool);
+
+// `hipDeviceGetDefaultMemPool`. Errors: `hipErrorInvalidValue` (null),
+// `hipErrorInvalidDevice`.
+hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t *mem_pool, int device);
+
+// `hipDeviceGetMemPool`: the pool `hipMallocAsync` uses on `device`. Errors (clr):
+// `hipErrorInvalidValue` (null, bad device).
+hipError_t hipDeviceGetMemPool(hipMemPool_t *mem_pool, int device);
+
+// `hipDeviceSetMemPool`. Errors (clr): `hipErrorInvalidValue` (null or unknown pool, bad
+// device), `hipErrorInvalidDevice` (the pool belongs to another device).
+hipError_t hipDeviceSetMemPool(int device, hipMemPool_t mem_pool);
+
+// `hipMemPoolTrimTo`: releases kept blocks whose work is done until at most
+// `min_bytes_to_hold` bytes stay reserved. Errors: `hipErrorInvalidValue` (null or unknown
+// pool).
+hipError_t hipMemPoolTrimTo(hipMemPool_t mem_pool, size_t min_bytes_to_hold);
+
+// `hipMemPoolSetAttribute`: `value` points to an `int` (reuse flags) or a `uint64_t`
+// (release threshold; the high marks accept only 0, a reset). Errors (clr
+// `MemoryPool::SetAttribute`): `hipErrorInvalidValue` (null, unknown pool, read-only or
+// unknown attribute, a non-zero high mark).
+hipError_t hipMemPoolSetAttribute(hipMemPool_t mem_pool, hipMemPoolAttr attr, void *value);
+
+// `hipMemPoolGetAttribute`: writes an `int` (reuse flags) or a `uint64_t` (threshold and the
+// reserved/used byte counters, current and high). Errors: `hipErrorInvalidValue` (null,
+// unknown pool or attribute).
+hipError_t hipMemPoolGetAttribute(hipMemPool_t mem_pool, hipMemPoolAttr attr, void *value);
+
+// `hipMemPoolSetAccess`: records each device's access to the pool's memory (peer devices reach
+// it as they reach `hipMalloc` memory, through `hipDeviceEnablePeerAccess`). Errors (clr, in
+// its order): `hipErrorInvalidValue` (null), `hipErrorInvalidDevice` (more entries than
+// devices, a bad device, `ProtNone`), `hipErrorInvalidValue` (unknown flags, a location that
+// is not a device).
+hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
+                               const struct hipMemAccessDesc *desc_list,
+                               size_t count);
+
+// `hipMemPoolGetAccess`: a device's access to the pool (`ReadWrite` for the pool's own device,
+// `None` for others until set). Errors (clr): `hipErrorInvalidValue` (null, unknown pool, a
+// location that is not a visible device).
+hipError_t hipMemPoolGetAccess(hipMemAccessFlags *flags,
+                               hipMemPool_t mem_pool,
+                               hipMemLocation *location);
 
 // `hipError_t __hipPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
 // hipStream_t stream)`: pushes a launch configuration on the calling thread's stack (hip-clang

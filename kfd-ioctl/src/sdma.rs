@@ -61,6 +61,8 @@ pub const SDMA_OP_DUMMY_TRAP: u8 = 16;
 
 /// `SDMA_SUBOP_COPY_LINEAR`.
 pub const SDMA_SUBOP_COPY_LINEAR: u8 = 0;
+/// `SDMA_SUBOP_COPY_LINEAR_SUB_WIND`: copy a 3D sub-window between two pitched linear surfaces.
+pub const SDMA_SUBOP_COPY_LINEAR_SUB_WIND: u8 = 4;
 /// `SDMA_SUBOP_WRITE_LINEAR`.
 pub const SDMA_SUBOP_WRITE_LINEAR: u8 = 0;
 /// `SDMA_SUBOP_TIMESTAMP_GET_GLOBAL`: write the 64-bit global (100 MHz) GPU timestamp.
@@ -96,6 +98,19 @@ pub const POLL_REGMEM_RETRY_FOREVER: u16 = 0xfff;
 /// POLL_REGMEM poll interval ROCr uses (`BlitSdma::BuildPollCommand`; the kernel's
 /// `sdma_v4_0_ring_emit_hdp_flush` uses 10), in the hardware's interval units.
 pub const POLL_REGMEM_DEFAULT_INTERVAL: u16 = 4;
+/// COPY_LINEAR_SUB_WIND field widths (vega10_sdma_pkt_open.h `SDMA_PKT_COPY_LINEAR_SUBWIN_*`):
+/// x/y offsets, pitch − 1 and rect_x/rect_y − 1 are 14 bits; z offset and rect_z − 1 are 11
+/// bits; slice pitch − 1 is 28 bits; the element size (log2 bytes, header [31:29]) is 0..=4
+/// (1 to 16 bytes). All counted in elements.
+pub const SUBWIN_XY_MAX: u32 = 1 << 14;
+/// Largest rect_z / z offset + 1 of COPY_LINEAR_SUB_WIND (11-bit fields).
+pub const SUBWIN_Z_MAX: u32 = 1 << 11;
+/// Largest pitch of COPY_LINEAR_SUB_WIND, in elements (14-bit field holding pitch − 1).
+pub const SUBWIN_PITCH_MAX: u32 = 1 << 14;
+/// Largest slice pitch of COPY_LINEAR_SUB_WIND, in elements (28-bit field holding slice − 1).
+pub const SUBWIN_SLICE_MAX: u32 = 1 << 28;
+/// Largest element size code of COPY_LINEAR_SUB_WIND (16-byte elements).
+pub const SUBWIN_ELEM_MAX: u8 = 4;
 /// CONST_FILL `fillsize` value for dword fills (ROCr `BuildFillCommand`: `fillsize = 2`).
 const FILLSIZE_DWORD: u32 = 2;
 
@@ -107,6 +122,7 @@ const POLL_MEM_POLL_SHIFT: u32 = 31;
 const ATOMIC_LOOP_SHIFT: u32 = 16;
 const ATOMIC_OP_SHIFT: u32 = 25;
 const CONST_FILL_FILLSIZE_SHIFT: u32 = 30;
+const SUBWIN_ELEM_SHIFT: u32 = 29;
 
 // ---------------------------------------------------------------------------------------------
 // Enums
@@ -386,6 +402,27 @@ pub enum Packet {
         /// Destination GPU VA (bytes).
         dst: u64,
     },
+    /// COPY_LINEAR_SUB_WIND, 13 dwords: copy a `rect_x` × `rect_y` × `rect_z` block of elements
+    /// of `1 << elem` bytes between two pitched linear surfaces (vega10_sdma_pkt_open.h
+    /// `SDMA_PKT_COPY_LINEAR_SUBWIN`; ROCr `BlitSdma::BuildCopyRectCommand`). Element
+    /// `(x, y, z)` of a surface is at `addr + ((z0 + z) * slice + (y0 + y) * pitch + x0 + x) << elem`.
+    /// Bases 4-aligned and pitches (and slices when `rect_z > 1`) whole dwords (ROCr
+    /// `SubmitCopyRectCommand`: "Hardware requires DWORD alignment for base address, pitches");
+    /// fields within the `SUBWIN_*` limits.
+    CopySubWindow {
+        /// log2 of the element size in bytes, 0..=[`SUBWIN_ELEM_MAX`].
+        elem: u8,
+        /// Source surface.
+        src: SubWindow,
+        /// Destination surface.
+        dst: SubWindow,
+        /// Elements per row, 1..=[`SUBWIN_XY_MAX`].
+        rect_x: u32,
+        /// Rows, 1..=[`SUBWIN_XY_MAX`].
+        rect_y: u32,
+        /// Slices, 1..=[`SUBWIN_Z_MAX`].
+        rect_z: u32,
+    },
     /// CONST_FILL, 5 dwords: write the dword `data` `count / 4` times from `dst` (ROCr
     /// `BuildFillCommand`: `fillsize = 2`, DW4 = `count - 4`). `dst` dword-aligned, `count` a
     /// multiple of 4 in 4 ..= [`CONST_FILL_MAX_BYTES`].
@@ -464,6 +501,59 @@ pub enum Packet {
         /// Inline payload.
         data: Vec<u32>,
     },
+}
+
+/// One side of a COPY_LINEAR_SUB_WIND: a pitched linear surface and the block's origin in it,
+/// in elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubWindow {
+    /// Base GPU VA (bytes, 4-aligned).
+    pub addr: u64,
+    /// Origin x, y (< [`SUBWIN_XY_MAX`]) and z (< [`SUBWIN_Z_MAX`]).
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+    /// Row pitch, 1..=[`SUBWIN_PITCH_MAX`].
+    pub pitch: u32,
+    /// Slice pitch, 1..=[`SUBWIN_SLICE_MAX`] (ignored by a one-slice block).
+    pub slice: u32,
+}
+
+impl SubWindow {
+    /// Byte address of element `(x, y, z)` of the block.
+    pub fn element_addr(&self, elem: u8, x: u64, y: u64, z: u64) -> u64 {
+        let e = (self.z as u64 + z) * self.slice as u64 + (self.y as u64 + y) * self.pitch as u64 + self.x as u64 + x;
+        self.addr.wrapping_add(e << elem)
+    }
+
+    fn validate(&self, side: &'static str, elem: u8, rect_z: u32) -> Result<(), EncodeError> {
+        check_align(side, self.addr, 4)?;
+        check_range("SUB_WIND x", self.x as u64, 0, SUBWIN_XY_MAX as u64 - 1)?;
+        check_range("SUB_WIND y", self.y as u64, 0, SUBWIN_XY_MAX as u64 - 1)?;
+        check_range("SUB_WIND z", self.z as u64, 0, SUBWIN_Z_MAX as u64 - 1)?;
+        check_range("SUB_WIND pitch", self.pitch as u64, 1, SUBWIN_PITCH_MAX as u64)?;
+        check_range("SUB_WIND slice", self.slice as u64, 1, SUBWIN_SLICE_MAX as u64)?;
+        check_align("SUB_WIND pitch bytes", (self.pitch as u64) << elem, 4)?;
+        if rect_z > 1 {
+            check_align("SUB_WIND slice bytes", (self.slice as u64) << elem, 4)?;
+        }
+        Ok(())
+    }
+
+    fn encode(&self) -> [u32; 5] {
+        [lo(self.addr), hi(self.addr), self.x | self.y << 16, self.z | (self.pitch - 1) << 16, self.slice - 1]
+    }
+
+    fn decode(p: &[u32]) -> SubWindow {
+        SubWindow {
+            addr: qword(p[0], p[1]),
+            x: p[2] & 0x3fff,
+            y: (p[2] >> 16) & 0x3fff,
+            z: p[3] & 0x7ff,
+            pitch: ((p[3] >> 16) & 0x3fff) + 1,
+            slice: (p[4] & 0x0fff_ffff) + 1,
+        }
+    }
 }
 
 /// Why a packet could not be decoded. The simulator turns any of these into a queue fault.
@@ -596,6 +686,7 @@ impl Packet {
         match self {
             Packet::Nop { count } => 1 + *count as usize,
             Packet::CopyLinear { .. } => 7,
+            Packet::CopySubWindow { .. } => 13,
             Packet::ConstFill { .. } => 5,
             Packet::Fence { .. } => 4,
             Packet::Trap { .. } => 2,
@@ -617,6 +708,14 @@ impl Packet {
             Packet::Nop { count } => check_range("NOP count", *count as u64, 0, NOP_MAX_COUNT as u64),
             Packet::CopyLinear { count, .. } => {
                 check_range("COPY_LINEAR count", *count as u64, 1, COPY_LINEAR_MAX_BYTES as u64)
+            }
+            Packet::CopySubWindow { elem, src, dst, rect_x, rect_y, rect_z } => {
+                check_range("SUB_WIND elementsize", *elem as u64, 0, SUBWIN_ELEM_MAX as u64)?;
+                src.validate("SUB_WIND src", *elem, *rect_z)?;
+                dst.validate("SUB_WIND dst", *elem, *rect_z)?;
+                check_range("SUB_WIND rect_x", *rect_x as u64, 1, SUBWIN_XY_MAX as u64)?;
+                check_range("SUB_WIND rect_y", *rect_y as u64, 1, SUBWIN_XY_MAX as u64)?;
+                check_range("SUB_WIND rect_z", *rect_z as u64, 1, SUBWIN_Z_MAX as u64)
             }
             Packet::ConstFill { dst, count, .. } => {
                 check_align("CONST_FILL dst", *dst, 4)?;
@@ -670,6 +769,13 @@ impl Packet {
                 lo(*dst),
                 hi(*dst),
             ]),
+            Packet::CopySubWindow { elem, src, dst, rect_x, rect_y, rect_z } => {
+                out.push(header(SDMA_OP_COPY, SDMA_SUBOP_COPY_LINEAR_SUB_WIND) | (*elem as u32) << SUBWIN_ELEM_SHIFT);
+                out.extend_from_slice(&src.encode());
+                out.extend_from_slice(&dst.encode());
+                // DW12 dst_sw [17:16], src_sw [25:24]: no endian swap.
+                out.extend_from_slice(&[(rect_x - 1) | (rect_y - 1) << 16, rect_z - 1]);
+            }
             Packet::ConstFill { dst, data, count } => out.extend_from_slice(&[
                 header(SDMA_OP_CONST_FILL, 0) | FILLSIZE_DWORD << CONST_FILL_FILLSIZE_SHIFT,
                 lo(*dst),
@@ -761,6 +867,24 @@ impl Packet {
                 let p = need(7)?;
                 let count = (p[1] & COPY_LINEAR_COUNT_MASK) + 1;
                 Ok((Packet::CopyLinear { count, src: qword(p[3], p[4]), dst: qword(p[5], p[6]) }, 7))
+            }
+            (SDMA_OP_COPY, SDMA_SUBOP_COPY_LINEAR_SUB_WIND) => {
+                let p = need(13)?;
+                let elem = (h >> SUBWIN_ELEM_SHIFT) as u8 & 7;
+                if elem > SUBWIN_ELEM_MAX {
+                    return Err(DecodeError::InvalidField { op, field: "elementsize", value: elem as u32 });
+                }
+                Ok((
+                    Packet::CopySubWindow {
+                        elem,
+                        src: SubWindow::decode(&p[1..6]),
+                        dst: SubWindow::decode(&p[6..11]),
+                        rect_x: (p[11] & 0x3fff) + 1,
+                        rect_y: ((p[11] >> 16) & 0x3fff) + 1,
+                        rect_z: (p[12] & 0x7ff) + 1,
+                    },
+                    13,
+                ))
             }
             (SDMA_OP_WRITE, SDMA_SUBOP_WRITE_LINEAR) => {
                 let p = need(4)?;
@@ -875,6 +999,75 @@ fn copy_linear_max(out: &mut Vec<u32>, dst: u64, src: u64, bytes: u64, max: u32)
         n += 1;
     }
     n
+}
+
+/// A pitched linear surface in bytes, for [`copy_3d`]: element `(x, y, z)` (x in bytes) is at
+/// `addr + z * slice + y * pitch + x`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pitched {
+    pub addr: u64,
+    pub pitch: u64,
+    pub slice: u64,
+}
+
+/// The packets of a `width` (bytes) × `height` × `depth` block copy between two pitched
+/// surfaces, in order, for the caller to encode in batches that fit its ring.
+///
+/// COPY_LINEAR_SUB_WIND where its limits allow, as ROCr `BuildCopyRectCommand` tiles it: the
+/// largest element (1..16 bytes) dividing both pitches (and slices, for more than one slice), the
+/// width and the bases' offsets from a dword; bases aligned down to a dword with the rest as the
+/// x origin; the block cut into tiles of at most [`SUBWIN_XY_MAX`] elements × rows and
+/// [`SUBWIN_Z_MAX`] slices. Where a pitch or slice is not whole dwords or exceeds the fields, one
+/// COPY_LINEAR per row instead. The arithmetic wraps; the caller has range-checked both blocks.
+pub fn copy_3d(dst: Pitched, src: Pitched, width: u64, height: u64, depth: u64) -> Box<dyn Iterator<Item = Packet>> {
+    let ctz = |v: u64| (v | 16).trailing_zeros() as u8;
+    let mut elem = ctz(src.pitch).min(ctz(dst.pitch)).min(ctz(width)).min(ctz(src.addr % 4)).min(ctz(dst.addr % 4));
+    let mut dword_pitches = src.pitch.is_multiple_of(4) && dst.pitch.is_multiple_of(4);
+    if depth > 1 {
+        elem = elem.min(ctz(src.slice)).min(ctz(dst.slice));
+        dword_pitches &= src.slice.is_multiple_of(4) && dst.slice.is_multiple_of(4);
+    }
+    let fits = |v: u64, max: u32| (1..=max as u64).contains(&(v >> elem));
+    let slices_fit = depth == 1 || (fits(src.slice, SUBWIN_SLICE_MAX) && fits(dst.slice, SUBWIN_SLICE_MAX));
+    if !(dword_pitches && fits(src.pitch, SUBWIN_PITCH_MAX) && fits(dst.pitch, SUBWIN_PITCH_MAX) && slices_fit) {
+        return Box::new((0..depth).flat_map(move |z| {
+            (0..height).flat_map(move |y| {
+                let s = src.addr.wrapping_add(z.wrapping_mul(src.slice)).wrapping_add(y.wrapping_mul(src.pitch));
+                let d = dst.addr.wrapping_add(z.wrapping_mul(dst.slice)).wrapping_add(y.wrapping_mul(dst.pitch));
+                let mut v = Vec::with_capacity(7);
+                copy_linear(&mut v, d, s, width);
+                decode_all(&v).expect("COPY_LINEAR encodes and decodes")
+            })
+        }));
+    }
+    let tile_w = (SUBWIN_XY_MAX as u64) << elem;
+    let (ty, tz) = (SUBWIN_XY_MAX as u64, SUBWIN_Z_MAX as u64);
+    Box::new((0..depth.div_ceil(tz)).flat_map(move |zi| {
+        (0..height.div_ceil(ty)).flat_map(move |yi| {
+            (0..width.div_ceil(tile_w)).map(move |xi| {
+                let (z0, y0, x0) = (zi * tz, yi * ty, xi * tile_w);
+                let side = |p: Pitched| {
+                    let a = p.addr.wrapping_add(z0 * p.slice).wrapping_add(y0 * p.pitch).wrapping_add(x0);
+                    SubWindow {
+                        addr: a & !3,
+                        x: ((a & 3) >> elem) as u32,
+                        y: 0,
+                        z: 0,
+                        pitch: (p.pitch >> elem) as u32,
+                        slice: if depth > 1 { (p.slice >> elem) as u32 } else { 1 },
+                    }
+                };
+                Packet::CopySubWindow {
+                    elem,
+                    src: side(src),
+                    dst: side(dst),
+                    rect_x: ((width - x0).min(tile_w) >> elem) as u32,
+                    rect_y: (height - y0).min(ty) as u32,
+                    rect_z: (depth - z0).min(tz) as u32,
+                }
+            })
+        })
+    }))
 }
 
 /// Appends CONST_FILL packets writing the dword `value` over `bytes` bytes at `dst`, split into
@@ -1213,10 +1406,10 @@ mod tests {
                 "op {op}"
             );
         }
-        // Known opcodes with unimplemented sub-ops: COPY_LINEAR_SUB_WIND (1/4), WRITE_TILED (2/1),
-        // DATA_FILL_MULTI (11/1), POLL_REG_WRITE_MEM (8/1), TIMESTAMP_SET/GET (13/0, 13/1),
-        // NOP with a sub-op.
-        for (op, sub) in [(1u32, 4u32), (1, 1), (2, 1), (11, 1), (8, 1), (13, 0), (13, 1), (0, 1)] {
+        // Known opcodes with unimplemented sub-ops: COPY_TILED (1/1), COPY_TILED_SUB_WIND (1/5),
+        // WRITE_TILED (2/1), DATA_FILL_MULTI (11/1), POLL_REG_WRITE_MEM (8/1), TIMESTAMP_SET/GET
+        // (13/0, 13/1), NOP with a sub-op.
+        for (op, sub) in [(1u32, 5u32), (1, 1), (2, 1), (11, 1), (8, 1), (13, 0), (13, 1), (0, 1)] {
             let h = op | sub << 8;
             let d = [h, 0, 0, 0, 0, 0, 0, 0];
             assert_eq!(
@@ -1512,5 +1705,84 @@ mod tests {
             assert_eq!(AtomicOp::from_bits(*op as u32), Some(*op));
             assert!(op.is_64bit() == (op.width() == 8));
         }
+    }
+}
+
+#[cfg(test)]
+mod sub_window_tests {
+    use super::*;
+
+    #[test]
+    fn sub_window_layout_and_limits() {
+        let side = |addr, x, pitch, slice| SubWindow { addr, x, y: 2, z: 1, pitch, slice };
+        let p = Packet::CopySubWindow {
+            elem: 2,
+            src: side(0x1000_0000_1000, 1, 64, 64 * 16),
+            dst: side(0x2000_0000_2000, 3, SUBWIN_PITCH_MAX, SUBWIN_SLICE_MAX),
+            rect_x: SUBWIN_XY_MAX,
+            rect_y: 5,
+            rect_z: SUBWIN_Z_MAX,
+        };
+        let dw = p.to_dwords();
+        assert_eq!(dw.len(), 13);
+        // Header: op COPY, sub-op 4, elementsize in [31:29] (vega10_sdma_pkt_open.h).
+        assert_eq!(dw[0], 1 | 4 << 8 | 2 << 29);
+        assert_eq!(&dw[1..6], &[0x1000, 0x1000, 1 | 2 << 16, 1 | 63 << 16, 64 * 16 - 1]);
+        assert_eq!(&dw[6..11], &[0x2000, 0x2000, 3 | 2 << 16, 1 | 0x3fff << 16, 0x0fff_ffff]);
+        assert_eq!(&dw[11..], &[0x3fff | 4 << 16, 0x7ff]);
+        assert_eq!(Packet::decode(&dw).unwrap(), (p.clone(), 13));
+        // Limits: elementsize 5, rect 0, pitch over 14 bits, unaligned base, pitch not whole dwords.
+        let bad = |f: &dyn Fn(&mut Packet)| {
+            let mut q = p.clone();
+            f(&mut q);
+            q.validate().is_err()
+        };
+        assert!(bad(&|q| if let Packet::CopySubWindow { elem, .. } = q {
+            *elem = 5
+        }));
+        assert!(bad(&|q| if let Packet::CopySubWindow { rect_y, .. } = q {
+            *rect_y = 0
+        }));
+        assert!(bad(&|q| if let Packet::CopySubWindow { rect_z, .. } = q {
+            *rect_z = SUBWIN_Z_MAX + 1
+        }));
+        assert!(bad(&|q| if let Packet::CopySubWindow { src, .. } = q {
+            src.pitch = SUBWIN_PITCH_MAX + 1
+        }));
+        assert!(bad(&|q| if let Packet::CopySubWindow { src, .. } = q {
+            src.addr += 2
+        }));
+        assert!(bad(&|q| if let Packet::CopySubWindow { elem, src, .. } = q {
+            *elem = 0;
+            src.pitch = 63;
+        }));
+        let mut dw5 = dw.clone();
+        dw5[0] |= 5 << 29;
+        assert!(matches!(Packet::decode(&dw5), Err(DecodeError::InvalidField { field: "elementsize", .. })));
+        assert!(matches!(Packet::decode(&dw[..12]), Err(DecodeError::Truncated { needed: 13, .. })));
+    }
+
+    #[test]
+    fn copy_3d_tiles_and_falls_back() {
+        let p = |addr, pitch, slice| Pitched { addr, pitch, slice };
+        // 16-byte elements where everything is a multiple of 16.
+        let v: Vec<_> = copy_3d(p(0x1000, 256, 4096), p(0x9000, 512, 8192), 128, 3, 2).collect();
+        assert_eq!(v.len(), 1);
+        let Packet::CopySubWindow { elem, rect_x, rect_y, rect_z, src, .. } = v[0] else { panic!() };
+        assert_eq!((elem, rect_x, rect_y, rect_z, src.pitch, src.slice), (4, 8, 3, 2, 32, 512));
+        // Odd base: byte elements, base aligned down, the rest as the x origin.
+        let v: Vec<_> = copy_3d(p(0x1003, 256, 0), p(0x9001, 512, 0), 100, 40_000, 1).collect();
+        assert_eq!(v.len(), 3, "rows tiled by 2^14");
+        let Packet::CopySubWindow { elem, src, dst, rect_y, .. } = v[2] else { panic!() };
+        assert_eq!((elem, src.addr & 3, src.x, dst.x, rect_y), (0, 0, 1, 3, 40_000 - 2 * SUBWIN_XY_MAX));
+        for q in &v {
+            q.validate().unwrap();
+        }
+        // A pitch the packet cannot express, or not whole dwords: one COPY_LINEAR per row.
+        let v: Vec<_> = copy_3d(p(0, 1 << 20, 0), p(0, 256, 0), 64, 9, 1).collect();
+        assert_eq!(v.len(), 9);
+        assert!(v.iter().all(|q| matches!(q, Packet::CopyLinear { count: 64, .. })));
+        let v: Vec<_> = copy_3d(p(0, 102, 0), p(0, 256, 0), 64, 2, 1).collect();
+        assert!(matches!(v[1], Packet::CopyLinear { dst: 102, src: 256, count: 64 }));
     }
 }

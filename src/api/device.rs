@@ -92,6 +92,7 @@ pub extern "C" fn hipDeviceReset() -> hipError_t {
                 let _ = stream_take(h as hipStream_t);
             }
         }
+        rt.mempool_reset(d);
         for a in rt.allocs.all() {
             if a.owner == d && matches!(a.kind, crate::memory::MemKind::Device | crate::memory::MemKind::External) {
                 rt.mem_free(a.base)?;

@@ -6,9 +6,8 @@
 //! [`device_props_r0000`] and [`device_attribute`].
 //!
 //! Where clr reports a runtime feature that hipkfd does not implement, we report it absent so
-//! that callers (hip-tests) skip instead of failing: managed memory (`managedMemory`,
-//! `concurrentManagedAccess`, `pageableMemoryAccess` = 0), stream-ordered memory pools
-//! (`memoryPoolsSupported` = 0), `hipStreamWaitValue*` and images (attributes
+//! that callers (hip-tests) skip instead of failing: pageable memory access
+//! (`pageableMemoryAccess` = 0, XNACK off), `hipStreamWaitValue*` and images (attributes
 //! `CanUseStreamWaitValue`, `ImageSupport` = 0). VMM is supported
 //! (`VirtualMemoryManagementSupported` = 1), and so is dma-buf sharing.
 
@@ -348,14 +347,17 @@ pub fn device_props(k: &KfdNode) -> hipDeviceProp_t {
     // SVM accessible by default only with XNACK or on an APU (ROCr
     // HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT).
     p.unifiedAddressing = (k.xnack_enabled || integrated) as c_int;
-    p.managedMemory = 0;
-    p.concurrentManagedAccess = 0;
+    // hipMallocManaged is coherent system memory every GPU maps (src/memory.rs): clr reports
+    // both from ROCr's HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED, true on every KFD with SVM.
+    p.managedMemory = 1;
+    p.concurrentManagedAccess = 1;
     p.directManagedMemAccessFromHost = 0;
     p.pageableMemoryAccess = 0;
     p.pageableMemoryAccessUsesHostPageTables = 0;
     p.canUseHostPointerForRegisteredMem = integrated as c_int;
     p.hostRegisterSupported = 1;
-    p.memoryPoolsSupported = 0;
+    // hipMallocAsync and memory pools (src/mempool.rs).
+    p.memoryPoolsSupported = 1;
     p.memoryPoolSupportedHandleTypes = 0;
 
     p.globalL1CacheSupported = 1;
@@ -693,7 +695,7 @@ mod tests {
         assert_eq!(a(A::hipDeviceAttributePciChipId), Ok(0x740f));
         assert_eq!(a(A::hipDeviceAttributeComputeCapabilityMajor), Ok(9));
         assert_eq!(a(A::hipDeviceAttributeClockInstructionRate), Ok(1_000_000));
-        assert_eq!(a(A::hipDeviceAttributeManagedMemory), Ok(0));
+        assert_eq!(a(A::hipDeviceAttributeManagedMemory), Ok(1));
         assert_eq!(a(A::hipDeviceAttributeMaxSharedMemoryPerMultiprocessor), Ok(65536));
         for bad in [
             A::hipDeviceAttributeUnused1,

@@ -1,10 +1,12 @@
 //! Memory management (HIP "Memory Management" group; clr `hip_memory.cpp`): allocation, copies,
 //! fills, pointer queries.
 
-use crate::api::common::{api, check, rocm5_caller, rt_dev, stream_of, write_out};
+use crate::api::common::{api, check, read_in, rocm5_caller, rt_dev, stream_of, write_out};
 use crate::api::types::*;
-use crate::memory::{MemKind, HOST_MALLOC_FLAGS};
+use crate::copy::Block;
+use crate::memory::{Backing, MemKind, HOST_MALLOC_FLAGS};
 use crate::runtime::runtime;
+use kfd_ioctl::sdma;
 use std::ffi::{c_int, c_uint, c_void};
 
 /// `hipMalloc`: `size` bytes of device memory on the current device. `size == 0` gives a null
@@ -192,12 +194,14 @@ pub extern "C" fn hipMemsetD32Async(
 /// hipMemoryTypeUnified }`).
 const ROCM5_MEMORY_TYPE_HOST: c_int = 0;
 const ROCM5_MEMORY_TYPE_DEVICE: c_int = 1;
+const ROCM5_MEMORY_TYPE_UNIFIED: c_int = 3;
 
 /// `t` in the caller's ABI: ROCm 5's values for [`rocm5_caller`]s.
 fn memory_type_for_caller(t: hipMemoryType) -> hipMemoryType {
     match t {
         _ if !rocm5_caller() => t,
         hipMemoryType::hipMemoryTypeDevice => hipMemoryType(ROCM5_MEMORY_TYPE_DEVICE),
+        hipMemoryType::hipMemoryTypeManaged => hipMemoryType(ROCM5_MEMORY_TYPE_UNIFIED),
         _ => hipMemoryType(ROCM5_MEMORY_TYPE_HOST),
     }
 }
@@ -224,10 +228,12 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
                 },
             );
         };
-        let (ty, host) = if a.host {
-            (hipMemoryType::hipMemoryTypeHost, ptr as *mut c_void)
-        } else {
-            (hipMemoryType::hipMemoryTypeDevice, std::ptr::null_mut())
+        let host_memory = a.host;
+        let managed = a.kind == MemKind::Managed;
+        let (ty, host) = match (managed, host_memory) {
+            (true, _) => (hipMemoryType::hipMemoryTypeManaged, ptr as *mut c_void),
+            (false, true) => (hipMemoryType::hipMemoryTypeHost, ptr as *mut c_void),
+            (false, false) => (hipMemoryType::hipMemoryTypeDevice, std::ptr::null_mut()),
         };
         write_out(
             attributes,
@@ -236,7 +242,7 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
                 device: a.owner as c_int,
                 devicePointer: ptr as *mut c_void,
                 hostPointer: host,
-                isManaged: 0,
+                isManaged: managed as c_int,
                 allocationFlags: a.flags,
             },
         )
@@ -262,5 +268,481 @@ pub extern "C" fn hipMemGetAddressRange(
             write_out(psize, a.size as usize)?;
         }
         Ok(())
+    })
+}
+
+/// Every `hipHostRegister` flag clr accepts (`flags > 15` is invalid, `ihipHostRegister`):
+/// `Portable` 1, `Mapped` 2, `IoMemory` 4, `ReadOnly` 8.
+const HOST_REGISTER_FLAGS: c_uint = 0xf;
+
+/// `hipHostRegister`: pins the caller's `[hostPtr, hostPtr + sizeBytes)` and maps it on every
+/// device at the same address (the device pointer is the host pointer; `Portable` and `Mapped`
+/// are implied, `ReadOnly` maps it read-only for the GPUs, `IoMemory` is accepted as clr does
+/// and works where the kernel can pin the pages). Errors (clr `ihipHostRegister`, hip-tests
+/// `Unit_hipHostRegister_Negative`/`_Flags`): `hipErrorInvalidValue` (null, size 0, flags > 15,
+/// pages not mapped or too large), `hipErrorHostMemoryAlreadyRegistered` (overlaps a
+/// registration or `hipHostMalloc` memory: CUDA's rule).
+#[no_mangle]
+pub extern "C" fn hipHostRegister(hostPtr: *mut c_void, sizeBytes: usize, flags: c_uint) -> hipError_t {
+    api(|| {
+        check(!hostPtr.is_null() && sizeBytes != 0 && flags & !HOST_REGISTER_FLAGS == 0)?;
+        let (rt, d) = rt_dev()?;
+        rt.host_register(d, hostPtr as u64, sizeBytes as u64, flags)
+    })
+}
+
+/// `hipHostUnregister`: undoes `hipHostRegister` of exactly `hostPtr`, after the devices' queued
+/// work. Errors: `hipErrorInvalidValue` (null), `hipErrorHostMemoryNotRegistered` (anything
+/// else, an interior pointer or a second unregister included; hip-tests
+/// `Unit_hipHostUnregister_*`).
+#[no_mangle]
+pub extern "C" fn hipHostUnregister(hostPtr: *mut c_void) -> hipError_t {
+    api(|| {
+        check(!hostPtr.is_null())?;
+        runtime()?.host_unregister(hostPtr as u64)
+    })
+}
+
+/// `hipHostGetDevicePointer`: the device address of host memory (`hipHostMalloc`, registered or
+/// managed memory, or any other allocation as clr answers): with GPU VA == CPU VA, `hostPointer`
+/// itself. Errors (clr, hip-tests `Unit_hipHostGetDevicePointer_Negative`):
+/// `hipErrorInvalidValue` (null out-pointer, `flags != 0`, memory the runtime does not know).
+#[no_mangle]
+pub extern "C" fn hipHostGetDevicePointer(
+    devicePointer: *mut *mut c_void,
+    hostPointer: *mut c_void,
+    flags: c_uint,
+) -> hipError_t {
+    api(|| {
+        check(!devicePointer.is_null() && flags == 0)?;
+        runtime()?.allocs.find(hostPointer as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
+        write_out(devicePointer, hostPointer)
+    })
+}
+
+/// `hipHostGetFlags`: the flags `hostPtr`'s memory was made with: `hipHostMalloc` flags, or
+/// `hipHostRegister` flags (CUDA's `cudaHostGetFlags` answers for registered memory too; clr
+/// refuses it). Errors: `hipErrorInvalidValue` (null, device or unknown memory; hip-tests
+/// `Unit_hipHostGetFlags_InvalidArgs`).
+#[no_mangle]
+pub extern "C" fn hipHostGetFlags(flagsPtr: *mut c_uint, hostPtr: *mut c_void) -> hipError_t {
+    api(|| {
+        check(!flagsPtr.is_null() && !hostPtr.is_null())?;
+        let a = runtime()?.allocs.find(hostPtr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
+        check(matches!(a.kind, MemKind::Host | MemKind::Registered))?;
+        write_out(flagsPtr, a.flags)
+    })
+}
+
+/// `hipMemPtrGetInfo`: the size (bytes) of the allocation containing `ptr`. Errors:
+/// `hipErrorInvalidValue` (null `size`, unknown memory; clr `hipMemPtrGetInfo`).
+#[no_mangle]
+pub extern "C" fn hipMemPtrGetInfo(ptr: *mut c_void, size: *mut usize) -> hipError_t {
+    api(|| {
+        check(!size.is_null())?;
+        let a = runtime()?.allocs.find(ptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
+        write_out(size, a.size as usize)
+    })
+}
+
+/// `hipMemcpyHtoDAsync`: host to device, ordered on `stream` (as `hipMemcpyAsync`). Errors as
+/// `hipMemcpyAsync`; a destroyed stream is `hipErrorContextIsDestroyed`.
+#[no_mangle]
+pub extern "C" fn hipMemcpyHtoDAsync(
+    dst: hipDeviceptr_t,
+    src: *mut c_void,
+    sizeBytes: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    memcpy(dst, src, sizeBytes, hipMemcpyKind::hipMemcpyHostToDevice, stream, false)
+}
+
+/// `hipMemcpyDtoHAsync`: device to host, ordered on `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemcpyDtoHAsync(
+    dst: *mut c_void,
+    src: hipDeviceptr_t,
+    sizeBytes: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    memcpy(dst, src, sizeBytes, hipMemcpyKind::hipMemcpyDeviceToHost, stream, false)
+}
+
+/// `hipMemcpyDtoDAsync`: device to device (peers included), ordered on `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemcpyDtoDAsync(
+    dst: hipDeviceptr_t,
+    src: hipDeviceptr_t,
+    sizeBytes: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    memcpy(dst, src, sizeBytes, hipMemcpyKind::hipMemcpyDeviceToDevice, stream, false)
+}
+
+/// `hipMemcpyWithStream`: as `hipMemcpy` but ordered on `stream`, and synchronous: returns when
+/// the copy is done (clr `ihipMemcpy(..., isAsync = false)`). Errors as `hipMemcpy`;
+/// `hipErrorContextIsDestroyed` for a destroyed stream (checked first, as clr).
+#[no_mangle]
+pub extern "C" fn hipMemcpyWithStream(
+    dst: *mut c_void,
+    src: *const c_void,
+    sizeBytes: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> hipError_t {
+    memcpy(dst, src, sizeBytes, kind, stream, true)
+}
+
+/// `hipPointerGetAttribute`: one attribute of `ptr` (CUDA's `cuPointerGetAttribute`), written
+/// with the width clr writes: `MEMORY_TYPE`, `BUFFER_ID`, `RANGE_SIZE`, `ACCESS_FLAGS` 32-bit;
+/// `IS_MANAGED`, `MAPPED`, `SYNC_MEMOPS` one byte (bool); `DEVICE_ORDINAL` int; pointers
+/// pointer-sized. Memory type: `hipMemoryTypeHost` for host, registered and managed memory (clr
+/// reports fine-grained memory so), else `hipMemoryTypeDevice`. `BUFFER_ID` is the allocation's
+/// page number in the aperture (unique among live allocations). Errors (clr
+/// `ihipPointerGetAttributes`): `hipErrorInvalidValue` (null, memory the runtime does not know:
+/// the out value is zeroed, `DEVICE_ORDINAL` -2; `HOST_POINTER` of device memory; unknown
+/// attribute), `hipErrorNotSupported` (`CONTEXT`, `P2P_TOKENS`, `IS_LEGACY_HIP_IPC_CAPABLE`,
+/// `ALLOWED_HANDLE_TYPES`, `IS_GPU_DIRECT_RDMA_CAPABLE`, `MEMPOOL_HANDLE`).
+#[no_mangle]
+pub extern "C" fn hipPointerGetAttribute(
+    data: *mut c_void,
+    attribute: hipPointer_attribute,
+    ptr: hipDeviceptr_t,
+) -> hipError_t {
+    api(|| {
+        check(!ptr.is_null() && !data.is_null())?;
+        let rt = runtime()?;
+        let a = rt.allocs.find(ptr as u64);
+        type P = hipPointer_attribute;
+        let host = a.as_ref().is_some_and(|a| a.is_host_memory());
+        let found = a.is_some();
+        let u32_out = |v: u32| {
+            write_out(data as *mut u32, v)?;
+            check(found)
+        };
+        let bool_out = |v: bool| {
+            write_out(data as *mut u8, v as u8)?;
+            check(found)
+        };
+        let ptr_out = |v: u64| {
+            write_out(data as *mut *mut c_void, v as *mut c_void)?;
+            check(found)
+        };
+        match attribute {
+            P::HIP_POINTER_ATTRIBUTE_MEMORY_TYPE => {
+                let t = if host { hipMemoryType::hipMemoryTypeHost } else { hipMemoryType::hipMemoryTypeDevice };
+                u32_out(if found { t.0 as u32 } else { 0 })
+            }
+            P::HIP_POINTER_ATTRIBUTE_DEVICE_POINTER => ptr_out(if found { ptr as u64 } else { 0 }),
+            P::HIP_POINTER_ATTRIBUTE_HOST_POINTER => {
+                ptr_out(if host { ptr as u64 } else { 0 })?;
+                check(host)
+            }
+            P::HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS => bool_out(false),
+            P::HIP_POINTER_ATTRIBUTE_BUFFER_ID => u32_out(a.as_ref().map_or(0, |a| (a.base >> 12) as u32)),
+            P::HIP_POINTER_ATTRIBUTE_IS_MANAGED => bool_out(a.as_ref().is_some_and(|a| a.kind == MemKind::Managed)),
+            P::HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL => {
+                write_out(data as *mut c_int, a.as_ref().map_or(hipInvalidDeviceId, |a| a.owner as c_int))?;
+                check(found)
+            }
+            P::HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR => ptr_out(a.as_ref().map_or(0, |a| a.base)),
+            P::HIP_POINTER_ATTRIBUTE_RANGE_SIZE => u32_out(a.as_ref().map_or(0, |a| a.size as u32)),
+            P::HIP_POINTER_ATTRIBUTE_MAPPED => bool_out(found),
+            P::HIP_POINTER_ATTRIBUTE_ACCESS_FLAGS => write_out(data as *mut u32, a.as_ref().map_or(0, |a| a.flags)),
+            P::HIP_POINTER_ATTRIBUTE_CONTEXT
+            | P::HIP_POINTER_ATTRIBUTE_P2P_TOKENS
+            | P::HIP_POINTER_ATTRIBUTE_IS_LEGACY_HIP_IPC_CAPABLE
+            | P::HIP_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+            | P::HIP_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+            | P::HIP_POINTER_ATTRIBUTE_MEMPOOL_HANDLE => Err(hipError_t::hipErrorNotSupported),
+            _ => Err(hipError_t::hipErrorInvalidValue),
+        }
+    })
+}
+
+/// Row pitch alignment of `hipMallocPitch`/`hipMalloc3D`, bytes (clr: the device's
+/// `imagePitchAlignment_`, 256 on every ROCm device, `rocdevice.cpp`).
+const PITCH_ALIGN: usize = 256;
+
+/// clr `ihipMallocPitch`: rows of `width` bytes padded to [`PITCH_ALIGN`], `height * depth` of
+/// them, one device allocation of `pitch * height * depth` bytes. A zero extent gives a null
+/// pointer and `hipSuccess` (the pitch is left as it was). Errors: `hipErrorInvalidValue`
+/// (width too large to pad), `hipErrorOutOfMemory` (the size overflows or does not fit).
+fn malloc_pitch(ptr: *mut *mut c_void, width: usize, height: usize, depth: usize) -> Result<usize, hipError_t> {
+    check(!ptr.is_null())?;
+    if width == 0 || height == 0 || depth == 0 {
+        write_out(ptr, std::ptr::null_mut())?;
+        return Ok(0);
+    }
+    check(width <= usize::MAX - PITCH_ALIGN)?;
+    let pitch = width.div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
+    let size = pitch.checked_mul(height).and_then(|v| v.checked_mul(depth)).ok_or(hipError_t::hipErrorOutOfMemory)?;
+    let (rt, d) = rt_dev()?;
+    write_out(ptr, std::ptr::null_mut())?;
+    let base = rt.mem_alloc_device(d, size as u64)?;
+    write_out(ptr, base as *mut c_void)?;
+    Ok(pitch)
+}
+
+/// `hipMallocPitch`: `height` rows of `width` bytes, each row starting `*pitch` bytes after the
+/// previous (`width` rounded up to 256). Freed with `hipFree`. Errors (clr `ihipMallocPitch`,
+/// hip-tests `Unit_hipMallocPitch_Negative`): `hipErrorInvalidValue` (null `ptr` or `pitch`,
+/// `width` near `SIZE_MAX`), `hipErrorOutOfMemory` (the size overflows or does not fit).
+#[no_mangle]
+pub extern "C" fn hipMallocPitch(ptr: *mut *mut c_void, pitch: *mut usize, width: usize, height: usize) -> hipError_t {
+    api(|| {
+        check(!ptr.is_null() && !pitch.is_null())?;
+        match malloc_pitch(ptr, width, height, 1)? {
+            0 => Ok(()),
+            p => write_out(pitch, p),
+        }
+    })
+}
+
+/// `hipMalloc3D`: as `hipMallocPitch` with `extent.depth` slices of `extent.height` rows;
+/// returns `{ptr, pitch, extent.width, extent.height}`. Errors as `hipMallocPitch` (clr).
+#[no_mangle]
+pub extern "C" fn hipMalloc3D(pitchedDevPtr: *mut hipPitchedPtr, extent: hipExtent) -> hipError_t {
+    api(|| {
+        check(!pitchedDevPtr.is_null())?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        let pitch = malloc_pitch(&mut p, extent.width, extent.height, extent.depth)?;
+        write_out(pitchedDevPtr, hipPitchedPtr { ptr: p, pitch, xsize: extent.width, ysize: extent.height })
+    })
+}
+
+/// The largest row pitch copies accept on the current device (`hipDeviceAttributeMaxPitch`).
+fn max_pitch() -> Result<usize, hipError_t> {
+    let (rt, d) = rt_dev()?;
+    Ok(rt.devices[d].props.memPitch)
+}
+
+/// A linear pitched surface at `ptr` (`pitch` bytes per row, `rows` rows per slice), with the
+/// block origin `pos` folded into its address.
+fn pitched(ptr: *const c_void, pitch: usize, rows: usize, pos: hipPos) -> Result<sdma::Pitched, hipError_t> {
+    let inv = hipError_t::hipErrorInvalidValue;
+    let slice = (pitch as u64).checked_mul(rows as u64).ok_or(inv)?;
+    let off = (pos.z as u64)
+        .checked_mul(slice)
+        .and_then(|z| (pos.y as u64).checked_mul(pitch as u64).and_then(|y| z.checked_add(y)))
+        .and_then(|v| v.checked_add(pos.x as u64))
+        .ok_or(inv)?;
+    let addr = if ptr.is_null() { 0 } else { (ptr as u64).checked_add(off).ok_or(inv)? };
+    Ok(sdma::Pitched { addr, pitch: pitch as u64, slice })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn memcpy_2d(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+    sync: bool,
+) -> hipError_t {
+    api(|| {
+        crate::copy::check_kind(kind)?;
+        let (rt, _) = rt_dev()?;
+        // clr hipMemcpy2DValidateParams: a bad stream is hipErrorInvalidValue here.
+        let s = stream_of(rt, stream).map_err(|_| hipError_t::hipErrorInvalidValue)?;
+        if width == 0 || height == 0 {
+            return Ok(());
+        }
+        if width > dpitch || width > spitch {
+            return Err(hipError_t::hipErrorInvalidPitchValue);
+        }
+        let maxp = max_pitch()?;
+        check(!dst.is_null() && !src.is_null() && dpitch <= maxp && spitch <= maxp)?;
+        let origin = hipPos { x: 0, y: 0, z: 0 };
+        let b = Block { width: width as u64, height: height as u64, depth: 1 };
+        rt.memcpy_3d(pitched(dst, dpitch, height, origin)?, pitched(src, spitch, height, origin)?, b, kind, &s, sync)
+    })
+}
+
+/// `hipMemcpy2D`: copies `height` rows of `width` bytes from `src` (rows `spitch` bytes apart) to
+/// `dst` (rows `dpitch` apart), synchronously; any memory kinds (pageable host memory through
+/// staging). Device/pinned rows go as SDMA sub-window copies. Errors (clr `hipMemcpy2D_common`,
+/// hip-tests `Unit_hipMemcpy2D_Negative_Parameters`, in this order):
+/// `hipErrorInvalidMemcpyDirection`, `hipErrorInvalidValue` (destroyed stream); a zero
+/// `width`/`height` succeeds; `hipErrorInvalidPitchValue` (`width` > a pitch);
+/// `hipErrorInvalidValue` (null pointers, a pitch above `hipDeviceAttributeMaxPitch`, rows past
+/// an allocation).
+#[no_mangle]
+pub extern "C" fn hipMemcpy2D(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    memcpy_2d(dst, dpitch, src, spitch, width, height, kind, std::ptr::null_mut(), true)
+}
+
+/// `hipMemcpy2DAsync`: `hipMemcpy2D` ordered on `stream`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hipMemcpy2DAsync(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> hipError_t {
+    memcpy_2d(dst, dpitch, src, spitch, width, height, kind, stream, false)
+}
+
+fn memcpy_3d(p: *const hipMemcpy3DParms, stream: hipStream_t, sync: bool) -> hipError_t {
+    api(|| {
+        let p = read_in(p)?;
+        // clr ihipMemcpy3D_validate, in its order.
+        check(p.srcArray.is_null() || p.srcPtr.ptr.is_null())?;
+        check(p.dstArray.is_null() || p.dstPtr.ptr.is_null())?;
+        let has_src = !p.srcArray.is_null() || !p.srcPtr.ptr.is_null();
+        let has_dst = !p.dstArray.is_null() || !p.dstPtr.ptr.is_null();
+        check(has_src && has_dst)?;
+        if !p.srcArray.is_null() || !p.dstArray.is_null() {
+            return Err(hipError_t::hipErrorNotSupported);
+        }
+        if p.srcPtr.pitch < p.srcPtr.xsize || p.dstPtr.pitch < p.dstPtr.xsize {
+            return Err(hipError_t::hipErrorInvalidPitchValue);
+        }
+        let maxp = max_pitch()?.min(i32::MAX as usize);
+        check(p.srcPtr.pitch < maxp && p.dstPtr.pitch < maxp)?;
+        let e = p.extent;
+        check(e.width.checked_add(p.dstPos.x).is_some_and(|w| w <= p.dstPtr.pitch))?;
+        check(e.width.checked_add(p.srcPos.x).is_some_and(|w| w <= p.srcPtr.pitch))?;
+        // A slice is `ysize` rows: more than one slice needs it.
+        check(e.depth <= 1 || (p.srcPtr.ysize != 0 && p.dstPtr.ysize != 0))?;
+        let (rt, _) = rt_dev()?;
+        let s = stream_of(rt, stream)?;
+        let b = Block { width: e.width as u64, height: e.height as u64, depth: e.depth as u64 };
+        let d = pitched(p.dstPtr.ptr, p.dstPtr.pitch, p.dstPtr.ysize, p.dstPos)?;
+        let sr = pitched(p.srcPtr.ptr, p.srcPtr.pitch, p.srcPtr.ysize, p.srcPos)?;
+        rt.memcpy_3d(d, sr, b, p.kind, &s, sync)
+    })
+}
+
+/// `hipMemcpy3D`: copies `p->extent` (width in bytes × height rows × depth slices) between two
+/// pitched pointers (`srcPtr`/`dstPtr` at `srcPos`/`dstPos`; a slice is `ysize` rows),
+/// synchronously, as `hipMemcpy2D` does per slice. Arrays: `hipErrorNotSupported` (hipkfd has
+/// none). Errors (clr `ihipMemcpy3D_validate`): `hipErrorInvalidValue` (null `p`, both or neither
+/// of array and pointer on a side, a pitch at or above the maximum, `width + pos.x` past the
+/// pitch, several slices without `ysize`, blocks past their allocation),
+/// `hipErrorInvalidPitchValue` (pitch below `xsize`), `hipErrorInvalidMemcpyDirection`.
+#[no_mangle]
+pub extern "C" fn hipMemcpy3D(p: *const hipMemcpy3DParms) -> hipError_t {
+    memcpy_3d(p, std::ptr::null_mut(), true)
+}
+
+/// `hipMemcpy3DAsync`: `hipMemcpy3D` ordered on `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemcpy3DAsync(p: *const hipMemcpy3DParms, stream: hipStream_t) -> hipError_t {
+    memcpy_3d(p, stream, false)
+}
+
+fn memset_3d(p: hipPitchedPtr, value: c_int, extent: hipExtent, stream: hipStream_t, sync: bool) -> hipError_t {
+    api(|| {
+        let b = Block { width: extent.width as u64, height: extent.height as u64, depth: extent.depth as u64 };
+        if b.width == 0 || b.height == 0 || b.depth == 0 {
+            return Ok(());
+        }
+        check(!p.ptr.is_null() && p.pitch >= extent.width)?;
+        check(extent.depth <= 1 || p.ysize != 0)?;
+        let (rt, _) = rt_dev()?;
+        let s = stream_of(rt, stream)?;
+        let d = pitched(p.ptr, p.pitch, p.ysize, hipPos { x: 0, y: 0, z: 0 })?;
+        rt.memset_3d(d, value as u8, b, &s, sync)
+    })
+}
+
+/// `hipMemset2D`: sets `height` rows of `width` bytes, `pitch` bytes apart, to the low byte of
+/// `value`, synchronously. Errors (hip-tests `hipMemsetNegative.cc`): `hipErrorInvalidValue`
+/// (null, host or unknown memory, `pitch < width`, rows past the allocation, sizes that
+/// overflow); a zero `width` or `height` succeeds.
+#[no_mangle]
+pub extern "C" fn hipMemset2D(dst: *mut c_void, pitch: usize, value: c_int, width: usize, height: usize) -> hipError_t {
+    let p = hipPitchedPtr { ptr: dst, pitch, xsize: width, ysize: height };
+    memset_3d(p, value, hipExtent { width, height, depth: 1 }, std::ptr::null_mut(), true)
+}
+
+/// `hipMemset2DAsync`: `hipMemset2D` ordered on `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemset2DAsync(
+    dst: *mut c_void,
+    pitch: usize,
+    value: c_int,
+    width: usize,
+    height: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    let p = hipPitchedPtr { ptr: dst, pitch, xsize: width, ysize: height };
+    memset_3d(p, value, hipExtent { width, height, depth: 1 }, stream, false)
+}
+
+/// `hipMemset3D`: sets `extent` (width bytes × height rows × depth slices of `ysize` rows) of
+/// `pitchedDevPtr` to the low byte of `value`, synchronously. Errors as `hipMemset2D`, and
+/// `hipErrorInvalidValue` for several slices without `ysize`.
+#[no_mangle]
+pub extern "C" fn hipMemset3D(pitchedDevPtr: hipPitchedPtr, value: c_int, extent: hipExtent) -> hipError_t {
+    memset_3d(pitchedDevPtr, value, extent, std::ptr::null_mut(), true)
+}
+
+/// `hipMemset3DAsync`: `hipMemset3D` ordered on `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemset3DAsync(
+    pitchedDevPtr: hipPitchedPtr,
+    value: c_int,
+    extent: hipExtent,
+    stream: hipStream_t,
+) -> hipError_t {
+    memset_3d(pitchedDevPtr, value, extent, stream, false)
+}
+
+/// `hipMemGetHandleForAddressRange`: a dma-buf fd (written as an `int` to `handle`, owned by the
+/// caller, `O_CLOEXEC`) for `[dptr, dptr + size)`, for RDMA NICs (`ibv_reg_dmabuf_mr`) and other
+/// importers: `AMDKFD_IOC_EXPORT_DMABUF` of the BO behind the range. The fd is the whole
+/// allocation, so the range must start at an allocation's base (fd offset 0 is `dptr`) and lie
+/// inside it; `dptr` and `size` page aligned (CUDA's `cuMemGetHandleForAddressRange` rule).
+/// Device (`hipMalloc`), pinned (`hipHostMalloc`) and managed memory. Errors:
+/// `hipErrorInvalidValue` (null, size 0, unaligned, unknown memory, a range not starting at an
+/// allocation's base or past its end, other memory kinds, `flags != 0`, a handle type other than
+/// `hipMemRangeHandleTypeDmaBufFd`, an allocation of at most 256 KiB, which is a slot of a
+/// shared 2 MiB block), `hipErrorOutOfMemory` (the export failed: fd limit).
+#[no_mangle]
+pub extern "C" fn hipMemGetHandleForAddressRange(
+    handle: *mut c_void,
+    dptr: hipDeviceptr_t,
+    size: usize,
+    handleType: hipMemRangeHandleType,
+    flags: u64,
+) -> hipError_t {
+    api(|| {
+        check(!handle.is_null() && !dptr.is_null() && size != 0 && flags == 0)?;
+        check(handleType == hipMemRangeHandleType::hipMemRangeHandleTypeDmaBufFd)?;
+        let page = crate::va::PAGE_SIZE;
+        check((dptr as u64).is_multiple_of(page) && (size as u64).is_multiple_of(page))?;
+        let rt = runtime()?;
+        let a = rt.allocs.find(dptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
+        check(a.base == dptr as u64 && matches!(a.kind, MemKind::Device | MemKind::Host | MemKind::Managed))?;
+        // A small hipMalloc is a slot of a shared block: its BO's dma-buf starts at the block, not
+        // at `dptr`, and holds other allocations' bytes, so it cannot be handed out.
+        let Backing::Bo(bo) = &a.backing else {
+            crate::log::hipkfd_log!("hipMemGetHandleForAddressRange: {dptr:?} is a slot of a shared block");
+            return Err(hipError_t::hipErrorInvalidValue);
+        };
+        check(size as u64 <= a.size.next_multiple_of(page).min(bo.size))?;
+        let fd = rt.kfd.export_dmabuf(bo.handle).map_err(|e| {
+            crate::log::hipkfd_log!("hipMemGetHandleForAddressRange: EXPORT_DMABUF: {e}");
+            hipError_t::hipErrorOutOfMemory
+        })?;
+        write_out(handle as *mut c_int, std::os::fd::IntoRawFd::into_raw_fd(fd))
     })
 }

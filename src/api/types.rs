@@ -386,11 +386,36 @@ c_enum! {
 }
 
 c_enum! {
+    /// `hipMemoryAdvise` (`hip_runtime_api.h`): `hipMemAdvise` advice.
+    pub struct hipMemoryAdvise {
+        hipMemAdviseSetReadMostly = 1,
+        hipMemAdviseUnsetReadMostly = 2,
+        hipMemAdviseSetPreferredLocation = 3,
+        hipMemAdviseUnsetPreferredLocation = 4,
+        hipMemAdviseSetAccessedBy = 5,
+        hipMemAdviseUnsetAccessedBy = 6,
+        hipMemAdviseSetCoarseGrain = 100,
+        hipMemAdviseUnsetCoarseGrain = 101,
+    }
+}
+
+c_enum! {
     /// `hipSharedMemConfig` (`hip_runtime_api.h`): LDS bank width (`hipDeviceSetSharedMemConfig`).
     pub struct hipSharedMemConfig {
         hipSharedMemBankSizeDefault = 0,
         hipSharedMemBankSizeFourByte = 1,
         hipSharedMemBankSizeEightByte = 2,
+    }
+}
+
+c_enum! {
+    /// `hipMemRangeAttribute` (`hip_runtime_api.h`): what `hipMemRangeGetAttribute` answers.
+    pub struct hipMemRangeAttribute {
+        hipMemRangeAttributeReadMostly = 1,
+        hipMemRangeAttributePreferredLocation = 2,
+        hipMemRangeAttributeAccessedBy = 3,
+        hipMemRangeAttributeLastPrefetchLocation = 4,
+        hipMemRangeAttributeCoherencyMode = 100,
     }
 }
 
@@ -413,6 +438,16 @@ c_enum! {
 }
 
 c_enum! {
+    /// `hipMemRangeHandleType` (`hip_runtime_api.h`, ROCm 6.5+): what
+    /// `hipMemGetHandleForAddressRange` returns.
+    pub struct hipMemRangeHandleType {
+        /// A dma-buf file descriptor (`int`).
+        hipMemRangeHandleTypeDmaBufFd = 1,
+        hipMemRangeHandleTypeMax = 0x7fffffff,
+    }
+}
+
+c_enum! {
     /// `hipDriverProcAddressQueryResult` (`hip_runtime_api.h`): `hipGetProcAddress`'s
     /// `symbolStatus`.
     pub struct hipDriverProcAddressQueryResult {
@@ -423,12 +458,51 @@ c_enum! {
 }
 
 c_enum! {
+    /// `hipMemPoolAttr` (`hip_runtime_api.h`): the three reuse flags are `int`, the rest
+    /// `uint64_t`.
+    pub struct hipMemPoolAttr {
+        hipMemPoolReuseFollowEventDependencies = 0x1,
+        hipMemPoolReuseAllowOpportunistic = 0x2,
+        hipMemPoolReuseAllowInternalDependencies = 0x3,
+        hipMemPoolAttrReleaseThreshold = 0x4,
+        hipMemPoolAttrReservedMemCurrent = 0x5,
+        hipMemPoolAttrReservedMemHigh = 0x6,
+        hipMemPoolAttrUsedMemCurrent = 0x7,
+        hipMemPoolAttrUsedMemHigh = 0x8,
+    }
+}
+
+c_enum! {
     /// `hipDriverEntryPointQueryResult` (`hip_runtime_api.h`, ROCm 7.1): `hipGetDriverEntryPoint`'s
     /// `driverStatus` (AMD's spelling of "Sufficent").
     pub struct hipDriverEntryPointQueryResult {
         hipDriverEntryPointSuccess = 0,
         hipDriverEntryPointSymbolNotFound = 1,
         hipDriverEntryPointVersionNotSufficent = 2,
+    }
+}
+
+c_enum! {
+    /// `hipPointer_attribute` (`driver_types.h`, CUDA's `CUpointer_attribute` values): what
+    /// `hipPointerGetAttribute` answers.
+    pub struct hipPointer_attribute {
+        HIP_POINTER_ATTRIBUTE_CONTEXT = 1,
+        HIP_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+        HIP_POINTER_ATTRIBUTE_DEVICE_POINTER = 3,
+        HIP_POINTER_ATTRIBUTE_HOST_POINTER = 4,
+        HIP_POINTER_ATTRIBUTE_P2P_TOKENS = 5,
+        HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS = 6,
+        HIP_POINTER_ATTRIBUTE_BUFFER_ID = 7,
+        HIP_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+        HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+        HIP_POINTER_ATTRIBUTE_IS_LEGACY_HIP_IPC_CAPABLE = 10,
+        HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+        HIP_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+        HIP_POINTER_ATTRIBUTE_MAPPED = 13,
+        HIP_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES = 14,
+        HIP_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE = 15,
+        HIP_POINTER_ATTRIBUTE_ACCESS_FLAGS = 16,
+        HIP_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17,
     }
 }
 
@@ -451,6 +525,23 @@ pub struct ihipEvent_t {
 pub struct ihipCtx_t {
     _opaque: [u8; 0],
 }
+
+/// Opaque array object behind [`hipArray_t`] (`typedef struct hipArray* hipArray_t;`). hipkfd
+/// makes no arrays: a copy naming one is `hipErrorNotSupported`.
+pub struct hipArray {
+    _opaque: [u8; 0],
+}
+
+/// Array handle.
+pub type hipArray_t = *mut hipArray;
+/// Opaque pool object behind [`hipMemPool_t`] (`typedef struct ihipMemPoolHandle_t*
+/// hipMemPool_t;`).
+pub struct ihipMemPoolHandle_t {
+    _opaque: [u8; 0],
+}
+
+/// Memory pool handle (`hipMallocAsync` and friends).
+pub type hipMemPool_t = *mut ihipMemPoolHandle_t;
 
 /// Stream handle; null is the legacy default (null) stream.
 pub type hipStream_t = *mut ihipStream_t;
@@ -648,6 +739,59 @@ pub struct hipPointerAttribute_t {
     pub isManaged: c_int,
     /// Flags given at allocation time.
     pub allocationFlags: c_uint,
+}
+
+/// `typedef struct hipMemPoolProps {...}` (`hip_runtime_api.h`): allocType@0, handleTypes@4,
+/// location@8, win32SecurityAttributes@16, maxSize@24, reserved[56]@32. 88 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipMemPoolProps {
+    /// Must be `hipMemAllocationTypePinned`.
+    pub allocType: hipMemAllocationType,
+    /// Handle types allocations may be exported as (pool export is not supported).
+    pub handleTypes: hipMemAllocationHandleType,
+    /// Must be a device.
+    pub location: hipMemLocation,
+    pub win32SecurityAttributes: *mut c_void,
+    /// Largest pool size, bytes (0: no limit).
+    pub maxSize: usize,
+    pub reserved: [u8; 56],
+}
+
+/// `typedef struct hipPitchedPtr { void* ptr; size_t pitch; size_t xsize; size_t ysize; }`
+/// (`driver_types.h`): a pitched allocation; `pitch` and `xsize` in bytes, `ysize` rows. 32 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipPitchedPtr {
+    pub ptr: *mut c_void,
+    pub pitch: usize,
+    pub xsize: usize,
+    pub ysize: usize,
+}
+
+/// `typedef struct hipPos { size_t x; size_t y; size_t z; }` (`driver_types.h`): x in bytes for
+/// linear memory. 24 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipPos {
+    pub x: usize,
+    pub y: usize,
+    pub z: usize,
+}
+
+/// `typedef struct hipMemcpy3DParms {...}` (`driver_types.h`): srcArray@0, srcPos@8, srcPtr@32,
+/// dstArray@64, dstPos@72, dstPtr@96, extent@128, kind@152. 160 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipMemcpy3DParms {
+    pub srcArray: hipArray_t,
+    pub srcPos: hipPos,
+    pub srcPtr: hipPitchedPtr,
+    pub dstArray: hipArray_t,
+    pub dstPos: hipPos,
+    pub dstPtr: hipPitchedPtr,
+    pub extent: hipExtent,
+    pub kind: hipMemcpyKind,
 }
 
 impl Default for hipPointerAttribute_t {
@@ -1565,6 +1709,11 @@ pub fn c_header_prelude() -> String {
     s.push('\n');
     render_enum(&mut s, "hipMemoryType", "", hipMemoryType::ENUMERATORS);
     for (name, e) in [
+        ("hipMemoryAdvise", ints(hipMemoryAdvise::ENUMERATORS)),
+        ("hipMemRangeAttribute", ints(hipMemRangeAttribute::ENUMERATORS)),
+        ("hipPointer_attribute", ints(hipPointer_attribute::ENUMERATORS)),
+        ("hipMemRangeHandleType", ints(hipMemRangeHandleType::ENUMERATORS)),
+        ("hipMemPoolAttr", ints(hipMemPoolAttr::ENUMERATORS)),
         ("hipMemLocationType", ints(hipMemLocationType::ENUMERATORS)),
         ("hipMemAccessFlags", ints(hipMemAccessFlags::ENUMERATORS)),
         ("hipMemAllocationType", ints(hipMemAllocationType::ENUMERATORS)),
@@ -1635,6 +1784,14 @@ mod tests {
         // Reference §B.3: VMM structs.
         assert_eq!(size_of::<hipMemLocation>(), 8);
         assert_eq!(size_of::<hipMemAccessDesc>(), 12);
+        assert_eq!(size_of::<hipPitchedPtr>(), 32);
+        assert_eq!(size_of::<hipMemPoolProps>(), 88);
+        assert_eq!(offset_of!(hipMemPoolProps, maxSize), 24);
+        assert_eq!(size_of::<hipPos>(), 24);
+        assert_eq!(size_of::<hipMemcpy3DParms>(), 160);
+        assert_eq!(offset_of!(hipMemcpy3DParms, dstArray), 64);
+        assert_eq!(offset_of!(hipMemcpy3DParms, extent), 128);
+        assert_eq!(offset_of!(hipMemcpy3DParms, kind), 152);
         assert_eq!(offset_of!(hipMemAccessDesc, flags), 8);
         assert_eq!(size_of::<hipMemAllocationProp>(), 32);
         assert_eq!(offset_of!(hipMemAllocationProp, handleTypes), 4);

@@ -301,6 +301,13 @@ fn exec(vm: &Gpuvm, pkt: &Packet) -> Exec {
     let r = match pkt {
         Packet::Nop { .. } => Ok(()),
         Packet::CopyLinear { count, src, dst } => copy_va(vm, *src, *dst, *count as u64),
+        Packet::CopySubWindow { elem, src, dst, rect_x, rect_y, rect_z } => {
+            // Row by row through the GPUVM, as COPY_LINEAR; the first fault stops the packet.
+            let row = (*rect_x as u64) << elem;
+            (0..*rect_z as u64).flat_map(|z| (0..*rect_y as u64).map(move |y| (y, z))).try_for_each(|(y, z)| {
+                copy_va(vm, src.element_addr(*elem, 0, y, z), dst.element_addr(*elem, 0, y, z), row)
+            })
+        }
         Packet::ConstFill { dst, data, count } => fill_va(vm, *dst, *data, *count as u64),
         Packet::Fence { addr, data } => write_va(vm, *addr, &data.to_le_bytes()),
         Packet::Trap { int_ctx } => return Exec::Trap(*int_ctx),

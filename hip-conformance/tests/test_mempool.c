@@ -1,0 +1,265 @@
+/*
+ * Stream-ordered allocation: hipMallocAsync, hipFreeAsync, hipMallocFromPoolAsync, memory pools
+ * (create/destroy, default/current pool, trim, attributes and counters, access), on 1 and 2 GPUs.
+ *
+ * Expected codes: clr hip_mempool.cpp / hip_mempool_impl.cpp (MemoryPool::SetAttribute);
+ * hip-tests catch/unit/memory/{hipMallocAsync,hipFreeAsync,hipMemPoolApi,hipMemPoolCreate,
+ * hipMemPoolSetGetAttribute}.cc.
+ */
+#define _GNU_SOURCE
+#include "common.h"
+
+static uint64_t pool_u64(hipMemPool_t p, hipMemPoolAttr a)
+{
+    uint64_t v = 0xdead;
+    HIP_OK(hipMemPoolGetAttribute(p, a, &v));
+    return v;
+}
+
+TEST(hipMallocAsync_roundtrip_and_reuse)
+{
+    hipStream_t s;
+    HIP_OK(hipStreamCreate(&s));
+    const size_t n = 1 * MiB + 100;
+    void *a = NULL;
+    HIP_OK(hipMallocAsync(&a, n, s));
+    REQUIRE(a != NULL);
+    uint8_t *h = xmalloc(n), *back = xmalloc(n);
+    pat_fill(h, n, 3);
+    HIP_OK(hipMemcpyAsync(a, h, n, hipMemcpyHostToDevice, s));
+    HIP_OK(hipMemcpyAsync(back, a, n, hipMemcpyDeviceToHost, s));
+    HIP_OK(hipStreamSynchronize(s));
+    CHECK_PATTERN(back, n, 3);
+    /* freed then allocated again on the same stream: the same block, in stream order */
+    HIP_OK(hipFreeAsync(a, s));
+    void *b = NULL;
+    HIP_OK(hipMallocAsync(&b, n, s));
+    CHECK(b == a);
+    HIP_OK(hipMemsetAsync(b, 0x42, n, s));
+    HIP_OK(hipStreamSynchronize(s));
+    check_dev_bytes(b, n, 0x42);
+    hipPointerAttribute_t at;
+    HIP_OK(hipPointerGetAttributes(&at, b));
+    CHECK(at.type == hipMemoryTypeDevice && at.device == 0);
+    HIP_OK(hipFreeAsync(b, s));
+    HIP_OK(hipStreamSynchronize(s));
+    /* another stream reuses it once the freeing stream's work is done */
+    hipStream_t s2;
+    HIP_OK(hipStreamCreate(&s2));
+    void *c = NULL;
+    HIP_OK(hipMallocAsync(&c, n, s2));
+    CHECK(c == a);
+    HIP_OK(hipFreeAsync(c, s2));
+    HIP_OK(hipStreamSynchronize(s2));
+    HIP_OK(hipStreamDestroy(s));
+    HIP_OK(hipStreamDestroy(s2));
+    free(h);
+    free(back);
+}
+
+TEST(hipMallocAsync_pool_counters_and_trim)
+{
+    hipMemPool_t p = NULL;
+    HIP_OK(hipDeviceGetDefaultMemPool(&p, 0));
+    hipMemPool_t cur = NULL;
+    HIP_OK(hipDeviceGetMemPool(&cur, 0));
+    CHECK(cur == p);
+    HIP_OK(hipMemPoolTrimTo(p, 0));
+    uint64_t zero = 0;
+    HIP_OK(hipMemPoolSetAttribute(p, hipMemPoolAttrUsedMemHigh, &zero));
+    HIP_OK(hipMemPoolSetAttribute(p, hipMemPoolAttrReservedMemHigh, &zero));
+    uint64_t used0 = pool_u64(p, hipMemPoolAttrUsedMemCurrent);
+    void *a = NULL, *b = NULL;
+    HIP_OK(hipMallocAsync(&a, 1 * MiB, NULL));
+    HIP_OK(hipMallocAsync(&b, 2 * MiB, NULL));
+    CHECK(pool_u64(p, hipMemPoolAttrUsedMemCurrent) == used0 + 3 * MiB);
+    CHECK(pool_u64(p, hipMemPoolAttrUsedMemHigh) >= used0 + 3 * MiB);
+    HIP_OK(hipFreeAsync(b, NULL));
+    CHECK(pool_u64(p, hipMemPoolAttrUsedMemCurrent) == used0 + 1 * MiB);
+    CHECK(pool_u64(p, hipMemPoolAttrReservedMemCurrent) >= used0 + 3 * MiB);
+    HIP_OK(hipStreamSynchronize(NULL));
+    HIP_OK(hipMemPoolTrimTo(p, 0));
+    CHECK(pool_u64(p, hipMemPoolAttrReservedMemCurrent) == pool_u64(p, hipMemPoolAttrUsedMemCurrent));
+    /* the release threshold round-trips; the counters are read-only; high marks reset to 0 only */
+    uint64_t t = 64 * MiB;
+    HIP_OK(hipMemPoolSetAttribute(p, hipMemPoolAttrReleaseThreshold, &t));
+    CHECK(pool_u64(p, hipMemPoolAttrReleaseThreshold) == 64 * MiB);
+    CHECK_HIP(hipMemPoolSetAttribute(p, hipMemPoolAttrUsedMemCurrent, &zero), hipErrorInvalidValue);
+    CHECK_HIP(hipMemPoolSetAttribute(p, hipMemPoolAttrReservedMemCurrent, &zero), hipErrorInvalidValue);
+    CHECK_HIP(hipMemPoolSetAttribute(p, hipMemPoolAttrUsedMemHigh, &t), hipErrorInvalidValue);
+    int on = 7;
+    HIP_OK(hipMemPoolGetAttribute(p, hipMemPoolReuseAllowOpportunistic, &on));
+    CHECK(on == 1);
+    CHECK_HIP(hipMemPoolGetAttribute(p, (hipMemPoolAttr)9, &on), hipErrorInvalidValue);
+    CHECK_HIP(hipMemPoolGetAttribute(p, hipMemPoolAttrUsedMemHigh, NULL), hipErrorInvalidValue);
+    t = 0;
+    HIP_OK(hipMemPoolSetAttribute(p, hipMemPoolAttrReleaseThreshold, &t));
+    HIP_OK(hipFreeAsync(a, NULL));
+    HIP_OK(hipStreamSynchronize(NULL));
+    HIP_OK(hipMemPoolTrimTo(p, 0));
+}
+
+TEST(hipMemPoolCreate_from_pool_and_destroy)
+{
+    hipMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = hipMemAllocationTypePinned;
+    props.location.type = hipMemLocationTypeDevice;
+    props.location.id = 0;
+    hipMemPool_t p = NULL;
+    HIP_OK(hipMemPoolCreate(&p, &props));
+    const size_t n = 300 * KiB;
+    void *a = NULL;
+    HIP_OK(hipMallocFromPoolAsync(&a, n, p, NULL));
+    HIP_OK(hipMemset(a, 0x19, n));
+    check_dev_bytes(a, n, 0x19);
+    CHECK(pool_u64(p, hipMemPoolAttrUsedMemCurrent) == n);
+    /* made current: hipMallocAsync draws from it */
+    HIP_OK(hipDeviceSetMemPool(0, p));
+    hipMemPool_t cur = NULL;
+    HIP_OK(hipDeviceGetMemPool(&cur, 0));
+    CHECK(cur == p);
+    void *b = NULL;
+    HIP_OK(hipMallocAsync(&b, n, NULL));
+    CHECK(pool_u64(p, hipMemPoolAttrUsedMemCurrent) == 2 * n);
+    HIP_OK(hipFreeAsync(a, NULL));
+    HIP_OK(hipFreeAsync(b, NULL));
+    /* access: own device read-write */
+    hipMemLocation loc = {hipMemLocationTypeDevice, 0};
+    hipMemAccessFlags f = hipMemAccessFlagsProtNone;
+    HIP_OK(hipMemPoolGetAccess(&f, p, &loc));
+    CHECK(f == hipMemAccessFlagsProtReadWrite);
+    /* destroying the current pool puts the default back */
+    HIP_OK(hipMemPoolDestroy(p));
+    hipMemPool_t def = NULL;
+    HIP_OK(hipDeviceGetDefaultMemPool(&def, 0));
+    HIP_OK(hipDeviceGetMemPool(&cur, 0));
+    CHECK(cur == def);
+    CHECK_HIP(hipMemPoolDestroy(p), hipErrorInvalidValue);
+    CHECK_HIP(hipMemPoolDestroy(def), hipErrorInvalidValue);
+    CHECK_HIP(hipMallocFromPoolAsync(&a, n, p, NULL), hipErrorInvalidValue);
+}
+
+TEST(hipMemPool_two_gpus)
+{
+    REQUIRE_GPUS(2);
+    hipMemPool_t p1 = NULL, p0 = NULL;
+    HIP_OK(hipDeviceGetDefaultMemPool(&p1, 1));
+    HIP_OK(hipDeviceGetDefaultMemPool(&p0, 0));
+    CHECK(p0 != p1);
+    CHECK_HIP(hipDeviceSetMemPool(0, p1), hipErrorInvalidDevice);
+    /* a stream of device 1 allocates on device 1 */
+    HIP_OK(hipSetDevice(1));
+    hipStream_t s;
+    HIP_OK(hipStreamCreate(&s));
+    HIP_OK(hipSetDevice(0));
+    void *a = NULL;
+    HIP_OK(hipMallocAsync(&a, 1 * MiB, s));
+    hipPointerAttribute_t at;
+    HIP_OK(hipPointerGetAttributes(&at, a));
+    CHECK(at.device == 1);
+    void *src = dev_pattern(1 * MiB, 9);
+    HIP_OK(hipMemcpyAsync(a, src, 1 * MiB, hipMemcpyDeviceToDevice, s));
+    HIP_OK(hipStreamSynchronize(s));
+    check_dev_pattern(a, 1 * MiB, 9);
+    HIP_OK(hipFreeAsync(a, s));
+    HIP_OK(hipStreamSynchronize(s));
+    HIP_OK(hipMemPoolTrimTo(p1, 0));
+    HIP_OK(hipFree(src));
+    /* access from device 1 to a device-0 pool */
+    hipMemAccessDesc d = {{hipMemLocationTypeDevice, 1}, hipMemAccessFlagsProtReadWrite};
+    HIP_OK(hipMemPoolSetAccess(p0, &d, 1));
+    hipMemAccessFlags f = hipMemAccessFlagsProtNone;
+    hipMemLocation loc = {hipMemLocationTypeDevice, 1};
+    HIP_OK(hipMemPoolGetAccess(&f, p0, &loc));
+    CHECK(f == hipMemAccessFlagsProtReadWrite);
+    HIP_OK(hipSetDevice(1));
+    HIP_OK(hipStreamDestroy(s));
+    HIP_OK(hipSetDevice(0));
+}
+
+TEST(hipMallocAsync_mempool_negative)
+{
+    void *a = NULL;
+    hipStream_t s;
+    HIP_OK(hipStreamCreate(&s));
+    HIP_OK(hipStreamDestroy(s));
+    CHECK_HIP(hipMallocAsync(NULL, 64, NULL), hipErrorInvalidValue);
+    CHECK_HIP(hipMallocAsync(&a, 64, s), hipErrorInvalidHandle);
+    a = (void *)1;
+    HIP_OK(hipMallocAsync(&a, 0, NULL));
+    CHECK(a == NULL);
+    CHECK_HIP(hipMallocAsync(&a, SIZE_MAX, NULL), hipErrorOutOfMemory);
+    CHECK_HIP(hipFreeAsync(NULL, NULL), hipErrorInvalidValue);
+    int x;
+    CHECK_HIP(hipFreeAsync(&x, NULL), hipErrorInvalidValue);
+    /* hipMalloc memory is freed after the stream's work (clr falls back to hipFree) */
+    void *m = NULL;
+    HIP_OK(hipMalloc(&m, 4096));
+    HIP_OK(hipFreeAsync(m, NULL));
+    CHECK_HIP(hipFree(m), hipErrorInvalidValue);
+    HIP_OK(hipMallocAsync(&a, 64, NULL));
+    CHECK_HIP(hipFreeAsync(a, s), hipErrorInvalidHandle);
+    HIP_OK(hipFreeAsync(a, NULL));
+
+    hipMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    hipMemPool_t p = NULL;
+    CHECK_HIP(hipMemPoolCreate(&p, &props), hipErrorInvalidValue); /* allocType invalid */
+    props.allocType = hipMemAllocationTypePinned;
+    CHECK_HIP(hipMemPoolCreate(&p, &props), hipErrorInvalidValue); /* location none */
+    props.location.type = hipMemLocationTypeDevice;
+    props.location.id = 99;
+    CHECK_HIP(hipMemPoolCreate(&p, &props), hipErrorInvalidValue);
+    props.location.id = 0;
+    CHECK_HIP(hipMemPoolCreate(NULL, &props), hipErrorInvalidValue);
+    CHECK_HIP(hipMemPoolCreate(&p, NULL), hipErrorInvalidValue);
+    CHECK_HIP(hipDeviceGetDefaultMemPool(NULL, 0), hipErrorInvalidValue);
+    CHECK_HIP(hipDeviceGetDefaultMemPool(&p, 99), hipErrorInvalidDevice);
+    CHECK_HIP(hipDeviceGetMemPool(&p, 99), hipErrorInvalidValue);
+    CHECK_HIP(hipDeviceSetMemPool(0, NULL), hipErrorInvalidValue);
+    CHECK_HIP(hipMemPoolTrimTo(NULL, 0), hipErrorInvalidValue);
+    HIP_OK(hipDeviceGetDefaultMemPool(&p, 0));
+    hipMemAccessDesc d = {{hipMemLocationTypeDevice, 0}, hipMemAccessFlagsProtNone};
+    CHECK_HIP(hipMemPoolSetAccess(p, &d, 1), hipErrorInvalidDevice);
+    d.location.id = 99;
+    d.flags = hipMemAccessFlagsProtReadWrite;
+    CHECK_HIP(hipMemPoolSetAccess(p, &d, 1), hipErrorInvalidDevice);
+    CHECK_HIP(hipMemPoolSetAccess(p, &d, 100), hipErrorInvalidDevice);
+    CHECK_HIP(hipMemPoolSetAccess(p, NULL, 1), hipErrorInvalidValue);
+    d.location.id = 0;
+    d.location.type = hipMemLocationTypeHost;
+    CHECK_HIP(hipMemPoolSetAccess(p, &d, 1), hipErrorInvalidValue);
+    hipMemAccessFlags f;
+    hipMemLocation loc = {hipMemLocationTypeDevice, 99};
+    CHECK_HIP(hipMemPoolGetAccess(&f, p, &loc), hipErrorInvalidValue);
+    CHECK_HIP(hipMemPoolGetAccess(NULL, p, &loc), hipErrorInvalidValue);
+    int dummy = 0;
+    HIP_OK(hipDeviceGetAttribute(&dummy, hipDeviceAttributeMemoryPoolsSupported, 0));
+    CHECK(dummy == 1);
+}
+
+/* hipDeviceReset frees the pools' memory with every other allocation: the pools forget it and
+ * hand out fresh, working memory afterwards (never a freed block). */
+TEST(hipMallocAsync_after_device_reset)
+{
+    void *a = NULL, *b = NULL;
+    HIP_OK(hipMallocAsync(&a, 1 * MiB, NULL));
+    HIP_OK(hipMallocAsync(&b, 1 * MiB, NULL));
+    HIP_OK(hipFreeAsync(b, NULL));
+    HIP_OK(hipDeviceReset());
+    hipMemPool_t p = NULL;
+    HIP_OK(hipDeviceGetDefaultMemPool(&p, 0));
+    uint64_t used = 7;
+    HIP_OK(hipMemPoolGetAttribute(p, hipMemPoolAttrReservedMemCurrent, &used));
+    CHECK(used == 0);
+    void *c = NULL;
+    HIP_OK(hipMallocAsync(&c, 1 * MiB, NULL));
+    size_t size = 0;
+    HIP_OK(hipMemPtrGetInfo(c, &size));
+    CHECK(size == 1 * MiB);
+    HIP_OK(hipMemset(c, 0x61, 1 * MiB));
+    check_dev_bytes(c, 1 * MiB, 0x61);
+    HIP_OK(hipFreeAsync(c, NULL));
+    HIP_OK(hipStreamSynchronize(NULL));
+}

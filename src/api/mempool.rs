@@ -1,0 +1,255 @@
+//! Stream-ordered memory allocation (HIP "Stream Ordered Memory Allocator" group; clr
+//! `hip_mempool.cpp`): `hipMallocAsync`, `hipFreeAsync`, memory pools. The pools are
+//! src/mempool.rs; pool IPC export is not supported.
+
+use crate::api::common::{api, check, read_in, rt_dev, slice_in, stream_of, write_out};
+use crate::api::types::*;
+use crate::mempool::{attr, AttrValue, MemPool};
+use crate::runtime::{runtime, Runtime};
+use crate::stream::Stream;
+use std::ffi::{c_int, c_void};
+use std::sync::Arc;
+
+fn pool_of(rt: &Runtime, p: hipMemPool_t) -> Result<Arc<MemPool>, hipError_t> {
+    check(!p.is_null())?;
+    rt.mempool_of(p as usize)
+}
+
+fn handle(p: &Arc<MemPool>) -> hipMemPool_t {
+    Arc::as_ptr(p) as hipMemPool_t
+}
+
+/// The stream of an async allocation call: a bad handle is `hipErrorInvalidHandle` here (clr).
+fn alloc_stream(rt: &Runtime, stream: hipStream_t) -> Result<Arc<Stream>, hipError_t> {
+    stream_of(rt, stream).map_err(|e| match e {
+        hipError_t::hipErrorContextIsDestroyed => hipError_t::hipErrorInvalidHandle,
+        e => e,
+    })
+}
+
+fn malloc_async(dev_ptr: *mut *mut c_void, size: usize, pool: Option<hipMemPool_t>, stream: hipStream_t) -> hipError_t {
+    api(|| {
+        check(!dev_ptr.is_null() && pool.is_none_or(|p| !p.is_null()))?;
+        let (rt, _) = rt_dev()?;
+        let s = alloc_stream(rt, stream)?;
+        if size == 0 {
+            return write_out(dev_ptr, std::ptr::null_mut());
+        }
+        let p = match pool {
+            Some(p) => pool_of(rt, p)?,
+            None => rt.mempool_current(s.dev),
+        };
+        write_out(dev_ptr, std::ptr::null_mut())?;
+        let base = rt.mempool_alloc(&p, size as u64, &s)?;
+        write_out(dev_ptr, base as *mut c_void)
+    })
+}
+
+/// `hipMallocAsync`: `size` bytes of device memory from the current pool of `stream`'s device,
+/// usable in `stream`'s order (reusing a block freed earlier on it, or one whose work is done).
+/// `size == 0` gives null. Errors (clr): `hipErrorInvalidValue` (null `dev_ptr`),
+/// `hipErrorInvalidHandle` (destroyed stream), `hipErrorOutOfMemory`.
+#[no_mangle]
+pub extern "C" fn hipMallocAsync(dev_ptr: *mut *mut c_void, size: usize, stream: hipStream_t) -> hipError_t {
+    malloc_async(dev_ptr, size, None, stream)
+}
+
+/// `hipMallocFromPoolAsync`: as `hipMallocAsync` from `mem_pool`. Errors: also
+/// `hipErrorInvalidValue` for a null or destroyed pool.
+#[no_mangle]
+pub extern "C" fn hipMallocFromPoolAsync(
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    mem_pool: hipMemPool_t,
+    stream: hipStream_t,
+) -> hipError_t {
+    malloc_async(dev_ptr, size, Some(mem_pool), stream)
+}
+
+/// `hipFreeAsync`: returns pool memory to its pool in `stream`'s order (reusable by later work
+/// on `stream` at once, elsewhere once `stream`'s earlier work is done). Other device memory is
+/// freed after `stream`'s work (clr falls back to `hipFree`). Errors (clr):
+/// `hipErrorInvalidValue` (null, not an allocation's base), `hipErrorInvalidHandle` (destroyed
+/// stream).
+#[no_mangle]
+pub extern "C" fn hipFreeAsync(dev_ptr: *mut c_void, stream: hipStream_t) -> hipError_t {
+    api(|| {
+        check(!dev_ptr.is_null())?;
+        let (rt, _) = rt_dev()?;
+        let s = alloc_stream(rt, stream)?;
+        rt.mempool_free(dev_ptr as u64, &s)
+    })
+}
+
+/// `hipMemPoolCreate`: a pool of device memory. Errors (clr): `hipErrorInvalidValue` (null
+/// arguments, `allocType` other than pinned, a location that is not a visible device).
+#[no_mangle]
+pub extern "C" fn hipMemPoolCreate(mem_pool: *mut hipMemPool_t, pool_props: *const hipMemPoolProps) -> hipError_t {
+    api(|| {
+        check(!mem_pool.is_null())?;
+        let props = read_in(pool_props)?;
+        check(props.allocType == hipMemAllocationType::hipMemAllocationTypePinned)?;
+        check(props.location.r#type == hipMemLocationType::hipMemLocationTypeDevice)?;
+        let rt = runtime()?;
+        let dev = rt.device(props.location.id).map_err(|_| hipError_t::hipErrorInvalidValue)?.ordinal;
+        write_out(mem_pool, handle(&rt.mempool_create(dev)))
+    })
+}
+
+/// `hipMemPoolDestroy`: frees the pool's kept blocks (after their work) and forgets it.
+/// Errors (clr): `hipErrorInvalidValue` (null, destroyed, a device's default pool).
+#[no_mangle]
+pub extern "C" fn hipMemPoolDestroy(mem_pool: hipMemPool_t) -> hipError_t {
+    api(|| {
+        let rt = runtime()?;
+        rt.mempool_destroy(&pool_of(rt, mem_pool)?)
+    })
+}
+
+/// `hipDeviceGetDefaultMemPool`. Errors: `hipErrorInvalidValue` (null),
+/// `hipErrorInvalidDevice`.
+#[no_mangle]
+pub extern "C" fn hipDeviceGetDefaultMemPool(mem_pool: *mut hipMemPool_t, device: c_int) -> hipError_t {
+    api(|| {
+        check(!mem_pool.is_null())?;
+        let rt = runtime()?;
+        let d = rt.device(device)?.ordinal;
+        write_out(mem_pool, handle(&rt.mempool_default(d)))
+    })
+}
+
+/// `hipDeviceGetMemPool`: the pool `hipMallocAsync` uses on `device`. Errors (clr):
+/// `hipErrorInvalidValue` (null, bad device).
+#[no_mangle]
+pub extern "C" fn hipDeviceGetMemPool(mem_pool: *mut hipMemPool_t, device: c_int) -> hipError_t {
+    api(|| {
+        check(!mem_pool.is_null())?;
+        let rt = runtime()?;
+        let d = rt.device(device).map_err(|_| hipError_t::hipErrorInvalidValue)?.ordinal;
+        write_out(mem_pool, handle(&rt.mempool_current(d)))
+    })
+}
+
+/// `hipDeviceSetMemPool`. Errors (clr): `hipErrorInvalidValue` (null or unknown pool, bad
+/// device), `hipErrorInvalidDevice` (the pool belongs to another device).
+#[no_mangle]
+pub extern "C" fn hipDeviceSetMemPool(device: c_int, mem_pool: hipMemPool_t) -> hipError_t {
+    api(|| {
+        let rt = runtime()?;
+        let p = pool_of(rt, mem_pool)?;
+        let d = rt.device(device).map_err(|_| hipError_t::hipErrorInvalidValue)?.ordinal;
+        rt.mempool_set_current(d, p)
+    })
+}
+
+/// `hipMemPoolTrimTo`: releases kept blocks whose work is done until at most
+/// `min_bytes_to_hold` bytes stay reserved. Errors: `hipErrorInvalidValue` (null or unknown
+/// pool).
+#[no_mangle]
+pub extern "C" fn hipMemPoolTrimTo(mem_pool: hipMemPool_t, min_bytes_to_hold: usize) -> hipError_t {
+    api(|| {
+        let rt = runtime()?;
+        rt.mempool_trim(&*pool_of(rt, mem_pool)?, min_bytes_to_hold as u64);
+        Ok(())
+    })
+}
+
+fn is_int_attr(a: hipMemPoolAttr) -> bool {
+    (attr::REUSE_FOLLOW_EVENT_DEPENDENCIES..=attr::REUSE_ALLOW_INTERNAL_DEPENDENCIES).contains(&a.0)
+}
+
+/// `hipMemPoolSetAttribute`: `value` points to an `int` (reuse flags) or a `uint64_t`
+/// (release threshold; the high marks accept only 0, a reset). Errors (clr
+/// `MemoryPool::SetAttribute`): `hipErrorInvalidValue` (null, unknown pool, read-only or
+/// unknown attribute, a non-zero high mark).
+#[no_mangle]
+pub extern "C" fn hipMemPoolSetAttribute(
+    mem_pool: hipMemPool_t,
+    attr: hipMemPoolAttr,
+    value: *mut c_void,
+) -> hipError_t {
+    api(|| {
+        check(!value.is_null())?;
+        let rt = runtime()?;
+        let p = pool_of(rt, mem_pool)?;
+        let v = if is_int_attr(attr) {
+            AttrValue::Int(read_in(value as *const i32)?)
+        } else {
+            AttrValue::U64(read_in(value as *const u64)?)
+        };
+        rt.mempool_set_attr(&p, attr.0, v)
+    })
+}
+
+/// `hipMemPoolGetAttribute`: writes an `int` (reuse flags) or a `uint64_t` (threshold and the
+/// reserved/used byte counters, current and high). Errors: `hipErrorInvalidValue` (null,
+/// unknown pool or attribute).
+#[no_mangle]
+pub extern "C" fn hipMemPoolGetAttribute(
+    mem_pool: hipMemPool_t,
+    attr: hipMemPoolAttr,
+    value: *mut c_void,
+) -> hipError_t {
+    api(|| {
+        check(!value.is_null())?;
+        let rt = runtime()?;
+        match rt.mempool_get_attr(&*pool_of(rt, mem_pool)?, attr.0)? {
+            AttrValue::Int(i) => write_out(value as *mut i32, i),
+            AttrValue::U64(u) => write_out(value as *mut u64, u),
+        }
+    })
+}
+
+/// `hipMemPoolSetAccess`: records each device's access to the pool's memory (peer devices reach
+/// it as they reach `hipMalloc` memory, through `hipDeviceEnablePeerAccess`). Errors (clr, in
+/// its order): `hipErrorInvalidValue` (null), `hipErrorInvalidDevice` (more entries than
+/// devices, a bad device, `ProtNone`), `hipErrorInvalidValue` (unknown flags, a location that
+/// is not a device).
+#[no_mangle]
+pub extern "C" fn hipMemPoolSetAccess(
+    mem_pool: hipMemPool_t,
+    desc_list: *const hipMemAccessDesc,
+    count: usize,
+) -> hipError_t {
+    api(|| {
+        check(!mem_pool.is_null() && !desc_list.is_null())?;
+        let rt = runtime()?;
+        let p = pool_of(rt, mem_pool)?;
+        if count > rt.devices.len() {
+            return Err(hipError_t::hipErrorInvalidDevice);
+        }
+        for d in slice_in(desc_list, count)? {
+            check(d.location.r#type == hipMemLocationType::hipMemLocationTypeDevice)?;
+            let dev = rt.device(d.location.id)?.ordinal;
+            if d.flags == hipMemAccessFlags::hipMemAccessFlagsProtNone {
+                return Err(hipError_t::hipErrorInvalidDevice);
+            }
+            check(
+                d.flags == hipMemAccessFlags::hipMemAccessFlagsProtRead
+                    || d.flags == hipMemAccessFlags::hipMemAccessFlagsProtReadWrite,
+            )?;
+            rt.mempool_set_access(&p, dev, d.flags.0);
+        }
+        Ok(())
+    })
+}
+
+/// `hipMemPoolGetAccess`: a device's access to the pool (`ReadWrite` for the pool's own device,
+/// `None` for others until set). Errors (clr): `hipErrorInvalidValue` (null, unknown pool, a
+/// location that is not a visible device).
+#[no_mangle]
+pub extern "C" fn hipMemPoolGetAccess(
+    flags: *mut hipMemAccessFlags,
+    mem_pool: hipMemPool_t,
+    location: *mut hipMemLocation,
+) -> hipError_t {
+    api(|| {
+        check(!flags.is_null())?;
+        let loc = read_in(location as *const hipMemLocation)?;
+        let rt = runtime()?;
+        let p = pool_of(rt, mem_pool)?;
+        check(loc.r#type == hipMemLocationType::hipMemLocationTypeDevice)?;
+        let dev = rt.device(loc.id).map_err(|_| hipError_t::hipErrorInvalidValue)?.ordinal;
+        write_out(flags, hipMemAccessFlags(rt.mempool_get_access(&p, dev)))
+    })
+}

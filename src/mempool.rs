@@ -1,0 +1,305 @@
+//! Stream-ordered allocation (`hipMallocAsync`, `hipFreeAsync`, `hipMemPool*`; clr
+//! `hip_mempool.cpp`, CUDA's "Stream Ordered Memory Allocator").
+//!
+//! A pool hands out ordinary device allocations (`hipMalloc`'s path, so every other API sees
+//! device memory) and keeps freed ones for reuse. A block freed on stream `s` is recorded with
+//! the fence of `s`'s work queued before the free: an allocation on `s` may reuse it at once
+//! (its later work runs after that work), an allocation elsewhere only once the fence is done
+//! (`hipMemPoolReuseAllowOpportunistic`). Blocks are reused whole, smallest fit first. Kept
+//! blocks beyond the release threshold whose fence is done go back to the system when the pool
+//! next allocates; `hipMemPoolTrimTo` and `hipMemPoolDestroy` release explicitly.
+
+use crate::api::types::hipError_t;
+use crate::runtime::Runtime;
+use crate::stream::{Fence, Stream};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A freed block waiting for reuse.
+#[derive(Debug)]
+struct FreeBlock {
+    base: u64,
+    /// Bytes (the size it was allocated with).
+    size: u64,
+    /// The freeing stream, by address, and its work queued before the free.
+    stream: usize,
+    fence: Option<Fence>,
+}
+
+impl FreeBlock {
+    fn idle(&self) -> bool {
+        self.fence.as_ref().is_none_or(|f| f.done())
+    }
+}
+
+/// Pool attributes and counters (`hipMemPoolAttr`), bytes.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PoolCounters {
+    pub release_threshold: u64,
+    pub reserved_high: u64,
+    pub used_high: u64,
+}
+
+#[derive(Debug, Default)]
+struct PoolState {
+    /// `hipMemPoolReuseFollowEventDependencies`, `ReuseAllowOpportunistic`,
+    /// `ReuseAllowInternalDependencies` (all on by default, CUDA).
+    reuse: [i32; 3],
+    counters: PoolCounters,
+    /// Live allocations: base → bytes.
+    used: HashMap<u64, u64>,
+    free: Vec<FreeBlock>,
+    /// `hipMemAccessFlags` per device ordinal (the owner is always read-write).
+    access: Vec<i32>,
+}
+
+impl PoolState {
+    fn used_bytes(&self) -> u64 {
+        self.used.values().sum()
+    }
+    fn reserved_bytes(&self) -> u64 {
+        self.used_bytes() + self.free.iter().map(|b| b.size).sum::<u64>()
+    }
+}
+
+/// One memory pool of device `dev`.
+#[derive(Debug)]
+pub struct MemPool {
+    pub dev: usize,
+    state: Mutex<PoolState>,
+}
+
+/// The pools of the process: each device's default and current pool, and every pool by handle.
+#[derive(Debug, Default)]
+pub struct MemPools {
+    /// Handle (the `Arc`'s address) → pool; the default pools included.
+    all: Mutex<HashMap<usize, Arc<MemPool>>>,
+    /// Per device: its default and current pool.
+    per_dev: Mutex<HashMap<usize, DevicePools>>,
+}
+
+/// A device's (default, current) pools.
+type DevicePools = (Arc<MemPool>, Arc<MemPool>);
+
+/// `hipMemPoolAttr` values (`hip_runtime_api.h`).
+pub mod attr {
+    pub const REUSE_FOLLOW_EVENT_DEPENDENCIES: i32 = 1;
+    pub const REUSE_ALLOW_INTERNAL_DEPENDENCIES: i32 = 3;
+    pub const RELEASE_THRESHOLD: i32 = 4;
+    pub const RESERVED_MEM_CURRENT: i32 = 5;
+    pub const RESERVED_MEM_HIGH: i32 = 6;
+    pub const USED_MEM_CURRENT: i32 = 7;
+    pub const USED_MEM_HIGH: i32 = 8;
+}
+
+/// A pool attribute's value: the three reuse flags are `int`, the rest `uint64_t`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttrValue {
+    Int(i32),
+    U64(u64),
+}
+
+impl Runtime {
+    /// A new pool on device `dev` (`hipMemPoolCreate`), registered under its handle.
+    pub fn mempool_create(&self, dev: usize) -> Arc<MemPool> {
+        let mut access = vec![0; self.devices.len()];
+        access[dev] = 3;
+        let st = PoolState { reuse: [1, 1, 1], access, ..Default::default() };
+        let p = Arc::new(MemPool { dev, state: Mutex::new(st) });
+        self.mempools.all.lock().insert(Arc::as_ptr(&p) as usize, p.clone());
+        p
+    }
+
+    /// The pool a handle names. Errors: `hipErrorInvalidValue` (unknown or destroyed).
+    pub fn mempool_of(&self, h: usize) -> Result<Arc<MemPool>, hipError_t> {
+        self.mempools.all.lock().get(&h).cloned().ok_or(hipError_t::hipErrorInvalidValue)
+    }
+
+    fn mempool_dev(&self, dev: usize) -> DevicePools {
+        if let Some(p) = self.mempools.per_dev.lock().get(&dev) {
+            return p.clone();
+        }
+        let p = self.mempool_create(dev);
+        self.mempools.per_dev.lock().entry(dev).or_insert((p.clone(), p)).clone()
+    }
+
+    /// Device `dev`'s default pool (`hipDeviceGetDefaultMemPool`).
+    pub fn mempool_default(&self, dev: usize) -> Arc<MemPool> {
+        self.mempool_dev(dev).0
+    }
+
+    /// Device `dev`'s current pool (`hipDeviceGetMemPool`, what `hipMallocAsync` uses).
+    pub fn mempool_current(&self, dev: usize) -> Arc<MemPool> {
+        self.mempool_dev(dev).1
+    }
+
+    /// `hipDeviceSetMemPool`. Errors: `hipErrorInvalidDevice` (the pool is another device's).
+    pub fn mempool_set_current(&self, dev: usize, p: Arc<MemPool>) -> Result<(), hipError_t> {
+        if p.dev != dev {
+            return Err(hipError_t::hipErrorInvalidDevice);
+        }
+        let d = self.mempool_default(dev);
+        self.mempools.per_dev.lock().insert(dev, (d, p));
+        Ok(())
+    }
+
+    /// `hipMallocAsync`/`hipMallocFromPoolAsync`: `size` bytes from pool `p` for use on `s`: a
+    /// kept block that is free in `s`'s order, else a new device allocation. Errors:
+    /// `hipErrorOutOfMemory`.
+    pub fn mempool_alloc(&self, p: &MemPool, size: u64, s: &Stream) -> Result<u64, hipError_t> {
+        let sid = s as *const Stream as usize;
+        // The queue `s` last used: work after a fence on it runs after that fence (FIFO).
+        let queue = s.last_fence().map(|f| f.queue);
+        let in_order = |b: &FreeBlock| {
+            b.idle() || b.fence.as_ref().zip(queue.as_ref()).is_some_and(|(f, q)| Arc::ptr_eq(&f.queue, q))
+        };
+        let mut st = p.state.lock();
+        let opportunistic = st.reuse[1] != 0;
+        let pick = st
+            .free
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.size >= size && b.size <= size.saturating_mul(2).max(size + (64 << 10)))
+            .filter(|(_, b)| (b.stream == sid && in_order(b)) || (opportunistic && b.idle()))
+            .min_by_key(|(_, b)| b.size)
+            .map(|(i, _)| i);
+        if let Some(i) = pick {
+            let b = st.free.swap_remove(i);
+            st.used.insert(b.base, b.size);
+            Self::mempool_high_marks(&mut st);
+            return Ok(b.base);
+        }
+        let keep = st.counters.release_threshold;
+        self.mempool_release(&mut st, keep);
+        drop(st);
+        let base = self.mem_alloc_device(p.dev, size)?;
+        let mut st = p.state.lock();
+        st.used.insert(base, size);
+        Self::mempool_high_marks(&mut st);
+        Ok(base)
+    }
+
+    fn mempool_high_marks(st: &mut PoolState) {
+        st.counters.used_high = st.counters.used_high.max(st.used_bytes());
+        st.counters.reserved_high = st.counters.reserved_high.max(st.reserved_bytes());
+    }
+
+    /// Frees kept blocks whose work is done until at most `keep` bytes stay reserved.
+    fn mempool_release(&self, st: &mut PoolState, keep: u64) {
+        let mut i = 0;
+        while st.reserved_bytes() > keep && i < st.free.len() {
+            if st.free[i].idle() {
+                let b = st.free.swap_remove(i);
+                self.mem_free_idle(b.base);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// `hipFreeAsync`: gives `base` back to its pool in `s`'s order. Memory of no pool is freed
+    /// at once after `s`'s work (clr falls back to `hipFree`). Errors: `hipErrorInvalidValue`
+    /// (not an allocation's base).
+    pub fn mempool_free(&self, base: u64, s: &Arc<Stream>) -> Result<(), hipError_t> {
+        let pools: Vec<Arc<MemPool>> = self.mempools.all.lock().values().cloned().collect();
+        for p in pools {
+            let mut st = p.state.lock();
+            if let Some(size) = st.used.remove(&base) {
+                let stream = Arc::as_ptr(s) as usize;
+                st.free.push(FreeBlock { base, size, stream, fence: s.last_fence() });
+                return Ok(());
+            }
+        }
+        self.stream_sync(s)?;
+        self.mem_free(base)
+    }
+
+    /// `hipMemPoolTrimTo`: releases kept blocks whose work is done until at most `keep` bytes
+    /// stay reserved (blocks in use are never released).
+    pub fn mempool_trim(&self, p: &MemPool, keep: u64) {
+        let mut st = p.state.lock();
+        self.mempool_release(&mut st, keep);
+    }
+
+    /// `hipMemPoolDestroy`: waits for the kept blocks' work, frees them and forgets the pool; a
+    /// device using it as its current pool goes back to its default. Allocations still in use
+    /// stay valid until `hipFree` (CUDA frees them with the pool; clr keeps them). Errors:
+    /// `hipErrorInvalidValue` (a default pool).
+    pub fn mempool_destroy(&self, p: &Arc<MemPool>) -> Result<(), hipError_t> {
+        let (def, cur) = self.mempool_dev(p.dev);
+        if Arc::ptr_eq(&def, p) {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        let blocks = std::mem::take(&mut p.state.lock().free);
+        for b in blocks {
+            if let Some(f) = &b.fence {
+                self.fence_wait(f)?;
+            }
+            self.mem_free_idle(b.base);
+        }
+        if Arc::ptr_eq(&cur, p) {
+            self.mempools.per_dev.lock().insert(p.dev, (def.clone(), def));
+        }
+        self.mempools.all.lock().remove(&(Arc::as_ptr(p) as usize));
+        Ok(())
+    }
+
+    /// `hipDeviceReset` of device `dev`: its pools forget their blocks (the reset frees every
+    /// device allocation of `dev`, the pools' among them); the pools stay usable.
+    pub fn mempool_reset(&self, dev: usize) {
+        let pools: Vec<Arc<MemPool>> = self.mempools.all.lock().values().filter(|p| p.dev == dev).cloned().collect();
+        for p in pools {
+            let mut st = p.state.lock();
+            st.used.clear();
+            st.free.clear();
+        }
+    }
+
+    /// `hipMemPoolSetAttribute` (clr `MemoryPool::SetAttribute`): the reuse flags and the
+    /// release threshold are set; the high marks only reset to 0; the current counters are
+    /// read-only. Errors: `hipErrorInvalidValue` otherwise.
+    pub fn mempool_set_attr(&self, p: &MemPool, a: i32, v: AttrValue) -> Result<(), hipError_t> {
+        let mut st = p.state.lock();
+        match (a, v) {
+            (attr::REUSE_FOLLOW_EVENT_DEPENDENCIES..=attr::REUSE_ALLOW_INTERNAL_DEPENDENCIES, AttrValue::Int(i)) => {
+                st.reuse[(a - 1) as usize] = i
+            }
+            (attr::RELEASE_THRESHOLD, AttrValue::U64(t)) => st.counters.release_threshold = t,
+            (attr::RESERVED_MEM_HIGH, AttrValue::U64(0)) => st.counters.reserved_high = st.reserved_bytes(),
+            (attr::USED_MEM_HIGH, AttrValue::U64(0)) => st.counters.used_high = st.used_bytes(),
+            _ => return Err(hipError_t::hipErrorInvalidValue),
+        }
+        Ok(())
+    }
+
+    /// `hipMemPoolGetAttribute`. Errors: `hipErrorInvalidValue` (unknown attribute).
+    pub fn mempool_get_attr(&self, p: &MemPool, a: i32) -> Result<AttrValue, hipError_t> {
+        let st = p.state.lock();
+        Ok(match a {
+            attr::REUSE_FOLLOW_EVENT_DEPENDENCIES..=attr::REUSE_ALLOW_INTERNAL_DEPENDENCIES => {
+                AttrValue::Int(st.reuse[(a - 1) as usize])
+            }
+            attr::RELEASE_THRESHOLD => AttrValue::U64(st.counters.release_threshold),
+            attr::RESERVED_MEM_CURRENT => AttrValue::U64(st.reserved_bytes()),
+            attr::RESERVED_MEM_HIGH => AttrValue::U64(st.counters.reserved_high),
+            attr::USED_MEM_CURRENT => AttrValue::U64(st.used_bytes()),
+            attr::USED_MEM_HIGH => AttrValue::U64(st.counters.used_high),
+            _ => return Err(hipError_t::hipErrorInvalidValue),
+        })
+    }
+
+    /// `hipMemPoolSetAccess` for one device: records `flags` (the owner stays read-write).
+    /// Peer devices reach pool memory as they reach `hipMalloc` memory: through
+    /// `hipDeviceEnablePeerAccess`.
+    pub fn mempool_set_access(&self, p: &MemPool, dev: usize, flags: i32) {
+        if dev != p.dev {
+            p.state.lock().access[dev] = flags;
+        }
+    }
+
+    /// `hipMemPoolGetAccess` for one device.
+    pub fn mempool_get_access(&self, p: &MemPool, dev: usize) -> i32 {
+        p.state.lock().access[dev]
+    }
+}

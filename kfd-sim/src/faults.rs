@@ -19,7 +19,8 @@
 //! only visible one: the call fails with `EINTR` (counted under its own rule).
 //!
 //! Several rules may name the same call; they are checked in order and the first that fires
-//! wins. Counts of the faults each name received are in `KFDSIM_STATS` (`faults.<NAME>`).
+//! wins. Counts of the faults each name received are in `KFDSIM_STATS` (`faults.<NAME>`; the
+//! launcher's `session.faults.*` also count processes that ended in `_exit` or by a signal).
 //! Test drivers may switch injection off and on with the exported `kfdsim_faults_enable`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -240,6 +241,7 @@ pub fn check(name: impl FnOnce() -> Option<&'static str>) -> Option<i32> {
         let n = r.calls.fetch_add(1, Ordering::Relaxed) + 1;
         if fires(r.when, inj.seed, idx, n) {
             r.hits.fetch_add(1, Ordering::Relaxed);
+            log_to_session(name);
             if crate::trace::enabled() {
                 crate::trace::emit(format_args!("{name}: injected {} (call {n})", errno_name(r.errno)));
             }
@@ -247,6 +249,20 @@ pub fn check(name: impl FnOnce() -> Option<&'static str>) -> Option<i32> {
         }
     }
     None
+}
+
+/// Under the launcher with `KFDSIM_STATS` set: appends `name` as one line to
+/// `<session>/faults`, so that the session's counts include processes that end without running
+/// their exit handlers (`_exit`, a signal).
+fn log_to_session(name: &str) {
+    static DIR: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        std::env::var_os("KFDSIM_STATS").filter(|v| !v.is_empty() && v != "0")?;
+        std::env::var_os(crate::session::ENV_SESSION).map(std::path::PathBuf::from)
+    });
+    if let Some(dir) = dir {
+        let _ = crate::session::append(&dir.join(crate::session::FAULTS_FILE), &format!("{name}\n"));
+    }
 }
 
 /// Faults injected so far, per call name (rules of one name summed), in rule order.

@@ -192,8 +192,8 @@ fn run(args: &[OsString]) -> Result<u8, String> {
         Err(e) => Err(format!("{}: {e}", opts.command[0].to_string_lossy())),
     };
     if let Some(dest) = stats {
-        let records = std::fs::read_to_string(session.dir().join(session::STATS_FILE)).unwrap_or_default();
-        let summary = session::stats_summary(&records);
+        let read = |name: &str| std::fs::read_to_string(session.dir().join(name)).unwrap_or_default();
+        let summary = session::stats_summary(&read(session::STATS_FILE), &read(session::FAULTS_FILE));
         if dest == "1" {
             eprint!("{summary}");
         } else if let Err(e) = session::append(std::path::Path::new(&dest), &summary) {

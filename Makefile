@@ -4,7 +4,7 @@ REL     := $(CURDIR)/target/release
 KFDSIM  := $(REL)/kfdsim
 CONF    := $(MAKE) -C hip-conformance HIPKFD_LIB=$(REL) KFDSIM=$(KFDSIM)
 
-.PHONY: all build demo bench test header clean
+.PHONY: all build demo bench test reliability header clean
 
 all: build
 
@@ -28,6 +28,12 @@ bench: build
 ## The last line is `N passed, N failed`.
 test: build
 	@tools/run-tests
+
+## The long fault sweep (`make test` runs the quick one): the fault driver, the whole C suite and
+## the examples under every KFDSIM_FAULTS class, seeds 1 2 3 (FAULT_SEEDS to vary); checks no
+## crash, hang, leak or corruption. The last line is `N passed, N failed` (runs).
+reliability: build
+	@tools/fault-sweep --long
 
 ## Regenerate include/hip/hip_runtime_api.h from the Rust definitions.
 header:

@@ -176,9 +176,10 @@ static void step_vmm(int iter, int dev)
                 }
                 ok(hipFree(p));
             }
-            ok(hipDestroyExternalMemory(em));
+            ok(hipDestroyExternalMemory(em)); /* the import owns the fd and closes it */
+        } else {
+            close(fd);
         }
-        close(fd);
     }
     ok(hipMemRelease(h));
 }

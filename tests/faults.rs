@@ -4,12 +4,16 @@
 //! its own `kfdsim run` with the faults set, selecting one `#[ignore]`d `child_*` test: the
 //! child asserts, the parent checks its exit status and its `KFDSIM_STATS` record.
 
+mod common;
+
 use amdhip64::api::device::*;
 use amdhip64::api::interop::*;
 use amdhip64::api::memory::*;
 use amdhip64::api::types::*;
 use amdhip64::api::vmm::*;
+use kfd_ioctl::kfd::*;
 use std::ffi::c_void;
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::Command;
 use std::ptr::null_mut;
@@ -197,4 +201,80 @@ fn child_setup_fails() {
     assert_eq!(n, 0);
     let mut p = null_mut();
     assert_eq!(hipMalloc(&mut p, 4096), hipError_t::hipErrorInitializationError);
+}
+
+/// One counter of this process's `KFDSIM_STATS` record, through the sim's exported hook.
+fn sim_stat(key: &str) -> u64 {
+    let key = std::ffi::CString::new(key).unwrap();
+    // SAFETY: looking up a symbol by a NUL-terminated name.
+    let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"kfdsim_stat".as_ptr()) };
+    assert!(!f.is_null(), "kfdsim_stat not found: not under kfdsim");
+    // SAFETY: libkfdsim.so exports `kfdsim_stat` with this signature.
+    let f: extern "C" fn(*const libc::c_char) -> u64 = unsafe { std::mem::transmute(f) };
+    f(key.as_ptr())
+}
+
+/// An injected fault fails the call before the model acts: the failed ALLOC consumes no handle,
+/// the failed MAP maps nothing, the failed mmap maps nothing, and the same calls then succeed.
+#[test]
+fn injected_faults_leave_the_model_unchanged() {
+    let stats = run_child(
+        "child_model_state_unchanged",
+        "ALLOC_MEMORY_OF_GPU:ENOMEM:nth=1,MAP_MEMORY_TO_GPU:EINTR:nth=1,mmap:ENOMEM:nth=1",
+    );
+    assert_eq!(session_value(&stats, "faults.total"), 3, "{stats}");
+}
+
+#[test]
+#[ignore = "run by injected_faults_leave_the_model_unchanged under kfdsim with faults"]
+fn child_model_state_unchanged() {
+    let e = common::env();
+    let size = 64 << 10;
+    let va = common::reserve(size);
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: va,
+        size,
+        gpu_id: e.gpus[0],
+        flags: common::GTT,
+        ..Default::default()
+    };
+    let kfd = e.kfd.as_raw_fd();
+    assert_eq!(common::kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a), Err(nix::errno::Errno::ENOMEM));
+    assert_eq!((sim_stat("bos"), sim_stat("gpu0.gtt_bytes"), sim_stat("faults.ALLOC_MEMORY_OF_GPU")), (0, 0, 1));
+    common::kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
+    assert_eq!(a.handle & 0xffff_ffff, 0, "the failed ALLOC took an idr");
+    assert_eq!((sim_stat("bos"), sim_stat("gpu0.gtt_bytes")), (1, size));
+    let render = e.render[0].as_raw_fd();
+    // SAFETY: MAP_FIXED over our own reservation at `va`.
+    let p = unsafe {
+        libc::mmap(
+            va as *mut c_void,
+            size as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_FIXED,
+            render,
+            a.mmap_offset as i64,
+        )
+    };
+    assert_eq!((p, nix::errno::Errno::last()), (libc::MAP_FAILED, nix::errno::Errno::ENOMEM));
+    common::cpu_map(render, va, size, a.mmap_offset);
+    let b = common::Buf { handle: a.handle, va, size };
+    let maps = sim_stat("va_mappings");
+    assert_eq!(common::map(&b, &e.gpus[..1]), Err(nix::errno::Errno::EINTR));
+    assert_eq!((sim_stat("gpu0.mapped"), sim_stat("va_mappings")), (0, maps));
+    common::map(&b, &e.gpus[..1]).unwrap();
+    assert_eq!((sim_stat("gpu0.mapped"), sim_stat("va_mappings")), (1, maps + 1));
+    common::unmap(&b, &e.gpus[..1]).unwrap();
+    common::free(&b).unwrap();
+    assert_eq!((sim_stat("bos"), sim_stat("gpu0.gtt_bytes"), sim_stat("faults.total")), (0, 0, 3));
+}
+
+/// The launcher refuses an invalid fault list before the command starts (status 125).
+#[test]
+fn launcher_refuses_an_invalid_fault_list() {
+    for bad in ["ALLOC_MEMORY:ENOMEM:every=1", "GEM_VA:ENOPE:nth=1", "mmap:ENOMEM:p=2", "GEM_VA:ENOMEM"] {
+        let out = Command::new(kfdsim()).args(["run", "--", "true"]).env("KFDSIM_FAULTS", bad).output().unwrap();
+        assert_eq!(out.status.code(), Some(125), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("KFDSIM_FAULTS"), "{bad}");
+    }
 }

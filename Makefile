@@ -4,7 +4,7 @@ REL     := $(CURDIR)/target/release
 KFDSIM  := $(REL)/kfdsim
 CONF    := $(MAKE) -C hip-conformance HIPKFD_LIB=$(REL) KFDSIM=$(KFDSIM)
 
-.PHONY: all build demo bench test reliability header clean
+.PHONY: all build demo bench test reliability fuzz header clean
 
 all: build
 
@@ -34,6 +34,11 @@ test: build
 ## crash, hang, leak or corruption. The last line is `N passed, N failed` (runs).
 reliability: build
 	@tools/fault-sweep --long
+
+## The long fuzz run of the C ABI (hip-conformance/reliability/fuzz.c; `make test` runs a short
+## one): FUZZ_CALLS operations (default 1000000) per seed of FUZZ_SEEDS (1 2 3) on 1, 2 and 4 GPUs.
+fuzz: build
+	@$(CONF) fuzz $(if $(FUZZ_CALLS),FUZZ_CALLS=$(FUZZ_CALLS)) $(if $(FUZZ_SEEDS),FUZZ_SEEDS="$(FUZZ_SEEDS)")
 
 ## Regenerate include/hip/hip_runtime_api.h from the Rust definitions.
 header:

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <hip/hip_runtime_api.h>
 #include "../fdpass.h"
+#include "../shared.h"
 
 #include <dirent.h>
 #include <stdint.h>
@@ -52,27 +53,9 @@ static void report(const char *what, double *v, int n)
     printf("  %-58s median %8.1f us   p99 %8.1f us   (n=%d)\n", what, v[n / 2], v[(int)(n * 0.99)], n);
 }
 
-static int fd_count(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    int n = 0;
-    while (d && readdir(d))
-        n++;
-    if (d)
-        closedir(d);
-    return n;
-}
+static int fd_count(void) { return open_fd_count(); }
 
-static hipMemAllocationProp prop(int dev)
-{
-    hipMemAllocationProp p;
-    memset(&p, 0, sizeof p);
-    p.type = hipMemAllocationTypePinned;
-    p.requestedHandleTypes = hipMemHandleTypePosixFileDescriptor;
-    p.location.type = hipMemLocationTypeDevice;
-    p.location.id = dev;
-    return p;
-}
+static hipMemAllocationProp prop(int dev) { return vmm_device_prop(dev); }
 
 static void access_rw(void *va, size_t n, int dev)
 {

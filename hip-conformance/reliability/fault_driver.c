@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include <hip/hip_runtime_api.h>
+#include "../shared.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -135,12 +136,7 @@ static void step_stream(int iter)
  * dma-buf and import it back as external memory. */
 static void step_vmm(int iter, int dev)
 {
-    hipMemAllocationProp prop;
-    memset(&prop, 0, sizeof prop);
-    prop.type = hipMemAllocationTypePinned;
-    prop.requestedHandleTypes = hipMemHandleTypePosixFileDescriptor;
-    prop.location.type = hipMemLocationTypeDevice;
-    prop.location.id = dev;
+    hipMemAllocationProp prop = vmm_device_prop(dev);
     hipMemGenericAllocationHandle_t h;
     if (!ok(hipMemCreate(&h, gran, &prop, 0)))
         return;
@@ -237,18 +233,6 @@ static void pass(int iter)
     free(back);
 }
 
-static long open_fds(void)
-{
-    long n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return -1;
-    while (readdir(d))
-        n++;
-    closedir(d);
-    return n;
-}
-
 #define MAX_KEYS 64
 static const char *keys[MAX_KEYS];
 static int nkeys;
@@ -273,10 +257,7 @@ int main(int argc, char **argv)
         printf("no device\nRESULT: FAIL\n");
         return 1;
     }
-    hipMemAllocationProp prop;
-    memset(&prop, 0, sizeof prop);
-    prop.type = hipMemAllocationTypePinned;
-    prop.location.type = hipMemLocationTypeDevice;
+    hipMemAllocationProp prop = vmm_device_prop(0);
     if (hipMemGetAllocationGranularity(&gran, &prop, hipMemAllocationGranularityMinimum) != hipSuccess ||
         hipMalloc(&keeper, KEEPER_BYTES) != hipSuccess) {
         printf("setup failed\nRESULT: FAIL\n");
@@ -303,7 +284,7 @@ int main(int argc, char **argv)
     uint64_t base[MAX_KEYS];
     for (int i = 0; i < nkeys; i++)
         base[i] = sim_stat(keys[i]);
-    long base_fds = open_fds();
+    long base_fds = open_fd_count();
     long warm_steps = steps, warm_failures = failures;
     if (warm_failures) {
         printf("warm-up: %ld of %ld calls failed without faults\nRESULT: FAIL\n", warm_failures, warm_steps);
@@ -330,7 +311,7 @@ int main(int argc, char **argv)
             leaks++;
         }
     }
-    long fds = open_fds();
+    long fds = open_fd_count();
     if (fds != base_fds) {
         printf("LEAK: open fds = %ld, baseline %ld\n", fds, base_fds);
         leaks++;

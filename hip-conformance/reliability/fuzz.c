@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include <hip/hip_runtime_api.h>
+#include "../shared.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
@@ -419,11 +420,7 @@ static void op_device(void)
 
 static void op_vmm(void)
 {
-    hipMemAllocationProp prop;
-    memset(&prop, 0, sizeof prop);
-    prop.type = hipMemAllocationTypePinned;
-    prop.location.type = hipMemLocationTypeDevice;
-    prop.location.id = (int)below((size_t)ndev + 1); /* ndev: a bad ordinal */
+    hipMemAllocationProp prop = vmm_device_prop((int)below((size_t)ndev + 1)); /* ndev: a bad ordinal */
     size_t gran = 0;
     if (hipMemGetAllocationGranularity(&gran, &prop, hipMemAllocationGranularityMinimum) != hipSuccess)
         gran = 4096;

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "proc.h"
 #include "../fdpass.h"
+#include "../shared.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -29,16 +30,7 @@
 #define RW hipMemAccessFlagsProtReadWrite
 #define RO hipMemAccessFlagsProtRead
 
-static hipMemAllocationProp dev_prop(int dev)
-{
-    hipMemAllocationProp p;
-    memset(&p, 0, sizeof p);
-    p.type = hipMemAllocationTypePinned;
-    p.requestedHandleTypes = hipMemHandleTypePosixFileDescriptor;
-    p.location.type = hipMemLocationTypeDevice;
-    p.location.id = dev;
-    return p;
-}
+static hipMemAllocationProp dev_prop(int dev) { return vmm_device_prop(dev); }
 
 static size_t granularity(int dev)
 {
@@ -125,17 +117,7 @@ static void roundtrip_at(void *va, size_t n, hipMemGenericAllocationHandle_t h, 
     HIP_OK(hipMemUnmap(va, n));
 }
 
-static int fd_count(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    int n = 0;
-    if (!d)
-        return -1;
-    while (readdir(d))
-        n++;
-    closedir(d);
-    return n;
-}
+static int fd_count(void) { return open_fd_count(); }
 
 /* Whether the host can map all of device `dev`'s VRAM (large BAR): only then is
  * device VMM memory CPU-mapped. */

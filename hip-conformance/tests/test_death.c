@@ -1,5 +1,6 @@
 /*
- * Process death: a peer sharing memory is killed (SIGKILL) in the middle of copies. The
+ * Process death: a peer sharing memory (IPC, or a VMM chunk shared as a dma-buf fd) is killed
+ * (SIGKILL) in the middle of copies or after an export. The
  * survivor keeps correct data and working APIs, and gives everything back: the sim's accounting
  * (kfdsim_stat, found with dlsym; KFDSIM_STATS) shows the VRAM bytes of every GPU (its own
  * allocations and its imports of the peer's memory) and its dma-buf fds back at their starting
@@ -9,6 +10,8 @@
 #define _GNU_SOURCE
 #include "common.h"
 #include "proc.h"
+#include "../fdpass.h"
+#include "../shared.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -179,5 +182,126 @@ TEST(death_importer_killed_while_exporter_copies)
     HIP_OK(hipFree(src));
     HIP_OK(hipFree(p));
     HIP_OK(hipStreamDestroy(s));
+    check_usage_back(u0);
+}
+
+/* A VMM chunk of `size` bytes on device `dev`, mapped read-write for `dev` at *va. */
+static hipMemGenericAllocationHandle_t vmm_mapped_chunk(int dev, size_t size, void **va)
+{
+    hipMemAllocationProp prop = vmm_device_prop(dev);
+    hipMemGenericAllocationHandle_t h;
+    HIP_OK(hipMemCreate(&h, size, &prop, 0));
+    HIP_OK(hipMemAddressReserve(va, size, 0, NULL, 0));
+    HIP_OK(hipMemMap(*va, size, 0, h, 0));
+    hipMemAccessDesc acc = {.location = {.type = hipMemLocationTypeDevice, .id = dev},
+                            .flags = hipMemAccessFlagsProtReadWrite};
+    HIP_OK(hipMemSetAccess(*va, size, &acc, 1));
+    return h;
+}
+
+static void vmm_unmap_release(hipMemGenericAllocationHandle_t h, void *va, size_t size)
+{
+    HIP_OK(hipMemUnmap(va, size));
+    HIP_OK(hipMemAddressFree(va, size));
+    HIP_OK(hipMemRelease(h));
+}
+
+/* VMM importer: imports the chunk fd it receives, maps it, says so, then reads it over and over
+ * until it is killed. */
+static void vmm_importer_reads_until_killed(int fd, void *arg)
+{
+    (void)arg;
+    int chunk_fd = -1;
+    REQUIRE(fdpass_recv(fd, &chunk_fd, 1));
+    int dev = importer_device();
+    hipMemGenericAllocationHandle_t h;
+    HIP_OK(hipMemImportFromShareableHandle(&h, (void *)(uintptr_t)chunk_fd, hipMemHandleTypePosixFileDescriptor));
+    void *va = NULL;
+    HIP_OK(hipMemAddressReserve(&va, SHARED, 0, NULL, 0));
+    HIP_OK(hipMemMap(va, SHARED, 0, h, 0));
+    hipMemAccessDesc acc = {.location = {.type = hipMemLocationTypeDevice, .id = dev},
+                            .flags = hipMemAccessFlagsProtReadWrite};
+    HIP_OK(hipMemSetAccess(va, SHARED, &acc, 1));
+    check_dev_pattern(va, SHARED, 61);
+    void *mine = NULL;
+    HIP_OK(hipMalloc(&mine, SHARED));
+    send_u64(fd, 1);
+    for (;;)
+        HIP_OK(hipMemcpy(mine, va, SHARED, hipMemcpyDeviceToDevice));
+}
+
+/* The VMM exporter (this test) kills the importer while it has the chunk mapped and reads it:
+ * the exporter's mapping keeps its data, unmaps and releases cleanly, and its VRAM bytes and
+ * dma-buf fds return to their starting values. */
+TEST(death_vmm_importer_killed_while_mapped)
+{
+    struct peer im = spawn(vmm_importer_reads_until_killed, NULL);
+    HIP_OK(hipSetDevice(0));
+    warm_up();
+    struct usage u0 = usage_now();
+    void *va = NULL;
+    hipMemGenericAllocationHandle_t h = vmm_mapped_chunk(0, SHARED, &va);
+    void *src = dev_pattern(SHARED, 61);
+    HIP_OK(hipMemcpy(va, src, SHARED, hipMemcpyDeviceToDevice));
+    int chunk_fd = -1;
+    HIP_OK(hipMemExportToShareableHandle(&chunk_fd, h, hipMemHandleTypePosixFileDescriptor, 0));
+    REQUIRE(fdpass_send(im.fd, &chunk_fd, 1));
+    close(chunk_fd);
+    CHECK(recv_u64(im.fd) == 1);
+    kill_and_reap(&im);
+    check_dev_pattern(va, SHARED, 61);
+    void *src2 = dev_pattern(SHARED, 62);
+    HIP_OK(hipMemcpy(va, src2, SHARED, hipMemcpyDeviceToDevice));
+    check_dev_pattern(va, SHARED, 62);
+    HIP_OK(hipFree(src));
+    HIP_OK(hipFree(src2));
+    vmm_unmap_release(h, va, SHARED);
+    check_usage_back(u0);
+}
+
+/* VMM exporter: makes and fills a chunk, sends its fd, then keeps it until it is killed. */
+static void vmm_exporter_until_killed(int fd, void *arg)
+{
+    (void)arg;
+    HIP_OK(hipSetDevice(0));
+    void *va = NULL;
+    hipMemGenericAllocationHandle_t h = vmm_mapped_chunk(0, SHARED, &va);
+    void *src = dev_pattern(SHARED, 63);
+    HIP_OK(hipMemcpy(va, src, SHARED, hipMemcpyDeviceToDevice));
+    int chunk_fd = -1;
+    HIP_OK(hipMemExportToShareableHandle(&chunk_fd, h, hipMemHandleTypePosixFileDescriptor, 0));
+    REQUIRE(fdpass_send(fd, &chunk_fd, 1));
+    for (;;)
+        pause();
+}
+
+/* The importer (this test) imports and maps the chunk, the exporter is killed: the mapping keeps
+ * the exporter's data (the import holds the dma-buf), takes new writes, and unmapping and
+ * releasing it gives back every byte and fd. */
+TEST(death_vmm_exporter_killed_after_export)
+{
+    struct peer ex = spawn(vmm_exporter_until_killed, NULL);
+    int chunk_fd = -1;
+    REQUIRE(fdpass_recv(ex.fd, &chunk_fd, 1));
+    int dev = importer_device();
+    warm_up();
+    struct usage u0 = usage_now();
+    hipMemGenericAllocationHandle_t h;
+    HIP_OK(hipMemImportFromShareableHandle(&h, (void *)(uintptr_t)chunk_fd, hipMemHandleTypePosixFileDescriptor));
+    close(chunk_fd); /* counted in the baseline; the import keeps no fd of its own */
+    u0.dmabuf_fds--;
+    kill_and_reap(&ex);
+    void *va = NULL;
+    HIP_OK(hipMemAddressReserve(&va, SHARED, 0, NULL, 0));
+    HIP_OK(hipMemMap(va, SHARED, 0, h, 0));
+    hipMemAccessDesc acc = {.location = {.type = hipMemLocationTypeDevice, .id = dev},
+                            .flags = hipMemAccessFlagsProtReadWrite};
+    HIP_OK(hipMemSetAccess(va, SHARED, &acc, 1));
+    check_dev_pattern(va, SHARED, 63);
+    void *src = dev_pattern(SHARED, 64);
+    HIP_OK(hipMemcpy(va, src, SHARED, hipMemcpyDeviceToDevice));
+    check_dev_pattern(va, SHARED, 64);
+    HIP_OK(hipFree(src));
+    vmm_unmap_release(h, va, SHARED);
     check_usage_back(u0);
 }

@@ -72,6 +72,15 @@ static void check_usage_back(struct usage before)
            (unsigned long long)now.dmabuf_fds, (unsigned long long)before.dmabuf_fds);
 }
 
+/* The survivor's APIs keep working on `dst`: a fresh pattern `seed` copied in reads back. */
+static void rewrite_and_check(void *dst, unsigned seed)
+{
+    void *src = dev_pattern(SHARED, seed);
+    HIP_OK(hipMemcpy(dst, src, SHARED, hipMemcpyDeviceToDevice));
+    check_dev_pattern(dst, SHARED, seed);
+    HIP_OK(hipFree(src));
+}
+
 static void kill_and_reap(struct peer *p)
 {
     int st = 0;
@@ -119,11 +128,7 @@ TEST(death_exporter_killed_while_importer_copies)
     HIP_OK(hipStreamSynchronize(s));
     check_dev_pattern(mine, SHARED, 41);
     check_dev_pattern(p, SHARED, 41);
-    /* The survivor's APIs keep working, on its own memory and on the orphaned import. */
-    void *src = dev_pattern(SHARED, 42);
-    HIP_OK(hipMemcpy(p, src, SHARED, hipMemcpyDeviceToDevice));
-    check_dev_pattern(p, SHARED, 42);
-    HIP_OK(hipFree(src));
+    rewrite_and_check(p, 42); /* the orphaned import */
     HIP_OK(hipIpcCloseMemHandle(p));
     HIP_OK(hipFree(mine));
     HIP_OK(hipStreamDestroy(s));
@@ -185,18 +190,36 @@ TEST(death_importer_killed_while_exporter_copies)
     check_usage_back(u0);
 }
 
+/* Maps chunk `h` (`size` bytes) at a new reservation, read-write for device `dev`. */
+static void *vmm_map_rw(hipMemGenericAllocationHandle_t h, size_t size, int dev)
+{
+    void *va = NULL;
+    HIP_OK(hipMemAddressReserve(&va, size, 0, NULL, 0));
+    HIP_OK(hipMemMap(va, size, 0, h, 0));
+    hipMemAccessDesc acc = {.location = {.type = hipMemLocationTypeDevice, .id = dev},
+                            .flags = hipMemAccessFlagsProtReadWrite};
+    HIP_OK(hipMemSetAccess(va, size, &acc, 1));
+    return va;
+}
+
 /* A VMM chunk of `size` bytes on device `dev`, mapped read-write for `dev` at *va. */
 static hipMemGenericAllocationHandle_t vmm_mapped_chunk(int dev, size_t size, void **va)
 {
     hipMemAllocationProp prop = vmm_device_prop(dev);
     hipMemGenericAllocationHandle_t h;
     HIP_OK(hipMemCreate(&h, size, &prop, 0));
-    HIP_OK(hipMemAddressReserve(va, size, 0, NULL, 0));
-    HIP_OK(hipMemMap(*va, size, 0, h, 0));
-    hipMemAccessDesc acc = {.location = {.type = hipMemLocationTypeDevice, .id = dev},
-                            .flags = hipMemAccessFlagsProtReadWrite};
-    HIP_OK(hipMemSetAccess(*va, size, &acc, 1));
+    *va = vmm_map_rw(h, size, dev);
     return h;
+}
+
+/* A chunk on device 0 filled with pattern `seed`, mapped at *va, exported: its dma-buf fd. */
+static int filled_chunk_fd(unsigned seed, hipMemGenericAllocationHandle_t *h, void **va)
+{
+    *h = vmm_mapped_chunk(0, SHARED, va);
+    rewrite_and_check(*va, seed);
+    int chunk_fd = -1;
+    HIP_OK(hipMemExportToShareableHandle(&chunk_fd, *h, hipMemHandleTypePosixFileDescriptor, 0));
+    return chunk_fd;
 }
 
 static void vmm_unmap_release(hipMemGenericAllocationHandle_t h, void *va, size_t size)
@@ -216,12 +239,7 @@ static void vmm_importer_reads_until_killed(int fd, void *arg)
     int dev = importer_device();
     hipMemGenericAllocationHandle_t h;
     HIP_OK(hipMemImportFromShareableHandle(&h, (void *)(uintptr_t)chunk_fd, hipMemHandleTypePosixFileDescriptor));
-    void *va = NULL;
-    HIP_OK(hipMemAddressReserve(&va, SHARED, 0, NULL, 0));
-    HIP_OK(hipMemMap(va, SHARED, 0, h, 0));
-    hipMemAccessDesc acc = {.location = {.type = hipMemLocationTypeDevice, .id = dev},
-                            .flags = hipMemAccessFlagsProtReadWrite};
-    HIP_OK(hipMemSetAccess(va, SHARED, &acc, 1));
+    void *va = vmm_map_rw(h, SHARED, dev);
     check_dev_pattern(va, SHARED, 61);
     void *mine = NULL;
     HIP_OK(hipMalloc(&mine, SHARED));
@@ -240,21 +258,14 @@ TEST(death_vmm_importer_killed_while_mapped)
     warm_up();
     struct usage u0 = usage_now();
     void *va = NULL;
-    hipMemGenericAllocationHandle_t h = vmm_mapped_chunk(0, SHARED, &va);
-    void *src = dev_pattern(SHARED, 61);
-    HIP_OK(hipMemcpy(va, src, SHARED, hipMemcpyDeviceToDevice));
-    int chunk_fd = -1;
-    HIP_OK(hipMemExportToShareableHandle(&chunk_fd, h, hipMemHandleTypePosixFileDescriptor, 0));
+    hipMemGenericAllocationHandle_t h;
+    int chunk_fd = filled_chunk_fd(61, &h, &va);
     REQUIRE(fdpass_send(im.fd, &chunk_fd, 1));
     close(chunk_fd);
     CHECK(recv_u64(im.fd) == 1);
     kill_and_reap(&im);
     check_dev_pattern(va, SHARED, 61);
-    void *src2 = dev_pattern(SHARED, 62);
-    HIP_OK(hipMemcpy(va, src2, SHARED, hipMemcpyDeviceToDevice));
-    check_dev_pattern(va, SHARED, 62);
-    HIP_OK(hipFree(src));
-    HIP_OK(hipFree(src2));
+    rewrite_and_check(va, 62);
     vmm_unmap_release(h, va, SHARED);
     check_usage_back(u0);
 }
@@ -265,11 +276,8 @@ static void vmm_exporter_until_killed(int fd, void *arg)
     (void)arg;
     HIP_OK(hipSetDevice(0));
     void *va = NULL;
-    hipMemGenericAllocationHandle_t h = vmm_mapped_chunk(0, SHARED, &va);
-    void *src = dev_pattern(SHARED, 63);
-    HIP_OK(hipMemcpy(va, src, SHARED, hipMemcpyDeviceToDevice));
-    int chunk_fd = -1;
-    HIP_OK(hipMemExportToShareableHandle(&chunk_fd, h, hipMemHandleTypePosixFileDescriptor, 0));
+    hipMemGenericAllocationHandle_t h;
+    int chunk_fd = filled_chunk_fd(63, &h, &va);
     REQUIRE(fdpass_send(fd, &chunk_fd, 1));
     for (;;)
         pause();
@@ -291,17 +299,9 @@ TEST(death_vmm_exporter_killed_after_export)
     close(chunk_fd); /* counted in the baseline; the import keeps no fd of its own */
     u0.dmabuf_fds--;
     kill_and_reap(&ex);
-    void *va = NULL;
-    HIP_OK(hipMemAddressReserve(&va, SHARED, 0, NULL, 0));
-    HIP_OK(hipMemMap(va, SHARED, 0, h, 0));
-    hipMemAccessDesc acc = {.location = {.type = hipMemLocationTypeDevice, .id = dev},
-                            .flags = hipMemAccessFlagsProtReadWrite};
-    HIP_OK(hipMemSetAccess(va, SHARED, &acc, 1));
+    void *va = vmm_map_rw(h, SHARED, dev);
     check_dev_pattern(va, SHARED, 63);
-    void *src = dev_pattern(SHARED, 64);
-    HIP_OK(hipMemcpy(va, src, SHARED, hipMemcpyDeviceToDevice));
-    check_dev_pattern(va, SHARED, 64);
-    HIP_OK(hipFree(src));
+    rewrite_and_check(va, 64);
     vmm_unmap_release(h, va, SHARED);
     check_usage_back(u0);
 }

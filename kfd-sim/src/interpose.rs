@@ -18,7 +18,8 @@
 //!
 //! The real operations are raw system calls, except for the stdio/dirent/realpath functions
 //! (`fopen`, `opendir`, `scandir`, `realpath`), which call the next definition found with
-//! `dlsym(RTLD_NEXT)`. Nothing here allocates, except the one-time copy of `KFDSIM_ROOT`.
+//! `dlsym(RTLD_NEXT)`. Nothing here allocates, except the one-time copy of `KFDSIM_ROOT` (and
+//! the exit record and test hooks of `KFDSIM_STATS` / `KFDSIM_FAULTS`, which are no interposers).
 //!
 //! Known gaps: relative paths resolved against a cwd inside the simulated tree are not
 //! redirected; a device fd inherited across exec is not recognised; `card` nodes answer no ioctl

@@ -4,7 +4,7 @@ REL     := $(CURDIR)/target/release
 KFDSIM  := $(REL)/kfdsim
 CONF    := $(MAKE) -C hip-conformance HIPKFD_LIB=$(REL) KFDSIM=$(KFDSIM)
 
-.PHONY: all build demo bench test reliability fuzz header clean
+.PHONY: all build demo bench test reliability fuzz header install install-files clean
 
 all: build
 
@@ -39,6 +39,33 @@ reliability: build
 ## one): FUZZ_CALLS operations (default 1000000) per seed of FUZZ_SEEDS (1 2 3) on 1, 2 and 4 GPUs.
 fuzz: build
 	@$(CONF) fuzz $(if $(FUZZ_CALLS),FUZZ_CALLS=$(FUZZ_CALLS)) $(if $(FUZZ_SEEDS),FUZZ_SEEDS="$(FUZZ_SEEDS)")
+
+## Install like ROCm under $(DESTDIR)$(PREFIX): lib/libamdhip64.so.7 (+ the .so link; lib/compat/
+## holds libamdhip64.so.5 and .so.6 links for binaries built against ROCm 5 or 6), include/hip/,
+## lib/pkgconfig/hip.pc, lib/cmake/hip (find_package(hip): hip::host), bin/hipkfd-env,
+## bin/hipkfd-info, bin/kfdsim and lib/libkfdsim.so.
+PREFIX  ?= /opt/hipkfd
+DESTDIR ?=
+HIP_VERSION := $(shell awk '/^\#define HIP_VERSION_(MAJOR|MINOR|PATCH) /{v = v (v == "" ? "" : ".") $$3} END {print v}' include/hip/hip_runtime_api.h)
+install: build
+	@$(MAKE) --no-print-directory install-files
+## The copying alone (tests/install.rs runs it on the artifacts `cargo test` already built).
+install-files:
+	@test -n "$(HIP_VERSION)" || { echo "no HIP_VERSION_* in include/hip/hip_runtime_api.h"; exit 1; }
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/compat $(DESTDIR)$(PREFIX)/include/hip \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/hip
+	install -m 755 $(REL)/libamdhip64.so $(DESTDIR)$(PREFIX)/lib/libamdhip64.so.7
+	ln -sf libamdhip64.so.7 $(DESTDIR)$(PREFIX)/lib/libamdhip64.so
+	ln -sf ../libamdhip64.so.7 $(DESTDIR)$(PREFIX)/lib/compat/libamdhip64.so.5
+	ln -sf ../libamdhip64.so.7 $(DESTDIR)$(PREFIX)/lib/compat/libamdhip64.so.6
+	install -m 755 $(REL)/libkfdsim.so $(DESTDIR)$(PREFIX)/lib/libkfdsim.so
+	install -m 644 include/hip/hip_runtime_api.h tools/install/hip_runtime.h $(DESTDIR)$(PREFIX)/include/hip/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(HIP_VERSION)|' tools/install/hip.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/hip.pc
+	install -m 644 tools/install/hip-config.cmake $(DESTDIR)$(PREFIX)/lib/cmake/hip/
+	sed -e 's|@VERSION@|$(HIP_VERSION)|' tools/install/hip-config-version.cmake.in \
+		> $(DESTDIR)$(PREFIX)/lib/cmake/hip/hip-config-version.cmake
+	install -m 755 $(REL)/hipkfd-info $(REL)/kfdsim tools/install/hipkfd-env $(DESTDIR)$(PREFIX)/bin/
 
 ## Regenerate include/hip/hip_runtime_api.h from the Rust definitions.
 header:

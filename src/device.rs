@@ -139,6 +139,26 @@ pub fn visible_gpus() -> Vec<TopologyGpu> {
     visible(hip.as_deref(), rocr.len()).into_iter().map(|i| rocr[i].clone()).collect()
 }
 
+/// What a program sets on a device and reads back (clr `hip::Device` flags and
+/// `amd::Device` limits); nothing here changes how hipkfd runs work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceConfig {
+    /// `hipSetDeviceFlags` (schedule bits) / `hipCtxCreate` (all bits); default 0 (`Auto`).
+    pub flags: u32,
+    /// `hipDeviceSetCacheConfig` (a `hipFuncCache_t`), default `PreferNone`.
+    pub cache_config: i32,
+    /// `hipLimitStackSize`, bytes (clr default 1024).
+    pub stack_size: u64,
+    /// `hipLimitMallocHeapSize`, bytes (clr `HIP_INITIAL_DM_SIZE`, 8 MiB).
+    pub heap_size: u64,
+}
+
+impl Default for DeviceConfig {
+    fn default() -> Self {
+        DeviceConfig { flags: 0, cache_config: 0, stack_size: 1024, heap_size: 8 << 20 }
+    }
+}
+
 /// One HIP device: a GPU with its render node, its GPUVM acquired on it, and its properties.
 #[derive(Debug)]
 pub struct Device {
@@ -151,10 +171,16 @@ pub struct Device {
     pub props: hipDeviceProp_t,
     /// Whether the host can map all of VRAM (the topology's FB_PUBLIC heap).
     pub large_bar: bool,
+    /// Flags, cache config and limits the program set.
+    pub config: parking_lot::Mutex<DeviceConfig>,
+    /// The MMIO remap page (`KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP`), whose first two words are the
+    /// HDP flush registers; `None` where the kernel gives none.
+    pub mmio: Option<crate::memory::Bo>,
 }
 
 // SAFETY: the only raw pointers in a Device are `hipDeviceProp_t::hdpMemFlushCntl` and
-// `hdpRegFlushCntl`, which are always null and never dereferenced; everything else is Send + Sync.
+// `hdpRegFlushCntl`, addresses of the MMIO remap page handed to the program, never dereferenced
+// by the runtime; everything else is Send + Sync.
 unsafe impl Send for Device {}
 // SAFETY: as above.
 unsafe impl Sync for Device {}

@@ -2,6 +2,7 @@
 //! the Linux kernel's `/dev/kfd` and amdgpu render-node interface. Built as `libamdhip64.so.7`.
 
 pub mod api;
+mod coexist;
 mod copy;
 mod device;
 mod event;
@@ -10,6 +11,7 @@ mod interop;
 mod ipc;
 mod log;
 mod memory;
+mod module;
 mod peer;
 mod queue;
 mod runtime;
@@ -17,3 +19,10 @@ mod signal;
 mod stream;
 pub(crate) mod va;
 mod vmm;
+
+/// The GPUs of the KFD topology as the runtime sees them (visible devices in ordinal order, with
+/// their sysfs properties and io_links), for tools such as `hipkfd-info`; not part of the C ABI.
+pub mod topology {
+    pub use crate::device::{visible_gpus, TopologyGpu};
+    pub use crate::peer::{IOLINK_TYPE_PCIE, IOLINK_TYPE_XGMI};
+}

@@ -77,7 +77,10 @@ impl Runtime {
             let _ = self.kfd.free_memory_of_gpu(bo.handle);
             self.va.free(bo.va, bo.size);
         };
-        if cpu && self.va.map_cpu(va, size, dev.render.fd(), args.mmap_offset).is_err() {
+        // The MMIO remap page is mapped through /dev/kfd (`kfd_mmap`, KFD_MMAP_TYPE_MMIO), every
+        // other BO through the render node.
+        let map_fd = if flags & KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP != 0 { self.kfd.fd() } else { dev.render.fd() };
+        if cpu && self.va.map_cpu(va, size, map_fd, args.mmap_offset).is_err() {
             undo(&bo, false);
             return Err(hipError_t::hipErrorOutOfMemory);
         }

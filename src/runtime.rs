@@ -53,6 +53,7 @@ pub fn runtime() -> Result<&'static Runtime, hipError_t> {
 
 impl Runtime {
     fn init() -> Result<Runtime, hipError_t> {
+        crate::coexist::check();
         let gpus = visible_gpus();
         if gpus.is_empty() {
             crate::log::hipkfd_log!("no visible GPU in the KFD topology");
@@ -79,7 +80,17 @@ impl Runtime {
             kfd.acquire_vm(&render, gpu_id).map_err(|e| init_err("ACQUIRE_VM", e))?;
             let props = device_props::device_props(&topo.node);
             let large_bar = topo.large_bar;
-            devices.push(Device { ordinal, gpu_id, render, apertures: Default::default(), props, large_bar, topo });
+            devices.push(Device {
+                ordinal,
+                gpu_id,
+                render,
+                apertures: Default::default(),
+                props,
+                large_bar,
+                topo,
+                config: Default::default(),
+                mmio: None,
+            });
         }
         let apertures = kfd.get_process_apertures().map_err(|e| init_err("GET_PROCESS_APERTURES_NEW", e))?;
         let (mut lo, mut hi) = (0u64, u64::MAX);
@@ -92,7 +103,7 @@ impl Runtime {
         }
         let va = VaManager::reserve(lo, hi, APERTURE).map_err(|e| init_err("reserve the GPUVM aperture", e))?;
         let n = devices.len();
-        let rt = Runtime {
+        let mut rt = Runtime {
             kfd,
             devices,
             va,
@@ -112,7 +123,31 @@ impl Runtime {
             hipError_t::hipErrorInitializationError
         })?;
         let _ = rt.event_page.set(page);
+        for d in 0..n {
+            rt.map_mmio_remap(d);
+        }
         Ok(rt)
+    }
+
+    /// Maps device `d`'s MMIO remap page (one page, `KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP`, CPU
+    /// mapping through /dev/kfd at `KFD_MMAP_TYPE_MMIO`) on the CPU and on `d`'s GPUVM, as
+    /// libhsakmt does (`fmm.c` `map_mmio`), and points `hdpMemFlushCntl` / `hdpRegFlushCntl`
+    /// at its first two words (`KFD_MMIO_REMAP_HDP_MEM_FLUSH_CNTL` = 0, `..._REG_...` = 4;
+    /// ROCr `GpuAgent::InitRegionList`, `HSA_HEAPTYPE_MMIO_REMAP`). A kernel without the page
+    /// (APUs, old kernels) leaves both null, as ROCr does.
+    fn map_mmio_remap(&mut self, d: usize) {
+        use kfd_ioctl::kfd::*;
+        let flags =
+            KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | KFD_IOC_ALLOC_MEM_FLAGS_COHERENT;
+        match self.bo_alloc(d, 4096, flags, &[d], true) {
+            Ok(bo) => {
+                let dev = &mut self.devices[d];
+                dev.props.hdpMemFlushCntl = bo.va as *mut std::ffi::c_uint;
+                dev.props.hdpRegFlushCntl = (bo.va + 4) as *mut std::ffi::c_uint;
+                dev.mmio = Some(bo);
+            }
+            Err(e) => crate::log::hipkfd_log!("device {d}: no MMIO remap page ({e:?}); HDP flush addresses stay null"),
+        }
     }
 
     /// The KFD event page (made during init).

@@ -46,6 +46,9 @@ pub struct Stream {
     own_queue: std::sync::atomic::AtomicBool,
     /// The stream's last submission.
     last: Mutex<Option<Fence>>,
+    /// The CU mask given to `hipExtStreamCreateWithCUMask` (32 CUs a word), if any. Recorded
+    /// only: SDMA queues have no CUs.
+    pub cu_mask: std::sync::OnceLock<Vec<u32>>,
 }
 
 impl Stream {
@@ -56,7 +59,16 @@ impl Stream {
 
     fn new(dev: usize, flags: u32, priority: i32, is_null: bool, queue: Arc<SdmaQueue>) -> Stream {
         let own_queue = std::sync::atomic::AtomicBool::new(is_null);
-        Stream { dev, flags, priority, is_null, queue: Mutex::new(queue), own_queue, last: Mutex::new(None) }
+        Stream {
+            dev,
+            flags,
+            priority,
+            is_null,
+            queue: Mutex::new(queue),
+            own_queue,
+            last: Mutex::new(None),
+            cu_mask: Default::default(),
+        }
     }
 
     /// Whether all work submitted to the stream so far is done.
@@ -188,6 +200,47 @@ impl Runtime {
         };
         *s.queue.lock() = q;
         s.own_queue.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// `hipLaunchHostFunc` / `hipStreamAddCallback`: runs `job` on the completion thread
+    /// (`after_fence`) once all work queued on `s` so far is done; work queued on `s` later
+    /// waits until `job` has returned: the stream polls (SDMA `POLL_REGMEM`) a fresh signal
+    /// word that the completion thread writes after `job`. The stream gets a queue of its own
+    /// first ([`stream_detach`](Self::stream_detach)), so a slow host function holds no other
+    /// stream's GPU work. Host functions of all streams run one at a time, in the order they were
+    /// queued (as clr runs them on one ROCr signal-handler thread).
+    /// Errors: `hipErrorOutOfMemory` (signal word, queue).
+    pub fn stream_host_func(&self, s: &Arc<Stream>, job: Box<dyn FnOnce() + Send>) -> Result<(), hipError_t> {
+        // The completion thread runs jobs in the order they are handed over, each after its
+        // fence: so hand them over in queue order. Without this lock, two threads adding host
+        // functions to one stream could queue A's poll before B's fence but hand B's job over
+        // first, and B's job would wait for A's poll, which waits for A's job behind it.
+        static ORDER: Mutex<()> = Mutex::new(());
+        let _order = ORDER.lock();
+        let word = self.signal_alloc()?;
+        let submitted = self.stream_detach(s).and_then(|_| {
+            let before = self.stream_submit(s, &[], |_| Ok(()))?;
+            // The word is fresh (0) and written 1 once: a flag, so a 32-bit poll is exact.
+            let after = self.stream_submit(s, &[], |pk| sdma::poll_regmem_ge(pk, word.addr, 1, u32::MAX))?;
+            Ok((before, after))
+        });
+        let (before, after) = match submitted {
+            Ok(f) => f,
+            Err(e) => {
+                // No poll of the word was queued.
+                self.signal_free(word);
+                return Err(e);
+            }
+        };
+        self.defer_free(after, word);
+        self.after_fence(
+            before,
+            Box::new(move || {
+                job();
+                word.store(1);
+            }),
+        );
         Ok(())
     }
 

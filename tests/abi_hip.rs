@@ -317,6 +317,50 @@ fn our_header_matches_rust_layouts() {
     assert_eq!(got["arch.sizeof"], 4);
 }
 
+/// `hipFuncAttributes` and `dim3` (module / execution-control API): our header, the Rust layout
+/// and AMD's ROCm 5.2 header agree (the layout is unchanged through ROCm 7).
+#[test]
+fn module_types_match_rust_and_rocm52() {
+    let f = |name| -> usize {
+        match name {
+            "binaryVersion" => offset_of!(hipFuncAttributes, binaryVersion),
+            "cacheModeCA" => offset_of!(hipFuncAttributes, cacheModeCA),
+            "constSizeBytes" => offset_of!(hipFuncAttributes, constSizeBytes),
+            "localSizeBytes" => offset_of!(hipFuncAttributes, localSizeBytes),
+            "maxDynamicSharedSizeBytes" => offset_of!(hipFuncAttributes, maxDynamicSharedSizeBytes),
+            "maxThreadsPerBlock" => offset_of!(hipFuncAttributes, maxThreadsPerBlock),
+            "numRegs" => offset_of!(hipFuncAttributes, numRegs),
+            "preferredShmemCarveout" => offset_of!(hipFuncAttributes, preferredShmemCarveout),
+            "ptxVersion" => offset_of!(hipFuncAttributes, ptxVersion),
+            _ => offset_of!(hipFuncAttributes, sharedSizeBytes),
+        }
+    };
+    let names = [
+        "binaryVersion",
+        "cacheModeCA",
+        "constSizeBytes",
+        "localSizeBytes",
+        "maxDynamicSharedSizeBytes",
+        "maxThreadsPerBlock",
+        "numRegs",
+        "preferredShmemCarveout",
+        "ptxVersion",
+        "sharedSizeBytes",
+    ];
+    let types = [
+        ("fattr", "hipFuncAttributes", names.iter().map(|n| (*n, f(n))).collect()),
+        ("dim3", "dim3", vec![("x", 0), ("y", 4), ("z", 8)]),
+        ("fn", "hipFunction_t", vec![]),
+        ("mod", "hipModule_t", vec![]),
+    ];
+    let sizes = [size_of::<hipFuncAttributes>(), size_of::<dim3>(), 8, 8];
+    let inc = concat!(env!("CARGO_MANIFEST_DIR"), "/include");
+    check_layouts(&run_c("module-ours", &layout_probe(&types), &["-std=c99", "-I", inc]), &types, &sizes);
+    amd52();
+    check_layouts(&run_c("module-amd52", &layout_probe(&types), &["-D__HIP_PLATFORM_AMD__"]), &types, &sizes);
+    assert_eq!(size_of::<hipFuncAttributes>(), 56);
+}
+
 #[test]
 fn hipdevicearch_bit_order_matches_c_bitfields() {
     let inc = concat!(env!("CARGO_MANIFEST_DIR"), "/include");

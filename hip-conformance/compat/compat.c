@@ -73,6 +73,17 @@ int main(void) {
   CHECK(hipMalloc(&d_b, N));
   CHECK(hipPointerGetAttributes(&attr, d_a));
   EXPECT(attr.device == 0);
+#if HIP_VERSION_MAJOR < 6
+  /* Built against ROCm 5 (tests/header_compat.rs runs it through the libamdhip64.so.5 compat
+   * link): ROCm 5's hipMemoryType values, in ROCm 5's field name. */
+  EXPECT(attr.memoryType == hipMemoryTypeDevice);
+  CHECK(hipPointerGetAttributes(&attr, pinned));
+  EXPECT(attr.memoryType == hipMemoryTypeHost);
+#else
+  EXPECT(attr.type == hipMemoryTypeDevice);
+  CHECK(hipPointerGetAttributes(&attr, pinned));
+  EXPECT(attr.type == hipMemoryTypeHost);
+#endif
   CHECK(hipMemGetAddressRange(&base, &range_size, (hipDeviceptr_t)((char *)d_a + 16)));
   EXPECT(base == d_a && range_size >= N);
 

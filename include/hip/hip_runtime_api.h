@@ -70,6 +70,12 @@
 #define hipDeviceScheduleMask 0x7
 #define hipDeviceMapHost 0x8
 #define hipDeviceLmemResizeToMax 0x10
+#define HIP_GET_PROC_ADDRESS_DEFAULT 0x0
+#define HIP_GET_PROC_ADDRESS_LEGACY_STREAM 0x1
+#define HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 0x2
+#define hipEnableDefault 0x0
+#define hipEnableLegacyStream 0x1
+#define hipEnablePerThreadDefaultStream 0x2
 #define hipCpuDeviceId ((int)-1)
 #define hipInvalidDeviceId ((int)-2)
 
@@ -80,6 +86,10 @@
 
 #define hipStreamLegacy ((hipStream_t)1)
 #define hipStreamPerThread ((hipStream_t)2)
+
+#define HIP_LAUNCH_PARAM_BUFFER_POINTER ((void*)0x01)
+#define HIP_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)
+#define HIP_LAUNCH_PARAM_END ((void*)0x03)
 
 typedef struct {
   unsigned hasGlobalInt32Atomics : 1;
@@ -428,6 +438,82 @@ typedef enum hipChannelFormatKind {
   hipChannelFormatKindNone = 3
 } hipChannelFormatKind;
 
+typedef enum hipFuncCache_t {
+  hipFuncCachePreferNone = 0,
+  hipFuncCachePreferShared = 1,
+  hipFuncCachePreferL1 = 2,
+  hipFuncCachePreferEqual = 3
+} hipFuncCache_t;
+
+typedef enum hipSharedMemConfig {
+  hipSharedMemBankSizeDefault = 0,
+  hipSharedMemBankSizeFourByte = 1,
+  hipSharedMemBankSizeEightByte = 2
+} hipSharedMemConfig;
+
+typedef enum hipLimit_t {
+  hipLimitStackSize = 0,
+  hipLimitPrintfFifoSize = 1,
+  hipLimitMallocHeapSize = 2,
+  hipExtLimitScratchMin = 4096,
+  hipExtLimitScratchMax = 4097,
+  hipExtLimitScratchCurrent = 4098,
+  hipLimitRange = 4099
+} hipLimit_t;
+
+typedef enum hipDriverProcAddressQueryResult {
+  HIP_GET_PROC_ADDRESS_SUCCESS = 0,
+  HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+  HIP_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
+} hipDriverProcAddressQueryResult;
+
+typedef enum hipDriverEntryPointQueryResult {
+  hipDriverEntryPointSuccess = 0,
+  hipDriverEntryPointSymbolNotFound = 1,
+  hipDriverEntryPointVersionNotSufficent = 2
+} hipDriverEntryPointQueryResult;
+
+typedef enum hipFunction_attribute {
+  HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+  HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+  HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
+  HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+  HIP_FUNC_ATTRIBUTE_NUM_REGS = 4,
+  HIP_FUNC_ATTRIBUTE_PTX_VERSION = 5,
+  HIP_FUNC_ATTRIBUTE_BINARY_VERSION = 6,
+  HIP_FUNC_ATTRIBUTE_CACHE_MODE_CA = 7,
+  HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9,
+  HIP_FUNC_ATTRIBUTE_MAX = 10
+} hipFunction_attribute;
+
+typedef enum hipFuncAttribute {
+  hipFuncAttributeMaxDynamicSharedMemorySize = 8,
+  hipFuncAttributePreferredSharedMemoryCarveout = 9,
+  hipFuncAttributeMax = 10
+} hipFuncAttribute;
+
+typedef enum hipJitOption {
+  hipJitOptionMaxRegisters = 0,
+  hipJitOptionThreadsPerBlock = 1,
+  hipJitOptionWallTime = 2,
+  hipJitOptionInfoLogBuffer = 3,
+  hipJitOptionInfoLogBufferSizeBytes = 4,
+  hipJitOptionErrorLogBuffer = 5,
+  hipJitOptionErrorLogBufferSizeBytes = 6,
+  hipJitOptionOptimizationLevel = 7,
+  hipJitOptionTargetFromContext = 8,
+  hipJitOptionTarget = 9,
+  hipJitOptionFallbackStrategy = 10,
+  hipJitOptionGenerateDebugInfo = 11,
+  hipJitOptionLogVerbose = 12,
+  hipJitOptionGenerateLineInfo = 13,
+  hipJitOptionCacheMode = 14,
+  hipJitOptionSm3xOpt = 15,
+  hipJitOptionFastCompile = 16,
+  hipJitOptionNumOptions = 17
+} hipJitOption;
+
 /* An anonymous union is C11 and C++; __extension__ lets GCC and Clang accept it in C99 too. */
 #if defined(__GNUC__) && !defined(__cplusplus)
 #define HIP_ANONYMOUS_UNION __extension__
@@ -570,9 +656,19 @@ typedef struct ihipEvent_t ihipEvent_t;
 // Opaque chunk object behind [`hipMemGenericAllocationHandle_t`].
 typedef struct ihipMemGenericAllocationHandle ihipMemGenericAllocationHandle;
 
+// Opaque kernel object behind [`hipFunction_t`]
+// (`typedef struct ihipModuleSymbol_t* hipFunction_t;`).
+typedef struct ihipModuleSymbol_t ihipModuleSymbol_t;
+
+// Opaque module object behind [`hipModule_t`] (`typedef struct ihipModule_t* hipModule_t;`).
+typedef struct ihipModule_t ihipModule_t;
+
 // Opaque stream object behind [`hipStream_t`] (`typedef struct ihipStream_t* hipStream_t;`).
 // The runtime casts its own stream objects to and from this pointer type.
 typedef struct ihipStream_t ihipStream_t;
+
+// Context handle (a device, in AMD's implementation).
+typedef struct ihipCtx_t *hipCtx_t;
 
 // Device ordinal (`typedef int hipDevice_t;`).
 typedef int hipDevice_t;
@@ -827,8 +923,41 @@ typedef struct hipPointerAttribute_t {
   unsigned int allocationFlags;
 } hipPointerAttribute_t;
 
-// Context handle (a device, in AMD's implementation).
-typedef struct ihipCtx_t *hipCtx_t;
+// `dim3`: grid or block dimensions (`hip_runtime_api.h`; C++ gives it a constructor
+// defaulting each to 1).
+typedef struct dim3 {
+  uint32_t x;
+  uint32_t y;
+  uint32_t z;
+} dim3;
+
+// A kernel of a module (`hipModuleGetFunction`) or of the program (`hipGetFuncBySymbol`).
+typedef struct ihipModuleSymbol_t *hipFunction_t;
+
+// A loaded code object (`hipModuleLoad`, `hipModuleLoadData`).
+typedef struct ihipModule_t *hipModule_t;
+
+// `hipFuncAttributes`: a kernel's static attributes (`hipFuncGetAttributes`), ROCm 5.2..7 layout.
+typedef struct hipFuncAttributes {
+  int binaryVersion;
+  int cacheModeCA;
+  size_t constSizeBytes;
+  size_t localSizeBytes;
+  int maxDynamicSharedSizeBytes;
+  int maxThreadsPerBlock;
+  int numRegs;
+  int preferredShmemCarveout;
+  int ptxVersion;
+  size_t sharedSizeBytes;
+} hipFuncAttributes;
+
+// Host function run in stream order (`hipLaunchHostFunc`):
+// `typedef void (*hipHostFn_t)(void* userData);`.
+typedef void (*hipHostFn_t)(void *userData);
+
+// Stream callback (`hipStreamAddCallback`):
+// `typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void* userData);`.
+typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void *userData);
 
 // A physical VMM chunk (`typedef struct ihipMemGenericAllocationHandle*
 // hipMemGenericAllocationHandle_t;`). The runtime's values are ids, never dereferenced.
@@ -843,6 +972,58 @@ typedef struct hipMemAccessDesc {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// `hipCtxCreate`: pushes `device`'s (primary) context on this thread's stack, makes it current
+// and sets the device's flags to `flags` (what `hipGetDeviceFlags` then reports, clr).
+// Errors: `hipErrorInvalidValue` (null `ctx`, `device` not a device, as clr).
+hipError_t hipCtxCreate(hipCtx_t *ctx, unsigned int flags, hipDevice_t device);
+
+// `hipCtxDestroy`: pops `ctx` if it is on top of this thread's stack (a primary context itself
+// lives as long as the process). Errors: `hipErrorInvalidValue` (null),
+// `hipErrorInvalidContext` (not a context).
+hipError_t hipCtxDestroy(hipCtx_t ctx);
+
+// `hipCtxPushCurrent`: pushes `ctx` and makes its device current. Errors:
+// `hipErrorInvalidContext` (null or not a context).
+hipError_t hipCtxPushCurrent(hipCtx_t ctx);
+
+// `hipCtxPopCurrent`: pops this thread's top context into `*ctx` (if `ctx` is not null); the
+// new top's device becomes current. Errors: `hipErrorInvalidContext` (empty stack).
+hipError_t hipCtxPopCurrent(hipCtx_t *ctx);
+
+// `hipCtxSetCurrent`: replaces this thread's top context with `ctx` and makes its device
+// current; null pops the top (clr). Errors: `hipErrorInvalidContext` (not a context).
+hipError_t hipCtxSetCurrent(hipCtx_t ctx);
+
+// `hipCtxGetDevice`: the current context's device, i.e. `hipGetDevice`. Errors:
+// `hipErrorInvalidValue` (null).
+hipError_t hipCtxGetDevice(hipDevice_t *device);
+
+// `hipCtxSynchronize`: waits for all work of the current context's device (CUDA's
+// `cuCtxSynchronize`; clr returns `hipErrorNotSupported`), then reports a VM fault as
+// `hipDeviceSynchronize` does.
+hipError_t hipCtxSynchronize(void);
+
+// `hipCtxGetApiVersion`: not supported, as in clr. Errors: `hipErrorInvalidValue` (null
+// `apiVersion`), `hipErrorInvalidContext` (not a context), else `hipErrorNotSupported`.
+hipError_t hipCtxGetApiVersion(hipCtx_t ctx, int *apiVersion);
+
+// `hipDevicePrimaryCtxRelease`: primary contexts live as long as the process; this only checks
+// `dev`. Errors: `hipErrorInvalidDevice`.
+hipError_t hipDevicePrimaryCtxRelease(hipDevice_t dev);
+
+// `hipDevicePrimaryCtxGetState`: `*flags` = 0 (clr) and `*active` = 1 once the device has a
+// stream (its null stream included), else 0; either pointer may be null. Errors:
+// `hipErrorInvalidDevice`.
+hipError_t hipDevicePrimaryCtxGetState(hipDevice_t dev, unsigned int *flags, int *active);
+
+// `hipDevicePrimaryCtxSetFlags`: a primary context is always active, so its flags cannot
+// change (clr). Errors: `hipErrorInvalidDevice`, else `hipErrorContextAlreadyInUse`.
+hipError_t hipDevicePrimaryCtxSetFlags(hipDevice_t dev, unsigned int flags);
+
+// `hipDevicePrimaryCtxReset`: checks `dev` and returns, as clr does (use `hipDeviceReset` to
+// release a device's resources). Errors: `hipErrorInvalidDevice`.
+hipError_t hipDevicePrimaryCtxReset(hipDevice_t dev);
 
 // `hipInit`: initialises the runtime. `flags` must be 0 (`hipErrorInvalidValue`);
 // `hipErrorNoDevice` when there is no KFD or no GPU.
@@ -876,8 +1057,10 @@ hipError_t hipGetDevicePropertiesR0600(struct hipDeviceProp_tR0600 *prop, int de
 // `hipGetDevicePropertiesR0000`: the ROCm 5 layout of `hipDeviceProp_t`.
 hipError_t hipGetDevicePropertiesR0000(struct hipDeviceProp_tR0000 *prop, int device);
 
-// `hipDeviceGetAttribute`. Errors: `hipErrorInvalidValue` (null `pi`, unknown attribute),
-// `hipErrorInvalidDevice`.
+// `hipDeviceGetAttribute`. `hipDeviceAttributeHdpMemFlushCntl` / `HdpRegFlushCntl` store a
+// pointer (`unsigned int*`, 8 bytes) through `pi`, as clr does: the HDP flush registers in the
+// device's MMIO remap page, equal to `hipDeviceProp_t.hdpMemFlushCntl` / `hdpRegFlushCntl`.
+// Errors: `hipErrorInvalidValue` (null `pi`, unknown attribute), `hipErrorInvalidDevice`.
 hipError_t hipDeviceGetAttribute(int *pi, hipDeviceAttribute_t attr, int device);
 
 // `hipMemGetInfo`: free and total VRAM of the current device, bytes (`AMDKFD_IOC_AVAILABLE_MEMORY`
@@ -889,6 +1072,107 @@ hipError_t hipDriverGetVersion(int *driverVersion);
 
 // `hipRuntimeGetVersion`. Null: `hipErrorInvalidValue`.
 hipError_t hipRuntimeGetVersion(int *runtimeVersion);
+
+// `hipDeviceTotalMem`: VRAM of `device`, bytes (= `totalGlobalMem`). Errors (clr order):
+// `hipErrorInvalidDevice`, then `hipErrorInvalidValue` (null `bytes`).
+hipError_t hipDeviceTotalMem(size_t *bytes, hipDevice_t device);
+
+// `hipDeviceComputeCapability`: the gfx major and minor (9, 0 for gfx90a). Errors (clr order):
+// `hipErrorInvalidDevice`, then `hipErrorInvalidValue` (a null out-pointer).
+hipError_t hipDeviceComputeCapability(int *major, int *minor, hipDevice_t device);
+
+// `hipDeviceGetName`: the product name (`hipDeviceProp_t.name`) into `name[len]`, truncated
+// to `len - 1` bytes. Errors (clr order): `hipErrorInvalidDevice`, then `hipErrorInvalidValue`
+// (null `name`, `len` ≤ 0).
+hipError_t hipDeviceGetName(char *name, int len, hipDevice_t device);
+
+// `hipDeviceGetUuid`: the 16 bytes of `hipDeviceProp_t.uuid` (ROCr's `GPU-<unique_id>` form).
+// Errors (clr order): `hipErrorInvalidDevice`, then `hipErrorInvalidValue` (null).
+hipError_t hipDeviceGetUuid(hipUUID *uuid, hipDevice_t device);
+
+// `hipDeviceGetPCIBusId`: `DDDD:BB:DD.F` into `pciBusId[len]` (13 bytes with the NUL), as
+// `snprintf` writes it. Errors (clr order): `hipErrorInvalidDevice`; `hipErrorInvalidValue`
+// for a null buffer, and for `len` ≤ 12 (after writing the truncated string, as clr does;
+// `len` ≤ 0 writes nothing).
+hipError_t hipDeviceGetPCIBusId(char *pciBusId, int len, int device);
+
+// `hipDeviceGetByPCIBusId`: the ordinal of the device at `pciBusIdstr` (`DDDD:BB:DD.F`, or
+// `BB:DD.F` for domain 0). Errors: `hipErrorInvalidValue` (null arguments, unparsable string,
+// no such device), as clr.
+hipError_t hipDeviceGetByPCIBusId(int *device, const char *pciBusIdstr);
+
+// `hipChooseDeviceR0600` (`hipChooseDevice` in ROCm ≥ 6 headers). Errors:
+// `hipErrorInvalidValue` (null arguments).
+hipError_t hipChooseDeviceR0600(int *device, const struct hipDeviceProp_tR0600 *properties);
+
+// `hipChooseDeviceR0000`: [`hipChooseDeviceR0600`] with the ROCm 5 property layout.
+hipError_t hipChooseDeviceR0000(int *device, const struct hipDeviceProp_tR0000 *properties);
+
+// `hipGetDeviceFlags`: the current device's flags (`hipSetDeviceFlags`' schedule bits, or
+// what `hipCtxCreate` gave). Errors: `hipErrorInvalidValue` (null).
+hipError_t hipGetDeviceFlags(unsigned int *flags);
+
+// `hipSetDeviceFlags`: at most one `hipDeviceSchedule*` bit, plus `hipDeviceMapHost` and
+// `hipDeviceLmemResizeToMax`; the schedule bits are stored (clr keeps `flags &
+// hipDeviceScheduleMask`). hipkfd always waits by sleeping on KFD events, so the schedule does
+// not change behaviour. Errors: `hipErrorInvalidValue` (two schedule bits, unknown bits).
+hipError_t hipSetDeviceFlags(unsigned int flags);
+
+// `hipDeviceGetCacheConfig`: what `hipDeviceSetCacheConfig` last stored on the current device
+// (default `hipFuncCachePreferNone`). Errors: `hipErrorInvalidValue` (null).
+hipError_t hipDeviceGetCacheConfig(hipFuncCache_t *cacheConfig);
+
+// `hipDeviceSetCacheConfig`: accepted and stored, no effect (AMD GPUs have a fixed L1/LDS
+// split; HIP documents it as a no-op). Errors: `hipErrorInvalidValue` (not a `hipFuncCache_t`).
+hipError_t hipDeviceSetCacheConfig(hipFuncCache_t cacheConfig);
+
+// `hipDeviceGetSharedMemConfig`: always `hipSharedMemBankSizeFourByte` (clr; LDS banks are
+// 4 bytes wide). Errors: `hipErrorInvalidValue` (null).
+hipError_t hipDeviceGetSharedMemConfig(hipSharedMemConfig *pConfig);
+
+// `hipDeviceSetSharedMemConfig`: accepted, no effect (clr). Errors: `hipErrorInvalidValue`
+// (not a `hipSharedMemConfig`).
+hipError_t hipDeviceSetSharedMemConfig(hipSharedMemConfig config);
+
+// `hipDeviceGetLimit` on the current device: `hipLimitStackSize` (default 1024),
+// `hipLimitMallocHeapSize` (default 8 MiB). Errors (clr): `hipErrorInvalidValue` (null, `limit`
+// ≥ `hipLimitRange`), `hipErrorUnsupportedLimit` (any other limit: printf FIFO, scratch,
+// negative values).
+hipError_t hipDeviceGetLimit(size_t *pValue, hipLimit_t limit);
+
+// `hipDeviceSetLimit` on the current device: the stack size (≤ 128 KiB - 16, rounded up to 16)
+// and the device heap size (< VRAM) are stored, as clr does; hipkfd runs no kernels yet, so
+// neither is used. Errors (clr): `hipErrorInvalidValue` (`limit` ≥ `hipLimitRange`, value out
+// of range), `hipErrorUnsupportedLimit` (other limits).
+hipError_t hipDeviceSetLimit(hipLimit_t limit, size_t value);
+
+// `hipSetValidDevices` (clr): `len` 0 is a no-op; otherwise every entry must be a device, and
+// the first becomes current unless this thread already called `hipSetDevice`. Errors:
+// `hipErrorInvalidValue` (null list, `len` < 0 or > count), `hipErrorInvalidDevice`.
+hipError_t hipSetValidDevices(int *device_arr, int len);
+
+// `hipGetProcAddress` (ROCm 6.1+ prototype): `*pfn` = hipkfd's own entry point named `symbol`
+// (`hipGetDeviceProperties` and `hipChooseDevice` mean their `R0600` versions when
+// `hipVersion` ≥ 600, as clr). `flags` and a lower `hipVersion` select nothing else: every
+// export of ours has one version. `symbolStatus` (optional) gets
+// `HIP_GET_PROC_ADDRESS_SUCCESS` or `_SYMBOL_NOT_FOUND`. Errors: `hipErrorInvalidValue` (null
+// or empty `symbol`, null `pfn`, not found; clr `hip_device.cpp`).
+hipError_t hipGetProcAddress(const char *symbol,
+                             void **pfn,
+                             int hipVersion,
+                             uint64_t flags,
+                             hipDriverProcAddressQueryResult *symbolStatus);
+
+// `hipGetDriverEntryPoint` (ROCm 7.1): `*funcPtr` = hipkfd's own entry point named `symbol`;
+// with `hipEnablePerThreadDefaultStream` the `_spt` variant if there is one (hipkfd has none,
+// so the plain one, as clr falls back). `driverStatus` (optional): `hipDriverEntryPointSuccess`
+// or `..SymbolNotFound`. Errors: `hipErrorInvalidValue` (null or empty `symbol`, null
+// `funcPtr`, `flags` not one of `hipEnableDefault`/`LegacyStream`/`PerThreadDefaultStream`,
+// not found; clr `hip_device_runtime.cpp`).
+hipError_t hipGetDriverEntryPoint(const char *symbol,
+                                  void **funcPtr,
+                                  uint64_t flags,
+                                  hipDriverEntryPointQueryResult *driverStatus);
 
 // `hipError_t hipGetLastError(void)`: returns the last error recorded by a HIP call on this
 // thread and resets it to `hipSuccess`.
@@ -932,6 +1216,11 @@ hipError_t hipEventCreate(hipEvent_t *event);
 // `hipEventRecord`: records the event at the current end of `stream` (null: the current device's
 // null stream). Errors: `hipErrorInvalidHandle` (null/unknown event or stream).
 hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream);
+
+// `hipEventRecordWithFlags`: [`hipEventRecord`] with `flags` `hipEventRecordDefault` or
+// `hipEventRecordExternal` (which matters only in stream capture; a plain record here). Errors:
+// as `hipEventRecord`; `hipErrorInvalidValue` for other flags.
+hipError_t hipEventRecordWithFlags(hipEvent_t event, hipStream_t stream, unsigned int flags);
 
 // `hipEventSynchronize`: waits for the last record (never recorded: returns at once).
 hipError_t hipEventSynchronize(hipEvent_t event);
@@ -1112,13 +1401,264 @@ hipError_t hipMemsetD32Async(hipDeviceptr_t dest, int value, size_t count, hipSt
 // `hipPointerGetAttributes`: what `ptr` points into. Host memory the runtime does not know is
 // reported as `hipMemoryTypeUnregistered` on `hipInvalidDeviceId` (HIP ≥ 6, CUDA's rule); an
 // address inside the GPU aperture that no allocation holds (freed, closed) is
-// `hipErrorInvalidValue`, as are null arguments.
+// `hipErrorInvalidValue`, as are null arguments. Callers built against ROCm 5 (this library loaded
+// through the `libamdhip64.so.5` compat link) get ROCm 5's `hipMemoryType` values in
+// the same field (`memoryType`): Host 0 (unregistered host memory too), Device 1.
 hipError_t hipPointerGetAttributes(struct hipPointerAttribute_t *attributes, const void *ptr);
 
 // `hipMemGetAddressRange`: base and size (bytes) of the allocation containing `dptr`, found in
 // O(log n). Either out-pointer may be null. Errors: `hipErrorNotFound` when `dptr` is in no
 // allocation (one past the end included).
 hipError_t hipMemGetAddressRange(hipDeviceptr_t *pbase, size_t *psize, hipDeviceptr_t dptr);
+
+// `hipError_t __hipPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+// hipStream_t stream)`: pushes a launch configuration on the calling thread's stack (hip-clang
+// emits it for `<<<...>>>`; the kernel stub pops it). Always `hipSuccess`.
+hipError_t __hipPushCallConfiguration(struct dim3 gridDim,
+                                      struct dim3 blockDim,
+                                      size_t sharedMem,
+                                      hipStream_t stream);
+
+// `hipError_t __hipPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem,
+// hipStream_t* stream)`: pops the thread's last configuration into the four out-pointers.
+// Errors: `hipErrorInvalidValue` for a null pointer (nothing popped),
+// `hipErrorMissingConfiguration` when the stack is empty.
+hipError_t __hipPopCallConfiguration(struct dim3 *gridDim,
+                                     struct dim3 *blockDim,
+                                     size_t *sharedMem,
+                                     hipStream_t *stream);
+
+// `hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem, hipStream_t
+// stream)`: the legacy form of [`__hipPushCallConfiguration`], for `hipSetupArgument` and
+// `hipLaunchByPtr`.
+hipError_t hipConfigureCall(struct dim3 gridDim,
+                            struct dim3 blockDim,
+                            size_t sharedMem,
+                            hipStream_t stream);
+
+// `hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset)`: copies `size`
+// bytes of `arg` to `offset` of the top configuration's argument buffer (clr
+// `PlatformState::setupArgument`). Errors: `hipErrorInvalidValue` (null `arg` with a size, or
+// an offset past 4 KiB, the kernarg limit), `hipErrorMissingConfiguration`.
+hipError_t hipSetupArgument(const void *arg, size_t size, size_t offset);
+
+// `hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks,
+// void** args, size_t sharedMemBytes, hipStream_t stream)`: what `<<<...>>>` and
+// `hipLaunchKernelGGL` end in. Errors (hip-tests `Unit_hipLaunchKernel_Negative_Parameters`,
+// ROCm 7): `hipErrorInvalidDeviceFunction` (null or unregistered function),
+// `hipErrorInvalidValue` (destroyed stream; `sharedMemBytes` over `sharedMemPerBlock`; no
+// `args` for a kernel with parameters), `hipErrorInvalidConfiguration` (a zero dimension, a
+// block dimension or block size over the device's limits, a grid over `maxGridSize`),
+// `hipErrorInvalidResourceHandle` (stream of another device), `hipErrorNoBinaryForGpu`,
+// `hipErrorLaunchFailure` (block over the kernel's launch bounds); otherwise
+// `hipErrorNotSupported`: kernels cannot run yet (logged once per kernel).
+hipError_t hipLaunchKernel(const void *function_address,
+                           struct dim3 numBlocks,
+                           struct dim3 dimBlocks,
+                           void **args,
+                           size_t sharedMemBytes,
+                           hipStream_t stream);
+
+// `hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks, dim3
+// dimBlocks, void** args, size_t sharedMemBytes, hipStream_t stream, hipEvent_t startEvent,
+// hipEvent_t stopEvent, int flags)`: [`hipLaunchKernel`] with events around the kernel.
+// Errors: `hipErrorInvalidValue` for an unknown event, else as [`hipLaunchKernel`].
+hipError_t hipExtLaunchKernel(const void *function_address,
+                              struct dim3 numBlocks,
+                              struct dim3 dimBlocks,
+                              void **args,
+                              size_t sharedMemBytes,
+                              hipStream_t stream,
+                              hipEvent_t startEvent,
+                              hipEvent_t stopEvent,
+                              int flags);
+
+// `hipError_t hipLaunchCooperativeKernel(const void* f, dim3 gridDim, dim3 blockDimX, void**
+// kernelParams, unsigned int sharedMemBytes, hipStream_t stream)`. Errors (clr
+// `hipLaunchCooperativeKernel_common`, hip-tests `Unit_hipLaunchCooperativeKernel_Negative_*`):
+// `hipErrorContextIsDestroyed` (destroyed stream), `hipErrorInvalidDeviceFunction`,
+// `hipErrorInvalidConfiguration` (geometry as [`hipLaunchKernel`]),
+// `hipErrorCooperativeLaunchTooLarge` (`sharedMemBytes` over the LDS), then as
+// [`hipLaunchKernel`]; otherwise `hipErrorNotSupported`.
+hipError_t hipLaunchCooperativeKernel(const void *f,
+                                      struct dim3 gridDim,
+                                      struct dim3 blockDimX,
+                                      void **kernelParams,
+                                      unsigned int sharedMemBytes,
+                                      hipStream_t stream);
+
+// `hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigned int
+// gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned
+// int blockDimZ, unsigned int sharedMemBytes, hipStream_t stream, void** kernelParams, void**
+// extra)`: grid in blocks. Errors (hip-tests `ModuleLaunchKernelNegativeParameters`, clr ROCm
+// 7): `hipErrorContextIsDestroyed` (destroyed stream), `hipErrorInvalidValue` (a zero
+// dimension, a dimension over the device's limits, `sharedMemBytes` over `sharedMemPerBlock`,
+// both `kernelParams` and `extra`, a malformed `extra`, no arguments for a kernel with
+// parameters), `hipErrorInvalidResourceHandle` (null, unknown or unloaded `f`; a stream of
+// another device), `hipErrorLaunchFailure` (block over the kernel's launch bounds); otherwise
+// `hipErrorNotSupported`: kernels cannot run yet (logged once per kernel).
+hipError_t hipModuleLaunchKernel(hipFunction_t f,
+                                 unsigned int gridDimX,
+                                 unsigned int gridDimY,
+                                 unsigned int gridDimZ,
+                                 unsigned int blockDimX,
+                                 unsigned int blockDimY,
+                                 unsigned int blockDimZ,
+                                 unsigned int sharedMemBytes,
+                                 hipStream_t stream,
+                                 void **kernelParams,
+                                 void **extra);
+
+// `hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gridDimX, ...,
+// unsigned int sharedMemBytes, hipStream_t stream, void** kernelParams)`: as
+// [`hipModuleLaunchKernel`] without `extra`; an invalid stream is `hipErrorInvalidValue` and
+// an invalid geometry `hipErrorInvalidConfiguration` (clr `hipModuleLaunchCooperativeKernel`).
+hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f,
+                                            unsigned int gridDimX,
+                                            unsigned int gridDimY,
+                                            unsigned int gridDimZ,
+                                            unsigned int blockDimX,
+                                            unsigned int blockDimY,
+                                            unsigned int blockDimZ,
+                                            unsigned int sharedMemBytes,
+                                            hipStream_t stream,
+                                            void **kernelParams);
+
+// `hipError_t hipLaunchByPtr(const void* func)`: launches `func` with the configuration and
+// arguments of `hipConfigureCall` + `hipSetupArgument` (popped). Errors:
+// `hipErrorMissingConfiguration`, `hipErrorInvalidDeviceFunction`, `hipErrorInvalidValue`
+// (geometry), then as [`hipModuleLaunchKernel`]; otherwise `hipErrorNotSupported`.
+hipError_t hipLaunchByPtr(const void *func);
+
+// `hipError_t hipModuleLoad(hipModule_t* module, const char* fname)`: loads a code object file
+// (an offload bundle from `hipcc --genco`, or a bare AMDGPU ELF). Errors (hip-tests
+// `Unit_hipModuleLoad_Negative_*`): `hipErrorInvalidValue` (null `module`, null or empty
+// `fname`), `hipErrorFileNotFound` (unreadable file), `hipErrorInvalidImage` (not a code
+// object, empty), `hipErrorNoBinaryForGpu` (none for the current device),
+// `hipErrorNotSupported` (compressed bundle).
+hipError_t hipModuleLoad(hipModule_t *module, const char *fname);
+
+// `hipError_t hipModuleLoadData(hipModule_t* module, const void* image)`: loads a code object
+// from memory (its length is read from its headers; the bytes are copied). Errors:
+// `hipErrorInvalidValue` (null argument), then as [`hipModuleLoad`].
+hipError_t hipModuleLoadData(hipModule_t *module, const void *image);
+
+// `hipError_t hipModuleLoadDataEx(hipModule_t* module, const void* image, unsigned int
+// numOptions, hipJitOption* options, void** optionsValues)`: [`hipModuleLoadData`]; the JIT
+// options are ignored, as AMD's runtime does.
+hipError_t hipModuleLoadDataEx(hipModule_t *module,
+                               const void *image,
+                               unsigned int numOptions,
+                               hipJitOption *options,
+                               void **optionsValues);
+
+// `hipError_t hipModuleUnload(hipModule_t module)`: unloads a module; its functions' handles
+// become invalid. Errors: `hipErrorInvalidResourceHandle` (null), `hipErrorNotFound` (unknown
+// or already unloaded, hip-tests on AMD).
+hipError_t hipModuleUnload(hipModule_t module);
+
+// `hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char*
+// kname)`: the kernel `kname` (its mangled name, or the plain one for `extern "C"`) of the
+// module, for the current device; the same handle on every call. Errors (hip-tests
+// `Unit_hipModuleGetFunction_Negative_Parameters`): `hipErrorInvalidValue` (null `function`,
+// null or empty `kname`), `hipErrorInvalidResourceHandle` (null module), `hipErrorNotFound`
+// (unknown module, no such kernel, a `__device__` function).
+hipError_t hipModuleGetFunction(hipFunction_t *function, hipModule_t module, const char *kname);
+
+// `hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, hipModule_t hmod, const
+// char* name)`: the device address and size of a module global on the current device (the
+// module's code object is loaded into its memory on first use, globals with their initial
+// values). Either output may be null. Errors: `hipErrorInvalidValue` (both outputs null, null
+// or empty name), `hipErrorInvalidResourceHandle` (null module), `hipErrorNotFound` (unknown
+// module or global), the load's.
+hipError_t hipModuleGetGlobal(hipDeviceptr_t *dptr,
+                              size_t *bytes,
+                              hipModule_t hmod,
+                              const char *name);
+
+// `hipError_t hipGetSymbolAddress(void** devPtr, const void* symbol)`: the device address of a
+// `__device__` variable on the current device. Errors: `hipErrorInvalidValue` (null
+// `devPtr`), `hipErrorInvalidSymbol`.
+hipError_t hipGetSymbolAddress(void **devPtr, const void *symbol);
+
+// `hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t sizeBytes, size_t
+// offset, hipMemcpyKind kind)`: `hipMemcpy` to the variable's device memory at `offset`.
+// Errors: `hipErrorInvalidSymbol`, `hipErrorInvalidValue` (range past the variable), then
+// `hipMemcpy`'s.
+hipError_t hipMemcpyToSymbol(const void *symbol,
+                             const void *src,
+                             size_t sizeBytes,
+                             size_t offset,
+                             hipMemcpyKind kind);
+
+// `hipError_t hipMemcpyFromSymbol(void* dst, const void* symbol, size_t sizeBytes, size_t
+// offset, hipMemcpyKind kind)`: `hipMemcpy` from the variable's device memory at `offset`.
+// Errors as [`hipMemcpyToSymbol`].
+hipError_t hipMemcpyFromSymbol(void *dst,
+                               const void *symbol,
+                               size_t sizeBytes,
+                               size_t offset,
+                               hipMemcpyKind kind);
+
+// `hipError_t hipMemcpyToSymbolAsync(const void* symbol, const void* src, size_t sizeBytes,
+// size_t offset, hipMemcpyKind kind, hipStream_t stream)`: as [`hipMemcpyToSymbol`], ordered
+// on `stream` (`hipMemcpyAsync`).
+hipError_t hipMemcpyToSymbolAsync(const void *symbol,
+                                  const void *src,
+                                  size_t sizeBytes,
+                                  size_t offset,
+                                  hipMemcpyKind kind,
+                                  hipStream_t stream);
+
+// `hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t sizeBytes, size_t
+// offset, hipMemcpyKind kind, hipStream_t stream)`: as [`hipMemcpyFromSymbol`], ordered on
+// `stream`.
+hipError_t hipMemcpyFromSymbolAsync(void *dst,
+                                    const void *symbol,
+                                    size_t sizeBytes,
+                                    size_t offset,
+                                    hipMemcpyKind kind,
+                                    hipStream_t stream);
+
+// `hipError_t hipGetSymbolSize(size_t* size, const void* symbol)`: the size of a registered
+// `__device__` variable. Errors: `hipErrorInvalidValue` (null `size`), `hipErrorInvalidSymbol`.
+hipError_t hipGetSymbolSize(size_t *size, const void *symbol);
+
+// `hipError_t hipGetFuncBySymbol(hipFunction_t* functionPtr, const void* symbolPtr)`: the
+// `hipFunction_t` of a hipcc kernel. Errors: `hipErrorInvalidValue` (null `functionPtr`),
+// `hipErrorInvalidDeviceFunction` (not a registered kernel).
+hipError_t hipGetFuncBySymbol(hipFunction_t *functionPtr, const void *symbolPtr);
+
+// `hipError_t hipFuncGetAttributes(struct hipFuncAttributes* attr, const void* func)`: a hipcc
+// kernel's attributes from its code object metadata (`maxThreadsPerBlock` =
+// `.max_flat_workgroup_size`, `sharedSizeBytes` = static LDS, `localSizeBytes` = scratch per
+// work-item, `numRegs` = VGPRs, `binaryVersion`/`ptxVersion` = major × 10 + minor of the ISA).
+// Errors: `hipErrorInvalidValue` (null `attr`), `hipErrorInvalidDeviceFunction` (null or
+// unregistered `func`), `hipErrorNoBinaryForGpu`.
+hipError_t hipFuncGetAttributes(struct hipFuncAttributes *attr, const void *func);
+
+// `hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attrib, hipFunction_t
+// hfunc)`: one attribute of a `hipFunction_t` (values as [`hipFuncGetAttributes`]). Errors:
+// `hipErrorInvalidValue` (null `value`, unknown `attrib`), `hipErrorInvalidHandle` (null or
+// unknown `hfunc`), `hipErrorNoBinaryForGpu`.
+hipError_t hipFuncGetAttribute(int *value, hipFunction_attribute attrib, hipFunction_t hfunc);
+
+// `hipError_t hipFuncSetAttribute(const void* func, hipFuncAttribute attr, int value)`:
+// validated as clr does, then a no-op (the dynamic-LDS limit and carveout only matter to the
+// launch path, which does not exist yet). Errors: `hipErrorInvalidDeviceFunction` (null or
+// unregistered `func`), `hipErrorInvalidValue` (unknown `attr`; dynamic LDS below 0 or over
+// what the kernel leaves; carveout outside -1..=100).
+hipError_t hipFuncSetAttribute(const void *func, hipFuncAttribute attr, int value);
+
+// `hipError_t hipFuncSetCacheConfig(const void* func, hipFuncCache_t config)`: validated, then
+// a no-op (AMD devices have no L1/LDS split to choose). Errors: `hipErrorInvalidDeviceFunction`
+// (null or unregistered `func`), `hipErrorInvalidValue` (unknown `config`).
+hipError_t hipFuncSetCacheConfig(const void *func, hipFuncCache_t config);
+
+// `hipError_t hipFuncSetSharedMemConfig(const void* func, hipSharedMemConfig config)`:
+// validated, then a no-op (clr: "No way to set shared memory config yet"). Errors as
+// [`hipFuncSetCacheConfig`].
+hipError_t hipFuncSetSharedMemConfig(const void *func, hipSharedMemConfig config);
 
 // `hipDeviceCanAccessPeer`: `*canAccessPeer` = 1 when `deviceId` can map `peerDeviceId`'s
 // memory (a direct xGMI or PCIe P2P link in the KFD topology; src/peer.rs explains why links
@@ -1186,6 +1726,9 @@ hipError_t hipMemcpyPeerAsync(void *dst,
                               size_t sizeBytes,
                               hipStream_t stream);
 
+// `hipDeviceGetStreamPriorityRange`: least 1, greatest -1 (clr); either pointer may be null.
+hipError_t hipDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
+
 // `hipStreamCreate`: a blocking stream on the current device. Null: `hipErrorInvalidValue`.
 hipError_t hipStreamCreate(hipStream_t *stream);
 
@@ -1213,11 +1756,46 @@ hipError_t hipStreamQuery(hipStream_t stream);
 // null or unknown event: `hipErrorInvalidHandle`.
 hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags);
 
-// `hipStreamGetFlags`.
+// `hipStreamGetFlags`. Errors (clr): `hipErrorInvalidValue` (null `flags`, and the null
+// stream, `Unit_hipStreamGetFlags_Negative`), `hipErrorContextIsDestroyed` (unknown stream).
 hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int *flags);
 
 // `hipStreamGetPriority`.
 hipError_t hipStreamGetPriority(hipStream_t stream, int *priority);
+
+// `hipStreamGetDevice`: the stream's device (null stream: the current device). Errors:
+// `hipErrorInvalidValue` (null `device`), `hipErrorContextIsDestroyed` (unknown stream).
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device);
+
+// `hipLaunchHostFunc`: `fn(userData)` runs on a runtime thread after all work queued on
+// `stream` so far, and work queued on `stream` later starts only after it has returned. The
+// function must not call HIP APIs that wait for GPU work (CUDA's rule; host functions run one at
+// a time). Errors: `hipErrorInvalidValue` (null `fn`), `hipErrorContextIsDestroyed` (unknown
+// stream), `hipErrorOutOfMemory`.
+hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn_, void *userData);
+
+// `hipStreamAddCallback`: [`hipLaunchHostFunc`] whose function also gets the stream (the
+// handle as passed) and the status (`hipSuccess`). Errors: `hipErrorInvalidValue` (null
+// `callback`, `flags` ≠ 0), `hipErrorContextIsDestroyed` (unknown stream).
+hipError_t hipStreamAddCallback(hipStream_t stream,
+                                hipStreamCallback_t callback,
+                                void *userData,
+                                unsigned int flags);
+
+// `hipExtStreamCreateWithCUMask`: a blocking stream on the current device that records
+// `cuMask[cuMaskSize]` (hipkfd's streams run on SDMA queues, which have no CUs, so the mask only
+// answers `hipExtStreamGetCUMask`). Errors (clr order): `hipErrorInvalidHandle` (null
+// `stream`), `hipErrorInvalidValue` (`cuMaskSize` 0, null `cuMask`).
+hipError_t hipExtStreamCreateWithCUMask(hipStream_t *stream,
+                                        uint32_t cuMaskSize,
+                                        const uint32_t *cuMask);
+
+// `hipExtStreamGetCUMask`: the CUs `stream` may use, 32 a word, into `cuMask[cuMaskSize]`:
+// all CUs of the current device for the null stream or a stream without a mask, else the
+// stream's mask AND all CUs (all CUs again if that is empty), as clr. Errors:
+// `hipErrorInvalidValue` (null `cuMask`, `cuMaskSize` below the device's CUs / 32),
+// `hipErrorContextIsDestroyed` (unknown stream).
+hipError_t hipExtStreamGetCUMask(hipStream_t stream, uint32_t cuMaskSize, uint32_t *cuMask);
 
 // `hipMemGetAllocationGranularity`: the granularity (bytes) of chunks with properties `prop`:
 // 4 KiB (`hipMemAllocationGranularityMinimum`) or 2 MiB (`...Recommended`). Errors:

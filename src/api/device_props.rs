@@ -64,8 +64,11 @@ pub fn parse_properties(text: &str) -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// kfd_topology.h `HSA_CAP_SRAM_EDCSUPPORTED`.
-const HSA_CAP_SRAM_EDCSUPPORTED: u64 = 0x0008_0000;
+/// kfd_topology.h `HSA_CAP_SRAM_EDCSUPPORTED` (bit 26; libhsakmt `HSA_CAPABILITY.SRAM_EDCSupport`,
+/// which ROCr turns into `:sramecc+`). Bit 19 (0x0008_0000) held it until Linux 5.x moved it and
+/// named bit 19 `HSA_CAP_RESERVED_WAS_SRAM_EDCSUPPORTED` ("old buggy user mode depends on this
+/// being 0").
+const HSA_CAP_SRAM_EDCSUPPORTED: u64 = 0x0400_0000;
 /// kfd_topology.h `HSA_CAP_ASIC_REVISION_MASK` / `_SHIFT`.
 const HSA_CAP_ASIC_REVISION_MASK: u64 = 0x03c0_0000;
 const HSA_CAP_ASIC_REVISION_SHIFT: u32 = 22;
@@ -202,8 +205,13 @@ fn parse_pci_bus_id(s: &str) -> Option<(u32, u32, u32, u32)> {
     ))
 }
 
+/// The device's target id as `gcnArchName` holds it (`gfx90a:sramecc+:xnack-`).
+pub fn arch_name(p: &hipDeviceProp_t) -> String {
+    p.gcnArchName.iter().take_while(|c| **c != 0).map(|c| *c as u8 as char).collect()
+}
+
 /// Copies `s` into a C `char` array, truncating so that a NUL always ends it.
-fn put_cstr(dst: &mut [c_char], s: &str) {
+pub(crate) fn put_cstr(dst: &mut [c_char], s: &str) {
     dst.fill(0);
     let n = dst.len().saturating_sub(1);
     for (d, b) in dst.iter_mut().zip(s.bytes().take(n)) {
@@ -391,8 +399,7 @@ pub fn device_props_r0000(p: &hipDeviceProp_t) -> hipDeviceProp_tR0000 {
     o.isMultiGpuBoard = p.isMultiGpuBoard;
     o.canMapHostMemory = p.canMapHostMemory;
     o.gcnArchName = p.gcnArchName;
-    let arch: String = p.gcnArchName.iter().take_while(|c| **c != 0).map(|c| *c as u8 as char).collect();
-    let (ma, mi, st) = parse_gfx_name(&arch).unwrap_or((0, 0, 0));
+    let (ma, mi, st) = parse_gfx_name(&arch_name(p)).unwrap_or((0, 0, 0));
     o.gcnArch = (ma * 100 + mi * 10 + st) as c_int;
     o.integrated = p.integrated;
     o.cooperativeLaunch = p.cooperativeLaunch;
@@ -429,8 +436,8 @@ pub fn device_props_r0000(p: &hipDeviceProp_t) -> hipDeviceProp_tR0000 {
 ///
 /// Errors: `hipErrorInvalidValue` for values that are not attributes, the reserved
 /// `Unused*`/range-marker values, multi-dimensional attributes (e.g. `MaxTexture2DGather`, no
-/// single int), `Luid`, and the pointer-valued `HdpMemFlushCntl`/`HdpRegFlushCntl` (we have no
-/// HDP register to give).
+/// single int), `Luid`, and the pointer-valued `HdpMemFlushCntl`/`HdpRegFlushCntl` (no `int`:
+/// `hipDeviceGetAttribute` stores those pointers itself, from `hipDeviceProp_t`).
 pub fn device_attribute(p: &hipDeviceProp_t, k: &KfdNode, attr: hipDeviceAttribute_t) -> Result<c_int, hipError_t> {
     use hipDeviceAttribute_t as A;
     let v = match attr {
@@ -592,7 +599,7 @@ mod tests {
         let k = mi210();
         let p = device_props(&k);
         assert_eq!(cstr(&p.name), "AMD Instinct MI210");
-        // capability 746094208 = 0x2c787e80 has HSA_CAP_SRAM_EDCSUPPORTED (bit 19).
+        // capability 746094208 = 0x2c787e80 has HSA_CAP_SRAM_EDCSUPPORTED (bit 26).
         assert_eq!(cstr(&p.gcnArchName), "gfx90a:sramecc+:xnack-");
         assert_eq!((p.major, p.minor), (9, 0));
         assert_eq!(p.multiProcessorCount, 104);
@@ -632,6 +639,12 @@ mod tests {
         k.xnack_enabled = true;
         k.props.insert("capability".into(), 0);
         assert_eq!(k.target_id(), "gfx942:sramecc-:xnack+");
+        // Only bit 26 means SRAM ECC; bit 19 is the reserved old position.
+        k.props.insert("capability".into(), 0x0008_0000);
+        assert_eq!(k.target_id(), "gfx942:sramecc-:xnack+");
+        k.props.insert("capability".into(), 0x0400_0000);
+        assert_eq!(k.target_id(), "gfx942:sramecc+:xnack+");
+        k.props.insert("capability".into(), 0);
         k.props.remove("gfx_target_version");
         k.name = "gfx1030".into();
         assert_eq!(k.gfx_version(), (10, 3, 0));

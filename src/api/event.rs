@@ -51,6 +51,17 @@ pub extern "C" fn hipEventRecord(event: hipEvent_t, stream: hipStream_t) -> hipE
     })
 }
 
+/// `hipEventRecordWithFlags`: [`hipEventRecord`] with `flags` `hipEventRecordDefault` or
+/// `hipEventRecordExternal` (which matters only in stream capture; a plain record here). Errors:
+/// as `hipEventRecord`; `hipErrorInvalidValue` for other flags.
+#[no_mangle]
+pub extern "C" fn hipEventRecordWithFlags(event: hipEvent_t, stream: hipStream_t, flags: c_uint) -> hipError_t {
+    if flags != hipEventRecordDefault && flags != hipEventRecordExternal {
+        return api(|| Err(hipError_t::hipErrorInvalidValue));
+    }
+    hipEventRecord(event, stream)
+}
+
 /// `hipEventSynchronize`: waits for the last record (never recorded: returns at once).
 #[no_mangle]
 pub extern "C" fn hipEventSynchronize(event: hipEvent_t) -> hipError_t {

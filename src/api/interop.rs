@@ -11,11 +11,11 @@
 //! this library was loaded under a `.so.5` (or older) name (`dladdr`), those calls use the 5.2
 //! layout, else ROCm 6/7's.
 
-use crate::api::common::{api, check, rt_dev, stream_of, write_out};
+use crate::api::common::{api, check, rocm5_caller, rt_dev, stream_of, write_out};
 use crate::api::types::*;
 use crate::interop::ExternalSemaphore;
 use std::ffi::{c_int, c_uint, c_void};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Reads a `T` at byte `off` of a caller's struct.
 fn field<T: Copy>(p: *const c_void, off: usize) -> T {
@@ -27,25 +27,11 @@ fn field<T: Copy>(p: *const c_void, off: usize) -> T {
 /// (element size, offset of `flags`) of `hipExternalSemaphoreSignalParams` and
 /// `hipExternalSemaphoreWaitParams` for the header the caller was built against.
 fn sem_params_layout() -> (usize, usize) {
-    static L: OnceLock<(usize, usize)> = OnceLock::new();
-    *L.get_or_init(|| {
-        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-        // SAFETY: dladdr only reads our own function's address and fills `info`.
-        let ok = unsafe { libc::dladdr(hipImportExternalSemaphore as *const c_void, &mut info) } != 0;
-        let name = if ok && !info.dli_fname.is_null() {
-            // SAFETY: dladdr returned a NUL-terminated path owned by the loader.
-            unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned()
-        } else {
-            String::new()
-        };
-        let major = name.rsplit_once(".so.").and_then(|(_, v)| v.split('.').next()?.parse::<u32>().ok());
-        if major.is_some_and(|m| m <= 5) {
-            crate::log::hipkfd_log!("loaded as {name}: ROCm 5 layout of the semaphore parameters");
-            (136, 64)
-        } else {
-            (144, 72)
-        }
-    })
+    if rocm5_caller() {
+        (136, 64)
+    } else {
+        (144, 72)
+    }
 }
 
 /// `hipImportExternalMemory`: imports the dma-buf fd of `memHandleDesc` (type

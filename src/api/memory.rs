@@ -1,7 +1,7 @@
 //! Memory management (HIP "Memory Management" group; clr `hip_memory.cpp`): allocation, copies,
 //! fills, pointer queries.
 
-use crate::api::common::{api, check, rt_dev, stream_of, write_out};
+use crate::api::common::{api, check, rocm5_caller, rt_dev, stream_of, write_out};
 use crate::api::types::*;
 use crate::memory::{Backing, MemKind, HOST_MALLOC_FLAGS};
 use crate::runtime::runtime;
@@ -187,10 +187,27 @@ pub extern "C" fn hipMemsetD32Async(
     memset(dest, value as u32, 4, count, stream, false)
 }
 
+/// `hipMemoryTypeHost` / `hipMemoryTypeDevice` in the ROCm 5 headers (`hip_runtime_api.h` 5.2:
+/// `enum hipMemoryType { hipMemoryTypeHost, hipMemoryTypeDevice, hipMemoryTypeArray,
+/// hipMemoryTypeUnified }`).
+const ROCM5_MEMORY_TYPE_HOST: c_int = 0;
+const ROCM5_MEMORY_TYPE_DEVICE: c_int = 1;
+
+/// `t` in the caller's ABI: ROCm 5's values for [`rocm5_caller`]s.
+fn memory_type_for_caller(t: hipMemoryType) -> hipMemoryType {
+    match t {
+        _ if !rocm5_caller() => t,
+        hipMemoryType::hipMemoryTypeDevice => hipMemoryType(ROCM5_MEMORY_TYPE_DEVICE),
+        _ => hipMemoryType(ROCM5_MEMORY_TYPE_HOST),
+    }
+}
+
 /// `hipPointerGetAttributes`: what `ptr` points into. Host memory the runtime does not know is
 /// reported as `hipMemoryTypeUnregistered` on `hipInvalidDeviceId` (HIP ≥ 6, CUDA's rule); an
 /// address inside the GPU aperture that no allocation holds (freed, closed) is
-/// `hipErrorInvalidValue`, as are null arguments.
+/// `hipErrorInvalidValue`, as are null arguments. Callers built against ROCm 5 (this library loaded
+/// through the `libamdhip64.so.5` compat link) get ROCm 5's `hipMemoryType` values in
+/// the same field (`memoryType`): Host 0 (unregistered host memory too), Device 1.
 #[no_mangle]
 pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t, ptr: *const c_void) -> hipError_t {
     api(|| {
@@ -201,7 +218,7 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
             return write_out(
                 attributes,
                 hipPointerAttribute_t {
-                    r#type: hipMemoryType::hipMemoryTypeUnregistered,
+                    r#type: memory_type_for_caller(hipMemoryType::hipMemoryTypeUnregistered),
                     device: hipInvalidDeviceId,
                     ..Default::default()
                 },
@@ -219,7 +236,7 @@ pub extern "C" fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t
         write_out(
             attributes,
             hipPointerAttribute_t {
-                r#type: ty,
+                r#type: memory_type_for_caller(ty),
                 device: a.owner as c_int,
                 devicePointer: ptr as *mut c_void,
                 hostPointer: host,

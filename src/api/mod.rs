@@ -3,6 +3,7 @@
 #![allow(non_snake_case)]
 
 pub mod common;
+pub mod context;
 pub mod device;
 pub mod device_props;
 pub mod error;
@@ -10,6 +11,7 @@ pub mod event;
 pub mod interop;
 pub mod ipc;
 pub mod memory;
+pub mod module;
 pub mod peer;
 pub mod stream;
 pub mod types;

@@ -1,17 +1,42 @@
 //! Stream management (HIP "Stream Management" group; clr `hip_stream.cpp`).
 
-use crate::api::common::{api, check, event_of, rt_dev, stream_handle, stream_of, stream_take, write_out};
+use crate::api::common::{
+    api, check, event_of, rt_dev, slice_in, stream_handle, stream_of, stream_take, write_out, write_slice,
+};
 use crate::api::types::*;
-use std::ffi::{c_int, c_uint};
+use std::ffi::{c_int, c_uint, c_void};
 
-/// `hipStreamCreateWithPriority`-style creation on the current device.
+/// clr's stream priorities (`hip::Stream::Priority`): High -1, Normal 0, Low 1.
+const PRIORITY_HIGH: c_int = -1;
+const PRIORITY_LOW: c_int = 1;
+
+/// `hipStreamCreateWithPriority`-style creation on the current device; the priority is clamped
+/// to [`PRIORITY_HIGH`, `PRIORITY_LOW`] as clr does.
 fn create(stream: *mut hipStream_t, flags: c_uint, priority: c_int) -> hipError_t {
     api(|| {
         check(!stream.is_null())?;
         check(flags & !hipStreamNonBlocking == 0)?;
         let (rt, d) = rt_dev()?;
-        let s = rt.stream_create(d, flags, priority)?;
+        let s = rt.stream_create(d, flags, priority.clamp(PRIORITY_HIGH, PRIORITY_LOW))?;
         write_out(stream, stream_handle(s))
+    })
+}
+
+/// `hipDeviceGetStreamPriorityRange`: least 1, greatest -1 (clr); either pointer may be null.
+#[no_mangle]
+pub extern "C" fn hipDeviceGetStreamPriorityRange(
+    leastPriority: *mut c_int,
+    greatestPriority: *mut c_int,
+) -> hipError_t {
+    api(|| {
+        rt_dev()?;
+        if !leastPriority.is_null() {
+            write_out(leastPriority, PRIORITY_LOW)?;
+        }
+        if !greatestPriority.is_null() {
+            write_out(greatestPriority, PRIORITY_HIGH)?;
+        }
+        Ok(())
     })
 }
 
@@ -98,11 +123,12 @@ pub extern "C" fn hipStreamWaitEvent(stream: hipStream_t, event: hipEvent_t, fla
     })
 }
 
-/// `hipStreamGetFlags`.
+/// `hipStreamGetFlags`. Errors (clr): `hipErrorInvalidValue` (null `flags`, and the null
+/// stream, `Unit_hipStreamGetFlags_Negative`), `hipErrorContextIsDestroyed` (unknown stream).
 #[no_mangle]
 pub extern "C" fn hipStreamGetFlags(stream: hipStream_t, flags: *mut c_uint) -> hipError_t {
     api(|| {
-        check(!flags.is_null())?;
+        check(!flags.is_null() && !stream.is_null())?;
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
         write_out(flags, s.flags)
@@ -118,4 +144,141 @@ pub extern "C" fn hipStreamGetPriority(stream: hipStream_t, priority: *mut c_int
         let s = stream_of(rt, stream)?;
         write_out(priority, s.priority)
     })
+}
+
+/// `hipStreamGetDevice`: the stream's device (null stream: the current device). Errors:
+/// `hipErrorInvalidValue` (null `device`), `hipErrorContextIsDestroyed` (unknown stream).
+#[no_mangle]
+pub extern "C" fn hipStreamGetDevice(stream: hipStream_t, device: *mut hipDevice_t) -> hipError_t {
+    api(|| {
+        check(!device.is_null())?;
+        let (rt, _) = rt_dev()?;
+        let s = stream_of(rt, stream)?;
+        write_out(device, s.dev as hipDevice_t)
+    })
+}
+
+/// Queues `job` on `stream` after its current work; later work waits for it to return.
+fn host_func(stream: hipStream_t, job: Box<dyn FnOnce() + Send>) -> Result<(), hipError_t> {
+    let (rt, _) = rt_dev()?;
+    let s = stream_of(rt, stream)?;
+    rt.stream_host_func(&s, job)
+}
+
+/// A C pointer carried to the completion thread (the program owns what it points to).
+struct UserData(*mut c_void);
+// SAFETY: an opaque pointer handed back to the program's own callback, never dereferenced here.
+unsafe impl Send for UserData {}
+
+/// `hipLaunchHostFunc`: `fn(userData)` runs on a runtime thread after all work queued on
+/// `stream` so far, and work queued on `stream` later starts only after it has returned. The
+/// function must not call HIP APIs that wait for GPU work (CUDA's rule; host functions run one at
+/// a time). Errors: `hipErrorInvalidValue` (null `fn`), `hipErrorContextIsDestroyed` (unknown
+/// stream), `hipErrorOutOfMemory`.
+#[no_mangle]
+pub extern "C" fn hipLaunchHostFunc(stream: hipStream_t, fn_: hipHostFn_t, userData: *mut c_void) -> hipError_t {
+    api(|| {
+        let f = fn_.ok_or(hipError_t::hipErrorInvalidValue)?;
+        let data = UserData(userData);
+        host_func(
+            stream,
+            Box::new(move || {
+                let data = data;
+                // SAFETY: the program's host function with the pointer it gave (HIP contract).
+                unsafe { f(data.0) }
+            }),
+        )
+    })
+}
+
+/// `hipStreamAddCallback`: [`hipLaunchHostFunc`] whose function also gets the stream (the
+/// handle as passed) and the status (`hipSuccess`). Errors: `hipErrorInvalidValue` (null
+/// `callback`, `flags` ≠ 0), `hipErrorContextIsDestroyed` (unknown stream).
+#[no_mangle]
+pub extern "C" fn hipStreamAddCallback(
+    stream: hipStream_t,
+    callback: hipStreamCallback_t,
+    userData: *mut c_void,
+    flags: c_uint,
+) -> hipError_t {
+    api(|| {
+        let f = callback.ok_or(hipError_t::hipErrorInvalidValue)?;
+        check(flags == 0)?;
+        let (data, handle) = (UserData(userData), UserData(stream as *mut c_void));
+        host_func(
+            stream,
+            Box::new(move || {
+                let (data, handle) = (data, handle);
+                // SAFETY: the program's callback with the stream and pointer it gave (HIP contract).
+                unsafe { f(handle.0 as hipStream_t, hipError_t::hipSuccess, data.0) }
+            }),
+        )
+    })
+}
+
+/// The CU mask with all `cus` CUs enabled, 32 CUs a word (clr `hipExtStreamGetCUMask`'s default).
+fn full_cu_mask(cus: u32) -> Vec<u32> {
+    (0..cus.div_ceil(32)).map(|i| if (i + 1) * 32 <= cus { u32::MAX } else { (1u32 << (cus % 32)) - 1 }).collect()
+}
+
+/// `hipExtStreamCreateWithCUMask`: a blocking stream on the current device that records
+/// `cuMask[cuMaskSize]` (hipkfd's streams run on SDMA queues, which have no CUs, so the mask only
+/// answers `hipExtStreamGetCUMask`). Errors (clr order): `hipErrorInvalidHandle` (null
+/// `stream`), `hipErrorInvalidValue` (`cuMaskSize` 0, null `cuMask`).
+#[no_mangle]
+pub extern "C" fn hipExtStreamCreateWithCUMask(
+    stream: *mut hipStream_t,
+    cuMaskSize: u32,
+    cuMask: *const u32,
+) -> hipError_t {
+    api(|| {
+        if stream.is_null() {
+            return Err(hipError_t::hipErrorInvalidHandle);
+        }
+        check(cuMaskSize != 0)?;
+        let mask = slice_in(cuMask, cuMaskSize as usize)?.to_vec();
+        let (rt, d) = rt_dev()?;
+        let s = rt.stream_create(d, hipStreamDefault, 0)?;
+        let _ = s.cu_mask.set(mask);
+        write_out(stream, stream_handle(s))
+    })
+}
+
+/// `hipExtStreamGetCUMask`: the CUs `stream` may use, 32 a word, into `cuMask[cuMaskSize]`:
+/// all CUs of the current device for the null stream or a stream without a mask, else the
+/// stream's mask AND all CUs (all CUs again if that is empty), as clr. Errors:
+/// `hipErrorInvalidValue` (null `cuMask`, `cuMaskSize` below the device's CUs / 32),
+/// `hipErrorContextIsDestroyed` (unknown stream).
+#[no_mangle]
+pub extern "C" fn hipExtStreamGetCUMask(stream: hipStream_t, cuMaskSize: u32, cuMask: *mut u32) -> hipError_t {
+    api(|| {
+        check(!cuMask.is_null())?;
+        let (rt, d) = rt_dev()?;
+        let full = full_cu_mask(rt.devices[d].props.multiProcessorCount as u32);
+        check(cuMaskSize as usize >= full.len())?;
+        let s = stream_of(rt, stream)?;
+        let mask = match s.cu_mask.get() {
+            Some(m) => {
+                let and: Vec<u32> = m.iter().zip(&full).map(|(a, b)| a & b).collect();
+                if and.iter().all(|w| *w == 0) {
+                    full
+                } else {
+                    and
+                }
+            }
+            None => full,
+        };
+        // mask.len() ≤ full.len() ≤ cuMaskSize, the caller's array length.
+        write_slice(cuMask, &mask)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn full_cu_mask() {
+        assert_eq!(super::full_cu_mask(104), vec![u32::MAX, u32::MAX, u32::MAX, 0xff]);
+        assert_eq!(super::full_cu_mask(64), vec![u32::MAX, u32::MAX]);
+        assert_eq!(super::full_cu_mask(1), vec![1]);
+    }
 }

@@ -374,6 +374,64 @@ c_enum! {
     }
 }
 
+c_enum! {
+    /// `hipFuncCache_t` (`hip_runtime_api.h`): L1/LDS split preference (`hipDeviceSetCacheConfig`).
+    pub struct hipFuncCache_t {
+        /// No preference (default).
+        hipFuncCachePreferNone = 0,
+        hipFuncCachePreferShared = 1,
+        hipFuncCachePreferL1 = 2,
+        hipFuncCachePreferEqual = 3,
+    }
+}
+
+c_enum! {
+    /// `hipSharedMemConfig` (`hip_runtime_api.h`): LDS bank width (`hipDeviceSetSharedMemConfig`).
+    pub struct hipSharedMemConfig {
+        hipSharedMemBankSizeDefault = 0,
+        hipSharedMemBankSizeFourByte = 1,
+        hipSharedMemBankSizeEightByte = 2,
+    }
+}
+
+c_enum! {
+    /// `hipLimit_t` (`hip_runtime_api.h`, ROCm 7 values): `hipDeviceGetLimit`/`hipDeviceSetLimit`.
+    pub struct hipLimit_t {
+        /// Per-thread stack size, bytes.
+        hipLimitStackSize = 0x0,
+        /// Device `printf` FIFO size, bytes (not supported on AMD).
+        hipLimitPrintfFifoSize = 0x01,
+        /// Device `malloc` heap size, bytes.
+        hipLimitMallocHeapSize = 0x02,
+        /// Scratch limits (MI300+; not supported by hipkfd).
+        hipExtLimitScratchMin = 0x1000,
+        hipExtLimitScratchMax = 0x1001,
+        hipExtLimitScratchCurrent = 0x1002,
+        /// One past the last limit.
+        hipLimitRange = 0x1003,
+    }
+}
+
+c_enum! {
+    /// `hipDriverProcAddressQueryResult` (`hip_runtime_api.h`): `hipGetProcAddress`'s
+    /// `symbolStatus`.
+    pub struct hipDriverProcAddressQueryResult {
+        HIP_GET_PROC_ADDRESS_SUCCESS = 0,
+        HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+        HIP_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2,
+    }
+}
+
+c_enum! {
+    /// `hipDriverEntryPointQueryResult` (`hip_runtime_api.h`, ROCm 7.1): `hipGetDriverEntryPoint`'s
+    /// `driverStatus` (AMD's spelling of "Sufficent").
+    pub struct hipDriverEntryPointQueryResult {
+        hipDriverEntryPointSuccess = 0,
+        hipDriverEntryPointSymbolNotFound = 1,
+        hipDriverEntryPointVersionNotSufficent = 2,
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Opaque handles and scalar typedefs
 // ---------------------------------------------------------------------------------------------
@@ -404,6 +462,55 @@ pub type hipCtx_t = *mut ihipCtx_t;
 pub type hipDeviceptr_t = *mut c_void;
 /// Device ordinal (`typedef int hipDevice_t;`).
 pub type hipDevice_t = c_int;
+/// Host function run in stream order (`hipLaunchHostFunc`):
+/// `typedef void (*hipHostFn_t)(void* userData);`.
+pub type hipHostFn_t = Option<unsafe extern "C" fn(userData: *mut c_void)>;
+/// Stream callback (`hipStreamAddCallback`):
+/// `typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void* userData);`.
+pub type hipStreamCallback_t =
+    Option<unsafe extern "C" fn(stream: hipStream_t, status: hipError_t, userData: *mut c_void)>;
+
+/// Opaque module object behind [`hipModule_t`] (`typedef struct ihipModule_t* hipModule_t;`).
+pub struct ihipModule_t {
+    _opaque: [u8; 0],
+}
+
+/// Opaque kernel object behind [`hipFunction_t`]
+/// (`typedef struct ihipModuleSymbol_t* hipFunction_t;`).
+pub struct ihipModuleSymbol_t {
+    _opaque: [u8; 0],
+}
+
+/// A loaded code object (`hipModuleLoad`, `hipModuleLoadData`).
+pub type hipModule_t = *mut ihipModule_t;
+/// A kernel of a module (`hipModuleGetFunction`) or of the program (`hipGetFuncBySymbol`).
+pub type hipFunction_t = *mut ihipModuleSymbol_t;
+
+/// `dim3`: grid or block dimensions (`hip_runtime_api.h`; C++ gives it a constructor
+/// defaulting each to 1).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+/// `hipFuncAttributes`: a kernel's static attributes (`hipFuncGetAttributes`), ROCm 5.2..7 layout.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct hipFuncAttributes {
+    pub binaryVersion: c_int,
+    pub cacheModeCA: c_int,
+    pub constSizeBytes: usize,
+    pub localSizeBytes: usize,
+    pub maxDynamicSharedSizeBytes: c_int,
+    pub maxThreadsPerBlock: c_int,
+    pub numRegs: c_int,
+    pub preferredShmemCarveout: c_int,
+    pub ptxVersion: c_int,
+    pub sharedSizeBytes: usize,
+}
 
 // Pointer-valued macros; cbindgen cannot emit them, so the prelude does.
 macro_rules! hidden_from_cbindgen {
@@ -414,6 +521,17 @@ hidden_from_cbindgen! {
     pub const hipStreamLegacy: hipStream_t = 1 as hipStream_t;
     /// `#define hipStreamPerThread ((hipStream_t)2)`: the per-thread default stream.
     pub const hipStreamPerThread: hipStream_t = 2 as hipStream_t;
+
+    /// `#define HIP_LAUNCH_PARAM_BUFFER_POINTER ((void*)0x01)`: `extra[]` key of the packed
+    /// kernel-argument buffer (`hipModuleLaunchKernel`).
+    #[allow(clippy::manual_dangling_ptr)] // a key value, never dereferenced
+    pub const HIP_LAUNCH_PARAM_BUFFER_POINTER: *mut c_void = 1 as *mut c_void;
+    /// `#define HIP_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)`: `extra[]` key of its size (`size_t*`).
+    #[allow(clippy::manual_dangling_ptr)] // a key value, never dereferenced
+    pub const HIP_LAUNCH_PARAM_BUFFER_SIZE: *mut c_void = 2 as *mut c_void;
+    /// `#define HIP_LAUNCH_PARAM_END ((void*)0x03)`: end of `extra[]`.
+    #[allow(clippy::manual_dangling_ptr)] // a key value, never dereferenced
+    pub const HIP_LAUNCH_PARAM_END: *mut c_void = 3 as *mut c_void;
 
     /// `hipDeviceArch_t`: architectural feature flags, 17 one-bit `unsigned` bitfields packed
     /// into one 32-bit word (bit 0 = `hasGlobalInt32Atomics` ... bit 16 =
@@ -754,6 +872,60 @@ impl Default for hipDeviceProp_tR0000 {
         // SAFETY: every field is an integer, an array of integers, a struct of integers or a
         // raw pointer; all-zero bytes are a valid value for each.
         unsafe { std::mem::zeroed() }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Modules and execution control (hip_runtime_api.h / driver_types.h, ROCm 7)
+// ---------------------------------------------------------------------------------------------
+
+c_enum! {
+    /// `hipFunction_attribute`: what `hipFuncGetAttribute` reports.
+    pub struct hipFunction_attribute {
+        HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+        HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+        HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
+        HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+        HIP_FUNC_ATTRIBUTE_NUM_REGS = 4,
+        HIP_FUNC_ATTRIBUTE_PTX_VERSION = 5,
+        HIP_FUNC_ATTRIBUTE_BINARY_VERSION = 6,
+        HIP_FUNC_ATTRIBUTE_CACHE_MODE_CA = 7,
+        HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+        HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9,
+        HIP_FUNC_ATTRIBUTE_MAX = 10,
+    }
+}
+
+c_enum! {
+    /// `hipFuncAttribute`: what `hipFuncSetAttribute` sets.
+    pub struct hipFuncAttribute {
+        hipFuncAttributeMaxDynamicSharedMemorySize = 8,
+        hipFuncAttributePreferredSharedMemoryCarveout = 9,
+        hipFuncAttributeMax = 10,
+    }
+}
+
+c_enum! {
+    /// `hipJitOption`: `hipModuleLoadDataEx` options (AMD ignores them).
+    pub struct hipJitOption {
+        hipJitOptionMaxRegisters = 0,
+        hipJitOptionThreadsPerBlock = 1,
+        hipJitOptionWallTime = 2,
+        hipJitOptionInfoLogBuffer = 3,
+        hipJitOptionInfoLogBufferSizeBytes = 4,
+        hipJitOptionErrorLogBuffer = 5,
+        hipJitOptionErrorLogBufferSizeBytes = 6,
+        hipJitOptionOptimizationLevel = 7,
+        hipJitOptionTargetFromContext = 8,
+        hipJitOptionTarget = 9,
+        hipJitOptionFallbackStrategy = 10,
+        hipJitOptionGenerateDebugInfo = 11,
+        hipJitOptionLogVerbose = 12,
+        hipJitOptionGenerateLineInfo = 13,
+        hipJitOptionCacheMode = 14,
+        hipJitOptionSm3xOpt = 15,
+        hipJitOptionFastCompile = 16,
+        hipJitOptionNumOptions = 17,
     }
 }
 
@@ -1320,6 +1492,15 @@ c_defines! {
     pub const hipDeviceMapHost: c_uint = 0x8;
     pub const hipDeviceLmemResizeToMax: c_uint = 0x10;
 
+    /// `hipGetProcAddress` flags (`hip_runtime_api.h`).
+    pub const HIP_GET_PROC_ADDRESS_DEFAULT: u64 = 0x0;
+    pub const HIP_GET_PROC_ADDRESS_LEGACY_STREAM: u64 = 0x1;
+    pub const HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: u64 = 0x2;
+    /// `hipGetDriverEntryPoint` flags (`hip_runtime_api.h`, ROCm 7.1).
+    pub const hipEnableDefault: u64 = 0x0;
+    pub const hipEnableLegacyStream: u64 = 0x1;
+    pub const hipEnablePerThreadDefaultStream: u64 = 0x2;
+
     /// Device ordinal meaning "the CPU" (`#define hipCpuDeviceId ((int)-1)`).
     pub const hipCpuDeviceId: c_int = -1;
     /// Invalid device ordinal (`#define hipInvalidDeviceId ((int)-2)`).
@@ -1362,6 +1543,9 @@ pub fn c_header_prelude() -> String {
     s.push_str("#define hipChooseDevice hipChooseDeviceR0600\n\n");
     s.push_str("#define hipStreamLegacy ((hipStream_t)1)\n");
     s.push_str("#define hipStreamPerThread ((hipStream_t)2)\n\n");
+    s.push_str("#define HIP_LAUNCH_PARAM_BUFFER_POINTER ((void*)0x01)\n");
+    s.push_str("#define HIP_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)\n");
+    s.push_str("#define HIP_LAUNCH_PARAM_END ((void*)0x03)\n\n");
 
     s.push_str("typedef struct {\n");
     for f in hipDeviceArch_t::FIELDS {
@@ -1392,6 +1576,14 @@ pub fn c_header_prelude() -> String {
         ("hipExternalMemoryHandleType", ints(hipExternalMemoryHandleType::ENUMERATORS)),
         ("hipExternalSemaphoreHandleType", ints(hipExternalSemaphoreHandleType::ENUMERATORS)),
         ("hipChannelFormatKind", ints(hipChannelFormatKind::ENUMERATORS)),
+        ("hipFuncCache_t", ints(hipFuncCache_t::ENUMERATORS)),
+        ("hipSharedMemConfig", ints(hipSharedMemConfig::ENUMERATORS)),
+        ("hipLimit_t", ints(hipLimit_t::ENUMERATORS)),
+        ("hipDriverProcAddressQueryResult", ints(hipDriverProcAddressQueryResult::ENUMERATORS)),
+        ("hipDriverEntryPointQueryResult", ints(hipDriverEntryPointQueryResult::ENUMERATORS)),
+        ("hipFunction_attribute", ints(hipFunction_attribute::ENUMERATORS)),
+        ("hipFuncAttribute", ints(hipFuncAttribute::ENUMERATORS)),
+        ("hipJitOption", ints(hipJitOption::ENUMERATORS)),
     ] {
         s.push('\n');
         render_enum(&mut s, name, "", &e);

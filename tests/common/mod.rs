@@ -13,6 +13,14 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
+/// `<target>/release/kfdsim`, next to the `deps/` dir holding this test executable.
+pub fn kfdsim() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let k = exe.parent().unwrap().parent().unwrap().join("kfdsim");
+    assert!(k.is_file(), "{} not found (cargo build --release -p kfd-sim)", k.display());
+    k
+}
+
 /// Serialises the tests of one executable (one KFD process each), and fails loudly when the
 /// executable is not running under the launcher.
 pub fn serial() -> MutexGuard<'static, ()> {

@@ -116,10 +116,16 @@ fn parse_options(args: &[OsString], want_command: bool) -> Result<Options, Strin
     Ok(Options { topology, keep, command })
 }
 
-/// libkfdsim.so next to this executable.
+/// libkfdsim.so next to this executable, or in ../lib (an install tree).
 fn preload_library() -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate kfdsim: {e}"))?;
-    let lib = exe.parent().map(|d| d.join("libkfdsim.so")).ok_or("kfdsim has no parent dir")?;
+    let dir = exe.parent().ok_or("kfdsim has no parent dir")?;
+    // target/release/ keeps both side by side; an install tree (`make install`) has bin/ and lib/.
+    let lib = [dir.join("libkfdsim.so"), dir.join("../lib/libkfdsim.so")]
+        .into_iter()
+        .find(|l| l.is_file())
+        .and_then(|l| l.canonicalize().ok())
+        .unwrap_or_else(|| dir.join("libkfdsim.so"));
     if !lib.is_file() {
         return Err(format!("{} not found (build the kfd-sim library: cargo build -p kfd-sim)", lib.display()));
     }

@@ -1,0 +1,1010 @@
+//! Modules and execution control (clr `hip_module.cpp`, `hip_platform.cpp`): what hipcc-built
+//! programs call from their constructors (`__hipRegisterFatBinary`, `__hipRegisterFunction`,
+//! `__hipRegisterVar`, ...) and at every `<<<...>>>` (`__hipPushCallConfiguration`,
+//! `__hipPopCallConfiguration`, `hipLaunchKernel`), and the module API (`hipModuleLoad*`,
+//! `hipModuleGetFunction`, `hipModuleLaunchKernel`, `hipFuncGetAttributes`, ...).
+//!
+//! Registration and module loading parse the code objects for real (src/module.rs). Kernels
+//! cannot run yet: every launch validates its arguments with the error codes AMD's hip-tests
+//! expect (ROCm 7: `Unit_hipLaunchKernel_Negative_Parameters`,
+//! `hip_module_launch_kernel_common.hh`), then returns `hipErrorNotSupported` (also recorded as
+//! the thread's last error) and prints once per kernel on stderr. Device globals are real: the
+//! code object's segments are loaded into device memory on first use of a symbol
+//! (`hipGetSymbolAddress`, `hipMemcpyToSymbol`, `hipModuleGetGlobal`), relocated, with their
+//! initial values.
+
+use crate::api::common::{api, check, current_device, event_of, rt_dev, stream_of, write_out};
+use crate::api::types::*;
+use crate::module::{
+    refuse_launch, registry, validate_launch, CodeObjectError, Function, Image, ImageBytes, LaunchDims, Registry,
+    BUNDLE_MAGIC, COMPRESSED_MAGIC, ELF_MAGIC,
+};
+use crate::runtime::{runtime, Runtime};
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::sync::Arc;
+
+/// `__CudaFatBinaryWrapper` as hip-clang emits it in `.hipFatBinSegment`.
+#[repr(C)]
+struct FatBinaryWrapper {
+    magic: c_uint,
+    version: c_uint,
+    binary: *const c_void,
+    dummy1: *mut c_void,
+}
+
+/// `__hipFatMAGIC2`, "HIPF".
+const HIP_FAT_MAGIC: c_uint = 0x4849_5046;
+
+/// The image (offload bundle or ELF) at `p`, whose length only its own headers tell.
+///
+/// # Safety
+/// `p` is non-null and points to readable bytes: a complete image, or anything that does not
+/// start with a bundle or ELF magic (read byte by byte until it differs, so a short C string
+/// such as `""` is never read past its NUL).
+unsafe fn image_at<'a>(p: *const u8) -> Result<&'a [u8], CodeObjectError> {
+    for n in 1..=COMPRESSED_MAGIC.len() {
+        // SAFETY: the first n-1 bytes matched a magic, so (per the contract) byte n-1 exists.
+        let seen = unsafe { std::slice::from_raw_parts(p, n) };
+        if ![BUNDLE_MAGIC, ELF_MAGIC, COMPRESSED_MAGIC].iter().any(|m| m.starts_with(seen)) {
+            return Err(CodeObjectError::NotAnImage);
+        }
+    }
+    let mut len = 64;
+    loop {
+        // SAFETY: the image's headers said it is at least `len` bytes long (the contract).
+        let d = unsafe { std::slice::from_raw_parts(p, len) };
+        match crate::module::image_len(d) {
+            Ok(n) if n <= len => return Ok(&d[..n]),
+            Ok(n) | Err(CodeObjectError::NeedMore(n)) if n > len => len = n,
+            Ok(_) => unreachable!(),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn cstr<'a>(p: *const c_char) -> Option<&'a str> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: non-null NUL-terminated string from the caller (HIP API contract).
+    unsafe { CStr::from_ptr(p) }.to_str().ok()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registration (hip-clang's module constructor and destructor)
+// ---------------------------------------------------------------------------------------------
+
+/// `void** __hipRegisterFatBinary(const void* data)`: `data` is hip-clang's
+/// `__CudaFatBinaryWrapper` (magic `0x48495046` "HIPF", version 1, the offload bundle in
+/// `.hip_fatbin`). Returns the handle the program passes to the other registration calls, or
+/// null (logged) for a bad wrapper or an unusable bundle. Code objects are chosen per device
+/// and parsed on first use; the runtime is not initialised here (clr defers too). A compressed
+/// bundle (`CCOB`) is registered without code objects (its kernels report
+/// `hipErrorNoBinaryForGpu`) and said so on stderr.
+///
+/// # Safety
+/// `data` is null or points to a wrapper whose bundle stays mapped until
+/// `__hipUnregisterFatBinary`.
+#[no_mangle]
+pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mut c_void {
+    let Ok(w) = crate::api::common::read_in(data as *const FatBinaryWrapper) else { return std::ptr::null_mut() };
+    if w.magic != HIP_FAT_MAGIC || w.version != 1 || w.binary.is_null() {
+        eprintln!("hipkfd: cannot register fat binary: magic {:#x} version {}", w.magic, w.version);
+        return std::ptr::null_mut();
+    }
+    let binary = w.binary as usize;
+    // Parsing never unwinds into the program's constructor.
+    let image = std::panic::catch_unwind(|| {
+        // SAFETY: hip-clang's wrapper points to the bundle in the program's `.hip_fatbin`,
+        // mapped for as long as the program or library is (the contract above).
+        unsafe { image_at(binary as *const u8) }.and_then(|d| Image::new(ImageBytes::Static(d)))
+    });
+    let image = match image {
+        Ok(Ok(i)) => i,
+        Ok(Err(e)) => {
+            eprintln!("hipkfd: fat binary at {binary:#x}: {e}");
+            Image::empty()
+        }
+        Err(_) => {
+            eprintln!("hipkfd: fat binary at {binary:#x}: unreadable");
+            Image::empty()
+        }
+    };
+    registry().lock().add_fatbin(image) as *mut *mut c_void
+}
+
+/// `void __hipUnregisterFatBinary(void** modules)`: forgets the fat binary and the functions and
+/// variables registered from it (their handles become invalid). Unknown handles are ignored.
+#[no_mangle]
+pub extern "C" fn __hipUnregisterFatBinary(modules: *mut *mut c_void) {
+    registry().lock().remove_fatbin(modules as usize);
+}
+
+/// `void __hipRegisterFunction(void** modules, const void* hostFunction, char* deviceFunction,
+/// const char* deviceName, unsigned int threadLimit, uint3* tid, uint3* bid, dim3* blockDim,
+/// dim3* gridDim, int* wSize)`: records the kernel `deviceName` of fat binary `modules` under
+/// its host stub's address (what `hipLaunchKernel` receives). The first registration of an
+/// address wins (clr); null or unknown arguments are ignored (logged).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn __hipRegisterFunction(
+    modules: *mut *mut c_void,
+    hostFunction: *const c_void,
+    deviceFunction: *mut c_char,
+    deviceName: *const c_char,
+    threadLimit: c_uint,
+    tid: *mut c_void,
+    bid: *mut c_void,
+    blockDim: *mut dim3,
+    gridDim: *mut dim3,
+    wSize: *mut c_int,
+) {
+    let _ = (deviceFunction, threadLimit, tid, bid, blockDim, gridDim, wSize);
+    let ok = match cstr(deviceName) {
+        Some(name) if !hostFunction.is_null() => {
+            registry().lock().add_host_function(modules as usize, hostFunction as usize, name)
+        }
+        _ => false,
+    };
+    if !ok {
+        crate::log::hipkfd_log!("__hipRegisterFunction({modules:p}, {hostFunction:p}) ignored");
+    }
+}
+
+fn register_var(modules: *mut *mut c_void, var: *mut c_void, hostVar: *const c_char, size: usize) {
+    let ok = match cstr(hostVar) {
+        Some(name) if !var.is_null() => registry()
+            .lock()
+            .add_var(var as usize, crate::module::Var { name: name.to_string(), size, fatbin: modules as usize }),
+        _ => false,
+    };
+    if !ok {
+        crate::log::hipkfd_log!("registration of device variable {var:p} ignored");
+    }
+}
+
+/// `void __hipRegisterVar(void** modules, void* var, char* hostVar, char* deviceVar, int ext,
+/// size_t size, int constant, int global)`: records a `__device__` / `__constant__` variable
+/// under its host shadow's address (`hipGetSymbolSize` answers from it).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn __hipRegisterVar(
+    modules: *mut *mut c_void,
+    var: *mut c_void,
+    hostVar: *mut c_char,
+    deviceVar: *mut c_char,
+    ext: c_int,
+    size: usize,
+    constant: c_int,
+    global: c_int,
+) {
+    let _ = (deviceVar, ext, constant, global);
+    register_var(modules, var, hostVar, size);
+}
+
+/// `void __hipRegisterSurface(void** modules, void* var, char* hostVar, char* deviceVar, int
+/// type, int ext)`: recorded as a variable (surfaces are not supported otherwise).
+#[no_mangle]
+pub extern "C" fn __hipRegisterSurface(
+    modules: *mut *mut c_void,
+    var: *mut c_void,
+    hostVar: *mut c_char,
+    deviceVar: *mut c_char,
+    type_: c_int,
+    ext: c_int,
+) {
+    let _ = (deviceVar, type_, ext);
+    register_var(modules, var, hostVar, 0);
+}
+
+/// `void __hipRegisterTexture(void** modules, void* var, char* hostVar, char* deviceVar, int
+/// type, int norm, int ext)`: recorded as a variable (textures are not supported otherwise).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn __hipRegisterTexture(
+    modules: *mut *mut c_void,
+    var: *mut c_void,
+    hostVar: *mut c_char,
+    deviceVar: *mut c_char,
+    type_: c_int,
+    norm: c_int,
+    ext: c_int,
+) {
+    let _ = (deviceVar, type_, norm, ext);
+    register_var(modules, var, hostVar, 0);
+}
+
+/// `void __hipRegisterManagedVar(void* hipModule, void** pointer, void* init_value, const char*
+/// name, size_t size, unsigned align)`: records a `__managed__` variable and points `*pointer`
+/// at host memory holding `init_value` (what clr does with deferred loading), so host code reads
+/// and writes it; kernels cannot see it until managed memory and code loading exist.
+///
+/// # Safety
+/// `pointer` is null or writable; `init_value` is null or readable for `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn __hipRegisterManagedVar(
+    hipModule: *mut c_void,
+    pointer: *mut *mut c_void,
+    init_value: *mut c_void,
+    name: *const c_char,
+    size: usize,
+    align: c_uint,
+) {
+    let (Some(name), false, false) = (cstr(name), pointer.is_null(), init_value.is_null() && size > 0) else {
+        crate::log::hipkfd_log!("__hipRegisterManagedVar({pointer:p}) ignored");
+        return;
+    };
+    let init: &[u8] = if size == 0 {
+        &[]
+    } else {
+        // SAFETY: non-null and readable for `size` bytes (the contract).
+        unsafe { std::slice::from_raw_parts(init_value as *const u8, size) }
+    };
+    if let Some(addr) = registry().lock().add_managed(hipModule as usize, name, init, align as usize) {
+        let _ = write_out(pointer, addr as *mut c_void);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Call configuration (`<<<grid, block, shared, stream>>>`)
+// ---------------------------------------------------------------------------------------------
+
+/// One pushed launch configuration, with the arguments `hipSetupArgument` packs.
+struct Exec {
+    grid: dim3,
+    block: dim3,
+    shared: usize,
+    stream: hipStream_t,
+    args: Vec<u8>,
+}
+
+thread_local! {
+    /// The calling thread's configuration stack (clr `hip::tls.exec_stack_`).
+    static EXEC: RefCell<Vec<Exec>> = const { RefCell::new(Vec::new()) };
+}
+
+fn push_exec(grid: dim3, block: dim3, shared: usize, stream: hipStream_t) {
+    EXEC.with(|e| e.borrow_mut().push(Exec { grid, block, shared, stream, args: vec![] }));
+}
+
+/// The top configuration. Errors: `hipErrorMissingConfiguration` when none was pushed (clr's
+/// stack would be popped empty).
+fn pop_exec() -> Result<Exec, hipError_t> {
+    EXEC.with(|e| e.borrow_mut().pop()).ok_or(hipError_t::hipErrorMissingConfiguration)
+}
+
+/// `hipError_t __hipPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+/// hipStream_t stream)`: pushes a launch configuration on the calling thread's stack (hip-clang
+/// emits it for `<<<...>>>`; the kernel stub pops it). Always `hipSuccess`.
+#[no_mangle]
+pub extern "C" fn __hipPushCallConfiguration(
+    gridDim: dim3,
+    blockDim: dim3,
+    sharedMem: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    push_exec(gridDim, blockDim, sharedMem, stream);
+    hipError_t::hipSuccess
+}
+
+/// `hipError_t __hipPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem,
+/// hipStream_t* stream)`: pops the thread's last configuration into the four out-pointers.
+/// Errors: `hipErrorInvalidValue` for a null pointer (nothing popped),
+/// `hipErrorMissingConfiguration` when the stack is empty.
+#[no_mangle]
+pub extern "C" fn __hipPopCallConfiguration(
+    gridDim: *mut dim3,
+    blockDim: *mut dim3,
+    sharedMem: *mut usize,
+    stream: *mut hipStream_t,
+) -> hipError_t {
+    api(|| {
+        check(!gridDim.is_null() && !blockDim.is_null() && !sharedMem.is_null() && !stream.is_null())?;
+        let e = pop_exec()?;
+        write_out(gridDim, e.grid)?;
+        write_out(blockDim, e.block)?;
+        write_out(sharedMem, e.shared)?;
+        write_out(stream, e.stream)
+    })
+}
+
+/// `hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem, hipStream_t
+/// stream)`: the legacy form of [`__hipPushCallConfiguration`], for `hipSetupArgument` and
+/// `hipLaunchByPtr`.
+#[no_mangle]
+pub extern "C" fn hipConfigureCall(gridDim: dim3, blockDim: dim3, sharedMem: usize, stream: hipStream_t) -> hipError_t {
+    push_exec(gridDim, blockDim, sharedMem, stream);
+    hipError_t::hipSuccess
+}
+
+/// `hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset)`: copies `size`
+/// bytes of `arg` to `offset` of the top configuration's argument buffer (clr
+/// `PlatformState::setupArgument`). Errors: `hipErrorInvalidValue` (null `arg` with a size, or
+/// an offset past 4 KiB, the kernarg limit), `hipErrorMissingConfiguration`.
+#[no_mangle]
+pub extern "C" fn hipSetupArgument(arg: *const c_void, size: usize, offset: usize) -> hipError_t {
+    api(|| {
+        check(size == 0 || !arg.is_null())?;
+        let end = offset.checked_add(size).filter(|e| *e <= 4096).ok_or(hipError_t::hipErrorInvalidValue)?;
+        let bytes = crate::api::common::slice_in(arg as *const u8, size).unwrap_or(&[]);
+        EXEC.with(|e| {
+            let mut e = e.borrow_mut();
+            let top = e.last_mut().ok_or(hipError_t::hipErrorMissingConfiguration)?;
+            if top.args.len() < end {
+                top.args.resize(end, 0);
+            }
+            top.args[offset..end].copy_from_slice(bytes);
+            Ok(())
+        })
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launches
+// ---------------------------------------------------------------------------------------------
+
+fn dims(grid: dim3, block: dim3, shared: usize) -> LaunchDims {
+    LaunchDims { grid: [grid.x, grid.y, grid.z], block: [block.x, block.y, block.z], shared }
+}
+
+/// The function a `hipLaunchKernel`-style pointer names: a hipcc kernel's host stub, or (as
+/// newer clr accepts) a `hipFunction_t`. Errors: `hipErrorInvalidDeviceFunction`.
+fn host_function(f: *const c_void) -> Result<Arc<Function>, hipError_t> {
+    let r = registry().lock();
+    r.host_function(f as usize).or_else(|| r.function(f as usize)).ok_or(hipError_t::hipErrorInvalidDeviceFunction)
+}
+
+/// The device of a launch's stream. Errors: `bad_stream` for an unknown or destroyed stream.
+fn launch_device(rt: &Runtime, stream: hipStream_t, bad_stream: hipError_t) -> Result<usize, hipError_t> {
+    stream_of(rt, stream).map(|s| s.dev).map_err(|_| bad_stream)
+}
+
+/// The checks every launch shares once its geometry is valid (clr `ihipModuleLaunchKernel`):
+/// the stream's device is the current one (`hipErrorInvalidResourceHandle`), then
+/// [`validate_launch`]; then the launch is refused with `hipErrorNotSupported`.
+fn launch(rt: &Runtime, dev: usize, f: &Function, d: &LaunchDims, has_args: bool) -> Result<(), hipError_t> {
+    if dev != current_device() {
+        return Err(hipError_t::hipErrorInvalidResourceHandle);
+    }
+    let (co, _) = validate_launch(f, &rt.devices[dev].props, d, has_args)?;
+    Err(refuse_launch(f, dev, &co))
+}
+
+/// `hipLaunchKernel` and `hipExtLaunchKernel` (clr `ihipLaunchKernel`, ROCm 7).
+fn launch_kernel(
+    f: *const c_void,
+    grid: dim3,
+    block: dim3,
+    args: *mut *mut c_void,
+    shared: usize,
+    stream: hipStream_t,
+) -> Result<(), hipError_t> {
+    if f.is_null() {
+        return Err(hipError_t::hipErrorInvalidDeviceFunction);
+    }
+    let rt = runtime()?;
+    let dev = launch_device(rt, stream, hipError_t::hipErrorInvalidValue)?;
+    let func = host_function(f)?;
+    let d = dims(grid, block, shared);
+    let p = &rt.devices[dev].props;
+    if !d.valid_for(p) {
+        return Err(hipError_t::hipErrorInvalidConfiguration);
+    }
+    launch(rt, dev, &func, &d, !args.is_null())
+}
+
+/// `hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks,
+/// void** args, size_t sharedMemBytes, hipStream_t stream)`: what `<<<...>>>` and
+/// `hipLaunchKernelGGL` end in. Errors (hip-tests `Unit_hipLaunchKernel_Negative_Parameters`,
+/// ROCm 7): `hipErrorInvalidDeviceFunction` (null or unregistered function),
+/// `hipErrorInvalidValue` (destroyed stream; `sharedMemBytes` over `sharedMemPerBlock`; no
+/// `args` for a kernel with parameters), `hipErrorInvalidConfiguration` (a zero dimension, a
+/// block dimension or block size over the device's limits, a grid over `maxGridSize`),
+/// `hipErrorInvalidResourceHandle` (stream of another device), `hipErrorNoBinaryForGpu`,
+/// `hipErrorLaunchFailure` (block over the kernel's launch bounds); otherwise
+/// `hipErrorNotSupported`: kernels cannot run yet (logged once per kernel).
+#[no_mangle]
+pub extern "C" fn hipLaunchKernel(
+    function_address: *const c_void,
+    numBlocks: dim3,
+    dimBlocks: dim3,
+    args: *mut *mut c_void,
+    sharedMemBytes: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    api(|| launch_kernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream))
+}
+
+/// `hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks, dim3
+/// dimBlocks, void** args, size_t sharedMemBytes, hipStream_t stream, hipEvent_t startEvent,
+/// hipEvent_t stopEvent, int flags)`: [`hipLaunchKernel`] with events around the kernel.
+/// Errors: `hipErrorInvalidValue` for an unknown event, else as [`hipLaunchKernel`].
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hipExtLaunchKernel(
+    function_address: *const c_void,
+    numBlocks: dim3,
+    dimBlocks: dim3,
+    args: *mut *mut c_void,
+    sharedMemBytes: usize,
+    stream: hipStream_t,
+    startEvent: hipEvent_t,
+    stopEvent: hipEvent_t,
+    flags: c_int,
+) -> hipError_t {
+    let _ = flags;
+    api(|| {
+        for e in [startEvent, stopEvent] {
+            if !e.is_null() {
+                event_of(e).map_err(|_| hipError_t::hipErrorInvalidValue)?;
+            }
+        }
+        launch_kernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream)
+    })
+}
+
+/// `hipError_t hipLaunchCooperativeKernel(const void* f, dim3 gridDim, dim3 blockDimX, void**
+/// kernelParams, unsigned int sharedMemBytes, hipStream_t stream)`. Errors (clr
+/// `hipLaunchCooperativeKernel_common`, hip-tests `Unit_hipLaunchCooperativeKernel_Negative_*`):
+/// `hipErrorContextIsDestroyed` (destroyed stream), `hipErrorInvalidDeviceFunction`,
+/// `hipErrorInvalidConfiguration` (geometry as [`hipLaunchKernel`]),
+/// `hipErrorCooperativeLaunchTooLarge` (`sharedMemBytes` over the LDS), then as
+/// [`hipLaunchKernel`]; otherwise `hipErrorNotSupported`.
+#[no_mangle]
+pub extern "C" fn hipLaunchCooperativeKernel(
+    f: *const c_void,
+    gridDim: dim3,
+    blockDimX: dim3,
+    kernelParams: *mut *mut c_void,
+    sharedMemBytes: c_uint,
+    stream: hipStream_t,
+) -> hipError_t {
+    api(|| {
+        let rt = runtime()?;
+        let dev = launch_device(rt, stream, hipError_t::hipErrorContextIsDestroyed)?;
+        if f.is_null() {
+            return Err(hipError_t::hipErrorInvalidDeviceFunction);
+        }
+        let func = host_function(f)?;
+        let d = dims(gridDim, blockDimX, sharedMemBytes as usize);
+        let p = &rt.devices[dev].props;
+        if !d.valid_for(p) {
+            return Err(hipError_t::hipErrorInvalidConfiguration);
+        }
+        if d.shared > p.sharedMemPerBlock {
+            return Err(hipError_t::hipErrorCooperativeLaunchTooLarge);
+        }
+        launch(rt, dev, &func, &d, !kernelParams.is_null())
+    })
+}
+
+/// Reads `extra[]` (`HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE,
+/// &size, HIP_LAUNCH_PARAM_END`) and tells whether it carries arguments. Errors:
+/// `hipErrorInvalidValue` for any other shape (clr `ihipLaunchKernelCommand`).
+fn extra_has_args(extra: *mut *mut c_void) -> Result<bool, hipError_t> {
+    let at = |i: usize| crate::api::common::read_in(extra.wrapping_add(i) as *const *mut c_void);
+    if at(0)? != HIP_LAUNCH_PARAM_BUFFER_POINTER
+        || at(2)? != HIP_LAUNCH_PARAM_BUFFER_SIZE
+        || at(4)? != HIP_LAUNCH_PARAM_END
+    {
+        return Err(hipError_t::hipErrorInvalidValue);
+    }
+    let size_ptr = at(3)? as *const usize;
+    Ok(!at(1)?.is_null() && crate::api::common::read_in(size_ptr).unwrap_or(0) > 0)
+}
+
+/// `hipModuleLaunchKernel` and `hipModuleLaunchCooperativeKernel` (clr ROCm 7): the stream
+/// (`bad_stream`), the geometry (`bad_dims`), dynamic LDS (`hipErrorInvalidValue`), the stream's
+/// device (`hipErrorInvalidResourceHandle`), the function (`hipErrorInvalidResourceHandle`),
+/// the arguments, then [`launch`].
+#[allow(clippy::too_many_arguments)]
+fn module_launch(
+    f: hipFunction_t,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    stream: hipStream_t,
+    (bad_stream, bad_dims): (hipError_t, hipError_t),
+    kernelParams: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> hipError_t {
+    api(|| {
+        let rt = runtime()?;
+        let dev = launch_device(rt, stream, bad_stream)?;
+        let d = LaunchDims { grid, block, shared: shared as usize };
+        let p = &rt.devices[dev].props;
+        if !d.valid_for(p) {
+            return Err(bad_dims);
+        }
+        if d.shared > p.sharedMemPerBlock {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        if dev != current_device() {
+            return Err(hipError_t::hipErrorInvalidResourceHandle);
+        }
+        let func = registry().lock().function(f as usize).ok_or(hipError_t::hipErrorInvalidResourceHandle)?;
+        if !kernelParams.is_null() && !extra.is_null() {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        let has_args = !kernelParams.is_null() || (!extra.is_null() && extra_has_args(extra)?);
+        launch(rt, dev, &func, &d, has_args)
+    })
+}
+
+/// `hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigned int
+/// gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned
+/// int blockDimZ, unsigned int sharedMemBytes, hipStream_t stream, void** kernelParams, void**
+/// extra)`: grid in blocks. Errors (hip-tests `ModuleLaunchKernelNegativeParameters`, clr ROCm
+/// 7): `hipErrorContextIsDestroyed` (destroyed stream), `hipErrorInvalidValue` (a zero
+/// dimension, a dimension over the device's limits, `sharedMemBytes` over `sharedMemPerBlock`,
+/// both `kernelParams` and `extra`, a malformed `extra`, no arguments for a kernel with
+/// parameters), `hipErrorInvalidResourceHandle` (null, unknown or unloaded `f`; a stream of
+/// another device), `hipErrorLaunchFailure` (block over the kernel's launch bounds); otherwise
+/// `hipErrorNotSupported`: kernels cannot run yet (logged once per kernel).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hipModuleLaunchKernel(
+    f: hipFunction_t,
+    gridDimX: c_uint,
+    gridDimY: c_uint,
+    gridDimZ: c_uint,
+    blockDimX: c_uint,
+    blockDimY: c_uint,
+    blockDimZ: c_uint,
+    sharedMemBytes: c_uint,
+    stream: hipStream_t,
+    kernelParams: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> hipError_t {
+    let codes = (hipError_t::hipErrorContextIsDestroyed, hipError_t::hipErrorInvalidValue);
+    let (grid, block) = ([gridDimX, gridDimY, gridDimZ], [blockDimX, blockDimY, blockDimZ]);
+    module_launch(f, grid, block, sharedMemBytes, stream, codes, kernelParams, extra)
+}
+
+/// `hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gridDimX, ...,
+/// unsigned int sharedMemBytes, hipStream_t stream, void** kernelParams)`: as
+/// [`hipModuleLaunchKernel`] without `extra`; an invalid stream is `hipErrorInvalidValue` and
+/// an invalid geometry `hipErrorInvalidConfiguration` (clr `hipModuleLaunchCooperativeKernel`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hipModuleLaunchCooperativeKernel(
+    f: hipFunction_t,
+    gridDimX: c_uint,
+    gridDimY: c_uint,
+    gridDimZ: c_uint,
+    blockDimX: c_uint,
+    blockDimY: c_uint,
+    blockDimZ: c_uint,
+    sharedMemBytes: c_uint,
+    stream: hipStream_t,
+    kernelParams: *mut *mut c_void,
+) -> hipError_t {
+    let codes = (hipError_t::hipErrorInvalidValue, hipError_t::hipErrorInvalidConfiguration);
+    let (grid, block) = ([gridDimX, gridDimY, gridDimZ], [blockDimX, blockDimY, blockDimZ]);
+    module_launch(f, grid, block, sharedMemBytes, stream, codes, kernelParams, std::ptr::null_mut())
+}
+
+/// `hipError_t hipLaunchByPtr(const void* func)`: launches `func` with the configuration and
+/// arguments of `hipConfigureCall` + `hipSetupArgument` (popped). Errors:
+/// `hipErrorMissingConfiguration`, `hipErrorInvalidDeviceFunction`, `hipErrorInvalidValue`
+/// (geometry), then as [`hipModuleLaunchKernel`]; otherwise `hipErrorNotSupported`.
+#[no_mangle]
+pub extern "C" fn hipLaunchByPtr(func: *const c_void) -> hipError_t {
+    api(|| {
+        let e = pop_exec()?;
+        let rt = runtime()?;
+        let dev = launch_device(rt, e.stream, hipError_t::hipErrorContextIsDestroyed)?;
+        let f = host_function(func)?;
+        let d = dims(e.grid, e.block, e.shared);
+        if !d.valid_for(&rt.devices[dev].props) {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        launch(rt, dev, &f, &d, !e.args.is_empty())
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Modules
+// ---------------------------------------------------------------------------------------------
+
+/// Loads an image as a module for the current device. Errors: the image's
+/// ([`CodeObjectError::hip`]), `hipErrorNoBinaryForGpu` when it has no code object for the
+/// current device, `hipErrorInvalidImage` when that code object does not parse.
+fn load_module(module: *mut hipModule_t, bytes: Vec<u8>) -> Result<(), hipError_t> {
+    let (rt, d) = rt_dev()?;
+    let image = Image::new(ImageBytes::Owned(bytes)).map_err(|e| {
+        crate::log::hipkfd_log!("module: {e}");
+        e.hip()
+    })?;
+    let arch = crate::api::device_props::arch_name(&rt.devices[d].props);
+    image.code_object(&arch).map_err(|e| match e {
+        hipError_t::hipErrorInvalidKernelFile => hipError_t::hipErrorInvalidImage,
+        e => e,
+    })?;
+    let h = registry().lock().add_module(image);
+    write_out(module, h as hipModule_t).inspect_err(|_| {
+        registry().lock().remove_module(h);
+    })
+}
+
+/// `hipError_t hipModuleLoad(hipModule_t* module, const char* fname)`: loads a code object file
+/// (an offload bundle from `hipcc --genco`, or a bare AMDGPU ELF). Errors (hip-tests
+/// `Unit_hipModuleLoad_Negative_*`): `hipErrorInvalidValue` (null `module`, null or empty
+/// `fname`), `hipErrorFileNotFound` (unreadable file), `hipErrorInvalidImage` (not a code
+/// object, empty), `hipErrorNoBinaryForGpu` (none for the current device),
+/// `hipErrorNotSupported` (compressed bundle).
+#[no_mangle]
+pub extern "C" fn hipModuleLoad(module: *mut hipModule_t, fname: *const c_char) -> hipError_t {
+    api(|| {
+        check(!module.is_null())?;
+        let path = cstr(fname).filter(|s| !s.is_empty()).ok_or(hipError_t::hipErrorInvalidValue)?;
+        let bytes = std::fs::read(path).map_err(|_| hipError_t::hipErrorFileNotFound)?;
+        load_module(module, bytes)
+    })
+}
+
+/// `hipError_t hipModuleLoadData(hipModule_t* module, const void* image)`: loads a code object
+/// from memory (its length is read from its headers; the bytes are copied). Errors:
+/// `hipErrorInvalidValue` (null argument), then as [`hipModuleLoad`].
+#[no_mangle]
+pub extern "C" fn hipModuleLoadData(module: *mut hipModule_t, image: *const c_void) -> hipError_t {
+    api(|| {
+        check(!module.is_null() && !image.is_null())?;
+        // SAFETY: non-null image from the caller, who promises a complete code object (HIP API
+        // contract); anything else is rejected by its first bytes.
+        let d = unsafe { image_at(image as *const u8) }.map_err(|e| e.hip())?;
+        load_module(module, d.to_vec())
+    })
+}
+
+/// `hipError_t hipModuleLoadDataEx(hipModule_t* module, const void* image, unsigned int
+/// numOptions, hipJitOption* options, void** optionsValues)`: [`hipModuleLoadData`]; the JIT
+/// options are ignored, as AMD's runtime does.
+#[no_mangle]
+pub extern "C" fn hipModuleLoadDataEx(
+    module: *mut hipModule_t,
+    image: *const c_void,
+    numOptions: c_uint,
+    options: *mut hipJitOption,
+    optionsValues: *mut *mut c_void,
+) -> hipError_t {
+    let _ = (numOptions, options, optionsValues);
+    hipModuleLoadData(module, image)
+}
+
+/// `hipError_t hipModuleUnload(hipModule_t module)`: unloads a module; its functions' handles
+/// become invalid. Errors: `hipErrorInvalidResourceHandle` (null), `hipErrorNotFound` (unknown
+/// or already unloaded, hip-tests on AMD).
+#[no_mangle]
+pub extern "C" fn hipModuleUnload(module: hipModule_t) -> hipError_t {
+    api(|| {
+        if module.is_null() {
+            return Err(hipError_t::hipErrorInvalidResourceHandle);
+        }
+        if registry().lock().remove_module(module as usize) {
+            Ok(())
+        } else {
+            Err(hipError_t::hipErrorNotFound)
+        }
+    })
+}
+
+/// `hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char*
+/// kname)`: the kernel `kname` (its mangled name, or the plain one for `extern "C"`) of the
+/// module, for the current device; the same handle on every call. Errors (hip-tests
+/// `Unit_hipModuleGetFunction_Negative_Parameters`): `hipErrorInvalidValue` (null `function`,
+/// null or empty `kname`), `hipErrorInvalidResourceHandle` (null module), `hipErrorNotFound`
+/// (unknown module, no such kernel, a `__device__` function).
+#[no_mangle]
+pub extern "C" fn hipModuleGetFunction(
+    function: *mut hipFunction_t,
+    module: hipModule_t,
+    kname: *const c_char,
+) -> hipError_t {
+    api(|| {
+        check(!function.is_null())?;
+        let name = cstr(kname).filter(|s| !s.is_empty()).ok_or(hipError_t::hipErrorInvalidValue)?;
+        if module.is_null() {
+            return Err(hipError_t::hipErrorInvalidResourceHandle);
+        }
+        let (rt, d) = rt_dev()?;
+        let arch = crate::api::device_props::arch_name(&rt.devices[d].props);
+        let f = registry().lock().module_function(module as usize, &arch, name)?;
+        write_out(function, Registry::handle_of(&f) as hipFunction_t)
+    })
+}
+
+/// `hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, hipModule_t hmod, const
+/// char* name)`: the device address and size of a module global on the current device (the
+/// module's code object is loaded into its memory on first use, globals with their initial
+/// values). Either output may be null. Errors: `hipErrorInvalidValue` (both outputs null, null
+/// or empty name), `hipErrorInvalidResourceHandle` (null module), `hipErrorNotFound` (unknown
+/// module or global), the load's.
+#[no_mangle]
+pub extern "C" fn hipModuleGetGlobal(
+    dptr: *mut hipDeviceptr_t,
+    bytes: *mut usize,
+    hmod: hipModule_t,
+    name: *const c_char,
+) -> hipError_t {
+    api(|| {
+        check(!dptr.is_null() || !bytes.is_null())?;
+        let name = cstr(name).filter(|s| !s.is_empty()).ok_or(hipError_t::hipErrorInvalidValue)?;
+        if hmod.is_null() {
+            return Err(hipError_t::hipErrorInvalidResourceHandle);
+        }
+        let (rt, d) = rt_dev()?;
+        let m = registry().lock().module(hmod as usize).ok_or(hipError_t::hipErrorNotFound)?;
+        let arch = crate::api::device_props::arch_name(&rt.devices[d].props);
+        let co = m.image.code_object(&arch).map_err(|_| hipError_t::hipErrorNotFound)?;
+        let size = co.global(name).ok_or(hipError_t::hipErrorNotFound)?.size as usize;
+        if !dptr.is_null() {
+            let (co, base) = m.image.load(rt, d)?;
+            let g = co.global(name).ok_or(hipError_t::hipErrorNotFound)?;
+            write_out(dptr, (base + g.address) as hipDeviceptr_t)?;
+        }
+        if !bytes.is_null() {
+            write_out(bytes, size)?;
+        }
+        Ok(())
+    })
+}
+
+/// The registered variable behind a host shadow. Errors: `hipErrorInvalidSymbol`.
+fn var_of(symbol: *const c_void) -> Result<crate::module::Var, hipError_t> {
+    registry().lock().var(symbol as usize).ok_or(hipError_t::hipErrorInvalidSymbol)
+}
+
+/// The device address and size of a registered `__device__` variable on the current device,
+/// loading its fat binary's code object there on first use. Errors: `hipErrorInvalidSymbol`
+/// (not registered, or not in the code object), the load's.
+fn symbol(symbol: *const c_void) -> Result<(u64, usize), hipError_t> {
+    let v = var_of(symbol)?;
+    let image = registry().lock().fatbin(v.fatbin).ok_or(hipError_t::hipErrorInvalidSymbol)?;
+    let (rt, d) = rt_dev()?;
+    let (co, base) = image.load(rt, d)?;
+    let g = co.global(&v.name).ok_or(hipError_t::hipErrorInvalidSymbol)?;
+    Ok((base + g.address, v.size))
+}
+
+/// `hipError_t hipGetSymbolAddress(void** devPtr, const void* symbol)`: the device address of a
+/// `__device__` variable on the current device. Errors: `hipErrorInvalidValue` (null
+/// `devPtr`), `hipErrorInvalidSymbol`.
+#[no_mangle]
+pub extern "C" fn hipGetSymbolAddress(devPtr: *mut *mut c_void, symbol: *const c_void) -> hipError_t {
+    api(|| {
+        check(!devPtr.is_null())?;
+        write_out(devPtr, self::symbol(symbol)?.0 as *mut c_void)
+    })
+}
+
+/// The device range `[offset, offset + size)` of a symbol. Errors: `hipErrorInvalidSymbol`,
+/// `hipErrorInvalidValue` when the range leaves the variable.
+fn symbol_range(sym: *const c_void, size: usize, offset: usize) -> Result<u64, hipError_t> {
+    let (addr, len) = symbol(sym)?;
+    check(offset.checked_add(size).is_some_and(|e| e <= len))?;
+    Ok(addr + offset as u64)
+}
+
+/// `hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t sizeBytes, size_t
+/// offset, hipMemcpyKind kind)`: `hipMemcpy` to the variable's device memory at `offset`.
+/// Errors: `hipErrorInvalidSymbol`, `hipErrorInvalidValue` (range past the variable), then
+/// `hipMemcpy`'s.
+#[no_mangle]
+pub extern "C" fn hipMemcpyToSymbol(
+    symbol: *const c_void,
+    src: *const c_void,
+    sizeBytes: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    match symbol_range(symbol, sizeBytes, offset) {
+        Ok(dst) => crate::api::memory::hipMemcpy(dst as *mut c_void, src, sizeBytes, kind),
+        Err(e) => api(|| Err(e)),
+    }
+}
+
+/// `hipError_t hipMemcpyFromSymbol(void* dst, const void* symbol, size_t sizeBytes, size_t
+/// offset, hipMemcpyKind kind)`: `hipMemcpy` from the variable's device memory at `offset`.
+/// Errors as [`hipMemcpyToSymbol`].
+#[no_mangle]
+pub extern "C" fn hipMemcpyFromSymbol(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    sizeBytes: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    match symbol_range(symbol, sizeBytes, offset) {
+        Ok(src) => crate::api::memory::hipMemcpy(dst, src as *const c_void, sizeBytes, kind),
+        Err(e) => api(|| Err(e)),
+    }
+}
+
+/// `hipError_t hipMemcpyToSymbolAsync(const void* symbol, const void* src, size_t sizeBytes,
+/// size_t offset, hipMemcpyKind kind, hipStream_t stream)`: as [`hipMemcpyToSymbol`], ordered
+/// on `stream` (`hipMemcpyAsync`).
+#[no_mangle]
+pub extern "C" fn hipMemcpyToSymbolAsync(
+    symbol: *const c_void,
+    src: *const c_void,
+    sizeBytes: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> hipError_t {
+    match symbol_range(symbol, sizeBytes, offset) {
+        Ok(dst) => crate::api::memory::hipMemcpyAsync(dst as *mut c_void, src, sizeBytes, kind, stream),
+        Err(e) => api(|| Err(e)),
+    }
+}
+
+/// `hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t sizeBytes, size_t
+/// offset, hipMemcpyKind kind, hipStream_t stream)`: as [`hipMemcpyFromSymbol`], ordered on
+/// `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemcpyFromSymbolAsync(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    sizeBytes: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> hipError_t {
+    match symbol_range(symbol, sizeBytes, offset) {
+        Ok(src) => crate::api::memory::hipMemcpyAsync(dst, src as *const c_void, sizeBytes, kind, stream),
+        Err(e) => api(|| Err(e)),
+    }
+}
+
+/// `hipError_t hipGetSymbolSize(size_t* size, const void* symbol)`: the size of a registered
+/// `__device__` variable. Errors: `hipErrorInvalidValue` (null `size`), `hipErrorInvalidSymbol`.
+#[no_mangle]
+pub extern "C" fn hipGetSymbolSize(size: *mut usize, symbol: *const c_void) -> hipError_t {
+    api(|| {
+        check(!size.is_null())?;
+        write_out(size, var_of(symbol)?.size)
+    })
+}
+
+/// `hipError_t hipGetFuncBySymbol(hipFunction_t* functionPtr, const void* symbolPtr)`: the
+/// `hipFunction_t` of a hipcc kernel. Errors: `hipErrorInvalidValue` (null `functionPtr`),
+/// `hipErrorInvalidDeviceFunction` (not a registered kernel).
+#[no_mangle]
+pub extern "C" fn hipGetFuncBySymbol(functionPtr: *mut hipFunction_t, symbolPtr: *const c_void) -> hipError_t {
+    api(|| {
+        check(!functionPtr.is_null())?;
+        let f = registry().lock().host_function(symbolPtr as usize).ok_or(hipError_t::hipErrorInvalidDeviceFunction)?;
+        write_out(functionPtr, Registry::handle_of(&f) as hipFunction_t)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Function attributes
+// ---------------------------------------------------------------------------------------------
+
+/// The kernel info of `f` on the current device, with the device's properties.
+fn kernel_on_current(f: &Function) -> Result<(crate::module::KernelInfo, &'static hipDeviceProp_t), hipError_t> {
+    let (rt, d) = rt_dev()?;
+    let props = &rt.devices[d].props;
+    let (co, i) = f.kernel(&crate::api::device_props::arch_name(props))?;
+    Ok((co.kernels[i].clone(), props))
+}
+
+/// The attributes clr reports (`hipFuncGetAttributes` from the kernel's work-group info).
+fn attributes(k: &crate::module::KernelInfo, p: &hipDeviceProp_t) -> hipFuncAttributes {
+    let lds = k.group_segment_fixed_size as usize;
+    hipFuncAttributes {
+        binaryVersion: p.major * 10 + p.minor,
+        cacheModeCA: 0,
+        constSizeBytes: 0,
+        localSizeBytes: k.private_segment_fixed_size as usize,
+        maxDynamicSharedSizeBytes: p.sharedMemPerBlock.saturating_sub(lds) as c_int,
+        maxThreadsPerBlock: k.max_flat_workgroup_size as c_int,
+        numRegs: k.vgpr_count as c_int,
+        preferredShmemCarveout: 0,
+        ptxVersion: p.major * 10 + p.minor,
+        sharedSizeBytes: lds,
+    }
+}
+
+/// `hipError_t hipFuncGetAttributes(struct hipFuncAttributes* attr, const void* func)`: a hipcc
+/// kernel's attributes from its code object metadata (`maxThreadsPerBlock` =
+/// `.max_flat_workgroup_size`, `sharedSizeBytes` = static LDS, `localSizeBytes` = scratch per
+/// work-item, `numRegs` = VGPRs, `binaryVersion`/`ptxVersion` = major × 10 + minor of the ISA).
+/// Errors: `hipErrorInvalidValue` (null `attr`), `hipErrorInvalidDeviceFunction` (null or
+/// unregistered `func`), `hipErrorNoBinaryForGpu`.
+#[no_mangle]
+pub extern "C" fn hipFuncGetAttributes(attr: *mut hipFuncAttributes, func: *const c_void) -> hipError_t {
+    api(|| {
+        check(!attr.is_null())?;
+        let f = host_function(func)?;
+        let (k, p) = kernel_on_current(&f)?;
+        write_out(attr, attributes(&k, p))
+    })
+}
+
+/// `hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attrib, hipFunction_t
+/// hfunc)`: one attribute of a `hipFunction_t` (values as [`hipFuncGetAttributes`]). Errors:
+/// `hipErrorInvalidValue` (null `value`, unknown `attrib`), `hipErrorInvalidHandle` (null or
+/// unknown `hfunc`), `hipErrorNoBinaryForGpu`.
+#[no_mangle]
+pub extern "C" fn hipFuncGetAttribute(
+    value: *mut c_int,
+    attrib: hipFunction_attribute,
+    hfunc: hipFunction_t,
+) -> hipError_t {
+    api(|| {
+        check(!value.is_null())?;
+        let f = registry().lock().function(hfunc as usize).ok_or(hipError_t::hipErrorInvalidHandle)?;
+        let (k, p) = kernel_on_current(&f)?;
+        let a = attributes(&k, p);
+        use hipFunction_attribute as A;
+        let v = match attrib {
+            A::HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK => a.maxThreadsPerBlock,
+            A::HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES => a.sharedSizeBytes as c_int,
+            A::HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES => a.constSizeBytes as c_int,
+            A::HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES => a.localSizeBytes as c_int,
+            A::HIP_FUNC_ATTRIBUTE_NUM_REGS => a.numRegs,
+            A::HIP_FUNC_ATTRIBUTE_PTX_VERSION => a.ptxVersion,
+            A::HIP_FUNC_ATTRIBUTE_BINARY_VERSION => a.binaryVersion,
+            A::HIP_FUNC_ATTRIBUTE_CACHE_MODE_CA => a.cacheModeCA,
+            A::HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => a.maxDynamicSharedSizeBytes,
+            A::HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => a.preferredShmemCarveout,
+            _ => return Err(hipError_t::hipErrorInvalidValue),
+        };
+        write_out(value, v)
+    })
+}
+
+/// `hipError_t hipFuncSetAttribute(const void* func, hipFuncAttribute attr, int value)`:
+/// validated as clr does, then a no-op (the dynamic-LDS limit and carveout only matter to the
+/// launch path, which does not exist yet). Errors: `hipErrorInvalidDeviceFunction` (null or
+/// unregistered `func`), `hipErrorInvalidValue` (unknown `attr`; dynamic LDS below 0 or over
+/// what the kernel leaves; carveout outside -1..=100).
+#[no_mangle]
+pub extern "C" fn hipFuncSetAttribute(func: *const c_void, attr: hipFuncAttribute, value: c_int) -> hipError_t {
+    api(|| {
+        if func.is_null() {
+            return Err(hipError_t::hipErrorInvalidDeviceFunction);
+        }
+        check((0..=hipFuncAttribute::hipFuncAttributeMax.0).contains(&attr.0))?;
+        let (k, p) = kernel_on_current(&*host_function(func)?)?;
+        match attr {
+            hipFuncAttribute::hipFuncAttributeMaxDynamicSharedMemorySize => {
+                check(value >= 0 && value <= attributes(&k, p).maxDynamicSharedSizeBytes)
+            }
+            hipFuncAttribute::hipFuncAttributePreferredSharedMemoryCarveout => check((-1..=100).contains(&value)),
+            _ => Ok(()),
+        }
+    })
+}
+
+/// `hipError_t hipFuncSetCacheConfig(const void* func, hipFuncCache_t config)`: validated, then
+/// a no-op (AMD devices have no L1/LDS split to choose). Errors: `hipErrorInvalidDeviceFunction`
+/// (null or unregistered `func`), `hipErrorInvalidValue` (unknown `config`).
+#[no_mangle]
+pub extern "C" fn hipFuncSetCacheConfig(func: *const c_void, config: hipFuncCache_t) -> hipError_t {
+    api(|| {
+        if func.is_null() {
+            return Err(hipError_t::hipErrorInvalidDeviceFunction);
+        }
+        check((0..=3).contains(&config.0))?;
+        host_function(func).map(|_| ())
+    })
+}
+
+/// `hipError_t hipFuncSetSharedMemConfig(const void* func, hipSharedMemConfig config)`:
+/// validated, then a no-op (clr: "No way to set shared memory config yet"). Errors as
+/// [`hipFuncSetCacheConfig`].
+#[no_mangle]
+pub extern "C" fn hipFuncSetSharedMemConfig(func: *const c_void, config: hipSharedMemConfig) -> hipError_t {
+    api(|| {
+        if func.is_null() {
+            return Err(hipError_t::hipErrorInvalidDeviceFunction);
+        }
+        check((0..=2).contains(&config.0))?;
+        host_function(func).map(|_| ())
+    })
+}

@@ -4,7 +4,7 @@ REL     := $(CURDIR)/target/release
 KFDSIM  := $(REL)/kfdsim
 CONF    := $(MAKE) -C hip-conformance HIPKFD_LIB=$(REL) KFDSIM=$(KFDSIM)
 
-.PHONY: all build demo bench test header install install-files clean
+.PHONY: all build demo bench test reliability fuzz header install install-files clean
 
 all: build
 
@@ -31,6 +31,17 @@ bench: build
 ## The last line is `N passed, N failed`.
 test: build
 	@tools/run-tests
+
+## The long fault sweep (`make test` runs the quick one): the fault driver, the whole C suite and
+## the examples under every KFDSIM_FAULTS class, seeds 1 2 3 (FAULT_SEEDS to vary); checks no
+## crash, hang, leak or corruption. The last line is `N passed, N failed` (runs).
+reliability: build
+	@tools/fault-sweep --long
+
+## The long fuzz run of the C ABI (hip-conformance/reliability/fuzz.c; `make test` runs a short
+## one): FUZZ_CALLS operations (default 1000000) per seed of FUZZ_SEEDS (1 2 3) on 1, 2 and 4 GPUs.
+fuzz: build
+	@$(CONF) fuzz $(if $(FUZZ_CALLS),FUZZ_CALLS=$(FUZZ_CALLS)) $(if $(FUZZ_SEEDS),FUZZ_SEEDS="$(FUZZ_SEEDS)")
 
 ## Install like ROCm under $(DESTDIR)$(PREFIX): lib/libamdhip64.so.7 (+ the .so link; lib/compat/
 ## holds libamdhip64.so.5 and .so.6 links for binaries built against ROCm 5 or 6), include/hip/,

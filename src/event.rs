@@ -78,7 +78,11 @@ impl Runtime {
         Ok(())
     }
 
-    /// Whether the last record is done (an event never recorded is done).
+    /// Whether the last record is done (an event never recorded is done). An IPC event is done
+    /// when its shared completion counter covers every record of any process, ours included:
+    /// our record's own fence is written by a later packet of the same submission, so it can
+    /// still read "not done" after another process has seen the record complete (found by the
+    /// fault sweep: `wrap_ipc_event_cross_process` under EINTR-class faults).
     pub fn event_done(&self, e: &Event) -> Result<bool, hipError_t> {
         self.check_fault()?;
         Ok(match e.ipc.get() {

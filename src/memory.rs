@@ -37,6 +37,16 @@ fn alloc_errno(e: Errno) -> hipError_t {
     }
 }
 
+/// The HIP error for a failed `IMPORT_DMABUF`: the kernel running out of memory, VA or fds
+/// (`ENOMEM`, `ENOSPC`, `EMFILE`, `ENFILE`) is `hipErrorOutOfMemory`; anything else means the fd
+/// is not a dma-buf the GPU can import: `hipErrorInvalidValue`.
+pub(crate) fn import_errno(e: Errno) -> hipError_t {
+    match e {
+        Errno::ENOMEM | Errno::ENOSPC | Errno::EMFILE | Errno::ENFILE => hipError_t::hipErrorOutOfMemory,
+        _ => hipError_t::hipErrorInvalidValue,
+    }
+}
+
 impl Runtime {
     /// Allocates a BO of `size` bytes on device `owner` with `flags`, CPU-maps it if `cpu`, and
     /// GPU-maps it on the devices `map_on`. Nothing is left behind on failure.
@@ -142,7 +152,8 @@ impl Runtime {
     /// Imports a dma-buf: reserve VA → `IMPORT_DMABUF` on the memory's own GPU (else `dev`) →
     /// `MAP_MEMORY_TO_GPU` on every device. The BO holds its own reference to the dma-buf (the fd
     /// stays the caller's). Nothing is left behind on failure. Errors: `hipErrorInvalidValue`
-    /// (the kernel refuses the import), `hipErrorOutOfMemory` (VA, mapping).
+    /// (the kernel refuses the import), `hipErrorOutOfMemory` (VA, mapping, or the kernel out of
+    /// memory: [`import_errno`]).
     pub fn dmabuf_import(&self, fd: std::os::fd::RawFd, info: &DmabufInfo, dev: usize) -> Result<Bo, hipError_t> {
         let owner = info.owner.unwrap_or(dev);
         let size = align_up(info.size, PAGE_SIZE);
@@ -153,7 +164,7 @@ impl Runtime {
             Err(e) => {
                 crate::log::hipkfd_log!("IMPORT_DMABUF: {e}");
                 self.va.free(va, size);
-                return Err(hipError_t::hipErrorInvalidValue);
+                return Err(import_errno(e));
             }
         };
         let gpus: Vec<u32> = self.devices.iter().map(|d| d.gpu_id).collect();

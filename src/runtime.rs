@@ -129,7 +129,10 @@ impl Runtime {
             mempools: MemPools::default(),
             seq_start: seq_start(),
         };
-        let page = rt.event_page_init()?;
+        let page = rt.event_page_init().map_err(|e| {
+            crate::log::hipkfd_log!("the KFD event page: {e:?}");
+            hipError_t::hipErrorInitializationError
+        })?;
         let _ = rt.event_page.set(page);
         for d in 0..n {
             rt.map_mmio_remap(d);

@@ -745,7 +745,7 @@ impl Runtime {
         let owner = self.device_of_gpu(gpu_id).unwrap_or(current);
         let handle = self.kfd.import_dmabuf(fd, self.devices[owner].gpu_id, 0).map_err(|e| {
             crate::log::hipkfd_log!("hipMemImportFromShareableHandle: IMPORT_DMABUF: {e}");
-            INVALID
+            crate::memory::import_errno(e)
         })?;
         let host = flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM == 0;
         let loc_type = if host {

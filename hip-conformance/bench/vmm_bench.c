@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "bench.h"
 #include "../fdpass.h"
+#include "../shared.h"
 
 #include <dirent.h>
 #include <stdint.h>
@@ -30,16 +31,7 @@ static void report(const char *what, double *v, int n)
     printf("  %-58s median %8.1f us   p99 %8.1f us   (n=%d)\n", what, v[n / 2], v[(int)(n * 0.99)], n);
 }
 
-static hipMemAllocationProp prop(int dev)
-{
-    hipMemAllocationProp p;
-    memset(&p, 0, sizeof p);
-    p.type = hipMemAllocationTypePinned;
-    p.requestedHandleTypes = hipMemHandleTypePosixFileDescriptor;
-    p.location.type = hipMemLocationTypeDevice;
-    p.location.id = dev;
-    return p;
-}
+static hipMemAllocationProp prop(int dev) { return vmm_device_prop(dev); }
 
 static void access_rw(void *va, size_t n, int dev)
 {

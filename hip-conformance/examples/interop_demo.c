@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "../fdpass.h"
 #include "../interop_producer.h"
@@ -32,6 +33,30 @@
     } while (0)
 
 static uint32_t pixel(int frame, size_t i) { return (uint32_t)(frame * 2654435761u) ^ (uint32_t)i; }
+
+/* hipStreamSynchronize that gives up when the producer has failed: its frames (and semaphore
+ * signals) will never come, and a GPU wait on them would never end. */
+static void sync_or_producer_gone(hipStream_t st, pid_t producer)
+{
+    for (;;) {
+        hipError_t e = hipStreamQuery(st);
+        if (e == hipSuccess)
+            return;
+        if (e != hipErrorNotReady) {
+            fprintf(stderr, "hipStreamQuery -> %s\n", hipGetErrorName(e));
+            exit(1);
+        }
+        siginfo_t info;
+        memset(&info, 0, sizeof info);
+        /* WNOWAIT: main() still reaps it. A producer that exited 0 had signalled everything. */
+        if (waitid(P_PID, (id_t)producer, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == producer &&
+            (info.si_code != CLD_EXITED || info.si_status != 0)) {
+            fprintf(stderr, "the producer failed before signalling\n");
+            exit(1);
+        }
+        usleep(1000);
+    }
+}
 
 static void render(uint32_t *px, int frame)
 {
@@ -110,7 +135,7 @@ int main(void)
         HIP(hipWaitExternalSemaphoresAsync(&ready, &w, 1, st));
         HIP(hipMemcpyAsync(host, frames[f % SLOTS], FRAME_BYTES, hipMemcpyDeviceToHost, st));
         HIP(hipSignalExternalSemaphoresAsync(&done, &s, 1, st));
-        HIP(hipStreamSynchronize(st));
+        sync_or_producer_gone(st, pid);
         for (size_t i = 0; i < (size_t)W * H; i++)
             if (host[i] != pixel(f, i)) {
                 bad++;

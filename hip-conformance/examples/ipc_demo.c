@@ -151,11 +151,16 @@ int main(void)
     if (pid < 0)
         return 1;
     if (pid == 0) {
+        close(to_child[1]);
+        close(to_parent[0]);
         int ok = importer(to_child[0], to_parent[1]);
         if (!ok)
             step("importer", "a HIP call failed", 0);
         _exit(ok && !failed ? 0 : 1);
     }
+    /* Only the other process holds the far ends: either side sees EOF if the other fails. */
+    close(to_child[0]);
+    close(to_parent[1]);
     int ok = exporter(to_parent[0], to_child[1], pid);
     if (!ok) {
         step("exporter", "a HIP call failed", 0);

@@ -202,6 +202,7 @@ int main(void)
     int ok = owner(sv[0]);
     if (!ok)
         step("owner", "grow, export and verify", 0);
+    close(sv[0]); /* a reader still waiting for the fds (the owner failed) sees EOF */
     int st = 0;
     waitpid(pid, &st, 0);
     int pass = ok && !failed && WIFEXITED(st) && WEXITSTATUS(st) == 0;

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "proc.h"
 #include "../fdpass.h"
+#include "../shared.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -29,16 +30,7 @@
 #define RW hipMemAccessFlagsProtReadWrite
 #define RO hipMemAccessFlagsProtRead
 
-static hipMemAllocationProp dev_prop(int dev)
-{
-    hipMemAllocationProp p;
-    memset(&p, 0, sizeof p);
-    p.type = hipMemAllocationTypePinned;
-    p.requestedHandleTypes = hipMemHandleTypePosixFileDescriptor;
-    p.location.type = hipMemLocationTypeDevice;
-    p.location.id = dev;
-    return p;
-}
+static hipMemAllocationProp dev_prop(int dev) { return vmm_device_prop(dev); }
 
 static size_t granularity(int dev)
 {

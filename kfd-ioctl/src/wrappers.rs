@@ -2,7 +2,7 @@
 //!
 //! [`Kfd`] is the `/dev/kfd` fd; [`RenderNode`] is an amdgpu render node (`/dev/dri/renderD*`),
 //! the DRM file a GPU's VM is acquired on. Each method names the ioctl it makes; a failing call
-//! returns the kernel's errno unchanged (`EINTR` is retried).
+//! returns the kernel's errno unchanged (`EINTR` and `EAGAIN` are retried: [`ioctl`]).
 
 use crate::amdgpu::*;
 use crate::drm::*;
@@ -11,7 +11,15 @@ use nix::errno::Errno;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-/// Issues `ioctl(fd, req, arg)`, retrying on `EINTR`.
+/// Issues `ioctl(fd, req, arg)`, restarting it while it fails with `EINTR` or `EAGAIN`: the one
+/// place every KFD and render-node ioctl of the runtime goes through.
+///
+/// This is the kernel contract libhsakmt (`kmtIoctl`, `libhsakmt.c`) and libdrm (`drmIoctl`)
+/// follow: an ioctl interrupted by a signal (`-ERESTARTSYS` in the kernel, `EINTR` here when the
+/// handler has no `SA_RESTART`) or told to try again (`EAGAIN`, e.g. an eviction in progress)
+/// has done nothing and is issued again with the same arguments. Every other errno is returned
+/// unchanged. (The syncobj waits take an absolute deadline, so a restart keeps it; WAIT_EVENTS
+/// takes a relative one, which a restart starts again, as with libhsakmt.)
 ///
 /// # Safety
 /// `req` must be a request whose argument is a `T` (the kernel reads and writes
@@ -21,7 +29,7 @@ pub unsafe fn ioctl<T>(fd: RawFd, req: Ioctl, arg: &mut T) -> Result<libc::c_int
         // SAFETY: the caller guarantees that `arg` matches `req`; `arg` is a live `&mut T`.
         let r = unsafe { libc::ioctl(fd, req as _, arg as *mut T) };
         match Errno::result(r) {
-            Err(Errno::EINTR) => continue,
+            Err(Errno::EINTR | Errno::EAGAIN) => continue,
             other => return other,
         }
     }

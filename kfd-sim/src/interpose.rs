@@ -18,7 +18,8 @@
 //!
 //! The real operations are raw system calls, except for the stdio/dirent/realpath functions
 //! (`fopen`, `opendir`, `scandir`, `realpath`), which call the next definition found with
-//! `dlsym(RTLD_NEXT)`. Nothing here allocates, except the one-time copy of `KFDSIM_ROOT`.
+//! `dlsym(RTLD_NEXT)`. Nothing here allocates, except the one-time copy of `KFDSIM_ROOT` (and
+//! the exit record and test hooks of `KFDSIM_STATS` / `KFDSIM_FAULTS`, which are no interposers).
 //!
 //! Known gaps: relative paths resolved against a cwd inside the simulated tree are not
 //! redirected; a device fd inherited across exec is not recognised; `card` nodes answer no ioctl
@@ -53,6 +54,37 @@ unsafe extern "C" fn kfdsim_init() {
 #[used]
 #[link_section = ".init_array"]
 static KFDSIM_INIT: unsafe extern "C" fn() = kfdsim_init;
+
+/// Runs at exit (after the program's `atexit` handlers): the `KFDSIM_STATS` record.
+unsafe extern "C" fn kfdsim_fini() {
+    let _ = std::panic::catch_unwind(crate::stats::at_exit);
+}
+
+#[used]
+#[link_section = ".fini_array"]
+static KFDSIM_FINI: unsafe extern "C" fn() = kfdsim_fini;
+
+// ---------------------------------------------------------------------------------------------
+// Test hooks (found with `dlsym(RTLD_DEFAULT, ...)` by test drivers)
+
+/// One counter of this process's `KFDSIM_STATS` record (`"bos"`, `"gpu0.vram_bytes"`,
+/// `"faults.total"`, ...); 0 if unknown or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn kfdsim_stat(key: *const c_char) -> u64 {
+    if key.is_null() {
+        return 0;
+    }
+    // SAFETY: the caller passes a NUL-terminated string.
+    let key = unsafe { CStr::from_ptr(key) }.to_string_lossy();
+    std::panic::catch_unwind(|| crate::stats::get(&key)).unwrap_or(0)
+}
+
+/// Switches `KFDSIM_FAULTS` injection off (0) or on (non-zero) in this process; rules do not
+/// count calls while off.
+#[no_mangle]
+pub extern "C" fn kfdsim_faults_enable(on: c_int) {
+    crate::faults::set_enabled(on != 0);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

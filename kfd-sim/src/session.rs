@@ -22,6 +22,12 @@ pub const ENV_SESSION: &str = "KFDSIM_SESSION";
 pub const ENV_TOPOLOGY: &str = "KFDSIM_TOPOLOGY";
 /// Name of the topology file inside the session directory.
 pub const TOPOLOGY_FILE: &str = "topology.toml";
+/// Name of the file in the session directory where each process appends its `KFDSIM_STATS`
+/// record (`stats::at_exit`); the launcher sums them with [`stats_summary`].
+pub const STATS_FILE: &str = "stats";
+/// Name of the file in the session directory where each injected fault appends its call name
+/// (`faults::check`), one per line.
+pub const FAULTS_FILE: &str = "faults";
 
 /// A created session directory.
 #[derive(Debug)]
@@ -165,5 +171,66 @@ fn shared_session(topo: &Topology) -> io::Result<PathBuf> {
             Ok(dir)
         }
         Err(_) => Ok(fresh.keep()),
+    }
+}
+
+/// Appends `text` to `path` with one write (O_APPEND: records of processes do not interleave).
+pub fn append(path: &Path, text: &str) -> io::Result<()> {
+    use std::io::Write;
+    std::fs::OpenOptions::new().create(true).append(true).open(path)?.write_all(text.as_bytes())
+}
+
+/// The session record from the concatenated process records `records` and the fault log
+/// `faults` (one call name per injected fault): `session.processes`, per key (first-seen order;
+/// `gpu<i>.gpu_id` left out) the sum over the processes, then `session.faults.<NAME>` and
+/// `session.faults.total` counted from the fault log (which also has the processes that wrote
+/// no record).
+pub fn stats_summary(records: &str, faults: &str) -> String {
+    use std::fmt::Write as _;
+    let mut pids: Vec<&str> = Vec::new();
+    let mut sums: Vec<(String, u64)> = Vec::new();
+    let mut add = |k: &str, v: u64| match sums.iter_mut().find(|(n, _)| n == k) {
+        Some((_, s)) => *s += v,
+        None => sums.push((k.to_string(), v)),
+    };
+    for line in records.lines() {
+        let Some(rest) = line.strip_prefix("process.") else { continue };
+        let Some((pid, kv)) = rest.split_once('.') else { continue };
+        let Some((k, v)) = kv.split_once('=') else { continue };
+        let Ok(v) = v.parse::<u64>() else { continue };
+        if !pids.contains(&pid) {
+            pids.push(pid);
+        }
+        // A gpu_id is an identity, not a quantity; faults come from the log.
+        if !k.ends_with(".gpu_id") && !k.starts_with("faults.") {
+            add(k, v);
+        }
+    }
+    let mut total = 0;
+    for name in faults.lines().filter(|l| !l.is_empty()) {
+        add(&format!("faults.{name}"), 1);
+        total += 1;
+    }
+    add("faults.total", total);
+    let mut s = format!("session.processes={}\n", pids.len());
+    for (k, v) in &sums {
+        let _ = writeln!(s, "session.{k}={v}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod stats_tests {
+    use super::*;
+
+    #[test]
+    fn stats_summary_sums_keys_over_processes_and_counts_the_fault_log() {
+        let a = "process.10.bos=2\nprocess.10.gpu0.gpu_id=4096\nprocess.10.faults.GEM_VA=1\n";
+        let b = "process.11.bos=3\nprocess.11.gpu0.gpu_id=4096\nprocess.11.faults.total=0\n";
+        assert_eq!(
+            stats_summary(&format!("{a}{b}"), "GEM_VA\nmmap\nGEM_VA\n"),
+            "session.processes=2\nsession.bos=5\nsession.faults.GEM_VA=2\nsession.faults.mmap=1\nsession.faults.total=3\n"
+        );
+        assert_eq!(stats_summary("", ""), "session.processes=0\nsession.faults.total=0\n");
     }
 }

@@ -33,7 +33,11 @@ pub fn line(pid: u32, args: fmt::Arguments<'_>) -> String {
 /// Writes one line to stderr with a single write(2), so lines of concurrent threads and
 /// processes do not interleave. Does not check [`enabled`].
 pub fn emit(args: fmt::Arguments<'_>) {
-    let s = line(std::process::id(), args);
+    emit_raw(&line(std::process::id(), args));
+}
+
+/// Writes `s` to stderr as it is, with as few write(2)s as the pipe allows.
+pub fn emit_raw(s: &str) {
     let mut buf = s.as_bytes();
     while !buf.is_empty() {
         // SAFETY: buf is a valid, initialised byte slice for its whole length.

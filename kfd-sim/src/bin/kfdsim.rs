@@ -10,6 +10,10 @@
 //! to this executable to `LD_PRELOAD`, runs CMD (its children inherit all of it), removes the
 //! session (unless `--keep` or `KFDSIM_KEEP=1`) and exits with CMD's status (128 + signal if CMD
 //! was killed). No root needed. The default topology is `xgmi-2`.
+//!
+//! `KFDSIM_FAULTS` is checked before CMD starts (an invalid list is a setup error, 125). With
+//! `KFDSIM_STATS` set, a path there is truncated first; after CMD, the `session.` record (the sum
+//! of the records of every process, see `stats.rs`) goes to the same place.
 
 #![allow(dead_code)]
 
@@ -21,6 +25,12 @@ mod sysfs;
 
 #[path = "../session.rs"]
 mod session;
+
+#[path = "../trace.rs"]
+mod trace;
+
+#[path = "../faults.rs"]
+mod faults;
 
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
@@ -158,6 +168,13 @@ fn run(args: &[OsString]) -> Result<u8, String> {
         None => Topology::preset(DEFAULT_PRESET).map_err(|e| e.to_string())?,
     };
     let lib = preload_library()?;
+    if let Ok(spec) = std::env::var(faults::ENV_FAULTS) {
+        faults::parse(&spec, Some(&faults::known_name)).map_err(|e| format!("{}: {e}", faults::ENV_FAULTS))?;
+    }
+    let stats = std::env::var_os("KFDSIM_STATS").filter(|v| !v.is_empty() && v != "0");
+    if let Some(path) = stats.as_ref().filter(|v| *v != "1") {
+        std::fs::write(path, "").map_err(|e| format!("KFDSIM_STATS={}: {e}", path.to_string_lossy()))?;
+    }
     let session = Session::create(&topo).map_err(|e| format!("cannot create the session: {e}"))?;
     let mut cmd = Command::new(&opts.command[0]);
     cmd.args(&opts.command[1..])
@@ -180,6 +197,15 @@ fn run(args: &[OsString]) -> Result<u8, String> {
         }
         Err(e) => Err(format!("{}: {e}", opts.command[0].to_string_lossy())),
     };
+    if let Some(dest) = stats {
+        let read = |name: &str| std::fs::read_to_string(session.dir().join(name)).unwrap_or_default();
+        let summary = session::stats_summary(&read(session::STATS_FILE), &read(session::FAULTS_FILE));
+        if dest == "1" {
+            eprint!("{summary}");
+        } else if let Err(e) = session::append(std::path::Path::new(&dest), &summary) {
+            eprintln!("kfdsim: KFDSIM_STATS={}: {e}", dest.to_string_lossy());
+        }
+    }
     let keep = opts.keep || std::env::var_os("KFDSIM_KEEP").is_some_and(|v| v == "1");
     if keep {
         eprintln!("kfdsim: session kept in {}", session.keep().display());

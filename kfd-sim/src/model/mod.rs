@@ -157,10 +157,25 @@ pub fn ioctl(fd: RawFd, request: c_ulong, arg: *mut c_void) -> Result<c_int, Err
 /// already `fstat`ed the fd).
 pub fn ioctl_file(key: FileKey, request: c_ulong, arg: *mut c_void) -> Result<c_int, Errno> {
     let Some(entry) = file_by_key(key) else { return Err(Errno::ENOTTY) };
+    if let Some(e) = crate::faults::check(|| ioctl_uapi_name(entry.kind, request)) {
+        return Err(Errno::from_raw(e));
+    }
     match entry.kind {
         DevKind::Kfd => kfd_chardev::kfd_ioctl(key, entry, request, arg as u64),
         DevKind::Render { minor } => drm::drm_ioctl(key, minor, request, arg as u64),
         DevKind::Udmabuf => udmabuf::ioctl(request, arg as u64),
+    }
+}
+
+/// The uapi name of `request` on a device of `kind` (what `KFDSIM_FAULTS` names it by).
+fn ioctl_uapi_name(kind: DevKind, request: c_ulong) -> Option<&'static str> {
+    match kind {
+        DevKind::Udmabuf => match request {
+            udmabuf::UDMABUF_CREATE => Some("UDMABUF_CREATE"),
+            udmabuf::UDMABUF_CREATE_LIST => Some("UDMABUF_CREATE_LIST"),
+            _ => None,
+        },
+        _ => kfd_ioctl::ioctl_name(request),
     }
 }
 
@@ -180,6 +195,9 @@ pub unsafe fn mmap(
     offset: i64,
 ) -> Result<*mut c_void, Errno> {
     let Some(entry) = file_by_key(key) else { return Err(Errno::ENODEV) };
+    if let Some(e) = crate::faults::check(|| Some("mmap")) {
+        return Err(Errno::from_raw(e));
+    }
     if len == 0 {
         return Err(Errno::EINVAL);
     }

@@ -34,9 +34,12 @@ test: build
 
 ## The long fault sweep (`make test` runs the quick one): the fault driver, the whole C suite and
 ## the examples under every KFDSIM_FAULTS class, seeds 1 2 3 (FAULT_SEEDS to vary); checks no
-## crash, hang, leak or corruption. The last line is `N passed, N failed` (runs).
+## crash, hang, leak or corruption. The last line is `N passed, N failed` (runs). Then the long
+## concurrency run: 16 threads x STRESS_OPS operations (default 2000) on 2 and 4 GPUs, and the
+## 8-process IPC ring (`make -C hip-conformance stress`).
 reliability: build
 	@tools/fault-sweep --long
+	@$(CONF) stress $(if $(STRESS_OPS),STRESS_OPS=$(STRESS_OPS))
 
 ## The long fuzz run of the C ABI (hip-conformance/reliability/fuzz.c; `make test` runs a short
 ## one): FUZZ_CALLS operations (default 1000000) per seed of FUZZ_SEEDS (1 2 3) on 1, 2 and 4 GPUs.

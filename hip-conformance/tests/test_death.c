@@ -12,6 +12,7 @@
 #include "proc.h"
 #include "../fdpass.h"
 #include "../shared.h"
+#include "usage.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -19,13 +20,6 @@
 #include <unistd.h>
 
 #define SHARED (16 * MiB)
-
-/* One counter of the sim's accounting for this process (0 without kfd-sim). */
-static uint64_t sim_stat(const char *key)
-{
-    uint64_t (*f)(const char *) = (uint64_t(*)(const char *))dlsym(RTLD_DEFAULT, "kfdsim_stat");
-    return f ? f(key) : 0;
-}
 
 /* One pass of what the test uses, so that the runtime's own lazily made objects (staging
  * buffers, queues) exist before the baseline is taken. */
@@ -42,34 +36,6 @@ static void warm_up(void)
     HIP_OK(hipFree(d));
     HIP_OK(hipFree(e));
     HIP_OK(hipStreamDestroy(s));
-}
-
-/* VRAM bytes of every GPU and dma-buf fds of this process, as one comparable figure each. */
-struct usage {
-    uint64_t vram[8], dmabuf_fds;
-};
-
-static struct usage usage_now(void)
-{
-    struct usage u = {{0}, sim_stat("fds.dmabuf")};
-    int n = 0;
-    HIP_OK(hipGetDeviceCount(&n));
-    for (int d = 0; d < n && d < 8; d++) {
-        char k[32];
-        snprintf(k, sizeof k, "gpu%d.vram_bytes", d);
-        u.vram[d] = sim_stat(k);
-    }
-    return u;
-}
-
-static void check_usage_back(struct usage before)
-{
-    struct usage now = usage_now();
-    for (int d = 0; d < 8; d++)
-        CHECKF(now.vram[d] == before.vram[d], "GPU %d VRAM bytes: %llu after, %llu before", d,
-               (unsigned long long)now.vram[d], (unsigned long long)before.vram[d]);
-    CHECKF(now.dmabuf_fds == before.dmabuf_fds, "dma-buf fds: %llu after, %llu before",
-           (unsigned long long)now.dmabuf_fds, (unsigned long long)before.dmabuf_fds);
 }
 
 /* The survivor's APIs keep working on `dst`: a fresh pattern `seed` copied in reads back. */

@@ -99,6 +99,24 @@ static inline void xrecv(int fd, void *buf, size_t n)
     }
 }
 
+/* Receives a u64 with no time limit (the peer works for as long as the test runs; the
+ * harness's timeout bounds it), or ends the test when the peer hangs up. */
+static inline uint64_t recv_u64_untimed(int fd)
+{
+    uint64_t v;
+    char *p = (char *)&v;
+    size_t n = sizeof v;
+    while (n) {
+        ssize_t k = recv(fd, p, n, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        REQUIREF(k > 0, "peer hung up");
+        p += k;
+        n -= (size_t)k;
+    }
+    return v;
+}
+
 static inline void send_u64(int fd, uint64_t v) { xsend(fd, &v, sizeof v); }
 static inline uint64_t recv_u64(int fd)
 {

@@ -445,7 +445,7 @@ static void foreign_exporter(int fd, void *arg)
         pat_fill(h + (size_t)t * SLICE, SLICE, 800 + (unsigned)t);
     HIP_OK(hipMemcpy(p[0], h, FOREIGN_SIZE, hipMemcpyHostToDevice));
     xsend(fd, &f, sizeof f);
-    CHECK(recv_u64(fd) == 1); /* the importer is done */
+    CHECK(recv_u64_untimed(fd) == 1); /* the importer is done */
     memset(h, 0, FOREIGN_SIZE);
     HIP_OK(hipMemcpy(h, p[0], FOREIGN_SIZE, hipMemcpyDeviceToHost));
     for (int t = 0; t < THREADS; t++)
@@ -570,7 +570,7 @@ TEST(concurrency_ipc_ring_8_processes)
     /* two barriers: all done, then all checked */
     for (int step = 1; step <= 3; step += 2) {
         for (int i = 0; i < RING; i++)
-            CHECK(recv_u64(p[i].fd) == (uint64_t)step);
+            CHECK(recv_u64_untimed(p[i].fd) == (uint64_t)step);
         for (int i = 0; i < RING; i++)
             send_u64(p[i].fd, (uint64_t)step + 1);
     }

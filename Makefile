@@ -4,7 +4,7 @@ REL     := $(CURDIR)/target/release
 KFDSIM  := $(REL)/kfdsim
 CONF    := $(MAKE) -C hip-conformance HIPKFD_LIB=$(REL) KFDSIM=$(KFDSIM)
 
-.PHONY: all build demo bench test reliability fuzz header install install-files clean
+.PHONY: all build demo bench test reliability fuzz asan header install install-files clean
 
 all: build
 
@@ -36,10 +36,19 @@ test: build
 ## the examples under every KFDSIM_FAULTS class, seeds 1 2 3 (FAULT_SEEDS to vary); checks no
 ## crash, hang, leak or corruption. The last line is `N passed, N failed` (runs). Then the long
 ## concurrency run: 16 threads x STRESS_OPS operations (default 2000) on 2 and 4 GPUs, and the
-## 8-process IPC ring (`make -C hip-conformance stress`).
+## 8-process IPC ring (`make -C hip-conformance stress`); then 1,000,000 IPC open/close and
+## 1,000,000 hipMalloc/hipFree cycles with fds, VmRSS and VRAM before/after (LONGRUN_CYCLES to
+## vary; `make -C hip-conformance longrun`).
 reliability: build
 	@tools/fault-sweep --long
 	@$(CONF) stress $(if $(STRESS_OPS),STRESS_OPS=$(STRESS_OPS))
+	@$(CONF) longrun $(if $(LONGRUN_CYCLES),LONGRUN_CYCLES=$(LONGRUN_CYCLES))
+
+## The C conformance suite built with -fsanitize=address and run under kfdsim with
+## LeakSanitizer checking each test process at its end (`make -C hip-conformance asan`; about
+## 2 min on 2 cores, run by .ci/run after `make test`). The last line is `N passed, N failed`.
+asan: build
+	@$(CONF) asan
 
 ## The long fuzz run of the C ABI (hip-conformance/reliability/fuzz.c; `make test` runs a short
 ## one): FUZZ_CALLS operations (default 1000000) per seed of FUZZ_SEEDS (1 2 3) on 1, 2 and 4 GPUs.

@@ -6,7 +6,17 @@
 
 #include <hip/hip_runtime_api.h>
 #include "fdcount.h"
+#include <dlfcn.h>
+#include <stdint.h>
 #include <string.h>
+
+/* One counter of kfd-sim's accounting for this process (kfdsim_stat, found with dlsym; see
+ * kfd-sim/src/stats.rs for the keys), 0 without kfd-sim. */
+static inline uint64_t kfdsim_counter(const char *key)
+{
+    uint64_t (*f)(const char *) = (uint64_t(*)(const char *))dlsym(RTLD_DEFAULT, "kfdsim_stat");
+    return f ? f(key) : 0;
+}
 
 /* Pinned device memory of `dev`, exportable as a POSIX fd. */
 static inline hipMemAllocationProp vmm_device_prop(int dev)

@@ -601,6 +601,10 @@ static void in_new_pidns(int fd, void *arg)
     REQUIRE(pid >= 0);
     if (pid == 0) {
         CHECKF(getpid() == 1, "not pid 1 in the new namespace (pid %d)", (int)getpid());
+        /* LeakSanitizer stops the other threads with ptrace on the tids of /proc/self/task,
+         * which name them in the outer PID namespace: it cannot scan their stacks here and
+         * reports what only they point to (the runtime's thread handles) as leaked. */
+        hc_no_leak_check();
         a->fn(fd, NULL);
         hc_end_test();
     }

@@ -1,23 +1,15 @@
 /*
- * The sim's accounting seen from a test: single counters of kfd-sim (kfdsim_stat, found with
- * dlsym; 0 without kfd-sim) and the VRAM bytes of every GPU and dma-buf fds of this process as
- * one comparable figure, for the "everything given back" checks (test_death.c,
- * test_concurrency.c, test_security.c).
+ * The sim's accounting seen from a test (kfdsim_counter, ../shared.h): the VRAM bytes of every
+ * GPU and dma-buf fds of this process as one comparable figure, for the "everything given back"
+ * checks (test_death.c, test_concurrency.c, test_security.c).
  */
 #ifndef HIPCONF_USAGE_H
 #define HIPCONF_USAGE_H
 
 #include "common.h"
+#include "../shared.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
-
-/* One counter of the sim's accounting for this process (0 without kfd-sim). */
-static inline uint64_t sim_stat(const char *key)
-{
-    uint64_t (*f)(const char *) = (uint64_t(*)(const char *))dlsym(RTLD_DEFAULT, "kfdsim_stat");
-    return f ? f(key) : 0;
-}
 
 /* VRAM bytes of every GPU and dma-buf fds of this process, as one comparable figure each. */
 struct usage {
@@ -26,13 +18,13 @@ struct usage {
 
 static inline struct usage usage_now(void)
 {
-    struct usage u = {{0}, sim_stat("fds.dmabuf")};
+    struct usage u = {{0}, kfdsim_counter("fds.dmabuf")};
     int n = 0;
     HIP_OK(hipGetDeviceCount(&n));
     for (int d = 0; d < n && d < 8; d++) {
         char k[32];
         snprintf(k, sizeof k, "gpu%d.vram_bytes", d);
-        u.vram[d] = sim_stat(k);
+        u.vram[d] = kfdsim_counter(k);
     }
     return u;
 }

@@ -30,4 +30,15 @@ static inline hipMemAllocationProp vmm_device_prop(int dev)
     return p;
 }
 
+/* Access `f` for device `dev`, for hipMemSetAccess. */
+static inline hipMemAccessDesc vmm_access_desc(int dev, hipMemAccessFlags f)
+{
+    hipMemAccessDesc d;
+    memset(&d, 0, sizeof d);
+    d.location.type = hipMemLocationTypeDevice;
+    d.location.id = dev;
+    d.flags = f;
+    return d;
+}
+
 #endif

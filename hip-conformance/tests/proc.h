@@ -80,16 +80,17 @@ static inline void xsend(int fd, const void *buf, size_t n)
     }
 }
 
-/* Receives exactly n bytes within 30 s, or ends the test. */
-static inline void xrecv(int fd, void *buf, size_t n)
+/* Receives exactly n bytes within timeout_ms (-1: no limit; the harness's timeout bounds the
+ * test), or ends the test. */
+static inline void xrecv_within(int fd, void *buf, size_t n, int timeout_ms)
 {
     char *p = buf;
     while (n) {
         struct pollfd pf = {fd, POLLIN, 0};
-        int r = poll(&pf, 1, 30000);
+        int r = poll(&pf, 1, timeout_ms);
         if (r < 0 && errno == EINTR)
             continue;
-        REQUIREF(r == 1, "peer did not answer in 30 s");
+        REQUIREF(r == 1, "peer did not answer in %d ms", timeout_ms);
         ssize_t k = recv(fd, p, n, 0);
         if (k < 0 && errno == EINTR)
             continue;
@@ -99,21 +100,14 @@ static inline void xrecv(int fd, void *buf, size_t n)
     }
 }
 
-/* Receives a u64 with no time limit (the peer works for as long as the test runs; the
- * harness's timeout bounds it), or ends the test when the peer hangs up. */
+/* Receives exactly n bytes within 30 s, or ends the test. */
+static inline void xrecv(int fd, void *buf, size_t n) { xrecv_within(fd, buf, n, 30000); }
+
+/* A u64 with no time limit (a peer that works for as long as the test runs). */
 static inline uint64_t recv_u64_untimed(int fd)
 {
     uint64_t v;
-    char *p = (char *)&v;
-    size_t n = sizeof v;
-    while (n) {
-        ssize_t k = recv(fd, p, n, 0);
-        if (k < 0 && errno == EINTR)
-            continue;
-        REQUIREF(k > 0, "peer hung up");
-        p += k;
-        n -= (size_t)k;
-    }
+    xrecv_within(fd, &v, sizeof v, -1);
     return v;
 }
 

@@ -97,15 +97,23 @@ static unsigned rnd(struct worker *k)
 
 #define HOST_BUF (32 * MiB)
 
+/* *p = hipMalloc of `n` bytes on device d (made current) holding pattern `seed`. */
+static int t_dev_pattern(struct worker *k, int d, size_t n, unsigned seed, void **p)
+{
+    T_OK(hipSetDevice(d));
+    T_OK(hipMalloc(p, n));
+    pat_fill(k->h, n, seed);
+    T_OK(hipMemcpy(*p, k->h, n, hipMemcpyHostToDevice));
+    return 1;
+}
+
 /* hipMalloc of `n` bytes on device d, H2D pattern, D2H check, free. */
 static int op_alloc(struct worker *k, int d, size_t n)
 {
     unsigned seed = rnd(k);
     void *p = NULL;
-    T_OK(hipSetDevice(d));
-    T_OK(hipMalloc(&p, n));
-    pat_fill(k->h, n, seed);
-    T_OK(hipMemcpy(p, k->h, n, hipMemcpyHostToDevice));
+    if (!t_dev_pattern(k, d, n, seed, &p))
+        return 0;
     memset(k->back, 0, n);
     T_OK(hipMemcpy(k->back, p, n, hipMemcpyDeviceToHost));
     T_PAT(k->back, n, seed);
@@ -154,12 +162,10 @@ static int op_peer(struct worker *k)
     size_t n = (size_t)(rnd(k) % (8 * MiB)) + 1;
     unsigned seed = rnd(k);
     void *pa = NULL, *pb = NULL;
-    T_OK(hipSetDevice(a));
-    T_OK(hipMalloc(&pa, n));
+    if (!t_dev_pattern(k, a, n, seed, &pa))
+        return 0;
     T_OK(hipSetDevice(b));
     T_OK(hipMalloc(&pb, n));
-    pat_fill(k->h, n, seed);
-    T_OK(hipMemcpy(pa, k->h, n, hipMemcpyHostToDevice));
     if (rnd(k) & 1) {
         T_OK(hipMemcpyPeer(pb, b, pa, a, n));
     } else {
@@ -181,10 +187,8 @@ static int op_republish(struct worker *k, int first)
     int d = (int)(rnd(k) % (unsigned)k->w->ndev);
     unsigned seed = rnd(k);
     void *p = NULL;
-    T_OK(hipSetDevice(d));
-    T_OK(hipMalloc(&p, PUB_SIZE));
-    pat_fill(k->h, PUB_SIZE, seed);
-    T_OK(hipMemcpy(p, k->h, PUB_SIZE, hipMemcpyHostToDevice));
+    if (!t_dev_pattern(k, d, PUB_SIZE, seed, &p))
+        return 0;
     hipIpcMemHandle_t h;
     T_OK(hipIpcGetMemHandle(&h, p));
     pthread_rwlock_wrlock(&sl->lock);
@@ -265,12 +269,8 @@ static int op_vmm(struct worker *k, int d)
     T_OK(hipMemAddressReserve(&va, n, 0, NULL, 0));
     T_OK(hipMemMap(va, n, 0, h, 0));
     hipMemAccessDesc acc[8];
-    memset(acc, 0, sizeof acc);
-    for (int i = 0; i < k->w->ndev; i++) {
-        acc[i].location.type = hipMemLocationTypeDevice;
-        acc[i].location.id = i;
-        acc[i].flags = hipMemAccessFlagsProtReadWrite;
-    }
+    for (int i = 0; i < k->w->ndev; i++)
+        acc[i] = vmm_access_desc(i, hipMemAccessFlagsProtReadWrite);
     T_OK(hipMemSetAccess(va, n, acc, (size_t)k->w->ndev));
     pat_fill(k->h, n, seed);
     T_OK(hipSetDevice(d));

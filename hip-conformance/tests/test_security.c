@@ -22,16 +22,21 @@
 #define SLOT 3000                     /* a small hipMalloc: a slot of a shared 2 MiB block */
 #define BIG (2 * MiB + 3000)          /* a dedicated BO, rounded up past its end */
 
-/* The exporter: three neighbouring slots L, X, R (patterns 1, 2, 3) and BIG (pattern 4);
- * sends the handles of X and BIG, and of a freed allocation. At the end (message 1) it checks
- * that L and R are untouched and that X and BIG hold what the importer wrote (patterns 12, 14),
- * then answers 2. */
+/* What the exporter expects to find in X and BIG at the end. */
+struct expect {
+    unsigned x, big;
+};
+
+/* The exporter: three neighbouring slots L, X, R (patterns 1, 2, 3), BIG (pattern 4) and a slot
+ * after them (pattern 6); sends the handles of X, BIG and of a freed allocation. At the end
+ * (message 1) it checks that L, R and the last slot are untouched and that X and BIG hold the
+ * patterns of `arg` (a struct expect), then answers 2. */
 static void exporter(int fd, void *arg)
 {
-    (void)arg;
+    const struct expect *want = arg;
     HIP_OK(hipSetDevice(0));
     void *l = dev_pattern(SLOT, 1), *x = dev_pattern(SLOT, 2), *r = dev_pattern(SLOT, 3);
-    void *big = dev_pattern(BIG, 4), *gone = dev_pattern(SLOT, 5);
+    void *big = dev_pattern(BIG, 4), *gone = dev_pattern(SLOT, 5), *after = dev_pattern(SLOT, 6);
     CHECKF((uintptr_t)l >> 21 == (uintptr_t)x >> 21 && (uintptr_t)x >> 21 == (uintptr_t)r >> 21,
            "L %p, X %p, R %p are not in one 2 MiB block: the neighbour checks prove less", l, x, r);
     hipIpcMemHandle_t h[3];
@@ -43,12 +48,12 @@ static void exporter(int fd, void *arg)
     CHECK(recv_u64(fd) == 1);
     check_dev_pattern(l, SLOT, 1);
     check_dev_pattern(r, SLOT, 3);
-    check_dev_pattern(x, SLOT, 12);
-    check_dev_pattern(big, BIG, 14);
-    HIP_OK(hipFree(l));
-    HIP_OK(hipFree(x));
-    HIP_OK(hipFree(r));
-    HIP_OK(hipFree(big));
+    check_dev_pattern(after, SLOT, 6);
+    check_dev_pattern(x, SLOT, want->x);
+    check_dev_pattern(big, BIG, want->big);
+    void *all[] = {l, x, r, big, after};
+    for (int i = 0; i < 5; i++)
+        HIP_OK(hipFree(all[i]));
     send_u64(fd, 2);
 }
 
@@ -114,7 +119,8 @@ static int raw_request(const hipIpcMemHandle_t *h, const void *req, size_t n)
 
 TEST(security_forged_ipc_handles_get_nothing)
 {
-    struct peer ex = spawn(exporter, NULL);
+    static struct expect want = {12, 14}; /* written at the end, through the real handles */
+    struct peer ex = spawn(exporter, &want);
     hipIpcMemHandle_t h[3];
     xrecv(ex.fd, h, sizeof h);
     importer_device();
@@ -201,41 +207,53 @@ TEST(security_forged_ipc_handles_get_nothing)
 
 /* ---- bounds ------------------------------------------------------------------------ */
 
-/* Every API that takes a device range, given [q, q + len) that crosses or misses the window
- * [p, p + n) of an import on device dev: each call fails with hipErrorInvalidValue. `local` is
- * a device buffer of ours (2 * n bytes on device ldev), h a host buffer of 2 * n bytes. */
-static void check_out_of_reach(char *q, size_t len, int dev, void *local, int ldev, void *h, hipStream_t s)
+/* Every copy API reading (write = 0) or writing (write = 1) the device range [q, q + len) on
+ * device dev, the other side being the host buffer h or `local`, a device buffer of ours on
+ * device ldev (each at least len bytes): each call fails with hipErrorInvalidValue. */
+static void check_copies_refused(char *q, size_t len, int write, int dev, void *local, int ldev, void *h,
+                                 hipStream_t s)
 {
     hipError_t inv = hipErrorInvalidValue;
-    /* reads */
-    CHECK_HIP(hipMemcpy(h, q, len, hipMemcpyDeviceToHost), inv);
-    CHECK_HIP(hipMemcpy(h, q, len, hipMemcpyDefault), inv);
-    CHECK_HIP(hipMemcpyDtoH(h, q, len), inv);
-    CHECK_HIP(hipMemcpyAsync(h, q, len, hipMemcpyDeviceToHost, s), inv);
-    CHECK_HIP(hipMemcpyWithStream(h, q, len, hipMemcpyDeviceToHost, s), inv);
-    CHECK_HIP(hipMemcpy(local, q, len, hipMemcpyDeviceToDevice), inv);
-    CHECK_HIP(hipMemcpyDtoD(local, q, len), inv);
-    CHECK_HIP(hipMemcpyDtoDAsync(local, q, len, s), inv);
-    CHECK_HIP(hipMemcpyPeer(local, ldev, q, dev, len), inv);
-    CHECK_HIP(hipMemcpyPeerAsync(local, ldev, q, dev, len, s), inv);
-    CHECK_HIP(hipMemcpy2D(h, len, q, len, len, 1, hipMemcpyDeviceToHost), inv);
-    CHECK_HIP(hipMemcpy2DAsync(local, len, q, len, len, 1, hipMemcpyDeviceToDevice, s), inv);
-    /* writes */
-    CHECK_HIP(hipMemcpy(q, h, len, hipMemcpyHostToDevice), inv);
-    CHECK_HIP(hipMemcpy(q, h, len, hipMemcpyDefault), inv);
-    CHECK_HIP(hipMemcpyHtoD(q, h, len), inv);
-    CHECK_HIP(hipMemcpyAsync(q, h, len, hipMemcpyHostToDevice, s), inv);
-    CHECK_HIP(hipMemcpy(q, local, len, hipMemcpyDeviceToDevice), inv);
-    CHECK_HIP(hipMemcpyDtoD(q, local, len), inv);
-    CHECK_HIP(hipMemcpyPeer(q, dev, local, ldev, len), inv);
-    CHECK_HIP(hipMemcpyPeerAsync(q, dev, local, ldev, len, s), inv);
-    CHECK_HIP(hipMemcpy2D(q, len, h, len, len, 1, hipMemcpyHostToDevice), inv);
+    void *dh = write ? (void *)q : h, *sh = write ? h : (void *)q;
+    void *dd = write ? (void *)q : local, *sd = write ? local : (void *)q;
+    int ddev = write ? dev : ldev, sdev = write ? ldev : dev;
+    hipMemcpyKind kind = write ? hipMemcpyHostToDevice : hipMemcpyDeviceToHost;
+    CHECK_HIP(hipMemcpy(dh, sh, len, kind), inv);
+    CHECK_HIP(hipMemcpy(dh, sh, len, hipMemcpyDefault), inv);
+    CHECK_HIP(write ? hipMemcpyHtoD(q, h, len) : hipMemcpyDtoH(h, q, len), inv);
+    CHECK_HIP(hipMemcpyAsync(dh, sh, len, kind, s), inv);
+    CHECK_HIP(hipMemcpyWithStream(dh, sh, len, kind, s), inv);
+    CHECK_HIP(hipMemcpy(dd, sd, len, hipMemcpyDeviceToDevice), inv);
+    CHECK_HIP(hipMemcpyDtoD(dd, sd, len), inv);
+    CHECK_HIP(hipMemcpyDtoDAsync(dd, sd, len, s), inv);
+    CHECK_HIP(hipMemcpyPeer(dd, ddev, sd, sdev, len), inv);
+    CHECK_HIP(hipMemcpyPeerAsync(dd, ddev, sd, sdev, len, s), inv);
+    CHECK_HIP(hipMemcpy2D(dh, len, sh, len, len, 1, kind), inv);
+    CHECK_HIP(hipMemcpy2DAsync(dd, len, sd, len, len, 1, hipMemcpyDeviceToDevice, s), inv);
+    HIP_OK(hipStreamSynchronize(s));
+}
+
+/* Every API that writes [q, q + len): copies and memsets, each hipErrorInvalidValue. */
+static void check_writes_refused(char *q, size_t len, int dev, void *local, int ldev, void *h, hipStream_t s)
+{
+    hipError_t inv = hipErrorInvalidValue;
+    check_copies_refused(q, len, 1, dev, local, ldev, h, s);
     CHECK_HIP(hipMemset(q, 0xee, len), inv);
     CHECK_HIP(hipMemsetAsync(q, 0xee, len, s), inv);
     CHECK_HIP(hipMemsetD8(q, 0xee, len), inv);
     CHECK_HIP(hipMemsetD8Async(q, 0xee, len, s), inv);
     CHECK_HIP(hipMemset2D(q, len, 0xee, len, 1), inv);
+    if (len % 4 == 0 && (uintptr_t)q % 4 == 0) {
+        CHECK_HIP(hipMemsetD16(q, 0xeeee, len / 2), inv);
+        CHECK_HIP(hipMemsetD32(q, (int)0xeeeeeeee, len / 4), inv);
+    }
     HIP_OK(hipStreamSynchronize(s));
+}
+
+static void check_out_of_reach(char *q, size_t len, int dev, void *local, int ldev, void *h, hipStream_t s)
+{
+    check_copies_refused(q, len, 0, dev, local, ldev, h, s);
+    check_writes_refused(q, len, dev, local, ldev, h, s);
 }
 
 /* The window [p, p + n) of an import: reads and writes inside it work, every API refuses a
@@ -297,35 +315,11 @@ static void probe_window(char *p, size_t n, int dev, unsigned seed)
     free(h);
 }
 
-static void bounds_exporter(int fd, void *arg)
-{
-    (void)arg;
-    HIP_OK(hipSetDevice(0));
-    void *l = dev_pattern(SLOT, 1), *x = dev_pattern(SLOT, 2), *r = dev_pattern(SLOT, 3);
-    void *big = dev_pattern(BIG, 4), *after = dev_pattern(SLOT, 6);
-    CHECKF((uintptr_t)l >> 21 == (uintptr_t)x >> 21 && (uintptr_t)x >> 21 == (uintptr_t)r >> 21,
-           "L %p, X %p, R %p are not in one 2 MiB block: the neighbour checks prove less", l, x, r);
-    hipIpcMemHandle_t h[2];
-    HIP_OK(hipIpcGetMemHandle(&h[0], x));
-    HIP_OK(hipIpcGetMemHandle(&h[1], big));
-    xsend(fd, h, sizeof h);
-    CHECK(recv_u64(fd) == 1);
-    /* nothing of ours changed: the importer's attempts all failed */
-    check_dev_pattern(l, SLOT, 1);
-    check_dev_pattern(x, SLOT, 2);
-    check_dev_pattern(r, SLOT, 3);
-    check_dev_pattern(big, BIG, 4);
-    check_dev_pattern(after, SLOT, 6);
-    void *all[] = {l, x, r, big, after};
-    for (int i = 0; i < 5; i++)
-        HIP_OK(hipFree(all[i]));
-    send_u64(fd, 2);
-}
-
 TEST(security_importer_cannot_reach_outside_the_allocation)
 {
-    struct peer ex = spawn(bounds_exporter, NULL);
-    hipIpcMemHandle_t h[2];
+    static struct expect want = {2, 4}; /* every write out of reach failed: all unchanged */
+    struct peer ex = spawn(exporter, &want);
+    hipIpcMemHandle_t h[3];
     xrecv(ex.fd, h, sizeof h);
     int dev = importer_device();
     void *x = NULL, *big = NULL;
@@ -348,7 +342,6 @@ TEST(security_importer_cannot_reach_outside_the_allocation)
 
 static void check_read_only(char *va, size_t n, int dev, const char *what)
 {
-    hipError_t inv = hipErrorInvalidValue;
     int ldev = hc_device_count() - 1 - dev;
     if (ldev < 0)
         ldev = dev;
@@ -361,31 +354,8 @@ static void check_read_only(char *va, size_t n, int dev, const char *what)
     HIP_OK(hipStreamCreate(&s));
     memset(h, 0xee, n);
     size_t sizes[] = {n, 1, 4096};
-    for (int i = 0; i < 3; i++) {
-        size_t len = sizes[i];
-        char *q = va + n - len;
-        CHECK_HIP(hipMemcpy(q, h, len, hipMemcpyHostToDevice), inv);
-        CHECK_HIP(hipMemcpy(q, h, len, hipMemcpyDefault), inv);
-        CHECK_HIP(hipMemcpyHtoD(q, h, len), inv);
-        CHECK_HIP(hipMemcpyAsync(q, h, len, hipMemcpyHostToDevice, s), inv);
-        CHECK_HIP(hipMemcpyWithStream(q, h, len, hipMemcpyHostToDevice, s), inv);
-        CHECK_HIP(hipMemcpy(q, local, len, hipMemcpyDeviceToDevice), inv);
-        CHECK_HIP(hipMemcpyDtoD(q, local, len), inv);
-        CHECK_HIP(hipMemcpyDtoDAsync(q, local, len, s), inv);
-        CHECK_HIP(hipMemcpyPeer(q, dev, local, ldev, len), inv);
-        CHECK_HIP(hipMemcpyPeerAsync(q, dev, local, ldev, len, s), inv);
-        CHECK_HIP(hipMemcpy2D(q, len, h, len, len, 1, hipMemcpyHostToDevice), inv);
-        CHECK_HIP(hipMemcpy2DAsync(q, len, local, len, len, 1, hipMemcpyDeviceToDevice, s), inv);
-        CHECK_HIP(hipMemset(q, 0xee, len), inv);
-        CHECK_HIP(hipMemsetAsync(q, 0xee, len, s), inv);
-        CHECK_HIP(hipMemsetD8(q, 0xee, len), inv);
-        CHECK_HIP(hipMemsetD8Async(q, 0xee, len, s), inv);
-        CHECK_HIP(hipMemset2D(q, len, 0xee, len, 1), inv);
-        if (len % 4 == 0) {
-            CHECK_HIP(hipMemsetD16(q, 0xeeee, len / 2), inv);
-            CHECK_HIP(hipMemsetD32(q, (int)0xeeeeeeee, len / 4), inv);
-        }
-    }
+    for (int i = 0; i < 3; i++)
+        check_writes_refused(va + n - sizes[i], sizes[i], dev, local, ldev, h, s);
     HIP_OK(hipStreamSynchronize(s));
     /* reads work */
     HIP_OK(hipMemcpy(h, va, n, hipMemcpyDeviceToHost));
@@ -397,41 +367,54 @@ static void check_read_only(char *va, size_t n, int dev, const char *what)
     free(h);
 }
 
-static hipMemAccessDesc access_desc(int dev, hipMemAccessFlags f)
+#define CHUNK (2 * MiB)
+
+/* Maps chunk hd (CHUNK bytes) at a fresh VA with `f` access for every device. */
+static void *map_chunk(hipMemGenericAllocationHandle_t hd, hipMemAccessFlags f)
 {
-    hipMemAccessDesc d;
-    memset(&d, 0, sizeof d);
-    d.location.type = hipMemLocationTypeDevice;
-    d.location.id = dev;
-    d.flags = f;
-    return d;
+    void *va = NULL;
+    HIP_OK(hipMemAddressReserve(&va, CHUNK, 0, NULL, 0));
+    HIP_OK(hipMemMap(va, CHUNK, 0, hd, 0));
+    int ndev = hc_device_count();
+    hipMemAccessDesc acc[8];
+    for (int i = 0; i < ndev && i < 8; i++)
+        acc[i] = vmm_access_desc(i, f);
+    HIP_OK(hipMemSetAccess(va, CHUNK, acc, (size_t)(ndev < 8 ? ndev : 8)));
+    return va;
+}
+
+static void unmap_chunk(void *va, hipMemGenericAllocationHandle_t hd)
+{
+    HIP_OK(hipMemUnmap(va, CHUNK));
+    HIP_OK(hipMemAddressFree(va, CHUNK));
+    HIP_OK(hipMemRelease(hd));
+}
+
+/* A chunk on device 0 holding pattern 41, mapped read-write at *va. */
+static hipMemGenericAllocationHandle_t chunk_with_pattern(void **va)
+{
+    hipMemAllocationProp prop = vmm_device_prop(0);
+    hipMemGenericAllocationHandle_t hd = NULL;
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipMemCreate(&hd, CHUNK, &prop, 0));
+    *va = map_chunk(hd, hipMemAccessFlagsProtReadWrite);
+    void *h = xmalloc(CHUNK);
+    pat_fill(h, CHUNK, 41);
+    HIP_OK(hipMemcpy(*va, h, CHUNK, hipMemcpyHostToDevice));
+    free(h);
+    return hd;
 }
 
 /* The owner of a chunk (pattern 41) maps it read-only: no API writes it. */
 TEST(security_read_only_vmm_mapping_not_writable)
 {
-    size_t n = 2 * MiB;
-    hipMemAllocationProp prop = vmm_device_prop(0);
-    hipMemGenericAllocationHandle_t hd = NULL;
-    void *va = NULL;
-    HIP_OK(hipMemCreate(&hd, n, &prop, 0));
-    HIP_OK(hipMemAddressReserve(&va, n, 0, NULL, 0));
-    HIP_OK(hipMemMap(va, n, 0, hd, 0));
-    hipMemAccessDesc d = access_desc(0, hipMemAccessFlagsProtReadWrite);
-    HIP_OK(hipMemSetAccess(va, n, &d, 1));
-    void *h = xmalloc(n);
-    pat_fill(h, n, 41);
-    HIP_OK(hipMemcpy(va, h, n, hipMemcpyHostToDevice));
-    free(h);
-    int ndev = hc_device_count();
-    hipMemAccessDesc ro[8];
-    for (int i = 0; i < ndev && i < 8; i++)
-        ro[i] = access_desc(i, hipMemAccessFlagsProtRead);
-    HIP_OK(hipMemSetAccess(va, n, ro, (size_t)(ndev < 8 ? ndev : 8)));
-    check_read_only(va, n, 0, "read-only for every device");
-    HIP_OK(hipMemUnmap(va, n));
-    HIP_OK(hipMemAddressFree(va, n));
-    HIP_OK(hipMemRelease(hd));
+    void *rw = NULL;
+    hipMemGenericAllocationHandle_t hd = chunk_with_pattern(&rw);
+    HIP_OK(hipMemRetainAllocationHandle(&hd, rw)); /* a second reference for the second VA */
+    void *ro = map_chunk(hd, hipMemAccessFlagsProtRead);
+    check_read_only(ro, CHUNK, 0, "read-only for every device");
+    unmap_chunk(ro, hd);
+    unmap_chunk(rw, hd);
 }
 
 /* A chunk shared as a dma-buf fd and mapped read-only by the importer: no API of the importer
@@ -439,31 +422,15 @@ TEST(security_read_only_vmm_mapping_not_writable)
 static void ro_owner(int fd, void *arg)
 {
     (void)arg;
-    size_t n = 2 * MiB;
-    HIP_OK(hipSetDevice(0));
-    hipMemAllocationProp prop = vmm_device_prop(0);
-    hipMemGenericAllocationHandle_t hd = NULL;
     void *va = NULL;
-    HIP_OK(hipMemCreate(&hd, n, &prop, 0));
-    HIP_OK(hipMemAddressReserve(&va, n, 0, NULL, 0));
-    HIP_OK(hipMemMap(va, n, 0, hd, 0));
-    hipMemAccessDesc d = access_desc(0, hipMemAccessFlagsProtReadWrite);
-    HIP_OK(hipMemSetAccess(va, n, &d, 1));
-    void *h = xmalloc(n);
-    pat_fill(h, n, 41);
-    HIP_OK(hipMemcpy(va, h, n, hipMemcpyHostToDevice));
+    hipMemGenericAllocationHandle_t hd = chunk_with_pattern(&va);
     int dmabuf = -1;
     HIP_OK(hipMemExportToShareableHandle(&dmabuf, hd, hipMemHandleTypePosixFileDescriptor, 0));
     REQUIRE(fdpass_send(fd, &dmabuf, 1));
     close(dmabuf);
     CHECK(recv_u64(fd) == 1);
-    memset(h, 0, n);
-    HIP_OK(hipMemcpy(h, va, n, hipMemcpyDeviceToHost));
-    CHECK_PATTERN(h, n, 41);
-    free(h);
-    HIP_OK(hipMemUnmap(va, n));
-    HIP_OK(hipMemAddressFree(va, n));
-    HIP_OK(hipMemRelease(hd));
+    check_dev_pattern(va, CHUNK, 41);
+    unmap_chunk(va, hd);
     send_u64(fd, 2);
 }
 
@@ -473,28 +440,18 @@ TEST(security_read_only_vmm_import_not_writable)
     int dmabuf = -1;
     REQUIRE(fdpass_recv(ow.fd, &dmabuf, 1));
     int dev = importer_device();
-    size_t n = 2 * MiB;
     hipMemGenericAllocationHandle_t hd = NULL;
     HIP_OK(hipMemImportFromShareableHandle(&hd, (void *)(uintptr_t)dmabuf, hipMemHandleTypePosixFileDescriptor));
-    void *va = NULL;
-    HIP_OK(hipMemAddressReserve(&va, n, 0, NULL, 0));
-    HIP_OK(hipMemMap(va, n, 0, hd, 0));
-    int ndev = hc_device_count();
-    hipMemAccessDesc ro[8];
-    for (int i = 0; i < ndev && i < 8; i++)
-        ro[i] = access_desc(i, hipMemAccessFlagsProtRead);
-    HIP_OK(hipMemSetAccess(va, n, ro, (size_t)(ndev < 8 ? ndev : 8)));
-    check_read_only(va, n, dev, "imported read-only");
-    HIP_OK(hipMemUnmap(va, n));
-    HIP_OK(hipMemAddressFree(va, n));
-    HIP_OK(hipMemRelease(hd));
+    void *va = map_chunk(hd, hipMemAccessFlagsProtRead);
+    check_read_only(va, CHUNK, dev, "imported read-only");
+    unmap_chunk(va, hd);
     /* the fd closed: its number imports nothing (nor does our own /dev/kfd fd or a memfd) */
     close(dmabuf);
     hipMemGenericAllocationHandle_t x = NULL;
     CHECK_HIP(hipMemImportFromShareableHandle(&x, (void *)(uintptr_t)dmabuf, hipMemHandleTypePosixFileDescriptor),
               hipErrorInvalidValue);
     int mfd = memfd_create("not-a-dmabuf", MFD_CLOEXEC);
-    REQUIRE(mfd >= 0 && ftruncate(mfd, (off_t)n) == 0);
+    REQUIRE(mfd >= 0 && ftruncate(mfd, (off_t)CHUNK) == 0);
     CHECK_HIP(hipMemImportFromShareableHandle(&x, (void *)(uintptr_t)mfd, hipMemHandleTypePosixFileDescriptor),
               hipErrorInvalidValue);
     close(mfd);

@@ -40,15 +40,7 @@ static size_t granularity(int dev)
     return g;
 }
 
-static hipMemAccessDesc dev_desc(int dev, hipMemAccessFlags f)
-{
-    hipMemAccessDesc d;
-    memset(&d, 0, sizeof d);
-    d.location.type = hipMemLocationTypeDevice;
-    d.location.id = dev;
-    d.flags = f;
-    return d;
-}
+static hipMemAccessDesc dev_desc(int dev, hipMemAccessFlags f) { return vmm_access_desc(dev, f); }
 
 static void set_access(void *va, size_t size, int dev, hipMemAccessFlags f)
 {

@@ -1,7 +1,8 @@
 /*
  * Long runs (issue 13): IPC_CYCLES hipIpcOpenMemHandle/hipIpcCloseMemHandle cycles of a forked
  * exporter's allocations, then ALLOC_CYCLES hipMalloc/hipFree cycles, each phase reporting, before,
- * every tenth of the way and after: open fds (/proc/self/fd), VmRSS, and the sim's counters
+ * every tenth of the way and after: open fds (/proc/self/fd), VmRSS, malloc's bytes in use
+ * (mallinfo2: the runtime's and the in-process sim's heap), and the sim's counters
  * (VRAM bytes of GPU 0 and 1, live BOs, GPU VA mappings, dma-buf fds: kfdsim_counter).
  *
  *   kfdsim run --gpus 2 -- longrun [IPC_CYCLES [ALLOC_CYCLES]]      (default 1000000 each)
@@ -11,13 +12,15 @@
  * bytes are checked on every 64th open, all of them on every 65536th. Each alloc cycle is one
  * hipMalloc + hipFree of 256 B, 64 KiB, 1 MiB or 4 MiB (a memset and a readback on every 4096th).
  * Checks (after a warm-up of 1000 cycles): fds, VRAM bytes, BOs, VA mappings and dma-buf fds
- * equal at the end and at the baseline, VmRSS grown by less than 16 MiB, data intact. Prints
+ * equal at the end and at the baseline, heap in use grown by less than 1 MiB, VmRSS by less
+ * than 16 MiB (glibc keeps freed heap pages), data intact. Prints
  * "LEAK ..." or "CORRUPTION ..." lines and "RESULT: PASS|FAIL"; exits 1 on FAIL.
  */
 #define _GNU_SOURCE
 #include <hip/hip_runtime_api.h>
 #include "../shared.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,36 +40,42 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static long vm_rss_kib(void)
+/* A "Name:   N kB" field of /proc/self/status (KiB), -1 if absent. */
+static long status_kib(const char *name)
 {
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
     long kib = -1;
+    size_t n = strlen(name);
     while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+        if (strncmp(line, name, n) == 0 && line[n] == ':') {
+            kib = atol(line + n + 1);
             break;
+        }
     if (f)
         fclose(f);
     return kib;
 }
 
 struct figures {
-    long fds, rss_kib;
+    long fds, rss_kib, anon_kib, shmem_kib;
+    long heap_kib; /* malloc's bytes in use (mallinfo2: the main arena), not RSS */
     uint64_t vram0, vram1, bos, va, dmabuf;
 };
 
 static struct figures figures_now(void)
 {
-    struct figures f = {fd_count(), vm_rss_kib(), kfdsim_counter("gpu0.vram_bytes"), kfdsim_counter("gpu1.vram_bytes"),
+    struct figures f = {fd_count(), status_kib("VmRSS"), status_kib("RssAnon"), status_kib("RssShmem"),
+                        (long)(mallinfo2().uordblks >> 10), kfdsim_counter("gpu0.vram_bytes"), kfdsim_counter("gpu1.vram_bytes"),
                         kfdsim_counter("bos"), kfdsim_counter("va_mappings"), kfdsim_counter("fds.dmabuf")};
     return f;
 }
 
 static void print_figures(const char *phase, const char *when, long cycles, struct figures f)
 {
-    printf("%-6s %-9s %9ld cycles: fds %ld, VmRSS %ld KiB, VRAM gpu0 %llu B, gpu1 %llu B, BOs %llu, "
-           "VA mappings %llu, dma-buf fds %llu\n",
-           phase, when, cycles, f.fds, f.rss_kib, (unsigned long long)f.vram0, (unsigned long long)f.vram1,
+    printf("%-6s %-9s %9ld cycles: fds %ld, VmRSS %ld KiB (anon %ld, shmem %ld), heap in use %ld KiB, VRAM gpu0 %llu B, "
+           "gpu1 %llu B, BOs %llu, VA mappings %llu, dma-buf fds %llu\n",
+           phase, when, cycles, f.fds, f.rss_kib, f.anon_kib, f.shmem_kib, f.heap_kib, (unsigned long long)f.vram0, (unsigned long long)f.vram1,
            (unsigned long long)f.bos, (unsigned long long)f.va, (unsigned long long)f.dmabuf);
     fflush(stdout);
 }
@@ -86,6 +95,10 @@ static void compare(const char *phase, struct figures a, struct figures b)
     SAME(va);
     SAME(dmabuf);
 #undef SAME
+    if (b.heap_kib - a.heap_kib >= 1024) {
+        printf("LEAK %s: malloc's bytes in use grew by %ld KiB\n", phase, b.heap_kib - a.heap_kib);
+        bad = 1;
+    }
     if (b.rss_kib - a.rss_kib >= 16 * 1024) {
         printf("LEAK %s: VmRSS grew by %ld KiB\n", phase, b.rss_kib - a.rss_kib);
         bad = 1;

@@ -3,7 +3,8 @@
 //! an install tree the documented ways — `bin/hipkfd-env` (for every client that
 //! `dlopen("libamdhip64.so")`), and for rocm-bindings `ROCM_PATH` alone (it looks in
 //! `$ROCM_PATH/lib`) — with tests/python/bindings_check.py: device count, properties (gcnArchName),
-//! hipMalloc/hipMemcpy round trip, hipMemcpyPeer, and only the install tree's libamdhip64 mapped.
+//! hipMalloc/hipMemcpy round trip, hipMemcpyPeer, IPC with a second process both ways, and only
+//! the install tree's libamdhip64 mapped.
 //! And with ours merely `LD_PRELOAD`ed, each binding loads stock ROCm beside it: ours says so on
 //! stderr. Skipped, saying so, when PyPI cannot be reached or python3-venv is missing.
 mod artifacts;

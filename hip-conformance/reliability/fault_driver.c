@@ -282,6 +282,7 @@ int main(int argc, char **argv)
             add_key(k);
         }
     uint64_t base[MAX_KEYS];
+    release_cached_blocks();
     for (int i = 0; i < nkeys; i++)
         base[i] = sim_stat(keys[i]);
     long base_fds = fd_count();
@@ -304,6 +305,7 @@ int main(int argc, char **argv)
     free(back);
 
     int leaks = 0;
+    release_cached_blocks();
     for (int i = 0; i < nkeys; i++) {
         uint64_t now = sim_stat(keys[i]);
         if (now != base[i]) {

@@ -504,6 +504,7 @@ int main(int argc, char **argv)
     }
     hipSetDevice(0);
     uint64_t base[10], now[10];
+    release_cached_blocks();
     usage_now(base);
     static void (*const ops[])(void) = {op_malloc, op_malloc, op_free, op_write, op_write, op_read, op_read, op_d2d,
                                         op_memset, op_foreign, op_query, op_stream_event, op_stream_event, op_device,
@@ -527,6 +528,7 @@ int main(int argc, char **argv)
         if (events[i])
             hipEventDestroy(events[i]);
     hipDeviceSynchronize();
+    release_cached_blocks();
     usage_now(now);
     for (int i = 0; i < 10; i++)
         if (now[i] != base[i]) {

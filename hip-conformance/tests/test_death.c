@@ -195,6 +195,19 @@ static void vmm_unmap_release(hipMemGenericAllocationHandle_t h, void *va, size_
     HIP_OK(hipMemRelease(h));
 }
 
+/* The device that maps an imported chunk of device 0: the importer's device when it can reach
+ * device 0's memory (xGMI, PCIe P2P), else device 0 itself (small-BAR PCIe without P2P, where a
+ * mapping for the other GPU is hipErrorInvalidDevice). */
+static int vmm_importer_device(void)
+{
+    int dev = importer_device(), can = 0;
+    if (dev != 0 && (hipDeviceCanAccessPeer(&can, dev, 0) != hipSuccess || !can)) {
+        dev = 0;
+        HIP_OK(hipSetDevice(0));
+    }
+    return dev;
+}
+
 /* VMM importer: imports the chunk fd it receives, maps it, says so, then reads it over and over
  * until it is killed. */
 static void vmm_importer_reads_until_killed(int fd, void *arg)
@@ -202,7 +215,7 @@ static void vmm_importer_reads_until_killed(int fd, void *arg)
     (void)arg;
     int chunk_fd = -1;
     REQUIRE(fdpass_recv(fd, &chunk_fd, 1));
-    int dev = importer_device();
+    int dev = vmm_importer_device();
     hipMemGenericAllocationHandle_t h;
     HIP_OK(hipMemImportFromShareableHandle(&h, (void *)(uintptr_t)chunk_fd, hipMemHandleTypePosixFileDescriptor));
     void *va = vmm_map_rw(h, SHARED, dev);
@@ -257,7 +270,7 @@ TEST(death_vmm_exporter_killed_after_export)
     struct peer ex = spawn(vmm_exporter_until_killed, NULL);
     int chunk_fd = -1;
     REQUIRE(fdpass_recv(ex.fd, &chunk_fd, 1));
-    int dev = importer_device();
+    int dev = vmm_importer_device();
     warm_up();
     struct usage u0 = usage_now();
     hipMemGenericAllocationHandle_t h;

@@ -247,7 +247,7 @@ impl Bo {
 
     /// Reads a u64 atomically (8-aligned offsets in memfd BOs; userptr falls back to a copy).
     pub fn read_u64(&self, off: u64) -> Result<u64, Errno> {
-        if off % 8 == 0 {
+        if off.is_multiple_of(8) {
             if let Some(p) = self.ptr(off).filter(|_| off + 8 <= self.size) {
                 // SAFETY: aligned, in range, inside a live MAP_SHARED mapping.
                 return Ok(unsafe { (*(p as *const AtomicU64)).load(Ordering::Acquire) });
@@ -260,7 +260,7 @@ impl Bo {
 
     /// Writes a u64 atomically where possible.
     pub fn write_u64(&self, off: u64, v: u64) -> Result<(), Errno> {
-        if off % 8 == 0 {
+        if off.is_multiple_of(8) {
             if let Some(p) = self.ptr(off).filter(|_| off + 8 <= self.size) {
                 // SAFETY: aligned, in range, inside a live MAP_SHARED mapping.
                 unsafe { (*(p as *const AtomicU64)).store(v, Ordering::Release) };

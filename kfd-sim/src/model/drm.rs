@@ -100,7 +100,7 @@ impl DrmFile {
     }
 }
 
-fn file<'a>(st: &'a mut ProcState, key: FileKey, minor: u32) -> &'a mut DrmFile {
+fn file(st: &mut ProcState, key: FileKey, minor: u32) -> &mut DrmFile {
     st.drm_files.entry(key).or_insert_with(|| DrmFile::new(minor))
 }
 
@@ -871,7 +871,7 @@ fn amdgpu_info_ioctl(p: &Arc<process::Process>, gpu: &'static GpuInfo, a: &mut d
             for i in 0..count {
                 regs.push(match off + i {
                     0x263e => 0x2a11_4042, // GB_ADDR_CONFIG
-                    0x2004 | 0x2005 | 0x2006 | 0x2007 => 0, // GRBM_STATUS*
+                    0x2004..=0x2007 => 0, // GRBM_STATUS*
                     0x0e50 => 0, // SRBM_STATUS
                     _ => return Err(Errno::EINVAL),
                 });

@@ -776,10 +776,8 @@ fn kfd_ioctl_unmap_memory_from_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_unmap_
         if mem.mapped.contains(&gpu_id) {
             let mut vm = peer.vm.write();
             match vm.lookup(va) {
-                Some(m) if m.start == va && Arc::ptr_eq(&m.bo, &bo) => {
-                    if m.queue_refcount > 0 {
-                        return Err(Errno::EBUSY);
-                    }
+                Some(m) if m.start == va && Arc::ptr_eq(&m.bo, &bo) && m.queue_refcount > 0 => {
+                    return Err(Errno::EBUSY);
                 }
                 _ => {}
             }
@@ -797,7 +795,7 @@ fn kfd_ioctl_unmap_memory_from_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_unmap_
 /// `kfd_ioctl_set_cu_mask`: `num_cu_mask` must be a non-zero multiple of 32; the mask is read
 /// (EFAULT) and applied to the queue (unknown queue → EINVAL); the model has no CUs to mask.
 fn kfd_ioctl_set_cu_mask(p: &Arc<Process>, args: &mut kfd_ioctl_set_cu_mask_args) -> R {
-    if args.num_cu_mask % 32 != 0 || args.num_cu_mask == 0 {
+    if !args.num_cu_mask.is_multiple_of(32) || args.num_cu_mask == 0 {
         return Err(Errno::EINVAL);
     }
     let n = args.num_cu_mask.min(1024) as usize / 32;
@@ -830,7 +828,7 @@ fn kfd_ioctl_get_queue_wave_state(p: &Arc<Process>, args: &mut kfd_ioctl_get_que
 /// EINVAL (`dma_buf_get`).
 pub fn bo_from_dmabuf(st: &mut ProcState, fd: RawFd) -> Result<Arc<Bo>, Errno> {
     let stat = sys::fstat(fd).map_err(|_| Errno::EBADF)?;
-    let key = (stat.st_dev as u64, stat.st_ino as u64);
+    let key = (stat.st_dev, stat.st_ino);
     if let Some(bo) = st.bo_by_key(key) {
         return Ok(bo);
     }

@@ -56,7 +56,7 @@ impl MemfdMap {
     pub fn new(fd: RawFd, len: u64) -> Result<MemfdMap, Errno> {
         let st = sys::fstat(fd).map_err(|_| Errno::EBADF)?;
         let base = sys::map_shared(fd, len).map_err(|_| Errno::ENOMEM)?;
-        let mut m = MemfdMap { base, len, key: (st.st_dev as u64, st.st_ino as u64), fd: None };
+        let mut m = MemfdMap { base, len, key: (st.st_dev, st.st_ino), fd: None };
         if !m.reopen_permitted() {
             // SAFETY: `dup` returns a fresh fd owned by nobody else.
             m.fd = Some(unsafe { OwnedFd::from_raw_fd(sys::dup(fd, true).map_err(|_| Errno::ENOMEM)?) });

@@ -117,7 +117,7 @@ pub fn mark_device_file(fd: RawFd) -> Result<libc::stat, Errno> {
 pub fn register_open(fd: RawFd, kind: DevKind) -> Result<libc::stat, Errno> {
     install_atfork();
     let st = mark_device_file(fd)?;
-    let key = (st.st_dev as u64, st.st_ino as u64);
+    let key = (st.st_dev, st.st_ino);
     let pid = sys::getpid();
     FILES.write().get_or_insert_with(HashMap::new).insert(key, FileEntry { kind, opener_pid: pid });
     if kind == DevKind::Kfd {
@@ -138,7 +138,7 @@ pub fn file_of(fd: RawFd) -> Option<(FileKey, FileEntry)> {
     if !is_device_mode(st.st_mode) {
         return None;
     }
-    let key = (st.st_dev as u64, st.st_ino as u64);
+    let key = (st.st_dev, st.st_ino);
     Some((key, file_by_key(key)?))
 }
 

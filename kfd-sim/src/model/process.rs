@@ -250,7 +250,7 @@ impl ProcState {
     pub fn bo_at_offset(&self, off: u64, len: u64) -> Option<(u64, Arc<Bo>)> {
         let (start, w) = self.offsets.range(..=off).next_back()?;
         let bo = w.upgrade()?;
-        (off + len <= start + bo.size.max(super::sys::PAGE_SIZE)).then(|| (*start, bo))
+        (off + len <= start + bo.size.max(super::sys::PAGE_SIZE)).then_some((*start, bo))
     }
 
     /// Records `bo` as the object behind memfd identity `key`.

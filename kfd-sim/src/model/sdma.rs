@@ -417,7 +417,7 @@ fn fill_va(vm: &Gpuvm, dst: u64, data: u32, count: u64) -> Result<(), Fault> {
 fn atomic_va(vm: &Gpuvm, op: kfd_ioctl::sdma::AtomicOp, addr: u64, src: u64, cmp: u64) -> Result<(), Fault> {
     let w = op.width();
     let segs = vm.translate(addr, w, true)?;
-    if segs.len() == 1 && addr % w == 0 {
+    if segs.len() == 1 && addr.is_multiple_of(w) {
         if let Some(p) = segs[0].bo.ptr(segs[0].bo_offset) {
             if w == 8 {
                 // SAFETY: aligned, in range of a live shared mapping.

@@ -18,7 +18,7 @@ pub const PAGE_SIZE: u64 = 4096;
 
 /// Rounds `v` up to a multiple of `PAGE_SIZE` (saturating).
 pub fn page_align(v: u64) -> u64 {
-    v.checked_add(PAGE_SIZE - 1).map(|x| x & !(PAGE_SIZE - 1)).unwrap_or(u64::MAX & !(PAGE_SIZE - 1))
+    v.checked_add(PAGE_SIZE - 1).map(|x| x & !(PAGE_SIZE - 1)).unwrap_or(!(PAGE_SIZE - 1))
 }
 
 fn ret(r: libc::c_long) -> Result<libc::c_long, Errno> {

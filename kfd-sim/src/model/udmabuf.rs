@@ -280,7 +280,7 @@ pub fn open_pages(fd: RawFd) -> Option<(MemfdMap, u64)> {
         }
         at += len;
     }
-    let key: FileKey = (st.st_dev as u64, st.st_ino as u64);
+    let key: FileKey = (st.st_dev, st.st_ino);
     let dup = sys::dup(fd, true).ok()?;
     // SAFETY: a fresh dup owned by nobody else.
     let own = unsafe { OwnedFd::from_raw_fd(dup) };

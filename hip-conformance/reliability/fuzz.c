@@ -8,11 +8,14 @@
  *
  *   kfdsim run -- fuzz [CALLS [SEED]]        (defaults: 20000 calls, seed 1)
  *
+ * CALLS counts API calls (every fuzzed call goes through the C() macro), not operations: an
+ * operation makes 1 to 8 calls, and operations run until CALLS calls have been made.
+ *
  * Checks: no crash or hang (the caller's timeout); a call that must fail (a stale or garbage
  * pointer or handle, a range past the end of an allocation, a huge size) does not return
  * hipSuccess; every byte read back equals the shadow; at the end, once everything is freed,
  * the sim's accounting (kfdsim_stat) shows the VRAM bytes, GPU mappings and dma-buf fds of
- * the start. Prints "fuzz: N calls, seed S, ..." and "RESULT: PASS|FAIL" (exit 0|1); the first
+ * the start. Prints "fuzz: N API calls in M operations, seed S, ..." and "RESULT: PASS|FAIL" (exit 0|1); the first
  * few failures name the call number, so `fuzz N S` with a smaller N reproduces them.
  */
 #define _GNU_SOURCE
@@ -45,7 +48,10 @@ static hipStream_t streams[MAXS], stale_stream;
 static hipEvent_t events[MAXE], stale_event;
 static int ndev, cur_dev;
 static int st_dev[MAXS], ev_dev[MAXE];
-static long calls, failures_expected, bad;
+static long calls, ops, failures_expected, bad;
+
+/* Every fuzzed API call goes through C(): `C(hipMalloc)(&p, n)` counts one call, then makes it. */
+#define C(f) (calls++, f)
 static uint64_t rng;
 
 static uint64_t rnd(void)
@@ -134,13 +140,13 @@ static void op_malloc(void)
     size_t size = rand_size();
     int dev = (int)below((size_t)ndev);
     void *p = NULL;
-    if (hipSetDevice(dev) != hipSuccess)
+    if (C(hipSetDevice)(dev) != hipSuccess)
         fail(calls, "hipSetDevice valid");
     cur_dev = dev;
-    hipError_t e = hipMalloc(&p, size);
+    hipError_t e = C(hipMalloc)(&p, size);
     if (size == 0) {
         if (e != hipSuccess || p != NULL)
-            fail(calls, "hipMalloc(0) is success with NULL");
+            fail(calls, "C(hipMalloc)(0) is success with NULL");
         return;
     }
     if (e != hipSuccess) {
@@ -154,22 +160,22 @@ static void op_malloc(void)
     a->shadow = malloc(size);
     uint8_t v = (uint8_t)rnd();
     memset(a->shadow, v, size);
-    if (hipMemset(p, v, size) != hipSuccess)
+    if (C(hipMemset)(p, v, size) != hipSuccess)
         fail(calls, "hipMemset of a fresh allocation");
 }
 
 static void op_malloc_bad(void)
 {
     void *p = NULL;
-    must_fail(hipMalloc(&p, (size_t)1 << (50 + below(14))), "hipMalloc of a huge size");
-    must_fail(hipMalloc(NULL, 4096), "hipMalloc(NULL)");
+    must_fail(C(hipMalloc)(&p, (size_t)1 << (50 + below(14))), "hipMalloc of a huge size");
+    must_fail(C(hipMalloc)(NULL, 4096), "C(hipMalloc)(NULL)");
 }
 
 static void op_free(void)
 {
     if (nlive && below(4)) {
         int i = (int)below((size_t)nlive);
-        if (hipFree(live[i].p) != hipSuccess)
+        if (C(hipFree)(live[i].p) != hipSuccess)
             fail(calls, "hipFree of a live allocation");
         remember_stale(live[i].p);
         free(live[i].shadow);
@@ -178,7 +184,7 @@ static void op_free(void)
     }
     void *p = foreign_ptr(0);
     if (p)
-        must_fail(hipFree(p), "hipFree of a pointer the runtime does not own");
+        must_fail(C(hipFree)(p), "hipFree of a pointer the runtime does not own");
 }
 
 static struct alloc *pick(void) { return nlive ? &live[below((size_t)nlive)] : NULL; }
@@ -205,11 +211,11 @@ static void op_write(void)
     hipError_t e;
     if (below(2)) {
         hipStream_t s = any_stream();
-        e = hipMemcpyAsync(a->p + off, src, len, hipMemcpyHostToDevice, s);
+        e = C(hipMemcpyAsync)(a->p + off, src, len, hipMemcpyHostToDevice, s);
         if (e == hipSuccess)
-            e = hipStreamSynchronize(s);
+            e = C(hipStreamSynchronize)(s);
     } else {
-        e = hipMemcpy(a->p + off, src, len, below(2) ? hipMemcpyHostToDevice : hipMemcpyDefault);
+        e = C(hipMemcpy)(a->p + off, src, len, below(2) ? hipMemcpyHostToDevice : hipMemcpyDefault);
     }
     if (e != hipSuccess)
         fail(calls, "in-bounds host-to-device copy");
@@ -219,7 +225,7 @@ static void op_write(void)
     size_t over = 1 + below(8192);
     if (a->size + over <= (1 << 23)) {
         uint8_t *big = calloc(1, a->size + over);
-        must_fail(hipMemcpy(a->p, big, a->size + over, hipMemcpyHostToDevice), "copy past the end");
+        must_fail(C(hipMemcpy)(a->p, big, a->size + over, hipMemcpyHostToDevice), "copy past the end");
         free(big);
     }
     free(src);
@@ -233,7 +239,7 @@ static void op_read(void)
     size_t off, len;
     range(a, &off, &len);
     uint8_t *dst = malloc(len + 1);
-    if (hipMemcpy(dst, a->p + off, len, hipMemcpyDeviceToHost) != hipSuccess)
+    if (C(hipMemcpy)(dst, a->p + off, len, hipMemcpyDeviceToHost) != hipSuccess)
         fail(calls, "in-bounds device-to-host copy");
     else if (memcmp(dst, a->shadow + off, len) != 0)
         fail(calls, "data read back differs from the shadow");
@@ -249,9 +255,9 @@ static void op_d2d(void)
     size_t so = below(a->size - len + 1), doff = below(b->size - len + 1);
     hipError_t e;
     if (a->dev != b->dev && below(2))
-        e = hipMemcpyPeer(b->p + doff, b->dev, a->p + so, a->dev, len);
+        e = C(hipMemcpyPeer)(b->p + doff, b->dev, a->p + so, a->dev, len);
     else
-        e = hipMemcpy(b->p + doff, a->p + so, len, hipMemcpyDeviceToDevice);
+        e = C(hipMemcpy)(b->p + doff, a->p + so, len, hipMemcpyDeviceToDevice);
     if (e != hipSuccess)
         fail(calls, "in-bounds device-to-device copy");
     else
@@ -269,17 +275,17 @@ static void op_memset(void)
     hipError_t e;
     if (below(2)) {
         hipStream_t s = any_stream();
-        e = hipMemsetAsync(a->p + off, v, len, s);
+        e = C(hipMemsetAsync)(a->p + off, v, len, s);
         if (e == hipSuccess)
-            e = hipStreamSynchronize(s);
+            e = C(hipStreamSynchronize)(s);
     } else {
-        e = hipMemset(a->p + off, v, len);
+        e = C(hipMemset)(a->p + off, v, len);
     }
     if (e != hipSuccess)
         fail(calls, "in-bounds hipMemset");
     else
         memset(a->shadow + off, v, len);
-    must_fail(hipMemset(a->p + a->size - 1, v, 2 + below(4096)), "hipMemset past the end");
+    must_fail(C(hipMemset)(a->p + a->size - 1, v, 2 + below(4096)), "hipMemset past the end");
 }
 
 static void op_foreign(void)
@@ -291,29 +297,28 @@ static void op_foreign(void)
         return;
     switch (op) {
     case 0:
-        must_fail(hipMemcpy(buf, p, sizeof buf, hipMemcpyDeviceToHost), "copy from a foreign pointer");
+        must_fail(C(hipMemcpy)(buf, p, sizeof buf, hipMemcpyDeviceToHost), "copy from a foreign pointer");
         break;
     case 1:
-        must_fail(hipMemset(p, 0, sizeof buf), "hipMemset of a foreign pointer");
+        must_fail(C(hipMemset)(p, 0, sizeof buf), "hipMemset of a foreign pointer");
         break;
     case 2: {
         hipPointerAttribute_t at;
-        hipPointerGetAttributes(&at, p); /* any answer but a crash */
-        calls++;
-        must_fail(hipPointerGetAttributes(NULL, p), "hipPointerGetAttributes(NULL)");
+        C(hipPointerGetAttributes)(&at, p); /* any answer but a crash */
+        must_fail(C(hipPointerGetAttributes)(NULL, p), "C(hipPointerGetAttributes)(NULL)");
         break;
     }
     case 3: {
         hipDeviceptr_t base;
         size_t size;
-        if (hipMemGetAddressRange(&base, &size, (hipDeviceptr_t)p) == hipSuccess)
+        if (C(hipMemGetAddressRange)(&base, &size, (hipDeviceptr_t)p) == hipSuccess)
             fail(calls, "hipMemGetAddressRange of a foreign pointer");
         failures_expected++;
         break;
     }
     default: {
         hipIpcMemHandle_t h;
-        must_fail(hipIpcGetMemHandle(&h, p), "hipIpcGetMemHandle of a foreign pointer");
+        must_fail(C(hipIpcGetMemHandle)(&h, p), "hipIpcGetMemHandle of a foreign pointer");
         break;
     }
     }
@@ -327,14 +332,14 @@ static void op_query(void)
     size_t off = below(a->size);
     hipDeviceptr_t base = NULL;
     size_t size = 0;
-    if (hipMemGetAddressRange(&base, &size, (hipDeviceptr_t)(a->p + off)) != hipSuccess || base != a->p ||
+    if (C(hipMemGetAddressRange)(&base, &size, (hipDeviceptr_t)(a->p + off)) != hipSuccess || base != a->p ||
         size < a->size)
         fail(calls, "hipMemGetAddressRange of an interior pointer");
     hipPointerAttribute_t at;
-    if (hipPointerGetAttributes(&at, a->p + off) != hipSuccess || at.device != a->dev)
+    if (C(hipPointerGetAttributes)(&at, a->p + off) != hipSuccess || at.device != a->dev)
         fail(calls, "hipPointerGetAttributes of an interior pointer");
     if (off)
-        must_fail(hipFree(a->p + off), "hipFree of an interior pointer");
+        must_fail(C(hipFree)(a->p + off), "hipFree of an interior pointer");
 }
 
 static void op_stream_event(void)
@@ -343,11 +348,11 @@ static void op_stream_event(void)
     switch (below(6)) {
     case 0:
         if (streams[i]) {
-            if (hipStreamDestroy(streams[i]) != hipSuccess)
+            if (C(hipStreamDestroy)(streams[i]) != hipSuccess)
                 fail(calls, "hipStreamDestroy");
             stale_stream = streams[i];
             streams[i] = NULL;
-        } else if (hipStreamCreate(&streams[i]) != hipSuccess) {
+        } else if (C(hipStreamCreate)(&streams[i]) != hipSuccess) {
             fail(calls, "hipStreamCreate");
         } else {
             st_dev[i] = cur_dev;
@@ -355,11 +360,11 @@ static void op_stream_event(void)
         break;
     case 1:
         if (events[j]) {
-            if (hipEventDestroy(events[j]) != hipSuccess)
+            if (C(hipEventDestroy)(events[j]) != hipSuccess)
                 fail(calls, "hipEventDestroy");
             stale_event = events[j];
             events[j] = NULL;
-        } else if (hipEventCreate(&events[j]) != hipSuccess) {
+        } else if (C(hipEventCreate)(&events[j]) != hipSuccess) {
             fail(calls, "hipEventCreate");
         } else {
             ev_dev[j] = cur_dev;
@@ -370,10 +375,10 @@ static void op_stream_event(void)
             /* An event is recorded on a stream of its own device (else hipErrorInvalidHandle). */
             hipStream_t st = streams[i] && st_dev[i] == ev_dev[j] ? streams[i] : NULL;
             if (!st && cur_dev != ev_dev[j]) {
-                hipSetDevice(ev_dev[j]);
+                C(hipSetDevice)(ev_dev[j]);
                 cur_dev = ev_dev[j];
             }
-            hipError_t e1 = hipEventRecord(events[j], st), e2 = hipEventSynchronize(events[j]);
+            hipError_t e1 = C(hipEventRecord)(events[j], st), e2 = C(hipEventSynchronize)(events[j]);
             if (e1 != hipSuccess || e2 != hipSuccess) {
                 char what[128];
                 snprintf(what, sizeof what, "hipEventRecord %s + hipEventSynchronize %s", hipGetErrorName(e1),
@@ -383,7 +388,7 @@ static void op_stream_event(void)
         }
         break;
     case 3:
-        if (events[j] && hipStreamWaitEvent(any_stream(), events[j], 0) != hipSuccess)
+        if (events[j] && C(hipStreamWaitEvent)(any_stream(), events[j], 0) != hipSuccess)
             fail(calls, "hipStreamWaitEvent");
         break;
     case 4:
@@ -391,8 +396,8 @@ static void op_stream_event(void)
             if (streams[k] == stale_stream) /* the handle's memory was reused */
                 stale_stream = NULL;
         if (stale_stream) {
-            must_fail(hipStreamSynchronize(stale_stream), "hipStreamSynchronize of a destroyed stream");
-            must_fail(hipStreamDestroy(stale_stream), "hipStreamDestroy of a destroyed stream");
+            must_fail(C(hipStreamSynchronize)(stale_stream), "hipStreamSynchronize of a destroyed stream");
+            must_fail(C(hipStreamDestroy)(stale_stream), "hipStreamDestroy of a destroyed stream");
         }
         break;
     default:
@@ -400,8 +405,8 @@ static void op_stream_event(void)
             if (events[k] == stale_event)
                 stale_event = NULL;
         if (stale_event) {
-            must_fail(hipEventRecord(stale_event, NULL), "hipEventRecord of a destroyed event");
-            must_fail(hipEventDestroy(stale_event), "hipEventDestroy of a destroyed event");
+            must_fail(C(hipEventRecord)(stale_event, NULL), "hipEventRecord of a destroyed event");
+            must_fail(C(hipEventDestroy)(stale_event), "hipEventDestroy of a destroyed event");
         }
         break;
     }
@@ -410,11 +415,11 @@ static void op_stream_event(void)
 static void op_device(void)
 {
     static const int bad_ids[] = {-1, -2, 8, 1000, 0x7fffffff};
-    must_fail(hipSetDevice(bad_ids[below(5)]), "hipSetDevice of a bad ordinal");
+    must_fail(C(hipSetDevice)(bad_ids[below(5)]), "hipSetDevice of a bad ordinal");
     if (ndev < 8)
-        must_fail(hipSetDevice(ndev), "hipSetDevice(count)");
+        must_fail(C(hipSetDevice)(ndev), "C(hipSetDevice)(count)");
     cur_dev = (int)below((size_t)ndev);
-    if (hipSetDevice(cur_dev) != hipSuccess)
+    if (C(hipSetDevice)(cur_dev) != hipSuccess)
         fail(calls, "hipSetDevice of a valid ordinal");
 }
 
@@ -422,11 +427,11 @@ static void op_vmm(void)
 {
     hipMemAllocationProp prop = vmm_device_prop((int)below((size_t)ndev + 1)); /* ndev: a bad ordinal */
     size_t gran = 0;
-    if (hipMemGetAllocationGranularity(&gran, &prop, hipMemAllocationGranularityMinimum) != hipSuccess)
+    if (C(hipMemGetAllocationGranularity)(&gran, &prop, hipMemAllocationGranularityMinimum) != hipSuccess)
         gran = 4096;
     size_t size = below(4) ? gran * (1 + below(4)) : rand_size();
     hipMemGenericAllocationHandle_t h;
-    hipError_t e = hipMemCreate(&h, size, &prop, 0);
+    hipError_t e = C(hipMemCreate)(&h, size, &prop, 0);
     int valid = prop.location.id < ndev && size && size % gran == 0;
     if (!valid) {
         must_fail(e, "hipMemCreate of a bad size or device");
@@ -437,13 +442,13 @@ static void op_vmm(void)
         return;
     }
     void *va = NULL;
-    if (hipMemAddressReserve(&va, size, 0, NULL, 0) == hipSuccess) {
-        if (hipMemMap(va, size, 0, h, 0) == hipSuccess) {
+    if (C(hipMemAddressReserve)(&va, size, 0, NULL, 0) == hipSuccess) {
+        if (C(hipMemMap)(va, size, 0, h, 0) == hipSuccess) {
             hipMemAccessDesc acc = {.location = {.type = hipMemLocationTypeDevice, .id = prop.location.id},
                                     .flags = hipMemAccessFlagsProtReadWrite};
             uint8_t v = (uint8_t)rnd(), back[256];
-            if (hipMemSetAccess(va, size, &acc, 1) != hipSuccess || hipMemset(va, v, size) != hipSuccess ||
-                hipMemcpy(back, (uint8_t *)va + size - sizeof back, sizeof back, hipMemcpyDeviceToHost) != hipSuccess)
+            if (C(hipMemSetAccess)(va, size, &acc, 1) != hipSuccess || C(hipMemset)(va, v, size) != hipSuccess ||
+                C(hipMemcpy)(back, (uint8_t *)va + size - sizeof back, sizeof back, hipMemcpyDeviceToHost) != hipSuccess)
                 fail(calls, "VMM map, access, fill, read");
             else
                 for (size_t i = 0; i < sizeof back; i++)
@@ -451,20 +456,20 @@ static void op_vmm(void)
                         fail(calls, "VMM data differs");
                         break;
                     }
-            if (hipMemUnmap(va, size) != hipSuccess)
+            if (C(hipMemUnmap)(va, size) != hipSuccess)
                 fail(calls, "hipMemUnmap");
-            must_fail(hipMemUnmap(va, size), "hipMemUnmap twice");
+            must_fail(C(hipMemUnmap)(va, size), "hipMemUnmap twice");
         } else {
             fail(calls, "hipMemMap");
         }
-        if (hipMemAddressFree(va, size) != hipSuccess)
+        if (C(hipMemAddressFree)(va, size) != hipSuccess)
             fail(calls, "hipMemAddressFree");
     } else {
         fail(calls, "hipMemAddressReserve");
     }
-    if (hipMemRelease(h) != hipSuccess)
+    if (C(hipMemRelease)(h) != hipSuccess)
         fail(calls, "hipMemRelease");
-    must_fail(hipMemRelease(h), "hipMemRelease twice");
+    must_fail(C(hipMemRelease)(h), "hipMemRelease twice");
 }
 
 static uint64_t (*sim_stat)(const char *);
@@ -489,45 +494,46 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     rng = seed * 0x9e3779b97f4a7c15ull + 0x1234567;
     sim_stat = (uint64_t(*)(const char *))dlsym(RTLD_DEFAULT, "kfdsim_stat");
-    if (hipGetDeviceCount(&ndev) != hipSuccess || ndev < 1) {
+    if (C(hipGetDeviceCount)(&ndev) != hipSuccess || ndev < 1) {
         printf("no device\nRESULT: FAIL\n");
         return 1;
     }
     /* Warm up what the runtime makes once (queues, staging), then take the baseline. */
     for (int d = 0; d < ndev; d++) {
         void *p;
-        hipSetDevice(d);
-        if (hipMalloc(&p, 4096) == hipSuccess) {
-            hipMemset(p, 0, 4096);
-            hipFree(p);
+        C(hipSetDevice)(d);
+        if (C(hipMalloc)(&p, 4096) == hipSuccess) {
+            C(hipMemset)(p, 0, 4096);
+            C(hipFree)(p);
         }
     }
-    hipSetDevice(0);
+    C(hipSetDevice)(0);
     uint64_t base[10], now[10];
     release_cached_blocks();
     usage_now(base);
-    static void (*const ops[])(void) = {op_malloc, op_malloc, op_free, op_write, op_write, op_read, op_read, op_d2d,
+    static void (*const op_table[])(void) = {op_malloc, op_malloc, op_free, op_write, op_write, op_read, op_read, op_d2d,
                                         op_memset, op_foreign, op_query, op_stream_event, op_stream_event, op_device,
                                         op_vmm, op_malloc_bad};
-    for (calls = 0; calls < n; calls++)
-        ops[below(sizeof ops / sizeof *ops)]();
+    /* N counts API calls: operations (1 to 8 calls each) run until N calls have been made. */
+    for (ops = 0; calls < n; ops++)
+        op_table[below(sizeof op_table / sizeof *op_table)]();
     /* Every live allocation still holds its shadow, then everything is given back. */
     for (int i = 0; i < nlive; i++) {
         uint8_t *back = malloc(live[i].size);
-        if (hipMemcpy(back, live[i].p, live[i].size, hipMemcpyDeviceToHost) != hipSuccess ||
+        if (C(hipMemcpy)(back, live[i].p, live[i].size, hipMemcpyDeviceToHost) != hipSuccess ||
             memcmp(back, live[i].shadow, live[i].size) != 0)
             fail(calls, "final check: data differs from the shadow");
         free(back);
-        hipFree(live[i].p);
+        C(hipFree)(live[i].p);
         free(live[i].shadow);
     }
     for (int i = 0; i < MAXS; i++)
         if (streams[i])
-            hipStreamDestroy(streams[i]);
+            C(hipStreamDestroy)(streams[i]);
     for (int i = 0; i < MAXE; i++)
         if (events[i])
-            hipEventDestroy(events[i]);
-    hipDeviceSynchronize();
+            C(hipEventDestroy)(events[i]);
+    C(hipDeviceSynchronize)();
     release_cached_blocks();
     usage_now(now);
     for (int i = 0; i < 10; i++)
@@ -536,8 +542,8 @@ int main(int argc, char **argv)
                    (unsigned long long)base[i]);
             bad++;
         }
-    printf("fuzz: %ld operations (1 to 8 API calls each), seed %llu, %d GPU(s), %ld must-fail calls checked, %ld failures\n", calls,
-           (unsigned long long)seed, ndev, failures_expected, bad);
+    printf("fuzz: %ld API calls in %ld operations, seed %llu, %d GPU(s), %ld must-fail calls checked, %ld failures\n",
+           calls, ops, (unsigned long long)seed, ndev, failures_expected, bad);
     printf("RESULT: %s\n", bad ? "FAIL" : "PASS");
     return bad ? 1 : 0;
 }

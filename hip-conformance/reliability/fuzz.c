@@ -321,6 +321,10 @@ static void op_d2d(void)
         fail(calls, "in-bounds device-to-device copy");
     else
         memmove(b->shadow + doff, a->shadow + so, len);
+    /* Device-to-device copies and hipMemcpyPeer are asynchronous to the host (CUDA): before the
+     * host writes managed memory (op_managed), the copy must be done. */
+    if (b->kind == ALLOC_MANAGED && C(hipDeviceSynchronize)() != hipSuccess)
+        fail(calls, "hipDeviceSynchronize after a copy into managed memory");
 }
 
 static void op_memset(void)
@@ -499,9 +503,21 @@ static void op_managed(void)
     memset(m->p + off, v, len);
     memset(m->shadow + off, v, len);
     uint8_t *dst = malloc(len + 1);
-    if (C(hipMemcpy)(dst, m->p + off, len, below(2) ? hipMemcpyDeviceToHost : hipMemcpyDefault) != hipSuccess ||
-        memcmp(dst, m->shadow + off, len) != 0)
-        fail(calls, "managed memory: host write, device copy back");
+    last_pick = m;
+    hipError_t e = C(hipMemcpy)(dst, m->p + off, len, below(2) ? hipMemcpyDeviceToHost : hipMemcpyDefault);
+    if (e != hipSuccess) {
+        char what[96];
+        snprintf(what, sizeof what, "managed memory: device copy back: %s", hipGetErrorName(e));
+        fail(calls, what);
+    } else if (memcmp(dst, m->shadow + off, len) != 0) {
+        size_t i = 0;
+        while (dst[i] == m->shadow[off + i])
+            i++;
+        char what[160];
+        snprintf(what, sizeof what, "managed memory: host write of [%zu, +%zu), copy back differs at %zu: %#x, not %#x",
+                 off, len, off + i, dst[i], m->shadow[off + i]);
+        fail(calls, what);
+    }
     free(dst);
 }
 
@@ -1001,8 +1017,14 @@ int main(int argc, char **argv)
                                         op_copy_driver, op_pointer_attribute, op_dmabuf, op_host_register,
                                         op_host_register, op_device_query, op_launch};
     /* N counts API calls: operations (1 to 8 calls each) run until N calls have been made. */
-    for (ops = 0; calls < n; ops++, last_pick = NULL)
-        op_table[below(sizeof op_table / sizeof *op_table)]();
+    int trace = getenv("FUZZ_TRACE") != NULL; /* each operation: its index, first call, last pick */
+    for (ops = 0; calls < n; ops++, last_pick = NULL) {
+        long first = calls;
+        size_t op = below(sizeof op_table / sizeof *op_table);
+        op_table[op]();
+        if (trace)
+            printf("op %ld: #%zu calls %ld.. pick %p\n", ops, op, first, last_pick ? (void *)last_pick->p : NULL);
+    }
     /* Every live allocation still holds its shadow, then everything is given back. */
     for (int i = 0; i < nlive; i++) {
         uint8_t *back = malloc(live[i].size);

@@ -1,6 +1,9 @@
 /*
- * Seeded, reproducible fuzzer of the C ABI: random sequences of memory, copy, fill, stream,
- * event, pointer-query, IPC and VMM calls with live, stale, interior, null and garbage pointers
+ * Seeded, reproducible fuzzer of the C ABI: random sequences of memory (hipMalloc, managed,
+ * pitched, hipMallocAsync/hipFreeAsync, hipHostRegister'd malloc buffers), copy (1D, 2D,
+ * driver-style, peer), fill (1D, 2D), stream, event, host-function, pointer-query
+ * (hipPointerGetAttributes, hipPointerGetAttribute), device-query, dma-buf export and
+ * external-memory import, IPC, VMM and bad kernel-launch calls with live, stale, interior, null and garbage pointers
  * (garbage only where the runtime does not read or write through it: see foreign_ptr),
  * sizes 0, 1, misaligned, past the end and huge, random device ordinals and stale stream and
  * event handles. Every device allocation has a host shadow copy: each call that succeeds updates
@@ -668,11 +671,7 @@ static void op_dmabuf(void)
         close(fd);
         return;
     }
-    hipExternalMemoryHandleDesc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.type = hipExternalMemoryHandleTypeOpaqueFd;
-    desc.handle.fd = fd;
-    desc.size = size;
+    hipExternalMemoryHandleDesc desc = dmabuf_import_desc(fd, size);
     hipExternalMemory_t ext = NULL;
     if (C(hipImportExternalMemory)(&ext, &desc) != hipSuccess) {
         fail(calls, "hipImportExternalMemory of our own dma-buf");

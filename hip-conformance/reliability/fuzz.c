@@ -570,8 +570,16 @@ static void op_2d(void)
         break;
     default: {
         uint8_t v = (uint8_t)rnd();
-        if (C(hipMemset2D)(d, a->pitch, v, w, h) != hipSuccess)
-            fail(calls, "in-bounds hipMemset2D");
+        if (below(2)) {
+            hipStream_t s = any_stream();
+            e = C(hipMemset2DAsync)(d, a->pitch, v, w, h, s);
+            if (e == hipSuccess)
+                e = C(hipStreamSynchronize)(s);
+        } else {
+            e = C(hipMemset2D)(d, a->pitch, v, w, h);
+        }
+        if (e != hipSuccess)
+            fail(calls, "in-bounds hipMemset2D/hipMemset2DAsync");
         else
             for (size_t r = 0; r < h; r++)
                 memset(a->shadow + (r0 + r) * a->pitch + c0, v, w);
@@ -599,16 +607,34 @@ static void op_copy_driver(void)
     case 0:
         for (size_t i = 0; i < len; i++)
             buf[i] = (uint8_t)rnd();
-        if (C(hipMemcpyHtoD)((hipDeviceptr_t)(a->p + off), buf, len) != hipSuccess)
+        if (below(2)) {
+            hipStream_t s = any_stream();
+            hipError_t e = C(hipMemcpyHtoDAsync)((hipDeviceptr_t)(a->p + off), buf, len, s);
+            if (e == hipSuccess)
+                e = C(hipStreamSynchronize)(s);
+            if (e != hipSuccess)
+                fail(calls, "in-bounds hipMemcpyHtoDAsync");
+            else
+                memcpy(a->shadow + off, buf, len);
+        } else if (C(hipMemcpyHtoD)((hipDeviceptr_t)(a->p + off), buf, len) != hipSuccess)
             fail(calls, "in-bounds hipMemcpyHtoD");
         else
             memcpy(a->shadow + off, buf, len);
         break;
-    case 1:
-        if (C(hipMemcpyDtoH)(buf, (hipDeviceptr_t)(a->p + off), len) != hipSuccess ||
-            memcmp(buf, a->shadow + off, len) != 0)
-            fail(calls, "in-bounds hipMemcpyDtoH, data checked");
+    case 1: {
+        hipError_t e;
+        if (below(2)) {
+            hipStream_t s = any_stream();
+            e = C(hipMemcpyDtoHAsync)(buf, (hipDeviceptr_t)(a->p + off), len, s);
+            if (e == hipSuccess)
+                e = C(hipStreamSynchronize)(s);
+        } else {
+            e = C(hipMemcpyDtoH)(buf, (hipDeviceptr_t)(a->p + off), len);
+        }
+        if (e != hipSuccess || memcmp(buf, a->shadow + off, len) != 0)
+            fail(calls, "in-bounds hipMemcpyDtoH/hipMemcpyDtoHAsync, data checked");
         break;
+    }
     default: {
         if (a == b)
             break;

@@ -303,8 +303,15 @@ static void op_read(void)
     uint8_t *dst = malloc(len + 1);
     if (C(hipMemcpy)(dst, a->p + off, len, hipMemcpyDeviceToHost) != hipSuccess)
         fail(calls, "in-bounds device-to-host copy");
-    else if (memcmp(dst, a->shadow + off, len) != 0)
-        fail(calls, "data read back differs from the shadow");
+    else if (memcmp(dst, a->shadow + off, len) != 0) {
+        size_t i = 0;
+        while (dst[i] == a->shadow[off + i])
+            i++;
+        char what[160];
+        snprintf(what, sizeof what, "data read back of [%zu, +%zu) differs from the shadow at %zu: %#x, not %#x", off,
+                 len, off + i, dst[i], a->shadow[off + i]);
+        fail(calls, what);
+    }
     free(dst);
 }
 
@@ -1043,12 +1050,23 @@ int main(int argc, char **argv)
                                         op_host_register, op_device_query, op_launch};
     /* N counts API calls: operations (1 to 8 calls each) run until N calls have been made. */
     int trace = getenv("FUZZ_TRACE") != NULL; /* each operation: its index, first call, last pick */
+    /* FUZZ_SYNC=LO-HI: every device synchronized after operations LO..HI of op_table (to bisect
+     * an ordering failure). */
+    long sync_lo = 1, sync_hi = 0;
+    if (getenv("FUZZ_SYNC"))
+        sscanf(getenv("FUZZ_SYNC"), "%ld-%ld", &sync_lo, &sync_hi);
     for (ops = 0; calls < n; ops++, last_pick = NULL) {
         long first = calls;
         size_t op = below(sizeof op_table / sizeof *op_table);
         op_table[op]();
         if (trace)
-            printf("op %ld: #%zu calls %ld.. pick %p\n", ops, op, first, last_pick ? (void *)last_pick->p : NULL);
+            printf("op %ld: #%zu calls %ld.. pick %p cur_dev %d\n", ops, op, first, last_pick ? (void *)last_pick->p : NULL, cur_dev);
+        if (sync_lo <= (long)op && (long)op <= sync_hi)
+            for (int d = 0; d < ndev; d++) {
+                hipSetDevice(d);
+                hipDeviceSynchronize();
+                hipSetDevice(cur_dev);
+            }
     }
     /* Every live allocation still holds its shadow, then everything is given back. */
     for (int i = 0; i < nlive; i++) {

@@ -41,6 +41,17 @@ static inline hipMemAccessDesc vmm_access_desc(int dev, hipMemAccessFlags f)
     return d;
 }
 
+/* The descriptor that imports dma-buf `fd` (`size` bytes) with hipImportExternalMemory. */
+static inline hipExternalMemoryHandleDesc dmabuf_import_desc(int fd, unsigned long long size)
+{
+    hipExternalMemoryHandleDesc d;
+    memset(&d, 0, sizeof d);
+    d.type = hipExternalMemoryHandleTypeOpaqueFd;
+    d.handle.fd = fd;
+    d.size = size;
+    return d;
+}
+
 /* Gives the runtime's empty sub-allocation blocks back to the kernel (hipMemGetInfo frees every
  * empty 2 MiB block of small hipMallocs), so that the sim's BO and VRAM counters show exactly what
  * the program still holds: call before taking a leak baseline and before comparing with it. */

@@ -202,8 +202,7 @@ impl Runtime {
     /// at once after `s`'s work (clr falls back to `hipFree`). Errors: `hipErrorInvalidValue`
     /// (not an allocation's base).
     pub fn mempool_free(&self, base: u64, s: &Arc<Stream>) -> Result<(), hipError_t> {
-        let pools: Vec<Arc<MemPool>> = self.mempools.all.lock().values().cloned().collect();
-        for p in pools {
+        for p in self.mempools_all() {
             let mut st = p.state.lock();
             if let Some(size) = st.used.remove(&base) {
                 let stream = Arc::as_ptr(s) as usize;
@@ -213,6 +212,25 @@ impl Runtime {
         }
         self.stream_sync(s)?;
         self.mem_free(base)
+    }
+
+    fn mempools_all(&self) -> Vec<Arc<MemPool>> {
+        self.mempools.all.lock().values().cloned().collect()
+    }
+
+    /// Before `hipFree(base)`: pool memory in use leaves its pool (`hipFree` of `hipMallocAsync`
+    /// memory frees it, as clr's does). Errors: `hipErrorInvalidValue` for a block a pool keeps
+    /// for reuse: the caller freed it already (`hipFreeAsync`), and freeing it would leave the
+    /// pool handing out freed memory; the pool keeps it.
+    pub fn mempool_before_free(&self, base: u64) -> Result<(), hipError_t> {
+        for p in self.mempools_all() {
+            let mut st = p.state.lock();
+            if st.free.iter().any(|b| b.base == base) {
+                return Err(hipError_t::hipErrorInvalidValue);
+            }
+            st.used.remove(&base);
+        }
+        Ok(())
     }
 
     /// `hipMemPoolTrimTo`: releases kept blocks whose work is done until at most `keep` bytes

@@ -263,3 +263,33 @@ TEST(hipMallocAsync_after_device_reset)
     HIP_OK(hipFreeAsync(c, NULL));
     HIP_OK(hipStreamSynchronize(NULL));
 }
+
+/* Found by the fuzzer (reliability/fuzz.c): hipFree of a block already given back with
+ * hipFreeAsync freed it under the pool, which then handed the freed memory out again (a
+ * hipMemset of the next hipMallocAsync failed with hipErrorInvalidValue). Now the second free is
+ * hipErrorInvalidValue and the pool keeps the block; hipFree of pool memory in use frees it and
+ * the pool forgets it (its counters drop). */
+TEST(hipFree_of_pool_memory)
+{
+    hipMemPool_t p = NULL;
+    HIP_OK(hipDeviceGetDefaultMemPool(&p, 0));
+    HIP_OK(hipStreamSynchronize(NULL));
+    HIP_OK(hipMemPoolTrimTo(p, 0));
+    const size_t n = 1 * MiB;
+    void *a = NULL;
+    HIP_OK(hipMallocAsync(&a, n, NULL));
+    HIP_OK(hipFreeAsync(a, NULL));
+    CHECK_HIP(hipFree(a), hipErrorInvalidValue);
+    void *b = NULL;
+    HIP_OK(hipMallocAsync(&b, n, NULL));
+    CHECK(b == a); /* the kept block, still valid memory */
+    HIP_OK(hipMemset(b, 0x5a, n));
+    check_dev_bytes(b, n, 0x5a);
+    uint64_t used = 7, reserved = 7;
+    HIP_OK(hipFree(b));
+    HIP_OK(hipMemPoolGetAttribute(p, hipMemPoolAttrUsedMemCurrent, &used));
+    HIP_OK(hipMemPoolGetAttribute(p, hipMemPoolAttrReservedMemCurrent, &reserved));
+    CHECK(used == 0 && reserved == 0);
+    CHECK_HIP(hipFreeAsync(b, NULL), hipErrorInvalidValue);
+    HIP_OK(hipStreamSynchronize(NULL));
+}

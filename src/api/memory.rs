@@ -26,14 +26,17 @@ pub extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> hipError_t {
 }
 
 /// `hipFree`: frees memory from `hipMalloc` (or `hipHostMalloc`), after waiting for the devices.
-/// Null is a no-op. Errors: `hipErrorInvalidValue` for a pointer that is not an allocation's base.
+/// Null is a no-op; `hipMallocAsync` memory leaves its pool. Errors: `hipErrorInvalidValue` for a
+/// pointer that is not an allocation's base, or a pool block already freed by `hipFreeAsync`.
 #[no_mangle]
 pub extern "C" fn hipFree(ptr: *mut c_void) -> hipError_t {
     api(|| {
         if ptr.is_null() {
             return Ok(());
         }
-        runtime()?.mem_free(ptr as u64)
+        let rt = runtime()?;
+        rt.mempool_before_free(ptr as u64)?;
+        rt.mem_free(ptr as u64)
     })
 }
 

@@ -1494,7 +1494,8 @@ hipError_t hipIpcOpenEventHandle(hipEvent_t *event, hipIpcEventHandle_t handle);
 hipError_t hipMalloc(void **ptr, size_t size);
 
 // `hipFree`: frees memory from `hipMalloc` (or `hipHostMalloc`), after waiting for the devices.
-// Null is a no-op. Errors: `hipErrorInvalidValue` for a pointer that is not an allocation's base.
+// Null is a no-op; `hipMallocAsync` memory leaves its pool. Errors: `hipErrorInvalidValue` for a
+// pointer that is not an allocation's base, or a pool block already freed by `hipFreeAsync`.
 hipError_t hipFree(void *ptr);
 
 // `hipHostMalloc`: `size` bytes of pinned host memory, accessible from every device.
@@ -2085,8 +2086,9 @@ hipError_t hipDeviceGetP2PAttribute(int *value,
                                     int dstDevice);
 
 // `hipMemcpyPeer`: copies `sizeBytes` bytes from `src` (memory of `srcDevice`) to `dst`
-// (memory of `dstDevice`) on the current device's null stream: asynchronous to the host,
-// ordered after prior work on both devices (CUDA `cudaMemcpyPeer`). Runs on an SDMA engine of
+// (memory of `dstDevice`) on the current device's null stream, ordered after prior work on both
+// devices, and synchronous to the host as clr's `hipMemcpyPeer` is (so also ordered before later
+// work on any device, which CUDA's `cudaMemcpyPeer` promises for the two devices). Runs on an SDMA engine of
 // the source device (xGMI engine over xGMI), through host staging when no peer mapping exists
 // (src/peer.rs). Size 0 succeeds. Errors: `hipErrorInvalidDevice` (device ordinals),
 // `hipErrorInvalidValue` (null pointers, ranges past an allocation), `hipErrorIllegalAddress`.
@@ -2096,7 +2098,7 @@ hipError_t hipMemcpyPeer(void *dst,
                          int srcDevice,
                          size_t sizeBytes);
 
-// `hipMemcpyPeerAsync`: as `hipMemcpyPeer`, ordered on `stream`. Errors as `hipMemcpyPeer`,
+// `hipMemcpyPeerAsync`: as `hipMemcpyPeer`, but ordered on `stream` and asynchronous to the host. Errors as `hipMemcpyPeer`,
 // plus `hipErrorContextIsDestroyed` for a destroyed or unknown stream.
 hipError_t hipMemcpyPeerAsync(void *dst,
                               int dstDevice,

@@ -173,13 +173,17 @@ fn memcpy_peer(
         ordinal(rt, srcDevice)?;
         rt_dev()?;
         let s = stream_of(rt, stream)?;
-        rt.memcpy(dst as u64, src as u64, sizeBytes as u64, hipMemcpyKind::hipMemcpyDeviceToDevice, &s, false)
+        // hipMemcpyPeer (null stream) returns once the copy is done, as clr's does (ihipMemcpy
+        // with isAsync = false): later work on either device, on any stream, sees its bytes.
+        let sync = stream.is_null();
+        rt.memcpy(dst as u64, src as u64, sizeBytes as u64, hipMemcpyKind::hipMemcpyDeviceToDevice, &s, sync)
     })
 }
 
 /// `hipMemcpyPeer`: copies `sizeBytes` bytes from `src` (memory of `srcDevice`) to `dst`
-/// (memory of `dstDevice`) on the current device's null stream: asynchronous to the host,
-/// ordered after prior work on both devices (CUDA `cudaMemcpyPeer`). Runs on an SDMA engine of
+/// (memory of `dstDevice`) on the current device's null stream, ordered after prior work on both
+/// devices, and synchronous to the host as clr's `hipMemcpyPeer` is (so also ordered before later
+/// work on any device, which CUDA's `cudaMemcpyPeer` promises for the two devices). Runs on an SDMA engine of
 /// the source device (xGMI engine over xGMI), through host staging when no peer mapping exists
 /// (src/peer.rs). Size 0 succeeds. Errors: `hipErrorInvalidDevice` (device ordinals),
 /// `hipErrorInvalidValue` (null pointers, ranges past an allocation), `hipErrorIllegalAddress`.
@@ -194,7 +198,7 @@ pub extern "C" fn hipMemcpyPeer(
     memcpy_peer(dst, dstDevice, src, srcDevice, sizeBytes, std::ptr::null_mut())
 }
 
-/// `hipMemcpyPeerAsync`: as `hipMemcpyPeer`, ordered on `stream`. Errors as `hipMemcpyPeer`,
+/// `hipMemcpyPeerAsync`: as `hipMemcpyPeer`, but ordered on `stream` and asynchronous to the host. Errors as `hipMemcpyPeer`,
 /// plus `hipErrorContextIsDestroyed` for a destroyed or unknown stream.
 #[no_mangle]
 pub extern "C" fn hipMemcpyPeerAsync(

@@ -14,17 +14,10 @@ use amdhip64::api::vmm::*;
 use kfd_ioctl::kfd::*;
 use std::ffi::c_void;
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
 use std::process::Command;
 use std::ptr::null_mut;
 
-/// `<target>/release/kfdsim`, next to the `deps/` dir holding this test executable.
-fn kfdsim() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let k = exe.parent().unwrap().parent().unwrap().join("kfdsim");
-    assert!(k.is_file(), "{} not found (cargo build --release -p kfd-sim)", k.display());
-    k
-}
+use common::kfdsim;
 
 /// Runs the ignored test `child` of this executable under a fresh `kfdsim run` with
 /// `KFDSIM_FAULTS=faults`; asserts it passed; returns the session's `KFDSIM_STATS` text.

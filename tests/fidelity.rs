@@ -12,12 +12,11 @@ use std::process::{Command, Output};
 
 const ROCMINFO: &str = "/usr/bin/rocminfo";
 
-/// `<target>/release/kfdsim`, next to the `deps/` dir holding this test executable.
+mod artifacts;
+
+/// `<target>/release/kfdsim`.
 fn kfdsim() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let k = exe.parent().unwrap().parent().unwrap().join("kfdsim");
-    assert!(k.is_file(), "{} not found (cargo build --release -p kfd-sim)", k.display());
-    k
+    artifacts::artifact("kfdsim")
 }
 
 fn require_rocminfo() {

@@ -23,12 +23,11 @@ fn require_kfdsim() {
     );
 }
 
-/// `<target>/release/kfdsim`, next to the `deps/` dir holding this test executable.
+mod artifacts;
+
+/// `<target>/release/kfdsim`.
 fn kfdsim() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let k = exe.parent().unwrap().parent().unwrap().join("kfdsim");
-    assert!(k.is_file(), "{} not found (cargo build --release -p kfd-sim)", k.display());
-    k
+    artifacts::artifact("kfdsim")
 }
 
 fn run_kfdsim(args: &[&str]) -> Output {

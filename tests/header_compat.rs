@@ -5,14 +5,12 @@
 //! must also be valid on its own as strict C99 and as C++17. And a binary built and linked
 //! against AMD's own library runs on ours (drop-in at the binary level).
 
+mod artifacts;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const AMD_HEADER: &str = "/usr/include/hip/hip_runtime_api.h";
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn out_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("hipkfd-compat-{}-{tag}", std::process::id()));
@@ -41,12 +39,12 @@ fn compile(tag: &str, compiler: &str, args: &[&str], src: &Path) {
 }
 
 fn compat_c() -> PathBuf {
-    root().join("hip-conformance/compat/compat.c")
+    artifacts::root().join("hip-conformance/compat/compat.c")
 }
 
 #[test]
 fn compat_c_compiles_against_our_header() {
-    let inc = root().join("include");
+    let inc = artifacts::root().join("include");
     let inc = inc.to_str().unwrap();
     compile("ours-c11", "gcc", &["-std=c11", "-Wall", "-Wextra", "-Werror", "-I", inc], &compat_c());
     compile("ours-c99-pedantic", "gcc", &["-std=c99", "-pedantic", "-Wall", "-Werror", "-I", inc], &compat_c());
@@ -79,7 +77,7 @@ fn our_header_is_self_contained() {
          int hipkfd_probe(void) { return (int)sizeof(hipDeviceProp_t) + hipSuccess; }\n",
     )
     .unwrap();
-    let inc = root().join("include");
+    let inc = artifacts::root().join("include");
     let inc = inc.to_str().unwrap();
     compile("self-c99", "gcc", &["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-I", inc], &src);
     compile("self-cxx11", "g++", &["-x", "c++", "-std=c++11", "-Wall", "-Werror", "-I", inc], &src);
@@ -93,8 +91,7 @@ fn run_against_amds_library(tag: &str, src: &Path, libs: &[&str]) -> String {
     let amd_lib = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
     assert!(Path::new(amd_lib).exists(), "{amd_lib} missing: install Debian package libamdhip64-dev");
     assert!(std::env::var_os("KFDSIM_ROOT").is_some(), "run under kfdsim (see tools/run-tests)");
-    let ours = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().join("libamdhip64.so");
-    assert!(ours.exists(), "{} missing", ours.display());
+    let ours = artifacts::ours();
     let dir = out_dir(tag);
     let exe = dir.join("compat_amd");
     let out = Command::new("gcc")
@@ -139,6 +136,6 @@ fn binary_built_against_amds_library_runs_on_ours() {
 /// stride, `flags` at offset 64), loaded as `libamdhip64.so.5`.
 #[test]
 fn interop_binary_built_against_rocm52_header_runs_on_ours() {
-    let src = root().join("hip-conformance/compat/compat_interop.c");
+    let src = artifacts::root().join("hip-conformance/compat/compat_interop.c");
     run_against_amds_library("interop52", &src, &["-ldrm_amdgpu", "-ldrm"]);
 }

@@ -4,6 +4,8 @@
 //! as an OPAQUE_FD memfd and no semaphore at all; the program checks that the memfd is refused and
 //! that the same memory wrapped in a udmabuf imports and shares data both ways.
 
+mod artifacts;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -14,8 +16,8 @@ fn lavapipe_memory_through_udmabuf() {
         Path::new("/usr/include/vulkan/vulkan.h").exists(),
         "Vulkan headers missing: install Debian packages libvulkan-dev and mesa-vulkan-drivers (.ci/run does)"
     );
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().to_path_buf();
+    let root = artifacts::root();
+    let lib = artifacts::release_dir();
     let exe = std::env::temp_dir().join(format!("hipkfd-lavapipe-{}", std::process::id()));
     let out = Command::new("gcc")
         .args(["-std=gnu11", "-Wall", "-Werror", "-D__HIP_PLATFORM_AMD__", "-I"])

@@ -829,21 +829,26 @@ fn kfd_ioctl_get_queue_wave_state(p: &Arc<Process>, args: &mut kfd_ioctl_get_que
 pub fn bo_from_dmabuf(st: &mut ProcState, fd: RawFd) -> Result<Arc<Bo>, Errno> {
     let stat = sys::fstat(fd).map_err(|_| Errno::EBADF)?;
     let key = (stat.st_dev, stat.st_ino);
-    if let Some(bo) = st.bo_by_key(key) {
-        return Ok(bo);
+    let known = match st.bo_by_key(key) {
+        Ok(bo) => return Ok(bo),
+        Err(name) => name,
+    };
+    if known.is_none() {
+        if let Some((map, size)) = super::udmabuf::open_pages(fd, &stat) {
+            // Another driver's dma-buf: amdgpu_gem_prime_import makes a GTT sg BO of it.
+            let bo = Arc::new(Bo::new_foreign(0, map, size));
+            st.remember_bo(&bo);
+            return Ok(bo);
+        }
     }
-    if let Some((map, size)) = super::udmabuf::open_pages(fd) {
-        // Another driver's dma-buf: amdgpu_gem_prime_import makes a GTT sg BO of it.
-        let bo = Arc::new(Bo::new_foreign(0, map, size));
-        st.remember_bo(&bo);
-        return Ok(bo);
-    }
-    let link = sys::fd_link(fd).ok_or(Errno::EINVAL)?;
-    let name = BoName::parse_link(&link).ok_or(Errno::EINVAL)?;
+    let name = match known {
+        Some(name) => name,
+        None => BoName::parse_link(&sys::fd_link(fd).ok_or(Errno::EINVAL)?).ok_or(Errno::EINVAL)?,
+    };
     if stat.st_size as u64 != name.size || name.size == 0 {
         return Err(Errno::EINVAL);
     }
-    let bo = Arc::new(Bo::from_fd(fd, name.gpu_id, name.flags, name.size)?);
+    let bo = Arc::new(Bo::from_fd(fd, key, name)?);
     st.remember_bo(&bo);
     Ok(bo)
 }

@@ -78,9 +78,10 @@ pub const KIND_EVENT: u32 = 2;
 pub const IO_TIMEOUT_MS: i64 = 1000;
 /// How long the exporter's server keeps an answered connection open for the next request (ms).
 pub const KEEP_MS: u64 = 30_000;
-/// After an answer the server polls without sleeping this long, and an importer spins this long
-/// on its reply before it sleeps: a request answered in microseconds then costs no wake-up.
-const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+/// After an answer the server polls without sleeping this long, and an importer polls this long
+/// for its reply before it sleeps: a request answered in microseconds then costs no wake-up.
+/// Both yield the CPU between polls, so that where the two share a CPU the other side runs.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(100);
 /// Random id of an exporting process, or token of one exported object.
 pub type Id = crate::memory::ExportToken;
 
@@ -489,7 +490,7 @@ fn exchange(sock: &OwnedFd, kind: u32, token: &Id) -> Result<Result<Served, Errn
         let t0 = std::time::Instant::now();
         let mut fds = [PollFd::new(sock.as_fd(), PollFlags::POLLIN)];
         while poll(&mut fds, PollTimeout::ZERO) == Ok(0) && t0.elapsed() < SPIN {
-            std::hint::spin_loop();
+            std::thread::yield_now();
         }
     }
     let mut reply = [0u8; REPLY_LEN];

@@ -66,6 +66,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 /// First 4 bytes of every handle we make: `"HKIP"`.
@@ -82,6 +83,10 @@ pub const KEEP_MS: u64 = 30_000;
 /// for its reply before it sleeps: a request answered in microseconds then costs no wake-up.
 /// Both yield the CPU between polls, so that where the two share a CPU the other side runs.
 const SPIN: std::time::Duration = std::time::Duration::from_micros(100);
+/// Requests whose reply the importer waits for asleep, without spinning first, and how many the
+/// next spin that misses [`SPIN`] sets it to (see [`exchange`]).
+static SPIN_SKIP: AtomicU32 = AtomicU32::new(0);
+static SPIN_SKIP_NEXT: AtomicU32 = AtomicU32::new(1);
 /// Random id of an exporting process, or token of one exported object.
 pub type Id = crate::memory::ExportToken;
 
@@ -484,14 +489,26 @@ fn exchange(sock: &OwnedFd, kind: u32, token: &Id) -> Result<Result<Served, Errn
     req[4..8].copy_from_slice(&kind.to_le_bytes());
     req[8..24].copy_from_slice(token);
     nix::sys::socket::send(sock.as_raw_fd(), &req, MsgFlags::MSG_NOSIGNAL)?;
-    {
+    if SPIN_SKIP.load(Ordering::Relaxed) == 0 {
         use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
         use std::os::fd::AsFd;
         let t0 = std::time::Instant::now();
         let mut fds = [PollFd::new(sock.as_fd(), PollFlags::POLLIN)];
-        while poll(&mut fds, PollTimeout::ZERO) == Ok(0) && t0.elapsed() < SPIN {
+        let in_time = loop {
+            let ready = poll(&mut fds, PollTimeout::ZERO) != Ok(0);
+            let in_time = t0.elapsed() < SPIN;
+            if ready || !in_time {
+                break ready && in_time;
+            }
             std::thread::yield_now();
-        }
+        };
+        // A reply that came (or was seen) only after SPIN: the CPU is contended, where sleeping
+        // serves better than yielding to other work: skip the next 1, 2, 4 ... 64 spins.
+        let skip = if in_time { 0 } else { SPIN_SKIP_NEXT.load(Ordering::Relaxed) };
+        SPIN_SKIP.store(skip, Ordering::Relaxed);
+        SPIN_SKIP_NEXT.store(if in_time { 1 } else { (skip * 2).min(64) }, Ordering::Relaxed);
+    } else {
+        let _ = SPIN_SKIP.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
     }
     let mut reply = [0u8; REPLY_LEN];
     let mut cmsg_buf = nix::cmsg_space!([RawFd; 4]);

@@ -10,9 +10,10 @@
 //! random 16-byte *token*. The 64-byte handle carries the instance id and the token, never a pid,
 //! so exporter and importer may live in different PID namespaces. To open a handle, the importer
 //! connects to the exporter's socket, sends the token, and receives the object's fd through
-//! `SCM_RIGHTS` (no ptrace rights, no `pidfd_getfd`). The exporter answers only tokens it
-//! issued for objects still alive; a forged, stale (freed allocation, destroyed event) or
-//! foreign token is refused. A dead exporter has no socket: `connect` fails at once
+//! `SCM_RIGHTS` (no ptrace rights, no `pidfd_getfd`): for memory, the dma-buf the BO has kept
+//! since `hipIpcGetMemHandle` exported it (the kernel too keeps one dma-buf per exported BO), so
+//! an answer costs no ioctl. The exporter answers only tokens it issued for objects still alive;
+//! a forged, stale (freed allocation, destroyed event) or foreign token is refused. A dead exporter has no socket: `connect` fails at once
 //! (`ECONNREFUSED`); a live exporter that does not answer is given up on after
 //! [`IO_TIMEOUT_MS`].
 //!
@@ -65,6 +66,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 /// First 4 bytes of every handle we make: `"HKIP"`.
@@ -77,9 +79,14 @@ pub const KIND_EVENT: u32 = 2;
 pub const IO_TIMEOUT_MS: i64 = 1000;
 /// How long the exporter's server keeps an answered connection open for the next request (ms).
 pub const KEEP_MS: u64 = 30_000;
-/// After an answer the server polls without sleeping this long, and an importer spins this long
-/// on its reply before it sleeps: a request answered in microseconds then costs no wake-up.
-const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+/// After an answer the server polls without sleeping this long, and an importer polls this long
+/// for its reply before it sleeps: a request answered in microseconds then costs no wake-up.
+/// Both yield the CPU between polls, so that where the two share a CPU the other side runs.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(100);
+/// Requests whose reply the importer waits for asleep, without spinning first, and how many the
+/// next spin that misses [`SPIN`] sets it to (see [`exchange`]).
+static SPIN_SKIP: AtomicU32 = AtomicU32::new(0);
+static SPIN_SKIP_NEXT: AtomicU32 = AtomicU32::new(1);
 /// Random id of an exporting process, or token of one exported object.
 pub type Id = crate::memory::ExportToken;
 
@@ -326,7 +333,8 @@ impl Ipc {
         let kind = u32::from_le_bytes(req[4..8].try_into().unwrap());
         let token: Id = req[8..24].try_into().unwrap();
         let magic_ok = n == REQ_LEN && u32::from_le_bytes(req[0..4].try_into().unwrap()) == HANDLE_MAGIC;
-        let result: Result<Served, Errno> = if !magic_ok { Err(Errno::EINVAL) } else { self.lookup(kind, &token) };
+        let result: Result<Served<ServedFd>, Errno> =
+            if !magic_ok { Err(Errno::EINVAL) } else { self.lookup(kind, &token) };
         let mut reply = [0u8; REPLY_LEN];
         let fd = match result {
             Ok(Served { fd, offset, size, info }) => {
@@ -364,10 +372,11 @@ impl Ipc {
         // `fd` closes on return: the message in flight holds its own reference.
     }
 
-    /// The fd behind a token: a fresh dma-buf of the allocation's BO (`EXPORT_DMABUF`; for a
-    /// slot of a shared block, the block's, with the slot's offset) or a dup of an event page's
-    /// memfd. Unknown token or dead object → `EINVAL`.
-    fn lookup(&self, kind: u32, token: &Id) -> Result<Served, Errno> {
+    /// The fd behind a token: the dma-buf of the allocation's BO (the one the BO keeps since
+    /// `hipIpcGetMemHandle`, else a fresh `EXPORT_DMABUF`; for a slot of a shared block, the
+    /// block's, with the slot's offset) or a dup of an event page's memfd. Unknown token or dead
+    /// object → `EINVAL`.
+    fn lookup(&self, kind: u32, token: &Id) -> Result<Served<ServedFd>, Errno> {
         match kind {
             KIND_MEM => {
                 let rt = runtime().map_err(|_| Errno::ENODEV)?;
@@ -383,14 +392,14 @@ impl Ipc {
                             _ => bo.flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC),
                         };
                         let info = Some((bo.size, rt.devices[bo.owner].gpu_id, flags));
-                        Ok(Served { fd: rt.kfd.export_dmabuf(bo.handle)?, offset, size: a.size, info })
+                        Ok(Served { fd: ServedFd::Dmabuf(bo.ipc_dmabuf(&rt.kfd, false)?), offset, size: a.size, info })
                     })
                     .unwrap_or(Err(Errno::EINVAL))
             }
             KIND_EVENT => {
                 let p = self.exports.lock().events.get(token).and_then(Weak::upgrade).ok_or(Errno::EINVAL)?;
                 Ok(Served {
-                    fd: p.memfd.try_clone().map_err(|_| Errno::EMFILE)?,
+                    fd: ServedFd::Own(p.memfd.try_clone().map_err(|_| Errno::EMFILE)?),
                     offset: 0,
                     size: EVENT_PAGE,
                     info: None,
@@ -405,11 +414,29 @@ impl Ipc {
 /// size (bytes), and for memory (from exporters that send it) the dma-buf's size, `gpu_id` and
 /// KFD flags.
 #[derive(Debug)]
-pub struct Served {
-    pub fd: OwnedFd,
+pub struct Served<F = OwnedFd> {
+    pub fd: F,
     pub offset: u32,
     pub size: u64,
     pub info: Option<(u64, u32, u32)>,
+}
+
+/// The fd the server sends: its own (an event page's dup, closed once sent) or the dma-buf its
+/// BO keeps ([`crate::memory::Bo::ipc_dmabuf`]; held open here until sent even if the BO is
+/// freed meanwhile).
+#[derive(Debug)]
+enum ServedFd {
+    Own(OwnedFd),
+    Dmabuf(Arc<crate::memory::DmabufFd>),
+}
+
+impl AsRawFd for ServedFd {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            ServedFd::Own(fd) => fd.as_raw_fd(),
+            ServedFd::Dmabuf(d) => d.fd.as_raw_fd(),
+        }
+    }
 }
 
 /// [`request_fd`], asked again (at most twice more) when the connection broke without an answer
@@ -462,14 +489,26 @@ fn exchange(sock: &OwnedFd, kind: u32, token: &Id) -> Result<Result<Served, Errn
     req[4..8].copy_from_slice(&kind.to_le_bytes());
     req[8..24].copy_from_slice(token);
     nix::sys::socket::send(sock.as_raw_fd(), &req, MsgFlags::MSG_NOSIGNAL)?;
-    {
+    if SPIN_SKIP.load(Ordering::Relaxed) == 0 {
         use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
         use std::os::fd::AsFd;
         let t0 = std::time::Instant::now();
         let mut fds = [PollFd::new(sock.as_fd(), PollFlags::POLLIN)];
-        while poll(&mut fds, PollTimeout::ZERO) == Ok(0) && t0.elapsed() < SPIN {
-            std::hint::spin_loop();
-        }
+        let in_time = loop {
+            let ready = poll(&mut fds, PollTimeout::ZERO) != Ok(0);
+            let in_time = t0.elapsed() < SPIN;
+            if ready || !in_time {
+                break ready && in_time;
+            }
+            std::thread::yield_now();
+        };
+        // A reply that came (or was seen) only after SPIN: the CPU is contended, where sleeping
+        // serves better than yielding to other work: skip the next 1, 2, 4 ... 64 spins.
+        let skip = if in_time { 0 } else { SPIN_SKIP_NEXT.load(Ordering::Relaxed) };
+        SPIN_SKIP.store(skip, Ordering::Relaxed);
+        SPIN_SKIP_NEXT.store(if in_time { 1 } else { (skip * 2).min(64) }, Ordering::Relaxed);
+    } else {
+        let _ = SPIN_SKIP.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
     }
     let mut reply = [0u8; REPLY_LEN];
     let mut cmsg_buf = nix::cmsg_space!([RawFd; 4]);
@@ -511,7 +550,9 @@ fn exchange(sock: &OwnedFd, kind: u32, token: &Id) -> Result<Result<Served, Errn
 impl Runtime {
     /// `hipIpcGetMemHandle`: a handle for `ptr`, which must lie inside a live `hipMalloc`
     /// allocation of this process (interior pointers allowed). The same allocation always gets
-    /// the same token; a new allocation (even at a recycled VA) a new one.
+    /// the same token; a new allocation (even at a recycled VA) a new one. The BO's dma-buf is
+    /// exported here and kept open until the BO is freed (one fd per exported BO, at most
+    /// [`crate::memory::DMABUF_KEEP_MAX`]), so that opens cost the fd server no ioctl.
     /// Errors: `hipErrorInvalidValue` (not device memory of ours: freed, one past the end, host,
     /// imported), `hipErrorOutOfMemory` (no server socket).
     pub fn ipc_get_mem_handle(&self, ptr: u64) -> Result<Handle, hipError_t> {
@@ -522,6 +563,11 @@ impl Runtime {
         let ipc = ipc();
         ipc.ensure_server()?;
         let token = self.allocs.export_token(&a, random_id).ok_or(hipError_t::hipErrorInvalidValue)?;
+        // Exported now, once, and kept with the BO, so that the fd server answers requests
+        // without an ioctl; past the limit of kept fds (or if this fails) it exports per request.
+        if let Some(bo) = a.bo() {
+            let _ = bo.ipc_dmabuf(&self.kfd, true);
+        }
         Ok(Handle { kind: KIND_MEM, instance: ipc.instance, token, size: a.size, offset: ptr - a.base })
     }
 

@@ -9,6 +9,8 @@ use kfd_ioctl::kfd::*;
 use nix::errno::Errno;
 use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap};
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
 /// A KFD BO at a VA of our aperture.
@@ -28,6 +30,63 @@ pub struct Bo {
     pub mapped: Mutex<Vec<u32>>,
     /// Whether `[va, va+size)` is CPU-mapped (through the owner's render node).
     pub cpu_mapped: bool,
+    /// The BO's dma-buf, exported once for IPC and kept with the BO, as the kernel keeps
+    /// `mem->dmabuf` (`kfd_mem_export_dmabuf`): every importer gets this one file
+    /// ([`Bo::ipc_dmabuf`]).
+    pub dmabuf: Mutex<Option<Arc<DmabufFd>>>,
+}
+
+/// An exported dma-buf fd (`EXPORT_DMABUF`), closed when the last holder drops it.
+#[derive(Debug)]
+pub struct DmabufFd {
+    pub fd: OwnedFd,
+    /// Counted in [`DMABUFS_KEPT`] (kept by a BO).
+    kept: bool,
+}
+
+/// How many exported dma-buf fds BOs keep open at most, so that exporting many allocations
+/// cannot use up the fd table; past it, each request exports anew.
+pub const DMABUF_KEEP_MAX: usize = 128;
+static DMABUFS_KEPT: AtomicUsize = AtomicUsize::new(0);
+
+impl Drop for DmabufFd {
+    fn drop(&mut self) {
+        if self.kept {
+            DMABUFS_KEPT.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Bo {
+    fn new(va: u64, size: u64, handle: u64, owner: usize, flags: u32, mapped: Vec<u32>, cpu_mapped: bool) -> Bo {
+        Bo { va, size, handle, owner, flags, mapped: Mutex::new(mapped), cpu_mapped, dmabuf: Mutex::new(None) }
+    }
+
+    /// The BO's dma-buf for IPC: the one it keeps, else a new export (`EXPORT_DMABUF`), kept if
+    /// `keep` and fewer than [`DMABUF_KEEP_MAX`] are kept. Errors: the ioctl's (`EMFILE`, ...).
+    pub fn ipc_dmabuf(&self, kfd: &kfd_ioctl::Kfd, keep: bool) -> Result<Arc<DmabufFd>, Errno> {
+        let mut kept = self.dmabuf.lock();
+        if let Some(fd) = &*kept {
+            return Ok(fd.clone());
+        }
+        let keep = keep
+            && DMABUFS_KEPT
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < DMABUF_KEEP_MAX).then_some(n + 1))
+                .is_ok();
+        let fd = match kfd.export_dmabuf(self.handle) {
+            Ok(fd) => Arc::new(DmabufFd { fd, kept: keep }),
+            Err(e) => {
+                if keep {
+                    DMABUFS_KEPT.fetch_sub(1, Ordering::Relaxed);
+                }
+                return Err(e);
+            }
+        };
+        if keep {
+            *kept = Some(fd.clone());
+        }
+        Ok(fd)
+    }
 }
 
 fn alloc_errno(e: Errno) -> hipError_t {
@@ -69,7 +128,7 @@ impl Runtime {
             );
             return Err(alloc_errno(e));
         }
-        let bo = Bo { va, size, handle: args.handle, owner, flags, mapped: Mutex::new(vec![]), cpu_mapped: cpu };
+        let bo = Bo::new(va, size, args.handle, owner, flags, vec![], cpu);
         let undo = |bo: &Bo, cpu_done: bool| {
             if cpu_done {
                 self.va.unmap_cpu(bo.va, bo.size);
@@ -97,6 +156,8 @@ impl Runtime {
     /// Unmaps and frees a BO made by [`bo_alloc`](Self::bo_alloc). The caller has made sure no
     /// queued work still uses it.
     pub fn bo_free(&self, bo: &Bo) {
+        // The kept dma-buf (if no request is sending it right now) closes with the BO.
+        drop(bo.dmabuf.lock().take());
         let gpus = std::mem::take(&mut *bo.mapped.lock());
         if let Err((e, _)) = self.kfd.unmap_memory_from_gpu(bo.handle, &gpus) {
             crate::log::hipkfd_log!("UNMAP_MEMORY_FROM_GPU {:#x}: {e}", bo.handle);
@@ -175,7 +236,7 @@ impl Runtime {
             self.va.free(va, size);
             return Err(hipError_t::hipErrorOutOfMemory);
         }
-        Ok(Bo { va, size, handle, owner, flags: info.flags, mapped: Mutex::new(gpus), cpu_mapped: false })
+        Ok(Bo::new(va, size, handle, owner, info.flags, gpus, false))
     }
 }
 

@@ -825,6 +825,88 @@ TEST(hipIpcMem_no_fd_leak_10000_cycles)
     HIP_OK(hipFree(p));
 }
 
+/* The exporter keeps each exported BO's dma-buf open from hipIpcGetMemHandle until the BO is
+ * freed (as the kernel keeps mem->dmabuf), at most KEEP_MAX of them (src/memory.rs
+ * DMABUF_KEEP_MAX); past that its fd server exports per request. Handles on both sides of the
+ * limit open with their data, and fail once freed. */
+#define KEEP_MAX 128
+#define KEEP_N (KEEP_MAX + 8)
+#define KEEP_SIZE (512 * KiB) /* over the small-allocation limit: a BO of its own */
+
+static void keep_importer(int fd, void *arg)
+{
+    (void)arg;
+    static hipIpcMemHandle_t h[KEEP_N];
+    xrecv(fd, h, sizeof h);
+    importer_device();
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < KEEP_N; i++) {
+            void *p = NULL;
+            hipError_t e = hipIpcOpenMemHandle(&p, h[i], hipIpcMemLazyEnablePeerAccess);
+            CHECKF(e == hipSuccess, "round %d, handle %d: %s", round, i, hipGetErrorName(e));
+            if (e != hipSuccess)
+                continue;
+            if (i == 0 || i == KEEP_N - 1)
+                check_dev_pattern(p, KEEP_SIZE, 90 + (unsigned)i);
+            HIP_OK(hipIpcCloseMemHandle(p));
+        }
+    send_u64(fd, 1);
+    CHECK(recv_u64(fd) == 2); /* the first and the last freed */
+    void *p = NULL;
+    CHECK_HIP(hipIpcOpenMemHandle(&p, h[0], hipIpcMemLazyEnablePeerAccess), hipErrorInvalidDevicePointer);
+    CHECK_HIP(hipIpcOpenMemHandle(&p, h[KEEP_N - 1], hipIpcMemLazyEnablePeerAccess), hipErrorInvalidDevicePointer);
+    HIP_OK(hipIpcOpenMemHandle(&p, h[1], hipIpcMemLazyEnablePeerAccess));
+    HIP_OK(hipIpcCloseMemHandle(p));
+    send_u64(fd, 3);
+}
+
+TEST(hipIpcMem_exporter_keeps_bounded_dmabufs_until_free)
+{
+    struct peer imp = spawn(keep_importer, NULL);
+    static void *p[KEEP_N];
+    static hipIpcMemHandle_t h[KEEP_N];
+    /* warm-up: the fd server's socket, and a kept dma-buf that closes with its BO */
+    void *w = NULL;
+    hipIpcMemHandle_t hw;
+    HIP_OK(hipMalloc(&w, KEEP_SIZE));
+    int fds_w = fd_count();
+    HIP_OK(hipIpcGetMemHandle(&hw, w));
+    HIP_OK(hipFree(w));
+    int fds0 = fd_count();
+    CHECKF(fds0 == fds_w + 1, "%d fds after the first handle and its free, %d before (want the server socket alone)",
+           fds0, fds_w);
+    for (int i = 0; i < KEEP_N; i++)
+        p[i] = (i == 0 || i == KEEP_N - 1) ? dev_pattern(KEEP_SIZE, 90 + (unsigned)i) : NULL;
+    for (int i = 1; i < KEEP_N - 1; i++)
+        HIP_OK(hipMalloc(&p[i], KEEP_SIZE));
+    CHECK(fd_count() == fds0);
+    for (int i = 0; i < KEEP_N; i++)
+        HIP_OK(hipIpcGetMemHandle(&h[i], p[i]));
+    /* again: the same handle, no new fd */
+    HIP_OK(hipIpcGetMemHandle(&h[0], p[0]));
+    int fds1 = fd_count();
+    CHECKF(fds1 == fds0 + KEEP_MAX, "%d fds with %d exported allocations, %d before (want %d kept)", fds1, KEEP_N, fds0,
+           KEEP_MAX);
+    xsend(imp.fd, h, sizeof h);
+    CHECK(recv_u64(imp.fd) == 1);
+    /* 2 x KEEP_N opens cost no fd beyond the importer's connection */
+    int fds2 = fd_count();
+    CHECKF(fds2 <= fds1 + 1, "%d fds after the opens, %d before", fds2, fds1);
+    HIP_OK(hipFree(p[0]));
+    HIP_OK(hipFree(p[KEEP_N - 1]));
+    CHECKF(fd_count() == fds2 - 1, "%d fds after freeing a kept and an unkept export, %d before", fd_count(), fds2);
+    send_u64(imp.fd, 2);
+    CHECK(recv_u64(imp.fd) == 3);
+    join(&imp, "importer");
+    for (int i = 1; i < KEEP_N - 1; i++)
+        HIP_OK(hipFree(p[i]));
+    int expect = fds0 - 1; /* join closed our end of the socketpair; the connection closes too */
+    for (int i = 0; i < 200 && fd_count() != expect; i++)
+        usleep(10000);
+    CHECKF(fd_count() == expect, "%d fds after freeing every export, %d before them (socketpair included)", fd_count(),
+           fds0);
+}
+
 /* ---- concurrency ------------------------------------------------------------ */
 
 #define CC_BUFS 6

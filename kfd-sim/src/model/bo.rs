@@ -108,18 +108,20 @@ impl Bo {
         let size = sys::page_align(size);
         let name = BoName { gpu_id, flags, size };
         let fd = sys::memfd(&name.format(), size).map_err(|_| Errno::ENOMEM)?;
-        Self::from_fd(fd.as_raw_fd(), gpu_id, flags, size)
+        let st = sys::fstat(fd.as_raw_fd()).map_err(|_| Errno::ENOMEM)?;
+        Self::from_fd(fd.as_raw_fd(), (st.st_dev, st.st_ino), name)
         // `fd` closes here: the mapping holds the memfd.
     }
 
-    /// Maps an existing memfd (an imported dma-buf: the caller's fd, neither kept nor closed).
-    /// Bad fd → EBADF, mapping fails → ENOMEM.
-    pub fn from_fd(fd: RawFd, gpu_id: u32, flags: u32, size: u64) -> Result<Bo, Errno> {
+    /// Maps an existing memfd of identity `key` named `name` (an imported dma-buf: the caller's
+    /// fd, neither kept nor closed). Mapping fails → ENOMEM.
+    pub fn from_fd(fd: RawFd, key: FileKey, name: BoName) -> Result<Bo, Errno> {
+        let BoName { gpu_id, flags, size } = name;
         Ok(Bo {
             size,
             gpu_id,
             flags,
-            backing: Backing::Memfd(MemfdMap::new(fd, size)?),
+            backing: Backing::Memfd(MemfdMap::with_key(fd, size, key)?),
             id: NEXT_BO_ID.fetch_add(1, Ordering::Relaxed),
             cpu_access: Self::kfd_cpu_access(flags),
             allowed_files: Mutex::new(Vec::new()),

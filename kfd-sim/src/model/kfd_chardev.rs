@@ -70,8 +70,13 @@ pub fn kfd_ioctl(_key: FileKey, entry: FileEntry, req: c_ulong, arg: u64) -> R {
         return Err(Errno::EBADF);
     }
     let p = process::current();
-    // Any ioctl of the process wakes the SDMA engine from its backoff.
-    p.engine.kick();
+    // Any ioctl of the process but memory management (ALLOC/FREE/MAP/UNMAP, GET_DMABUF_INFO,
+    // IMPORT/EXPORT_DMABUF, AVAILABLE_MEMORY: none makes queue work runnable) wakes the SDMA
+    // engine from its backoff. Kicks from those kept the engine polling every 20 µs through
+    // IPC open/close loops: several thread wake-ups per cycle.
+    if !matches!(nr, 0x16..=0x19 | 0x1c | 0x1d | 0x23 | 0x24) {
+        p.engine.kick();
+    }
     macro_rules! h {
         ($kreq:expr, $name:literal, $f:ident) => {
             with_args(concat!("AMDKFD_IOC_", $name), req, $kreq, arg, |a| $f(&p, a))
@@ -829,21 +834,26 @@ fn kfd_ioctl_get_queue_wave_state(p: &Arc<Process>, args: &mut kfd_ioctl_get_que
 pub fn bo_from_dmabuf(st: &mut ProcState, fd: RawFd) -> Result<Arc<Bo>, Errno> {
     let stat = sys::fstat(fd).map_err(|_| Errno::EBADF)?;
     let key = (stat.st_dev, stat.st_ino);
-    if let Some(bo) = st.bo_by_key(key) {
-        return Ok(bo);
+    let known = match st.bo_by_key(key) {
+        Ok(bo) => return Ok(bo),
+        Err(name) => name,
+    };
+    if known.is_none() {
+        if let Some((map, size)) = super::udmabuf::open_pages(fd, &stat) {
+            // Another driver's dma-buf: amdgpu_gem_prime_import makes a GTT sg BO of it.
+            let bo = Arc::new(Bo::new_foreign(0, map, size));
+            st.remember_bo(&bo);
+            return Ok(bo);
+        }
     }
-    if let Some((map, size)) = super::udmabuf::open_pages(fd) {
-        // Another driver's dma-buf: amdgpu_gem_prime_import makes a GTT sg BO of it.
-        let bo = Arc::new(Bo::new_foreign(0, map, size));
-        st.remember_bo(&bo);
-        return Ok(bo);
-    }
-    let link = sys::fd_link(fd).ok_or(Errno::EINVAL)?;
-    let name = BoName::parse_link(&link).ok_or(Errno::EINVAL)?;
+    let name = match known {
+        Some(name) => name,
+        None => BoName::parse_link(&sys::fd_link(fd).ok_or(Errno::EINVAL)?).ok_or(Errno::EINVAL)?,
+    };
     if stat.st_size as u64 != name.size || name.size == 0 {
         return Err(Errno::EINVAL);
     }
-    let bo = Arc::new(Bo::from_fd(fd, name.gpu_id, name.flags, name.size)?);
+    let bo = Arc::new(Bo::from_fd(fd, key, name)?);
     st.remember_bo(&bo);
     Ok(bo)
 }

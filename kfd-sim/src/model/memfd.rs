@@ -55,8 +55,13 @@ impl MemfdMap {
     /// it.
     pub fn new(fd: RawFd, len: u64) -> Result<MemfdMap, Errno> {
         let st = sys::fstat(fd).map_err(|_| Errno::EBADF)?;
+        Self::with_key(fd, len, (st.st_dev, st.st_ino))
+    }
+
+    /// [`MemfdMap::new`] of a file whose identity `key` the caller has from its own fstat.
+    pub fn with_key(fd: RawFd, len: u64, key: FileKey) -> Result<MemfdMap, Errno> {
         let base = sys::map_shared(fd, len).map_err(|_| Errno::ENOMEM)?;
-        let mut m = MemfdMap { base, len, key: (st.st_dev, st.st_ino), fd: None };
+        let mut m = MemfdMap { base, len, key, fd: None };
         if !m.reopen_permitted() {
             // SAFETY: `dup` returns a fresh fd owned by nobody else.
             m.fd = Some(unsafe { OwnedFd::from_raw_fd(sys::dup(fd, true).map_err(|_| Errno::ENOMEM)?) });

@@ -11,7 +11,7 @@
 //! lock. Order: `state` → `vm`. The engine takes `vm` alone, releases it, then takes `state` to
 //! signal events (never both the other way round).
 
-use super::bo::{Bo, FileKey};
+use super::bo::{Bo, BoName, FileKey};
 use super::drm::DrmFile;
 use super::events::EventTable;
 use super::gpus::{self, GpuInfo};
@@ -115,8 +115,11 @@ pub struct ProcState {
     /// BO's allocation, so no other BO has that address while the entry is there.
     offset_by_bo: HashMap<usize, u64>,
     pub offset_cursor: u64,
-    /// memfd identity → BO, so one dma-buf imported twice yields the same object.
-    pub bo_by_key: HashMap<FileKey, Weak<Bo>>,
+    /// memfd identity → BO, so one dma-buf imported twice yields the same object, and the
+    /// memfd's parsed name (model BOs), which outlives the BO: importing the same dma-buf again
+    /// after the import was freed needs no readlink. (A memfd's identity is never reused while
+    /// the system runs: the kernel's internal shmem mount numbers inodes with a 64-bit counter.)
+    bo_by_key: HashMap<FileKey, (Weak<Bo>, Option<BoName>)>,
     /// Sizes of `offsets` and `bo_by_key` at which their dead entries are next dropped (twice
     /// the live count after the last pass: amortised O(1) per BO).
     prune_offsets_at: usize,
@@ -256,24 +259,24 @@ impl ProcState {
     /// Records `bo` as the object behind memfd identity `key`.
     pub fn remember_bo(&mut self, bo: &Arc<Bo>) {
         if self.bo_by_key.len() >= self.prune_keys_at {
-            self.bo_by_key.retain(|_, w| w.strong_count() > 0);
+            self.bo_by_key.retain(|_, (w, _)| w.strong_count() > 0);
             self.prune_keys_at = (2 * self.bo_by_key.len()).max(PRUNE_MIN);
         }
         if let Some(k) = bo.key() {
-            self.bo_by_key.insert(k, Arc::downgrade(bo));
+            let name = (!bo.foreign && !bo.is_userptr()).then_some(BoName {
+                gpu_id: bo.gpu_id,
+                flags: bo.flags,
+                size: bo.size,
+            });
+            self.bo_by_key.insert(k, (Arc::downgrade(bo), name));
         }
     }
 
-    /// The BO of this process behind memfd identity `key`, if still alive.
-    pub fn bo_by_key(&mut self, key: FileKey) -> Option<Arc<Bo>> {
-        let w = self.bo_by_key.get(&key)?;
-        match w.upgrade() {
-            Some(b) => Some(b),
-            None => {
-                self.bo_by_key.remove(&key);
-                None
-            }
-        }
+    /// The BO of this process behind memfd identity `key` if still alive (`Ok`), else the
+    /// memfd name of the model BO it was, if known (`Err(Some)`).
+    pub fn bo_by_key(&self, key: FileKey) -> Result<Arc<Bo>, Option<BoName>> {
+        let (w, name) = self.bo_by_key.get(&key).ok_or(None)?;
+        w.upgrade().ok_or(*name)
     }
 }
 

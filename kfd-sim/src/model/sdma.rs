@@ -9,7 +9,8 @@
 //! inverted). When no queue made progress the thread parks on a condvar with an exponential
 //! backoff (20 µs doubling to 2 ms), so an idle queue costs ~500 cheap wake-ups per second at
 //! most, and a process without SDMA queues none (the thread sleeps until a queue is added);
-//! every KFD ioctl of the process (WAIT_EVENTS in particular) kicks it awake at once.
+//! every KFD ioctl of the process but memory management (WAIT_EVENTS in particular) kicks it
+//! awake at once.
 //!
 //! Faults: a translation miss, a write to a read-only mapping, or a packet the decoder rejects is
 //! a VM fault. As `kfd_int_process_v9.c` does for a GPU VM fault, every queue of the process on

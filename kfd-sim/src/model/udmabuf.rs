@@ -207,10 +207,10 @@ pub fn llseek(fd: RawFd, off: i64, whence: i32) -> Option<Result<i64, Errno>> {
     })
 }
 
-/// The pages of a udmabuf fd, mapped back to back for the model, and its size; `None` when `fd`
-/// is no udmabuf. The fds the peek installed are closed again (the mapping holds the files).
-pub fn open_pages(fd: RawFd) -> Option<(MemfdMap, u64)> {
-    let st = sys::fstat(fd).ok()?;
+/// The pages of a udmabuf fd (`st`: its fstat), mapped back to back for the model, and its size;
+/// `None` when `fd` is no udmabuf. The fds the peek installed are closed again (the mapping holds
+/// the files).
+pub fn open_pages(fd: RawFd, st: &libc::stat) -> Option<(MemfdMap, u64)> {
     if st.st_mode & libc::S_IFMT != libc::S_IFSOCK {
         return None;
     }

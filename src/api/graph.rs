@@ -531,20 +531,30 @@ pub extern "C" fn hipGraphAddChildGraphNode(
     })
 }
 
-/// The checks of `hipGraphAddDependencies`/`hipGraphRemoveDependencies`: the node pairs, each
-/// two distinct nodes of `g`.
-fn edges_in(
-    g: &Arc<Graph>,
+/// `hipGraphAddDependencies` (`add`) / `hipGraphRemoveDependencies`: checks that every pair is
+/// two distinct nodes of the graph, then adds or removes the edges `from[i] → to[i]` in order.
+fn edit_edges(
+    graph: hipGraph_t,
     from: *const hipGraphNode_t,
     to: *const hipGraphNode_t,
     n: usize,
-) -> Result<Vec<graph::Edge>, hipError_t> {
-    let (a, b) = (nodes_in(from, n)?, nodes_in(to, n)?);
-    let pairs: Vec<_> = a.into_iter().zip(b).collect();
-    for (x, y) in &pairs {
-        check(x.id != y.id && g.owns(x) && g.owns(y))?;
-    }
-    Ok(pairs)
+    add: bool,
+) -> hipError_t {
+    api(|| {
+        let g = graph_in(graph)?;
+        let (a, b) = (nodes_in(from, n)?, nodes_in(to, n)?);
+        for (x, y) in a.iter().zip(&b) {
+            check(x.id != y.id && g.owns(x) && g.owns(y))?;
+        }
+        for (x, y) in a.iter().zip(&b) {
+            if add {
+                g.add_edge(x, y)?;
+            } else {
+                g.remove_edge(x, y)?;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// `hipGraphAddDependencies`: adds the edges `from[i] → to[i]`. Errors: `hipErrorInvalidValue`
@@ -558,13 +568,7 @@ pub extern "C" fn hipGraphAddDependencies(
     to: *const hipGraphNode_t,
     numDependencies: usize,
 ) -> hipError_t {
-    api(|| {
-        let g = graph_in(graph)?;
-        for (x, y) in edges_in(&g, from, to, numDependencies)? {
-            g.add_edge(&x, &y)?;
-        }
-        Ok(())
-    })
+    edit_edges(graph, from, to, numDependencies, true)
 }
 
 /// `hipGraphRemoveDependencies`: removes the edges `from[i] → to[i]`. Errors:
@@ -576,13 +580,7 @@ pub extern "C" fn hipGraphRemoveDependencies(
     to: *const hipGraphNode_t,
     numDependencies: usize,
 ) -> hipError_t {
-    api(|| {
-        let g = graph_in(graph)?;
-        for (x, y) in edges_in(&g, from, to, numDependencies)? {
-            g.remove_edge(&x, &y)?;
-        }
-        Ok(())
-    })
+    edit_edges(graph, from, to, numDependencies, false)
 }
 
 /// `hipGraphGetNodes`: the graph's nodes in a topological order (clr), written as

@@ -678,16 +678,16 @@ pub fn check_device_sync() -> Result<(), hipError_t> {
 /// `hipStreamSynchronize`/`hipStreamQuery` on `s` (clr `Stream::StreamCaptureOngoing`): refused
 /// when `s` takes part in a capture (invalidating it), or, unless this thread is in Relaxed mode,
 /// while any thread captures in Global mode or this thread captures in ThreadLocal/Global mode
-/// (invalidating those). The null stream is never refused. Errors:
-/// `hipErrorStreamCaptureUnsupported`.
+/// (invalidating those). The null stream is refused only while it captures itself (as
+/// `hipStreamPerThread`). Errors: `hipErrorStreamCaptureUnsupported`.
 pub fn check_stream_sync(s: &Stream) -> Result<(), hipError_t> {
     let e = hipError_t::hipErrorStreamCaptureUnsupported;
-    if s.is_null {
-        return Ok(());
-    }
     if let Some(sc) = s.capture.lock().as_ref() {
         sc.cap.invalidate();
         return Err(e);
+    }
+    if s.is_null {
+        return Ok(());
     }
     if thread_mode() == hipStreamCaptureMode::hipStreamCaptureModeRelaxed {
         return Ok(());
@@ -902,8 +902,7 @@ pub fn capture_event_record(e: &Arc<Event>, s: &Stream) -> Result<bool, hipError
 /// `hipStreamWaitEvent(s, e)` where `e` was recorded in a capture in progress: `s` joins the
 /// capture (if it did not take part yet) and its next operation depends on the nodes before the
 /// record (clr `hipStreamWaitEvent_common`) → `true`; `false` when `e` is not captured. Errors:
-/// `hipErrorStreamCaptureIsolation` (the null stream), `hipErrorStreamCaptureMerge` (`s`
-/// captures into another graph).
+/// `hipErrorStreamCaptureMerge` (`s` captures into another graph).
 pub fn capture_wait_event(s: &Arc<Stream>, e: &Event) -> Result<bool, hipError_t> {
     let (cap, nodes) = {
         let ec = e.capture.lock();
@@ -911,9 +910,6 @@ pub fn capture_wait_event(s: &Arc<Stream>, e: &Event) -> Result<bool, hipError_t
         let Some(cap) = ec.cap.upgrade() else { return Ok(false) };
         (cap, ec.nodes.iter().filter_map(|w| w.upgrade()).collect::<Vec<_>>())
     };
-    if s.is_null {
-        return Err(hipError_t::hipErrorStreamCaptureIsolation);
-    }
     let mut c = s.capture.lock();
     match c.as_mut() {
         Some(sc) if Arc::ptr_eq(&sc.cap, &cap) => sc.add_deps(&nodes),

@@ -935,3 +935,42 @@ TEST(hipStreamCapture_update_dependencies)
     HIP_OK(hipStreamDestroy(s));
     HIP_OK(hipFree(d));
 }
+
+/* hipStreamPerThread captures (hip-tests capture it as often as created streams). */
+TEST(hipStreamCapture_per_thread_stream)
+{
+    const size_t n = 16 * KiB;
+    void *d = NULL;
+    uint8_t *h = NULL;
+    HIP_OK(hipMalloc(&d, n));
+    HIP_OK(hipHostMalloc((void **)&h, n, 0));
+    memset(h, 0, n);
+    hipStreamCaptureStatus st;
+    HIP_OK(hipStreamBeginCapture(hipStreamPerThread, hipStreamCaptureModeGlobal));
+    HIP_OK(hipStreamIsCapturing(hipStreamPerThread, &st));
+    CHECK(st == hipStreamCaptureStatusActive);
+    CHECK_HIP(hipStreamIsCapturing(NULL, &st), hipErrorStreamCaptureImplicit);
+    HIP_OK(hipMemsetAsync(d, 0x3C, n, hipStreamPerThread));
+    HIP_OK(hipMemcpyAsync(h, d, n, hipMemcpyDeviceToHost, hipStreamPerThread));
+    hipGraph_t g;
+    HIP_OK(hipStreamEndCapture(hipStreamPerThread, &g));
+    CHECK_BYTES(h, n, 0);
+    size_t nn = 0;
+    HIP_OK(hipGraphGetNodes(g, NULL, &nn));
+    CHECK(nn == 2);
+    hipGraphExec_t x;
+    HIP_OK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+    HIP_OK(hipGraphLaunch(x, hipStreamPerThread));
+    HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+    CHECK_BYTES(h, n, 0x3C);
+    HIP_OK(hipGraphDestroy(g));
+
+    HIP_OK(hipStreamBeginCapture(hipStreamPerThread, hipStreamCaptureModeRelaxed));
+    CHECK_HIP(hipStreamSynchronize(hipStreamPerThread), hipErrorStreamCaptureUnsupported);
+    CHECK_HIP(hipStreamEndCapture(hipStreamPerThread, &g), hipErrorStreamCaptureInvalidated);
+    CHECK_HIP(hipStreamBeginCapture(hipStreamLegacy, hipStreamCaptureModeGlobal),
+              hipErrorStreamCaptureUnsupported);
+    HIP_OK(hipGraphExecDestroy(x));
+    HIP_OK(hipFree(d));
+    HIP_OK(hipHostFree(h));
+}

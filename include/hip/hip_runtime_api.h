@@ -1457,8 +1457,8 @@ hipError_t hipEventDestroy(hipEvent_t event);
 // `hipStreamBeginCapture`: later async work on `stream` (and on streams that join through
 // captured events) is recorded into a new graph instead of running. Errors (clr, hip-tests
 // `Unit_hipStreamBeginCapture_Negative_Parameters`): `hipErrorContextIsDestroyed` (unknown
-// stream), `hipErrorStreamCaptureUnsupported` (the null stream; hipkfd's
-// `hipStreamPerThread` is the null stream too), `hipErrorInvalidValue` (unknown mode),
+// stream), `hipErrorStreamCaptureUnsupported` (the null stream, `hipStreamLegacy`),
+// `hipErrorInvalidValue` (unknown mode),
 // `hipErrorIllegalState` (already capturing).
 hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode);
 

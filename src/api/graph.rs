@@ -171,17 +171,18 @@ fn add_node(
 // Stream capture
 // ---------------------------------------------------------------------------------------------
 
-/// Whether `h` is the null stream (or `hipStreamLegacy` / `hipStreamPerThread`, which are the
-/// null stream in hipkfd).
+/// Whether `h` is the null stream or `hipStreamLegacy`, which cannot capture.
+/// `hipStreamPerThread` can (hip-tests capture it); in hipkfd it names the null stream object
+/// too, so while it captures, async work given the null stream is captured with it.
 fn is_null_stream(h: hipStream_t) -> bool {
-    (h as usize) <= 2
+    (h as usize) <= 1
 }
 
 /// `hipStreamBeginCapture`: later async work on `stream` (and on streams that join through
 /// captured events) is recorded into a new graph instead of running. Errors (clr, hip-tests
 /// `Unit_hipStreamBeginCapture_Negative_Parameters`): `hipErrorContextIsDestroyed` (unknown
-/// stream), `hipErrorStreamCaptureUnsupported` (the null stream; hipkfd's
-/// `hipStreamPerThread` is the null stream too), `hipErrorInvalidValue` (unknown mode),
+/// stream), `hipErrorStreamCaptureUnsupported` (the null stream, `hipStreamLegacy`),
+/// `hipErrorInvalidValue` (unknown mode),
 /// `hipErrorIllegalState` (already capturing).
 #[no_mangle]
 pub extern "C" fn hipStreamBeginCapture(stream: hipStream_t, mode: hipStreamCaptureMode) -> hipError_t {

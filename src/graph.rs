@@ -79,6 +79,15 @@ impl Op {
         }
     }
 
+    /// The direction of a copy.
+    fn copy_kind(&self) -> Option<hipMemcpyKind> {
+        match self {
+            Op::Memcpy { kind, .. } => Some(*kind),
+            Op::Memcpy3D { parms, .. } => Some(parms.0.kind),
+            _ => None,
+        }
+    }
+
     /// A copy whose child graph (if any) is a deep copy, so that later edits of either side do
     /// not reach the other.
     fn deep_clone(&self) -> Op {
@@ -402,20 +411,36 @@ impl Exec {
         Ok(())
     }
 
-    /// `hipGraphExecUpdate`: takes the operations of `g`, which must have the executable graph's
-    /// topology and node types. Errors: `(hipGraphExecUpdateErrorTopologyChanged or
-    /// NodeTypeChanged, the first node that differs)`, leaving the executable graph as it was.
+    /// `hipGraphExecUpdate`: takes the operations of `g`, matched to the steps in topological
+    /// order, as clr checks them: the same node count (else TopologyChanged, no node), then per
+    /// node the same type (NodeTypeChanged), the same copy direction (ParametersChanged), the
+    /// same number of dependencies (TopologyChanged); finally the same edges (TopologyChanged).
+    /// On a mismatch → `(why, the node of g)` and the executable graph is left as it was.
     pub fn update(&self, g: &Graph) -> Result<(), (hipGraphExecUpdateResult, Option<Arc<Node>>)> {
         use hipGraphExecUpdateResult as R;
         let (order, edges) = snapshot(g).map_err(|_| (R::hipGraphExecUpdateError, None))?;
         let mut steps = self.steps.lock();
-        if order.len() != steps.len() || edges != self.edges {
+        if order.len() != steps.len() {
             return Err((R::hipGraphExecUpdateErrorTopologyChanged, None));
         }
-        for (n, s) in order.iter().zip(steps.iter()) {
-            if n.node_type() != s.op.node_type() {
-                return Err((R::hipGraphExecUpdateErrorNodeTypeChanged, Some(n.clone())));
+        let indeg = |e: &[(usize, usize)], i: usize| e.iter().filter(|x| x.1 == i).count();
+        for (i, (n, s)) in order.iter().zip(steps.iter()).enumerate() {
+            let op = n.op();
+            let why = if op.node_type() != s.op.node_type() {
+                Some(R::hipGraphExecUpdateErrorNodeTypeChanged)
+            } else if op.copy_kind() != s.op.copy_kind() {
+                Some(R::hipGraphExecUpdateErrorParametersChanged)
+            } else if indeg(&edges, i) != indeg(&self.edges, i) {
+                Some(R::hipGraphExecUpdateErrorTopologyChanged)
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err((why, Some(n.clone())));
             }
+        }
+        if edges != self.edges {
+            return Err((R::hipGraphExecUpdateErrorTopologyChanged, None));
         }
         for (n, s) in order.iter().zip(steps.iter_mut()) {
             s.op = n.op().deep_clone();

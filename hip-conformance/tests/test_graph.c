@@ -974,3 +974,47 @@ TEST(hipStreamCapture_per_thread_stream)
     HIP_OK(hipFree(d));
     HIP_OK(hipHostFree(h));
 }
+
+/* hipGraphExecUpdate's refusals (hip-tests Unit_hipGraphExecUpdate_Negative_*). */
+TEST(hipGraphExecUpdate_refusals)
+{
+    const size_t n = 4096;
+    void *d = NULL;
+    uint8_t *h = xmalloc(n);
+    HIP_OK(hipMalloc(&d, n));
+    hipGraph_t g1, g2, g3;
+    hipGraphNode_t a, b, c;
+    HIP_OK(hipGraphCreate(&g1, 0));
+    HIP_OK(hipGraphAddMemcpyNode1D(&a, g1, NULL, 0, d, h, n, hipMemcpyHostToDevice));
+    hipGraphExec_t x;
+    HIP_OK(hipGraphInstantiate(&x, g1, NULL, NULL, 0));
+
+    HIP_OK(hipGraphCreate(&g2, 0));
+    HIP_OK(hipGraphAddMemcpyNode1D(&b, g2, NULL, 0, h, d, n, hipMemcpyDeviceToHost));
+    hipGraphNode_t err = NULL;
+    hipGraphExecUpdateResult r = hipGraphExecUpdateSuccess;
+    CHECK_HIP(hipGraphExecUpdate(x, g2, &err, &r), hipErrorGraphExecUpdateFailure);
+    CHECK(r == hipGraphExecUpdateErrorParametersChanged && err == b);
+
+    HIP_OK(hipGraphCreate(&g3, 0));
+    HIP_OK(hipGraphAddEmptyNode(&c, g3, NULL, 0));
+    CHECK_HIP(hipGraphExecUpdate(x, g3, &err, &r), hipErrorGraphExecUpdateFailure);
+    CHECK(r == hipGraphExecUpdateErrorNodeTypeChanged && err == c);
+
+    CHECK_HIP(hipGraphExecUpdate(x, g3, NULL, &r), hipErrorInvalidValue);
+    CHECK_HIP(hipGraphExecUpdate(x, g3, &err, NULL), hipErrorInvalidValue);
+    CHECK_HIP(hipGraphExecUpdate(NULL, g3, &err, &r), hipErrorInvalidValue);
+    CHECK_HIP(hipGraphExecUpdate(x, NULL, &err, &r), hipErrorInvalidValue);
+
+    /* The refused updates left the executable graph as it was: it still copies h → d. */
+    pat_fill(h, n, 77);
+    HIP_OK(hipGraphLaunch(x, NULL));
+    HIP_OK(hipStreamSynchronize(NULL));
+    check_dev_pattern(d, n, 77);
+    HIP_OK(hipGraphExecDestroy(x));
+    HIP_OK(hipGraphDestroy(g1));
+    HIP_OK(hipGraphDestroy(g2));
+    HIP_OK(hipGraphDestroy(g3));
+    HIP_OK(hipFree(d));
+    free(h);
+}

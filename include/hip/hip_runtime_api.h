@@ -1867,11 +1867,12 @@ hipError_t hipGraphExecChildGraphNodeSetParams(hipGraphExec_t hGraphExec,
                                                hipGraph_t childGraph);
 
 // `hipGraphExecUpdate`: takes the node parameters of `hGraph`, which must have the executable
-// graph's topology and node types (nodes matched in topological order). On a mismatch nothing
-// changes, `*updateResult_out` says why (`hipGraphExecUpdateErrorTopologyChanged`,
-// `...NodeTypeChanged`), `*hErrorNode_out` is the first differing node (or null), and the call
-// fails with `hipErrorGraphExecUpdateFailure`. Errors: `hipErrorInvalidValue` (unknown
-// executable graph or graph, null `updateResult_out`).
+// graph's topology, node types and copy directions (nodes matched in topological order, clr's
+// checks). On a mismatch nothing changes, `*updateResult_out` says why
+// (`hipGraphExecUpdateErrorTopologyChanged`, `...NodeTypeChanged`, `...ParametersChanged`),
+// `*hErrorNode_out` is the first differing node (or null), and the call fails with
+// `hipErrorGraphExecUpdateFailure`. Errors: `hipErrorInvalidValue` (unknown executable graph or
+// graph, null out-pointers).
 hipError_t hipGraphExecUpdate(hipGraphExec_t hGraphExec,
                               hipGraph_t hGraph,
                               hipGraphNode_t *hErrorNode_out,

@@ -1168,11 +1168,12 @@ pub extern "C" fn hipGraphExecChildGraphNodeSetParams(
 }
 
 /// `hipGraphExecUpdate`: takes the node parameters of `hGraph`, which must have the executable
-/// graph's topology and node types (nodes matched in topological order). On a mismatch nothing
-/// changes, `*updateResult_out` says why (`hipGraphExecUpdateErrorTopologyChanged`,
-/// `...NodeTypeChanged`), `*hErrorNode_out` is the first differing node (or null), and the call
-/// fails with `hipErrorGraphExecUpdateFailure`. Errors: `hipErrorInvalidValue` (unknown
-/// executable graph or graph, null `updateResult_out`).
+/// graph's topology, node types and copy directions (nodes matched in topological order, clr's
+/// checks). On a mismatch nothing changes, `*updateResult_out` says why
+/// (`hipGraphExecUpdateErrorTopologyChanged`, `...NodeTypeChanged`, `...ParametersChanged`),
+/// `*hErrorNode_out` is the first differing node (or null), and the call fails with
+/// `hipErrorGraphExecUpdateFailure`. Errors: `hipErrorInvalidValue` (unknown executable graph or
+/// graph, null out-pointers).
 #[no_mangle]
 pub extern "C" fn hipGraphExecUpdate(
     hGraphExec: hipGraphExec_t,
@@ -1181,15 +1182,13 @@ pub extern "C" fn hipGraphExecUpdate(
     updateResult_out: *mut hipGraphExecUpdateResult,
 ) -> hipError_t {
     api(|| {
-        check(!updateResult_out.is_null())?;
+        check(!updateResult_out.is_null() && !hErrorNode_out.is_null())?;
         let (x, g) = (exec_in(hGraphExec)?, graph_in(hGraph)?);
         match x.update(&g) {
             Ok(()) => write_out(updateResult_out, hipGraphExecUpdateResult::hipGraphExecUpdateSuccess),
             Err((r, n)) => {
                 write_out(updateResult_out, r)?;
-                if !hErrorNode_out.is_null() {
-                    write_out(hErrorNode_out, n.map_or(std::ptr::null_mut(), |n| n.handle() as hipGraphNode_t))?;
-                }
+                write_out(hErrorNode_out, n.map_or(std::ptr::null_mut(), |n| n.handle() as hipGraphNode_t))?;
                 Err(hipError_t::hipErrorGraphExecUpdateFailure)
             }
         }

@@ -742,15 +742,27 @@ pub fn blocking_capture() -> bool {
     })
 }
 
-/// `hipStreamBeginCapture` on `s` (not the null stream) in `mode`. Errors:
-/// `hipErrorIllegalState` (already capturing, or joined to a capture).
-pub fn capture_begin(s: &Arc<Stream>, mode: hipStreamCaptureMode) -> Result<(), hipError_t> {
+/// `hipStreamBeginCapture` on `s` (not the null stream) in `mode`, into a new graph, or
+/// (`hipStreamBeginCaptureToGraph`) into `into` after its nodes `deps` (the nodes `into` holds
+/// already count as added by hand: they do not make the capture unjoined). Errors:
+/// `hipErrorIllegalState` (already capturing, or joined to a capture), `hipErrorInvalidValue`
+/// (a dependency not in `into`).
+pub fn capture_begin(
+    s: &Arc<Stream>,
+    mode: hipStreamCaptureMode,
+    into: Option<(Arc<Graph>, Vec<Arc<Node>>)>,
+) -> Result<(), hipError_t> {
     let mut c = s.capture.lock();
     if c.is_some() {
         return Err(hipError_t::hipErrorIllegalState);
     }
+    let (graph, deps) = into.unwrap_or_else(|| (Graph::new(s.dev, false), vec![]));
+    if deps.iter().any(|n| !graph.owns(n)) {
+        return Err(hipError_t::hipErrorInvalidValue);
+    }
+    let exempt = graph.nodes().iter().map(|n| n.id).collect();
     let cap = Arc::new(Capture {
-        graph: Graph::new(s.dev, false),
+        graph,
         id: NEXT_CAPTURE.fetch_add(1, Ordering::Relaxed),
         mode,
         thread: std::thread::current().id(),
@@ -758,7 +770,7 @@ pub fn capture_begin(s: &Arc<Stream>, mode: hipStreamCaptureMode) -> Result<(), 
         origin: Arc::as_ptr(s) as usize,
         streams: Mutex::new(vec![Arc::downgrade(s)]),
         events: Mutex::new(vec![]),
-        exempt: Mutex::new(HashSet::new()),
+        exempt: Mutex::new(exempt),
     });
     if mode != hipStreamCaptureMode::hipStreamCaptureModeRelaxed {
         MINE.with(|m| m.borrow_mut().push(Arc::downgrade(&cap)));
@@ -766,7 +778,7 @@ pub fn capture_begin(s: &Arc<Stream>, mode: hipStreamCaptureMode) -> Result<(), 
     let mut all = ACTIVE.lock();
     all.retain(|w| w.strong_count() > 0);
     all.push(Arc::downgrade(&cap));
-    *c = Some(StreamCapture::new(cap, vec![]));
+    *c = Some(StreamCapture::new(cap, deps));
     Ok(())
 }
 
@@ -910,18 +922,15 @@ thread_local! {
 }
 
 /// `hipEventRecord` of `e` on capturing stream `s`: the event remembers the stream's current
-/// nodes (clr `Event::SetNodesPrevToRecorded`) → `true`; `false` when `s` does not capture.
-/// Errors: `hipErrorStreamCaptureInvalidated`.
-pub fn capture_event_record(e: &Arc<Event>, s: &Stream) -> Result<bool, hipError_t> {
+/// nodes (clr `Event::SetNodesPrevToRecorded`) → `true`; `false` when `s` does not capture, or
+/// its capture was invalidated (clr records the event for real then).
+pub fn capture_event_record(e: &Arc<Event>, s: &Stream) -> bool {
     let c = s.capture.lock();
-    let Some(sc) = c.as_ref() else { return Ok(false) };
-    if sc.cap.invalid() {
-        return Err(hipError_t::hipErrorStreamCaptureInvalidated);
-    }
+    let Some(sc) = c.as_ref().filter(|sc| !sc.cap.invalid()) else { return false };
     *e.capture.lock() =
         Some(EventCapture { cap: Arc::downgrade(&sc.cap), nodes: sc.deps.iter().map(Arc::downgrade).collect() });
     sc.cap.events.lock().push(Arc::downgrade(e));
-    Ok(true)
+    true
 }
 
 /// `hipStreamWaitEvent(s, e)` where `e` was recorded in a capture in progress: `s` joins the

@@ -1018,3 +1018,40 @@ TEST(hipGraphExecUpdate_refusals)
     HIP_OK(hipFree(d));
     free(h);
 }
+
+/* hipStreamBeginCaptureToGraph: captured work lands in an existing graph after given nodes. */
+TEST(hipStreamBeginCaptureToGraph_basic)
+{
+    hipStream_t s;
+    HIP_OK(hipStreamCreate(&s));
+    hipGraph_t g, out = NULL;
+    HIP_OK(hipGraphCreate(&g, 0));
+    hipGraphNode_t first = add_host(g, NULL, 0, 41);
+    add_host(g, NULL, 0, 40); /* a second root, added by hand: not "unjoined" */
+    CHECK_HIP(hipStreamBeginCaptureToGraph(s, NULL, NULL, NULL, 0, hipStreamCaptureModeGlobal),
+              hipErrorInvalidValue);
+    CHECK_HIP(hipStreamBeginCaptureToGraph(s, g, NULL, NULL, 1, hipStreamCaptureModeGlobal),
+              hipErrorInvalidValue);
+    CHECK_HIP(hipStreamBeginCaptureToGraph(s, g, NULL, NULL, 0, (hipStreamCaptureMode)-1),
+              hipErrorInvalidValue);
+    hipGraphEdgeData ed;
+    memset(&ed, 0, sizeof ed);
+    CHECK_HIP(hipStreamBeginCaptureToGraph(s, g, &first, &ed, 1, hipStreamCaptureModeGlobal),
+              hipErrorNotSupported);
+    HIP_OK(hipStreamBeginCaptureToGraph(s, g, &first, NULL, 1, hipStreamCaptureModeGlobal));
+    HIP_OK(hipLaunchHostFunc(s, log_tag, (void *)(intptr_t)42));
+    HIP_OK(hipStreamEndCapture(s, &out));
+    CHECK(out == g);
+    size_t n = 0;
+    HIP_OK(hipGraphGetNodes(g, NULL, &n));
+    CHECK(n == 3);
+    hipGraphExec_t x;
+    HIP_OK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+    atomic_store(&log_len, 0);
+    HIP_OK(hipGraphLaunch(x, s));
+    HIP_OK(hipStreamSynchronize(s));
+    CHECK(atomic_load(&log_len) == 3 && log_pos(41) < log_pos(42));
+    HIP_OK(hipGraphExecDestroy(x));
+    HIP_OK(hipGraphDestroy(g));
+    HIP_OK(hipStreamDestroy(s));
+}

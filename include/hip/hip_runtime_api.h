@@ -1008,6 +1008,15 @@ typedef struct ihipGraph *hipGraph_t;
 // Graph node handle.
 typedef struct hipGraphNode *hipGraphNode_t;
 
+// `typedef struct hipGraphEdgeData { unsigned char from_port; unsigned char reserved[5];
+// unsigned char to_port; unsigned char type; }`: an edge's ports and type. 8 bytes.
+typedef struct hipGraphEdgeData {
+  uint8_t from_port;
+  uint8_t reserved[5];
+  uint8_t to_port;
+  uint8_t type;
+} hipGraphEdgeData;
+
 // Array handle.
 typedef struct hipArray *hipArray_t;
 
@@ -1461,6 +1470,19 @@ hipError_t hipEventDestroy(hipEvent_t event);
 // `hipErrorInvalidValue` (unknown mode),
 // `hipErrorIllegalState` (already capturing).
 hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode);
+
+// `hipStreamBeginCaptureToGraph`: as [`hipStreamBeginCapture`], capturing into the existing
+// `graph` after its nodes `dependencies[numDependencies]` (the graph's nodes do not make the
+// capture unjoined; `hipStreamEndCapture` gives `graph` back, still owned by the caller).
+// Errors (clr, in its order): `hipErrorNotSupported` (`dependencyData` given),
+// `hipErrorInvalidValue` (null or unknown graph, dependencies null with a count or given with
+// none, a dependency not in `graph`), then [`hipStreamBeginCapture`]'s.
+hipError_t hipStreamBeginCaptureToGraph(hipStream_t stream,
+                                        hipGraph_t graph,
+                                        const hipGraphNode_t *dependencies,
+                                        const struct hipGraphEdgeData *dependencyData,
+                                        size_t numDependencies,
+                                        hipStreamCaptureMode mode);
 
 // `hipStreamEndCapture`: ends the capture begun on `stream` and gives its graph (the caller
 // owns it: `hipGraphDestroy`). Errors (clr `hipStreamEndCapture_common`):

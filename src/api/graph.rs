@@ -186,14 +186,47 @@ fn is_null_stream(h: hipStream_t) -> bool {
 /// `hipErrorIllegalState` (already capturing).
 #[no_mangle]
 pub extern "C" fn hipStreamBeginCapture(stream: hipStream_t, mode: hipStreamCaptureMode) -> hipError_t {
+    api(|| begin_capture(stream, mode, None))
+}
+
+/// The checks and start of both `hipStreamBeginCapture*`.
+fn begin_capture(
+    stream: hipStream_t,
+    mode: hipStreamCaptureMode,
+    into: Option<(Arc<Graph>, Vec<Arc<Node>>)>,
+) -> Result<(), hipError_t> {
+    let (rt, _) = rt_dev()?;
+    let s = stream_of(rt, stream)?;
+    if is_null_stream(stream) {
+        return Err(hipError_t::hipErrorStreamCaptureUnsupported);
+    }
+    check((0..=2).contains(&mode.0))?;
+    graph::capture_begin(&s, mode, into)
+}
+
+/// `hipStreamBeginCaptureToGraph`: as [`hipStreamBeginCapture`], capturing into the existing
+/// `graph` after its nodes `dependencies[numDependencies]` (the graph's nodes do not make the
+/// capture unjoined; `hipStreamEndCapture` gives `graph` back, still owned by the caller).
+/// Errors (clr, in its order): `hipErrorNotSupported` (`dependencyData` given),
+/// `hipErrorInvalidValue` (null or unknown graph, dependencies null with a count or given with
+/// none, a dependency not in `graph`), then [`hipStreamBeginCapture`]'s.
+#[no_mangle]
+pub extern "C" fn hipStreamBeginCaptureToGraph(
+    stream: hipStream_t,
+    graph: hipGraph_t,
+    dependencies: *const hipGraphNode_t,
+    dependencyData: *const hipGraphEdgeData,
+    numDependencies: usize,
+    mode: hipStreamCaptureMode,
+) -> hipError_t {
     api(|| {
-        let (rt, _) = rt_dev()?;
-        let s = stream_of(rt, stream)?;
-        if is_null_stream(stream) {
-            return Err(hipError_t::hipErrorStreamCaptureUnsupported);
+        if !dependencyData.is_null() {
+            return Err(hipError_t::hipErrorNotSupported);
         }
-        check((0..=2).contains(&mode.0))?;
-        graph::capture_begin(&s, mode)
+        let g = graph_in(graph)?;
+        check(dependencies.is_null() == (numDependencies == 0))?;
+        let deps = nodes_in(dependencies, numDependencies)?;
+        begin_capture(stream, mode, Some((g, deps)))
     })
 }
 

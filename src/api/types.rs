@@ -889,6 +889,17 @@ c_enum! {
     }
 }
 
+/// `typedef struct hipGraphEdgeData { unsigned char from_port; unsigned char reserved[5];
+/// unsigned char to_port; unsigned char type; }`: an edge's ports and type. 8 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct hipGraphEdgeData {
+    pub from_port: u8,
+    pub reserved: [u8; 5],
+    pub to_port: u8,
+    pub r#type: u8,
+}
+
 /// `typedef struct hipMemsetParams { void* dst; unsigned int elementSize; size_t height; size_t
 /// pitch; unsigned int value; size_t width; }`: dst@0, elementSize@8, height@16, pitch@24,
 /// value@32, width@40. 48 bytes.

@@ -369,12 +369,16 @@ impl Graph {
 struct Step {
     ids: Vec<u64>,
     op: Op,
+    /// `hipGraphNodeSetEnabled`: a disabled step does nothing.
+    enabled: bool,
 }
 
 /// An executable graph (`hipGraphInstantiate`): the graph's operations in a topological order,
 /// plus the edges as positions, which `hipGraphExecUpdate` compares.
 pub struct Exec {
     pub dev: usize,
+    /// The flags it was instantiated with (`hipGraphExecGetFlags`).
+    pub flags: u64,
     steps: Mutex<Vec<Step>>,
     edges: Vec<(usize, usize)>,
 }
@@ -391,11 +395,28 @@ fn snapshot(g: &Graph) -> Result<Snapshot, hipError_t> {
 }
 
 impl Exec {
-    /// Instantiates `g`. Errors: `hipErrorInvalidValue` (a cycle).
-    pub fn new(g: &Graph) -> Result<Exec, hipError_t> {
+    /// Instantiates `g` with `flags`. Errors: `hipErrorInvalidValue` (a cycle).
+    pub fn new(g: &Graph, flags: u64) -> Result<Exec, hipError_t> {
         let (order, edges) = snapshot(g)?;
-        let steps = order.iter().map(|n| Step { ids: vec![n.id], op: n.op().deep_clone() }).collect();
-        Ok(Exec { dev: g.dev, steps: Mutex::new(steps), edges })
+        let steps = order.iter().map(|n| Step { ids: vec![n.id], op: n.op().deep_clone(), enabled: true }).collect();
+        Ok(Exec { dev: g.dev, flags, steps: Mutex::new(steps), edges })
+    }
+
+    /// `hipGraphNodeSetEnabled` (`Some`) / `hipGraphNodeGetEnabled` (`None`) of the step made from
+    /// `n` → whether it is enabled. Errors: `hipErrorInvalidValue` (`n` not instantiated here, or
+    /// not a kernel, copy or fill node: clr).
+    pub fn enabled(&self, n: &Node, set: Option<bool>) -> Result<bool, hipError_t> {
+        let mut steps = self.steps.lock();
+        let s = steps.iter_mut().find(|s| s.ids.contains(&n.id)).ok_or(hipError_t::hipErrorInvalidValue)?;
+        use hipGraphNodeType as T;
+        let t = s.op.node_type();
+        if t != T::hipGraphNodeTypeKernel && t != T::hipGraphNodeTypeMemcpy && t != T::hipGraphNodeTypeMemset {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        if let Some(e) = set {
+            s.enabled = e;
+        }
+        Ok(s.enabled)
     }
 
     /// Replaces the operation of the step made from graph node `n` (`hipGraphExec*NodeSetParams`).
@@ -538,7 +559,7 @@ impl Runtime {
     /// order. Errors: the first failing step's (later steps are not queued).
     pub fn exec_launch(&self, x: &Exec, s: &Arc<Stream>) -> Result<(), hipError_t> {
         let steps = x.steps.lock().clone();
-        for st in &steps {
+        for st in steps.iter().filter(|st| st.enabled) {
             self.op_run(&st.op, s)?;
         }
         Ok(())

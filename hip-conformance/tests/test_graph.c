@@ -1055,3 +1055,44 @@ TEST(hipStreamBeginCaptureToGraph_basic)
     HIP_OK(hipGraphDestroy(g));
     HIP_OK(hipStreamDestroy(s));
 }
+
+/* hipGraphNodeSetEnabled: a disabled fill does nothing; host nodes cannot be disabled. */
+TEST(hipGraphNodeSetEnabled_skips_step)
+{
+    const size_t n = 4096;
+    void *d = NULL;
+    HIP_OK(hipMalloc(&d, n));
+    HIP_OK(hipMemset(d, 0x10, n));
+    hipGraph_t g;
+    HIP_OK(hipGraphCreate(&g, 0));
+    hipGraphNode_t set = add_memset(g, NULL, 0, d, 1, 0x20, n);
+    hipGraphNode_t host = add_host(g, &set, 1, 50);
+    hipGraphExec_t x;
+    HIP_OK(hipGraphInstantiateWithFlags(&x, g, hipGraphInstantiateFlagAutoFreeOnLaunch));
+    unsigned long long flags = 0;
+    HIP_OK(hipGraphExecGetFlags(x, &flags));
+    CHECK(flags == hipGraphInstantiateFlagAutoFreeOnLaunch);
+    hipGraphExec_t bad;
+    CHECK_HIP(hipGraphInstantiateWithFlags(&bad, g, 10), hipErrorInvalidValue);
+
+    unsigned en = 7;
+    HIP_OK(hipGraphNodeGetEnabled(x, set, &en));
+    CHECK(en == 1);
+    HIP_OK(hipGraphNodeSetEnabled(x, set, 0));
+    HIP_OK(hipGraphNodeGetEnabled(x, set, &en));
+    CHECK(en == 0);
+    CHECK_HIP(hipGraphNodeSetEnabled(x, host, 0), hipErrorInvalidValue);
+    CHECK_HIP(hipGraphNodeGetEnabled(x, set, NULL), hipErrorInvalidValue);
+    atomic_store(&log_len, 0);
+    HIP_OK(hipGraphLaunch(x, NULL));
+    HIP_OK(hipStreamSynchronize(NULL));
+    check_dev_bytes(d, n, 0x10);
+    CHECK(atomic_load(&log_len) == 1);
+    HIP_OK(hipGraphNodeSetEnabled(x, set, 1));
+    HIP_OK(hipGraphLaunch(x, NULL));
+    HIP_OK(hipStreamSynchronize(NULL));
+    check_dev_bytes(d, n, 0x20);
+    HIP_OK(hipGraphExecDestroy(x));
+    HIP_OK(hipGraphDestroy(g));
+    HIP_OK(hipFree(d));
+}

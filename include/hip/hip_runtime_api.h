@@ -1900,6 +1900,24 @@ hipError_t hipGraphExecUpdate(hipGraphExec_t hGraphExec,
                               hipGraphNode_t *hErrorNode_out,
                               hipGraphExecUpdateResult *updateResult_out);
 
+// `hipGraphNodeSetEnabled`: enables (`isEnabled` ≠ 0) or disables the executable graph's step
+// made from `hNode`; a disabled step does nothing when launched. Errors: `hipErrorInvalidValue`
+// (unknown executable graph or node, a node not instantiated in it, not a kernel, copy or fill
+// node: clr).
+hipError_t hipGraphNodeSetEnabled(hipGraphExec_t hGraphExec,
+                                  hipGraphNode_t hNode,
+                                  unsigned int isEnabled);
+
+// `hipGraphNodeGetEnabled`: 1 when the step made from `hNode` is enabled, else 0. Errors as
+// [`hipGraphNodeSetEnabled`], and `hipErrorInvalidValue` for a null `isEnabled`.
+hipError_t hipGraphNodeGetEnabled(hipGraphExec_t hGraphExec,
+                                  hipGraphNode_t hNode,
+                                  unsigned int *isEnabled);
+
+// `hipGraphExecGetFlags`: the flags the executable graph was instantiated with. Errors:
+// `hipErrorInvalidValue` (null, unknown executable graph).
+hipError_t hipGraphExecGetFlags(hipGraphExec_t graphExec, unsigned long long *flags);
+
 // `hipMallocManaged`: `size` bytes of managed memory. Errors (clr): `hipErrorInvalidValue`
 // (null `dev_ptr`, `size == 0`, `flags` other than `hipMemAttachGlobal` or `hipMemAttachHost`),
 // `hipErrorOutOfMemory`.

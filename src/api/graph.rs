@@ -990,10 +990,10 @@ pub extern "C" fn hipGraphChildGraphNodeGetGraph(node: hipGraphNode_t, pGraph: *
 // Executable graphs
 // ---------------------------------------------------------------------------------------------
 
-fn instantiate(pGraphExec: *mut hipGraphExec_t, graph: hipGraph_t) -> Result<(), hipError_t> {
+fn instantiate(pGraphExec: *mut hipGraphExec_t, graph: hipGraph_t, flags: u64) -> Result<(), hipError_t> {
     check(!pGraphExec.is_null())?;
     let g = graph_in(graph)?;
-    let x = Arc::new(Exec::new(&g)?);
+    let x = Arc::new(Exec::new(&g, flags)?);
     let h = Arc::as_ptr(&x) as usize;
     execs().lock().insert(h, x);
     write_out(pGraphExec, h as hipGraphExec_t)
@@ -1011,7 +1011,7 @@ pub extern "C" fn hipGraphInstantiate(
     bufferSize: usize,
 ) -> hipError_t {
     let _ = (pErrorNode, pLogBuffer, bufferSize);
-    api(|| instantiate(pGraphExec, graph))
+    api(|| instantiate(pGraphExec, graph, 0))
 }
 
 /// `hipGraphInstantiateWithFlags`: `flags` 0, `hipGraphInstantiateFlagAutoFreeOnLaunch` or
@@ -1025,7 +1025,7 @@ pub extern "C" fn hipGraphInstantiateWithFlags(
 ) -> hipError_t {
     api(|| {
         check(matches!(flags, 0 | 1 | 8))?;
-        instantiate(pGraphExec, graph)
+        instantiate(pGraphExec, graph, flags)
     })
 }
 
@@ -1195,7 +1195,7 @@ pub extern "C" fn hipGraphExecChildGraphNodeSetParams(
         check(n.graph.upgrade().is_none_or(|p| !Arc::ptr_eq(&p, &g)))?;
         let Op::Child(cur) = n.op() else { return Err(hipError_t::hipErrorInvalidValue) };
         // The new child must fit the one instantiated: an update of a one-step executable graph.
-        Exec::new(&cur)?.update(&g).map_err(|_| hipError_t::hipErrorInvalidValue)?;
+        Exec::new(&cur, 0)?.update(&g).map_err(|_| hipError_t::hipErrorInvalidValue)?;
         Ok(Op::Child(g.deep_clone()))
     })
 }
@@ -1225,5 +1225,47 @@ pub extern "C" fn hipGraphExecUpdate(
                 Err(hipError_t::hipErrorGraphExecUpdateFailure)
             }
         }
+    })
+}
+
+/// `hipGraphNodeSetEnabled`: enables (`isEnabled` ≠ 0) or disables the executable graph's step
+/// made from `hNode`; a disabled step does nothing when launched. Errors: `hipErrorInvalidValue`
+/// (unknown executable graph or node, a node not instantiated in it, not a kernel, copy or fill
+/// node: clr).
+#[no_mangle]
+pub extern "C" fn hipGraphNodeSetEnabled(
+    hGraphExec: hipGraphExec_t,
+    hNode: hipGraphNode_t,
+    isEnabled: c_uint,
+) -> hipError_t {
+    api(|| {
+        let n = node_in(hNode)?;
+        exec_in(hGraphExec)?.enabled(&n, Some(isEnabled != 0)).map(drop)
+    })
+}
+
+/// `hipGraphNodeGetEnabled`: 1 when the step made from `hNode` is enabled, else 0. Errors as
+/// [`hipGraphNodeSetEnabled`], and `hipErrorInvalidValue` for a null `isEnabled`.
+#[no_mangle]
+pub extern "C" fn hipGraphNodeGetEnabled(
+    hGraphExec: hipGraphExec_t,
+    hNode: hipGraphNode_t,
+    isEnabled: *mut c_uint,
+) -> hipError_t {
+    api(|| {
+        check(!isEnabled.is_null())?;
+        let n = node_in(hNode)?;
+        let e = exec_in(hGraphExec)?.enabled(&n, None)?;
+        write_out(isEnabled, e as c_uint)
+    })
+}
+
+/// `hipGraphExecGetFlags`: the flags the executable graph was instantiated with. Errors:
+/// `hipErrorInvalidValue` (null, unknown executable graph).
+#[no_mangle]
+pub extern "C" fn hipGraphExecGetFlags(graphExec: hipGraphExec_t, flags: *mut c_ulonglong) -> hipError_t {
+    api(|| {
+        check(!flags.is_null())?;
+        write_out(flags, exec_in(graphExec)?.flags)
     })
 }

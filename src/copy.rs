@@ -183,6 +183,30 @@ impl Runtime {
         }
     }
 
+    /// The range checks [`memcpy`](Self::memcpy) makes, without copying (graph memcpy nodes are
+    /// checked when added, as clr's `ihipMemcpy_validate`). Errors as `memcpy`'s.
+    pub fn memcpy_check(&self, dst: u64, src: u64, len: u64, kind: hipMemcpyKind) -> Result<(), hipError_t> {
+        check_kind(kind)?;
+        if dst == 0 || src == 0 || len == 0 {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        self.locate(dst, len, true)?;
+        self.locate(src, len, false)?;
+        Ok(())
+    }
+
+    /// The range check [`memset`](Self::memset) makes, without filling: `len` bytes at `dst` of
+    /// device or pinned memory. Errors: `hipErrorInvalidValue`.
+    pub fn memset_check(&self, dst: u64, len: u64) -> Result<(), hipError_t> {
+        if dst == 0 || len == 0 {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        match Self::pick(self.locate(dst, len, true)?, None) {
+            Loc::Vram(_) | Loc::Pinned => Ok(()),
+            _ => Err(hipError_t::hipErrorInvalidValue),
+        }
+    }
+
     /// Pinned staging memory reachable from every device, for the runtime's own use.
     pub fn host_alloc_internal(&self, size: u64) -> Result<Bo, hipError_t> {
         let all: Vec<usize> = (0..self.devices.len()).collect();

@@ -28,12 +28,14 @@ pub struct Event {
     pub fence: Mutex<Option<Fence>>,
     /// The page shared with other processes (`hipIpcGetEventHandle` / `hipIpcOpenEventHandle`).
     pub ipc: OnceLock<Arc<crate::event_page::EventPage>>,
+    /// The capture in progress the event was last recorded in, if any (src/graph.rs).
+    pub capture: Mutex<Option<crate::graph::EventCapture>>,
 }
 
 impl Runtime {
     pub fn event_create(&self, flags: u32, dev: usize) -> Result<Event, hipError_t> {
         let ts = if flags & EVENT_DISABLE_TIMING == 0 { Some(self.signal_alloc()?) } else { None };
-        Ok(Event { flags, dev, ts, fence: Mutex::new(None), ipc: OnceLock::new() })
+        Ok(Event { flags, dev, ts, fence: Mutex::new(None), ipc: OnceLock::new(), capture: Mutex::new(None) })
     }
 
     /// Releases an event without waiting for its record; the timestamp slot is given back once

@@ -7,6 +7,7 @@ mod copy;
 mod device;
 mod event;
 mod event_page;
+mod graph;
 mod hostreg;
 mod interop;
 mod ipc;

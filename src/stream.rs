@@ -49,6 +49,8 @@ pub struct Stream {
     /// The CU mask given to `hipExtStreamCreateWithCUMask` (32 CUs a word), if any. Recorded
     /// only: SDMA queues have no CUs.
     pub cu_mask: std::sync::OnceLock<Vec<u32>>,
+    /// The capture the stream takes part in, if any (src/graph.rs).
+    pub capture: Mutex<Option<crate::graph::StreamCapture>>,
 }
 
 impl Stream {
@@ -68,6 +70,7 @@ impl Stream {
             own_queue,
             last: Mutex::new(None),
             cu_mask: Default::default(),
+            capture: Mutex::new(None),
         }
     }
 
@@ -272,6 +275,24 @@ impl Runtime {
             if let Some(f) = s.last_fence() {
                 self.fence_wait(&f)?;
             }
+        }
+        Ok(())
+    }
+}
+
+impl Runtime {
+    /// `hipStreamWaitEvent`: later work on `s` waits (on the GPU, POLL_REGMEM) for the event's
+    /// last record; a never-recorded event is a no-op. IPC events wait for every record of any
+    /// process.
+    pub fn stream_wait_event(&self, s: &Stream, e: &crate::event::Event) -> Result<(), hipError_t> {
+        let f = e.fence.lock().clone();
+        if let Some(f) = f {
+            if !f.done() {
+                self.stream_submit(s, &[f], |_| Ok(()))?;
+            }
+        }
+        if let Some(p) = e.ipc.get() {
+            self.ipc_event_stream_wait(p, s)?;
         }
         Ok(())
     }

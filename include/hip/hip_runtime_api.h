@@ -516,6 +516,59 @@ typedef enum hipLimit_t {
   hipLimitRange = 4099
 } hipLimit_t;
 
+typedef enum hipGraphNodeType {
+  hipGraphNodeTypeKernel = 0,
+  hipGraphNodeTypeMemcpy = 1,
+  hipGraphNodeTypeMemset = 2,
+  hipGraphNodeTypeHost = 3,
+  hipGraphNodeTypeGraph = 4,
+  hipGraphNodeTypeEmpty = 5,
+  hipGraphNodeTypeWaitEvent = 6,
+  hipGraphNodeTypeEventRecord = 7,
+  hipGraphNodeTypeExtSemaphoreSignal = 8,
+  hipGraphNodeTypeExtSemaphoreWait = 9,
+  hipGraphNodeTypeMemAlloc = 10,
+  hipGraphNodeTypeMemFree = 11,
+  hipGraphNodeTypeMemcpyFromSymbol = 12,
+  hipGraphNodeTypeMemcpyToSymbol = 13,
+  hipGraphNodeTypeCount = 14
+} hipGraphNodeType;
+
+typedef enum hipStreamCaptureMode {
+  hipStreamCaptureModeGlobal = 0,
+  hipStreamCaptureModeThreadLocal = 1,
+  hipStreamCaptureModeRelaxed = 2
+} hipStreamCaptureMode;
+
+typedef enum hipStreamCaptureStatus {
+  hipStreamCaptureStatusNone = 0,
+  hipStreamCaptureStatusActive = 1,
+  hipStreamCaptureStatusInvalidated = 2
+} hipStreamCaptureStatus;
+
+typedef enum hipStreamUpdateCaptureDependenciesFlags {
+  hipStreamAddCaptureDependencies = 0,
+  hipStreamSetCaptureDependencies = 1
+} hipStreamUpdateCaptureDependenciesFlags;
+
+typedef enum hipGraphExecUpdateResult {
+  hipGraphExecUpdateSuccess = 0,
+  hipGraphExecUpdateError = 1,
+  hipGraphExecUpdateErrorTopologyChanged = 2,
+  hipGraphExecUpdateErrorNodeTypeChanged = 3,
+  hipGraphExecUpdateErrorFunctionChanged = 4,
+  hipGraphExecUpdateErrorParametersChanged = 5,
+  hipGraphExecUpdateErrorNotSupported = 6,
+  hipGraphExecUpdateErrorUnsupportedFunctionChange = 7
+} hipGraphExecUpdateResult;
+
+typedef enum hipGraphInstantiateFlags {
+  hipGraphInstantiateFlagAutoFreeOnLaunch = 1,
+  hipGraphInstantiateFlagUpload = 2,
+  hipGraphInstantiateFlagDeviceLaunch = 4,
+  hipGraphInstantiateFlagUseNodePriority = 8
+} hipGraphInstantiateFlags;
+
 typedef enum hipDriverProcAddressQueryResult {
   HIP_GET_PROC_ADDRESS_SUCCESS = 0,
   HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
@@ -703,6 +756,13 @@ typedef struct hipArray hipArray;
 // pointers to it only.
 typedef struct hipArrayMapInfo hipArrayMapInfo;
 
+// Opaque executable graph behind [`hipGraphExec_t`]
+// (`typedef struct hipGraphExec* hipGraphExec_t;`).
+typedef struct hipGraphExec hipGraphExec;
+
+// Opaque node object behind [`hipGraphNode_t`] (`typedef struct hipGraphNode* hipGraphNode_t;`).
+typedef struct hipGraphNode hipGraphNode;
+
 // Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no arrays.
 typedef struct hipMipmappedArray hipMipmappedArray;
 
@@ -711,6 +771,9 @@ typedef struct ihipCtx_t ihipCtx_t;
 
 // Opaque event object behind [`hipEvent_t`] (`typedef struct ihipEvent_t* hipEvent_t;`).
 typedef struct ihipEvent_t ihipEvent_t;
+
+// Opaque graph object behind [`hipGraph_t`] (`typedef struct ihipGraph* hipGraph_t;`).
+typedef struct ihipGraph ihipGraph;
 
 // Opaque chunk object behind [`hipMemGenericAllocationHandle_t`].
 typedef struct ihipMemGenericAllocationHandle ihipMemGenericAllocationHandle;
@@ -939,6 +1002,99 @@ typedef struct ihipEvent_t *hipEvent_t;
 // Stream handle; null is the legacy default (null) stream.
 typedef struct ihipStream_t *hipStream_t;
 
+// Graph handle.
+typedef struct ihipGraph *hipGraph_t;
+
+// Graph node handle.
+typedef struct hipGraphNode *hipGraphNode_t;
+
+// `typedef struct hipGraphEdgeData { unsigned char from_port; unsigned char reserved[5];
+// unsigned char to_port; unsigned char type; }`: an edge's ports and type. 8 bytes.
+typedef struct hipGraphEdgeData {
+  uint8_t from_port;
+  uint8_t reserved[5];
+  uint8_t to_port;
+  uint8_t type;
+} hipGraphEdgeData;
+
+// Array handle.
+typedef struct hipArray *hipArray_t;
+
+// `typedef struct hipPos { size_t x; size_t y; size_t z; }` (`driver_types.h`): x in bytes for
+// linear memory. 24 bytes.
+typedef struct hipPos {
+  size_t x;
+  size_t y;
+  size_t z;
+} hipPos;
+
+// `typedef struct hipPitchedPtr { void* ptr; size_t pitch; size_t xsize; size_t ysize; }`
+// (`driver_types.h`): a pitched allocation; `pitch` and `xsize` in bytes, `ysize` rows. 32 bytes.
+typedef struct hipPitchedPtr {
+  void *ptr;
+  size_t pitch;
+  size_t xsize;
+  size_t ysize;
+} hipPitchedPtr;
+
+// `typedef struct hipMemcpy3DParms {...}` (`driver_types.h`): srcArray@0, srcPos@8, srcPtr@32,
+// dstArray@64, dstPos@72, dstPtr@96, extent@128, kind@152. 160 bytes.
+typedef struct hipMemcpy3DParms {
+  hipArray_t srcArray;
+  struct hipPos srcPos;
+  struct hipPitchedPtr srcPtr;
+  hipArray_t dstArray;
+  struct hipPos dstPos;
+  struct hipPitchedPtr dstPtr;
+  hipExtent extent;
+  hipMemcpyKind kind;
+} hipMemcpy3DParms;
+
+// `typedef struct hipMemsetParams { void* dst; unsigned int elementSize; size_t height; size_t
+// pitch; unsigned int value; size_t width; }`: dst@0, elementSize@8, height@16, pitch@24,
+// value@32, width@40. 48 bytes.
+typedef struct hipMemsetParams {
+  void *dst;
+  unsigned int elementSize;
+  size_t height;
+  size_t pitch;
+  unsigned int value;
+  size_t width;
+} hipMemsetParams;
+
+// Host function run in stream order (`hipLaunchHostFunc`):
+// `typedef void (*hipHostFn_t)(void* userData);`.
+typedef void (*hipHostFn_t)(void *userData);
+
+// `typedef struct hipHostNodeParams { hipHostFn_t fn; void* userData; }`. 16 bytes.
+typedef struct hipHostNodeParams {
+  hipHostFn_t fn;
+  void *userData;
+} hipHostNodeParams;
+
+// `dim3`: grid or block dimensions (`hip_runtime_api.h`; C++ gives it a constructor
+// defaulting each to 1).
+typedef struct dim3 {
+  uint32_t x;
+  uint32_t y;
+  uint32_t z;
+} dim3;
+
+// `typedef struct hipKernelNodeParams { dim3 blockDim; void** extra; void* func; dim3 gridDim;
+// void** kernelParams; unsigned int sharedMemBytes; }`: blockDim@0, extra@16, func@24,
+// gridDim@32, kernelParams@48, sharedMemBytes@56. 64 bytes.
+typedef struct hipKernelNodeParams {
+  struct dim3 blockDim;
+  void **extra;
+  void *func;
+  struct dim3 gridDim;
+  void **kernelParams;
+  unsigned int sharedMemBytes;
+} hipKernelNodeParams;
+
+// Executable graph handle.
+typedef struct hipGraphExec *hipGraphExec_t;
+
 // An imported external memory object (`typedef void* hipExternalMemory_t;`).
 typedef void *hipExternalMemory_t;
 
@@ -986,39 +1142,6 @@ typedef struct hipPointerAttribute_t {
   unsigned int allocationFlags;
 } hipPointerAttribute_t;
 
-// `typedef struct hipPitchedPtr { void* ptr; size_t pitch; size_t xsize; size_t ysize; }`
-// (`driver_types.h`): a pitched allocation; `pitch` and `xsize` in bytes, `ysize` rows. 32 bytes.
-typedef struct hipPitchedPtr {
-  void *ptr;
-  size_t pitch;
-  size_t xsize;
-  size_t ysize;
-} hipPitchedPtr;
-
-// Array handle.
-typedef struct hipArray *hipArray_t;
-
-// `typedef struct hipPos { size_t x; size_t y; size_t z; }` (`driver_types.h`): x in bytes for
-// linear memory. 24 bytes.
-typedef struct hipPos {
-  size_t x;
-  size_t y;
-  size_t z;
-} hipPos;
-
-// `typedef struct hipMemcpy3DParms {...}` (`driver_types.h`): srcArray@0, srcPos@8, srcPtr@32,
-// dstArray@64, dstPos@72, dstPtr@96, extent@128, kind@152. 160 bytes.
-typedef struct hipMemcpy3DParms {
-  hipArray_t srcArray;
-  struct hipPos srcPos;
-  struct hipPitchedPtr srcPtr;
-  hipArray_t dstArray;
-  struct hipPos dstPos;
-  struct hipPitchedPtr dstPtr;
-  hipExtent extent;
-  hipMemcpyKind kind;
-} hipMemcpy3DParms;
-
 // Memory pool handle (`hipMallocAsync` and friends).
 typedef struct ihipMemPoolHandle_t *hipMemPool_t;
 
@@ -1043,14 +1166,6 @@ typedef struct hipMemAccessDesc {
   hipMemAccessFlags flags;
 } hipMemAccessDesc;
 
-// `dim3`: grid or block dimensions (`hip_runtime_api.h`; C++ gives it a constructor
-// defaulting each to 1).
-typedef struct dim3 {
-  uint32_t x;
-  uint32_t y;
-  uint32_t z;
-} dim3;
-
 // A kernel of a module (`hipModuleGetFunction`) or of the program (`hipGetFuncBySymbol`).
 typedef struct ihipModuleSymbol_t *hipFunction_t;
 
@@ -1070,10 +1185,6 @@ typedef struct hipFuncAttributes {
   int ptxVersion;
   size_t sharedSizeBytes;
 } hipFuncAttributes;
-
-// Host function run in stream order (`hipLaunchHostFunc`):
-// `typedef void (*hipHostFn_t)(void* userData);`.
-typedef void (*hipHostFn_t)(void *userData);
 
 // Stream callback (`hipStreamAddCallback`):
 // `typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void* userData);`.
@@ -1351,6 +1462,461 @@ hipError_t hipEventElapsedTime(float *ms, hipEvent_t start, hipEvent_t stop);
 
 // `hipEventDestroy`. Errors: `hipErrorInvalidHandle` (null, unknown or destroyed).
 hipError_t hipEventDestroy(hipEvent_t event);
+
+// `hipStreamBeginCapture`: later async work on `stream` (and on streams that join through
+// captured events) is recorded into a new graph instead of running. Errors (clr, hip-tests
+// `Unit_hipStreamBeginCapture_Negative_Parameters`): `hipErrorContextIsDestroyed` (unknown
+// stream), `hipErrorStreamCaptureUnsupported` (the null stream, `hipStreamLegacy`),
+// `hipErrorInvalidValue` (unknown mode),
+// `hipErrorIllegalState` (already capturing).
+hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode);
+
+// `hipStreamBeginCaptureToGraph`: as [`hipStreamBeginCapture`], capturing into the existing
+// `graph` after its nodes `dependencies[numDependencies]` (the graph's nodes do not make the
+// capture unjoined; `hipStreamEndCapture` gives `graph` back, still owned by the caller).
+// Errors (clr, in its order): `hipErrorNotSupported` (`dependencyData` given),
+// `hipErrorInvalidValue` (null or unknown graph, dependencies null with a count or given with
+// none, a dependency not in `graph`), then [`hipStreamBeginCapture`]'s.
+hipError_t hipStreamBeginCaptureToGraph(hipStream_t stream,
+                                        hipGraph_t graph,
+                                        const hipGraphNode_t *dependencies,
+                                        const struct hipGraphEdgeData *dependencyData,
+                                        size_t numDependencies,
+                                        hipStreamCaptureMode mode);
+
+// `hipStreamEndCapture`: ends the capture begun on `stream` and gives its graph (the caller
+// owns it: `hipGraphDestroy`). Errors (clr `hipStreamEndCapture_common`):
+// `hipErrorInvalidValue` (null `pGraph`), `hipErrorIllegalState` (null stream, not capturing),
+// `hipErrorContextIsDestroyed` (unknown stream), `hipErrorStreamCaptureUnmatched` (the stream
+// joined the capture but did not begin it), `hipErrorStreamCaptureWrongThread`, and, with the
+// capture ended and `*pGraph` null: `hipErrorStreamCaptureInvalidated`,
+// `hipErrorStreamCaptureUnjoined` (forked work not joined back).
+hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGraph);
+
+// `hipStreamIsCapturing`: None, Active or Invalidated. Errors: `hipErrorInvalidValue` (null
+// `pCaptureStatus`), `hipErrorContextIsDestroyed` (unknown stream),
+// `hipErrorStreamCaptureImplicit` (the null stream while a blocking stream captures).
+hipError_t hipStreamIsCapturing(hipStream_t stream, hipStreamCaptureStatus *pCaptureStatus);
+
+// `hipStreamGetCaptureInfo`: status and, while active and `pId` is not null, the capture's
+// unique id. Errors as [`hipStreamIsCapturing`].
+hipError_t hipStreamGetCaptureInfo(hipStream_t stream,
+                                   hipStreamCaptureStatus *pCaptureStatus,
+                                   unsigned long long *pId);
+
+// `hipStreamGetCaptureInfo_v2`: [`hipStreamGetCaptureInfo`] plus, while active, the graph being
+// built and the stream's current dependencies (an array owned by the runtime, valid until the
+// stream's next captured operation); each out-pointer may be null. Errors as
+// [`hipStreamIsCapturing`].
+hipError_t hipStreamGetCaptureInfo_v2(hipStream_t stream,
+                                      hipStreamCaptureStatus *captureStatus_out,
+                                      unsigned long long *id_out,
+                                      hipGraph_t *graph_out,
+                                      const hipGraphNode_t **dependencies_out,
+                                      size_t *numDependencies_out);
+
+// `hipStreamUpdateCaptureDependencies`: adds `dependencies[numDependencies]` to the capturing
+// stream's dependency set (`hipStreamAddCaptureDependencies`) or replaces the set
+// (`hipStreamSetCaptureDependencies`). Errors (clr): `hipErrorContextIsDestroyed` (unknown
+// stream), `hipErrorIllegalState` (not capturing), `hipErrorInvalidValue` (more nodes than the
+// graph has, null array with a count, unknown flags, a node not in the capture's graph).
+hipError_t hipStreamUpdateCaptureDependencies(hipStream_t stream,
+                                              hipGraphNode_t *dependencies,
+                                              size_t numDependencies,
+                                              unsigned int flags);
+
+// `hipThreadExchangeStreamCaptureMode`: sets the calling thread's capture interaction mode to
+// `*mode` and writes the previous one back. Errors: `hipErrorInvalidValue` (null, unknown mode).
+hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMode *mode);
+
+// `hipGraphCreate`: an empty graph. Errors: `hipErrorInvalidValue` (null, `flags` ≠ 0).
+hipError_t hipGraphCreate(hipGraph_t *pGraph, unsigned int flags);
+
+// `hipGraphDestroy`: releases the graph and its nodes (executable graphs made from it stay).
+// Errors: `hipErrorInvalidValue` (null), `hipErrorIllegalState` (destroyed, or not the
+// program's: a child graph node's graph).
+hipError_t hipGraphDestroy(hipGraph_t graph);
+
+// `hipGraphAddEmptyNode`. Errors as every `hipGraphAdd*Node`: `hipErrorInvalidValue` (null
+// `pGraphNode`, unknown graph or dependency, null dependencies with a count, a dependency of
+// another graph or named twice).
+hipError_t hipGraphAddEmptyNode(hipGraphNode_t *pGraphNode,
+                                hipGraph_t graph,
+                                const hipGraphNode_t *pDependencies,
+                                size_t numDependencies);
+
+// `hipGraphAddMemcpyNode`: a pitched copy as `hipMemcpy3DAsync`'s parameters. Errors: as
+// `hipMemcpy3D`'s checks, and as [`hipGraphAddEmptyNode`].
+hipError_t hipGraphAddMemcpyNode(hipGraphNode_t *pGraphNode,
+                                 hipGraph_t graph,
+                                 const hipGraphNode_t *pDependencies,
+                                 size_t numDependencies,
+                                 const struct hipMemcpy3DParms *pCopyParams);
+
+// `hipGraphAddMemcpyNode1D`: a copy of `count` bytes. Errors: `hipErrorInvalidValue` (`count`
+// 0, null pointers, a range past its allocation), `hipErrorInvalidMemcpyDirection`, and as
+// [`hipGraphAddEmptyNode`].
+hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t *pGraphNode,
+                                   hipGraph_t graph,
+                                   const hipGraphNode_t *pDependencies,
+                                   size_t numDependencies,
+                                   void *dst,
+                                   const void *src,
+                                   size_t count,
+                                   hipMemcpyKind kind);
+
+// `hipGraphAddMemcpyNodeToSymbol`: a copy of `count` bytes to a `__device__` variable at
+// `offset` (resolved now, on the current device). Errors: `hipErrorInvalidSymbol`, as
+// [`hipGraphAddMemcpyNode1D`].
+hipError_t hipGraphAddMemcpyNodeToSymbol(hipGraphNode_t *pGraphNode,
+                                         hipGraph_t graph,
+                                         const hipGraphNode_t *pDependencies,
+                                         size_t numDependencies,
+                                         const void *symbol,
+                                         const void *src,
+                                         size_t count,
+                                         size_t offset,
+                                         hipMemcpyKind kind);
+
+// `hipGraphAddMemcpyNodeFromSymbol`: as [`hipGraphAddMemcpyNodeToSymbol`], from the variable.
+hipError_t hipGraphAddMemcpyNodeFromSymbol(hipGraphNode_t *pGraphNode,
+                                           hipGraph_t graph,
+                                           const hipGraphNode_t *pDependencies,
+                                           size_t numDependencies,
+                                           void *dst,
+                                           const void *symbol,
+                                           size_t count,
+                                           size_t offset,
+                                           hipMemcpyKind kind);
+
+// `hipGraphAddMemsetNode`: fills `height` rows of `width` elements of `elementSize` (1, 2 or
+// 4) bytes, rows `pitch` bytes apart. Errors: `hipErrorInvalidValue` (null params or `dst`,
+// other element sizes, zero width or height, pitch below a row, a block past device or pinned
+// memory), and as [`hipGraphAddEmptyNode`].
+hipError_t hipGraphAddMemsetNode(hipGraphNode_t *pGraphNode,
+                                 hipGraph_t graph,
+                                 const hipGraphNode_t *pDependencies,
+                                 size_t numDependencies,
+                                 const struct hipMemsetParams *pMemsetParams);
+
+// `hipGraphAddHostNode`: `fn(userData)` on a runtime thread, as `hipLaunchHostFunc`. Errors:
+// `hipErrorInvalidValue` (null params or `fn`), and as [`hipGraphAddEmptyNode`].
+hipError_t hipGraphAddHostNode(hipGraphNode_t *pGraphNode,
+                               hipGraph_t graph,
+                               const hipGraphNode_t *pDependencies,
+                               size_t numDependencies,
+                               const struct hipHostNodeParams *pNodeParams);
+
+// `hipGraphAddKernelNode`: a kernel launch. The node is kept and reported, but launching a
+// graph that holds one fails with `hipErrorNotSupported`, as `hipLaunchKernel` does (kernels
+// cannot run yet). Errors: `hipErrorInvalidValue` (null params or `func`),
+// `hipErrorInvalidDeviceFunction` (unknown kernel), and as [`hipGraphAddEmptyNode`].
+hipError_t hipGraphAddKernelNode(hipGraphNode_t *pGraphNode,
+                                 hipGraph_t graph,
+                                 const hipGraphNode_t *pDependencies,
+                                 size_t numDependencies,
+                                 const struct hipKernelNodeParams *pNodeParams);
+
+// `hipGraphAddEventRecordNode`: records `event` (as `hipEventRecord`) when the node runs.
+// Errors: `hipErrorInvalidValue` (null or unknown event), and as [`hipGraphAddEmptyNode`].
+hipError_t hipGraphAddEventRecordNode(hipGraphNode_t *pGraphNode,
+                                      hipGraph_t graph,
+                                      const hipGraphNode_t *pDependencies,
+                                      size_t numDependencies,
+                                      hipEvent_t event);
+
+// `hipGraphAddEventWaitNode`: later nodes wait for `event`'s last record (as
+// `hipStreamWaitEvent`). Errors as [`hipGraphAddEventRecordNode`].
+hipError_t hipGraphAddEventWaitNode(hipGraphNode_t *pGraphNode,
+                                    hipGraph_t graph,
+                                    const hipGraphNode_t *pDependencies,
+                                    size_t numDependencies,
+                                    hipEvent_t event);
+
+// `hipGraphAddChildGraphNode`: runs a copy of `childGraph` (taken now) as one node. Errors:
+// `hipErrorInvalidValue` (null or unknown child graph, the graph itself), and as
+// [`hipGraphAddEmptyNode`].
+hipError_t hipGraphAddChildGraphNode(hipGraphNode_t *pGraphNode,
+                                     hipGraph_t graph,
+                                     const hipGraphNode_t *pDependencies,
+                                     size_t numDependencies,
+                                     hipGraph_t childGraph);
+
+// `hipGraphAddDependencies`: adds the edges `from[i] → to[i]`. Errors: `hipErrorInvalidValue`
+// (unknown graph or node, null arrays with a count, a node to itself, nodes of another graph,
+// an existing edge); nothing is added then (clr checks all pairs first, then adds up to a
+// duplicate).
+hipError_t hipGraphAddDependencies(hipGraph_t graph,
+                                   const hipGraphNode_t *from,
+                                   const hipGraphNode_t *to,
+                                   size_t numDependencies);
+
+// `hipGraphRemoveDependencies`: removes the edges `from[i] → to[i]`. Errors:
+// `hipErrorInvalidValue` (as [`hipGraphAddDependencies`], and an edge that does not exist).
+hipError_t hipGraphRemoveDependencies(hipGraph_t graph,
+                                      const hipGraphNode_t *from,
+                                      const hipGraphNode_t *to,
+                                      size_t numDependencies);
+
+// `hipGraphGetNodes`: the graph's nodes in a topological order (clr), written as
+// [`fill_nodes`] does. Errors: `hipErrorInvalidValue` (unknown graph, null `numNodes`, a cycle).
+hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t *nodes, size_t *numNodes);
+
+// `hipGraphGetRootNodes`: the nodes without dependencies. Errors: `hipErrorInvalidValue`
+// (unknown graph, null count).
+hipError_t hipGraphGetRootNodes(hipGraph_t graph,
+                                hipGraphNode_t *pRootNodes,
+                                size_t *pNumRootNodes);
+
+// `hipGraphGetEdges`: the edges as `from[i] → to[i]`; both arrays null: only the count.
+// Errors: `hipErrorInvalidValue` (unknown graph, null count, one array null but not the other).
+hipError_t hipGraphGetEdges(hipGraph_t graph,
+                            hipGraphNode_t *from,
+                            hipGraphNode_t *to,
+                            size_t *numEdges);
+
+// `hipGraphNodeGetType`. Errors: `hipErrorInvalidValue` (unknown node, null `pType`).
+hipError_t hipGraphNodeGetType(hipGraphNode_t node, hipGraphNodeType *pType);
+
+// `hipGraphNodeGetDependencies`: the nodes `node` depends on. Errors: `hipErrorInvalidValue`
+// (unknown node, null count).
+hipError_t hipGraphNodeGetDependencies(hipGraphNode_t node,
+                                       hipGraphNode_t *pDependencies,
+                                       size_t *pNumDependencies);
+
+// `hipGraphNodeGetDependentNodes`: the nodes depending on `node`. Errors as
+// [`hipGraphNodeGetDependencies`].
+hipError_t hipGraphNodeGetDependentNodes(hipGraphNode_t node,
+                                         hipGraphNode_t *pDependentNodes,
+                                         size_t *pNumDependentNodes);
+
+// `hipGraphDestroyNode`: removes the node and its edges from its graph. Errors:
+// `hipErrorInvalidValue` (unknown node).
+hipError_t hipGraphDestroyNode(hipGraphNode_t node);
+
+// `hipGraphClone`: a copy of the graph (child graphs copied too), owned by the caller.
+// Errors: `hipErrorInvalidValue` (null, unknown graph).
+hipError_t hipGraphClone(hipGraph_t *pGraphClone, hipGraph_t originalGraph);
+
+// `hipGraphNodeFindInClone`: the node of `clonedGraph` copied from `originalNode`. Errors:
+// `hipErrorInvalidValue` (null or unknown arguments, a graph that is not a clone, no such node).
+hipError_t hipGraphNodeFindInClone(hipGraphNode_t *pNode,
+                                   hipGraphNode_t originalNode,
+                                   hipGraph_t clonedGraph);
+
+// `hipGraphMemcpyNodeGetParams`: a copy node's parameters (a 1D copy as a one-row block).
+// Errors: `hipErrorInvalidValue` (unknown node, not a copy, null `pNodeParams`).
+hipError_t hipGraphMemcpyNodeGetParams(hipGraphNode_t node, struct hipMemcpy3DParms *pNodeParams);
+
+// `hipGraphMemcpyNodeSetParams`. Errors: as [`hipGraphAddMemcpyNode`]'s checks, and
+// `hipErrorInvalidValue` (unknown node, not a copy).
+hipError_t hipGraphMemcpyNodeSetParams(hipGraphNode_t node,
+                                       const struct hipMemcpy3DParms *pNodeParams);
+
+// `hipGraphMemcpyNodeSetParams1D`. Errors as [`hipGraphAddMemcpyNode1D`] and
+// [`hipGraphMemcpyNodeSetParams`].
+hipError_t hipGraphMemcpyNodeSetParams1D(hipGraphNode_t node,
+                                         void *dst,
+                                         const void *src,
+                                         size_t count,
+                                         hipMemcpyKind kind);
+
+// `hipGraphMemcpyNodeSetParamsToSymbol`. Errors as [`hipGraphAddMemcpyNodeToSymbol`].
+hipError_t hipGraphMemcpyNodeSetParamsToSymbol(hipGraphNode_t node,
+                                               const void *symbol,
+                                               const void *src,
+                                               size_t count,
+                                               size_t offset,
+                                               hipMemcpyKind kind);
+
+// `hipGraphMemcpyNodeSetParamsFromSymbol`. Errors as [`hipGraphAddMemcpyNodeFromSymbol`].
+hipError_t hipGraphMemcpyNodeSetParamsFromSymbol(hipGraphNode_t node,
+                                                 void *dst,
+                                                 const void *symbol,
+                                                 size_t count,
+                                                 size_t offset,
+                                                 hipMemcpyKind kind);
+
+// `hipGraphMemsetNodeGetParams`. Errors: `hipErrorInvalidValue` (unknown node, not a memset,
+// null `pNodeParams`).
+hipError_t hipGraphMemsetNodeGetParams(hipGraphNode_t node, struct hipMemsetParams *pNodeParams);
+
+// `hipGraphMemsetNodeSetParams`. Errors as [`hipGraphAddMemsetNode`]'s checks, and
+// `hipErrorInvalidValue` (unknown node, not a memset).
+hipError_t hipGraphMemsetNodeSetParams(hipGraphNode_t node,
+                                       const struct hipMemsetParams *pNodeParams);
+
+// `hipGraphHostNodeGetParams`. Errors: `hipErrorInvalidValue` (unknown node, not a host node,
+// null `pNodeParams`).
+hipError_t hipGraphHostNodeGetParams(hipGraphNode_t node, struct hipHostNodeParams *pNodeParams);
+
+// `hipGraphHostNodeSetParams`. Errors: `hipErrorInvalidValue` (unknown node, not a host node,
+// null params or `fn`).
+hipError_t hipGraphHostNodeSetParams(hipGraphNode_t node,
+                                     const struct hipHostNodeParams *pNodeParams);
+
+// `hipGraphKernelNodeGetParams`. Errors: `hipErrorInvalidValue` (unknown node, not a kernel
+// node, null `pNodeParams`).
+hipError_t hipGraphKernelNodeGetParams(hipGraphNode_t node,
+                                       struct hipKernelNodeParams *pNodeParams);
+
+// `hipGraphKernelNodeSetParams`. Errors as [`hipGraphAddKernelNode`]'s checks, and
+// `hipErrorInvalidValue` (unknown node, not a kernel node).
+hipError_t hipGraphKernelNodeSetParams(hipGraphNode_t node,
+                                       const struct hipKernelNodeParams *pNodeParams);
+
+// `hipGraphEventRecordNodeGetEvent`. Errors: `hipErrorInvalidValue` (unknown node, not an
+// event record node, null `event_out`).
+hipError_t hipGraphEventRecordNodeGetEvent(hipGraphNode_t node, hipEvent_t *event_out);
+
+// `hipGraphEventRecordNodeSetEvent`. Errors: `hipErrorInvalidValue` (unknown node, not an
+// event record node, null or unknown event).
+hipError_t hipGraphEventRecordNodeSetEvent(hipGraphNode_t node, hipEvent_t event);
+
+// `hipGraphEventWaitNodeGetEvent`. Errors as [`hipGraphEventRecordNodeGetEvent`].
+hipError_t hipGraphEventWaitNodeGetEvent(hipGraphNode_t node, hipEvent_t *event_out);
+
+// `hipGraphEventWaitNodeSetEvent`. Errors as [`hipGraphEventRecordNodeSetEvent`].
+hipError_t hipGraphEventWaitNodeSetEvent(hipGraphNode_t node, hipEvent_t event);
+
+// `hipGraphChildGraphNodeGetGraph`: the child graph node's own graph (owned by the node).
+// Errors: `hipErrorInvalidValue` (unknown node, not a child graph node, null `pGraph`).
+hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t node, hipGraph_t *pGraph);
+
+// `hipGraphInstantiate`: an executable snapshot of the graph (later edits of the graph do not
+// reach it). `pErrorNode` and `pLogBuffer` are not written. Errors: `hipErrorInvalidValue`
+// (null, unknown graph, a cycle).
+hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec,
+                               hipGraph_t graph,
+                               hipGraphNode_t *pErrorNode,
+                               char *pLogBuffer,
+                               size_t bufferSize);
+
+// `hipGraphInstantiateWithFlags`: `flags` 0, `hipGraphInstantiateFlagAutoFreeOnLaunch` or
+// `hipGraphInstantiateFlagUseNodePriority` (accepted; neither changes anything here). Errors:
+// as [`hipGraphInstantiate`], `hipErrorInvalidValue` for other flags.
+hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *pGraphExec,
+                                        hipGraph_t graph,
+                                        unsigned long long flags);
+
+// `hipGraphLaunch`: queues the executable graph's nodes on `stream`, in a topological order,
+// asynchronously and in stream order (independent branches run one after another). Graphs with
+// kernel nodes: `hipErrorNotSupported` (at that node; the nodes before it are queued). Errors:
+// `hipErrorInvalidValue` (null or destroyed executable graph), `hipErrorContextIsDestroyed`
+// (unknown stream), the nodes' operations'.
+hipError_t hipGraphLaunch(hipGraphExec_t graphExec, hipStream_t stream);
+
+// `hipGraphUpload`: nothing to do ahead of a launch here; checks its arguments. Errors:
+// `hipErrorInvalidValue` (null or destroyed executable graph), `hipErrorContextIsDestroyed`
+// (unknown stream).
+hipError_t hipGraphUpload(hipGraphExec_t graphExec, hipStream_t stream);
+
+// `hipGraphExecDestroy`: releases the executable graph (launches already queued go on).
+// Errors: `hipErrorInvalidValue` (null, destroyed).
+hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec);
+
+// `hipGraphExecMemcpyNodeSetParams`: the copy the executable graph's step made from `node`
+// does from the next launch on. Errors: `hipErrorInvalidValue` (unknown executable graph or
+// node, a node not instantiated in it or not a copy), as [`hipGraphAddMemcpyNode`]'s checks.
+hipError_t hipGraphExecMemcpyNodeSetParams(hipGraphExec_t hGraphExec,
+                                           hipGraphNode_t node,
+                                           const struct hipMemcpy3DParms *pNodeParams);
+
+// `hipGraphExecMemcpyNodeSetParams1D`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
+// [`hipGraphAddMemcpyNode1D`].
+hipError_t hipGraphExecMemcpyNodeSetParams1D(hipGraphExec_t hGraphExec,
+                                             hipGraphNode_t node,
+                                             void *dst,
+                                             const void *src,
+                                             size_t count,
+                                             hipMemcpyKind kind);
+
+// `hipGraphExecMemcpyNodeSetParamsToSymbol`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
+// [`hipGraphAddMemcpyNodeToSymbol`].
+hipError_t hipGraphExecMemcpyNodeSetParamsToSymbol(hipGraphExec_t hGraphExec,
+                                                   hipGraphNode_t node,
+                                                   const void *symbol,
+                                                   const void *src,
+                                                   size_t count,
+                                                   size_t offset,
+                                                   hipMemcpyKind kind);
+
+// `hipGraphExecMemcpyNodeSetParamsFromSymbol`. Errors as [`hipGraphExecMemcpyNodeSetParams`]
+// and [`hipGraphAddMemcpyNodeFromSymbol`].
+hipError_t hipGraphExecMemcpyNodeSetParamsFromSymbol(hipGraphExec_t hGraphExec,
+                                                     hipGraphNode_t node,
+                                                     void *dst,
+                                                     const void *symbol,
+                                                     size_t count,
+                                                     size_t offset,
+                                                     hipMemcpyKind kind);
+
+// `hipGraphExecMemsetNodeSetParams`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
+// [`hipGraphAddMemsetNode`].
+hipError_t hipGraphExecMemsetNodeSetParams(hipGraphExec_t hGraphExec,
+                                           hipGraphNode_t node,
+                                           const struct hipMemsetParams *pNodeParams);
+
+// `hipGraphExecHostNodeSetParams`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
+// [`hipGraphAddHostNode`].
+hipError_t hipGraphExecHostNodeSetParams(hipGraphExec_t hGraphExec,
+                                         hipGraphNode_t node,
+                                         const struct hipHostNodeParams *pNodeParams);
+
+// `hipGraphExecKernelNodeSetParams`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
+// [`hipGraphAddKernelNode`].
+hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t hGraphExec,
+                                           hipGraphNode_t node,
+                                           const struct hipKernelNodeParams *pNodeParams);
+
+// `hipGraphExecEventRecordNodeSetEvent`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
+// [`hipGraphAddEventRecordNode`].
+hipError_t hipGraphExecEventRecordNodeSetEvent(hipGraphExec_t hGraphExec,
+                                               hipGraphNode_t hNode,
+                                               hipEvent_t event);
+
+// `hipGraphExecEventWaitNodeSetEvent`. Errors as [`hipGraphExecEventRecordNodeSetEvent`].
+hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t hGraphExec,
+                                             hipGraphNode_t hNode,
+                                             hipEvent_t event);
+
+// `hipGraphExecChildGraphNodeSetParams`: the executable graph's child graph step made from
+// `node` runs a copy of `childGraph` from the next launch on; `childGraph` must have the same
+// topology and node types as the child graph instantiated. Errors: `hipErrorInvalidValue`
+// (unknown arguments, `node` not a child graph node, the node's own graph, another topology).
+hipError_t hipGraphExecChildGraphNodeSetParams(hipGraphExec_t hGraphExec,
+                                               hipGraphNode_t node,
+                                               hipGraph_t childGraph);
+
+// `hipGraphExecUpdate`: takes the node parameters of `hGraph`, which must have the executable
+// graph's topology, node types and copy directions (nodes matched in topological order, clr's
+// checks). On a mismatch nothing changes, `*updateResult_out` says why
+// (`hipGraphExecUpdateErrorTopologyChanged`, `...NodeTypeChanged`, `...ParametersChanged`),
+// `*hErrorNode_out` is the first differing node (or null), and the call fails with
+// `hipErrorGraphExecUpdateFailure`. Errors: `hipErrorInvalidValue` (unknown executable graph or
+// graph, null out-pointers).
+hipError_t hipGraphExecUpdate(hipGraphExec_t hGraphExec,
+                              hipGraph_t hGraph,
+                              hipGraphNode_t *hErrorNode_out,
+                              hipGraphExecUpdateResult *updateResult_out);
+
+// `hipGraphNodeSetEnabled`: enables (`isEnabled` ≠ 0) or disables the executable graph's step
+// made from `hNode`; a disabled step does nothing when launched. Errors: `hipErrorInvalidValue`
+// (unknown executable graph or node, a node not instantiated in it, not a kernel, copy or fill
+// node: clr).
+hipError_t hipGraphNodeSetEnabled(hipGraphExec_t hGraphExec,
+                                  hipGraphNode_t hNode,
+                                  unsigned int isEnabled);
+
+// `hipGraphNodeGetEnabled`: 1 when the step made from `hNode` is enabled, else 0. Errors as
+// [`hipGraphNodeSetEnabled`], and `hipErrorInvalidValue` for a null `isEnabled`.
+hipError_t hipGraphNodeGetEnabled(hipGraphExec_t hGraphExec,
+                                  hipGraphNode_t hNode,
+                                  unsigned int *isEnabled);
+
+// `hipGraphExecGetFlags`: the flags the executable graph was instantiated with. Errors:
+// `hipErrorInvalidValue` (null, unknown executable graph).
+hipError_t hipGraphExecGetFlags(hipGraphExec_t graphExec, unsigned long long *flags);
 
 // `hipMallocManaged`: `size` bytes of managed memory. Errors (clr): `hipErrorInvalidValue`
 // (null `dev_ptr`, `size == 0`, `flags` other than `hipMemAttachGlobal` or `hipMemAttachHost`),
@@ -2133,8 +2699,10 @@ hipError_t hipStreamSynchronize(hipStream_t stream);
 hipError_t hipStreamQuery(hipStream_t stream);
 
 // `hipStreamWaitEvent`: later work on `stream` waits (on the GPU, POLL_REGMEM) for the event's
-// last record. A never-recorded event is a no-op. `flags` must be 0 (`hipErrorInvalidValue`);
-// null or unknown event: `hipErrorInvalidHandle`.
+// last record. A never-recorded event is a no-op. An event recorded in a stream capture in
+// progress makes `stream` join that capture instead (src/graph.rs; its next captured work
+// depends on what preceded the record, `flags` unchecked as clr). `flags` must be 0
+// (`hipErrorInvalidValue`); null or unknown event: `hipErrorInvalidHandle`.
 hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags);
 
 // `hipStreamGetFlags`. Errors (clr): `hipErrorInvalidValue` (null `flags`, and the null

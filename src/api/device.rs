@@ -75,6 +75,7 @@ pub extern "C" fn hipDeviceGet(device: *mut hipDevice_t, ordinal: c_int) -> hipE
 pub extern "C" fn hipDeviceSynchronize() -> hipError_t {
     api(|| {
         let (rt, d) = rt_dev()?;
+        crate::graph::check_device_sync()?;
         rt.device_sync(d)?;
         rt.poll_fault()
     })

@@ -44,6 +44,9 @@ pub extern "C" fn hipEventRecord(event: hipEvent_t, stream: hipStream_t) -> hipE
         let e = event_of(event)?;
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
+        if crate::graph::capture_event_record(&e, &s) {
+            return Ok(());
+        }
         if s.dev != e.dev {
             return Err(hipError_t::hipErrorInvalidHandle);
         }
@@ -68,6 +71,7 @@ pub extern "C" fn hipEventSynchronize(event: hipEvent_t) -> hipError_t {
     api(|| {
         let e = event_of(event)?;
         let (rt, _) = rt_dev()?;
+        crate::graph::check_event_sync(&e)?;
         rt.event_sync(&e)
     })
 }
@@ -79,6 +83,7 @@ pub extern "C" fn hipEventQuery(event: hipEvent_t) -> hipError_t {
     api(|| {
         let e = event_of(event)?;
         let (rt, _) = rt_dev()?;
+        crate::graph::check_event_sync(&e)?;
         if rt.event_done(&e)? {
             Ok(())
         } else {

@@ -4,6 +4,7 @@
 use crate::api::common::{api, check, read_in, rocm5_caller, rt_dev, stream_of, write_out};
 use crate::api::types::*;
 use crate::copy::Block;
+use crate::graph::{check_sync_copy, check_unsafe_call, CParams, Op};
 use crate::memory::{Backing, MemKind, HOST_MALLOC_FLAGS};
 use crate::runtime::runtime;
 use kfd_ioctl::sdma;
@@ -14,6 +15,7 @@ use std::ffi::{c_int, c_uint, c_void};
 #[no_mangle]
 pub extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> hipError_t {
     api(|| {
+        check_unsafe_call()?;
         check(!ptr.is_null())?;
         if size == 0 {
             return write_out(ptr, std::ptr::null_mut());
@@ -31,6 +33,7 @@ pub extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> hipError_t {
 #[no_mangle]
 pub extern "C" fn hipFree(ptr: *mut c_void) -> hipError_t {
     api(|| {
+        check_unsafe_call()?;
         if ptr.is_null() {
             return Ok(());
         }
@@ -45,6 +48,7 @@ pub extern "C" fn hipFree(ptr: *mut c_void) -> hipError_t {
 #[no_mangle]
 pub extern "C" fn hipHostMalloc(ptr: *mut *mut c_void, size: usize, flags: c_uint) -> hipError_t {
     api(|| {
+        check_unsafe_call()?;
         check(!ptr.is_null())?;
         check(flags & !HOST_MALLOC_FLAGS == 0)?;
         check(
@@ -66,6 +70,7 @@ pub extern "C" fn hipHostMalloc(ptr: *mut *mut c_void, size: usize, flags: c_uin
 #[no_mangle]
 pub extern "C" fn hipHostFree(ptr: *mut c_void) -> hipError_t {
     api(|| {
+        check_unsafe_call()?;
         if ptr.is_null() {
             return Ok(());
         }
@@ -88,7 +93,12 @@ fn memcpy(
     api(|| {
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
-        rt.memcpy(dst as u64, src as u64, size as u64, kind, &s, sync)
+        if sync {
+            check_sync_copy()?;
+            return rt.memcpy(dst as u64, src as u64, size as u64, kind, &s, true);
+        }
+        crate::copy::check_kind(kind)?;
+        rt.enqueue(&s, Op::Memcpy { dst: dst as u64, src: src as u64, len: size as u64, kind })
     })
 }
 
@@ -135,7 +145,12 @@ fn memset(dst: *mut c_void, value: u32, elem: u64, count: usize, stream: hipStre
     api(|| {
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
-        rt.memset(dst as u64, value, elem, count as u64, &s, sync)
+        if sync {
+            check_sync_copy()?;
+            return rt.memset(dst as u64, value, elem, count as u64, &s, true);
+        }
+        let p = hipMemsetParams { dst, elementSize: elem as c_uint, height: 1, pitch: 0, value, width: count };
+        rt.enqueue(&s, Op::Memset { p: CParams(p), depth: 1, ysize: 1 })
     })
 }
 
@@ -288,6 +303,7 @@ const HOST_REGISTER_FLAGS: c_uint = 0xf;
 #[no_mangle]
 pub extern "C" fn hipHostRegister(hostPtr: *mut c_void, sizeBytes: usize, flags: c_uint) -> hipError_t {
     api(|| {
+        check_unsafe_call()?;
         check(!hostPtr.is_null() && sizeBytes != 0 && flags & !HOST_REGISTER_FLAGS == 0)?;
         let (rt, d) = rt_dev()?;
         rt.host_register(d, hostPtr as u64, sizeBytes as u64, flags)
@@ -301,6 +317,7 @@ pub extern "C" fn hipHostRegister(hostPtr: *mut c_void, sizeBytes: usize, flags:
 #[no_mangle]
 pub extern "C" fn hipHostUnregister(hostPtr: *mut c_void) -> hipError_t {
     api(|| {
+        check_unsafe_call()?;
         check(!hostPtr.is_null())?;
         runtime()?.host_unregister(hostPtr as u64)
     })
@@ -472,6 +489,7 @@ const PITCH_ALIGN: usize = 256;
 /// pointer and `hipSuccess` (the pitch is left as it was). Errors: `hipErrorInvalidValue`
 /// (width too large to pad), `hipErrorOutOfMemory` (the size overflows or does not fit).
 fn malloc_pitch(ptr: *mut *mut c_void, width: usize, height: usize, depth: usize) -> Result<usize, hipError_t> {
+    check_unsafe_call()?;
     check(!ptr.is_null())?;
     if width == 0 || height == 0 || depth == 0 {
         write_out(ptr, std::ptr::null_mut())?;
@@ -561,7 +579,23 @@ fn memcpy_2d(
         check(!dst.is_null() && !src.is_null() && dpitch <= maxp && spitch <= maxp)?;
         let origin = hipPos { x: 0, y: 0, z: 0 };
         let b = Block { width: width as u64, height: height as u64, depth: 1 };
-        rt.memcpy_3d(pitched(dst, dpitch, height, origin)?, pitched(src, spitch, height, origin)?, b, kind, &s, sync)
+        let (d, sr) = (pitched(dst, dpitch, height, origin)?, pitched(src, spitch, height, origin)?);
+        if sync {
+            check_sync_copy()?;
+            return rt.memcpy_3d(d, sr, b, kind, &s, true);
+        }
+        let ptr = |p: *mut c_void, pitch| hipPitchedPtr { ptr: p, pitch, xsize: width, ysize: height };
+        let parms = hipMemcpy3DParms {
+            srcArray: std::ptr::null_mut(),
+            srcPos: origin,
+            srcPtr: ptr(src as *mut c_void, spitch),
+            dstArray: std::ptr::null_mut(),
+            dstPos: origin,
+            dstPtr: ptr(dst, dpitch),
+            extent: hipExtent { width, height, depth: 1 },
+            kind,
+        };
+        rt.enqueue(&s, Op::Memcpy3D { parms: CParams(parms), dst: d, src: sr, block: b })
     })
 }
 
@@ -602,34 +636,45 @@ pub extern "C" fn hipMemcpy2DAsync(
     memcpy_2d(dst, dpitch, src, spitch, width, height, kind, stream, false)
 }
 
+/// clr `ihipMemcpy3D_validate`, in its order → the destination and source blocks. Errors as
+/// [`hipMemcpy3D`]'s, but the direction's.
+pub(crate) fn memcpy_3d_args(p: &hipMemcpy3DParms) -> Result<(sdma::Pitched, sdma::Pitched, Block), hipError_t> {
+    check(p.srcArray.is_null() || p.srcPtr.ptr.is_null())?;
+    check(p.dstArray.is_null() || p.dstPtr.ptr.is_null())?;
+    let has_src = !p.srcArray.is_null() || !p.srcPtr.ptr.is_null();
+    let has_dst = !p.dstArray.is_null() || !p.dstPtr.ptr.is_null();
+    check(has_src && has_dst)?;
+    if !p.srcArray.is_null() || !p.dstArray.is_null() {
+        return Err(hipError_t::hipErrorNotSupported);
+    }
+    if p.srcPtr.pitch < p.srcPtr.xsize || p.dstPtr.pitch < p.dstPtr.xsize {
+        return Err(hipError_t::hipErrorInvalidPitchValue);
+    }
+    let maxp = max_pitch()?.min(i32::MAX as usize);
+    check(p.srcPtr.pitch < maxp && p.dstPtr.pitch < maxp)?;
+    let e = p.extent;
+    check(e.width.checked_add(p.dstPos.x).is_some_and(|w| w <= p.dstPtr.pitch))?;
+    check(e.width.checked_add(p.srcPos.x).is_some_and(|w| w <= p.srcPtr.pitch))?;
+    // A slice is `ysize` rows: more than one slice needs it.
+    check(e.depth <= 1 || (p.srcPtr.ysize != 0 && p.dstPtr.ysize != 0))?;
+    let b = Block { width: e.width as u64, height: e.height as u64, depth: e.depth as u64 };
+    let d = pitched(p.dstPtr.ptr, p.dstPtr.pitch, p.dstPtr.ysize, p.dstPos)?;
+    let sr = pitched(p.srcPtr.ptr, p.srcPtr.pitch, p.srcPtr.ysize, p.srcPos)?;
+    Ok((d, sr, b))
+}
+
 fn memcpy_3d(p: *const hipMemcpy3DParms, stream: hipStream_t, sync: bool) -> hipError_t {
     api(|| {
         let p = read_in(p)?;
-        // clr ihipMemcpy3D_validate, in its order.
-        check(p.srcArray.is_null() || p.srcPtr.ptr.is_null())?;
-        check(p.dstArray.is_null() || p.dstPtr.ptr.is_null())?;
-        let has_src = !p.srcArray.is_null() || !p.srcPtr.ptr.is_null();
-        let has_dst = !p.dstArray.is_null() || !p.dstPtr.ptr.is_null();
-        check(has_src && has_dst)?;
-        if !p.srcArray.is_null() || !p.dstArray.is_null() {
-            return Err(hipError_t::hipErrorNotSupported);
-        }
-        if p.srcPtr.pitch < p.srcPtr.xsize || p.dstPtr.pitch < p.dstPtr.xsize {
-            return Err(hipError_t::hipErrorInvalidPitchValue);
-        }
-        let maxp = max_pitch()?.min(i32::MAX as usize);
-        check(p.srcPtr.pitch < maxp && p.dstPtr.pitch < maxp)?;
-        let e = p.extent;
-        check(e.width.checked_add(p.dstPos.x).is_some_and(|w| w <= p.dstPtr.pitch))?;
-        check(e.width.checked_add(p.srcPos.x).is_some_and(|w| w <= p.srcPtr.pitch))?;
-        // A slice is `ysize` rows: more than one slice needs it.
-        check(e.depth <= 1 || (p.srcPtr.ysize != 0 && p.dstPtr.ysize != 0))?;
+        let (d, sr, b) = memcpy_3d_args(&p)?;
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
-        let b = Block { width: e.width as u64, height: e.height as u64, depth: e.depth as u64 };
-        let d = pitched(p.dstPtr.ptr, p.dstPtr.pitch, p.dstPtr.ysize, p.dstPos)?;
-        let sr = pitched(p.srcPtr.ptr, p.srcPtr.pitch, p.srcPtr.ysize, p.srcPos)?;
-        rt.memcpy_3d(d, sr, b, p.kind, &s, sync)
+        if sync {
+            check_sync_copy()?;
+            return rt.memcpy_3d(d, sr, b, p.kind, &s, true);
+        }
+        crate::copy::check_kind(p.kind)?;
+        rt.enqueue(&s, Op::Memcpy3D { parms: CParams(p), dst: d, src: sr, block: b })
     })
 }
 
@@ -661,8 +706,20 @@ fn memset_3d(p: hipPitchedPtr, value: c_int, extent: hipExtent, stream: hipStrea
         check(extent.depth <= 1 || p.ysize != 0)?;
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
-        let d = pitched(p.ptr, p.pitch, p.ysize, hipPos { x: 0, y: 0, z: 0 })?;
-        rt.memset_3d(d, value as u8, b, &s, sync)
+        if sync {
+            check_sync_copy()?;
+            let d = pitched(p.ptr, p.pitch, p.ysize, hipPos { x: 0, y: 0, z: 0 })?;
+            return rt.memset_3d(d, value as u8, b, &s, true);
+        }
+        let m = hipMemsetParams {
+            dst: p.ptr,
+            elementSize: 1,
+            height: extent.height,
+            pitch: p.pitch,
+            value: value as u8 as c_uint,
+            width: extent.width,
+        };
+        rt.enqueue(&s, Op::Memset { p: CParams(m), depth: extent.depth, ysize: p.ysize })
     })
 }
 

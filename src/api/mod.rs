@@ -8,6 +8,7 @@ pub mod device;
 pub mod device_props;
 pub mod error;
 pub mod event;
+pub mod graph;
 pub mod hmm;
 pub mod interop;
 pub mod ipc;

@@ -350,7 +350,7 @@ fn dims(grid: dim3, block: dim3, shared: usize) -> LaunchDims {
 
 /// The function a `hipLaunchKernel`-style pointer names: a hipcc kernel's host stub, or (as
 /// newer clr accepts) a `hipFunction_t`. Errors: `hipErrorInvalidDeviceFunction`.
-fn host_function(f: *const c_void) -> Result<Arc<Function>, hipError_t> {
+pub(crate) fn host_function(f: *const c_void) -> Result<Arc<Function>, hipError_t> {
     let r = registry().lock();
     r.host_function(f as usize).or_else(|| r.function(f as usize)).ok_or(hipError_t::hipErrorInvalidDeviceFunction)
 }
@@ -362,12 +362,28 @@ fn launch_device(rt: &Runtime, stream: hipStream_t, bad_stream: hipError_t) -> R
 
 /// The checks every launch shares once its geometry is valid (clr `ihipModuleLaunchKernel`):
 /// the stream's device is the current one (`hipErrorInvalidResourceHandle`), then
-/// [`validate_launch`]; then the launch is refused with `hipErrorNotSupported`.
-fn launch(rt: &Runtime, dev: usize, f: &Function, d: &LaunchDims, has_args: bool) -> Result<(), hipError_t> {
+/// [`validate_launch`]; then the launch is refused with `hipErrorNotSupported`, unless `node`
+/// names a capturing stream: the launch is then recorded as a kernel node of the capture's graph
+/// (src/graph.rs; launching that graph is refused the same way).
+fn launch(
+    rt: &Runtime,
+    dev: usize,
+    f: &Function,
+    d: &LaunchDims,
+    has_args: bool,
+    node: Option<(hipStream_t, hipKernelNodeParams)>,
+) -> Result<(), hipError_t> {
     if dev != current_device() {
         return Err(hipError_t::hipErrorInvalidResourceHandle);
     }
     let (co, _) = validate_launch(f, &rt.devices[dev].props, d, has_args)?;
+    if let Some((stream, p)) = node {
+        let s = stream_of(rt, stream)?;
+        let op = crate::graph::Op::Kernel(crate::graph::CParams(p));
+        if crate::graph::capture_op(&s, op)?.is_none() {
+            return Ok(());
+        }
+    }
     Err(refuse_launch(f, dev, &co))
 }
 
@@ -391,7 +407,15 @@ fn launch_kernel(
     if !d.valid_for(p) {
         return Err(hipError_t::hipErrorInvalidConfiguration);
     }
-    launch(rt, dev, &func, &d, !args.is_null())
+    let node = hipKernelNodeParams {
+        blockDim: block,
+        extra: std::ptr::null_mut(),
+        func: f as *mut c_void,
+        gridDim: grid,
+        kernelParams: args,
+        sharedMemBytes: shared as u32,
+    };
+    launch(rt, dev, &func, &d, !args.is_null(), Some((stream, node)))
 }
 
 /// `hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks,
@@ -475,7 +499,7 @@ pub extern "C" fn hipLaunchCooperativeKernel(
         if d.shared > p.sharedMemPerBlock {
             return Err(hipError_t::hipErrorCooperativeLaunchTooLarge);
         }
-        launch(rt, dev, &func, &d, !kernelParams.is_null())
+        launch(rt, dev, &func, &d, !kernelParams.is_null(), None)
     })
 }
 
@@ -528,7 +552,7 @@ fn module_launch(
             return Err(hipError_t::hipErrorInvalidValue);
         }
         let has_args = !kernelParams.is_null() || (!extra.is_null() && extra_has_args(extra)?);
-        launch(rt, dev, &func, &d, has_args)
+        launch(rt, dev, &func, &d, has_args, None)
     })
 }
 
@@ -600,7 +624,7 @@ pub extern "C" fn hipLaunchByPtr(func: *const c_void) -> hipError_t {
         if !d.valid_for(&rt.devices[dev].props) {
             return Err(hipError_t::hipErrorInvalidValue);
         }
-        launch(rt, dev, &f, &d, !e.args.is_empty())
+        launch(rt, dev, &f, &d, !e.args.is_empty(), None)
     })
 }
 
@@ -781,7 +805,7 @@ pub extern "C" fn hipGetSymbolAddress(devPtr: *mut *mut c_void, symbol: *const c
 
 /// The device range `[offset, offset + size)` of a symbol. Errors: `hipErrorInvalidSymbol`,
 /// `hipErrorInvalidValue` when the range leaves the variable.
-fn symbol_range(sym: *const c_void, size: usize, offset: usize) -> Result<u64, hipError_t> {
+pub(crate) fn symbol_range(sym: *const c_void, size: usize, offset: usize) -> Result<u64, hipError_t> {
     let (addr, len) = symbol(sym)?;
     check(offset.checked_add(size).is_some_and(|e| e <= len))?;
     Ok(addr + offset as u64)

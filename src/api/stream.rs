@@ -70,6 +70,7 @@ pub extern "C" fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
         }
         let (rt, _) = rt_dev()?;
         let s = stream_take(stream)?;
+        crate::graph::stream_destroyed(&s);
         rt.stream_sync(&s)
     })
 }
@@ -81,6 +82,7 @@ pub extern "C" fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t {
     api(|| {
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
+        crate::graph::check_stream_sync(&s)?;
         rt.stream_sync(&s)
     })
 }
@@ -91,6 +93,7 @@ pub extern "C" fn hipStreamQuery(stream: hipStream_t) -> hipError_t {
     api(|| {
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
+        crate::graph::check_stream_sync(&s)?;
         if rt.stream_query(&s)? {
             Ok(())
         } else {
@@ -100,26 +103,22 @@ pub extern "C" fn hipStreamQuery(stream: hipStream_t) -> hipError_t {
 }
 
 /// `hipStreamWaitEvent`: later work on `stream` waits (on the GPU, POLL_REGMEM) for the event's
-/// last record. A never-recorded event is a no-op. `flags` must be 0 (`hipErrorInvalidValue`);
-/// null or unknown event: `hipErrorInvalidHandle`.
+/// last record. A never-recorded event is a no-op. An event recorded in a stream capture in
+/// progress makes `stream` join that capture instead (src/graph.rs; its next captured work
+/// depends on what preceded the record, `flags` unchecked as clr). `flags` must be 0
+/// (`hipErrorInvalidValue`); null or unknown event: `hipErrorInvalidHandle`.
 #[no_mangle]
 pub extern "C" fn hipStreamWaitEvent(stream: hipStream_t, event: hipEvent_t, flags: c_uint) -> hipError_t {
     api(|| {
         let (rt, _) = rt_dev()?;
         let e = event_of(event)?;
-        check(flags == 0)?;
         // hip-tests (AMD): a bad stream here is hipErrorInvalidHandle, not ContextIsDestroyed.
         let s = stream_of(rt, stream).map_err(|_| hipError_t::hipErrorInvalidHandle)?;
-        let f = e.fence.lock().clone();
-        if let Some(f) = f {
-            if !f.done() {
-                rt.stream_submit(&s, &[f], |_| Ok(()))?;
-            }
+        if crate::graph::capture_wait_event(&s, &e)? {
+            return Ok(());
         }
-        if let Some(p) = e.ipc.get() {
-            rt.ipc_event_stream_wait(p, &s)?;
-        }
-        Ok(())
+        check(flags == 0)?;
+        rt.stream_wait_event(&s, &e)
     })
 }
 
@@ -179,15 +178,9 @@ unsafe impl Send for UserData {}
 pub extern "C" fn hipLaunchHostFunc(stream: hipStream_t, fn_: hipHostFn_t, userData: *mut c_void) -> hipError_t {
     api(|| {
         let f = fn_.ok_or(hipError_t::hipErrorInvalidValue)?;
-        let data = UserData(userData);
-        host_func(
-            stream,
-            Box::new(move || {
-                let data = data;
-                // SAFETY: the program's host function with the pointer it gave (HIP contract).
-                unsafe { f(data.0) }
-            }),
-        )
+        let (rt, _) = rt_dev()?;
+        let s = stream_of(rt, stream)?;
+        rt.enqueue(&s, crate::graph::Op::Host { fn_: f, data: userData as usize })
     })
 }
 

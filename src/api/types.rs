@@ -794,6 +794,148 @@ pub struct hipMemcpy3DParms {
     pub kind: hipMemcpyKind,
 }
 
+// ---------------------------------------------------------------------------------------------
+// Graphs and stream capture (`hip_runtime_api.h`, ROCm 7)
+// ---------------------------------------------------------------------------------------------
+
+/// Opaque graph object behind [`hipGraph_t`] (`typedef struct ihipGraph* hipGraph_t;`).
+pub struct ihipGraph {
+    _opaque: [u8; 0],
+}
+/// Opaque node object behind [`hipGraphNode_t`] (`typedef struct hipGraphNode* hipGraphNode_t;`).
+pub struct hipGraphNode {
+    _opaque: [u8; 0],
+}
+/// Opaque executable graph behind [`hipGraphExec_t`]
+/// (`typedef struct hipGraphExec* hipGraphExec_t;`).
+pub struct hipGraphExec {
+    _opaque: [u8; 0],
+}
+/// Graph handle.
+pub type hipGraph_t = *mut ihipGraph;
+/// Graph node handle.
+pub type hipGraphNode_t = *mut hipGraphNode;
+/// Executable graph handle.
+pub type hipGraphExec_t = *mut hipGraphExec;
+
+c_enum! {
+    /// `hipGraphNodeType` (`hip_runtime_api.h`).
+    pub struct hipGraphNodeType {
+        hipGraphNodeTypeKernel = 0,
+        hipGraphNodeTypeMemcpy = 1,
+        hipGraphNodeTypeMemset = 2,
+        hipGraphNodeTypeHost = 3,
+        hipGraphNodeTypeGraph = 4,
+        hipGraphNodeTypeEmpty = 5,
+        hipGraphNodeTypeWaitEvent = 6,
+        hipGraphNodeTypeEventRecord = 7,
+        hipGraphNodeTypeExtSemaphoreSignal = 8,
+        hipGraphNodeTypeExtSemaphoreWait = 9,
+        hipGraphNodeTypeMemAlloc = 10,
+        hipGraphNodeTypeMemFree = 11,
+        hipGraphNodeTypeMemcpyFromSymbol = 12,
+        hipGraphNodeTypeMemcpyToSymbol = 13,
+        hipGraphNodeTypeCount = 14,
+    }
+}
+
+c_enum! {
+    /// `hipStreamCaptureMode` (`hip_runtime_api.h`).
+    pub struct hipStreamCaptureMode {
+        hipStreamCaptureModeGlobal = 0,
+        hipStreamCaptureModeThreadLocal = 1,
+        hipStreamCaptureModeRelaxed = 2,
+    }
+}
+
+c_enum! {
+    /// `hipStreamCaptureStatus` (`hip_runtime_api.h`).
+    pub struct hipStreamCaptureStatus {
+        hipStreamCaptureStatusNone = 0,
+        hipStreamCaptureStatusActive = 1,
+        hipStreamCaptureStatusInvalidated = 2,
+    }
+}
+
+c_enum! {
+    /// `hipStreamUpdateCaptureDependenciesFlags` (`hip_runtime_api.h`).
+    pub struct hipStreamUpdateCaptureDependenciesFlags {
+        hipStreamAddCaptureDependencies = 0,
+        hipStreamSetCaptureDependencies = 1,
+    }
+}
+
+c_enum! {
+    /// `hipGraphExecUpdateResult` (`hip_runtime_api.h`).
+    pub struct hipGraphExecUpdateResult {
+        hipGraphExecUpdateSuccess = 0x0,
+        hipGraphExecUpdateError = 0x1,
+        hipGraphExecUpdateErrorTopologyChanged = 0x2,
+        hipGraphExecUpdateErrorNodeTypeChanged = 0x3,
+        hipGraphExecUpdateErrorFunctionChanged = 0x4,
+        hipGraphExecUpdateErrorParametersChanged = 0x5,
+        hipGraphExecUpdateErrorNotSupported = 0x6,
+        hipGraphExecUpdateErrorUnsupportedFunctionChange = 0x7,
+    }
+}
+
+c_enum! {
+    /// `hipGraphInstantiateFlags` (`hip_runtime_api.h`).
+    pub struct hipGraphInstantiateFlags {
+        hipGraphInstantiateFlagAutoFreeOnLaunch = 1,
+        hipGraphInstantiateFlagUpload = 2,
+        hipGraphInstantiateFlagDeviceLaunch = 4,
+        hipGraphInstantiateFlagUseNodePriority = 8,
+    }
+}
+
+/// `typedef struct hipGraphEdgeData { unsigned char from_port; unsigned char reserved[5];
+/// unsigned char to_port; unsigned char type; }`: an edge's ports and type. 8 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct hipGraphEdgeData {
+    pub from_port: u8,
+    pub reserved: [u8; 5],
+    pub to_port: u8,
+    pub r#type: u8,
+}
+
+/// `typedef struct hipMemsetParams { void* dst; unsigned int elementSize; size_t height; size_t
+/// pitch; unsigned int value; size_t width; }`: dst@0, elementSize@8, height@16, pitch@24,
+/// value@32, width@40. 48 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipMemsetParams {
+    pub dst: *mut c_void,
+    pub elementSize: c_uint,
+    pub height: usize,
+    pub pitch: usize,
+    pub value: c_uint,
+    pub width: usize,
+}
+
+/// `typedef struct hipHostNodeParams { hipHostFn_t fn; void* userData; }`. 16 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipHostNodeParams {
+    pub r#fn: hipHostFn_t,
+    pub userData: *mut c_void,
+}
+
+/// `typedef struct hipKernelNodeParams { dim3 blockDim; void** extra; void* func; dim3 gridDim;
+/// void** kernelParams; unsigned int sharedMemBytes; }`: blockDim@0, extra@16, func@24,
+/// gridDim@32, kernelParams@48, sharedMemBytes@56. 64 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipKernelNodeParams {
+    pub blockDim: dim3,
+    pub extra: *mut *mut c_void,
+    pub func: *mut c_void,
+    pub gridDim: dim3,
+    pub kernelParams: *mut *mut c_void,
+    pub sharedMemBytes: c_uint,
+}
+
 impl Default for hipPointerAttribute_t {
     fn default() -> Self {
         hipPointerAttribute_t {
@@ -1728,6 +1870,12 @@ pub fn c_header_prelude() -> String {
         ("hipFuncCache_t", ints(hipFuncCache_t::ENUMERATORS)),
         ("hipSharedMemConfig", ints(hipSharedMemConfig::ENUMERATORS)),
         ("hipLimit_t", ints(hipLimit_t::ENUMERATORS)),
+        ("hipGraphNodeType", ints(hipGraphNodeType::ENUMERATORS)),
+        ("hipStreamCaptureMode", ints(hipStreamCaptureMode::ENUMERATORS)),
+        ("hipStreamCaptureStatus", ints(hipStreamCaptureStatus::ENUMERATORS)),
+        ("hipStreamUpdateCaptureDependenciesFlags", ints(hipStreamUpdateCaptureDependenciesFlags::ENUMERATORS)),
+        ("hipGraphExecUpdateResult", ints(hipGraphExecUpdateResult::ENUMERATORS)),
+        ("hipGraphInstantiateFlags", ints(hipGraphInstantiateFlags::ENUMERATORS)),
         ("hipDriverProcAddressQueryResult", ints(hipDriverProcAddressQueryResult::ENUMERATORS)),
         ("hipDriverEntryPointQueryResult", ints(hipDriverEntryPointQueryResult::ENUMERATORS)),
         ("hipFunction_attribute", ints(hipFunction_attribute::ENUMERATORS)),
@@ -1792,6 +1940,14 @@ mod tests {
         assert_eq!(offset_of!(hipMemcpy3DParms, dstArray), 64);
         assert_eq!(offset_of!(hipMemcpy3DParms, extent), 128);
         assert_eq!(offset_of!(hipMemcpy3DParms, kind), 152);
+        assert_eq!(size_of::<hipMemsetParams>(), 48);
+        assert_eq!(offset_of!(hipMemsetParams, value), 32);
+        assert_eq!(offset_of!(hipMemsetParams, width), 40);
+        assert_eq!(size_of::<hipHostNodeParams>(), 16);
+        assert_eq!(size_of::<hipKernelNodeParams>(), 64);
+        assert_eq!(offset_of!(hipKernelNodeParams, func), 24);
+        assert_eq!(offset_of!(hipKernelNodeParams, gridDim), 32);
+        assert_eq!(offset_of!(hipKernelNodeParams, sharedMemBytes), 56);
         assert_eq!(offset_of!(hipMemAccessDesc, flags), 8);
         assert_eq!(size_of::<hipMemAllocationProp>(), 32);
         assert_eq!(offset_of!(hipMemAllocationProp, handleTypes), 4);

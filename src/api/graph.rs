@@ -1,0 +1,1271 @@
+//! Graph management and stream capture (HIP "Graph Management" and "Stream Capture" groups; clr
+//! `hip_graph.cpp`). Error codes follow clr and AMD's hip-tests (`catch/unit/graph/`): nearly
+//! every bad argument (null or unknown graph, node, executable graph, event) is
+//! `hipErrorInvalidValue`. The core is src/graph.rs.
+
+use crate::api::common::{api, check, event_of, read_in, rt_dev, slice_in, stream_of, write_out, write_slice};
+use crate::api::types::*;
+use crate::event::Event;
+use crate::graph::{self, CParams, Exec, Graph, Node, Op};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ffi::{c_char, c_uint, c_ulonglong, c_void};
+use std::sync::{Arc, OnceLock};
+
+/// Graphs the program owns (`hipGraphCreate`, `hipStreamEndCapture`, `hipGraphClone`) until
+/// `hipGraphDestroy`.
+fn owned() -> &'static Mutex<HashMap<usize, Arc<Graph>>> {
+    static G: OnceLock<Mutex<HashMap<usize, Arc<Graph>>>> = OnceLock::new();
+    G.get_or_init(Default::default)
+}
+
+/// Executable graphs until `hipGraphExecDestroy`.
+fn execs() -> &'static Mutex<HashMap<usize, Arc<Exec>>> {
+    static X: OnceLock<Mutex<HashMap<usize, Arc<Exec>>>> = OnceLock::new();
+    X.get_or_init(Default::default)
+}
+
+fn own(g: Arc<Graph>) -> hipGraph_t {
+    let h = g.handle();
+    owned().lock().insert(h, g);
+    h as hipGraph_t
+}
+
+/// The live graph `h` names. Errors: `hipErrorInvalidValue`.
+fn graph_in(h: hipGraph_t) -> Result<Arc<Graph>, hipError_t> {
+    graph::graph_of(h as usize).ok_or(hipError_t::hipErrorInvalidValue)
+}
+
+/// The live node `h` names. Errors: `hipErrorInvalidValue`.
+fn node_in(h: hipGraphNode_t) -> Result<Arc<Node>, hipError_t> {
+    graph::node_of(h as usize).ok_or(hipError_t::hipErrorInvalidValue)
+}
+
+/// The live executable graph `h` names. Errors: `hipErrorInvalidValue`.
+fn exec_in(h: hipGraphExec_t) -> Result<Arc<Exec>, hipError_t> {
+    execs().lock().get(&(h as usize)).cloned().ok_or(hipError_t::hipErrorInvalidValue)
+}
+
+/// The nodes of a `(pointer, count)` array. Errors: `hipErrorInvalidValue` (null with a count,
+/// an unknown node).
+fn nodes_in(p: *const hipGraphNode_t, n: usize) -> Result<Vec<Arc<Node>>, hipError_t> {
+    if n == 0 {
+        return Ok(vec![]);
+    }
+    slice_in(p, n)?.iter().map(|h| node_in(*h)).collect()
+}
+
+/// An event argument of a graph API. Errors: `hipErrorInvalidValue` (null, unknown).
+fn event_in(e: hipEvent_t) -> Result<Arc<Event>, hipError_t> {
+    event_of(e).map_err(|_| hipError_t::hipErrorInvalidValue)
+}
+
+/// The first `n` handles of `nodes`, padded with nulls.
+fn handles<'a>(nodes: impl Iterator<Item = &'a Arc<Node>>, n: usize) -> Vec<hipGraphNode_t> {
+    let mut v: Vec<hipGraphNode_t> = nodes.take(n).map(|x| x.handle() as hipGraphNode_t).collect();
+    v.resize(n, std::ptr::null_mut());
+    v
+}
+
+/// Writes node handles as clr does: only the count when `out` is null; else `*num` entries, the
+/// ones past the list null and `*num` lowered to the list's length.
+fn fill_nodes(out: *mut hipGraphNode_t, num: *mut usize, nodes: &[Arc<Node>]) -> Result<(), hipError_t> {
+    let n = read_in(num)?;
+    if out.is_null() {
+        return write_out(num, nodes.len());
+    }
+    write_slice(out, &handles(nodes.iter(), n))?;
+    if n > nodes.len() {
+        write_out(num, nodes.len())?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node parameters → operations (each validated as clr validates them when a node is added)
+// ---------------------------------------------------------------------------------------------
+
+fn memcpy_op(p: *const hipMemcpy3DParms) -> Result<Op, hipError_t> {
+    let p = read_in(p)?;
+    let (dst, src, block) = crate::api::memory::memcpy_3d_args(&p)?;
+    crate::copy::check_kind(p.kind)?;
+    Ok(Op::Memcpy3D { parms: CParams(p), dst, src, block })
+}
+
+fn memcpy_1d_op(dst: *mut c_void, src: *const c_void, count: usize, kind: hipMemcpyKind) -> Result<Op, hipError_t> {
+    let (rt, _) = rt_dev()?;
+    rt.memcpy_check(dst as u64, src as u64, count as u64, kind)?;
+    Ok(Op::Memcpy { dst: dst as u64, src: src as u64, len: count as u64, kind })
+}
+
+fn to_symbol_op(
+    symbol: *const c_void,
+    src: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+) -> Result<Op, hipError_t> {
+    let dst = crate::api::module::symbol_range(symbol, count, offset)?;
+    memcpy_1d_op(dst as *mut c_void, src, count, kind)
+}
+
+fn from_symbol_op(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+) -> Result<Op, hipError_t> {
+    let src = crate::api::module::symbol_range(symbol, count, offset)?;
+    memcpy_1d_op(dst, src as *const c_void, count, kind)
+}
+
+/// clr `ihipGraphAddMemsetNode`'s checks: element size 1, 2 or 4, nonzero width and height,
+/// `pitch >= width * elementSize` for several rows, the whole block inside device or pinned
+/// memory.
+fn memset_op(p: *const hipMemsetParams) -> Result<Op, hipError_t> {
+    let p = read_in(p)?;
+    check(matches!(p.elementSize, 1 | 2 | 4) && p.width != 0 && p.height != 0 && !p.dst.is_null())?;
+    let row = p.width.checked_mul(p.elementSize as usize).ok_or(hipError_t::hipErrorInvalidValue)?;
+    check(p.height == 1 || p.pitch >= row)?;
+    let span =
+        (p.height - 1).checked_mul(p.pitch).and_then(|v| v.checked_add(row)).ok_or(hipError_t::hipErrorInvalidValue)?;
+    let (rt, _) = rt_dev()?;
+    rt.memset_check(p.dst as u64, span as u64)?;
+    Ok(Op::Memset { p: CParams(p), depth: 1, ysize: p.height })
+}
+
+fn host_op(p: *const hipHostNodeParams) -> Result<Op, hipError_t> {
+    let p = read_in(p)?;
+    let f = p.r#fn.ok_or(hipError_t::hipErrorInvalidValue)?;
+    Ok(Op::Host { fn_: f, data: p.userData as usize })
+}
+
+fn kernel_op(p: *const hipKernelNodeParams) -> Result<Op, hipError_t> {
+    let p = read_in(p)?;
+    check(!p.func.is_null())?;
+    crate::api::module::host_function(p.func)?;
+    Ok(Op::Kernel(CParams(p)))
+}
+
+/// Adds a node made by `op` to `graph` after `pDependencies[numDependencies]` and writes its
+/// handle. Errors: `hipErrorInvalidValue` (null `pGraphNode`, unknown graph or dependency, null
+/// dependencies with a count, a dependency of another graph or named twice), `op`'s.
+fn add_node(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    op: impl FnOnce() -> Result<Op, hipError_t>,
+) -> hipError_t {
+    api(|| {
+        check(!pGraphNode.is_null())?;
+        let g = graph_in(graph)?;
+        let deps = nodes_in(pDependencies, numDependencies)?;
+        let n = g.add(op()?, &deps)?;
+        write_out(pGraphNode, n.handle() as hipGraphNode_t)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream capture
+// ---------------------------------------------------------------------------------------------
+
+/// Whether `h` is the null stream or `hipStreamLegacy`, which cannot capture.
+/// `hipStreamPerThread` can (hip-tests capture it); in hipkfd it names the null stream object
+/// too, so while it captures, async work given the null stream is captured with it.
+fn is_null_stream(h: hipStream_t) -> bool {
+    (h as usize) <= 1
+}
+
+/// `hipStreamBeginCapture`: later async work on `stream` (and on streams that join through
+/// captured events) is recorded into a new graph instead of running. Errors (clr, hip-tests
+/// `Unit_hipStreamBeginCapture_Negative_Parameters`): `hipErrorContextIsDestroyed` (unknown
+/// stream), `hipErrorStreamCaptureUnsupported` (the null stream, `hipStreamLegacy`),
+/// `hipErrorInvalidValue` (unknown mode),
+/// `hipErrorIllegalState` (already capturing).
+#[no_mangle]
+pub extern "C" fn hipStreamBeginCapture(stream: hipStream_t, mode: hipStreamCaptureMode) -> hipError_t {
+    api(|| begin_capture(stream, mode, None))
+}
+
+/// The checks and start of both `hipStreamBeginCapture*`.
+fn begin_capture(
+    stream: hipStream_t,
+    mode: hipStreamCaptureMode,
+    into: Option<(Arc<Graph>, Vec<Arc<Node>>)>,
+) -> Result<(), hipError_t> {
+    let (rt, _) = rt_dev()?;
+    let s = stream_of(rt, stream)?;
+    if is_null_stream(stream) {
+        return Err(hipError_t::hipErrorStreamCaptureUnsupported);
+    }
+    check((0..=2).contains(&mode.0))?;
+    graph::capture_begin(&s, mode, into)
+}
+
+/// `hipStreamBeginCaptureToGraph`: as [`hipStreamBeginCapture`], capturing into the existing
+/// `graph` after its nodes `dependencies[numDependencies]` (the graph's nodes do not make the
+/// capture unjoined; `hipStreamEndCapture` gives `graph` back, still owned by the caller).
+/// Errors (clr, in its order): `hipErrorNotSupported` (`dependencyData` given),
+/// `hipErrorInvalidValue` (null or unknown graph, dependencies null with a count or given with
+/// none, a dependency not in `graph`), then [`hipStreamBeginCapture`]'s.
+#[no_mangle]
+pub extern "C" fn hipStreamBeginCaptureToGraph(
+    stream: hipStream_t,
+    graph: hipGraph_t,
+    dependencies: *const hipGraphNode_t,
+    dependencyData: *const hipGraphEdgeData,
+    numDependencies: usize,
+    mode: hipStreamCaptureMode,
+) -> hipError_t {
+    api(|| {
+        if !dependencyData.is_null() {
+            return Err(hipError_t::hipErrorNotSupported);
+        }
+        let g = graph_in(graph)?;
+        check(dependencies.is_null() == (numDependencies == 0))?;
+        let deps = nodes_in(dependencies, numDependencies)?;
+        begin_capture(stream, mode, Some((g, deps)))
+    })
+}
+
+/// `hipStreamEndCapture`: ends the capture begun on `stream` and gives its graph (the caller
+/// owns it: `hipGraphDestroy`). Errors (clr `hipStreamEndCapture_common`):
+/// `hipErrorInvalidValue` (null `pGraph`), `hipErrorIllegalState` (null stream, not capturing),
+/// `hipErrorContextIsDestroyed` (unknown stream), `hipErrorStreamCaptureUnmatched` (the stream
+/// joined the capture but did not begin it), `hipErrorStreamCaptureWrongThread`, and, with the
+/// capture ended and `*pGraph` null: `hipErrorStreamCaptureInvalidated`,
+/// `hipErrorStreamCaptureUnjoined` (forked work not joined back).
+#[no_mangle]
+pub extern "C" fn hipStreamEndCapture(stream: hipStream_t, pGraph: *mut hipGraph_t) -> hipError_t {
+    api(|| {
+        check(!pGraph.is_null())?;
+        if is_null_stream(stream) {
+            return Err(hipError_t::hipErrorIllegalState);
+        }
+        let (rt, _) = rt_dev()?;
+        let s = stream_of(rt, stream)?;
+        match graph::capture_end(&s) {
+            Ok(g) => write_out(pGraph, own(g)),
+            Err(e) => {
+                if matches!(e, hipError_t::hipErrorStreamCaptureInvalidated | hipError_t::hipErrorStreamCaptureUnjoined)
+                {
+                    write_out(pGraph, std::ptr::null_mut())?;
+                }
+                Err(e)
+            }
+        }
+    })
+}
+
+/// The capture state of `stream` for the capture queries. The null stream: `None` status, or
+/// `hipErrorStreamCaptureImplicit` while a blocking stream captures (clr).
+fn capture_query(stream: hipStream_t) -> Result<graph::CaptureInfo, hipError_t> {
+    let (rt, _) = rt_dev()?;
+    let s = stream_of(rt, stream)?;
+    if is_null_stream(stream) {
+        if graph::blocking_capture() {
+            return Err(hipError_t::hipErrorStreamCaptureImplicit);
+        }
+        return Ok(graph::CaptureInfo::NONE);
+    }
+    Ok(graph::capture_info(&s))
+}
+
+/// `hipStreamIsCapturing`: None, Active or Invalidated. Errors: `hipErrorInvalidValue` (null
+/// `pCaptureStatus`), `hipErrorContextIsDestroyed` (unknown stream),
+/// `hipErrorStreamCaptureImplicit` (the null stream while a blocking stream captures).
+#[no_mangle]
+pub extern "C" fn hipStreamIsCapturing(stream: hipStream_t, pCaptureStatus: *mut hipStreamCaptureStatus) -> hipError_t {
+    api(|| {
+        check(!pCaptureStatus.is_null())?;
+        write_out(pCaptureStatus, capture_query(stream)?.status)
+    })
+}
+
+/// `hipStreamGetCaptureInfo`: status and, while active and `pId` is not null, the capture's
+/// unique id. Errors as [`hipStreamIsCapturing`].
+#[no_mangle]
+pub extern "C" fn hipStreamGetCaptureInfo(
+    stream: hipStream_t,
+    pCaptureStatus: *mut hipStreamCaptureStatus,
+    pId: *mut c_ulonglong,
+) -> hipError_t {
+    hipStreamGetCaptureInfo_v2(
+        stream,
+        pCaptureStatus,
+        pId,
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+    )
+}
+
+/// `hipStreamGetCaptureInfo_v2`: [`hipStreamGetCaptureInfo`] plus, while active, the graph being
+/// built and the stream's current dependencies (an array owned by the runtime, valid until the
+/// stream's next captured operation); each out-pointer may be null. Errors as
+/// [`hipStreamIsCapturing`].
+#[no_mangle]
+pub extern "C" fn hipStreamGetCaptureInfo_v2(
+    stream: hipStream_t,
+    captureStatus_out: *mut hipStreamCaptureStatus,
+    id_out: *mut c_ulonglong,
+    graph_out: *mut hipGraph_t,
+    dependencies_out: *mut *const hipGraphNode_t,
+    numDependencies_out: *mut usize,
+) -> hipError_t {
+    api(|| {
+        check(!captureStatus_out.is_null())?;
+        let c = capture_query(stream)?;
+        write_out(captureStatus_out, c.status)?;
+        if c.status != hipStreamCaptureStatus::hipStreamCaptureStatusActive {
+            return Ok(());
+        }
+        if !id_out.is_null() {
+            write_out(id_out, c.id)?;
+        }
+        if let (false, Some(g)) = (graph_out.is_null(), c.graph) {
+            write_out(graph_out, g.handle() as hipGraph_t)?;
+        }
+        if !dependencies_out.is_null() {
+            write_out(dependencies_out, c.deps as *const hipGraphNode_t)?;
+        }
+        if !numDependencies_out.is_null() {
+            write_out(numDependencies_out, c.count)?;
+        }
+        Ok(())
+    })
+}
+
+/// `hipStreamUpdateCaptureDependencies`: adds `dependencies[numDependencies]` to the capturing
+/// stream's dependency set (`hipStreamAddCaptureDependencies`) or replaces the set
+/// (`hipStreamSetCaptureDependencies`). Errors (clr): `hipErrorContextIsDestroyed` (unknown
+/// stream), `hipErrorIllegalState` (not capturing), `hipErrorInvalidValue` (more nodes than the
+/// graph has, null array with a count, unknown flags, a node not in the capture's graph).
+#[no_mangle]
+pub extern "C" fn hipStreamUpdateCaptureDependencies(
+    stream: hipStream_t,
+    dependencies: *mut hipGraphNode_t,
+    numDependencies: usize,
+    flags: c_uint,
+) -> hipError_t {
+    api(|| {
+        let (rt, _) = rt_dev()?;
+        let s = stream_of(rt, stream)?;
+        let count = graph::capture_node_count(&s).ok_or(hipError_t::hipErrorIllegalState)?;
+        check(numDependencies <= count && flags <= 1)?;
+        let nodes = nodes_in(dependencies, numDependencies)?;
+        graph::update_deps(&s, &nodes, flags == 1)
+    })
+}
+
+/// `hipThreadExchangeStreamCaptureMode`: sets the calling thread's capture interaction mode to
+/// `*mode` and writes the previous one back. Errors: `hipErrorInvalidValue` (null, unknown mode).
+#[no_mangle]
+pub extern "C" fn hipThreadExchangeStreamCaptureMode(mode: *mut hipStreamCaptureMode) -> hipError_t {
+    api(|| {
+        let m = read_in(mode)?;
+        check((0..=2).contains(&m.0))?;
+        write_out(mode, graph::exchange_mode(m))
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graphs and nodes
+// ---------------------------------------------------------------------------------------------
+
+/// `hipGraphCreate`: an empty graph. Errors: `hipErrorInvalidValue` (null, `flags` ≠ 0).
+#[no_mangle]
+pub extern "C" fn hipGraphCreate(pGraph: *mut hipGraph_t, flags: c_uint) -> hipError_t {
+    api(|| {
+        check(!pGraph.is_null() && flags == 0)?;
+        let (_, d) = rt_dev()?;
+        write_out(pGraph, own(Graph::new(d, false)))
+    })
+}
+
+/// `hipGraphDestroy`: releases the graph and its nodes (executable graphs made from it stay).
+/// Errors: `hipErrorInvalidValue` (null), `hipErrorIllegalState` (destroyed, or not the
+/// program's: a child graph node's graph).
+#[no_mangle]
+pub extern "C" fn hipGraphDestroy(graph: hipGraph_t) -> hipError_t {
+    api(|| {
+        check(!graph.is_null())?;
+        let g = owned().lock().remove(&(graph as usize));
+        g.map(drop).ok_or(hipError_t::hipErrorIllegalState)
+    })
+}
+
+/// `hipGraphAddEmptyNode`. Errors as every `hipGraphAdd*Node`: `hipErrorInvalidValue` (null
+/// `pGraphNode`, unknown graph or dependency, null dependencies with a count, a dependency of
+/// another graph or named twice).
+#[no_mangle]
+pub extern "C" fn hipGraphAddEmptyNode(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+) -> hipError_t {
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || Ok(Op::Empty))
+}
+
+/// `hipGraphAddMemcpyNode`: a pitched copy as `hipMemcpy3DAsync`'s parameters. Errors: as
+/// `hipMemcpy3D`'s checks, and as [`hipGraphAddEmptyNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphAddMemcpyNode(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    pCopyParams: *const hipMemcpy3DParms,
+) -> hipError_t {
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || memcpy_op(pCopyParams))
+}
+
+/// `hipGraphAddMemcpyNode1D`: a copy of `count` bytes. Errors: `hipErrorInvalidValue` (`count`
+/// 0, null pointers, a range past its allocation), `hipErrorInvalidMemcpyDirection`, and as
+/// [`hipGraphAddEmptyNode`].
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hipGraphAddMemcpyNode1D(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || memcpy_1d_op(dst, src, count, kind))
+}
+
+/// `hipGraphAddMemcpyNodeToSymbol`: a copy of `count` bytes to a `__device__` variable at
+/// `offset` (resolved now, on the current device). Errors: `hipErrorInvalidSymbol`, as
+/// [`hipGraphAddMemcpyNode1D`].
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hipGraphAddMemcpyNodeToSymbol(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    symbol: *const c_void,
+    src: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || to_symbol_op(symbol, src, count, offset, kind))
+}
+
+/// `hipGraphAddMemcpyNodeFromSymbol`: as [`hipGraphAddMemcpyNodeToSymbol`], from the variable.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hipGraphAddMemcpyNodeFromSymbol(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    dst: *mut c_void,
+    symbol: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || from_symbol_op(dst, symbol, count, offset, kind))
+}
+
+/// `hipGraphAddMemsetNode`: fills `height` rows of `width` elements of `elementSize` (1, 2 or
+/// 4) bytes, rows `pitch` bytes apart. Errors: `hipErrorInvalidValue` (null params or `dst`,
+/// other element sizes, zero width or height, pitch below a row, a block past device or pinned
+/// memory), and as [`hipGraphAddEmptyNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphAddMemsetNode(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    pMemsetParams: *const hipMemsetParams,
+) -> hipError_t {
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || memset_op(pMemsetParams))
+}
+
+/// `hipGraphAddHostNode`: `fn(userData)` on a runtime thread, as `hipLaunchHostFunc`. Errors:
+/// `hipErrorInvalidValue` (null params or `fn`), and as [`hipGraphAddEmptyNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphAddHostNode(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    pNodeParams: *const hipHostNodeParams,
+) -> hipError_t {
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || host_op(pNodeParams))
+}
+
+/// `hipGraphAddKernelNode`: a kernel launch. The node is kept and reported, but launching a
+/// graph that holds one fails with `hipErrorNotSupported`, as `hipLaunchKernel` does (kernels
+/// cannot run yet). Errors: `hipErrorInvalidValue` (null params or `func`),
+/// `hipErrorInvalidDeviceFunction` (unknown kernel), and as [`hipGraphAddEmptyNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphAddKernelNode(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    pNodeParams: *const hipKernelNodeParams,
+) -> hipError_t {
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || kernel_op(pNodeParams))
+}
+
+/// `hipGraphAddEventRecordNode`: records `event` (as `hipEventRecord`) when the node runs.
+/// Errors: `hipErrorInvalidValue` (null or unknown event), and as [`hipGraphAddEmptyNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphAddEventRecordNode(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    event: hipEvent_t,
+) -> hipError_t {
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || {
+        Ok(Op::EventRecord(Arc::downgrade(&event_in(event)?)))
+    })
+}
+
+/// `hipGraphAddEventWaitNode`: later nodes wait for `event`'s last record (as
+/// `hipStreamWaitEvent`). Errors as [`hipGraphAddEventRecordNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphAddEventWaitNode(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    event: hipEvent_t,
+) -> hipError_t {
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || Ok(Op::EventWait(Arc::downgrade(&event_in(event)?))))
+}
+
+/// `hipGraphAddChildGraphNode`: runs a copy of `childGraph` (taken now) as one node. Errors:
+/// `hipErrorInvalidValue` (null or unknown child graph, the graph itself), and as
+/// [`hipGraphAddEmptyNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphAddChildGraphNode(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    childGraph: hipGraph_t,
+) -> hipError_t {
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || {
+        check(childGraph != graph)?;
+        Ok(Op::Child(graph_in(childGraph)?.deep_clone()))
+    })
+}
+
+/// `hipGraphAddDependencies` (`add`) / `hipGraphRemoveDependencies`: checks that every pair is
+/// two distinct nodes of the graph, then adds or removes the edges `from[i] → to[i]` in order.
+fn edit_edges(
+    graph: hipGraph_t,
+    from: *const hipGraphNode_t,
+    to: *const hipGraphNode_t,
+    n: usize,
+    add: bool,
+) -> hipError_t {
+    api(|| {
+        let g = graph_in(graph)?;
+        let (a, b) = (nodes_in(from, n)?, nodes_in(to, n)?);
+        for (x, y) in a.iter().zip(&b) {
+            check(x.id != y.id && g.owns(x) && g.owns(y))?;
+        }
+        for (x, y) in a.iter().zip(&b) {
+            if add {
+                g.add_edge(x, y)?;
+            } else {
+                g.remove_edge(x, y)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `hipGraphAddDependencies`: adds the edges `from[i] → to[i]`. Errors: `hipErrorInvalidValue`
+/// (unknown graph or node, null arrays with a count, a node to itself, nodes of another graph,
+/// an existing edge); nothing is added then (clr checks all pairs first, then adds up to a
+/// duplicate).
+#[no_mangle]
+pub extern "C" fn hipGraphAddDependencies(
+    graph: hipGraph_t,
+    from: *const hipGraphNode_t,
+    to: *const hipGraphNode_t,
+    numDependencies: usize,
+) -> hipError_t {
+    edit_edges(graph, from, to, numDependencies, true)
+}
+
+/// `hipGraphRemoveDependencies`: removes the edges `from[i] → to[i]`. Errors:
+/// `hipErrorInvalidValue` (as [`hipGraphAddDependencies`], and an edge that does not exist).
+#[no_mangle]
+pub extern "C" fn hipGraphRemoveDependencies(
+    graph: hipGraph_t,
+    from: *const hipGraphNode_t,
+    to: *const hipGraphNode_t,
+    numDependencies: usize,
+) -> hipError_t {
+    edit_edges(graph, from, to, numDependencies, false)
+}
+
+/// `hipGraphGetNodes`: the graph's nodes in a topological order (clr), written as
+/// [`fill_nodes`] does. Errors: `hipErrorInvalidValue` (unknown graph, null `numNodes`, a cycle).
+#[no_mangle]
+pub extern "C" fn hipGraphGetNodes(graph: hipGraph_t, nodes: *mut hipGraphNode_t, numNodes: *mut usize) -> hipError_t {
+    api(|| {
+        check(!numNodes.is_null())?;
+        fill_nodes(nodes, numNodes, &graph_in(graph)?.topo()?)
+    })
+}
+
+/// `hipGraphGetRootNodes`: the nodes without dependencies. Errors: `hipErrorInvalidValue`
+/// (unknown graph, null count).
+#[no_mangle]
+pub extern "C" fn hipGraphGetRootNodes(
+    graph: hipGraph_t,
+    pRootNodes: *mut hipGraphNode_t,
+    pNumRootNodes: *mut usize,
+) -> hipError_t {
+    api(|| {
+        check(!pNumRootNodes.is_null())?;
+        fill_nodes(pRootNodes, pNumRootNodes, &graph_in(graph)?.roots())
+    })
+}
+
+/// `hipGraphGetEdges`: the edges as `from[i] → to[i]`; both arrays null: only the count.
+/// Errors: `hipErrorInvalidValue` (unknown graph, null count, one array null but not the other).
+#[no_mangle]
+pub extern "C" fn hipGraphGetEdges(
+    graph: hipGraph_t,
+    from: *mut hipGraphNode_t,
+    to: *mut hipGraphNode_t,
+    numEdges: *mut usize,
+) -> hipError_t {
+    api(|| {
+        let n = read_in(numEdges)?;
+        check(from.is_null() == to.is_null())?;
+        let edges = graph_in(graph)?.edges();
+        if from.is_null() {
+            return write_out(numEdges, edges.len());
+        }
+        write_slice(from, &handles(edges.iter().map(|e| &e.0), n))?;
+        write_slice(to, &handles(edges.iter().map(|e| &e.1), n))?;
+        if n > edges.len() {
+            write_out(numEdges, edges.len())?;
+        }
+        Ok(())
+    })
+}
+
+/// `hipGraphNodeGetType`. Errors: `hipErrorInvalidValue` (unknown node, null `pType`).
+#[no_mangle]
+pub extern "C" fn hipGraphNodeGetType(node: hipGraphNode_t, pType: *mut hipGraphNodeType) -> hipError_t {
+    api(|| {
+        check(!pType.is_null())?;
+        write_out(pType, node_in(node)?.node_type())
+    })
+}
+
+fn neighbours(node: hipGraphNode_t, out: *mut hipGraphNode_t, num: *mut usize, dependents: bool) -> hipError_t {
+    api(|| {
+        let n = node_in(node)?;
+        check(!num.is_null())?;
+        let g = n.graph.upgrade().ok_or(hipError_t::hipErrorInvalidValue)?;
+        fill_nodes(out, num, &g.neighbours(&n, dependents))
+    })
+}
+
+/// `hipGraphNodeGetDependencies`: the nodes `node` depends on. Errors: `hipErrorInvalidValue`
+/// (unknown node, null count).
+#[no_mangle]
+pub extern "C" fn hipGraphNodeGetDependencies(
+    node: hipGraphNode_t,
+    pDependencies: *mut hipGraphNode_t,
+    pNumDependencies: *mut usize,
+) -> hipError_t {
+    neighbours(node, pDependencies, pNumDependencies, false)
+}
+
+/// `hipGraphNodeGetDependentNodes`: the nodes depending on `node`. Errors as
+/// [`hipGraphNodeGetDependencies`].
+#[no_mangle]
+pub extern "C" fn hipGraphNodeGetDependentNodes(
+    node: hipGraphNode_t,
+    pDependentNodes: *mut hipGraphNode_t,
+    pNumDependentNodes: *mut usize,
+) -> hipError_t {
+    neighbours(node, pDependentNodes, pNumDependentNodes, true)
+}
+
+/// `hipGraphDestroyNode`: removes the node and its edges from its graph. Errors:
+/// `hipErrorInvalidValue` (unknown node).
+#[no_mangle]
+pub extern "C" fn hipGraphDestroyNode(node: hipGraphNode_t) -> hipError_t {
+    api(|| {
+        let n = node_in(node)?;
+        let g = n.graph.upgrade().ok_or(hipError_t::hipErrorInvalidValue)?;
+        g.remove(&n);
+        Ok(())
+    })
+}
+
+/// `hipGraphClone`: a copy of the graph (child graphs copied too), owned by the caller.
+/// Errors: `hipErrorInvalidValue` (null, unknown graph).
+#[no_mangle]
+pub extern "C" fn hipGraphClone(pGraphClone: *mut hipGraph_t, originalGraph: hipGraph_t) -> hipError_t {
+    api(|| {
+        check(!pGraphClone.is_null())?;
+        let g = graph_in(originalGraph)?;
+        write_out(pGraphClone, own(g.deep_clone()))
+    })
+}
+
+/// `hipGraphNodeFindInClone`: the node of `clonedGraph` copied from `originalNode`. Errors:
+/// `hipErrorInvalidValue` (null or unknown arguments, a graph that is not a clone, no such node).
+#[no_mangle]
+pub extern "C" fn hipGraphNodeFindInClone(
+    pNode: *mut hipGraphNode_t,
+    originalNode: hipGraphNode_t,
+    clonedGraph: hipGraph_t,
+) -> hipError_t {
+    api(|| {
+        check(!pNode.is_null())?;
+        let (n, g) = (node_in(originalNode)?, graph_in(clonedGraph)?);
+        check(g.cloned)?;
+        let c = g.find_clone_of(&n).ok_or(hipError_t::hipErrorInvalidValue)?;
+        write_out(pNode, c.handle() as hipGraphNode_t)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node parameters
+// ---------------------------------------------------------------------------------------------
+
+/// The node's operation when it is of type `t`. Errors: `hipErrorInvalidValue`.
+fn op_of(node: hipGraphNode_t, t: hipGraphNodeType) -> Result<Op, hipError_t> {
+    let op = node_in(node)?.op();
+    check(op.node_type() == t)?;
+    Ok(op)
+}
+
+/// Sets a node's operation (made by `op`, of the node's type). Errors: `hipErrorInvalidValue`
+/// (unknown node, another type), `op`'s.
+fn set_node(node: hipGraphNode_t, op: impl FnOnce() -> Result<Op, hipError_t>) -> hipError_t {
+    api(|| {
+        let n = node_in(node)?;
+        n.set_op(op()?)
+    })
+}
+
+/// Sets the operation of the executable graph's step made from `node`. Errors:
+/// `hipErrorInvalidValue` (unknown executable graph or node, a node not instantiated in it,
+/// another type), `op`'s.
+fn set_exec_node(
+    exec: hipGraphExec_t,
+    node: hipGraphNode_t,
+    op: impl FnOnce() -> Result<Op, hipError_t>,
+) -> hipError_t {
+    api(|| {
+        let x = exec_in(exec)?;
+        let n = node_in(node)?;
+        x.set_op(&n, op()?)
+    })
+}
+
+/// `hipGraphMemcpyNodeGetParams`: a copy node's parameters (a 1D copy as a one-row block).
+/// Errors: `hipErrorInvalidValue` (unknown node, not a copy, null `pNodeParams`).
+#[no_mangle]
+pub extern "C" fn hipGraphMemcpyNodeGetParams(node: hipGraphNode_t, pNodeParams: *mut hipMemcpy3DParms) -> hipError_t {
+    api(|| {
+        check(!pNodeParams.is_null())?;
+        let p = match op_of(node, hipGraphNodeType::hipGraphNodeTypeMemcpy)? {
+            Op::Memcpy3D { parms, .. } => parms.0,
+            Op::Memcpy { dst, src, len, kind } => {
+                let pos = hipPos { x: 0, y: 0, z: 0 };
+                let ptr = |p: u64| hipPitchedPtr {
+                    ptr: p as *mut c_void,
+                    pitch: len as usize,
+                    xsize: len as usize,
+                    ysize: 1,
+                };
+                hipMemcpy3DParms {
+                    srcArray: std::ptr::null_mut(),
+                    srcPos: pos,
+                    srcPtr: ptr(src),
+                    dstArray: std::ptr::null_mut(),
+                    dstPos: pos,
+                    dstPtr: ptr(dst),
+                    extent: hipExtent { width: len as usize, height: 1, depth: 1 },
+                    kind,
+                }
+            }
+            _ => return Err(hipError_t::hipErrorInvalidValue),
+        };
+        write_out(pNodeParams, p)
+    })
+}
+
+/// `hipGraphMemcpyNodeSetParams`. Errors: as [`hipGraphAddMemcpyNode`]'s checks, and
+/// `hipErrorInvalidValue` (unknown node, not a copy).
+#[no_mangle]
+pub extern "C" fn hipGraphMemcpyNodeSetParams(
+    node: hipGraphNode_t,
+    pNodeParams: *const hipMemcpy3DParms,
+) -> hipError_t {
+    set_node(node, || memcpy_op(pNodeParams))
+}
+
+/// `hipGraphMemcpyNodeSetParams1D`. Errors as [`hipGraphAddMemcpyNode1D`] and
+/// [`hipGraphMemcpyNodeSetParams`].
+#[no_mangle]
+pub extern "C" fn hipGraphMemcpyNodeSetParams1D(
+    node: hipGraphNode_t,
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    set_node(node, || memcpy_1d_op(dst, src, count, kind))
+}
+
+/// `hipGraphMemcpyNodeSetParamsToSymbol`. Errors as [`hipGraphAddMemcpyNodeToSymbol`].
+#[no_mangle]
+pub extern "C" fn hipGraphMemcpyNodeSetParamsToSymbol(
+    node: hipGraphNode_t,
+    symbol: *const c_void,
+    src: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    set_node(node, || to_symbol_op(symbol, src, count, offset, kind))
+}
+
+/// `hipGraphMemcpyNodeSetParamsFromSymbol`. Errors as [`hipGraphAddMemcpyNodeFromSymbol`].
+#[no_mangle]
+pub extern "C" fn hipGraphMemcpyNodeSetParamsFromSymbol(
+    node: hipGraphNode_t,
+    dst: *mut c_void,
+    symbol: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    set_node(node, || from_symbol_op(dst, symbol, count, offset, kind))
+}
+
+/// `hipGraphMemsetNodeGetParams`. Errors: `hipErrorInvalidValue` (unknown node, not a memset,
+/// null `pNodeParams`).
+#[no_mangle]
+pub extern "C" fn hipGraphMemsetNodeGetParams(node: hipGraphNode_t, pNodeParams: *mut hipMemsetParams) -> hipError_t {
+    api(|| {
+        check(!pNodeParams.is_null())?;
+        match op_of(node, hipGraphNodeType::hipGraphNodeTypeMemset)? {
+            Op::Memset { p, .. } => write_out(pNodeParams, p.0),
+            _ => Err(hipError_t::hipErrorInvalidValue),
+        }
+    })
+}
+
+/// `hipGraphMemsetNodeSetParams`. Errors as [`hipGraphAddMemsetNode`]'s checks, and
+/// `hipErrorInvalidValue` (unknown node, not a memset).
+#[no_mangle]
+pub extern "C" fn hipGraphMemsetNodeSetParams(node: hipGraphNode_t, pNodeParams: *const hipMemsetParams) -> hipError_t {
+    set_node(node, || memset_op(pNodeParams))
+}
+
+/// `hipGraphHostNodeGetParams`. Errors: `hipErrorInvalidValue` (unknown node, not a host node,
+/// null `pNodeParams`).
+#[no_mangle]
+pub extern "C" fn hipGraphHostNodeGetParams(node: hipGraphNode_t, pNodeParams: *mut hipHostNodeParams) -> hipError_t {
+    api(|| {
+        check(!pNodeParams.is_null())?;
+        match op_of(node, hipGraphNodeType::hipGraphNodeTypeHost)? {
+            Op::Host { fn_, data } => {
+                write_out(pNodeParams, hipHostNodeParams { r#fn: Some(fn_), userData: data as *mut c_void })
+            }
+            _ => Err(hipError_t::hipErrorInvalidValue),
+        }
+    })
+}
+
+/// `hipGraphHostNodeSetParams`. Errors: `hipErrorInvalidValue` (unknown node, not a host node,
+/// null params or `fn`).
+#[no_mangle]
+pub extern "C" fn hipGraphHostNodeSetParams(node: hipGraphNode_t, pNodeParams: *const hipHostNodeParams) -> hipError_t {
+    set_node(node, || host_op(pNodeParams))
+}
+
+/// `hipGraphKernelNodeGetParams`. Errors: `hipErrorInvalidValue` (unknown node, not a kernel
+/// node, null `pNodeParams`).
+#[no_mangle]
+pub extern "C" fn hipGraphKernelNodeGetParams(
+    node: hipGraphNode_t,
+    pNodeParams: *mut hipKernelNodeParams,
+) -> hipError_t {
+    api(|| {
+        check(!pNodeParams.is_null())?;
+        match op_of(node, hipGraphNodeType::hipGraphNodeTypeKernel)? {
+            Op::Kernel(p) => write_out(pNodeParams, p.0),
+            _ => Err(hipError_t::hipErrorInvalidValue),
+        }
+    })
+}
+
+/// `hipGraphKernelNodeSetParams`. Errors as [`hipGraphAddKernelNode`]'s checks, and
+/// `hipErrorInvalidValue` (unknown node, not a kernel node).
+#[no_mangle]
+pub extern "C" fn hipGraphKernelNodeSetParams(
+    node: hipGraphNode_t,
+    pNodeParams: *const hipKernelNodeParams,
+) -> hipError_t {
+    set_node(node, || kernel_op(pNodeParams))
+}
+
+/// The event of an event node of type `t`.
+fn node_event(node: hipGraphNode_t, t: hipGraphNodeType, out: *mut hipEvent_t) -> hipError_t {
+    api(|| {
+        check(!out.is_null())?;
+        match op_of(node, t)? {
+            Op::EventRecord(e) | Op::EventWait(e) => write_out(out, e.as_ptr() as hipEvent_t),
+            _ => Err(hipError_t::hipErrorInvalidValue),
+        }
+    })
+}
+
+fn event_op(event: hipEvent_t, record: bool) -> Result<Op, hipError_t> {
+    let e = Arc::downgrade(&event_in(event)?);
+    Ok(if record { Op::EventRecord(e) } else { Op::EventWait(e) })
+}
+
+/// `hipGraphEventRecordNodeGetEvent`. Errors: `hipErrorInvalidValue` (unknown node, not an
+/// event record node, null `event_out`).
+#[no_mangle]
+pub extern "C" fn hipGraphEventRecordNodeGetEvent(node: hipGraphNode_t, event_out: *mut hipEvent_t) -> hipError_t {
+    node_event(node, hipGraphNodeType::hipGraphNodeTypeEventRecord, event_out)
+}
+
+/// `hipGraphEventRecordNodeSetEvent`. Errors: `hipErrorInvalidValue` (unknown node, not an
+/// event record node, null or unknown event).
+#[no_mangle]
+pub extern "C" fn hipGraphEventRecordNodeSetEvent(node: hipGraphNode_t, event: hipEvent_t) -> hipError_t {
+    set_node(node, || event_op(event, true))
+}
+
+/// `hipGraphEventWaitNodeGetEvent`. Errors as [`hipGraphEventRecordNodeGetEvent`].
+#[no_mangle]
+pub extern "C" fn hipGraphEventWaitNodeGetEvent(node: hipGraphNode_t, event_out: *mut hipEvent_t) -> hipError_t {
+    node_event(node, hipGraphNodeType::hipGraphNodeTypeWaitEvent, event_out)
+}
+
+/// `hipGraphEventWaitNodeSetEvent`. Errors as [`hipGraphEventRecordNodeSetEvent`].
+#[no_mangle]
+pub extern "C" fn hipGraphEventWaitNodeSetEvent(node: hipGraphNode_t, event: hipEvent_t) -> hipError_t {
+    set_node(node, || event_op(event, false))
+}
+
+/// `hipGraphChildGraphNodeGetGraph`: the child graph node's own graph (owned by the node).
+/// Errors: `hipErrorInvalidValue` (unknown node, not a child graph node, null `pGraph`).
+#[no_mangle]
+pub extern "C" fn hipGraphChildGraphNodeGetGraph(node: hipGraphNode_t, pGraph: *mut hipGraph_t) -> hipError_t {
+    api(|| {
+        check(!pGraph.is_null())?;
+        match op_of(node, hipGraphNodeType::hipGraphNodeTypeGraph)? {
+            Op::Child(g) => write_out(pGraph, g.handle() as hipGraph_t),
+            _ => Err(hipError_t::hipErrorInvalidValue),
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Executable graphs
+// ---------------------------------------------------------------------------------------------
+
+fn instantiate(pGraphExec: *mut hipGraphExec_t, graph: hipGraph_t, flags: u64) -> Result<(), hipError_t> {
+    check(!pGraphExec.is_null())?;
+    let g = graph_in(graph)?;
+    let x = Arc::new(Exec::new(&g, flags)?);
+    let h = Arc::as_ptr(&x) as usize;
+    execs().lock().insert(h, x);
+    write_out(pGraphExec, h as hipGraphExec_t)
+}
+
+/// `hipGraphInstantiate`: an executable snapshot of the graph (later edits of the graph do not
+/// reach it). `pErrorNode` and `pLogBuffer` are not written. Errors: `hipErrorInvalidValue`
+/// (null, unknown graph, a cycle).
+#[no_mangle]
+pub extern "C" fn hipGraphInstantiate(
+    pGraphExec: *mut hipGraphExec_t,
+    graph: hipGraph_t,
+    pErrorNode: *mut hipGraphNode_t,
+    pLogBuffer: *mut c_char,
+    bufferSize: usize,
+) -> hipError_t {
+    let _ = (pErrorNode, pLogBuffer, bufferSize);
+    api(|| instantiate(pGraphExec, graph, 0))
+}
+
+/// `hipGraphInstantiateWithFlags`: `flags` 0, `hipGraphInstantiateFlagAutoFreeOnLaunch` or
+/// `hipGraphInstantiateFlagUseNodePriority` (accepted; neither changes anything here). Errors:
+/// as [`hipGraphInstantiate`], `hipErrorInvalidValue` for other flags.
+#[no_mangle]
+pub extern "C" fn hipGraphInstantiateWithFlags(
+    pGraphExec: *mut hipGraphExec_t,
+    graph: hipGraph_t,
+    flags: c_ulonglong,
+) -> hipError_t {
+    api(|| {
+        check(matches!(flags, 0 | 1 | 8))?;
+        instantiate(pGraphExec, graph, flags)
+    })
+}
+
+/// `hipGraphLaunch`: queues the executable graph's nodes on `stream`, in a topological order,
+/// asynchronously and in stream order (independent branches run one after another). Graphs with
+/// kernel nodes: `hipErrorNotSupported` (at that node; the nodes before it are queued). Errors:
+/// `hipErrorInvalidValue` (null or destroyed executable graph), `hipErrorContextIsDestroyed`
+/// (unknown stream), the nodes' operations'.
+#[no_mangle]
+pub extern "C" fn hipGraphLaunch(graphExec: hipGraphExec_t, stream: hipStream_t) -> hipError_t {
+    api(|| {
+        let x = exec_in(graphExec)?;
+        let (rt, _) = rt_dev()?;
+        let s = stream_of(rt, stream)?;
+        rt.exec_launch(&x, &s)
+    })
+}
+
+/// `hipGraphUpload`: nothing to do ahead of a launch here; checks its arguments. Errors:
+/// `hipErrorInvalidValue` (null or destroyed executable graph), `hipErrorContextIsDestroyed`
+/// (unknown stream).
+#[no_mangle]
+pub extern "C" fn hipGraphUpload(graphExec: hipGraphExec_t, stream: hipStream_t) -> hipError_t {
+    api(|| {
+        check(!graphExec.is_null())?;
+        let (rt, _) = rt_dev()?;
+        stream_of(rt, stream)?;
+        exec_in(graphExec).map(drop)
+    })
+}
+
+/// `hipGraphExecDestroy`: releases the executable graph (launches already queued go on).
+/// Errors: `hipErrorInvalidValue` (null, destroyed).
+#[no_mangle]
+pub extern "C" fn hipGraphExecDestroy(graphExec: hipGraphExec_t) -> hipError_t {
+    api(|| {
+        let x = execs().lock().remove(&(graphExec as usize));
+        x.map(drop).ok_or(hipError_t::hipErrorInvalidValue)
+    })
+}
+
+/// `hipGraphExecMemcpyNodeSetParams`: the copy the executable graph's step made from `node`
+/// does from the next launch on. Errors: `hipErrorInvalidValue` (unknown executable graph or
+/// node, a node not instantiated in it or not a copy), as [`hipGraphAddMemcpyNode`]'s checks.
+#[no_mangle]
+pub extern "C" fn hipGraphExecMemcpyNodeSetParams(
+    hGraphExec: hipGraphExec_t,
+    node: hipGraphNode_t,
+    pNodeParams: *const hipMemcpy3DParms,
+) -> hipError_t {
+    set_exec_node(hGraphExec, node, || memcpy_op(pNodeParams))
+}
+
+/// `hipGraphExecMemcpyNodeSetParams1D`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
+/// [`hipGraphAddMemcpyNode1D`].
+#[no_mangle]
+pub extern "C" fn hipGraphExecMemcpyNodeSetParams1D(
+    hGraphExec: hipGraphExec_t,
+    node: hipGraphNode_t,
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    set_exec_node(hGraphExec, node, || memcpy_1d_op(dst, src, count, kind))
+}
+
+/// `hipGraphExecMemcpyNodeSetParamsToSymbol`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
+/// [`hipGraphAddMemcpyNodeToSymbol`].
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hipGraphExecMemcpyNodeSetParamsToSymbol(
+    hGraphExec: hipGraphExec_t,
+    node: hipGraphNode_t,
+    symbol: *const c_void,
+    src: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    set_exec_node(hGraphExec, node, || to_symbol_op(symbol, src, count, offset, kind))
+}
+
+/// `hipGraphExecMemcpyNodeSetParamsFromSymbol`. Errors as [`hipGraphExecMemcpyNodeSetParams`]
+/// and [`hipGraphAddMemcpyNodeFromSymbol`].
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hipGraphExecMemcpyNodeSetParamsFromSymbol(
+    hGraphExec: hipGraphExec_t,
+    node: hipGraphNode_t,
+    dst: *mut c_void,
+    symbol: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    set_exec_node(hGraphExec, node, || from_symbol_op(dst, symbol, count, offset, kind))
+}
+
+/// `hipGraphExecMemsetNodeSetParams`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
+/// [`hipGraphAddMemsetNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphExecMemsetNodeSetParams(
+    hGraphExec: hipGraphExec_t,
+    node: hipGraphNode_t,
+    pNodeParams: *const hipMemsetParams,
+) -> hipError_t {
+    set_exec_node(hGraphExec, node, || memset_op(pNodeParams))
+}
+
+/// `hipGraphExecHostNodeSetParams`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
+/// [`hipGraphAddHostNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphExecHostNodeSetParams(
+    hGraphExec: hipGraphExec_t,
+    node: hipGraphNode_t,
+    pNodeParams: *const hipHostNodeParams,
+) -> hipError_t {
+    set_exec_node(hGraphExec, node, || host_op(pNodeParams))
+}
+
+/// `hipGraphExecKernelNodeSetParams`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
+/// [`hipGraphAddKernelNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphExecKernelNodeSetParams(
+    hGraphExec: hipGraphExec_t,
+    node: hipGraphNode_t,
+    pNodeParams: *const hipKernelNodeParams,
+) -> hipError_t {
+    set_exec_node(hGraphExec, node, || kernel_op(pNodeParams))
+}
+
+/// `hipGraphExecEventRecordNodeSetEvent`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
+/// [`hipGraphAddEventRecordNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphExecEventRecordNodeSetEvent(
+    hGraphExec: hipGraphExec_t,
+    hNode: hipGraphNode_t,
+    event: hipEvent_t,
+) -> hipError_t {
+    set_exec_node(hGraphExec, hNode, || event_op(event, true))
+}
+
+/// `hipGraphExecEventWaitNodeSetEvent`. Errors as [`hipGraphExecEventRecordNodeSetEvent`].
+#[no_mangle]
+pub extern "C" fn hipGraphExecEventWaitNodeSetEvent(
+    hGraphExec: hipGraphExec_t,
+    hNode: hipGraphNode_t,
+    event: hipEvent_t,
+) -> hipError_t {
+    set_exec_node(hGraphExec, hNode, || event_op(event, false))
+}
+
+/// `hipGraphExecChildGraphNodeSetParams`: the executable graph's child graph step made from
+/// `node` runs a copy of `childGraph` from the next launch on; `childGraph` must have the same
+/// topology and node types as the child graph instantiated. Errors: `hipErrorInvalidValue`
+/// (unknown arguments, `node` not a child graph node, the node's own graph, another topology).
+#[no_mangle]
+pub extern "C" fn hipGraphExecChildGraphNodeSetParams(
+    hGraphExec: hipGraphExec_t,
+    node: hipGraphNode_t,
+    childGraph: hipGraph_t,
+) -> hipError_t {
+    set_exec_node(hGraphExec, node, || {
+        let n = node_in(node)?;
+        let g = graph_in(childGraph)?;
+        check(n.graph.upgrade().is_none_or(|p| !Arc::ptr_eq(&p, &g)))?;
+        let Op::Child(cur) = n.op() else { return Err(hipError_t::hipErrorInvalidValue) };
+        // The new child must fit the one instantiated: an update of a one-step executable graph.
+        Exec::new(&cur, 0)?.update(&g).map_err(|_| hipError_t::hipErrorInvalidValue)?;
+        Ok(Op::Child(g.deep_clone()))
+    })
+}
+
+/// `hipGraphExecUpdate`: takes the node parameters of `hGraph`, which must have the executable
+/// graph's topology, node types and copy directions (nodes matched in topological order, clr's
+/// checks). On a mismatch nothing changes, `*updateResult_out` says why
+/// (`hipGraphExecUpdateErrorTopologyChanged`, `...NodeTypeChanged`, `...ParametersChanged`),
+/// `*hErrorNode_out` is the first differing node (or null), and the call fails with
+/// `hipErrorGraphExecUpdateFailure`. Errors: `hipErrorInvalidValue` (unknown executable graph or
+/// graph, null out-pointers).
+#[no_mangle]
+pub extern "C" fn hipGraphExecUpdate(
+    hGraphExec: hipGraphExec_t,
+    hGraph: hipGraph_t,
+    hErrorNode_out: *mut hipGraphNode_t,
+    updateResult_out: *mut hipGraphExecUpdateResult,
+) -> hipError_t {
+    api(|| {
+        check(!updateResult_out.is_null() && !hErrorNode_out.is_null())?;
+        let (x, g) = (exec_in(hGraphExec)?, graph_in(hGraph)?);
+        match x.update(&g) {
+            Ok(()) => write_out(updateResult_out, hipGraphExecUpdateResult::hipGraphExecUpdateSuccess),
+            Err((r, n)) => {
+                write_out(updateResult_out, r)?;
+                write_out(hErrorNode_out, n.map_or(std::ptr::null_mut(), |n| n.handle() as hipGraphNode_t))?;
+                Err(hipError_t::hipErrorGraphExecUpdateFailure)
+            }
+        }
+    })
+}
+
+/// `hipGraphNodeSetEnabled`: enables (`isEnabled` ≠ 0) or disables the executable graph's step
+/// made from `hNode`; a disabled step does nothing when launched. Errors: `hipErrorInvalidValue`
+/// (unknown executable graph or node, a node not instantiated in it, not a kernel, copy or fill
+/// node: clr).
+#[no_mangle]
+pub extern "C" fn hipGraphNodeSetEnabled(
+    hGraphExec: hipGraphExec_t,
+    hNode: hipGraphNode_t,
+    isEnabled: c_uint,
+) -> hipError_t {
+    api(|| {
+        let n = node_in(hNode)?;
+        exec_in(hGraphExec)?.enabled(&n, Some(isEnabled != 0)).map(drop)
+    })
+}
+
+/// `hipGraphNodeGetEnabled`: 1 when the step made from `hNode` is enabled, else 0. Errors as
+/// [`hipGraphNodeSetEnabled`], and `hipErrorInvalidValue` for a null `isEnabled`.
+#[no_mangle]
+pub extern "C" fn hipGraphNodeGetEnabled(
+    hGraphExec: hipGraphExec_t,
+    hNode: hipGraphNode_t,
+    isEnabled: *mut c_uint,
+) -> hipError_t {
+    api(|| {
+        check(!isEnabled.is_null())?;
+        let n = node_in(hNode)?;
+        let e = exec_in(hGraphExec)?.enabled(&n, None)?;
+        write_out(isEnabled, e as c_uint)
+    })
+}
+
+/// `hipGraphExecGetFlags`: the flags the executable graph was instantiated with. Errors:
+/// `hipErrorInvalidValue` (null, unknown executable graph).
+#[no_mangle]
+pub extern "C" fn hipGraphExecGetFlags(graphExec: hipGraphExec_t, flags: *mut c_ulonglong) -> hipError_t {
+    api(|| {
+        check(!flags.is_null())?;
+        write_out(flags, exec_in(graphExec)?.flags)
+    })
+}

@@ -1,0 +1,995 @@
+//! Graphs and stream capture (HIP "Graph Management" and "Stream Capture"; clr `hip_graph.cpp`,
+//! `hip_graph_internal.{hpp,cpp}`, `hip_stream.cpp`).
+//!
+//! A [`Graph`] is a set of [`Node`]s, each one stream operation ([`Op`]), and dependency edges
+//! between them. Instantiating a graph ([`Exec`]) snapshots its nodes in a topological order;
+//! launching it runs them one after another on the launch stream, each through the same runtime
+//! operation as its API (`hipMemcpyAsync`, `hipMemsetAsync`, `hipLaunchHostFunc`, ...), so the
+//! launch is asynchronous and stream-ordered, and independent branches run serially.
+//!
+//! Stream capture: while a stream captures, the async operations issued to it are recorded as
+//! nodes of the capture's graph instead of running. [`Runtime::enqueue`] is the one place where
+//! an operation is either run or recorded. Events recorded on a capturing stream remember the
+//! stream's last nodes, and `hipStreamWaitEvent` on such an event joins the waiting stream to the
+//! capture (fork/join across streams). The capture-mode rules (which calls are refused while
+//! something captures, and which captures that invalidates) follow clr's
+//! `CHECK_STREAM_CAPTURE_SUPPORTED`, `CHECK_STREAM_CAPTURING`, `CHECK_SUPPORTED_DURING_CAPTURE` and
+//! `Stream::StreamCaptureOngoing`.
+
+use crate::api::types::*;
+use crate::copy::Block;
+use crate::event::Event;
+use crate::runtime::Runtime;
+use crate::stream::Stream;
+use kfd_ioctl::sdma::Pitched;
+use parking_lot::Mutex;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+
+/// A C parameter struct kept in a node as given. Its pointers are the program's: hipkfd hands
+/// them back (`hip*NodeGetParams`) or uses them as addresses, never dereferences them itself.
+#[derive(Clone, Copy, Debug)]
+pub struct CParams<T: Copy>(pub T);
+// SAFETY: plain data whose pointers are never dereferenced by hipkfd (see above).
+unsafe impl<T: Copy> Send for CParams<T> {}
+// SAFETY: as above; shared reads only copy the struct.
+unsafe impl<T: Copy> Sync for CParams<T> {}
+
+/// What a node does when its graph runs.
+#[derive(Clone)]
+pub enum Op {
+    /// No operation (`hipGraphAddEmptyNode`).
+    Empty,
+    /// A 1D copy of `len` bytes (`hipMemcpyAsync`, `hipGraphAddMemcpyNode1D`, the symbol copies
+    /// with the symbol resolved to its device address).
+    Memcpy { dst: u64, src: u64, len: u64, kind: hipMemcpyKind },
+    /// A pitched block copy (`hipGraphAddMemcpyNode`, `hipMemcpy2DAsync`, `hipMemcpy3DAsync`):
+    /// the parameters as given and the blocks they name.
+    Memcpy3D { parms: CParams<hipMemcpy3DParms>, dst: Pitched, src: Pitched, block: Block },
+    /// A fill of `depth` slices of `p`, each `ysize` rows of `pitch` bytes
+    /// (`hipGraphAddMemsetNode`, `hipMemset*Async`).
+    Memset { p: CParams<hipMemsetParams>, depth: usize, ysize: usize },
+    /// `fn_(userData)` on the completion thread (`hipGraphAddHostNode`, `hipLaunchHostFunc`).
+    Host { fn_: unsafe extern "C" fn(*mut c_void), data: usize },
+    /// `hipEventRecord` of the event (`hipGraphAddEventRecordNode`).
+    EventRecord(Weak<Event>),
+    /// `hipStreamWaitEvent` on the event (`hipGraphAddEventWaitNode`).
+    EventWait(Weak<Event>),
+    /// The nodes of a graph of the node's own (`hipGraphAddChildGraphNode` clones the graph).
+    Child(Arc<Graph>),
+    /// A kernel launch (`hipGraphAddKernelNode`): kept and reported, but not runnable yet.
+    Kernel(CParams<hipKernelNodeParams>),
+}
+
+impl Op {
+    /// The node type `hipGraphNodeGetType` reports (clr reports symbol copies as Memcpy).
+    pub fn node_type(&self) -> hipGraphNodeType {
+        match self {
+            Op::Empty => hipGraphNodeType::hipGraphNodeTypeEmpty,
+            Op::Memcpy { .. } | Op::Memcpy3D { .. } => hipGraphNodeType::hipGraphNodeTypeMemcpy,
+            Op::Memset { .. } => hipGraphNodeType::hipGraphNodeTypeMemset,
+            Op::Host { .. } => hipGraphNodeType::hipGraphNodeTypeHost,
+            Op::EventRecord(_) => hipGraphNodeType::hipGraphNodeTypeEventRecord,
+            Op::EventWait(_) => hipGraphNodeType::hipGraphNodeTypeWaitEvent,
+            Op::Child(_) => hipGraphNodeType::hipGraphNodeTypeGraph,
+            Op::Kernel(_) => hipGraphNodeType::hipGraphNodeTypeKernel,
+        }
+    }
+
+    /// The direction of a copy.
+    fn copy_kind(&self) -> Option<hipMemcpyKind> {
+        match self {
+            Op::Memcpy { kind, .. } => Some(*kind),
+            Op::Memcpy3D { parms, .. } => Some(parms.0.kind),
+            _ => None,
+        }
+    }
+
+    /// A copy whose child graph (if any) is a deep copy, so that later edits of either side do
+    /// not reach the other.
+    fn deep_clone(&self) -> Op {
+        match self {
+            Op::Child(g) => Op::Child(g.deep_clone()),
+            o => o.clone(),
+        }
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// An edge: `(from, to)`.
+pub type Edge = (Arc<Node>, Arc<Node>);
+
+/// One node of a graph.
+pub struct Node {
+    /// Unique among all nodes.
+    pub id: u64,
+    /// The id of the node this one was cloned from, transitively (its own id otherwise):
+    /// `hipGraphNodeFindInClone`.
+    pub origin: u64,
+    /// The graph the node belongs to.
+    pub graph: Weak<Graph>,
+    op: Mutex<Op>,
+}
+
+impl Node {
+    pub fn op(&self) -> Op {
+        self.op.lock().clone()
+    }
+
+    /// Replaces the node's operation; `Err(hipErrorInvalidValue)` if `op` is of another type.
+    pub fn set_op(&self, op: Op) -> Result<(), hipError_t> {
+        let mut cur = self.op.lock();
+        if cur.node_type() != op.node_type() {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        *cur = op;
+        Ok(())
+    }
+
+    pub fn node_type(&self) -> hipGraphNodeType {
+        self.op.lock().node_type()
+    }
+
+    /// The node's handle (its address).
+    pub fn handle(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let me = self as *const Node as usize;
+        registry().nodes.lock().remove(&me);
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    nodes: Vec<Arc<Node>>,
+    /// `(from, to)` node ids, in the order they were added.
+    edges: Vec<(u64, u64)>,
+}
+
+/// A graph: nodes and the edges between them.
+pub struct Graph {
+    /// HIP ordinal of the device current at creation.
+    pub dev: usize,
+    /// Made by `hipGraphClone` (or as a child graph's copy): `hipGraphNodeFindInClone` needs one.
+    pub cloned: bool,
+    inner: Mutex<Inner>,
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        let me = self as *const Graph as usize;
+        registry().graphs.lock().remove(&me);
+    }
+}
+
+/// The live graphs and nodes by handle (weak: a handle is valid while its object lives).
+#[derive(Default)]
+struct Registry {
+    graphs: Mutex<HashMap<usize, Weak<Graph>>>,
+    nodes: Mutex<HashMap<usize, Weak<Node>>>,
+}
+
+fn registry() -> &'static Registry {
+    static R: OnceLock<Registry> = OnceLock::new();
+    R.get_or_init(Default::default)
+}
+
+/// The graph a handle names, if it lives.
+pub fn graph_of(h: usize) -> Option<Arc<Graph>> {
+    let w = registry().graphs.lock().get(&h).cloned();
+    w.and_then(|w| w.upgrade())
+}
+
+/// The node a handle names, if it lives.
+pub fn node_of(h: usize) -> Option<Arc<Node>> {
+    let w = registry().nodes.lock().get(&h).cloned();
+    w.and_then(|w| w.upgrade())
+}
+
+impl Graph {
+    pub fn new(dev: usize, cloned: bool) -> Arc<Graph> {
+        let g = Arc::new(Graph { dev, cloned, inner: Mutex::new(Inner::default()) });
+        registry().graphs.lock().insert(Arc::as_ptr(&g) as usize, Arc::downgrade(&g));
+        g
+    }
+
+    /// The graph's handle (its address).
+    pub fn handle(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+
+    fn new_node(self: &Arc<Self>, op: Op, origin: Option<u64>) -> Arc<Node> {
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let n = Arc::new(Node { id, origin: origin.unwrap_or(id), graph: Arc::downgrade(self), op: Mutex::new(op) });
+        registry().nodes.lock().insert(n.handle(), Arc::downgrade(&n));
+        n
+    }
+
+    /// Whether `n` is a node of this graph.
+    pub fn owns(self: &Arc<Self>, n: &Node) -> bool {
+        n.graph.upgrade().is_some_and(|g| Arc::ptr_eq(&g, self))
+    }
+
+    /// Adds a node running `op` after `deps` (clr `ihipGraphAddNode`). Errors:
+    /// `hipErrorInvalidValue` when a dependency is of another graph or named twice.
+    pub fn add(self: &Arc<Self>, op: Op, deps: &[Arc<Node>]) -> Result<Arc<Node>, hipError_t> {
+        let mut seen = HashSet::new();
+        for d in deps {
+            if !self.owns(d) || !seen.insert(d.id) {
+                return Err(hipError_t::hipErrorInvalidValue);
+            }
+        }
+        let n = self.new_node(op, None);
+        let mut inner = self.inner.lock();
+        inner.nodes.push(n.clone());
+        inner.edges.extend(deps.iter().map(|d| (d.id, n.id)));
+        drop(inner);
+        note_manual_node(self, &n);
+        Ok(n)
+    }
+
+    /// The nodes in the order they were added.
+    pub fn nodes(&self) -> Vec<Arc<Node>> {
+        self.inner.lock().nodes.clone()
+    }
+
+    fn by_id(inner: &Inner) -> HashMap<u64, Arc<Node>> {
+        inner.nodes.iter().map(|n| (n.id, n.clone())).collect()
+    }
+
+    /// The edges as node pairs, in the order they were added.
+    pub fn edges(&self) -> Vec<Edge> {
+        let inner = self.inner.lock();
+        let ids = Self::by_id(&inner);
+        inner.edges.iter().map(|(a, b)| (ids[a].clone(), ids[b].clone())).collect()
+    }
+
+    /// Nodes without dependencies.
+    pub fn roots(&self) -> Vec<Arc<Node>> {
+        let inner = self.inner.lock();
+        let to: HashSet<u64> = inner.edges.iter().map(|e| e.1).collect();
+        inner.nodes.iter().filter(|n| !to.contains(&n.id)).cloned().collect()
+    }
+
+    /// Nodes nothing depends on.
+    pub fn leaves(&self) -> Vec<Arc<Node>> {
+        let inner = self.inner.lock();
+        let from: HashSet<u64> = inner.edges.iter().map(|e| e.0).collect();
+        inner.nodes.iter().filter(|n| !from.contains(&n.id)).cloned().collect()
+    }
+
+    /// The nodes `n` depends on (`to == true`: the nodes depending on `n`).
+    pub fn neighbours(&self, n: &Node, dependents: bool) -> Vec<Arc<Node>> {
+        let inner = self.inner.lock();
+        let ids = Self::by_id(&inner);
+        inner
+            .edges
+            .iter()
+            .filter_map(|&(a, b)| match dependents {
+                false if b == n.id => Some(ids[&a].clone()),
+                true if a == n.id => Some(ids[&b].clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Adds the edge `from → to` (`hipGraphAddDependencies`). Errors: `hipErrorInvalidValue`
+    /// when it exists already.
+    pub fn add_edge(&self, from: &Node, to: &Node) -> Result<(), hipError_t> {
+        let mut inner = self.inner.lock();
+        if inner.edges.contains(&(from.id, to.id)) {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        inner.edges.push((from.id, to.id));
+        Ok(())
+    }
+
+    /// Removes the edge `from → to` (`hipGraphRemoveDependencies`). Errors:
+    /// `hipErrorInvalidValue` when there is none.
+    pub fn remove_edge(&self, from: &Node, to: &Node) -> Result<(), hipError_t> {
+        let mut inner = self.inner.lock();
+        let i = inner.edges.iter().position(|e| *e == (from.id, to.id)).ok_or(hipError_t::hipErrorInvalidValue)?;
+        inner.edges.remove(i);
+        Ok(())
+    }
+
+    /// Removes node `n` and its edges (`hipGraphDestroyNode`).
+    pub fn remove(&self, n: &Node) {
+        let removed = {
+            let mut inner = self.inner.lock();
+            inner.edges.retain(|e| e.0 != n.id && e.1 != n.id);
+            let i = inner.nodes.iter().position(|m| m.id == n.id);
+            i.map(|i| inner.nodes.remove(i))
+        };
+        // Dropped here, outside the graph's lock.
+        drop(removed);
+    }
+
+    /// The nodes in a topological order (Kahn's, ties in the order added). Errors:
+    /// `hipErrorInvalidValue` when the edges make a cycle (clr `TopologicalOrder`).
+    pub fn topo(&self) -> Result<Vec<Arc<Node>>, hipError_t> {
+        let inner = self.inner.lock();
+        let mut indeg: HashMap<u64, usize> = inner.nodes.iter().map(|n| (n.id, 0)).collect();
+        for (_, b) in &inner.edges {
+            *indeg.get_mut(b).expect("edge to a node of the graph") += 1;
+        }
+        let mut order = Vec::with_capacity(inner.nodes.len());
+        let mut done = HashSet::new();
+        while order.len() < inner.nodes.len() {
+            let next = inner.nodes.iter().find(|n| !done.contains(&n.id) && indeg[&n.id] == 0);
+            let Some(n) = next else { return Err(hipError_t::hipErrorInvalidValue) };
+            done.insert(n.id);
+            for (_, b) in inner.edges.iter().filter(|e| e.0 == n.id) {
+                *indeg.get_mut(b).expect("edge to a node of the graph") -= 1;
+            }
+            order.push(n.clone());
+        }
+        Ok(order)
+    }
+
+    /// A copy of the graph with fresh nodes that remember the nodes they copy (`hipGraphClone`);
+    /// child graphs are copied too.
+    pub fn deep_clone(self: &Arc<Self>) -> Arc<Graph> {
+        let g = Graph::new(self.dev, true);
+        let (nodes, edges) = {
+            let inner = self.inner.lock();
+            (inner.nodes.clone(), inner.edges.clone())
+        };
+        let mut map = HashMap::new();
+        let mut new_nodes = Vec::with_capacity(nodes.len());
+        for n in &nodes {
+            let c = g.new_node(n.op().deep_clone(), Some(n.origin));
+            map.insert(n.id, c.id);
+            new_nodes.push(c);
+        }
+        let mut inner = g.inner.lock();
+        inner.nodes = new_nodes;
+        inner.edges = edges.iter().map(|(a, b)| (map[a], map[b])).collect();
+        drop(inner);
+        g
+    }
+
+    /// The node of this graph (a clone) copied from `original` (`hipGraphNodeFindInClone`).
+    pub fn find_clone_of(&self, original: &Node) -> Option<Arc<Node>> {
+        self.inner.lock().nodes.iter().find(|n| n.origin == original.origin).cloned()
+    }
+}
+
+/// One step of an executable graph: an operation, and the ids of the graph nodes it came from
+/// (`hipGraphExec*NodeSetParams` name those).
+#[derive(Clone)]
+struct Step {
+    ids: Vec<u64>,
+    op: Op,
+    /// `hipGraphNodeSetEnabled`: a disabled step does nothing.
+    enabled: bool,
+}
+
+/// An executable graph (`hipGraphInstantiate`): the graph's operations in a topological order,
+/// plus the edges as positions, which `hipGraphExecUpdate` compares.
+pub struct Exec {
+    pub dev: usize,
+    /// The flags it was instantiated with (`hipGraphExecGetFlags`).
+    pub flags: u64,
+    steps: Mutex<Vec<Step>>,
+    edges: Vec<(usize, usize)>,
+}
+
+/// A graph's nodes in topological order and its edges as positions in that order.
+type Snapshot = (Vec<Arc<Node>>, Vec<(usize, usize)>);
+
+fn snapshot(g: &Graph) -> Result<Snapshot, hipError_t> {
+    let order = g.topo()?;
+    let pos: HashMap<u64, usize> = order.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+    let mut edges: Vec<(usize, usize)> = g.inner.lock().edges.iter().map(|(a, b)| (pos[a], pos[b])).collect();
+    edges.sort_unstable();
+    Ok((order, edges))
+}
+
+impl Exec {
+    /// Instantiates `g` with `flags`. Errors: `hipErrorInvalidValue` (a cycle).
+    pub fn new(g: &Graph, flags: u64) -> Result<Exec, hipError_t> {
+        let (order, edges) = snapshot(g)?;
+        let steps = order.iter().map(|n| Step { ids: vec![n.id], op: n.op().deep_clone(), enabled: true }).collect();
+        Ok(Exec { dev: g.dev, flags, steps: Mutex::new(steps), edges })
+    }
+
+    /// `hipGraphNodeSetEnabled` (`Some`) / `hipGraphNodeGetEnabled` (`None`) of the step made from
+    /// `n` → whether it is enabled. Errors: `hipErrorInvalidValue` (`n` not instantiated here, or
+    /// not a kernel, copy or fill node: clr).
+    pub fn enabled(&self, n: &Node, set: Option<bool>) -> Result<bool, hipError_t> {
+        let mut steps = self.steps.lock();
+        let s = steps.iter_mut().find(|s| s.ids.contains(&n.id)).ok_or(hipError_t::hipErrorInvalidValue)?;
+        use hipGraphNodeType as T;
+        let t = s.op.node_type();
+        if t != T::hipGraphNodeTypeKernel && t != T::hipGraphNodeTypeMemcpy && t != T::hipGraphNodeTypeMemset {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        if let Some(e) = set {
+            s.enabled = e;
+        }
+        Ok(s.enabled)
+    }
+
+    /// Replaces the operation of the step made from graph node `n` (`hipGraphExec*NodeSetParams`).
+    /// Errors: `hipErrorInvalidValue` when `n` is not in the executable graph or `op` is of
+    /// another type than the step's.
+    pub fn set_op(&self, n: &Node, op: Op) -> Result<(), hipError_t> {
+        let mut steps = self.steps.lock();
+        let s = steps.iter_mut().find(|s| s.ids.contains(&n.id)).ok_or(hipError_t::hipErrorInvalidValue)?;
+        if s.op.node_type() != op.node_type() {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        s.op = op.deep_clone();
+        Ok(())
+    }
+
+    /// `hipGraphExecUpdate`: takes the operations of `g`, matched to the steps in topological
+    /// order, as clr checks them: the same node count (else TopologyChanged, no node), then per
+    /// node the same type (NodeTypeChanged), the same copy direction (ParametersChanged), the
+    /// same number of dependencies (TopologyChanged); finally the same edges (TopologyChanged).
+    /// On a mismatch → `(why, the node of g)` and the executable graph is left as it was.
+    pub fn update(&self, g: &Graph) -> Result<(), (hipGraphExecUpdateResult, Option<Arc<Node>>)> {
+        use hipGraphExecUpdateResult as R;
+        let (order, edges) = snapshot(g).map_err(|_| (R::hipGraphExecUpdateError, None))?;
+        let mut steps = self.steps.lock();
+        if order.len() != steps.len() {
+            return Err((R::hipGraphExecUpdateErrorTopologyChanged, None));
+        }
+        let indeg = |e: &[(usize, usize)], i: usize| e.iter().filter(|x| x.1 == i).count();
+        for (i, (n, s)) in order.iter().zip(steps.iter()).enumerate() {
+            let op = n.op();
+            let why = if op.node_type() != s.op.node_type() {
+                Some(R::hipGraphExecUpdateErrorNodeTypeChanged)
+            } else if op.copy_kind() != s.op.copy_kind() {
+                Some(R::hipGraphExecUpdateErrorParametersChanged)
+            } else if indeg(&edges, i) != indeg(&self.edges, i) {
+                Some(R::hipGraphExecUpdateErrorTopologyChanged)
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err((why, Some(n.clone())));
+            }
+        }
+        if edges != self.edges {
+            return Err((R::hipGraphExecUpdateErrorTopologyChanged, None));
+        }
+        for (n, s) in order.iter().zip(steps.iter_mut()) {
+            s.op = n.op().deep_clone();
+            s.ids.push(n.id);
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running operations
+// ---------------------------------------------------------------------------------------------
+
+impl Runtime {
+    /// Runs `op` on stream `s`, or, while `s` captures, records it as a node of the capture's
+    /// graph after the stream's current capture dependencies (clr's `STREAM_CAPTURE` macro and
+    /// `capturehip*`): the one place where an async operation is run or recorded. Errors:
+    /// `hipErrorStreamCaptureInvalidated` (the capture was invalidated), the operation's.
+    pub fn enqueue(&self, s: &Arc<Stream>, op: Op) -> Result<(), hipError_t> {
+        match capture_op(s, op)? {
+            Some(op) => self.op_run(&op, s),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs one operation on `s`, asynchronously, in stream order.
+    fn op_run(&self, op: &Op, s: &Arc<Stream>) -> Result<(), hipError_t> {
+        match op {
+            Op::Empty => Ok(()),
+            Op::Memcpy { dst, src, len, kind } => self.memcpy(*dst, *src, *len, *kind, s, false),
+            Op::Memcpy3D { parms, dst, src, block } => self.memcpy_3d(*dst, *src, *block, parms.0.kind, s, false),
+            Op::Memset { p, depth, ysize } => self.memset_params(&p.0, *depth, *ysize, s),
+            Op::Host { fn_, data } => {
+                let (f, data) = (*fn_, *data);
+                // SAFETY: the program's host function with the pointer it gave (HIP contract).
+                self.stream_host_func(s, Box::new(move || unsafe { f(data as *mut c_void) }))
+            }
+            Op::EventRecord(e) => {
+                let e = e.upgrade().ok_or(hipError_t::hipErrorInvalidHandle)?;
+                if e.dev != s.dev {
+                    return Err(hipError_t::hipErrorInvalidHandle);
+                }
+                self.event_record(&e, s)
+            }
+            Op::EventWait(e) => match e.upgrade() {
+                Some(e) => self.stream_wait_event(s, &e),
+                None => Err(hipError_t::hipErrorInvalidHandle),
+            },
+            Op::Child(g) => self.graph_run(g, s),
+            // Kernels cannot run yet (as hipLaunchKernel).
+            Op::Kernel(_) => Err(hipError_t::hipErrorNotSupported),
+        }
+    }
+
+    /// A `hipMemsetParams` fill of `depth` slices of `ysize` rows: bytes go through
+    /// [`memset_3d`](Self::memset_3d) (whole block checked first), wider elements through one
+    /// [`memset`](Self::memset) when contiguous, else one per row.
+    fn memset_params(
+        &self,
+        p: &hipMemsetParams,
+        depth: usize,
+        ysize: usize,
+        s: &Arc<Stream>,
+    ) -> Result<(), hipError_t> {
+        let inv = hipError_t::hipErrorInvalidValue;
+        let (elem, pitch, dst) = (p.elementSize as u64, p.pitch as u64, p.dst as u64);
+        let slice = pitch.checked_mul(ysize as u64).ok_or(inv)?;
+        if elem == 1 {
+            let b = Block { width: p.width as u64, height: p.height as u64, depth: depth as u64 };
+            return self.memset_3d(Pitched { addr: dst, pitch, slice }, p.value as u8, b, s, false);
+        }
+        let value = if elem == 2 { p.value & 0xffff } else { p.value };
+        let w = p.width as u64;
+        if p.height * depth <= 1 {
+            return self.memset(dst, value, elem, w, s, false);
+        }
+        for z in 0..depth as u64 {
+            for y in 0..p.height as u64 {
+                let row = z.checked_mul(slice).and_then(|o| o.checked_add(y * pitch)).and_then(|o| o.checked_add(dst));
+                self.memset(row.ok_or(inv)?, value, elem, w, s, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs a graph's nodes in topological order on `s`.
+    fn graph_run(&self, g: &Graph, s: &Arc<Stream>) -> Result<(), hipError_t> {
+        for n in g.topo()? {
+            self.op_run(&n.op(), s)?;
+        }
+        Ok(())
+    }
+
+    /// `hipGraphLaunch`: runs the executable graph's steps on `s`, asynchronously and in stream
+    /// order. Errors: the first failing step's (later steps are not queued).
+    pub fn exec_launch(&self, x: &Exec, s: &Arc<Stream>) -> Result<(), hipError_t> {
+        let steps = x.steps.lock().clone();
+        for st in steps.iter().filter(|st| st.enabled) {
+            self.op_run(&st.op, s)?;
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream capture
+// ---------------------------------------------------------------------------------------------
+
+static NEXT_CAPTURE: AtomicU64 = AtomicU64::new(1);
+
+/// One capture sequence: the graph being built and the streams taking part.
+pub struct Capture {
+    pub graph: Arc<Graph>,
+    /// The capture's unique id (`hipStreamGetCaptureInfo`).
+    pub id: u64,
+    pub mode: hipStreamCaptureMode,
+    thread: std::thread::ThreadId,
+    invalid: AtomicBool,
+    /// The stream that began the capture (its address).
+    origin: usize,
+    /// Every stream taking part, the origin included.
+    streams: Mutex<Vec<Weak<Stream>>>,
+    /// Events recorded during the capture.
+    events: Mutex<Vec<Weak<Event>>>,
+    /// Nodes added with `hipGraphAdd*Node` during the capture, and nodes dropped from a stream's
+    /// dependencies (`hipStreamUpdateCaptureDependencies`): neither makes the capture unjoined.
+    exempt: Mutex<HashSet<u64>>,
+}
+
+impl Capture {
+    pub fn invalid(&self) -> bool {
+        self.invalid.load(Ordering::Acquire)
+    }
+
+    fn invalidate(&self) {
+        self.invalid.store(true, Ordering::Release);
+    }
+}
+
+/// A capturing stream's state: its capture, and the nodes its next operation will depend on.
+pub struct StreamCapture {
+    pub cap: Arc<Capture>,
+    deps: Vec<Arc<Node>>,
+    /// `deps` as handles, for `hipStreamGetCaptureInfo_v2` (valid until the next change).
+    handles: Vec<usize>,
+}
+
+impl std::fmt::Debug for StreamCapture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "capture {} ({} dependencies)", self.cap.id, self.deps.len())
+    }
+}
+
+impl std::fmt::Debug for EventCapture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "recorded in a capture after {} nodes", self.nodes.len())
+    }
+}
+
+impl StreamCapture {
+    fn new(cap: Arc<Capture>, deps: Vec<Arc<Node>>) -> StreamCapture {
+        let mut sc = StreamCapture { cap, deps: vec![], handles: vec![] };
+        sc.set_deps(deps);
+        sc
+    }
+
+    fn set_deps(&mut self, deps: Vec<Arc<Node>>) {
+        self.handles = deps.iter().map(|n| n.handle()).collect();
+        self.deps = deps;
+    }
+
+    fn add_deps(&mut self, more: &[Arc<Node>]) {
+        let mut deps = std::mem::take(&mut self.deps);
+        for n in more {
+            if !deps.iter().any(|d| d.id == n.id) {
+                deps.push(n.clone());
+            }
+        }
+        self.set_deps(deps);
+    }
+}
+
+/// An event recorded on a capturing stream: the capture and the stream's nodes at that point.
+pub struct EventCapture {
+    cap: Weak<Capture>,
+    nodes: Vec<Weak<Node>>,
+}
+
+/// Every capture in progress (clr `g_allCapturingStreams`; those in Global mode are clr's
+/// `g_captureStreams`).
+static ACTIVE: Mutex<Vec<Weak<Capture>>> = Mutex::new(Vec::new());
+
+thread_local! {
+    /// This thread's captures in Global or ThreadLocal mode (clr `tls.capture_streams_`).
+    static MINE: RefCell<Vec<Weak<Capture>>> = const { RefCell::new(Vec::new()) };
+    /// This thread's capture interaction mode (`hipThreadExchangeStreamCaptureMode`).
+    static MODE: Cell<c_int> = const { Cell::new(0) };
+}
+
+fn active() -> Vec<Arc<Capture>> {
+    ACTIVE.lock().iter().filter_map(|w| w.upgrade()).collect()
+}
+
+fn mine() -> Vec<Arc<Capture>> {
+    MINE.with(|m| m.borrow().iter().filter_map(|w| w.upgrade()).collect())
+}
+
+/// Invalidates `caps`; `Err(e)` if there were any.
+fn refuse(caps: Vec<Arc<Capture>>, e: hipError_t) -> Result<(), hipError_t> {
+    if caps.is_empty() {
+        return Ok(());
+    }
+    caps.iter().for_each(|c| c.invalidate());
+    Err(e)
+}
+
+/// `hipThreadExchangeStreamCaptureMode`: sets this thread's mode, returns the old one.
+pub fn exchange_mode(mode: hipStreamCaptureMode) -> hipStreamCaptureMode {
+    hipStreamCaptureMode(MODE.with(|m| m.replace(mode.0)))
+}
+
+fn thread_mode() -> hipStreamCaptureMode {
+    hipStreamCaptureMode(MODE.with(|m| m.get()))
+}
+
+/// Calls that are unsafe during capture (`hipMalloc`, `hipFree`, `hipHostRegister`, ...; clr
+/// `CHECK_STREAM_CAPTURE_SUPPORTED`): in this thread's Global mode, refused while this thread
+/// captures in Global or ThreadLocal mode or any thread captures in Global mode; in ThreadLocal
+/// mode, while this thread captures in those modes; never in Relaxed mode. Refusing invalidates
+/// those captures. Errors: `hipErrorStreamCaptureUnsupported`.
+pub fn check_unsafe_call() -> Result<(), hipError_t> {
+    let e = hipError_t::hipErrorStreamCaptureUnsupported;
+    match thread_mode() {
+        hipStreamCaptureMode::hipStreamCaptureModeRelaxed => Ok(()),
+        hipStreamCaptureMode::hipStreamCaptureModeThreadLocal => refuse(mine(), e),
+        _ => {
+            refuse(mine(), e)?;
+            refuse(global_captures(), e)
+        }
+    }
+}
+
+fn global_captures() -> Vec<Arc<Capture>> {
+    active().into_iter().filter(|c| c.mode == hipStreamCaptureMode::hipStreamCaptureModeGlobal).collect()
+}
+
+/// Synchronous copies and fills (`hipMemcpy`, `hipMemset`, ...; clr `CHECK_STREAM_CAPTURING`):
+/// refused while anything captures, in any mode, which invalidates every capture. Errors:
+/// `hipErrorStreamCaptureImplicit`.
+pub fn check_sync_copy() -> Result<(), hipError_t> {
+    refuse(active(), hipError_t::hipErrorStreamCaptureImplicit)
+}
+
+/// `hipDeviceSynchronize` (clr `CHECK_SUPPORTED_DURING_CAPTURE`): refused while anything
+/// captures, which invalidates every capture. Errors: `hipErrorStreamCaptureUnsupported`.
+pub fn check_device_sync() -> Result<(), hipError_t> {
+    refuse(active(), hipError_t::hipErrorStreamCaptureUnsupported)
+}
+
+/// `hipStreamSynchronize`/`hipStreamQuery` on `s` (clr `Stream::StreamCaptureOngoing`): refused
+/// when `s` takes part in a capture (invalidating it), or, unless this thread is in Relaxed mode,
+/// while any thread captures in Global mode or this thread captures in ThreadLocal/Global mode
+/// (invalidating those). The null stream is refused only while it captures itself (as
+/// `hipStreamPerThread`). Errors: `hipErrorStreamCaptureUnsupported`.
+pub fn check_stream_sync(s: &Stream) -> Result<(), hipError_t> {
+    let e = hipError_t::hipErrorStreamCaptureUnsupported;
+    if let Some(sc) = s.capture.lock().as_ref() {
+        sc.cap.invalidate();
+        return Err(e);
+    }
+    if s.is_null {
+        return Ok(());
+    }
+    if thread_mode() == hipStreamCaptureMode::hipStreamCaptureModeRelaxed {
+        return Ok(());
+    }
+    refuse(global_captures(), e)?;
+    refuse(mine(), e)
+}
+
+/// `hipEventSynchronize`/`hipEventQuery` on an event recorded in a capture still in progress:
+/// invalidates it. Errors: `hipErrorCapturedEvent`.
+pub fn check_event_sync(e: &Event) -> Result<(), hipError_t> {
+    let cap = e.capture.lock().as_ref().and_then(|c| c.cap.upgrade());
+    match cap {
+        Some(c) => {
+            c.invalidate();
+            Err(hipError_t::hipErrorCapturedEvent)
+        }
+        None => Ok(()),
+    }
+}
+
+/// Whether a blocking stream of any device captures (clr `StreamCaptureBlocking`): the null
+/// stream's capture queries are `hipErrorStreamCaptureImplicit` then.
+pub fn blocking_capture() -> bool {
+    active().iter().any(|c| {
+        c.streams.lock().iter().filter_map(|w| w.upgrade()).any(|s| s.flags & crate::stream::STREAM_NON_BLOCKING == 0)
+    })
+}
+
+/// `hipStreamBeginCapture` on `s` (not the null stream) in `mode`, into a new graph, or
+/// (`hipStreamBeginCaptureToGraph`) into `into` after its nodes `deps` (the nodes `into` holds
+/// already count as added by hand: they do not make the capture unjoined). Errors:
+/// `hipErrorIllegalState` (already capturing, or joined to a capture), `hipErrorInvalidValue`
+/// (a dependency not in `into`).
+pub fn capture_begin(
+    s: &Arc<Stream>,
+    mode: hipStreamCaptureMode,
+    into: Option<(Arc<Graph>, Vec<Arc<Node>>)>,
+) -> Result<(), hipError_t> {
+    let mut c = s.capture.lock();
+    if c.is_some() {
+        return Err(hipError_t::hipErrorIllegalState);
+    }
+    let (graph, deps) = into.unwrap_or_else(|| (Graph::new(s.dev, false), vec![]));
+    if deps.iter().any(|n| !graph.owns(n)) {
+        return Err(hipError_t::hipErrorInvalidValue);
+    }
+    let exempt = graph.nodes().iter().map(|n| n.id).collect();
+    let cap = Arc::new(Capture {
+        graph,
+        id: NEXT_CAPTURE.fetch_add(1, Ordering::Relaxed),
+        mode,
+        thread: std::thread::current().id(),
+        invalid: AtomicBool::new(false),
+        origin: Arc::as_ptr(s) as usize,
+        streams: Mutex::new(vec![Arc::downgrade(s)]),
+        events: Mutex::new(vec![]),
+        exempt: Mutex::new(exempt),
+    });
+    if mode != hipStreamCaptureMode::hipStreamCaptureModeRelaxed {
+        MINE.with(|m| m.borrow_mut().push(Arc::downgrade(&cap)));
+    }
+    let mut all = ACTIVE.lock();
+    all.retain(|w| w.strong_count() > 0);
+    all.push(Arc::downgrade(&cap));
+    *c = Some(StreamCapture::new(cap, deps));
+    Ok(())
+}
+
+/// Ends capture `cap` on every stream and event taking part, and forgets it.
+fn capture_finish(cap: &Arc<Capture>) {
+    ACTIVE.lock().retain(|w| w.upgrade().is_some_and(|c| !Arc::ptr_eq(&c, cap)));
+    MINE.with(|m| m.borrow_mut().retain(|w| w.upgrade().is_some_and(|c| !Arc::ptr_eq(&c, cap))));
+    let streams = std::mem::take(&mut *cap.streams.lock());
+    for s in streams.iter().filter_map(|w| w.upgrade()) {
+        let mut c = s.capture.lock();
+        if c.as_ref().is_some_and(|sc| Arc::ptr_eq(&sc.cap, cap)) {
+            *c = None;
+        }
+    }
+    let events = std::mem::take(&mut *cap.events.lock());
+    for e in events.iter().filter_map(|w| w.upgrade()) {
+        let mut c = e.capture.lock();
+        if c.as_ref().is_some_and(|ec| ec.cap.upgrade().is_some_and(|c| Arc::ptr_eq(&c, cap))) {
+            *c = None;
+        }
+    }
+}
+
+/// `hipStreamEndCapture` on `s` → the captured graph. Errors (clr
+/// `hipStreamEndCapture_common`, in its order): `hipErrorIllegalState` (not capturing),
+/// `hipErrorStreamCaptureUnmatched` (`s` joined the capture but did not begin it),
+/// `hipErrorStreamCaptureWrongThread` (Global/ThreadLocal capture begun by another thread);
+/// then the capture ends on every stream, and: `hipErrorStreamCaptureInvalidated` (it was
+/// invalidated), `hipErrorStreamCaptureUnjoined` (a joined stream's work does not lead back into
+/// `s`); the graph is dropped in both cases.
+pub fn capture_end(s: &Arc<Stream>) -> Result<Arc<Graph>, hipError_t> {
+    let (cap, deps) = {
+        let c = s.capture.lock();
+        let sc = c.as_ref().ok_or(hipError_t::hipErrorIllegalState)?;
+        (sc.cap.clone(), sc.deps.iter().map(|n| n.id).collect::<HashSet<u64>>())
+    };
+    if cap.origin != Arc::as_ptr(s) as usize {
+        return Err(hipError_t::hipErrorStreamCaptureUnmatched);
+    }
+    if cap.mode != hipStreamCaptureMode::hipStreamCaptureModeRelaxed && cap.thread != std::thread::current().id() {
+        return Err(hipError_t::hipErrorStreamCaptureWrongThread);
+    }
+    capture_finish(&cap);
+    if cap.invalid() {
+        return Err(hipError_t::hipErrorStreamCaptureInvalidated);
+    }
+    let exempt = cap.exempt.lock().clone();
+    if cap.graph.leaves().iter().any(|n| !deps.contains(&n.id) && !exempt.contains(&n.id)) {
+        return Err(hipError_t::hipErrorStreamCaptureUnjoined);
+    }
+    Ok(cap.graph.clone())
+}
+
+/// A stream being destroyed leaves its capture (the whole capture ends when it began it).
+pub fn stream_destroyed(s: &Arc<Stream>) {
+    let sc = s.capture.lock().take();
+    if let Some(sc) = sc {
+        if sc.cap.origin == Arc::as_ptr(s) as usize {
+            capture_finish(&sc.cap);
+        }
+    }
+}
+
+/// What `hipStreamGetCaptureInfo(_v2)` reports of a stream.
+pub struct CaptureInfo {
+    pub status: hipStreamCaptureStatus,
+    /// The capture's id (0 unless active).
+    pub id: u64,
+    /// The graph being built (while active).
+    pub graph: Option<Arc<Graph>>,
+    /// The stream's capture dependencies as handles: `count` of them at `deps`, an array that
+    /// stays valid until the stream's next captured operation.
+    pub deps: *const usize,
+    pub count: usize,
+}
+
+impl CaptureInfo {
+    pub const NONE: CaptureInfo = CaptureInfo {
+        status: hipStreamCaptureStatus::hipStreamCaptureStatusNone,
+        id: 0,
+        graph: None,
+        deps: std::ptr::null(),
+        count: 0,
+    };
+}
+
+/// `hipStreamGetCaptureInfo(_v2)` of `s`.
+pub fn capture_info(s: &Stream) -> CaptureInfo {
+    let c = s.capture.lock();
+    match c.as_ref() {
+        None => CaptureInfo::NONE,
+        Some(sc) if sc.cap.invalid() => {
+            CaptureInfo { status: hipStreamCaptureStatus::hipStreamCaptureStatusInvalidated, ..CaptureInfo::NONE }
+        }
+        Some(sc) => CaptureInfo {
+            status: hipStreamCaptureStatus::hipStreamCaptureStatusActive,
+            id: sc.cap.id,
+            graph: Some(sc.cap.graph.clone()),
+            deps: sc.handles.as_ptr(),
+            count: sc.handles.len(),
+        },
+    }
+}
+
+/// `hipStreamUpdateCaptureDependencies`: adds `nodes` to `s`'s capture dependencies, or
+/// (`replace`) makes them its dependencies. Errors: `hipErrorIllegalState` (not capturing),
+/// `hipErrorInvalidValue` (a node not in the capture's graph).
+pub fn update_deps(s: &Stream, nodes: &[Arc<Node>], replace: bool) -> Result<(), hipError_t> {
+    let mut c = s.capture.lock();
+    let sc = c.as_mut().ok_or(hipError_t::hipErrorIllegalState)?;
+    if nodes.iter().any(|n| !sc.cap.graph.owns(n)) {
+        return Err(hipError_t::hipErrorInvalidValue);
+    }
+    if replace {
+        let dropped = sc.deps.iter().filter(|d| !nodes.iter().any(|n| n.id == d.id)).map(|d| d.id);
+        sc.cap.exempt.lock().extend(dropped);
+        sc.set_deps(nodes.to_vec());
+    } else {
+        sc.add_deps(nodes);
+    }
+    Ok(())
+}
+
+/// The node count of the graph `s` captures into (`hipStreamUpdateCaptureDependencies`' bound).
+pub fn capture_node_count(s: &Stream) -> Option<usize> {
+    s.capture.lock().as_ref().map(|sc| sc.cap.graph.inner.lock().nodes.len())
+}
+
+/// A node added by hand to a graph that a capture builds does not make the capture unjoined.
+fn note_manual_node(g: &Arc<Graph>, n: &Node) {
+    for c in active() {
+        if Arc::ptr_eq(&c.graph, g) && !CAPTURING.with(|f| f.get()) {
+            c.exempt.lock().insert(n.id);
+        }
+    }
+}
+
+thread_local! {
+    /// Set while [`Runtime::enqueue`] records a node, so that it is not taken for a manual one.
+    static CAPTURING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// `hipEventRecord` of `e` on capturing stream `s`: the event remembers the stream's current
+/// nodes (clr `Event::SetNodesPrevToRecorded`) → `true`; `false` when `s` does not capture, or
+/// its capture was invalidated (clr records the event for real then).
+pub fn capture_event_record(e: &Arc<Event>, s: &Stream) -> bool {
+    let c = s.capture.lock();
+    let Some(sc) = c.as_ref().filter(|sc| !sc.cap.invalid()) else { return false };
+    *e.capture.lock() =
+        Some(EventCapture { cap: Arc::downgrade(&sc.cap), nodes: sc.deps.iter().map(Arc::downgrade).collect() });
+    sc.cap.events.lock().push(Arc::downgrade(e));
+    true
+}
+
+/// `hipStreamWaitEvent(s, e)` where `e` was recorded in a capture in progress: `s` joins the
+/// capture (if it did not take part yet) and its next operation depends on the nodes before the
+/// record (clr `hipStreamWaitEvent_common`) → `true`; `false` when `e` is not captured. Errors:
+/// `hipErrorStreamCaptureMerge` (`s` captures into another graph).
+pub fn capture_wait_event(s: &Arc<Stream>, e: &Event) -> Result<bool, hipError_t> {
+    let (cap, nodes) = {
+        let ec = e.capture.lock();
+        let Some(ec) = ec.as_ref() else { return Ok(false) };
+        let Some(cap) = ec.cap.upgrade() else { return Ok(false) };
+        (cap, ec.nodes.iter().filter_map(|w| w.upgrade()).collect::<Vec<_>>())
+    };
+    let mut c = s.capture.lock();
+    match c.as_mut() {
+        Some(sc) if Arc::ptr_eq(&sc.cap, &cap) => sc.add_deps(&nodes),
+        Some(_) => return Err(hipError_t::hipErrorStreamCaptureMerge),
+        None => {
+            cap.streams.lock().push(Arc::downgrade(s));
+            *c = Some(StreamCapture::new(cap, nodes));
+        }
+    }
+    Ok(true)
+}
+
+/// Records `op` into the graph of the capture that `s` takes part in, after the stream's capture
+/// dependencies → `None`; `Some(op)` back when `s` does not capture (used by
+/// [`Runtime::enqueue`], and by kernel launches, which cannot run but can be captured). Errors:
+/// `hipErrorStreamCaptureInvalidated`.
+pub fn capture_op(s: &Stream, op: Op) -> Result<Option<Op>, hipError_t> {
+    let mut c = s.capture.lock();
+    let Some(sc) = c.as_mut() else { return Ok(Some(op)) };
+    if sc.cap.invalid() {
+        return Err(hipError_t::hipErrorStreamCaptureInvalidated);
+    }
+    CAPTURING.with(|f| f.set(true));
+    let n = sc.cap.graph.add(op, &sc.deps);
+    CAPTURING.with(|f| f.set(false));
+    sc.set_deps(vec![n?]);
+    Ok(None)
+}

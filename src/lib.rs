@@ -2,6 +2,7 @@
 //! the Linux kernel's `/dev/kfd` and amdgpu render-node interface. Built as `libamdhip64.so.7`.
 
 pub mod api;
+mod array;
 mod coexist;
 mod copy;
 mod device;

@@ -205,6 +205,10 @@ pub enum MemKind {
     /// so both may use it at any time with no migration; `owner` is the allocating device.
     /// Freed with `hipFree`.
     Managed,
+    /// `hipMallocArray`/`hipArrayCreate`/`hipMalloc3DArray`/`hipArray3DCreate`: linear pitched
+    /// VRAM of `owner` behind an array handle (src/array.rs). Device memory to the copy paths;
+    /// freed only by `hipFreeArray`/`hipArrayDestroy`.
+    Array,
 }
 
 /// What backs an allocation.
@@ -218,6 +222,8 @@ pub enum Backing {
     Vmm(Arc<crate::vmm::Mapping>),
     /// Spans of registered user pages (src/hostreg.rs), by start address.
     UserPages(Vec<u64>),
+    /// An array (src/array.rs): its handle object, which owns the BO at `base`.
+    Array(Box<crate::array::ArrayObj>),
 }
 
 /// One user allocation.
@@ -262,6 +268,7 @@ impl Allocation {
         match &self.backing {
             Backing::Bo(bo) => Some(bo),
             Backing::Sub(b) => Some(&b.bo),
+            Backing::Array(a) => Some(&a.bo),
             Backing::Vmm(_) | Backing::UserPages(_) => None,
         }
     }
@@ -337,6 +344,8 @@ struct Index {
     /// Block VA → (slot bytes, the allocation in each slot); from the block's first allocation
     /// until the block is freed ([`Registry::forget_block`]).
     slots: HashMap<u64, SlotTable, std::hash::BuildHasherDefault<BlockHasher>>,
+    /// Array handle (`hipArray_t`) → base of its allocation (`MemKind::Array`).
+    arrays: HashMap<u64, u64>,
 }
 
 /// The allocation registry: base address → allocation, and the allocations' exports.
@@ -363,6 +372,9 @@ impl Registry {
             t.sizes[i] = a.size;
             t.allocs[i] = Some(a.clone());
         }
+        if let Backing::Array(obj) = &a.backing {
+            m.arrays.insert(obj.handle() as u64, a.base);
+        }
         m.by_base.insert(a.base, a.clone());
         a
     }
@@ -380,6 +392,9 @@ impl Registry {
                     t.sizes[i] = 0;
                     t.allocs[i] = None;
                 }
+            }
+            if let Backing::Array(obj) = &a.backing {
+                m.arrays.remove(&(obj.handle() as u64));
             }
             a
         };
@@ -490,6 +505,12 @@ impl Registry {
     /// The allocation whose base is exactly `base`.
     pub fn get(&self, base: u64) -> Option<Arc<Allocation>> {
         self.map.read().by_base.get(&base).cloned()
+    }
+
+    /// The array allocation whose handle is `handle` (`hipArray_t`), if it is live.
+    pub fn array(&self, handle: u64) -> Option<Arc<Allocation>> {
+        let m = self.map.read();
+        m.arrays.get(&handle).and_then(|b| m.by_base.get(b)).cloned()
     }
 
     /// Every allocation, for `hipDeviceReset`.
@@ -717,6 +738,12 @@ impl Runtime {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         drop(a);
+        self.free_synced(base)
+    }
+
+    /// Waits for every device, then unmaps and frees the allocation whose base is `base`,
+    /// whatever its kind (the caller has checked it). Errors: `hipErrorInvalidValue` (gone).
+    pub fn free_synced(&self, base: u64) -> Result<(), hipError_t> {
         for d in 0..self.devices.len() {
             self.device_sync(d)?;
         }
@@ -735,6 +762,7 @@ impl Runtime {
         match &a.backing {
             Backing::Sub(b) => self.small_free(a.owner, b, a.base - b.bo.va),
             Backing::Bo(bo) => self.bo_free(bo),
+            Backing::Array(obj) => self.bo_free(&obj.bo),
             Backing::Vmm(_) | Backing::UserPages(_) => {}
         }
     }

@@ -282,7 +282,7 @@ TEST(hipMemcpy3D_negative)
     q.srcArray = (hipArray_t)h;
     CHECK_HIP(hipMemcpy3D(&q), hipErrorInvalidValue); /* array and pointer */
     q.srcPtr.ptr = NULL;
-    CHECK_HIP(hipMemcpy3D(&q), hipErrorNotSupported); /* arrays: none in hipkfd */
+    CHECK_HIP(hipMemcpy3D(&q), hipErrorInvalidValue); /* not a live array */
     q = p;
     q.dstPtr.ptr = NULL;
     CHECK_HIP(hipMemcpy3D(&q), hipErrorInvalidValue); /* neither */

@@ -759,6 +759,9 @@ impl Runtime {
     /// (small `hipMalloc`) or its own BO. VMM mappings and registered pages are released by
     /// their own paths (`hipMemUnmap`, `hipHostUnregister`).
     fn release(&self, a: &Allocation) {
+        if a.kind == MemKind::Managed {
+            self.advice.forget(a.base, a.size);
+        }
         match &a.backing {
             Backing::Sub(b) => self.small_free(a.owner, b, a.base - b.bo.va),
             Backing::Bo(bo) => self.bo_free(bo),

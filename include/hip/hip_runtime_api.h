@@ -1644,29 +1644,46 @@ hipError_t hipEventDestroy(hipEvent_t event);
 // `hipErrorOutOfMemory`.
 hipError_t hipMallocManaged(void **dev_ptr, size_t size, unsigned int flags);
 
-// `hipMemPrefetchAsync`: nothing to move (every device maps managed memory). Errors (clr, in
-// its order): `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end),
-// `hipErrorContextIsDestroyed` (destroyed stream), `hipErrorInvalidDevice` (neither a device
-// nor `hipCpuDeviceId`), `hipErrorNotSupported` (memory the runtime does not know, to a
-// device: needs XNACK).
+// `hipMemPrefetchAsync`: nothing to move (every device maps managed memory); the destination
+// is remembered as the range's last prefetch location (`hipMemRangeAttributeLastPrefetchLocation`)
+// for managed memory. Errors (clr, in its order): `hipErrorInvalidValue` (null, `count == 0`,
+// past the allocation's end), `hipErrorContextIsDestroyed` (destroyed stream),
+// `hipErrorInvalidDevice` (neither a device nor `hipCpuDeviceId`), `hipErrorNotSupported`
+// (memory the runtime does not know, to a device: needs XNACK).
 hipError_t hipMemPrefetchAsync(const void *dev_ptr, size_t count, int device, hipStream_t stream);
 
-// `hipMemAdvise`: validated and accepted; no advice changes where managed memory lives (it is
-// fine-grained system memory on every device). Errors (clr): `hipErrorInvalidDevice` (bad
-// device, except for the read-mostly advice), `hipErrorInvalidValue` (null, `count == 0`, past
-// the allocation's end, memory the runtime does not know, unknown advice).
+// `hipMemAdvise`: remembered for managed memory (read-mostly, preferred location, accessed-by,
+// coarse grain, and their unset forms) and reported by `hipMemRangeGetAttribute(s)`; no
+// advice changes where managed memory lives (it is fine-grained system memory on every
+// device). Advice on other known memory is accepted and forgotten. Errors (clr):
+// `hipErrorInvalidDevice` (bad device, except for the read-mostly advice),
+// `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end, memory the runtime
+// does not know, unknown advice).
 hipError_t hipMemAdvise(const void *dev_ptr, size_t count, hipMemoryAdvise advice, int device);
 
-// `hipMemRangeGetAttribute`: one attribute of a managed range, as it stays with no advice
-// applied: read-mostly 0, preferred and last-prefetch location `hipInvalidDeviceId`, accessed-by
-// none (every 4-byte slot `hipInvalidDeviceId`), coherency fine-grain. Errors:
-// `hipErrorInvalidValue` (null, zero sizes, not managed memory, a `data_size` that does not fit
-// the attribute, unknown attribute).
+// `hipMemRangeGetAttribute`: one attribute of a managed range, what all its pages have in
+// common: read-mostly (1 only if every page is), preferred and last-prefetch location (the
+// common one, else `hipInvalidDeviceId`), accessed-by (devices advised for every page),
+// coherency mode (0 fine-grain, 1 coarse-grain advice on every page, 2 mixed). Errors:
+// `hipErrorInvalidValue` (null, zero sizes, not managed memory, a range past the allocation, a
+// `data_size` that does not fit the attribute, unknown attribute).
 hipError_t hipMemRangeGetAttribute(void *data,
                                    size_t data_size,
                                    hipMemRangeAttribute attribute,
                                    const void *dev_ptr,
                                    size_t count);
+
+// `hipMemRangeGetAttributes`: `num_attributes` attributes of a managed range at once, each
+// `attributes[i]` written to `data[i]` (`data_sizes[i]` bytes) as `hipMemRangeGetAttribute`
+// does. Errors (clr): `hipErrorInvalidValue` (null arrays or `dev_ptr`, zero counts, a null
+// `data[i]`, not managed memory, and those of `hipMemRangeGetAttribute`); outputs before a
+// failing attribute may have been written.
+hipError_t hipMemRangeGetAttributes(void **data,
+                                    size_t *data_sizes,
+                                    hipMemRangeAttribute *attributes,
+                                    size_t num_attributes,
+                                    const void *dev_ptr,
+                                    size_t count);
 
 // `hipStreamAttachMemAsync`: validated and accepted (clr: "unclear what should be done in AMD
 // HMM"). Errors (clr): `hipErrorInvalidValue` (null, unknown flags, `hipMemAttachSingle` on the

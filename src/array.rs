@@ -259,3 +259,46 @@ pub fn array_block(
     }
     Ok(sdma::Pitched { addr: a.base + z * g.slice() + y * g.pitch + x, pitch: g.pitch, slice: g.slice() })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::offset_of;
+
+    /// The head of [`ArrayObj`] is clr's `struct hipArray` (`hip_internal.hpp`).
+    #[test]
+    fn head_is_clr_hip_array() {
+        assert_eq!(offset_of!(ArrayObj, data), 0);
+        assert_eq!(offset_of!(ArrayObj, desc), 8);
+        assert_eq!(offset_of!(ArrayObj, r#type), 28);
+        assert_eq!(offset_of!(ArrayObj, width), 32);
+        assert_eq!(offset_of!(ArrayObj, height), 36);
+        assert_eq!(offset_of!(ArrayObj, depth), 40);
+        assert_eq!(offset_of!(ArrayObj, format), 44);
+        assert_eq!(offset_of!(ArrayObj, num_channels), 48);
+        assert_eq!(offset_of!(ArrayObj, is_drv), 52);
+        assert_eq!(offset_of!(ArrayObj, texture_type), 56);
+        assert_eq!(offset_of!(ArrayObj, flags), 60);
+        assert_eq!(offset_of!(ArrayObj, geom), 64);
+    }
+
+    #[test]
+    fn channel_desc_of_each_format() {
+        let g = |format, channels| ArrayGeom {
+            width: 1,
+            height: 0,
+            depth: 0,
+            format,
+            channels,
+            flags: 0,
+            elem: 0,
+            pitch: 0,
+        };
+        let d = g(hipArray_Format::HIP_AD_FORMAT_HALF, 2).channel_desc();
+        assert_eq!((d.x, d.y, d.z, d.w, d.f), (16, 16, 0, 0, hipChannelFormatKind::hipChannelFormatKindFloat));
+        let d = g(hipArray_Format::HIP_AD_FORMAT_SIGNED_INT8, 4).channel_desc();
+        assert_eq!((d.x, d.y, d.z, d.w, d.f), (8, 8, 8, 8, hipChannelFormatKind::hipChannelFormatKindSigned));
+        let d = g(hipArray_Format::HIP_AD_FORMAT_UNSIGNED_INT32, 1).channel_desc();
+        assert_eq!((d.x, d.y, d.f), (32, 0, hipChannelFormatKind::hipChannelFormatKindUnsigned));
+    }
+}

@@ -714,12 +714,12 @@ typedef struct hipExternalSemaphoreWaitParams_st {
 // ROCm 7's headers; hipkfd's handle points to clr's layout (src/array.rs, `ArrayObj`).
 typedef struct hipArray hipArray;
 
-// `hipArrayMapInfo` (sparse-array mapping descriptor). hipkfd has no arrays, so
+// `hipArrayMapInfo` (sparse-array mapping descriptor). hipkfd has no sparse arrays, so
 // `hipMemMapArrayAsync` never reads one and the header declares the type incomplete: pass
 // pointers to it only.
 typedef struct hipArrayMapInfo hipArrayMapInfo;
 
-// Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no arrays.
+// Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no mipmapped arrays.
 typedef struct hipMipmappedArray hipMipmappedArray;
 
 // Opaque context object behind [`hipCtx_t`] (`typedef struct ihipCtx_t* hipCtx_t;`).
@@ -1714,7 +1714,7 @@ hipError_t hipExternalMemoryGetMappedBuffer(void **devPtr,
                                             hipExternalMemory_t extMem,
                                             const hipExternalMemoryBufferDesc *bufferDesc);
 
-// `hipExternalMemoryGetMappedMipmappedArray`: hipkfd has no arrays. Errors:
+// `hipExternalMemoryGetMappedMipmappedArray`: hipkfd has no mipmapped arrays. Errors:
 // `hipErrorInvalidValue` (null arguments, unknown `extMem`), else `hipErrorNotSupported`.
 hipError_t hipExternalMemoryGetMappedMipmappedArray(hipMipmappedArray_t *mipmap,
                                                     hipExternalMemory_t extMem,
@@ -2429,7 +2429,7 @@ hipError_t hipCtxDisablePeerAccess(hipCtx_t peerCtx);
 
 // `hipDeviceGetP2PAttribute`: `attr` of the link from `srcDevice` to `dstDevice`:
 // `PerformanceRank` 0 over xGMI, 1 over PCIe P2P (0 when not accessible); `AccessSupported`
-// 1/0; `NativeAtomicSupported` 1 over xGMI only; `HipArrayAccessSupported` 0 (no arrays).
+// 1/0; `NativeAtomicSupported` 1 over xGMI only; `HipArrayAccessSupported` 0 (no texture path).
 // Errors (clr order): `hipErrorInvalidValue` (null `value`), `hipErrorInvalidDevice` (bad
 // ordinal, `srcDevice == dstDevice`), `hipErrorInvalidValue` (unknown `attr`).
 hipError_t hipDeviceGetP2PAttribute(int *value,

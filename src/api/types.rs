@@ -1342,7 +1342,7 @@ pub struct ihipMemGenericAllocationHandle {
 /// hipMemGenericAllocationHandle_t;`). The runtime's values are ids, never dereferenced.
 pub type hipMemGenericAllocationHandle_t = *mut ihipMemGenericAllocationHandle;
 
-/// `hipArrayMapInfo` (sparse-array mapping descriptor). hipkfd has no arrays, so
+/// `hipArrayMapInfo` (sparse-array mapping descriptor). hipkfd has no sparse arrays, so
 /// `hipMemMapArrayAsync` never reads one and the header declares the type incomplete: pass
 /// pointers to it only.
 pub struct hipArrayMapInfo {
@@ -1402,7 +1402,7 @@ pub type hipExternalMemory_t = *mut c_void;
 /// An imported external semaphore (`typedef void* hipExternalSemaphore_t;`).
 pub type hipExternalSemaphore_t = *mut c_void;
 
-/// Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no arrays.
+/// Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no mipmapped arrays.
 pub struct hipMipmappedArray {
     _opaque: [u8; 0],
 }

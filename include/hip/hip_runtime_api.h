@@ -1352,7 +1352,8 @@ hipError_t hipMemcpyAtoHAsync(void *dstHost,
                               hipStream_t stream);
 
 // `hipDrvMemcpy3D`: copies `WidthInBytes × Height × Depth` between host, device, unified
-// (`*Device` is the pointer) or array memory, synchronously. Pointer sides: `*Pitch` bytes
+// (`*Device` is the pointer) or array memory, synchronously. A caller built against ROCm 5
+// passes ROCm 5's struct (`unsigned int` fields) and memory type values. Pointer sides: `*Pitch` bytes
 // per row (0: `WidthInBytes`), `*Height` rows per slice. Errors (clr `ihipMemcpyParam3D`):
 // `hipErrorInvalidValue` (null `pCopy`, null pointers, device memory the runtime does not
 // know, freed arrays, blocks past an array, a pointer block past its pitch, its slice or its

@@ -4,8 +4,8 @@
 //! VRAM (src/array.rs); every copy here becomes one pitched block copy (src/copy.rs
 //! `memcpy_3d`).
 
-use crate::api::common::{api, check, read_in, rt_dev, stream_of, write_out};
-use crate::api::memory::{max_pitch, pitched};
+use crate::api::common::{api, check, read_in, rocm5_caller, rt_dev, stream_of, write_out};
+use crate::api::memory::{max_pitch, memory_type_from_caller, pitched};
 use crate::api::types::*;
 use crate::array::{array_block, ArrayObj};
 use crate::copy::{check_kind, Block};
@@ -292,7 +292,8 @@ impl Side {
         }
     }
 
-    /// Side `src` (or dst) of a `HIP_MEMCPY3D`.
+    /// Side `src` (or dst) of a `HIP_MEMCPY3D`; `ty` in the caller's ABI (ROCm 5's values for a
+    /// caller built against ROCm 5).
     #[allow(clippy::too_many_arguments)]
     fn drv(
         ty: hipMemoryType,
@@ -303,6 +304,7 @@ impl Side {
         pitch: usize,
         height: usize,
     ) -> Side {
+        let ty = memory_type_from_caller(ty);
         let ptr = if ty == hipMemoryType::hipMemoryTypeHost { host } else { device };
         Side { ty, ptr, array, pos, pitch, height }
     }
@@ -683,6 +685,72 @@ fn drv2d_as_3d(p: &hip_Memcpy2D) -> HIP_MEMCPY3D {
     }
 }
 
+/// ROCm 5's `HIP_MEMCPY3D` (HIP 5.2 `driver_types.h`): the same fields with `unsigned int`
+/// offsets, pitches and extents; 128 bytes (srcMemoryType@16, srcHost@24, dstXInBytes@56,
+/// dstHost@80, WidthInBytes@112).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Memcpy3DRocm5 {
+    src_x: c_uint,
+    src_y: c_uint,
+    src_z: c_uint,
+    src_lod: c_uint,
+    src_type: hipMemoryType,
+    src_host: *const c_void,
+    src_device: hipDeviceptr_t,
+    src_array: hipArray_t,
+    src_pitch: c_uint,
+    src_height: c_uint,
+    dst_x: c_uint,
+    dst_y: c_uint,
+    dst_z: c_uint,
+    dst_lod: c_uint,
+    dst_type: hipMemoryType,
+    dst_host: *mut c_void,
+    dst_device: hipDeviceptr_t,
+    dst_array: hipArray_t,
+    dst_pitch: c_uint,
+    dst_height: c_uint,
+    width: c_uint,
+    height: c_uint,
+    depth: c_uint,
+}
+
+/// Reads a `HIP_MEMCPY3D` in the caller's ABI (ROCm 5's for a caller built against ROCm 5).
+/// Errors: `hipErrorInvalidValue` (null).
+fn read_drv3d(p: *const HIP_MEMCPY3D) -> Result<HIP_MEMCPY3D, hipError_t> {
+    if !rocm5_caller() {
+        return read_in(p);
+    }
+    let o = read_in(p as *const Memcpy3DRocm5)?;
+    let z = |v: c_uint| v as usize;
+    Ok(HIP_MEMCPY3D {
+        srcXInBytes: z(o.src_x),
+        srcY: z(o.src_y),
+        srcZ: z(o.src_z),
+        srcLOD: z(o.src_lod),
+        srcMemoryType: o.src_type,
+        srcHost: o.src_host,
+        srcDevice: o.src_device,
+        srcArray: o.src_array,
+        srcPitch: z(o.src_pitch),
+        srcHeight: z(o.src_height),
+        dstXInBytes: z(o.dst_x),
+        dstY: z(o.dst_y),
+        dstZ: z(o.dst_z),
+        dstLOD: z(o.dst_lod),
+        dstMemoryType: o.dst_type,
+        dstHost: o.dst_host,
+        dstDevice: o.dst_device,
+        dstArray: o.dst_array,
+        dstPitch: z(o.dst_pitch),
+        dstHeight: z(o.dst_height),
+        WidthInBytes: z(o.width),
+        Height: z(o.height),
+        Depth: z(o.depth),
+    })
+}
+
 fn drv_copy(p: Result<HIP_MEMCPY3D, hipError_t>, stream: hipStream_t, sync: bool) -> hipError_t {
     api(|| {
         let (dst, src, b) = drv3d(&p?);
@@ -691,7 +759,8 @@ fn drv_copy(p: Result<HIP_MEMCPY3D, hipError_t>, stream: hipStream_t, sync: bool
 }
 
 /// `hipDrvMemcpy3D`: copies `WidthInBytes × Height × Depth` between host, device, unified
-/// (`*Device` is the pointer) or array memory, synchronously. Pointer sides: `*Pitch` bytes
+/// (`*Device` is the pointer) or array memory, synchronously. A caller built against ROCm 5
+/// passes ROCm 5's struct (`unsigned int` fields) and memory type values. Pointer sides: `*Pitch` bytes
 /// per row (0: `WidthInBytes`), `*Height` rows per slice. Errors (clr `ihipMemcpyParam3D`):
 /// `hipErrorInvalidValue` (null `pCopy`, null pointers, device memory the runtime does not
 /// know, freed arrays, blocks past an array, a pointer block past its pitch, its slice or its
@@ -699,13 +768,13 @@ fn drv_copy(p: Result<HIP_MEMCPY3D, hipError_t>, stream: hipStream_t, sync: bool
 /// `hipErrorContextIsDestroyed` (bad stream); zero extents succeed.
 #[no_mangle]
 pub extern "C" fn hipDrvMemcpy3D(pCopy: *const HIP_MEMCPY3D) -> hipError_t {
-    drv_copy(read_in(pCopy), std::ptr::null_mut(), true)
+    drv_copy(read_drv3d(pCopy), std::ptr::null_mut(), true)
 }
 
 /// `hipDrvMemcpy3DAsync`: `hipDrvMemcpy3D` ordered on `stream`.
 #[no_mangle]
 pub extern "C" fn hipDrvMemcpy3DAsync(pCopy: *const HIP_MEMCPY3D, stream: hipStream_t) -> hipError_t {
-    drv_copy(read_in(pCopy), stream, false)
+    drv_copy(read_drv3d(pCopy), stream, false)
 }
 
 /// `hipMemcpyParam2D`: the 2D form of `hipDrvMemcpy3D` (`hip_Memcpy2D`). Errors as it
@@ -756,4 +825,23 @@ pub(crate) fn memcpy_3d_array(p: &hipMemcpy3DParms, stream: hipStream_t, sync: b
     let e = p.extent;
     let width = e.width.checked_mul(ed.or(es).unwrap_or(1)).ok_or(hipError_t::hipErrorInvalidValue)?;
     copy(dst, src, block(width, e.height, e.depth), stream, sync)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    /// HIP 5.2's `HIP_MEMCPY3D`.
+    #[test]
+    fn rocm5_memcpy3d_layout() {
+        assert_eq!(size_of::<Memcpy3DRocm5>(), 128);
+        assert_eq!(offset_of!(Memcpy3DRocm5, src_type), 16);
+        assert_eq!(offset_of!(Memcpy3DRocm5, src_host), 24);
+        assert_eq!(offset_of!(Memcpy3DRocm5, src_pitch), 48);
+        assert_eq!(offset_of!(Memcpy3DRocm5, dst_x), 56);
+        assert_eq!(offset_of!(Memcpy3DRocm5, dst_host), 80);
+        assert_eq!(offset_of!(Memcpy3DRocm5, width), 112);
+        assert_eq!(offset_of!(Memcpy3DRocm5, depth), 120);
+    }
 }

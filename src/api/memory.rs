@@ -199,6 +199,19 @@ const ROCM5_MEMORY_TYPE_HOST: c_int = 0;
 const ROCM5_MEMORY_TYPE_DEVICE: c_int = 1;
 const ROCM5_MEMORY_TYPE_UNIFIED: c_int = 3;
 
+/// A `hipMemoryType` from the caller (a `hip_Memcpy2D`/`HIP_MEMCPY3D` side) in ROCm 7's values:
+/// [`rocm5_caller`]s pass ROCm 5's (Host 0, Device 1, Array 2, Unified 3).
+pub(crate) fn memory_type_from_caller(t: hipMemoryType) -> hipMemoryType {
+    match t.0 {
+        _ if !rocm5_caller() => t,
+        ROCM5_MEMORY_TYPE_HOST => hipMemoryType::hipMemoryTypeHost,
+        ROCM5_MEMORY_TYPE_DEVICE => hipMemoryType::hipMemoryTypeDevice,
+        2 => hipMemoryType::hipMemoryTypeArray,
+        ROCM5_MEMORY_TYPE_UNIFIED => hipMemoryType::hipMemoryTypeUnified,
+        _ => hipMemoryType(-1),
+    }
+}
+
 /// `t` in the caller's ABI: ROCm 5's values for [`rocm5_caller`]s.
 fn memory_type_for_caller(t: hipMemoryType) -> hipMemoryType {
     match t {

@@ -475,14 +475,16 @@ impl Runtime {
         self.finish(last, &es, s, sync)
     }
 
-    /// `hipMemset2D`/`hipMemset3D` (+Async): sets block `b` of `dst` to the byte `value`, in
-    /// stream order; `sync` waits. One fill when the block is contiguous, else one per row. The
-    /// whole block is range-checked first. Errors: `hipErrorInvalidValue` (null, pageable or
-    /// unknown memory, a block past its allocation or overflowing), `hipErrorIllegalAddress`.
+    /// `hipMemset2D`/`hipMemset3D`/`hipMemsetD2D*` (+Async): sets block `b` (width in bytes, a
+    /// multiple of `elem`) of `dst` to `elem`-byte elements (1, 2 or 4) of `value`, in stream
+    /// order; `sync` waits. One fill when the block is contiguous, else one per row. The whole
+    /// block is range-checked first. Errors: `hipErrorInvalidValue` (null, pageable or unknown
+    /// memory, a block past its allocation or overflowing), `hipErrorIllegalAddress`.
     pub fn memset_3d(
         &self,
         dst: sdma::Pitched,
-        value: u8,
+        value: u32,
+        elem: u64,
         b: Block,
         s: &Arc<Stream>,
         sync: bool,
@@ -498,10 +500,10 @@ impl Runtime {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         if b.contiguous(&dst) {
-            return self.memset(dst.addr, value as u32, 1, span, s, sync);
+            return self.memset(dst.addr, value, elem, span / elem, s, sync);
         }
         for row in b.rows(dst) {
-            self.memset(row, value as u32, 1, b.width, s, false)?;
+            self.memset(row, value, elem, b.width / elem, s, false)?;
         }
         if sync {
             self.stream_sync(s)?;

@@ -516,9 +516,8 @@ impl Runtime {
         }
     }
 
-    /// A `hipMemsetParams` fill of `depth` slices of `ysize` rows: bytes go through
-    /// [`memset_3d`](Self::memset_3d) (whole block checked first), wider elements through one
-    /// [`memset`](Self::memset) when contiguous, else one per row.
+    /// A `hipMemsetParams` fill of `depth` slices of `ysize` rows, through
+    /// [`memset_3d`](Self::memset_3d).
     fn memset_params(
         &self,
         p: &hipMemsetParams,
@@ -529,22 +528,14 @@ impl Runtime {
         let inv = hipError_t::hipErrorInvalidValue;
         let (elem, pitch, dst) = (p.elementSize as u64, p.pitch as u64, p.dst as u64);
         let slice = pitch.checked_mul(ysize as u64).ok_or(inv)?;
-        if elem == 1 {
-            let b = Block { width: p.width as u64, height: p.height as u64, depth: depth as u64 };
-            return self.memset_3d(Pitched { addr: dst, pitch, slice }, p.value as u8, b, s, false);
-        }
-        let value = if elem == 2 { p.value & 0xffff } else { p.value };
-        let w = p.width as u64;
-        if p.height * depth <= 1 {
-            return self.memset(dst, value, elem, w, s, false);
-        }
-        for z in 0..depth as u64 {
-            for y in 0..p.height as u64 {
-                let row = z.checked_mul(slice).and_then(|o| o.checked_add(y * pitch)).and_then(|o| o.checked_add(dst));
-                self.memset(row.ok_or(inv)?, value, elem, w, s, false)?;
-            }
-        }
-        Ok(())
+        let value = match elem {
+            1 => p.value & 0xff,
+            2 => p.value & 0xffff,
+            _ => p.value,
+        };
+        let width = (p.width as u64).checked_mul(elem).ok_or(inv)?;
+        let b = Block { width, height: p.height as u64, depth: depth as u64 };
+        self.memset_3d(Pitched { addr: dst, pitch, slice }, value, elem, b, s, false)
     }
 
     /// Runs a graph's nodes in topological order on `s`.

@@ -1,7 +1,9 @@
 //! hipkfd: AMD's HIP runtime API for devices, memory, copies, streams and events, straight on
 //! the Linux kernel's `/dev/kfd` and amdgpu render-node interface. Built as `libamdhip64.so.7`.
 
+mod advice;
 pub mod api;
+mod array;
 mod coexist;
 mod copy;
 mod device;

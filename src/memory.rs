@@ -266,6 +266,10 @@ pub enum MemKind {
     /// so both may use it at any time with no migration; `owner` is the allocating device.
     /// Freed with `hipFree`.
     Managed,
+    /// `hipMallocArray`/`hipArrayCreate`/`hipMalloc3DArray`/`hipArray3DCreate`: linear pitched
+    /// VRAM of `owner` behind an array handle (src/array.rs). Device memory to the copy paths;
+    /// freed only by `hipFreeArray`/`hipArrayDestroy`.
+    Array,
 }
 
 /// What backs an allocation.
@@ -279,6 +283,8 @@ pub enum Backing {
     Vmm(Arc<crate::vmm::Mapping>),
     /// Spans of registered user pages (src/hostreg.rs), by start address.
     UserPages(Vec<u64>),
+    /// An array (src/array.rs): its handle object, which owns the BO at `base`.
+    Array(Box<crate::array::ArrayObj>),
 }
 
 /// One user allocation.
@@ -323,6 +329,7 @@ impl Allocation {
         match &self.backing {
             Backing::Bo(bo) => Some(bo),
             Backing::Sub(b) => Some(&b.bo),
+            Backing::Array(a) => Some(&a.bo),
             Backing::Vmm(_) | Backing::UserPages(_) => None,
         }
     }
@@ -398,6 +405,8 @@ struct Index {
     /// Block VA → (slot bytes, the allocation in each slot); from the block's first allocation
     /// until the block is freed ([`Registry::forget_block`]).
     slots: HashMap<u64, SlotTable, std::hash::BuildHasherDefault<BlockHasher>>,
+    /// Array handle (`hipArray_t`) → base of its allocation (`MemKind::Array`).
+    arrays: HashMap<u64, u64>,
 }
 
 /// The allocation registry: base address → allocation, and the allocations' exports.
@@ -424,6 +433,9 @@ impl Registry {
             t.sizes[i] = a.size;
             t.allocs[i] = Some(a.clone());
         }
+        if let Backing::Array(obj) = &a.backing {
+            m.arrays.insert(obj.handle() as u64, a.base);
+        }
         m.by_base.insert(a.base, a.clone());
         a
     }
@@ -441,6 +453,9 @@ impl Registry {
                     t.sizes[i] = 0;
                     t.allocs[i] = None;
                 }
+            }
+            if let Backing::Array(obj) = &a.backing {
+                m.arrays.remove(&(obj.handle() as u64));
             }
             a
         };
@@ -551,6 +566,12 @@ impl Registry {
     /// The allocation whose base is exactly `base`.
     pub fn get(&self, base: u64) -> Option<Arc<Allocation>> {
         self.map.read().by_base.get(&base).cloned()
+    }
+
+    /// The array allocation whose handle is `handle` (`hipArray_t`), if it is live.
+    pub fn array(&self, handle: u64) -> Option<Arc<Allocation>> {
+        let m = self.map.read();
+        m.arrays.get(&handle).and_then(|b| m.by_base.get(b)).cloned()
     }
 
     /// Every allocation, for `hipDeviceReset`.
@@ -778,6 +799,12 @@ impl Runtime {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         drop(a);
+        self.free_synced(base)
+    }
+
+    /// Waits for every device, then unmaps and frees the allocation whose base is `base`,
+    /// whatever its kind (the caller has checked it). Errors: `hipErrorInvalidValue` (gone).
+    pub fn free_synced(&self, base: u64) -> Result<(), hipError_t> {
         for d in 0..self.devices.len() {
             self.device_sync(d)?;
         }
@@ -793,9 +820,13 @@ impl Runtime {
     /// (small `hipMalloc`) or its own BO. VMM mappings and registered pages are released by
     /// their own paths (`hipMemUnmap`, `hipHostUnregister`).
     fn release(&self, a: &Allocation) {
+        if a.kind == MemKind::Managed {
+            self.advice.forget(a.base, a.size);
+        }
         match &a.backing {
             Backing::Sub(b) => self.small_free(a.owner, b, a.base - b.bo.va),
             Backing::Bo(bo) => self.bo_free(bo),
+            Backing::Array(obj) => self.bo_free(&obj.bo),
             Backing::Vmm(_) | Backing::UserPages(_) => {}
         }
     }

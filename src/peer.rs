@@ -161,7 +161,10 @@ impl Runtime {
         let gpu = self.devices[dev].gpu_id;
         let mut done: Vec<&Bo> = vec![];
         let all = self.allocs.all();
-        let bos = all.iter().filter(|a| a.kind == MemKind::Device && a.owner == peer).filter_map(|a| a.bo());
+        let bos = all
+            .iter()
+            .filter(|a| matches!(a.kind, MemKind::Device | MemKind::Array) && a.owner == peer)
+            .filter_map(|a| a.bo());
         for bo in bos {
             if bo.mapped.lock().contains(&gpu) {
                 continue;
@@ -208,7 +211,10 @@ impl Runtime {
         let gpu = self.devices[dev].gpu_id;
         let mut n = 0;
         let all = self.allocs.all();
-        let bos = all.iter().filter(|a| a.kind == MemKind::Device && a.owner == peer).filter_map(|a| a.bo());
+        let bos = all
+            .iter()
+            .filter(|a| matches!(a.kind, MemKind::Device | MemKind::Array) && a.owner == peer)
+            .filter_map(|a| a.bo());
         for bo in bos {
             let mut m = bo.mapped.lock();
             if !m.contains(&gpu) {

@@ -30,6 +30,8 @@ pub struct Runtime {
     pub allocs: Registry,
     /// Blocks that small `hipMalloc`s are slots of (src/memory.rs).
     pub small: SmallPool,
+    /// `hipMemAdvise` advice and prefetch locations of managed memory (src/advice.rs).
+    pub advice: crate::advice::AdviceMap,
     pub signals: SignalPool,
     pub event_page: OnceLock<EventPage>,
     pub streams: Vec<DeviceStreams>,
@@ -117,6 +119,7 @@ impl Runtime {
             va,
             allocs: Registry::default(),
             small: SmallPool::default(),
+            advice: Default::default(),
             signals: SignalPool::default(),
             event_page: OnceLock::new(),
             streams: (0..n).map(|_| DeviceStreams::default()).collect(),

@@ -774,7 +774,7 @@ impl Runtime {
         match self.allocs.find(ptr) {
             Some(a) => match &a.backing {
                 Backing::Vmm(m) => self.vmm_span_devices(m, ptr, len, write).is_ok_and(|mask| mask & 1 << dev != 0),
-                Backing::Bo(_) | Backing::Sub(_) | Backing::UserPages(_) => true,
+                Backing::Bo(_) | Backing::Sub(_) | Backing::UserPages(_) | Backing::Array(_) => true,
             },
             None => true,
         }

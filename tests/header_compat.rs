@@ -139,3 +139,11 @@ fn interop_binary_built_against_rocm52_header_runs_on_ours() {
     let src = artifacts::root().join("hip-conformance/compat/compat_interop.c");
     run_against_amds_library("interop52", &src, &["-ldrm_amdgpu", "-ldrm"]);
 }
+
+/// Arrays through HIP 5.2's public `struct hipArray`, and driver copies with ROCm 5's
+/// `hipMemoryType` values, from a binary built against ROCm 5.2 (hipkfd loaded as `.so.5`).
+#[test]
+fn array_binary_built_against_rocm52_header_runs_on_ours() {
+    let src = root().join("hip-conformance/compat/compat_array.c");
+    run_against_amds_library("array52", &src, &[]);
+}

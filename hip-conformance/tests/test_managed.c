@@ -1,6 +1,7 @@
 /*
  * Managed memory: hipMallocManaged (system memory every GPU maps at one address, no migration),
- * hipMemPrefetchAsync, hipMemAdvise, hipMemRangeGetAttribute, hipStreamAttachMemAsync, the
+ * hipMemPrefetchAsync, hipMemAdvise (remembered per page), hipMemRangeGetAttribute(s),
+ * hipStreamAttachMemAsync, the
  * managed-memory device attributes, and hipPointerGetAttribute(s) on it.
  *
  * Expected codes: clr hip_hmm.cpp (hipMallocManaged, hipMemPrefetchAsync, hipMemAdvise,
@@ -128,7 +129,7 @@ TEST(hipMemPrefetch_advise_rangeattr)
     CHECK(v == 0);
     int acc[3] = {1, 1, 1};
     HIP_OK(hipMemRangeGetAttribute(acc, sizeof(acc), hipMemRangeAttributeAccessedBy, m, n));
-    CHECK(acc[0] == hipInvalidDeviceId && acc[2] == hipInvalidDeviceId);
+    CHECK(acc[0] == 0 && acc[1] == hipInvalidDeviceId && acc[2] == hipInvalidDeviceId);
     CHECK_HIP(hipMemRangeGetAttribute(NULL, 4, hipMemRangeAttributeReadMostly, m, n), hipErrorInvalidValue);
     CHECK_HIP(hipMemRangeGetAttribute(&v, 0, hipMemRangeAttributeReadMostly, m, n), hipErrorInvalidValue);
     CHECK_HIP(hipMemRangeGetAttribute(&v, 4, hipMemRangeAttributeReadMostly, m, 0), hipErrorInvalidValue);
@@ -143,5 +144,140 @@ TEST(hipMemPrefetch_advise_rangeattr)
     CHECK_HIP(hipStreamAttachMemAsync(NULL, m, n - 1, hipMemAttachHost), hipErrorInvalidValue);
     CHECK_HIP(hipStreamAttachMemAsync(NULL, m, 0, hipMemAttachSingle), hipErrorInvalidValue);
     CHECK_HIP(hipStreamAttachMemAsync(NULL, NULL, 0, hipMemAttachGlobal), hipErrorInvalidValue);
+    HIP_OK(hipFree(m));
+}
+
+/* One 4-byte attribute of [p, p + n). */
+static int range_attr(void *p, size_t n, hipMemRangeAttribute a)
+{
+    int v = 12345;
+    HIP_OK(hipMemRangeGetAttribute(&v, sizeof(v), a, p, n));
+    return v;
+}
+
+/* hip-tests hipMemRangeGetAttribute.cc: advice and prefetch locations are remembered per page
+ * and a range answers what all its pages have in common. */
+TEST(hipMemAdvise_remembered_per_page)
+{
+    const size_t pg = 4 * KiB, n = 4 * pg;
+    char *m = NULL;
+    HIP_OK(hipMallocManaged((void **)&m, n, hipMemAttachGlobal));
+    /* defaults */
+    CHECK(range_attr(m, n, hipMemRangeAttributeReadMostly) == 0);
+    CHECK(range_attr(m, n, hipMemRangeAttributePreferredLocation) == hipInvalidDeviceId);
+    CHECK(range_attr(m, n, hipMemRangeAttributeLastPrefetchLocation) == hipInvalidDeviceId);
+    CHECK(range_attr(m, n, hipMemRangeAttributeCoherencyMode) == 0);
+    /* read-mostly on the first page only */
+    HIP_OK(hipMemAdvise(m, pg, hipMemAdviseSetReadMostly, 0));
+    CHECK(range_attr(m, pg, hipMemRangeAttributeReadMostly) == 1);
+    CHECK(range_attr(m + 100, 200, hipMemRangeAttributeReadMostly) == 1); /* inside the page */
+    CHECK(range_attr(m, 2 * pg, hipMemRangeAttributeReadMostly) == 0);   /* partial range */
+    HIP_OK(hipMemAdvise(m, pg, hipMemAdviseUnsetReadMostly, 99));        /* device ignored */
+    CHECK(range_attr(m, pg, hipMemRangeAttributeReadMostly) == 0);
+    /* preferred location: device, CPU, unset, partial */
+    HIP_OK(hipMemAdvise(m, 2 * pg, hipMemAdviseSetPreferredLocation, 0));
+    CHECK(range_attr(m, 2 * pg, hipMemRangeAttributePreferredLocation) == 0);
+    CHECK(range_attr(m, 3 * pg, hipMemRangeAttributePreferredLocation) == hipInvalidDeviceId);
+    HIP_OK(hipMemAdvise(m + pg, pg, hipMemAdviseSetPreferredLocation, hipCpuDeviceId));
+    CHECK(range_attr(m + pg, pg, hipMemRangeAttributePreferredLocation) == hipCpuDeviceId);
+    CHECK(range_attr(m, pg, hipMemRangeAttributePreferredLocation) == 0);
+    CHECK(range_attr(m, 2 * pg, hipMemRangeAttributePreferredLocation) == hipInvalidDeviceId);
+    HIP_OK(hipMemAdvise(m, n, hipMemAdviseUnsetPreferredLocation, 0));
+    CHECK(range_attr(m, n, hipMemRangeAttributePreferredLocation) == hipInvalidDeviceId);
+    /* accessed-by: CPU and device 0 on the first page, listed GPUs first, then the CPU */
+    HIP_OK(hipMemAdvise(m, pg, hipMemAdviseSetAccessedBy, hipCpuDeviceId));
+    HIP_OK(hipMemAdvise(m, pg, hipMemAdviseSetAccessedBy, 0));
+    int acc[4] = {7, 7, 7, 7};
+    HIP_OK(hipMemRangeGetAttribute(acc, sizeof(acc), hipMemRangeAttributeAccessedBy, m, pg));
+    CHECK(acc[0] == 0 && acc[1] == hipCpuDeviceId && acc[2] == hipInvalidDeviceId && acc[3] == hipInvalidDeviceId);
+    int one = 7;
+    HIP_OK(hipMemRangeGetAttribute(&one, sizeof(one), hipMemRangeAttributeAccessedBy, m, pg));
+    CHECK(one == 0); /* as many as fit */
+    HIP_OK(hipMemRangeGetAttribute(acc, sizeof(acc), hipMemRangeAttributeAccessedBy, m, 2 * pg));
+    CHECK(acc[0] == hipInvalidDeviceId && acc[1] == hipInvalidDeviceId);
+    HIP_OK(hipMemAdvise(m, pg, hipMemAdviseUnsetAccessedBy, 0));
+    HIP_OK(hipMemRangeGetAttribute(acc, sizeof(acc), hipMemRangeAttributeAccessedBy, m, pg));
+    CHECK(acc[0] == hipCpuDeviceId && acc[1] == hipInvalidDeviceId);
+    /* coarse grain: all, none, mixed */
+    HIP_OK(hipMemAdvise(m + 2 * pg, pg, hipMemAdviseSetCoarseGrain, 0));
+    CHECK(range_attr(m + 2 * pg, pg, hipMemRangeAttributeCoherencyMode) == 1);
+    CHECK(range_attr(m, n, hipMemRangeAttributeCoherencyMode) == 2);
+    HIP_OK(hipMemAdvise(m, n, hipMemAdviseUnsetCoarseGrain, 0));
+    CHECK(range_attr(m, n, hipMemRangeAttributeCoherencyMode) == 0);
+    /* last prefetch location */
+    HIP_OK(hipMemPrefetchAsync(m, pg, 0, NULL));
+    CHECK(range_attr(m, pg, hipMemRangeAttributeLastPrefetchLocation) == 0);
+    CHECK(range_attr(m, 2 * pg, hipMemRangeAttributeLastPrefetchLocation) == hipInvalidDeviceId);
+    HIP_OK(hipMemPrefetchAsync(m, n, hipCpuDeviceId, NULL));
+    CHECK(range_attr(m, n, hipMemRangeAttributeLastPrefetchLocation) == hipCpuDeviceId);
+    /* failed calls change nothing */
+    CHECK_HIP(hipMemAdvise(m, n + 1, hipMemAdviseSetReadMostly, 0), hipErrorInvalidValue);
+    CHECK_HIP(hipMemPrefetchAsync(m, n + 1, 0, NULL), hipErrorInvalidValue);
+    CHECK(range_attr(m, n, hipMemRangeAttributeReadMostly) == 0);
+    CHECK(range_attr(m, n, hipMemRangeAttributeLastPrefetchLocation) == hipCpuDeviceId);
+
+    /* hipMemRangeGetAttributes: several at once */
+    HIP_OK(hipMemAdvise(m, n, hipMemAdviseSetReadMostly, 0));
+    int rm = 5, pl = 5, lp = 5, ab[2] = {5, 5};
+    void *data[4] = {&rm, &pl, ab, &lp};
+    size_t sizes[4] = {4, 4, sizeof(ab), 4};
+    hipMemRangeAttribute attrs[4] = {hipMemRangeAttributeReadMostly, hipMemRangeAttributePreferredLocation,
+                                     hipMemRangeAttributeAccessedBy, hipMemRangeAttributeLastPrefetchLocation};
+    HIP_OK(hipMemRangeGetAttributes(data, sizes, attrs, 4, m, n));
+    CHECK(rm == 1 && pl == hipInvalidDeviceId && lp == hipCpuDeviceId);
+    CHECK(ab[0] == hipInvalidDeviceId && ab[1] == hipInvalidDeviceId);
+    CHECK_HIP(hipMemRangeGetAttributes(NULL, sizes, attrs, 4, m, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemRangeGetAttributes(data, NULL, attrs, 4, m, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemRangeGetAttributes(data, sizes, NULL, 4, m, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemRangeGetAttributes(data, sizes, attrs, 0, m, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemRangeGetAttributes(data, sizes, attrs, 4, NULL, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemRangeGetAttributes(data, sizes, attrs, 4, m, 0), hipErrorInvalidValue);
+    CHECK_HIP(hipMemRangeGetAttributes(data, sizes, attrs, 4, m, n + 1), hipErrorInvalidValue);
+    data[2] = NULL;
+    CHECK_HIP(hipMemRangeGetAttributes(data, sizes, attrs, 4, m, n), hipErrorInvalidValue);
+    data[2] = ab;
+    sizes[0] = 8;
+    CHECK_HIP(hipMemRangeGetAttributes(data, sizes, attrs, 4, m, n), hipErrorInvalidValue);
+    sizes[0] = 4;
+    attrs[3] = (hipMemRangeAttribute)999;
+    CHECK_HIP(hipMemRangeGetAttributes(data, sizes, attrs, 4, m, n), hipErrorInvalidValue);
+    void *d = NULL;
+    HIP_OK(hipMalloc(&d, n));
+    attrs[3] = hipMemRangeAttributeReadMostly;
+    CHECK_HIP(hipMemRangeGetAttributes(data, sizes, attrs, 4, d, n), hipErrorInvalidValue); /* not managed */
+    /* hip-tests size negatives */
+    int v = 0;
+    CHECK_HIP(hipMemRangeGetAttribute(&v, 8, hipMemRangeAttributePreferredLocation, m, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemRangeGetAttribute(&v, 8, hipMemRangeAttributeLastPrefetchLocation, m, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemRangeGetAttribute(acc, 10, hipMemRangeAttributeAccessedBy, m, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemRangeGetAttribute(&v, 4, hipMemRangeAttributeReadMostly, NULL, n), hipErrorInvalidValue);
+    HIP_OK(hipFree(d));
+
+    /* advice dies with its allocation: a new one at the same address starts clean */
+    HIP_OK(hipFree(m));
+    char *m2 = NULL;
+    HIP_OK(hipMallocManaged((void **)&m2, n, hipMemAttachGlobal));
+    CHECK(range_attr(m2, n, hipMemRangeAttributeReadMostly) == 0);
+    CHECK(range_attr(m2, n, hipMemRangeAttributeLastPrefetchLocation) == hipInvalidDeviceId);
+    HIP_OK(hipFree(m2));
+}
+
+TEST(hipMemAdvise_two_gpus)
+{
+    REQUIRE_GPUS(2);
+    const size_t n = 64 * KiB;
+    char *m = NULL;
+    HIP_OK(hipMallocManaged((void **)&m, n, hipMemAttachGlobal));
+    HIP_OK(hipMemAdvise(m, n, hipMemAdviseSetAccessedBy, 1));
+    HIP_OK(hipMemAdvise(m, n / 2, hipMemAdviseSetAccessedBy, 0));
+    int acc[3];
+    HIP_OK(hipMemRangeGetAttribute(acc, sizeof(acc), hipMemRangeAttributeAccessedBy, m, n / 2));
+    CHECK(acc[0] == 0 && acc[1] == 1 && acc[2] == hipInvalidDeviceId);
+    HIP_OK(hipMemRangeGetAttribute(acc, sizeof(acc), hipMemRangeAttributeAccessedBy, m, n));
+    CHECK(acc[0] == 1 && acc[1] == hipInvalidDeviceId);
+    HIP_OK(hipMemAdvise(m, n, hipMemAdviseSetPreferredLocation, 1));
+    CHECK(range_attr(m, n, hipMemRangeAttributePreferredLocation) == 1);
+    HIP_OK(hipMemPrefetchAsync(m + n / 2, n / 2, 1, NULL));
+    CHECK(range_attr(m + n / 2, n / 2, hipMemRangeAttributeLastPrefetchLocation) == 1);
     HIP_OK(hipFree(m));
 }

@@ -282,7 +282,7 @@ TEST(hipMemcpy3D_negative)
     q.srcArray = (hipArray_t)h;
     CHECK_HIP(hipMemcpy3D(&q), hipErrorInvalidValue); /* array and pointer */
     q.srcPtr.ptr = NULL;
-    CHECK_HIP(hipMemcpy3D(&q), hipErrorNotSupported); /* arrays: none in hipkfd */
+    CHECK_HIP(hipMemcpy3D(&q), hipErrorInvalidValue); /* not a live array */
     q = p;
     q.dstPtr.ptr = NULL;
     CHECK_HIP(hipMemcpy3D(&q), hipErrorInvalidValue); /* neither */
@@ -381,4 +381,170 @@ TEST(hipMemset2D_3D_negative)
     HIP_OK(hipFree(d));
     free(host);
     free(out);
+}
+
+/* hipMemcpyParam2D / hipDrvMemcpy2DUnaligned / hipDrvMemcpy3D between pointers of every memory
+ * type (hip-tests hipMemcpyParam2D.cc, hipDrvMemcpy3D.cc, hipDrvMemcpy2DUnaligned.cc). */
+TEST(hipMemcpyParam2D_hipDrvMemcpy3D_pointers)
+{
+    const size_t w = 300, h = 9, d = 3;
+    void *dev = NULL;
+    size_t dp = 0;
+    HIP_OK(hipMallocPitch(&dev, &dp, w, h * d));
+    uint8_t *src = host_surface(w + 20, h, d, w, h, d, 41, 0);
+    uint8_t *out = xmalloc(w * h * d);
+    /* host (pitch w + 20) → device, 2D, one slice at a time through the driver struct */
+    hip_Memcpy2D c;
+    memset(&c, 0, sizeof(c));
+    c.srcMemoryType = hipMemoryTypeHost;
+    c.srcHost = src;
+    c.srcPitch = w + 20;
+    c.dstMemoryType = hipMemoryTypeDevice;
+    c.dstDevice = dev;
+    c.dstPitch = dp;
+    c.WidthInBytes = w;
+    c.Height = h * d;
+    HIP_OK(hipMemcpyParam2D(&c));
+    /* device → host, 3D, with pitched slices */
+    HIP_MEMCPY3D c3;
+    memset(&c3, 0, sizeof(c3));
+    c3.srcMemoryType = hipMemoryTypeDevice;
+    c3.srcDevice = dev;
+    c3.srcPitch = dp;
+    c3.srcHeight = h;
+    c3.dstMemoryType = hipMemoryTypeHost;
+    c3.dstHost = out;
+    c3.dstPitch = w;
+    c3.dstHeight = h;
+    c3.WidthInBytes = w;
+    c3.Height = h;
+    c3.Depth = d;
+    memset(out, 0, w * h * d);
+    HIP_OK(hipDrvMemcpy3D(&c3));
+    CHECK(surface_mismatch(out, w, h, d, w, h, d, 41, 0) == 0);
+    /* a sub-block at (5, 2, 1) of the device surface, async, to a unified (pinned) destination */
+    uint8_t *pin = NULL;
+    HIP_OK(hipHostMalloc((void **)&pin, 64 * 4 * 2, 0));
+    memset(&c3, 0, sizeof(c3));
+    c3.srcMemoryType = hipMemoryTypeUnified;
+    c3.srcDevice = dev;
+    c3.srcXInBytes = 5;
+    c3.srcY = 2;
+    c3.srcZ = 1;
+    c3.srcPitch = dp;
+    c3.srcHeight = h;
+    c3.dstMemoryType = hipMemoryTypeUnified;
+    c3.dstDevice = pin;
+    c3.dstPitch = 64;
+    c3.dstHeight = 4;
+    c3.WidthInBytes = 64;
+    c3.Height = 4;
+    c3.Depth = 2;
+    HIP_OK(hipDrvMemcpy3DAsync(&c3, NULL));
+    HIP_OK(hipDeviceSynchronize());
+    size_t bad = 0;
+    for (size_t z = 0; z < 2; z++)
+        for (size_t y = 0; y < 4; y++)
+            for (size_t x = 0; x < 64; x++)
+                bad += pin[z * 256 + y * 64 + x] != vol(x + 5, y + 2, z + 1, 41);
+    CHECK(bad == 0);
+    /* zero extents succeed */
+    c3.Depth = 0;
+    HIP_OK(hipDrvMemcpy3D(&c3));
+    /* negatives */
+    CHECK_HIP(hipMemcpyParam2D(NULL), hipErrorInvalidValue);
+    CHECK_HIP(hipDrvMemcpy3D(NULL), hipErrorInvalidValue);
+    hip_Memcpy2D q = c;
+    q.dstDevice = NULL;
+    CHECK_HIP(hipMemcpyParam2D(&q), hipErrorInvalidValue);
+    q = c;
+    q.srcHost = NULL;
+    CHECK_HIP(hipDrvMemcpy2DUnaligned(&q), hipErrorInvalidValue);
+    q = c;
+    q.dstPitch = w - 1;
+    CHECK_HIP(hipMemcpyParam2D(&q), hipErrorInvalidValue);
+    q = c;
+    q.srcPitch = w - 1;
+    CHECK_HIP(hipMemcpyParam2D(&q), hipErrorInvalidValue);
+    int maxp = 0;
+    HIP_OK(hipDeviceGetAttribute(&maxp, hipDeviceAttributeMaxPitch, 0));
+    q = c;
+    q.dstPitch = (size_t)maxp + 1;
+    CHECK_HIP(hipMemcpyParam2D(&q), hipErrorInvalidValue);
+    q = c;
+    q.Height = h * d + 1; /* past the device allocation */
+    CHECK_HIP(hipMemcpyParam2D(&q), hipErrorInvalidValue);
+    q = c;
+    q.dstMemoryType = hipMemoryTypeDevice;
+    q.dstDevice = out; /* device memory the runtime does not know */
+    CHECK_HIP(hipMemcpyParam2D(&q), hipErrorInvalidValue);
+    q = c;
+    q.dstMemoryType = (hipMemoryType)7;
+    CHECK_HIP(hipMemcpyParam2D(&q), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpyParam2DAsync(&c, (hipStream_t)0x1234), hipErrorContextIsDestroyed);
+    HIP_OK(hipHostFree(pin));
+    HIP_OK(hipFree(dev));
+    free(src);
+    free(out);
+}
+
+/* hipMemsetD2D8/16/32 (+Async): element fills of pitched rows, the bytes around them untouched
+ * (hip-tests hipMemsetD2D8.cc and the 16/32 forms). */
+TEST(hipMemsetD2D_fills_and_negative)
+{
+    const size_t w = 77, h = 13;
+    void *d = NULL;
+    size_t pitch = 0;
+    HIP_OK(hipMallocPitch(&d, &pitch, w * 4, h));
+    uint8_t *out = xmalloc(pitch * h);
+    for (int e = 0; e < 3; e++) {
+        const size_t elem = (size_t)1 << e;
+        HIP_OK(hipMemset(d, 0xee, pitch * h));
+        hipStream_t s;
+        HIP_OK(hipStreamCreate(&s));
+        if (elem == 1)
+            HIP_OK(hipMemsetD2D8Async(d, pitch, 0x5a, w, h, s));
+        else if (elem == 2)
+            HIP_OK(hipMemsetD2D16Async(d, pitch, 0x1234, w, h, s));
+        else
+            HIP_OK(hipMemsetD2D32Async(d, pitch, 0xdeadbeef, w, h, s));
+        HIP_OK(hipStreamSynchronize(s));
+        HIP_OK(hipStreamDestroy(s));
+        HIP_OK(hipMemcpy(out, d, pitch * h, hipMemcpyDeviceToHost));
+        const uint32_t v = elem == 1 ? 0x5a : elem == 2 ? 0x1234 : 0xdeadbeef;
+        size_t bad = 0;
+        for (size_t y = 0; y < h; y++)
+            for (size_t x = 0; x < pitch; x++) {
+                uint8_t want = x < w * elem ? (uint8_t)(v >> (8 * (x % elem))) : 0xee;
+                bad += out[y * pitch + x] != want;
+            }
+        CHECK(bad == 0);
+    }
+    /* synchronous forms on an unaligned start: one row in, one element in */
+    HIP_OK(hipMemset(d, 0, pitch * h));
+    HIP_OK(hipMemsetD2D32((char *)d + pitch + 4, pitch, 0x01020304, 3, 2));
+    HIP_OK(hipMemsetD2D16((char *)d + 3 * pitch + 2, pitch, 0xa0b0, 5, 1));
+    HIP_OK(hipMemsetD2D8((char *)d + 5 * pitch + 1, pitch, 0x77, 9, 1));
+    HIP_OK(hipMemcpy(out, d, pitch * h, hipMemcpyDeviceToHost));
+    CHECK(out[pitch + 4] == 0x04 && out[pitch + 7] == 0x01 && out[pitch + 15] == 0x01 && out[pitch + 16] == 0);
+    CHECK(out[2 * pitch + 4] == 0x04 && out[2 * pitch + 3] == 0);
+    CHECK(out[3 * pitch + 2] == 0xb0 && out[3 * pitch + 11] == 0xa0 && out[3 * pitch + 12] == 0);
+    CHECK(out[5 * pitch + 1] == 0x77 && out[5 * pitch + 9] == 0x77 && out[5 * pitch + 10] == 0 && out[5 * pitch] == 0);
+    /* zero extents */
+    HIP_OK(hipMemsetD2D8(d, pitch, 1, 0, h));
+    HIP_OK(hipMemsetD2D32(d, pitch, 1, w, 0));
+    /* hip-tests Unit_hipMemsetD2D8_NegTsts */
+    uint8_t *host = xmalloc(pitch * h);
+    CHECK_HIP(hipMemsetD2D8(NULL, pitch, 1, w, h), hipErrorInvalidValue);
+    CHECK_HIP(hipMemsetD2D8((char *)d + pitch * h + 1, pitch, 1, w, h), hipErrorInvalidValue);
+    CHECK_HIP(hipMemsetD2D8(host, pitch, 1, w, h), hipErrorInvalidValue);
+    CHECK_HIP(hipMemsetD2D8(d, 1, 1, w, h), hipErrorInvalidValue);
+    CHECK_HIP(hipMemsetD2D8(d, pitch, 1, w, (size_t)-10), hipErrorInvalidValue);
+    CHECK_HIP(hipMemsetD2D8(d, pitch, 1, (size_t)-10, h), hipErrorInvalidValue);
+    CHECK_HIP(hipMemsetD2D32(d, pitch, 1, pitch / 4 + 1, 1), hipErrorInvalidValue); /* row wider than the pitch */
+    CHECK_HIP(hipMemsetD2D16(d, pitch, 1, SIZE_MAX / 2 + 1, 1), hipErrorInvalidValue); /* bytes overflow */
+    CHECK_HIP(hipMemsetD2D16(d, pitch, 1, w, h + 1), hipErrorInvalidValue); /* past the allocation */
+    free(host);
+    free(out);
+    HIP_OK(hipFree(d));
 }

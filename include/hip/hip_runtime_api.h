@@ -51,6 +51,11 @@
 #define hipMemAttachGlobal 0x01
 #define hipMemAttachHost 0x02
 #define hipMemAttachSingle 0x04
+#define hipArrayDefault 0x00
+#define hipArrayLayered 0x01
+#define hipArraySurfaceLoadStore 0x02
+#define hipArrayCubemap 0x04
+#define hipArrayTextureGather 0x08
 #define hipDeviceMallocDefault 0x0
 #define hipDeviceMallocFinegrained 0x1
 #define hipMallocSignalMemory 0x2
@@ -493,6 +498,17 @@ typedef enum hipChannelFormatKind {
   hipChannelFormatKindNone = 3
 } hipChannelFormatKind;
 
+typedef enum hipArray_Format {
+  HIP_AD_FORMAT_UNSIGNED_INT8 = 1,
+  HIP_AD_FORMAT_UNSIGNED_INT16 = 2,
+  HIP_AD_FORMAT_UNSIGNED_INT32 = 3,
+  HIP_AD_FORMAT_SIGNED_INT8 = 8,
+  HIP_AD_FORMAT_SIGNED_INT16 = 9,
+  HIP_AD_FORMAT_SIGNED_INT32 = 10,
+  HIP_AD_FORMAT_HALF = 16,
+  HIP_AD_FORMAT_FLOAT = 32
+} hipArray_Format;
+
 typedef enum hipFuncCache_t {
   hipFuncCachePreferNone = 0,
   hipFuncCachePreferShared = 1,
@@ -747,11 +763,11 @@ typedef struct hipExternalSemaphoreWaitParams_st {
 // Size in bytes of IPC handles (`#define HIP_IPC_HANDLE_SIZE 64`).
 #define HIP_IPC_HANDLE_SIZE 64
 
-// Opaque array object behind [`hipArray_t`] (`typedef struct hipArray* hipArray_t;`). hipkfd
-// makes no arrays: a copy naming one is `hipErrorNotSupported`.
+// Opaque array object behind [`hipArray_t`] (`typedef struct hipArray* hipArray_t;`): opaque in
+// ROCm 7's headers; hipkfd's handle points to clr's layout (src/array.rs, `ArrayObj`).
 typedef struct hipArray hipArray;
 
-// `hipArrayMapInfo` (sparse-array mapping descriptor). hipkfd has no arrays, so
+// `hipArrayMapInfo` (sparse-array mapping descriptor). hipkfd has no sparse arrays, so
 // `hipMemMapArrayAsync` never reads one and the header declares the type incomplete: pass
 // pointers to it only.
 typedef struct hipArrayMapInfo hipArrayMapInfo;
@@ -763,7 +779,7 @@ typedef struct hipGraphExec hipGraphExec;
 // Opaque node object behind [`hipGraphNode_t`] (`typedef struct hipGraphNode* hipGraphNode_t;`).
 typedef struct hipGraphNode hipGraphNode;
 
-// Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no arrays.
+// Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no mipmapped arrays.
 typedef struct hipMipmappedArray hipMipmappedArray;
 
 // Opaque context object behind [`hipCtx_t`] (`typedef struct ihipCtx_t* hipCtx_t;`).
@@ -792,6 +808,85 @@ typedef struct ihipModule_t ihipModule_t;
 // Opaque stream object behind [`hipStream_t`] (`typedef struct ihipStream_t* hipStream_t;`).
 // The runtime casts its own stream objects to and from this pointer type.
 typedef struct ihipStream_t ihipStream_t;
+
+// Array handle.
+typedef struct hipArray *hipArray_t;
+
+// `HIP_ARRAY_DESCRIPTOR` (`driver_types.h`): Width@0, Height@8 (elements; 0 for 1D),
+// Format@16, NumChannels@20. 24 bytes.
+typedef struct HIP_ARRAY_DESCRIPTOR {
+  size_t Width;
+  size_t Height;
+  hipArray_Format Format;
+  unsigned int NumChannels;
+} HIP_ARRAY_DESCRIPTOR;
+
+// `HIP_ARRAY3D_DESCRIPTOR` (`driver_types.h`): Width@0, Height@8, Depth@16 (elements; 0 for
+// fewer dimensions), Format@24, NumChannels@28, Flags@32 (`hipArray*`). 40 bytes.
+typedef struct HIP_ARRAY3D_DESCRIPTOR {
+  size_t Width;
+  size_t Height;
+  size_t Depth;
+  hipArray_Format Format;
+  unsigned int NumChannels;
+  unsigned int Flags;
+} HIP_ARRAY3D_DESCRIPTOR;
+
+// Stream handle; null is the legacy default (null) stream.
+typedef struct ihipStream_t *hipStream_t;
+
+// Device pointer (`typedef void* hipDeviceptr_t;`, `driver_types.h`).
+typedef void *hipDeviceptr_t;
+
+// `HIP_MEMCPY3D` (`driver_types.h`): the 3D form of [`hip_Memcpy2D`], with `*Z`, `*LOD`
+// (ignored) and `*Height` (rows per slice of pitched memory). 184 bytes.
+typedef struct HIP_MEMCPY3D {
+  size_t srcXInBytes;
+  size_t srcY;
+  size_t srcZ;
+  size_t srcLOD;
+  hipMemoryType srcMemoryType;
+  const void *srcHost;
+  hipDeviceptr_t srcDevice;
+  hipArray_t srcArray;
+  size_t srcPitch;
+  size_t srcHeight;
+  size_t dstXInBytes;
+  size_t dstY;
+  size_t dstZ;
+  size_t dstLOD;
+  hipMemoryType dstMemoryType;
+  void *dstHost;
+  hipDeviceptr_t dstDevice;
+  hipArray_t dstArray;
+  size_t dstPitch;
+  size_t dstHeight;
+  size_t WidthInBytes;
+  size_t Height;
+  size_t Depth;
+} HIP_MEMCPY3D;
+
+// `hip_Memcpy2D` (`driver_types.h`): a 2D copy between host, device, unified or array memory
+// (`*MemoryType`), `*XInBytes`/`*Y` the block origins, `*Pitch` bytes per row (ignored for
+// arrays). 128 bytes.
+typedef struct hip_Memcpy2D {
+  size_t srcXInBytes;
+  size_t srcY;
+  hipMemoryType srcMemoryType;
+  const void *srcHost;
+  hipDeviceptr_t srcDevice;
+  hipArray_t srcArray;
+  size_t srcPitch;
+  size_t dstXInBytes;
+  size_t dstY;
+  hipMemoryType dstMemoryType;
+  void *dstHost;
+  hipDeviceptr_t dstDevice;
+  hipArray_t dstArray;
+  size_t dstPitch;
+  size_t WidthInBytes;
+  size_t Height;
+} hip_Memcpy2D;
 
 // Context handle (a device, in AMD's implementation).
 typedef struct ihipCtx_t *hipCtx_t;
@@ -999,9 +1094,6 @@ typedef struct hipDeviceProp_tR0000 {
 // Event handle.
 typedef struct ihipEvent_t *hipEvent_t;
 
-// Stream handle; null is the legacy default (null) stream.
-typedef struct ihipStream_t *hipStream_t;
-
 // Graph handle.
 typedef struct ihipGraph *hipGraph_t;
 
@@ -1016,9 +1108,6 @@ typedef struct hipGraphEdgeData {
   uint8_t to_port;
   uint8_t type;
 } hipGraphEdgeData;
-
-// Array handle.
-typedef struct hipArray *hipArray_t;
 
 // `typedef struct hipPos { size_t x; size_t y; size_t z; }` (`driver_types.h`): x in bytes for
 // linear memory. 24 bytes.
@@ -1122,9 +1211,6 @@ typedef struct hipIpcEventHandle_st {
 // See [`hipIpcEventHandle_st`].
 typedef struct hipIpcEventHandle_st hipIpcEventHandle_t;
 
-// Device pointer (`typedef void* hipDeviceptr_t;`, `driver_types.h`).
-typedef void *hipDeviceptr_t;
-
 // `typedef struct hipPointerAttribute_t {...} hipPointerAttribute_t;` (ROCm 6.0+ layout:
 // the first member is `type`; ROCm 5.x called it `memoryType` with other values). 32 bytes.
 typedef struct hipPointerAttribute_t {
@@ -1197,6 +1283,208 @@ typedef struct ihipMemGenericAllocationHandle *hipMemGenericAllocationHandle_t;
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// `hipCreateChannelDesc`: `{x, y, z, w, f}` (clr `hip_texture.cpp`); no checks.
+hipChannelFormatDesc hipCreateChannelDesc(int x, int y, int z, int w, hipChannelFormatKind f);
+
+// `hipGetChannelDesc`: the channel format of `array`. Errors: `hipErrorInvalidValue` (null
+// `desc`), `hipErrorInvalidHandle` (null, freed or unknown `array`).
+hipError_t hipGetChannelDesc(hipChannelFormatDesc *desc, hipArray_t array);
+
+// `hipMallocArray`: a 1D (`height == 0`) or 2D array of `width × height` elements of `desc`'s
+// format on the current device, as linear pitched VRAM (no texture path: `ImageSupport` stays
+// 0). Flags: `hipArrayDefault`, `hipArraySurfaceLoadStore`, `hipArrayTextureGather` (2D);
+// `hipArrayLayered` needs a depth, so is refused here. Errors (clr `hipMallocArray`,
+// `ihipArrayCreate`; hip-tests `hipMallocArray.cc`): `hipErrorInvalidValue` (null `array` or
+// `desc`; channels of different sizes, a channel after a zero one, 3 channels, 8-bit float,
+// widths other than 8/16/32, unknown kind; zero width; unknown or cubemap flags; extents past
+// `hipDeviceAttributeMaxTexture*`), `hipErrorOutOfMemory`.
+hipError_t hipMallocArray(hipArray_t *array,
+                          const hipChannelFormatDesc *desc,
+                          size_t width,
+                          size_t height,
+                          unsigned int flags);
+
+// `hipMalloc3DArray`: an array of `extent` elements (`depth == 0`: 1D or 2D; `hipArrayLayered`:
+// `depth` layers of a 1D (`height == 0`) or 2D array). Errors as `hipMallocArray` (hip-tests
+// `hipMalloc3DArray.cc`: zero width, zero height of a non-layered 3D array, extents past the
+// limits: `hipErrorInvalidValue`).
+hipError_t hipMalloc3DArray(hipArray_t *array,
+                            const hipChannelFormatDesc *desc,
+                            hipExtent extent,
+                            unsigned int flags);
+
+// `hipArrayCreate`: a 1D or 2D array of `Width × Height` elements of `NumChannels` (1, 2, 4)
+// channels of `Format`. Errors (hip-tests `hipArrayCreate.cc`): `hipErrorInvalidValue` (null
+// pointers, other channel counts, unknown formats, zero width, extents past the limits),
+// `hipErrorOutOfMemory`.
+hipError_t hipArrayCreate(hipArray_t *pHandle, const struct HIP_ARRAY_DESCRIPTOR *pAllocateArray);
+
+// `hipArray3DCreate`: `hipArrayCreate` with a depth and flags (`hipArrayLayered`,
+// `hipArraySurfaceLoadStore`, `hipArrayTextureGather`). Errors as `hipArrayCreate`, and
+// `hipErrorInvalidValue` for `hipArrayCubemap` or unknown flags.
+hipError_t hipArray3DCreate(hipArray_t *array, const struct HIP_ARRAY3D_DESCRIPTOR *pAllocateArray);
+
+// `hipFreeArray`: frees an array after the devices are idle. Errors (clr `ihipArrayDestroy`,
+// hip-tests `hipFreeArray.cc`): `hipErrorInvalidValue` (null), `hipErrorContextIsDestroyed`
+// (an array already freed, or no array).
+hipError_t hipFreeArray(hipArray_t array);
+
+// `hipArrayDestroy`: `hipFreeArray` (driver spelling).
+hipError_t hipArrayDestroy(hipArray_t array);
+
+// `hipArrayGetInfo`: any of `desc` (channel format), `extent` (elements, 0 for absent
+// dimensions) and `flags` of `array`; null outputs are skipped. Errors (clr, hip-tests
+// `hipArrayGetInfo.cc`): `hipErrorInvalidHandle` (null or freed `array`).
+hipError_t hipArrayGetInfo(hipChannelFormatDesc *desc,
+                           hipExtent *extent,
+                           unsigned int *flags,
+                           hipArray_t array);
+
+// `hipArrayGetDescriptor`: width, height, format and channels of `array`. Errors (clr):
+// `hipErrorInvalidHandle` (null or freed `array`), `hipErrorInvalidValue` (null descriptor).
+hipError_t hipArrayGetDescriptor(struct HIP_ARRAY_DESCRIPTOR *pArrayDescriptor, hipArray_t array);
+
+// `hipArray3DGetDescriptor`: the full descriptor of `array` (flags included). Errors as
+// `hipArrayGetDescriptor`.
+hipError_t hipArray3DGetDescriptor(struct HIP_ARRAY3D_DESCRIPTOR *pArrayDescriptor,
+                                   hipArray_t array);
+
+// `hipMemcpy2DToArray`: copies `height` rows of `width` bytes from `src` (rows `spitch` apart;
+// host or device memory, any `kind`) into `dst` at byte offset `wOffset` of row `hOffset`,
+// synchronously. Errors (clr `hipMemcpy2DToArray_common`, in its order; hip-tests
+// `hipMemcpy2DToArray.cc`): `hipErrorInvalidMemcpyDirection`, `hipErrorInvalidValue` (bad
+// stream, null `src`), `hipErrorInvalidPitchValue` (`spitch` 0 or below `width`); zero extents
+// succeed; `hipErrorInvalidHandle` (null or freed `dst`), `hipErrorInvalidValue` (offsets or
+// extents past the array, not whole elements, source rows past their allocation).
+hipError_t hipMemcpy2DToArray(hipArray_t dst,
+                              size_t wOffset,
+                              size_t hOffset,
+                              const void *src,
+                              size_t spitch,
+                              size_t width,
+                              size_t height,
+                              hipMemcpyKind kind);
+
+// `hipMemcpy2DToArrayAsync`: `hipMemcpy2DToArray` ordered on `stream`.
+hipError_t hipMemcpy2DToArrayAsync(hipArray_t dst,
+                                   size_t wOffset,
+                                   size_t hOffset,
+                                   const void *src,
+                                   size_t spitch,
+                                   size_t width,
+                                   size_t height,
+                                   hipMemcpyKind kind,
+                                   hipStream_t stream);
+
+// `hipMemcpy2DFromArray`: copies `height` rows of `width` bytes of `src` from byte offset
+// `wOffsetSrc` of row `hOffset` to `dst` (rows `dpitch` apart), synchronously. Errors (clr
+// `hipMemcpy2DFromArray_common`, in its order): `hipErrorInvalidMemcpyDirection`,
+// `hipErrorInvalidValue` (bad stream), `hipErrorInvalidHandle` (null or freed `src`),
+// `hipErrorInvalidValue` (block past the array), `hipErrorInvalidValue` (null `dst`),
+// `hipErrorInvalidPitchValue` (`dpitch` 0 or below `width`).
+hipError_t hipMemcpy2DFromArray(void *dst,
+                                size_t dpitch,
+                                hipArray_t src,
+                                size_t wOffsetSrc,
+                                size_t hOffset,
+                                size_t width,
+                                size_t height,
+                                hipMemcpyKind kind);
+
+// `hipMemcpy2DFromArrayAsync`: `hipMemcpy2DFromArray` ordered on `stream`.
+hipError_t hipMemcpy2DFromArrayAsync(void *dst,
+                                     size_t dpitch,
+                                     hipArray_t src,
+                                     size_t wOffsetSrc,
+                                     size_t hOffsetSrc,
+                                     size_t width,
+                                     size_t height,
+                                     hipMemcpyKind kind,
+                                     hipStream_t stream);
+
+// `hipMemcpy2DArrayToArray`: copies `height` rows of `width` bytes between two arrays.
+// Errors (clr): `hipErrorInvalidMemcpyDirection`, `hipErrorInvalidHandle` (null or freed
+// array), `hipErrorInvalidValue` (a block past either array).
+hipError_t hipMemcpy2DArrayToArray(hipArray_t dst,
+                                   size_t wOffsetDst,
+                                   size_t hOffsetDst,
+                                   hipArray_t src,
+                                   size_t wOffsetSrc,
+                                   size_t hOffsetSrc,
+                                   size_t width,
+                                   size_t height,
+                                   hipMemcpyKind kind);
+
+// `hipMemcpyToArray` (deprecated): `count` bytes from `src` into `dst` from byte `wOffset` of
+// row `hOffset`, as clr shapes them (`count / max(height, 1)` bytes per row). Errors:
+// `hipErrorInvalidValue` (null or freed `dst`, null `src`, a block past the array),
+// `hipErrorInvalidMemcpyDirection`.
+hipError_t hipMemcpyToArray(hipArray_t dst,
+                            size_t wOffset,
+                            size_t hOffset,
+                            const void *src,
+                            size_t count,
+                            hipMemcpyKind kind);
+
+// `hipMemcpyFromArray` (deprecated): the reverse of `hipMemcpyToArray`. Errors as it.
+hipError_t hipMemcpyFromArray(void *dst,
+                              hipArray_t src,
+                              size_t wOffsetSrc,
+                              size_t hOffset,
+                              size_t count,
+                              hipMemcpyKind kind);
+
+// `hipMemcpyHtoA`: `ByteCount` bytes from `srcHost` into the first row of `dstArray` from
+// byte `dstOffset`. Errors (clr `ihipMemcpyHtoAValidate`, hip-tests `hipMemcpyHtoA.cc`):
+// `hipErrorInvalidValue` (null or freed array, null source, offset + count past the first
+// row).
+hipError_t hipMemcpyHtoA(hipArray_t dstArray,
+                         size_t dstOffset,
+                         const void *srcHost,
+                         size_t ByteCount);
+
+// `hipMemcpyHtoAAsync`: `hipMemcpyHtoA` ordered on `stream`.
+hipError_t hipMemcpyHtoAAsync(hipArray_t dstArray,
+                              size_t dstOffset,
+                              const void *srcHost,
+                              size_t ByteCount,
+                              hipStream_t stream);
+
+// `hipMemcpyAtoH`: `ByteCount` bytes of the first row of `srcArray` from byte `srcOffset` to
+// `dstHost`. Errors as `hipMemcpyHtoA` (hip-tests `hipMemcpyAtoH.cc`).
+hipError_t hipMemcpyAtoH(void *dstHost, hipArray_t srcArray, size_t srcOffset, size_t ByteCount);
+
+// `hipMemcpyAtoHAsync`: `hipMemcpyAtoH` ordered on `stream`.
+hipError_t hipMemcpyAtoHAsync(void *dstHost,
+                              hipArray_t srcArray,
+                              size_t srcOffset,
+                              size_t ByteCount,
+                              hipStream_t stream);
+
+// `hipDrvMemcpy3D`: copies `WidthInBytes × Height × Depth` between host, device, unified
+// (`*Device` is the pointer) or array memory, synchronously. A caller built against ROCm 5
+// passes ROCm 5's struct (`unsigned int` fields) and memory type values. Pointer sides: `*Pitch` bytes
+// per row (0: `WidthInBytes`), `*Height` rows per slice. Errors (clr `ihipMemcpyParam3D`):
+// `hipErrorInvalidValue` (null `pCopy`, null pointers, device memory the runtime does not
+// know, freed arrays, blocks past an array, a pointer block past its pitch, its slice or its
+// allocation, a pitch above `hipDeviceAttributeMaxPitch`, an unknown memory type),
+// `hipErrorContextIsDestroyed` (bad stream); zero extents succeed.
+hipError_t hipDrvMemcpy3D(const struct HIP_MEMCPY3D *pCopy);
+
+// `hipDrvMemcpy3DAsync`: `hipDrvMemcpy3D` ordered on `stream`.
+hipError_t hipDrvMemcpy3DAsync(const struct HIP_MEMCPY3D *pCopy, hipStream_t stream);
+
+// `hipMemcpyParam2D`: the 2D form of `hipDrvMemcpy3D` (`hip_Memcpy2D`). Errors as it
+// (hip-tests `hipMemcpyParam2D.cc`: null pointers, pitches below the width or above the
+// maximum: `hipErrorInvalidValue`).
+hipError_t hipMemcpyParam2D(const struct hip_Memcpy2D *pCopy);
+
+// `hipMemcpyParam2DAsync`: `hipMemcpyParam2D` ordered on `stream`.
+hipError_t hipMemcpyParam2DAsync(const struct hip_Memcpy2D *pCopy, hipStream_t stream);
+
+// `hipDrvMemcpy2DUnaligned`: `hipMemcpyParam2D` (no alignment rules to relax here).
+hipError_t hipDrvMemcpy2DUnaligned(const struct hip_Memcpy2D *pCopy);
 
 // `hipCtxCreate`: pushes `device`'s (primary) context on this thread's stack, makes it current
 // and sets the device's flags to `flags` (what `hipGetDeviceFlags` then reports, clr).
@@ -1923,29 +2211,46 @@ hipError_t hipGraphExecGetFlags(hipGraphExec_t graphExec, unsigned long long *fl
 // `hipErrorOutOfMemory`.
 hipError_t hipMallocManaged(void **dev_ptr, size_t size, unsigned int flags);
 
-// `hipMemPrefetchAsync`: nothing to move (every device maps managed memory). Errors (clr, in
-// its order): `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end),
-// `hipErrorContextIsDestroyed` (destroyed stream), `hipErrorInvalidDevice` (neither a device
-// nor `hipCpuDeviceId`), `hipErrorNotSupported` (memory the runtime does not know, to a
-// device: needs XNACK).
+// `hipMemPrefetchAsync`: nothing to move (every device maps managed memory); the destination
+// is remembered as the range's last prefetch location (`hipMemRangeAttributeLastPrefetchLocation`)
+// for managed memory. Errors (clr, in its order): `hipErrorInvalidValue` (null, `count == 0`,
+// past the allocation's end), `hipErrorContextIsDestroyed` (destroyed stream),
+// `hipErrorInvalidDevice` (neither a device nor `hipCpuDeviceId`), `hipErrorNotSupported`
+// (memory the runtime does not know, to a device: needs XNACK).
 hipError_t hipMemPrefetchAsync(const void *dev_ptr, size_t count, int device, hipStream_t stream);
 
-// `hipMemAdvise`: validated and accepted; no advice changes where managed memory lives (it is
-// fine-grained system memory on every device). Errors (clr): `hipErrorInvalidDevice` (bad
-// device, except for the read-mostly advice), `hipErrorInvalidValue` (null, `count == 0`, past
-// the allocation's end, memory the runtime does not know, unknown advice).
+// `hipMemAdvise`: remembered for managed memory (read-mostly, preferred location, accessed-by,
+// coarse grain, and their unset forms) and reported by `hipMemRangeGetAttribute(s)`; no
+// advice changes where managed memory lives (it is fine-grained system memory on every
+// device). Advice on other known memory is accepted and forgotten. Errors (clr):
+// `hipErrorInvalidDevice` (bad device, except for the read-mostly advice),
+// `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end, memory the runtime
+// does not know, unknown advice).
 hipError_t hipMemAdvise(const void *dev_ptr, size_t count, hipMemoryAdvise advice, int device);
 
-// `hipMemRangeGetAttribute`: one attribute of a managed range, as it stays with no advice
-// applied: read-mostly 0, preferred and last-prefetch location `hipInvalidDeviceId`, accessed-by
-// none (every 4-byte slot `hipInvalidDeviceId`), coherency fine-grain. Errors:
-// `hipErrorInvalidValue` (null, zero sizes, not managed memory, a `data_size` that does not fit
-// the attribute, unknown attribute).
+// `hipMemRangeGetAttribute`: one attribute of a managed range, what all its pages have in
+// common: read-mostly (1 only if every page is), preferred and last-prefetch location (the
+// common one, else `hipInvalidDeviceId`), accessed-by (devices advised for every page),
+// coherency mode (0 fine-grain, 1 coarse-grain advice on every page, 2 mixed). Errors:
+// `hipErrorInvalidValue` (null, zero sizes, not managed memory, a range past the allocation, a
+// `data_size` that does not fit the attribute, unknown attribute).
 hipError_t hipMemRangeGetAttribute(void *data,
                                    size_t data_size,
                                    hipMemRangeAttribute attribute,
                                    const void *dev_ptr,
                                    size_t count);
+
+// `hipMemRangeGetAttributes`: `num_attributes` attributes of a managed range at once, each
+// `attributes[i]` written to `data[i]` (`data_sizes[i]` bytes) as `hipMemRangeGetAttribute`
+// does. Errors (clr): `hipErrorInvalidValue` (null arrays or `dev_ptr`, zero counts, a null
+// `data[i]`, not managed memory, and those of `hipMemRangeGetAttribute`); outputs before a
+// failing attribute may have been written.
+hipError_t hipMemRangeGetAttributes(void **data,
+                                    size_t *data_sizes,
+                                    hipMemRangeAttribute *attributes,
+                                    size_t num_attributes,
+                                    const void *dev_ptr,
+                                    size_t count);
 
 // `hipStreamAttachMemAsync`: validated and accepted (clr: "unclear what should be done in AMD
 // HMM"). Errors (clr): `hipErrorInvalidValue` (null, unknown flags, `hipMemAttachSingle` on the
@@ -1976,7 +2281,7 @@ hipError_t hipExternalMemoryGetMappedBuffer(void **devPtr,
                                             hipExternalMemory_t extMem,
                                             const hipExternalMemoryBufferDesc *bufferDesc);
 
-// `hipExternalMemoryGetMappedMipmappedArray`: hipkfd has no arrays. Errors:
+// `hipExternalMemoryGetMappedMipmappedArray`: hipkfd has no mipmapped arrays. Errors:
 // `hipErrorInvalidValue` (null arguments, unknown `extMem`), else `hipErrorNotSupported`.
 hipError_t hipExternalMemoryGetMappedMipmappedArray(hipMipmappedArray_t *mipmap,
                                                     hipExternalMemory_t extMem,
@@ -2234,8 +2539,9 @@ hipError_t hipMemcpy2DAsync(void *dst,
 
 // `hipMemcpy3D`: copies `p->extent` (width in bytes × height rows × depth slices) between two
 // pitched pointers (`srcPtr`/`dstPtr` at `srcPos`/`dstPos`; a slice is `ysize` rows),
-// synchronously, as `hipMemcpy2D` does per slice. Arrays: `hipErrorNotSupported` (hipkfd has
-// none). Errors (clr `ihipMemcpy3D_validate`): `hipErrorInvalidValue` (null `p`, both or neither
+// synchronously, as `hipMemcpy2D` does per slice. With an array on a side (`srcArray` or
+// `dstArray`), that side's `pos.x` and the extent's width count elements (clr
+// `getDrvMemcpy3DDesc`). Errors (clr `ihipMemcpy3D_validate`): `hipErrorInvalidValue` (null `p`, both or neither
 // of array and pointer on a side, a pitch at or above the maximum, `width + pos.x` past the
 // pitch, several slices without `ysize`, blocks past their allocation),
 // `hipErrorInvalidPitchValue` (pitch below `xsize`), `hipErrorInvalidMemcpyDirection`.
@@ -2268,6 +2574,53 @@ hipError_t hipMemset3DAsync(struct hipPitchedPtr pitchedDevPtr,
                             int value,
                             hipExtent extent,
                             hipStream_t stream);
+
+// `hipMemsetD2D8`: sets `height` rows of `width` bytes, `dstPitch` bytes apart, to `value`,
+// synchronously (CUDA `cuMemsetD2D8`). Errors: `hipErrorInvalidValue` (null, host or unknown
+// memory, `dstPitch` below the row, rows past the allocation); zero extents succeed.
+hipError_t hipMemsetD2D8(hipDeviceptr_t dst,
+                         size_t dstPitch,
+                         uint8_t value,
+                         size_t width,
+                         size_t height);
+
+// `hipMemsetD2D8Async`: `hipMemsetD2D8` ordered on `stream`.
+hipError_t hipMemsetD2D8Async(hipDeviceptr_t dst,
+                              size_t dstPitch,
+                              uint8_t value,
+                              size_t width,
+                              size_t height,
+                              hipStream_t stream);
+
+// `hipMemsetD2D16`: `hipMemsetD2D8` with `width` 16-bit elements a row.
+hipError_t hipMemsetD2D16(hipDeviceptr_t dst,
+                          size_t dstPitch,
+                          uint16_t value,
+                          size_t width,
+                          size_t height);
+
+// `hipMemsetD2D16Async`: `hipMemsetD2D16` ordered on `stream`.
+hipError_t hipMemsetD2D16Async(hipDeviceptr_t dst,
+                               size_t dstPitch,
+                               uint16_t value,
+                               size_t width,
+                               size_t height,
+                               hipStream_t stream);
+
+// `hipMemsetD2D32`: `hipMemsetD2D8` with `width` 32-bit elements a row.
+hipError_t hipMemsetD2D32(hipDeviceptr_t dst,
+                          size_t dstPitch,
+                          uint32_t value,
+                          size_t width,
+                          size_t height);
+
+// `hipMemsetD2D32Async`: `hipMemsetD2D32` ordered on `stream`.
+hipError_t hipMemsetD2D32Async(hipDeviceptr_t dst,
+                               size_t dstPitch,
+                               uint32_t value,
+                               size_t width,
+                               size_t height,
+                               hipStream_t stream);
 
 // `hipMemGetHandleForAddressRange`: a dma-buf fd (written as an `int` to `handle`, owned by the
 // caller, `O_CLOEXEC`) for `[dptr, dptr + size)`, for RDMA NICs (`ibv_reg_dmabuf_mr`) and other
@@ -2643,7 +2996,7 @@ hipError_t hipCtxDisablePeerAccess(hipCtx_t peerCtx);
 
 // `hipDeviceGetP2PAttribute`: `attr` of the link from `srcDevice` to `dstDevice`:
 // `PerformanceRank` 0 over xGMI, 1 over PCIe P2P (0 when not accessible); `AccessSupported`
-// 1/0; `NativeAtomicSupported` 1 over xGMI only; `HipArrayAccessSupported` 0 (no arrays).
+// 1/0; `NativeAtomicSupported` 1 over xGMI only; `HipArrayAccessSupported` 0 (no texture path).
 // Errors (clr order): `hipErrorInvalidValue` (null `value`), `hipErrorInvalidDevice` (bad
 // ordinal, `srcDevice == dstDevice`), `hipErrorInvalidValue` (unknown `attr`).
 hipError_t hipDeviceGetP2PAttribute(int *value,

@@ -95,8 +95,12 @@ pub extern "C" fn hipDeviceReset() -> hipError_t {
         }
         rt.mempool_reset(d);
         for a in rt.allocs.all() {
-            if a.owner == d && matches!(a.kind, crate::memory::MemKind::Device | crate::memory::MemKind::External) {
-                rt.mem_free(a.base)?;
+            match a.kind {
+                crate::memory::MemKind::Device | crate::memory::MemKind::External if a.owner == d => {
+                    rt.mem_free(a.base)?
+                }
+                crate::memory::MemKind::Array if a.owner == d => rt.free_synced(a.base)?,
+                _ => {}
             }
         }
         rt.small_trim();

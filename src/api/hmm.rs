@@ -1,9 +1,10 @@
 //! Managed memory (HIP "Managed Memory" group; clr `hip_hmm.cpp`). Managed memory is coherent
 //! system memory mapped on the CPU and every GPU at one address (src/memory.rs,
-//! `MemKind::Managed`): every access is correct without migration, so prefetch and advice are
-//! validated and then have nothing to do.
+//! `MemKind::Managed`): every access is correct without migration, so prefetch and advice move
+//! nothing; they are remembered (src/advice.rs) for `hipMemRangeGetAttribute(s)`.
 
-use crate::api::common::{api, check, rt_dev, stream_of, write_out};
+use crate::advice::{device_bit, PageAdvice, RangeAdvice, INVALID_DEVICE};
+use crate::api::common::{api, check, read_in, rt_dev, stream_of, write_out};
 use crate::api::types::*;
 use crate::memory::MemKind;
 use crate::runtime::runtime;
@@ -39,11 +40,12 @@ fn check_range(dev_ptr: *const c_void, count: usize) -> Result<bool, hipError_t>
     }
 }
 
-/// `hipMemPrefetchAsync`: nothing to move (every device maps managed memory). Errors (clr, in
-/// its order): `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end),
-/// `hipErrorContextIsDestroyed` (destroyed stream), `hipErrorInvalidDevice` (neither a device
-/// nor `hipCpuDeviceId`), `hipErrorNotSupported` (memory the runtime does not know, to a
-/// device: needs XNACK).
+/// `hipMemPrefetchAsync`: nothing to move (every device maps managed memory); the destination
+/// is remembered as the range's last prefetch location (`hipMemRangeAttributeLastPrefetchLocation`)
+/// for managed memory. Errors (clr, in its order): `hipErrorInvalidValue` (null, `count == 0`,
+/// past the allocation's end), `hipErrorContextIsDestroyed` (destroyed stream),
+/// `hipErrorInvalidDevice` (neither a device nor `hipCpuDeviceId`), `hipErrorNotSupported`
+/// (memory the runtime does not know, to a device: needs XNACK).
 #[no_mangle]
 pub extern "C" fn hipMemPrefetchAsync(
     dev_ptr: *const c_void,
@@ -55,21 +57,27 @@ pub extern "C" fn hipMemPrefetchAsync(
         check(!dev_ptr.is_null() && count != 0)?;
         let rt = runtime()?;
         stream_of(rt, stream)?;
-        check_range(dev_ptr, count)?;
+        let managed = check_range(dev_ptr, count)?;
         if device != hipCpuDeviceId {
             rt.device(device)?;
             if rt.allocs.find(dev_ptr as u64).is_none() {
                 return Err(hipError_t::hipErrorNotSupported);
             }
         }
+        if managed {
+            rt.advice.update(dev_ptr as u64, count as u64, |a| a.last_prefetch = device);
+        }
         Ok(())
     })
 }
 
-/// `hipMemAdvise`: validated and accepted; no advice changes where managed memory lives (it is
-/// fine-grained system memory on every device). Errors (clr): `hipErrorInvalidDevice` (bad
-/// device, except for the read-mostly advice), `hipErrorInvalidValue` (null, `count == 0`, past
-/// the allocation's end, memory the runtime does not know, unknown advice).
+/// `hipMemAdvise`: remembered for managed memory (read-mostly, preferred location, accessed-by,
+/// coarse grain, and their unset forms) and reported by `hipMemRangeGetAttribute(s)`; no
+/// advice changes where managed memory lives (it is fine-grained system memory on every
+/// device). Advice on other known memory is accepted and forgotten. Errors (clr):
+/// `hipErrorInvalidDevice` (bad device, except for the read-mostly advice),
+/// `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end, memory the runtime
+/// does not know, unknown advice).
 #[no_mangle]
 pub extern "C" fn hipMemAdvise(
     dev_ptr: *const c_void,
@@ -78,22 +86,75 @@ pub extern "C" fn hipMemAdvise(
     device: c_int,
 ) -> hipError_t {
     api(|| {
-        let read_mostly = advice == hipMemoryAdvise::hipMemAdviseSetReadMostly
-            || advice == hipMemoryAdvise::hipMemAdviseUnsetReadMostly;
+        type M = hipMemoryAdvise;
+        let read_mostly = advice == M::hipMemAdviseSetReadMostly || advice == M::hipMemAdviseUnsetReadMostly;
         let rt = runtime()?;
         if !read_mostly && device != hipCpuDeviceId {
             rt.device(device)?;
         }
-        check_range(dev_ptr, count)?;
-        check(advice.name().is_some() && rt.allocs.find(dev_ptr as u64).is_some())
+        let managed = check_range(dev_ptr, count)?;
+        check(advice.name().is_some() && rt.allocs.find(dev_ptr as u64).is_some())?;
+        if !managed {
+            return Ok(());
+        }
+        let bit = device_bit(device);
+        let set: &dyn Fn(&mut PageAdvice) = match advice {
+            M::hipMemAdviseSetReadMostly => &|a| a.read_mostly = true,
+            M::hipMemAdviseUnsetReadMostly => &|a| a.read_mostly = false,
+            M::hipMemAdviseSetPreferredLocation => &|a| a.preferred = device,
+            M::hipMemAdviseUnsetPreferredLocation => &|a| a.preferred = INVALID_DEVICE,
+            M::hipMemAdviseSetAccessedBy => &|a| a.accessed_by |= bit,
+            M::hipMemAdviseUnsetAccessedBy => &|a| a.accessed_by &= !bit,
+            M::hipMemAdviseSetCoarseGrain => &|a| a.coarse = true,
+            _ => &|a| a.coarse = false,
+        };
+        rt.advice.update(dev_ptr as u64, count as u64, set);
+        Ok(())
     })
 }
 
-/// `hipMemRangeGetAttribute`: one attribute of a managed range, as it stays with no advice
-/// applied: read-mostly 0, preferred and last-prefetch location `hipInvalidDeviceId`, accessed-by
-/// none (every 4-byte slot `hipInvalidDeviceId`), coherency fine-grain. Errors:
-/// `hipErrorInvalidValue` (null, zero sizes, not managed memory, a `data_size` that does not fit
-/// the attribute, unknown attribute).
+/// Writes `attribute` of `r` to `data` (`data_size` bytes), as rocclr's
+/// `Device::GetSvmAttributes`: 4-byte values; accessed-by fills `data_size / 4` slots with the
+/// advised devices (GPUs by ordinal, then `hipCpuDeviceId`) and `hipInvalidDeviceId` after
+/// them. Errors: `hipErrorInvalidValue` (a size that does not fit the attribute, an unknown
+/// attribute).
+fn write_attr(
+    data: *mut c_void,
+    data_size: usize,
+    attribute: hipMemRangeAttribute,
+    r: &RangeAdvice,
+    devices: usize,
+) -> Result<(), hipError_t> {
+    check(!data.is_null())?;
+    type A = hipMemRangeAttribute;
+    let one = |v: c_int| {
+        check(data_size == 4)?;
+        write_out(data as *mut c_int, v)
+    };
+    match attribute {
+        A::hipMemRangeAttributeReadMostly => one(r.read_mostly as c_int),
+        A::hipMemRangeAttributePreferredLocation => one(r.preferred),
+        A::hipMemRangeAttributeLastPrefetchLocation => one(r.last_prefetch),
+        A::hipMemRangeAttributeCoherencyMode => one(r.coherency),
+        A::hipMemRangeAttributeAccessedBy => {
+            check(data_size.is_multiple_of(4))?;
+            let ids = (0..devices.min(63) as c_int).chain([hipCpuDeviceId]);
+            let mut set = ids.filter(|&d| r.accessed_by & device_bit(d) != 0);
+            for i in 0..data_size / 4 {
+                write_out((data as *mut c_int).wrapping_add(i), set.next().unwrap_or(hipInvalidDeviceId))?;
+            }
+            Ok(())
+        }
+        _ => Err(hipError_t::hipErrorInvalidValue),
+    }
+}
+
+/// `hipMemRangeGetAttribute`: one attribute of a managed range, what all its pages have in
+/// common: read-mostly (1 only if every page is), preferred and last-prefetch location (the
+/// common one, else `hipInvalidDeviceId`), accessed-by (devices advised for every page),
+/// coherency mode (0 fine-grain, 1 coarse-grain advice on every page, 2 mixed). Errors:
+/// `hipErrorInvalidValue` (null, zero sizes, not managed memory, a range past the allocation, a
+/// `data_size` that does not fit the attribute, unknown attribute).
 #[no_mangle]
 pub extern "C" fn hipMemRangeGetAttribute(
     data: *mut c_void,
@@ -105,26 +166,38 @@ pub extern "C" fn hipMemRangeGetAttribute(
     api(|| {
         check(!data.is_null() && data_size != 0)?;
         check(check_range(dev_ptr, count)?)?;
-        type A = hipMemRangeAttribute;
-        let one = |v: c_int| {
-            check(data_size == 4)?;
-            write_out(data as *mut c_int, v)
-        };
-        match attribute {
-            A::hipMemRangeAttributeReadMostly => one(0),
-            A::hipMemRangeAttributePreferredLocation | A::hipMemRangeAttributeLastPrefetchLocation => {
-                one(hipInvalidDeviceId)
-            }
-            A::hipMemRangeAttributeCoherencyMode => one(0),
-            A::hipMemRangeAttributeAccessedBy => {
-                check(data_size.is_multiple_of(4))?;
-                for i in 0..data_size / 4 {
-                    write_out((data as *mut c_int).wrapping_add(i), hipInvalidDeviceId)?;
-                }
-                Ok(())
-            }
-            _ => Err(hipError_t::hipErrorInvalidValue),
+        let rt = runtime()?;
+        let r = rt.advice.query(dev_ptr as u64, count as u64);
+        write_attr(data, data_size, attribute, &r, rt.devices.len())
+    })
+}
+
+/// `hipMemRangeGetAttributes`: `num_attributes` attributes of a managed range at once, each
+/// `attributes[i]` written to `data[i]` (`data_sizes[i]` bytes) as `hipMemRangeGetAttribute`
+/// does. Errors (clr): `hipErrorInvalidValue` (null arrays or `dev_ptr`, zero counts, a null
+/// `data[i]`, not managed memory, and those of `hipMemRangeGetAttribute`); outputs before a
+/// failing attribute may have been written.
+#[no_mangle]
+pub extern "C" fn hipMemRangeGetAttributes(
+    data: *mut *mut c_void,
+    data_sizes: *mut usize,
+    attributes: *mut hipMemRangeAttribute,
+    num_attributes: usize,
+    dev_ptr: *const c_void,
+    count: usize,
+) -> hipError_t {
+    api(|| {
+        check(!data.is_null() && !data_sizes.is_null() && !attributes.is_null() && num_attributes != 0)?;
+        check(check_range(dev_ptr, count)?)?;
+        let rt = runtime()?;
+        let r = rt.advice.query(dev_ptr as u64, count as u64);
+        for i in 0..num_attributes {
+            let d = read_in(data.wrapping_add(i) as *const *mut c_void)?;
+            let size = read_in(data_sizes.wrapping_add(i) as *const usize)?;
+            let attr = read_in(attributes.wrapping_add(i) as *const hipMemRangeAttribute)?;
+            write_attr(d, size, attr, &r, rt.devices.len())?;
         }
+        Ok(())
     })
 }
 

@@ -87,7 +87,7 @@ pub extern "C" fn hipExternalMemoryGetMappedBuffer(
     })
 }
 
-/// `hipExternalMemoryGetMappedMipmappedArray`: hipkfd has no arrays. Errors:
+/// `hipExternalMemoryGetMappedMipmappedArray`: hipkfd has no mipmapped arrays. Errors:
 /// `hipErrorInvalidValue` (null arguments, unknown `extMem`), else `hipErrorNotSupported`.
 #[no_mangle]
 pub extern "C" fn hipExternalMemoryGetMappedMipmappedArray(

@@ -214,6 +214,19 @@ const ROCM5_MEMORY_TYPE_HOST: c_int = 0;
 const ROCM5_MEMORY_TYPE_DEVICE: c_int = 1;
 const ROCM5_MEMORY_TYPE_UNIFIED: c_int = 3;
 
+/// A `hipMemoryType` from the caller (a `hip_Memcpy2D`/`HIP_MEMCPY3D` side) in ROCm 7's values:
+/// [`rocm5_caller`]s pass ROCm 5's (Host 0, Device 1, Array 2, Unified 3).
+pub(crate) fn memory_type_from_caller(t: hipMemoryType) -> hipMemoryType {
+    match t.0 {
+        _ if !rocm5_caller() => t,
+        ROCM5_MEMORY_TYPE_HOST => hipMemoryType::hipMemoryTypeHost,
+        ROCM5_MEMORY_TYPE_DEVICE => hipMemoryType::hipMemoryTypeDevice,
+        2 => hipMemoryType::hipMemoryTypeArray,
+        ROCM5_MEMORY_TYPE_UNIFIED => hipMemoryType::hipMemoryTypeUnified,
+        _ => hipMemoryType(-1),
+    }
+}
+
 /// `t` in the caller's ABI: ROCm 5's values for [`rocm5_caller`]s.
 fn memory_type_for_caller(t: hipMemoryType) -> hipMemoryType {
     match t {
@@ -533,14 +546,14 @@ pub extern "C" fn hipMalloc3D(pitchedDevPtr: *mut hipPitchedPtr, extent: hipExte
 }
 
 /// The largest row pitch copies accept on the current device (`hipDeviceAttributeMaxPitch`).
-fn max_pitch() -> Result<usize, hipError_t> {
+pub(crate) fn max_pitch() -> Result<usize, hipError_t> {
     let (rt, d) = rt_dev()?;
     Ok(rt.devices[d].props.memPitch)
 }
 
 /// A linear pitched surface at `ptr` (`pitch` bytes per row, `rows` rows per slice), with the
 /// block origin `pos` folded into its address.
-fn pitched(ptr: *const c_void, pitch: usize, rows: usize, pos: hipPos) -> Result<sdma::Pitched, hipError_t> {
+pub(crate) fn pitched(ptr: *const c_void, pitch: usize, rows: usize, pos: hipPos) -> Result<sdma::Pitched, hipError_t> {
     let inv = hipError_t::hipErrorInvalidValue;
     let slice = (pitch as u64).checked_mul(rows as u64).ok_or(inv)?;
     let off = (pos.z as u64)
@@ -638,20 +651,13 @@ pub extern "C" fn hipMemcpy2DAsync(
 
 /// clr `ihipMemcpy3D_validate`, in its order → the destination and source blocks. Errors as
 /// [`hipMemcpy3D`]'s, but the direction's.
+/// Array copies are refused here (`hipErrorNotSupported`: graph memcpy nodes of arrays);
+/// [`hipMemcpy3D`] takes them to [`crate::api::array::memcpy_3d_array`].
 pub(crate) fn memcpy_3d_args(p: &hipMemcpy3DParms) -> Result<(sdma::Pitched, sdma::Pitched, Block), hipError_t> {
-    check(p.srcArray.is_null() || p.srcPtr.ptr.is_null())?;
-    check(p.dstArray.is_null() || p.dstPtr.ptr.is_null())?;
-    let has_src = !p.srcArray.is_null() || !p.srcPtr.ptr.is_null();
-    let has_dst = !p.dstArray.is_null() || !p.dstPtr.ptr.is_null();
-    check(has_src && has_dst)?;
+    memcpy_3d_check(p)?;
     if !p.srcArray.is_null() || !p.dstArray.is_null() {
         return Err(hipError_t::hipErrorNotSupported);
     }
-    if p.srcPtr.pitch < p.srcPtr.xsize || p.dstPtr.pitch < p.dstPtr.xsize {
-        return Err(hipError_t::hipErrorInvalidPitchValue);
-    }
-    let maxp = max_pitch()?.min(i32::MAX as usize);
-    check(p.srcPtr.pitch < maxp && p.dstPtr.pitch < maxp)?;
     let e = p.extent;
     check(e.width.checked_add(p.dstPos.x).is_some_and(|w| w <= p.dstPtr.pitch))?;
     check(e.width.checked_add(p.srcPos.x).is_some_and(|w| w <= p.srcPtr.pitch))?;
@@ -663,9 +669,29 @@ pub(crate) fn memcpy_3d_args(p: &hipMemcpy3DParms) -> Result<(sdma::Pitched, sdm
     Ok((d, sr, b))
 }
 
+/// The checks of clr's `ihipMemcpy3D_validate` common to pointer and array copies, in its order:
+/// one of array and pointer on each side, pitches.
+fn memcpy_3d_check(p: &hipMemcpy3DParms) -> Result<(), hipError_t> {
+    check(p.srcArray.is_null() || p.srcPtr.ptr.is_null())?;
+    check(p.dstArray.is_null() || p.dstPtr.ptr.is_null())?;
+    let has_src = !p.srcArray.is_null() || !p.srcPtr.ptr.is_null();
+    let has_dst = !p.dstArray.is_null() || !p.dstPtr.ptr.is_null();
+    check(has_src && has_dst)?;
+    if p.srcPtr.pitch < p.srcPtr.xsize || p.dstPtr.pitch < p.dstPtr.xsize {
+        return Err(hipError_t::hipErrorInvalidPitchValue);
+    }
+    let maxp = max_pitch()?.min(i32::MAX as usize);
+    check(p.srcPtr.pitch < maxp && p.dstPtr.pitch < maxp)
+}
+
 fn memcpy_3d(p: *const hipMemcpy3DParms, stream: hipStream_t, sync: bool) -> hipError_t {
     api(|| {
         let p = read_in(p)?;
+        if !p.srcArray.is_null() || !p.dstArray.is_null() {
+            memcpy_3d_check(&p)?;
+            crate::copy::check_kind(p.kind)?;
+            return crate::api::array::memcpy_3d_array(&p, stream, sync);
+        }
         let (d, sr, b) = memcpy_3d_args(&p)?;
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
@@ -680,8 +706,9 @@ fn memcpy_3d(p: *const hipMemcpy3DParms, stream: hipStream_t, sync: bool) -> hip
 
 /// `hipMemcpy3D`: copies `p->extent` (width in bytes × height rows × depth slices) between two
 /// pitched pointers (`srcPtr`/`dstPtr` at `srcPos`/`dstPos`; a slice is `ysize` rows),
-/// synchronously, as `hipMemcpy2D` does per slice. Arrays: `hipErrorNotSupported` (hipkfd has
-/// none). Errors (clr `ihipMemcpy3D_validate`): `hipErrorInvalidValue` (null `p`, both or neither
+/// synchronously, as `hipMemcpy2D` does per slice. With an array on a side (`srcArray` or
+/// `dstArray`), that side's `pos.x` and the extent's width count elements (clr
+/// `getDrvMemcpy3DDesc`). Errors (clr `ihipMemcpy3D_validate`): `hipErrorInvalidValue` (null `p`, both or neither
 /// of array and pointer on a side, a pitch at or above the maximum, `width + pos.x` past the
 /// pitch, several slices without `ysize`, blocks past their allocation),
 /// `hipErrorInvalidPitchValue` (pitch below `xsize`), `hipErrorInvalidMemcpyDirection`.
@@ -696,7 +723,16 @@ pub extern "C" fn hipMemcpy3DAsync(p: *const hipMemcpy3DParms, stream: hipStream
     memcpy_3d(p, stream, false)
 }
 
-fn memset_3d(p: hipPitchedPtr, value: c_int, extent: hipExtent, stream: hipStream_t, sync: bool) -> hipError_t {
+/// Fills `extent` (width in bytes, a multiple of `elem`) of `p` with `elem`-byte elements of
+/// `value`.
+fn memset_3d(
+    p: hipPitchedPtr,
+    value: u32,
+    elem: u64,
+    extent: hipExtent,
+    stream: hipStream_t,
+    sync: bool,
+) -> hipError_t {
     api(|| {
         let b = Block { width: extent.width as u64, height: extent.height as u64, depth: extent.depth as u64 };
         if b.width == 0 || b.height == 0 || b.depth == 0 {
@@ -709,15 +745,16 @@ fn memset_3d(p: hipPitchedPtr, value: c_int, extent: hipExtent, stream: hipStrea
         if sync {
             check_sync_copy()?;
             let d = pitched(p.ptr, p.pitch, p.ysize, hipPos { x: 0, y: 0, z: 0 })?;
-            return rt.memset_3d(d, value as u8, b, &s, true);
+            return rt.memset_3d(d, value, elem, b, &s, true);
         }
+        check(extent.width as u64 % elem == 0)?;
         let m = hipMemsetParams {
             dst: p.ptr,
-            elementSize: 1,
+            elementSize: elem as c_uint,
             height: extent.height,
             pitch: p.pitch,
-            value: value as u8 as c_uint,
-            width: extent.width,
+            value,
+            width: extent.width / elem as usize,
         };
         rt.enqueue(&s, Op::Memset { p: CParams(m), depth: extent.depth, ysize: p.ysize })
     })
@@ -730,7 +767,7 @@ fn memset_3d(p: hipPitchedPtr, value: c_int, extent: hipExtent, stream: hipStrea
 #[no_mangle]
 pub extern "C" fn hipMemset2D(dst: *mut c_void, pitch: usize, value: c_int, width: usize, height: usize) -> hipError_t {
     let p = hipPitchedPtr { ptr: dst, pitch, xsize: width, ysize: height };
-    memset_3d(p, value, hipExtent { width, height, depth: 1 }, std::ptr::null_mut(), true)
+    memset_3d(p, value as u8 as u32, 1, hipExtent { width, height, depth: 1 }, std::ptr::null_mut(), true)
 }
 
 /// `hipMemset2DAsync`: `hipMemset2D` ordered on `stream`.
@@ -744,7 +781,7 @@ pub extern "C" fn hipMemset2DAsync(
     stream: hipStream_t,
 ) -> hipError_t {
     let p = hipPitchedPtr { ptr: dst, pitch, xsize: width, ysize: height };
-    memset_3d(p, value, hipExtent { width, height, depth: 1 }, stream, false)
+    memset_3d(p, value as u8 as u32, 1, hipExtent { width, height, depth: 1 }, stream, false)
 }
 
 /// `hipMemset3D`: sets `extent` (width bytes × height rows × depth slices of `ysize` rows) of
@@ -752,7 +789,7 @@ pub extern "C" fn hipMemset2DAsync(
 /// `hipErrorInvalidValue` for several slices without `ysize`.
 #[no_mangle]
 pub extern "C" fn hipMemset3D(pitchedDevPtr: hipPitchedPtr, value: c_int, extent: hipExtent) -> hipError_t {
-    memset_3d(pitchedDevPtr, value, extent, std::ptr::null_mut(), true)
+    memset_3d(pitchedDevPtr, value as u8 as u32, 1, extent, std::ptr::null_mut(), true)
 }
 
 /// `hipMemset3DAsync`: `hipMemset3D` ordered on `stream`.
@@ -763,7 +800,103 @@ pub extern "C" fn hipMemset3DAsync(
     extent: hipExtent,
     stream: hipStream_t,
 ) -> hipError_t {
-    memset_3d(pitchedDevPtr, value, extent, stream, false)
+    memset_3d(pitchedDevPtr, value as u8 as u32, 1, extent, stream, false)
+}
+
+/// `hipMemsetD2D*`: `height` rows of `width` elements of `elem` bytes, rows `dstPitch` bytes
+/// apart. Errors: `hipErrorInvalidValue` (a row wider than the pitch, sizes that overflow), and
+/// those of `hipMemset2D`.
+#[allow(clippy::too_many_arguments)]
+fn memset_d2d(
+    dst: hipDeviceptr_t,
+    dstPitch: usize,
+    value: u32,
+    elem: usize,
+    width: usize,
+    height: usize,
+    stream: hipStream_t,
+    sync: bool,
+) -> hipError_t {
+    let Some(bytes) = width.checked_mul(elem) else { return hipError_t::hipErrorInvalidValue };
+    let p = hipPitchedPtr { ptr: dst, pitch: dstPitch, xsize: bytes, ysize: height };
+    memset_3d(p, value, elem as u64, hipExtent { width: bytes, height, depth: 1 }, stream, sync)
+}
+
+/// `hipMemsetD2D8`: sets `height` rows of `width` bytes, `dstPitch` bytes apart, to `value`,
+/// synchronously (CUDA `cuMemsetD2D8`). Errors: `hipErrorInvalidValue` (null, host or unknown
+/// memory, `dstPitch` below the row, rows past the allocation); zero extents succeed.
+#[no_mangle]
+pub extern "C" fn hipMemsetD2D8(
+    dst: hipDeviceptr_t,
+    dstPitch: usize,
+    value: u8,
+    width: usize,
+    height: usize,
+) -> hipError_t {
+    memset_d2d(dst, dstPitch, value as u32, 1, width, height, std::ptr::null_mut(), true)
+}
+
+/// `hipMemsetD2D8Async`: `hipMemsetD2D8` ordered on `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemsetD2D8Async(
+    dst: hipDeviceptr_t,
+    dstPitch: usize,
+    value: u8,
+    width: usize,
+    height: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    memset_d2d(dst, dstPitch, value as u32, 1, width, height, stream, false)
+}
+
+/// `hipMemsetD2D16`: `hipMemsetD2D8` with `width` 16-bit elements a row.
+#[no_mangle]
+pub extern "C" fn hipMemsetD2D16(
+    dst: hipDeviceptr_t,
+    dstPitch: usize,
+    value: u16,
+    width: usize,
+    height: usize,
+) -> hipError_t {
+    memset_d2d(dst, dstPitch, value as u32, 2, width, height, std::ptr::null_mut(), true)
+}
+
+/// `hipMemsetD2D16Async`: `hipMemsetD2D16` ordered on `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemsetD2D16Async(
+    dst: hipDeviceptr_t,
+    dstPitch: usize,
+    value: u16,
+    width: usize,
+    height: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    memset_d2d(dst, dstPitch, value as u32, 2, width, height, stream, false)
+}
+
+/// `hipMemsetD2D32`: `hipMemsetD2D8` with `width` 32-bit elements a row.
+#[no_mangle]
+pub extern "C" fn hipMemsetD2D32(
+    dst: hipDeviceptr_t,
+    dstPitch: usize,
+    value: u32,
+    width: usize,
+    height: usize,
+) -> hipError_t {
+    memset_d2d(dst, dstPitch, value, 4, width, height, std::ptr::null_mut(), true)
+}
+
+/// `hipMemsetD2D32Async`: `hipMemsetD2D32` ordered on `stream`.
+#[no_mangle]
+pub extern "C" fn hipMemsetD2D32Async(
+    dst: hipDeviceptr_t,
+    dstPitch: usize,
+    value: u32,
+    width: usize,
+    height: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    memset_d2d(dst, dstPitch, value, 4, width, height, stream, false)
 }
 
 /// `hipMemGetHandleForAddressRange`: a dma-buf fd (written as an `int` to `handle`, owned by the

@@ -2,6 +2,7 @@
 //! call the core), in clr's grouping. Parameter names are AMD's.
 #![allow(non_snake_case)]
 
+pub mod array;
 pub mod common;
 pub mod context;
 pub mod device;

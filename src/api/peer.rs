@@ -129,7 +129,7 @@ pub extern "C" fn hipCtxDisablePeerAccess(peerCtx: hipCtx_t) -> hipError_t {
 
 /// `hipDeviceGetP2PAttribute`: `attr` of the link from `srcDevice` to `dstDevice`:
 /// `PerformanceRank` 0 over xGMI, 1 over PCIe P2P (0 when not accessible); `AccessSupported`
-/// 1/0; `NativeAtomicSupported` 1 over xGMI only; `HipArrayAccessSupported` 0 (no arrays).
+/// 1/0; `NativeAtomicSupported` 1 over xGMI only; `HipArrayAccessSupported` 0 (no texture path).
 /// Errors (clr order): `hipErrorInvalidValue` (null `value`), `hipErrorInvalidDevice` (bad
 /// ordinal, `srcDevice == dstDevice`), `hipErrorInvalidValue` (unknown `attr`).
 #[no_mangle]

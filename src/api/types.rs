@@ -375,6 +375,20 @@ c_enum! {
 }
 
 c_enum! {
+    /// `hipArray_Format` (`driver_types.h`): an array element's channel type.
+    pub struct hipArray_Format {
+        HIP_AD_FORMAT_UNSIGNED_INT8 = 0x01,
+        HIP_AD_FORMAT_UNSIGNED_INT16 = 0x02,
+        HIP_AD_FORMAT_UNSIGNED_INT32 = 0x03,
+        HIP_AD_FORMAT_SIGNED_INT8 = 0x08,
+        HIP_AD_FORMAT_SIGNED_INT16 = 0x09,
+        HIP_AD_FORMAT_SIGNED_INT32 = 0x0a,
+        HIP_AD_FORMAT_HALF = 0x10,
+        HIP_AD_FORMAT_FLOAT = 0x20,
+    }
+}
+
+c_enum! {
     /// `hipFuncCache_t` (`hip_runtime_api.h`): L1/LDS split preference (`hipDeviceSetCacheConfig`).
     pub struct hipFuncCache_t {
         /// No preference (default).
@@ -526,8 +540,8 @@ pub struct ihipCtx_t {
     _opaque: [u8; 0],
 }
 
-/// Opaque array object behind [`hipArray_t`] (`typedef struct hipArray* hipArray_t;`). hipkfd
-/// makes no arrays: a copy naming one is `hipErrorNotSupported`.
+/// Opaque array object behind [`hipArray_t`] (`typedef struct hipArray* hipArray_t;`): opaque in
+/// ROCm 7's headers; hipkfd's handle points to clr's layout (src/array.rs, `ArrayObj`).
 pub struct hipArray {
     _opaque: [u8; 0],
 }
@@ -934,6 +948,84 @@ pub struct hipKernelNodeParams {
     pub gridDim: dim3,
     pub kernelParams: *mut *mut c_void,
     pub sharedMemBytes: c_uint,
+}
+
+/// `HIP_ARRAY_DESCRIPTOR` (`driver_types.h`): Width@0, Height@8 (elements; 0 for 1D),
+/// Format@16, NumChannels@20. 24 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct HIP_ARRAY_DESCRIPTOR {
+    pub Width: usize,
+    pub Height: usize,
+    pub Format: hipArray_Format,
+    pub NumChannels: c_uint,
+}
+
+/// `HIP_ARRAY3D_DESCRIPTOR` (`driver_types.h`): Width@0, Height@8, Depth@16 (elements; 0 for
+/// fewer dimensions), Format@24, NumChannels@28, Flags@32 (`hipArray*`). 40 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct HIP_ARRAY3D_DESCRIPTOR {
+    pub Width: usize,
+    pub Height: usize,
+    pub Depth: usize,
+    pub Format: hipArray_Format,
+    pub NumChannels: c_uint,
+    pub Flags: c_uint,
+}
+
+/// `hip_Memcpy2D` (`driver_types.h`): a 2D copy between host, device, unified or array memory
+/// (`*MemoryType`), `*XInBytes`/`*Y` the block origins, `*Pitch` bytes per row (ignored for
+/// arrays). 128 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_Memcpy2D {
+    pub srcXInBytes: usize,
+    pub srcY: usize,
+    pub srcMemoryType: hipMemoryType,
+    pub srcHost: *const c_void,
+    pub srcDevice: hipDeviceptr_t,
+    pub srcArray: hipArray_t,
+    pub srcPitch: usize,
+    pub dstXInBytes: usize,
+    pub dstY: usize,
+    pub dstMemoryType: hipMemoryType,
+    pub dstHost: *mut c_void,
+    pub dstDevice: hipDeviceptr_t,
+    pub dstArray: hipArray_t,
+    pub dstPitch: usize,
+    pub WidthInBytes: usize,
+    pub Height: usize,
+}
+
+/// `HIP_MEMCPY3D` (`driver_types.h`): the 3D form of [`hip_Memcpy2D`], with `*Z`, `*LOD`
+/// (ignored) and `*Height` (rows per slice of pitched memory). 184 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct HIP_MEMCPY3D {
+    pub srcXInBytes: usize,
+    pub srcY: usize,
+    pub srcZ: usize,
+    pub srcLOD: usize,
+    pub srcMemoryType: hipMemoryType,
+    pub srcHost: *const c_void,
+    pub srcDevice: hipDeviceptr_t,
+    pub srcArray: hipArray_t,
+    pub srcPitch: usize,
+    pub srcHeight: usize,
+    pub dstXInBytes: usize,
+    pub dstY: usize,
+    pub dstZ: usize,
+    pub dstLOD: usize,
+    pub dstMemoryType: hipMemoryType,
+    pub dstHost: *mut c_void,
+    pub dstDevice: hipDeviceptr_t,
+    pub dstArray: hipArray_t,
+    pub dstPitch: usize,
+    pub dstHeight: usize,
+    pub WidthInBytes: usize,
+    pub Height: usize,
+    pub Depth: usize,
 }
 
 impl Default for hipPointerAttribute_t {
@@ -1392,7 +1484,7 @@ pub struct ihipMemGenericAllocationHandle {
 /// hipMemGenericAllocationHandle_t;`). The runtime's values are ids, never dereferenced.
 pub type hipMemGenericAllocationHandle_t = *mut ihipMemGenericAllocationHandle;
 
-/// `hipArrayMapInfo` (sparse-array mapping descriptor). hipkfd has no arrays, so
+/// `hipArrayMapInfo` (sparse-array mapping descriptor). hipkfd has no sparse arrays, so
 /// `hipMemMapArrayAsync` never reads one and the header declares the type incomplete: pass
 /// pointers to it only.
 pub struct hipArrayMapInfo {
@@ -1452,7 +1544,7 @@ pub type hipExternalMemory_t = *mut c_void;
 /// An imported external semaphore (`typedef void* hipExternalSemaphore_t;`).
 pub type hipExternalSemaphore_t = *mut c_void;
 
-/// Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no arrays.
+/// Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no mipmapped arrays.
 pub struct hipMipmappedArray {
     _opaque: [u8; 0],
 }
@@ -1510,7 +1602,7 @@ pub struct hipExternalMemoryBufferDesc {
 
 /// `hipChannelFormatDesc`: 20 bytes.
 #[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct hipChannelFormatDesc {
     pub x: c_int,
     pub y: c_int,
@@ -1753,6 +1845,13 @@ c_defines! {
     pub const hipMemAttachHost: c_uint = 0x02;
     pub const hipMemAttachSingle: c_uint = 0x04;
 
+    /// `hipMallocArray`/`hipArray3DCreate` flags.
+    pub const hipArrayDefault: c_uint = 0x00;
+    pub const hipArrayLayered: c_uint = 0x01;
+    pub const hipArraySurfaceLoadStore: c_uint = 0x02;
+    pub const hipArrayCubemap: c_uint = 0x04;
+    pub const hipArrayTextureGather: c_uint = 0x08;
+
     /// `hipExtMallocWithFlags` flags.
     pub const hipDeviceMallocDefault: c_uint = 0x0;
     pub const hipDeviceMallocFinegrained: c_uint = 0x1;
@@ -1867,6 +1966,7 @@ pub fn c_header_prelude() -> String {
         ("hipExternalMemoryHandleType", ints(hipExternalMemoryHandleType::ENUMERATORS)),
         ("hipExternalSemaphoreHandleType", ints(hipExternalSemaphoreHandleType::ENUMERATORS)),
         ("hipChannelFormatKind", ints(hipChannelFormatKind::ENUMERATORS)),
+        ("hipArray_Format", ints(hipArray_Format::ENUMERATORS)),
         ("hipFuncCache_t", ints(hipFuncCache_t::ENUMERATORS)),
         ("hipSharedMemConfig", ints(hipSharedMemConfig::ENUMERATORS)),
         ("hipLimit_t", ints(hipLimit_t::ENUMERATORS)),
@@ -1918,6 +2018,13 @@ mod tests {
     #[test]
     fn handle_and_small_struct_layouts() {
         assert_eq!(size_of::<hipError_t>(), 4);
+        assert_eq!(size_of::<HIP_ARRAY_DESCRIPTOR>(), 24);
+        assert_eq!(size_of::<HIP_ARRAY3D_DESCRIPTOR>(), 40);
+        assert_eq!(size_of::<hip_Memcpy2D>(), 128);
+        assert_eq!(offset_of!(hip_Memcpy2D, dstXInBytes), 56);
+        assert_eq!(size_of::<HIP_MEMCPY3D>(), 184);
+        assert_eq!(offset_of!(HIP_MEMCPY3D, dstXInBytes), 80);
+        assert_eq!(offset_of!(HIP_MEMCPY3D, WidthInBytes), 160);
         assert_eq!(size_of::<hipMemcpyKind>(), 4);
         assert_eq!(size_of::<hipDeviceAttribute_t>(), 4);
         assert_eq!(size_of::<hipStream_t>(), 8);

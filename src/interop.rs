@@ -39,6 +39,16 @@
 //!   on it at once (their words are written, the streams go on as if it had been signalled; no
 //!   hang, no crash), closes the fd, and destroys the syncobj handle; signals already queued on a
 //!   stream still happen (the waiter of the other API may rely on them).
+//! * **The signalling process dies** (killed while a stream here waits on its syncobj): nothing
+//!   signals the syncobj any more, and the wait stays pending, as CUDA's does (a syncobj has no
+//!   owner process whose death would signal it). Other streams keep running (the waiting stream
+//!   has a queue of its own), `hipStreamQuery` on the waiting stream says `hipErrorNotReady`;
+//!   what waits for every stream waits for it too (`hipStreamSynchronize` of it,
+//!   `hipDeviceSynchronize`, `hipFree`: CUDA's implicit synchronisation), so free memory after
+//!   releasing the wait; `hipDestroyExternalSemaphore` releases the
+//!   wait (above); `hipStreamDestroy` of a stream held by a pending wait returns at once (CUDA's
+//!   rule: the stream's resources go once its work is done, here once the wait is released or
+//!   the process ends); the process exits cleanly with the wait still pending.
 
 use crate::api::types::hipError_t;
 use crate::memory::{Allocation, DmabufInfo, MemKind};
@@ -52,7 +62,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
 /// An imported dma-buf (`hipExternalMemory_t`).
 #[derive(Debug)]
@@ -91,6 +101,8 @@ struct WaitJob {
     point: u64,
     /// The word the stream's POLL_REGMEM waits on.
     word: Signal,
+    /// The waiting stream (for [`Runtime::ext_sem_wait_pending`]).
+    stream: Weak<Stream>,
 }
 
 /// The syncobj waiter thread's state.
@@ -315,7 +327,12 @@ impl Runtime {
             if sem.destroyed.load(Ordering::Acquire) {
                 word.store(1);
             } else {
-                jobs.push(WaitJob { sem: sem.clone(), point: wait_point(sem, *v), word: *word });
+                jobs.push(WaitJob {
+                    sem: sem.clone(),
+                    point: wait_point(sem, *v),
+                    word: *word,
+                    stream: Arc::downgrade(s),
+                });
             }
         }
         drop(jobs);
@@ -324,6 +341,15 @@ impl Runtime {
         }
         self.waiter_kick(w);
         Ok(())
+    }
+
+    /// Whether stream `s` still waits on an external semaphore (`hipStreamDestroy` then returns
+    /// without waiting: the signaller may never signal, e.g. when its process died).
+    pub fn ext_sem_wait_pending(&self, s: &Arc<Stream>) -> bool {
+        match WAITER.get() {
+            Some(Ok(w)) => w.jobs.lock().iter().any(|j| std::ptr::eq(j.stream.as_ptr(), Arc::as_ptr(s))),
+            _ => false,
+        }
     }
 
     fn waiter_kick(&self, w: &Waiter) {

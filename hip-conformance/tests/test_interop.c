@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "../harness.h"
 #include "common.h"
+#include "extsem.h"
 
 #define PRODUCER_REQUIRE(cond) REQUIRE(cond)
 #include "../fdpass.h"
@@ -39,34 +40,6 @@ static void *map_buf(hipExternalMemory_t m, size_t off, size_t size)
     b.size = size;
     HIP_OK(hipExternalMemoryGetMappedBuffer(&p, m, &b));
     return p;
-}
-
-static hipExternalSemaphore_t import_sem(int fd, int timeline)
-{
-    hipExternalSemaphoreHandleDesc d;
-    hipExternalSemaphore_t s = NULL;
-    memset(&d, 0, sizeof d);
-    d.type = timeline ? hipExternalSemaphoreHandleTypeTimelineSemaphoreFd
-                      : hipExternalSemaphoreHandleTypeOpaqueFd;
-    d.handle.fd = fd;
-    HIP_OK(hipImportExternalSemaphore(&s, &d));
-    return s;
-}
-
-static hipError_t sem_wait(hipExternalSemaphore_t s, uint64_t v, hipStream_t st)
-{
-    hipExternalSemaphoreWaitParams p;
-    memset(&p, 0, sizeof p);
-    p.params.fence.value = v;
-    return hipWaitExternalSemaphoresAsync(&s, &p, 1, st);
-}
-
-static hipError_t sem_signal(hipExternalSemaphore_t s, uint64_t v, hipStream_t st)
-{
-    hipExternalSemaphoreSignalParams p;
-    memset(&p, 0, sizeof p);
-    p.params.fence.value = v;
-    return hipSignalExternalSemaphoresAsync(&s, &p, 1, st);
 }
 
 /* A producer BO of n bytes in `domain`, filled with pattern `seed` by the producer's CPU, and

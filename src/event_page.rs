@@ -283,7 +283,8 @@ fn watch(page: Arc<EventPage>, target: u64) {
                     WATCH_CV.wait(&mut w);
                     continue;
                 }
-                WATCH_CV.wait_for(&mut w, WATCH_PERIOD);
+                // Sleeps unlocked: new waits are added meanwhile without waking it.
+                parking_lot::MutexGuard::unlocked(&mut w, || std::thread::sleep(WATCH_PERIOD));
                 w.retain(|(p, t)| {
                     if p.done() < *t {
                         p.reap_dead_recorders();
@@ -296,8 +297,11 @@ fn watch(page: Arc<EventPage>, target: u64) {
             crate::log::hipkfd_log!("hipkfd-ipcwatch: no thread; waits on dead recorders are not released");
         }
     });
-    WATCHED.lock().push((page, target));
-    WATCH_CV.notify_one();
+    let mut w = WATCHED.lock();
+    w.push((page, target));
+    if w.len() == 1 {
+        WATCH_CV.notify_one();
+    }
 }
 
 /// A process as the recorder table names it.

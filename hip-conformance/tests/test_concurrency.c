@@ -609,35 +609,9 @@ static void ring_member(int fd, void *arg)
     CHECK(recv_u64_untimed(fd) == 4);
 }
 
-/* A fresh process's view of the free VRAM of every device (hipMemGetInfo), sent to the
- * test: it shares the devices with the ring, so the figures before and after must match. */
-static void mem_info_probe(int fd, void *arg)
-{
-    (void)arg;
-    int n = 0;
-    HIP_OK(hipGetDeviceCount(&n));
-    send_u64(fd, (uint64_t)n);
-    for (int d = 0; d < n; d++) {
-        size_t fr = 0, total = 0;
-        HIP_OK(hipSetDevice(d));
-        HIP_OK(hipMemGetInfo(&fr, &total));
-        send_u64(fd, fr);
-    }
-}
-
-static void probe_free(uint64_t fr[8])
-{
-    struct peer pr = spawn(mem_info_probe, NULL);
-    uint64_t n = recv_u64(pr.fd);
-    for (uint64_t d = 0; d < n && d < 8; d++)
-        fr[d] = recv_u64(pr.fd);
-    join(&pr, "hipMemGetInfo probe");
-}
-
 TEST(concurrency_ipc_ring_8_processes)
 {
-    uint64_t free0[8] = {0}, free1[8] = {0};
-    probe_free(free0);
+    struct free_vram free0 = probe_free();
     for (int i = 0; i < RING; i++)
         REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, ring_sock[i]) == 0);
     struct peer p[RING];
@@ -655,10 +629,8 @@ TEST(concurrency_ipc_ring_8_processes)
         snprintf(what, sizeof what, "ring process %d", i);
         join_timeout(&p[i], what, 300 + stress_seconds());
     }
-    probe_free(free1);
+    struct free_vram free1 = probe_free();
     printf("    hipMemGetInfo free of a fresh process, device 0: %llu B before the ring, %llu B after\n",
-           (unsigned long long)free0[0], (unsigned long long)free1[0]);
-    for (int d = 0; d < 8; d++)
-        CHECKF(free1[d] == free0[d], "device %d: hipMemGetInfo free %llu after the ring, %llu before", d,
-               (unsigned long long)free1[d], (unsigned long long)free0[d]);
+           (unsigned long long)free0.fr[0], (unsigned long long)free1.fr[0]);
+    check_free_back(free0);
 }

@@ -136,46 +136,6 @@ static void free_other(struct other o)
     HIP_OK(hipFree(o.dst));
 }
 
-/* The free VRAM of every device as a fresh process sees it (hipMemGetInfo: the sim counts every
- * live process's VRAM). */
-static void mem_info_probe(int fd, void *arg)
-{
-    (void)arg;
-    int n = 0;
-    HIP_OK(hipGetDeviceCount(&n));
-    send_u64(fd, (uint64_t)n);
-    for (int d = 0; d < n; d++) {
-        size_t fr = 0, total = 0;
-        HIP_OK(hipSetDevice(d));
-        HIP_OK(hipMemGetInfo(&fr, &total));
-        send_u64(fd, fr);
-    }
-}
-
-struct free_vram {
-    uint64_t n, fr[8];
-};
-
-static struct free_vram probe_free(void)
-{
-    struct free_vram f = {0, {0}};
-    struct peer pr = spawn(mem_info_probe, NULL);
-    f.n = recv_u64(pr.fd);
-    for (uint64_t d = 0; d < f.n && d < 8; d++)
-        f.fr[d] = recv_u64(pr.fd);
-    join(&pr, "hipMemGetInfo probe");
-    return f;
-}
-
-/* Every device's free VRAM is back at `before` (the dead and the finished processes hold none). */
-static void check_free_back(struct free_vram before)
-{
-    struct free_vram now = probe_free();
-    for (uint64_t d = 0; d < before.n && d < 8; d++)
-        CHECKF(now.fr[d] == before.fr[d], "device %llu: hipMemGetInfo free %llu after, %llu before",
-               (unsigned long long)d, (unsigned long long)now.fr[d], (unsigned long long)before.fr[d]);
-}
-
 /* ---- the signalling process dies while a stream waits on its syncobjs ------------------- */
 
 /* The other API's process: a binary, a timeline and a spare timeline syncobj; the timeline at
@@ -550,20 +510,29 @@ static void ipc_recorder_survives(int fd, void *arg)
     check_sync_usage_back(u0);
 }
 
-/* The recorder survives the death of a process whose stream waited on its IPC event. */
-TEST(death_ipc_event_waiter_killed_while_stream_waits)
+/* Runs `recorder` and `waiter` (linked by ev_link), kills the recorder (`kill_recorder`) or the
+ * waiter once the waiter's stream waits, tells the survivor, and checks that it passes and that
+ * every device's free VRAM is back. */
+static void ipc_event_death(peer_fn recorder, peer_fn waiter, int kill_recorder)
 {
     struct free_vram free0 = probe_free();
     REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ev_link) == 0);
-    struct peer r = spawn(ipc_recorder_survives, NULL);
-    struct peer w = spawn(ipc_waiter_until_killed, NULL);
+    struct peer r = spawn(recorder, NULL);
+    struct peer w = spawn(waiter, NULL);
     close(ev_link[0]);
     close(ev_link[1]);
     CHECK(recv_u64(w.fd) == 1);
-    kill_and_reap(&w);
-    send_u64(r.fd, 2);
-    join(&r, "the recording survivor");
+    struct peer *dead = kill_recorder ? &r : &w, *survivor = kill_recorder ? &w : &r;
+    kill_and_reap(dead);
+    send_u64(survivor->fd, 2);
+    join(survivor, "the survivor");
     check_free_back(free0);
+}
+
+/* The recorder survives the death of a process whose stream waited on its IPC event. */
+TEST(death_ipc_event_waiter_killed_while_stream_waits)
+{
+    ipc_event_death(ipc_recorder_survives, ipc_waiter_until_killed, 0);
 }
 
 static void ipc_recorder_until_killed(int fd, void *arg)
@@ -619,15 +588,5 @@ static void ipc_waiter_survives(int fd, void *arg)
  * ran. */
 TEST(death_ipc_event_recorder_killed_while_stream_waits)
 {
-    struct free_vram free0 = probe_free();
-    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ev_link) == 0);
-    struct peer r = spawn(ipc_recorder_until_killed, NULL);
-    struct peer w = spawn(ipc_waiter_survives, NULL);
-    close(ev_link[0]);
-    close(ev_link[1]);
-    CHECK(recv_u64(w.fd) == 1);
-    kill_and_reap(&r);
-    send_u64(w.fd, 2);
-    join(&w, "the waiting survivor");
-    check_free_back(free0);
+    ipc_event_death(ipc_recorder_until_killed, ipc_waiter_survives, 1);
 }

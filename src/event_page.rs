@@ -11,7 +11,8 @@ use kfd_ioctl::kfd::*;
 use kfd_ioctl::sdma;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 /// Bytes of an IPC event's shared page.
 pub const EVENT_PAGE: u64 = PAGE_SIZE;
@@ -244,7 +245,15 @@ impl Runtime {
         if page.done() >= page.recorded() {
             return true;
         }
-        page.reap_dead_recorders();
+        // At most once a WATCH_PERIOD, so that a hipEventQuery loop stays cheap.
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        static LAST_MS: AtomicU64 = AtomicU64::new(u64::MAX);
+        let now = EPOCH.get_or_init(Instant::now).elapsed().as_millis() as u64;
+        let last = LAST_MS.load(Ordering::Relaxed);
+        if last == u64::MAX || now.saturating_sub(last) >= WATCH_PERIOD.as_millis() as u64 {
+            LAST_MS.store(now, Ordering::Relaxed);
+            page.reap_dead_recorders();
+        }
         page.done() >= page.recorded()
     }
 

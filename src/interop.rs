@@ -32,9 +32,12 @@
 //!   blocks, only the stream's queue waits, and the stream gets a queue of its own for that (see
 //!   `Runtime::stream_detach`), so streams that shared its queue keep running. A binary wait
 //!   consumes the signal (`SYNCOBJ_RESET`), as CUDA and Vulkan specify.
-//! * **Signal**: an empty submission on the stream gives the fence of all earlier work; the
-//!   completion thread (`Runtime::after_fence`) then does `SYNCOBJ_SIGNAL` (binary) or
-//!   `SYNCOBJ_TIMELINE_SIGNAL(value)` (timeline).
+//! * **Signal**: a host function of the stream (`Runtime::stream_host_func`): once all earlier
+//!   work is done, the completion thread does `SYNCOBJ_SIGNAL` (binary) or
+//!   `SYNCOBJ_TIMELINE_SIGNAL(value)` (timeline), and the stream's later work,
+//!   `hipStreamSynchronize` and `hipStreamQuery` wait for that (CUDA: the signal is an operation
+//!   of the stream; when the signal came after the stream's fence only, a synchronised stream
+//!   could still have its signal to come, and a process killed then never gave it).
 //! * **Destroy while a stream waits**: `hipDestroyExternalSemaphore` releases the pending waits
 //!   on it at once (their words are written, the streams go on as if it had been signalled; no
 //!   hang, no crash), closes the fd, and destroys the syncobj handle; signals already queued on a
@@ -259,17 +262,18 @@ impl Runtime {
     }
 
     /// `hipSignalExternalSemaphoresAsync`: once the work queued on `s` so far is done, each
-    /// `sems[i]` is signalled (binary) or moved to `values[i]` (timeline).
+    /// `sems[i]` is signalled (binary) or moved to `values[i]` (timeline); work queued on `s`
+    /// later, and `hipStreamSynchronize`, come after the signals. Errors: `hipErrorOutOfMemory`
+    /// (signal word, queue).
     pub fn ext_sem_signal(
         &self,
         sems: &[Arc<ExternalSemaphore>],
         values: &[u64],
         s: &Arc<Stream>,
     ) -> Result<(), hipError_t> {
-        let f = self.stream_submit(s, &[], |_| Ok(()))?;
         let jobs: Vec<(Arc<ExternalSemaphore>, u64)> = sems.iter().cloned().zip(values.iter().copied()).collect();
-        self.after_fence(
-            f,
+        self.stream_host_func(
+            s,
             Box::new(move || {
                 let Ok(rt) = runtime() else { return };
                 let render = &rt.devices[0].render;
@@ -284,8 +288,7 @@ impl Runtime {
                     }
                 }
             }),
-        );
-        Ok(())
+        )
     }
 
     /// `hipWaitExternalSemaphoresAsync`: work queued on `s` after this waits, on the GPU, until

@@ -155,14 +155,15 @@ impl EventPage {
     }
 
     /// Sleeps until the completion counter reaches `target` (FUTEX_WAIT on its low 32 bits; on
-    /// each timeout, [`WATCH_PERIOD`], it looks for recorders that died).
+    /// each timeout, 1 s, it looks for recorders that died: a longer sleep than the watcher's, so
+    /// that a long wait stays a sleep, not a poll).
     fn wait(&self, target: u64) {
         loop {
             let d = self.done();
             if d >= target {
                 return;
             }
-            let ts = libc::timespec { tv_sec: 0, tv_nsec: WATCH_PERIOD.as_nanos() as i64 };
+            let ts = libc::timespec { tv_sec: 1, tv_nsec: 0 };
             // SAFETY: FUTEX_WAIT on an aligned u32 of our mapped page, with a valid timeout; the
             // kernel only reads the word.
             unsafe {

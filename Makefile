@@ -35,13 +35,17 @@ test: build
 ## The long fault sweep (`make test` runs the quick one): the fault driver, the whole C suite and
 ## the examples under every KFDSIM_FAULTS class, seeds 1 2 3 (FAULT_SEEDS to vary); checks no
 ## crash, hang, leak or corruption. The last line is `N passed, N failed` (runs). Then the long
-## concurrency run: 16 threads x STRESS_OPS operations (default 2000) on 2 and 4 GPUs, and the
-## 8-process IPC ring (`make -C hip-conformance stress`); then 1,000,000 IPC open/close and
+## concurrency run on 2 and 4 GPUs, each test for STRESS_SECONDS (default 120): 16 threads mixing
+## allocations, copies, peer copies, IPC, VMM and stream/event traffic, the same with a forked
+## exporter, and the 8-process IPC ring, with a report of operations, data checks, fds, VmRSS
+## and VRAM before/after (`make -C hip-conformance stress`; STRESS_SECONDS= with STRESS_OPS=N
+## runs N operations per thread instead); then 1,000,000 IPC open/close and
 ## 1,000,000 hipMalloc/hipFree cycles with fds, VmRSS and VRAM before/after (LONGRUN_CYCLES to
 ## vary; `make -C hip-conformance longrun`).
+STRESS_SECONDS ?= 120
 reliability: build
 	@tools/fault-sweep --long
-	@$(CONF) stress $(if $(STRESS_OPS),STRESS_OPS=$(STRESS_OPS))
+	@$(CONF) stress STRESS_SECONDS=$(STRESS_SECONDS) $(if $(STRESS_OPS),STRESS_OPS=$(STRESS_OPS))
 	@$(CONF) longrun $(if $(LONGRUN_CYCLES),LONGRUN_CYCLES=$(LONGRUN_CYCLES))
 
 ## The C conformance suite built with -fsanitize=address and run under kfdsim with

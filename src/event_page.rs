@@ -11,7 +11,8 @@ use kfd_ioctl::kfd::*;
 use kfd_ioctl::sdma;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 /// Bytes of an IPC event's shared page.
 pub const EVENT_PAGE: u64 = PAGE_SIZE;
@@ -23,6 +24,15 @@ const EVENT_RECORDED: u64 = 8;
 /// Offset of the completion counter (u64, then its biased copy; its low 32 bits are the futex
 /// word: FUTEX_WAIT compares for equality, so their wrap is harmless) in the event page.
 const EVENT_DONE: u64 = 64;
+/// Offset of the recorder table: [`RECORDER_SLOTS`] slots of four u64 (pid, with [`SLOT_BUSY`]
+/// while its owner fills it in; pid-namespace inode; process start time in clock ticks, field 22
+/// of `/proc/<pid>/stat`; the highest record number the process claimed). Zero: a free slot.
+const EVENT_RECORDERS: u64 = 256;
+const RECORDER_SLOTS: u64 = 64;
+const SLOT_BYTES: u64 = 32;
+const SLOT_BUSY: u64 = 1 << 63;
+/// How often the watcher thread looks for dead recorders while a stream waits on an IPC event.
+const WATCH_PERIOD: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The shared page of an IPC event, mapped in each process at a VA of our aperture and registered
 /// there as a USERPTR BO on every GPU, so that SDMA writes the record's completion into it and
@@ -35,6 +45,19 @@ const EVENT_DONE: u64 = 64;
 /// Both counters are u64 and start at the exporter's `seq_start` (0 unless `HIPKFD_SEQ_START`).
 /// The low 32 bits of the completion counter are the futex word waiters sleep on; the recording
 /// process's waker thread does the FUTEX_WAKE.
+///
+/// **A recorder that dies** (killed with records queued) never completes them: each recording
+/// process has a slot of the page's recorder table ([`EVENT_RECORDERS`]) with the highest record
+/// number it claimed, and a process that waits (`hipEventSynchronize`, `hipEventQuery`, and
+/// `hipStreamWaitEvent`, through the `hipkfd-ipcwatch` thread while the GPU wait is pending)
+/// cancels the records of a recorder whose process is gone (no `/proc/<pid>`, a zombie, or a new
+/// process with that pid: another start time), as [`Runtime::ipc_event_cancel`] does for a record
+/// that could not be queued: so no stream or thread waits for ever on work that died with its
+/// process (the bytes that work was to write are not there). The counter is a maximum, so that
+/// also completes another live process's earlier record still in flight (records of one event
+/// from several processes at once are unordered anyway). Processes of another pid namespace are
+/// never judged dead; a recorder killed between claiming a number and writing its slot (a few
+/// instructions), or with the table full (64 recorders), is not seen.
 pub struct EventPage {
     pub memfd: OwnedFd,
     /// CPU address == GPU VA of the page.
@@ -78,14 +101,62 @@ impl EventPage {
     pub fn valid(&self) -> bool {
         self.word(0).load(Ordering::Acquire) == EVENT_MAGIC
     }
-    /// Claims the next record number.
+    /// Claims the next record number (noted in this process's recorder slot).
     pub fn next_seq(&self) -> u64 {
+        let slot = self.recorder_slot();
         // u64: never wraps (2^64 records).
-        self.word(EVENT_RECORDED).fetch_add(1, Ordering::AcqRel) + 1
+        let seq = self.word(EVENT_RECORDED).fetch_add(1, Ordering::AcqRel) + 1;
+        if let Some(b) = slot {
+            self.word(b + 24).fetch_max(seq, Ordering::AcqRel);
+        }
+        seq
     }
 
-    /// Sleeps until the completion counter reaches `target` (FUTEX_WAIT on its low 32 bits; a
-    /// 1 s timeout only guards against a waker that died).
+    /// This process's slot of the recorder table (claimed on its first record), if any is free.
+    fn recorder_slot(&self) -> Option<u64> {
+        let me = identity()?;
+        let slots = (0..RECORDER_SLOTS).map(|i| EVENT_RECORDERS + i * SLOT_BYTES);
+        if let Some(b) = slots.clone().find(|&b| {
+            self.word(b).load(Ordering::Acquire) == me.pid
+                && self.word(b + 8).load(Ordering::Acquire) == me.ns
+                && self.word(b + 16).load(Ordering::Acquire) == me.start
+        }) {
+            return Some(b);
+        }
+        let b = slots.into_iter().find(|&b| {
+            self.word(b).compare_exchange(0, me.pid | SLOT_BUSY, Ordering::AcqRel, Ordering::Acquire).is_ok()
+        })?;
+        self.word(b + 8).store(me.ns, Ordering::Release);
+        self.word(b + 16).store(me.start, Ordering::Release);
+        self.word(b + 24).store(0, Ordering::Release);
+        self.word(b).store(me.pid, Ordering::Release);
+        Some(b)
+    }
+
+    /// Cancels the records of recorders whose process is gone (see the type's docs) and frees
+    /// their slots.
+    fn reap_dead_recorders(&self) {
+        let Some(me) = identity() else { return };
+        for b in (0..RECORDER_SLOTS).map(|i| EVENT_RECORDERS + i * SLOT_BYTES) {
+            let pid = self.word(b).load(Ordering::Acquire);
+            if pid == 0 || pid & SLOT_BUSY != 0 || pid == me.pid || self.word(b + 8).load(Ordering::Acquire) != me.ns {
+                continue;
+            }
+            if !process_gone(pid, self.word(b + 16).load(Ordering::Acquire)) {
+                continue;
+            }
+            let claimed = self.word(b + 24).load(Ordering::Acquire);
+            if claimed > self.done() {
+                crate::log::hipkfd_log!("IPC event: recorder {pid} is gone; its records up to {claimed} are cancelled");
+                Runtime::ipc_event_cancel(self, claimed);
+            }
+            let _ = self.word(b).compare_exchange(pid, 0, Ordering::AcqRel, Ordering::Acquire);
+        }
+    }
+
+    /// Sleeps until the completion counter reaches `target` (FUTEX_WAIT on its low 32 bits; on
+    /// each timeout, 1 s, it looks for recorders that died: a longer sleep than the watcher's, so
+    /// that a long wait stays a sleep, not a poll).
     fn wait(&self, target: u64) {
         loop {
             let d = self.done();
@@ -106,6 +177,9 @@ impl EventPage {
                     0u32,
                 )
             };
+            if self.done() < target {
+                self.reap_dead_recorders();
+            }
         }
     }
 
@@ -166,8 +240,21 @@ impl Runtime {
         page.wake();
     }
 
-    /// Whether every record of an IPC event (in any process) is done.
+    /// Whether every record of an IPC event (in any process) is done (the records of a
+    /// recorder that died count as done).
     pub fn ipc_event_done(page: &EventPage) -> bool {
+        if page.done() >= page.recorded() {
+            return true;
+        }
+        // At most once a WATCH_PERIOD, so that a hipEventQuery loop stays cheap.
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        static LAST_MS: AtomicU64 = AtomicU64::new(u64::MAX);
+        let now = EPOCH.get_or_init(Instant::now).elapsed().as_millis() as u64;
+        let last = LAST_MS.load(Ordering::Relaxed);
+        if last == u64::MAX || now.saturating_sub(last) >= WATCH_PERIOD.as_millis() as u64 {
+            LAST_MS.store(now, Ordering::Relaxed);
+            page.reap_dead_recorders();
+        }
         page.done() >= page.recorded()
     }
 
@@ -178,12 +265,97 @@ impl Runtime {
 
     /// `hipStreamWaitEvent` on an IPC event: later work on `s` waits on the GPU (`sdma::poll_seq_ge`
     /// on the completion counter, wrap-safe) for the records issued so far.
-    pub fn ipc_event_stream_wait(&self, page: &EventPage, s: &Stream) -> Result<(), hipError_t> {
+    /// While the GPU waits, the `hipkfd-ipcwatch` thread looks for recorders that died.
+    pub fn ipc_event_stream_wait(&self, page: &Arc<EventPage>, s: &Stream) -> Result<(), hipError_t> {
         let target = page.recorded();
         if page.done() >= target {
             return Ok(());
         }
         self.stream_submit(s, &[], |pk| sdma::poll_seq_ge(pk, page.done_addr(), target))?;
+        watch(page.clone(), target);
         Ok(())
+    }
+}
+
+/// The pending GPU waits on IPC events: (page, record number), for the watcher thread.
+static WATCHED: parking_lot::Mutex<Vec<(Arc<EventPage>, u64)>> = parking_lot::Mutex::new(Vec::new());
+static WATCH_CV: parking_lot::Condvar = parking_lot::Condvar::new();
+
+/// Hands a pending GPU wait to the watcher thread (`hipkfd-ipcwatch`, started on first use),
+/// which cancels the records of its recorders that die while it is pending.
+fn watch(page: Arc<EventPage>, target: u64) {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let spawned = std::thread::Builder::new().name("hipkfd-ipcwatch".into()).spawn(|| {
+            let mut w = WATCHED.lock();
+            loop {
+                if w.is_empty() {
+                    WATCH_CV.wait(&mut w);
+                    continue;
+                }
+                // Sleeps unlocked: new waits are added meanwhile without waking it.
+                parking_lot::MutexGuard::unlocked(&mut w, || std::thread::sleep(WATCH_PERIOD));
+                w.retain(|(p, t)| {
+                    if p.done() < *t {
+                        p.reap_dead_recorders();
+                    }
+                    p.done() < *t
+                });
+            }
+        });
+        if spawned.is_err() {
+            crate::log::hipkfd_log!("hipkfd-ipcwatch: no thread; waits on dead recorders are not released");
+        }
+    });
+    let mut w = WATCHED.lock();
+    w.push((page, target));
+    if w.len() == 1 {
+        WATCH_CV.notify_one();
+    }
+}
+
+/// A process as the recorder table names it.
+#[derive(Clone, Copy)]
+struct Identity {
+    pid: u64,
+    /// Inode of `/proc/self/ns/pid`.
+    ns: u64,
+    /// Start time (clock ticks after boot).
+    start: u64,
+}
+
+/// This process's identity (looked up again after a fork).
+fn identity() -> Option<Identity> {
+    static ME: parking_lot::Mutex<Option<Identity>> = parking_lot::Mutex::new(None);
+    let pid = std::process::id() as u64;
+    let mut me = ME.lock();
+    if let Some(m) = *me {
+        if m.pid == pid {
+            return Some(m);
+        }
+    }
+    use std::os::unix::fs::MetadataExt;
+    let ns = std::fs::metadata("/proc/self/ns/pid").ok()?.ino();
+    let (_, start) = proc_stat(pid)?;
+    *me = Some(Identity { pid, ns, start });
+    *me
+}
+
+/// (state, start time) of process `pid` from `/proc/<pid>/stat` (fields 3 and 22).
+fn proc_stat(pid: u64) -> Option<(char, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+    let mut f = text.get(text.rfind(')')? + 1..)?.split_whitespace();
+    let state = f.next()?.chars().next()?;
+    let start = f.nth(18)?.parse().ok()?;
+    Some((state, start))
+}
+
+/// Whether the process `pid` that started at `start` is gone: no such process, a zombie (killed,
+/// not yet reaped), or another process with that pid.
+fn process_gone(pid: u64, start: u64) -> bool {
+    match proc_stat(pid) {
+        None => true,
+        Some((state, s)) => matches!(state, 'Z' | 'X' | 'x') || s != start,
     }
 }

@@ -32,13 +32,26 @@
 //!   blocks, only the stream's queue waits, and the stream gets a queue of its own for that (see
 //!   `Runtime::stream_detach`), so streams that shared its queue keep running. A binary wait
 //!   consumes the signal (`SYNCOBJ_RESET`), as CUDA and Vulkan specify.
-//! * **Signal**: an empty submission on the stream gives the fence of all earlier work; the
-//!   completion thread (`Runtime::after_fence`) then does `SYNCOBJ_SIGNAL` (binary) or
-//!   `SYNCOBJ_TIMELINE_SIGNAL(value)` (timeline).
+//! * **Signal**: a host function of the stream (`Runtime::stream_host_func`): once all earlier
+//!   work is done, the completion thread does `SYNCOBJ_SIGNAL` (binary) or
+//!   `SYNCOBJ_TIMELINE_SIGNAL(value)` (timeline), and the stream's later work,
+//!   `hipStreamSynchronize` and `hipStreamQuery` wait for that (CUDA: the signal is an operation
+//!   of the stream; when the signal came after the stream's fence only, a synchronised stream
+//!   could still have its signal to come, and a process killed then never gave it).
 //! * **Destroy while a stream waits**: `hipDestroyExternalSemaphore` releases the pending waits
 //!   on it at once (their words are written, the streams go on as if it had been signalled; no
 //!   hang, no crash), closes the fd, and destroys the syncobj handle; signals already queued on a
 //!   stream still happen (the waiter of the other API may rely on them).
+//! * **The signalling process dies** (killed while a stream here waits on its syncobj): nothing
+//!   signals the syncobj any more, and the wait stays pending, as CUDA's does (a syncobj has no
+//!   owner process whose death would signal it). Other streams keep running (the waiting stream
+//!   has a queue of its own), `hipStreamQuery` on the waiting stream says `hipErrorNotReady`;
+//!   what waits for every stream waits for it too (`hipStreamSynchronize` of it,
+//!   `hipDeviceSynchronize`, `hipFree`: CUDA's implicit synchronisation), so free memory after
+//!   releasing the wait; `hipDestroyExternalSemaphore` releases the
+//!   wait (above); `hipStreamDestroy` of a stream held by a pending wait returns at once (CUDA's
+//!   rule: the stream's resources go once its work is done, here once the wait is released or
+//!   the process ends); the process exits cleanly with the wait still pending.
 
 use crate::api::types::hipError_t;
 use crate::memory::{Allocation, DmabufInfo, MemKind};
@@ -52,7 +65,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
 /// An imported dma-buf (`hipExternalMemory_t`).
 #[derive(Debug)]
@@ -91,6 +104,8 @@ struct WaitJob {
     point: u64,
     /// The word the stream's POLL_REGMEM waits on.
     word: Signal,
+    /// The waiting stream (for [`Runtime::ext_sem_wait_pending`]).
+    stream: Weak<Stream>,
 }
 
 /// The syncobj waiter thread's state.
@@ -247,17 +262,18 @@ impl Runtime {
     }
 
     /// `hipSignalExternalSemaphoresAsync`: once the work queued on `s` so far is done, each
-    /// `sems[i]` is signalled (binary) or moved to `values[i]` (timeline).
+    /// `sems[i]` is signalled (binary) or moved to `values[i]` (timeline); work queued on `s`
+    /// later, and `hipStreamSynchronize`, come after the signals. Errors: `hipErrorOutOfMemory`
+    /// (signal word, queue).
     pub fn ext_sem_signal(
         &self,
         sems: &[Arc<ExternalSemaphore>],
         values: &[u64],
         s: &Arc<Stream>,
     ) -> Result<(), hipError_t> {
-        let f = self.stream_submit(s, &[], |_| Ok(()))?;
         let jobs: Vec<(Arc<ExternalSemaphore>, u64)> = sems.iter().cloned().zip(values.iter().copied()).collect();
-        self.after_fence(
-            f,
+        self.stream_host_func(
+            s,
             Box::new(move || {
                 let Ok(rt) = runtime() else { return };
                 let render = &rt.devices[0].render;
@@ -272,8 +288,7 @@ impl Runtime {
                     }
                 }
             }),
-        );
-        Ok(())
+        )
     }
 
     /// `hipWaitExternalSemaphoresAsync`: work queued on `s` after this waits, on the GPU, until
@@ -315,7 +330,12 @@ impl Runtime {
             if sem.destroyed.load(Ordering::Acquire) {
                 word.store(1);
             } else {
-                jobs.push(WaitJob { sem: sem.clone(), point: wait_point(sem, *v), word: *word });
+                jobs.push(WaitJob {
+                    sem: sem.clone(),
+                    point: wait_point(sem, *v),
+                    word: *word,
+                    stream: Arc::downgrade(s),
+                });
             }
         }
         drop(jobs);
@@ -324,6 +344,15 @@ impl Runtime {
         }
         self.waiter_kick(w);
         Ok(())
+    }
+
+    /// Whether stream `s` still waits on an external semaphore (`hipStreamDestroy` then returns
+    /// without waiting: the signaller may never signal, e.g. when its process died).
+    pub fn ext_sem_wait_pending(&self, s: &Arc<Stream>) -> bool {
+        match WAITER.get() {
+            Some(Ok(w)) => w.jobs.lock().iter().any(|j| std::ptr::eq(j.stream.as_ptr(), Arc::as_ptr(s))),
+            _ => false,
+        }
     }
 
     fn waiter_kick(&self, w: &Waiter) {

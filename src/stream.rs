@@ -307,7 +307,8 @@ static WAKER: Mutex<Option<mpsc::Sender<AfterFence>>> = Mutex::new(None);
 impl Runtime {
     /// Runs `job` on the process's one completion thread once `f` is done (at once after a VM
     /// fault, which ends every wait). Jobs run in the order they were handed over. Used for IPC
-    /// event wake-ups (src/event_page.rs) and external semaphore signals (src/interop.rs).
+    /// event wake-ups (src/event_page.rs) and host functions (`stream_host_func`: external semaphore
+    /// signals among them, src/interop.rs).
     pub fn after_fence(&self, f: Fence, job: Box<dyn FnOnce() + Send>) {
         let mut w = WAKER.lock();
         if w.is_none() {

@@ -40,23 +40,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* A "Name:   N kB" field of /proc/self/status (KiB), -1 if absent. */
-static long status_kib(const char *name)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kib = -1;
-    size_t n = strlen(name);
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, name, n) == 0 && line[n] == ':') {
-            kib = atol(line + n + 1);
-            break;
-        }
-    if (f)
-        fclose(f);
-    return kib;
-}
-
 struct figures {
     long fds, rss_kib, anon_kib, shmem_kib;
     long heap_kib; /* malloc's bytes in use (mallinfo2: the main arena), not RSS */

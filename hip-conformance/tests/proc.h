@@ -67,6 +67,16 @@ static inline void join(struct peer *p, const char *what)
     join_timeout(p, what, 50);
 }
 
+/* SIGKILLs a peer, reaps it (CHECKs that the signal ended it) and closes our end. */
+static inline void kill_and_reap(struct peer *p)
+{
+    int st = 0;
+    REQUIRE(kill(p->pid, SIGKILL) == 0);
+    REQUIRE(waitpid(p->pid, &st, 0) == p->pid);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    close(p->fd);
+}
+
 static inline void xsend(int fd, const void *buf, size_t n)
 {
     const char *p = buf;

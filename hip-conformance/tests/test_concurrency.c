@@ -7,8 +7,12 @@
  * are back at their starting values.
  *
  * HIPCONF_STRESS_OPS sets the operations per thread (default 24: a few seconds in `make test`,
- * on 2 and 1 GPUs and on xgmi-4; `make reliability` runs these tests with far more, on 2 and 4
- * GPUs) and the rounds of the ring (default 6).
+ * on 2 and 1 GPUs and on xgmi-4) and the rounds of the ring (default 6). HIPCONF_STRESS_SECONDS
+ * (`make reliability`: STRESS_SECONDS, on 2 and 4 GPUs) runs each test for that long instead:
+ * the threads until the time is up, the ring for as many rounds as fit (process 0 decides each
+ * round and the decision travels round the ring with the handles). Each test prints a report:
+ * operations, data checks (every buffer read back and compared), and fds, VmRSS, the sim's VRAM
+ * bytes of every GPU and hipMemGetInfo before and after.
  *
  * concurrency_threads: IPC handles of other threads' live allocations (got concurrently with
  * their owners freeing and re-allocating; opening one in the same process is
@@ -36,6 +40,13 @@ static int stress_ops(int dflt)
     return e && atoi(e) > 0 ? atoi(e) : dflt;
 }
 
+/* HIPCONF_STRESS_SECONDS, 0 when unset: the tests then run stress_ops operations. */
+static double stress_seconds(void)
+{
+    const char *e = getenv("HIPCONF_STRESS_SECONDS");
+    return e && atof(e) > 0 ? atof(e) : 0;
+}
+
 /* hc_fail is not thread-safe: the workers report through this lock. */
 static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
 #define T_CHECK(expr, ...)                                                                        \
@@ -55,6 +66,7 @@ static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
 #define T_PAT(buf, n, seed)                                                                       \
     do {                                                                                          \
         size_t w_i_ = pat_mismatch((buf), (n), (seed));                                           \
+        k->checks++;                                                                              \
         T_CHECK(w_i_ == (n), "%s: byte %zu of %zu wrong (seed %u)", #buf, w_i_, (size_t)(n),      \
                 (unsigned)(seed));                                                                \
     } while (0)
@@ -76,6 +88,7 @@ struct foreign {
 
 struct world {
     int ndev, ops, with_foreign;
+    double deadline_ms; /* hc_now_ms() at which the threads stop (0: after `ops` operations) */
     struct slot slots[THREADS];
     struct foreign fh;
 };
@@ -86,7 +99,7 @@ struct worker {
     unsigned rng;
     hipStream_t s[8];
     uint8_t *h, *back; /* 32 MiB host buffers */
-    long done;
+    long done, checks; /* operations, buffers read back and compared */
 };
 
 static unsigned rnd(struct worker *k)
@@ -120,6 +133,7 @@ static int op_alloc(struct worker *k, int d, size_t n)
     uint8_t v = (uint8_t)seed;
     T_OK(hipMemset(p, v, n));
     T_OK(hipMemcpy(k->back, p, n, hipMemcpyDeviceToHost));
+    k->checks++;
     T_CHECK(byte_mismatch(k->back, n, v) == n, "memset of %zu bytes", n);
     T_OK(hipFree(p));
     return 1;
@@ -336,7 +350,7 @@ static void *worker_main(void *arg)
             return NULL;
         }
     }
-    for (int i = 0; i < k->w->ops; i++) {
+    for (int i = 0; k->w->deadline_ms ? hc_now_ms() < k->w->deadline_ms : i < k->w->ops; i++) {
         if (!one_op(k))
             break;
         k->done++;
@@ -356,7 +370,7 @@ static void *worker_main(void *arg)
  * (staging buffers, SDMA queues of every device) exist before the baseline. */
 static void warm_up_all(struct world *w)
 {
-    struct worker k = {w, 0, 1, {0}, NULL, NULL, 0};
+    struct worker k = {w, 0, 1, {0}, NULL, NULL, 0, 0};
     k.h = xmalloc(HOST_BUF);
     k.back = xmalloc(HOST_BUF);
     for (int d = 0; d < w->ndev; d++) {
@@ -396,28 +410,36 @@ static void run_threads(struct world *w)
     HIP_OK(hipMemGetInfo(&free0, &total));
     struct usage u0 = usage_now();
     int fds0 = fd_count();
+    long rss0 = status_kib("VmRSS");
 
     static struct worker k[THREADS];
     pthread_t th[THREADS];
     for (int i = 0; i < THREADS; i++) {
         pthread_rwlock_init(&w->slots[i].lock, NULL);
-        k[i] = (struct worker){w, i, 0x9e3779b9u * (unsigned)(i + 1), {0}, NULL, NULL, 0};
+        k[i] = (struct worker){w, i, 0x9e3779b9u * (unsigned)(i + 1), {0}, NULL, NULL, 0, 0};
         k[i].h = xmalloc(HOST_BUF);
         k[i].back = k[i].h; /* op_republish only fills h */
         REQUIRE(op_republish(&k[i], 1));
         free(k[i].h);
     }
     double t0 = hc_now_ms();
+    double secs = stress_seconds();
+    w->deadline_ms = secs > 0 ? t0 + secs * 1e3 : 0;
     for (int i = 0; i < THREADS; i++)
         REQUIRE(pthread_create(&th[i], NULL, worker_main, &k[i]) == 0);
-    long total_ops = 0;
+    long total_ops = 0, checks = 0, least = -1;
     for (int i = 0; i < THREADS; i++) {
         pthread_join(th[i], NULL);
         total_ops += k[i].done;
+        checks += k[i].checks;
+        least = least < 0 || k[i].done < least ? k[i].done : least;
     }
-    printf("    %d threads on %d GPU(s): %ld operations in %.1f s\n", THREADS, w->ndev, total_ops,
-           (hc_now_ms() - t0) / 1e3);
-    CHECKF(total_ops == (long)THREADS * w->ops, "%ld of %ld operations done", total_ops, (long)THREADS * w->ops);
+    printf("    %d threads on %d GPU(s): %ld operations (%ld the fewest of a thread), %ld data checks in %.1f s\n",
+           THREADS, w->ndev, total_ops, least, checks, (hc_now_ms() - t0) / 1e3);
+    if (w->deadline_ms)
+        CHECKF(least > 0, "a thread did no operation in %.0f s", secs);
+    else
+        CHECKF(total_ops == (long)THREADS * w->ops, "%ld of %ld operations done", total_ops, (long)THREADS * w->ops);
     for (int i = 0; i < THREADS; i++) {
         check_dev_pattern(w->slots[i].p, PUB_SIZE, w->slots[i].seed);
         HIP_OK(hipFree(w->slots[i].p));
@@ -426,6 +448,14 @@ static void run_threads(struct world *w)
     size_t free1 = 0;
     HIP_OK(hipSetDevice(0));
     HIP_OK(hipMemGetInfo(&free1, &total));
+    struct usage u1 = usage_now();
+    printf("    before/after: fds %d/%d, VmRSS %ld/%ld KiB, device 0 hipMemGetInfo free %zu/%zu B, dma-buf fds "
+           "%llu/%llu\n",
+           fds0, fd_count(), rss0, status_kib("VmRSS"), free0, free1, (unsigned long long)u0.dmabuf_fds,
+           (unsigned long long)u1.dmabuf_fds);
+    for (int d = 0; d < w->ndev; d++)
+        printf("    before/after: GPU %d VRAM %llu/%llu B\n", d, (unsigned long long)u0.vram[d],
+               (unsigned long long)u1.vram[d]);
     CHECKF(free1 == free0, "hipMemGetInfo free: %zu after, %zu before", free1, free0);
     check_usage_back(u0);
     CHECKF(fd_count() == fds0, "open fds: %d after, %d before", fd_count(), fds0);
@@ -490,11 +520,20 @@ TEST(concurrency_threads_with_exporter)
 
 static int ring_sock[RING][2]; /* [i][0]: process i's end to i+1; [i][1]: i+1's end to i */
 
+/* What goes round the ring each round: whether the round runs (process 0 decides), and the
+ * handle of the sender's buffer. */
+struct ring_msg {
+    uint64_t go;
+    hipIpcMemHandle_t h;
+};
+
 /* Process i, each round: exports a fresh buffer (pattern round*RING+i) to process i+1, opens
  * the one of process i-1 on its device, copies it into its own memory, checks it, writes its
  * own mark into it, closes it and acknowledges; then checks that its own buffer carries the
- * mark of i+1 and frees it. VRAM bytes and fds end where they started (after round 0), checked
- * while the whole ring is alive; hipMemGetInfo of a fresh process before and after the ring. */
+ * mark of i+1 and frees it. Process 0 decides whether a round runs (stress_ops rounds, or until
+ * HIPCONF_STRESS_SECONDS have passed) and sends first; the others pass the decision on with their
+ * handle. VRAM bytes and fds end where they started (after round 0), checked while the whole
+ * ring is alive; hipMemGetInfo of a fresh process before and after the ring. */
 static void ring_member(int fd, void *arg)
 {
     int i = (int)(intptr_t)arg, rounds = stress_ops(6);
@@ -504,76 +543,75 @@ static void ring_member(int fd, void *arg)
     HIP_OK(hipSetDevice(i % n));
     struct usage u0 = {{0}, 0};
     int fds0 = 0;
+    long rss0 = 0, checks = 0;
     void *mine = NULL;
+    double secs = stress_seconds(), t0 = hc_now_ms();
+    int r;
     /* round 0 warms up (the IPC fd server, the connection to the previous process's server,
      * staging buffers); the baseline is taken after it */
-    for (int r = 0; r <= rounds; r++) {
+    for (r = 0;; r++) {
+        struct ring_msg out_msg = {0}, in_msg;
+        if (i == 0)
+            out_msg.go = r <= 1 || (secs > 0 ? hc_now_ms() - t0 < secs * 1e3 : r <= rounds);
+        else
+            xrecv_within(prev, &in_msg, sizeof in_msg, -1);
+        if (i != 0)
+            out_msg.go = in_msg.go;
+        if (!out_msg.go) {
+            xsend(next, &out_msg, sizeof out_msg);
+            if (i == 0)
+                xrecv_within(prev, &in_msg, sizeof in_msg, -1);
+            break;
+        }
         if (r == 1) {
             HIP_OK(hipFree(mine));
             u0 = usage_now();
             fds0 = fd_count();
+            rss0 = status_kib("VmRSS");
         }
         if (r <= 1)
             HIP_OK(hipMalloc(&mine, RING_SIZE));
         unsigned seed = (unsigned)(r * RING + i);
         void *out = dev_pattern(RING_SIZE, seed);
-        hipIpcMemHandle_t h, hin;
-        HIP_OK(hipIpcGetMemHandle(&h, out));
-        xsend(next, &h, sizeof h);
-        xrecv(prev, &hin, sizeof hin);
+        HIP_OK(hipIpcGetMemHandle(&out_msg.h, out));
+        xsend(next, &out_msg, sizeof out_msg);
+        if (i == 0)
+            xrecv_within(prev, &in_msg, sizeof in_msg, -1);
         void *p = NULL;
-        HIP_OK(hipIpcOpenMemHandle(&p, hin, hipIpcMemLazyEnablePeerAccess));
+        HIP_OK(hipIpcOpenMemHandle(&p, in_msg.h, hipIpcMemLazyEnablePeerAccess));
         HIP_OK(hipMemcpy(mine, p, RING_SIZE, hipMemcpyDeviceToDevice));
         check_dev_pattern(mine, RING_SIZE, (unsigned)(r * RING + (i + RING - 1) % RING));
         HIP_OK(hipMemset((char *)p + RING_SIZE - 4096, 0xa0 + i, 4096));
         HIP_OK(hipDeviceSynchronize());
         HIP_OK(hipIpcCloseMemHandle(p));
         send_u64(prev, 1);
-        CHECK(recv_u64(next) == 1);
+        CHECK(recv_u64_untimed(next) == 1);
         check_dev_pattern(out, RING_SIZE - 4096, seed);
         check_dev_bytes((char *)out + RING_SIZE - 4096, 4096, 0xa0 + (i + 1) % RING);
+        checks += 3;
         HIP_OK(hipFree(out));
     }
     HIP_OK(hipFree(mine));
     /* check while every process is alive: an fd server drops a kept connection when its
      * importer exits */
     send_u64(fd, 1);
-    CHECK(recv_u64(fd) == 2);
+    CHECK(recv_u64_untimed(fd) == 2);
+    struct usage u1 = usage_now();
+    if (i == 0)
+        printf("    ring of %d processes: %d rounds (%d handles exported, opened, read, written, closed) in "
+               "%.1f s; process 0: %ld data checks, fds %d/%d, VmRSS %ld/%ld KiB, GPU 0 VRAM %llu/%llu B "
+               "(before/after)\n",
+               RING, r, r * RING, (hc_now_ms() - t0) / 1e3, checks, fds0, fd_count(), rss0, status_kib("VmRSS"),
+               (unsigned long long)u0.vram[0], (unsigned long long)u1.vram[0]);
     check_usage_back(u0);
     CHECKF(fd_count() == fds0, "process %d: fds %d after, %d before", i, fd_count(), fds0);
     send_u64(fd, 3);
-    CHECK(recv_u64(fd) == 4);
-}
-
-/* A fresh process's view of the free VRAM of every device (hipMemGetInfo), sent to the
- * test: it shares the devices with the ring, so the figures before and after must match. */
-static void mem_info_probe(int fd, void *arg)
-{
-    (void)arg;
-    int n = 0;
-    HIP_OK(hipGetDeviceCount(&n));
-    send_u64(fd, (uint64_t)n);
-    for (int d = 0; d < n; d++) {
-        size_t fr = 0, total = 0;
-        HIP_OK(hipSetDevice(d));
-        HIP_OK(hipMemGetInfo(&fr, &total));
-        send_u64(fd, fr);
-    }
-}
-
-static void probe_free(uint64_t fr[8])
-{
-    struct peer pr = spawn(mem_info_probe, NULL);
-    uint64_t n = recv_u64(pr.fd);
-    for (uint64_t d = 0; d < n && d < 8; d++)
-        fr[d] = recv_u64(pr.fd);
-    join(&pr, "hipMemGetInfo probe");
+    CHECK(recv_u64_untimed(fd) == 4);
 }
 
 TEST(concurrency_ipc_ring_8_processes)
 {
-    uint64_t free0[8] = {0}, free1[8] = {0};
-    probe_free(free0);
+    struct free_vram free0 = probe_free();
     for (int i = 0; i < RING; i++)
         REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, ring_sock[i]) == 0);
     struct peer p[RING];
@@ -589,10 +627,10 @@ TEST(concurrency_ipc_ring_8_processes)
     for (int i = 0; i < RING; i++) {
         char what[32];
         snprintf(what, sizeof what, "ring process %d", i);
-        join_timeout(&p[i], what, 300);
+        join_timeout(&p[i], what, 300 + stress_seconds());
     }
-    probe_free(free1);
-    for (int d = 0; d < 8; d++)
-        CHECKF(free1[d] == free0[d], "device %d: hipMemGetInfo free %llu after the ring, %llu before", d,
-               (unsigned long long)free1[d], (unsigned long long)free0[d]);
+    struct free_vram free1 = probe_free();
+    printf("    hipMemGetInfo free of a fresh process, device 0: %llu B before the ring, %llu B after\n",
+           (unsigned long long)free0.fr[0], (unsigned long long)free1.fr[0]);
+    check_free_back(free0);
 }

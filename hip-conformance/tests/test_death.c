@@ -47,15 +47,6 @@ static void rewrite_and_check(void *dst, unsigned seed)
     HIP_OK(hipFree(src));
 }
 
-static void kill_and_reap(struct peer *p)
-{
-    int st = 0;
-    REQUIRE(kill(p->pid, SIGKILL) == 0);
-    REQUIRE(waitpid(p->pid, &st, 0) == p->pid);
-    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-    close(p->fd);
-}
-
 /* Exporter: fills SHARED bytes on device 0 with pattern 41, sends the IPC handle, then keeps
  * the allocation until it is killed. */
 static void exporter_until_killed(int fd, void *arg)

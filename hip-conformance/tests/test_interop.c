@@ -5,12 +5,14 @@
 #define _GNU_SOURCE
 #include "../harness.h"
 #include "common.h"
+#include "extsem.h"
 
 #define PRODUCER_REQUIRE(cond) REQUIRE(cond)
 #include "../fdpass.h"
 #include "../interop_producer.h"
 
 #include <linux/udmabuf.h>
+#include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -39,34 +41,6 @@ static void *map_buf(hipExternalMemory_t m, size_t off, size_t size)
     b.size = size;
     HIP_OK(hipExternalMemoryGetMappedBuffer(&p, m, &b));
     return p;
-}
-
-static hipExternalSemaphore_t import_sem(int fd, int timeline)
-{
-    hipExternalSemaphoreHandleDesc d;
-    hipExternalSemaphore_t s = NULL;
-    memset(&d, 0, sizeof d);
-    d.type = timeline ? hipExternalSemaphoreHandleTypeTimelineSemaphoreFd
-                      : hipExternalSemaphoreHandleTypeOpaqueFd;
-    d.handle.fd = fd;
-    HIP_OK(hipImportExternalSemaphore(&s, &d));
-    return s;
-}
-
-static hipError_t sem_wait(hipExternalSemaphore_t s, uint64_t v, hipStream_t st)
-{
-    hipExternalSemaphoreWaitParams p;
-    memset(&p, 0, sizeof p);
-    p.params.fence.value = v;
-    return hipWaitExternalSemaphoresAsync(&s, &p, 1, st);
-}
-
-static hipError_t sem_signal(hipExternalSemaphore_t s, uint64_t v, hipStream_t st)
-{
-    hipExternalSemaphoreSignalParams p;
-    memset(&p, 0, sizeof p);
-    p.params.fence.value = v;
-    return hipSignalExternalSemaphoresAsync(&s, &p, 1, st);
 }
 
 /* A producer BO of n bytes in `domain`, filled with pattern `seed` by the producer's CPU, and
@@ -542,10 +516,11 @@ static void signal_case(int timeline)
     if (hipStreamQuery(st) == hipErrorNotReady)
         CHECKF(!early, "signalled before the stream's earlier work completed");
     CHECK(psync_wait(&p, h, timeline ? 7 : 0, 5000) == 0);
+    /* the stream is done once its signal has been given (not necessarily at the same instant) */
+    HIP_OK(hipStreamSynchronize(st));
     HIP_OK(hipStreamQuery(st));
     if (timeline)
         CHECK(psync_point(&p, h) == 7);
-    HIP_OK(hipStreamSynchronize(st));
     busy_end(&b);
     HIP_OK(hipDestroyExternalSemaphore(s));
     HIP_OK(hipStreamDestroy(st));
@@ -554,6 +529,47 @@ static void signal_case(int timeline)
 
 TEST(interop_sem_binary_signal_after_work) { signal_case(0); }
 TEST(interop_sem_timeline_signal_after_work) { signal_case(1); }
+
+static atomic_int hold_released;
+
+/* A host function that holds the completion thread until hold_released is set. */
+static void hold_host_thread(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&hold_released))
+        usleep(1000);
+}
+
+/* A signal is an operation of its stream (CUDA): once hipStreamQuery says the stream is done, or
+ * hipStreamSynchronize has returned, the semaphore has been signalled. Here the signal is held
+ * back behind a host function of another stream (host functions and signals run one at a time on
+ * the completion thread): the stream must not read as done meanwhile. (It did: the signal came
+ * after the stream's fence only, so a process could synchronise, report the point reached, and
+ * die before the signal was given; found by test_death_sync.c under the fault sweep.) */
+TEST(interop_sem_signal_is_a_stream_operation)
+{
+    struct producer p = producer_open(0);
+    int fd;
+    uint32_t h = psync_create(&p, &fd);
+    hipExternalSemaphore_t s = import_sem(fd, 1);
+    hipStream_t a, b;
+    HIP_OK(hipStreamCreateWithFlags(&a, hipStreamNonBlocking));
+    HIP_OK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+    HIP_OK(hipLaunchHostFunc(a, hold_host_thread, NULL));
+    HIP_OK(sem_signal(s, 3, b));
+    usleep(20 * 1000);
+    if (hipStreamQuery(b) == hipSuccess)
+        CHECKF(psync_wait(&p, h, 3, 0) == 0, "the stream reads as done before its signal was given");
+    CHECK(psync_point(&p, h) == 0);
+    atomic_store(&hold_released, 1);
+    HIP_OK(hipStreamSynchronize(b));
+    CHECKF(psync_point(&p, h) == 3, "hipStreamSynchronize returned before the signal was given");
+    HIP_OK(hipStreamSynchronize(a));
+    HIP_OK(hipDestroyExternalSemaphore(s));
+    HIP_OK(hipStreamDestroy(a));
+    HIP_OK(hipStreamDestroy(b));
+    producer_close(&p);
+}
 
 /* Several semaphores in one call, both directions. */
 TEST(interop_sem_several_in_one_call)

@@ -3040,8 +3040,11 @@ hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags);
 // KFD's maximum priority).
 hipError_t hipStreamCreateWithPriority(hipStream_t *stream, unsigned int flags, int priority);
 
-// `hipStreamDestroy`: waits for the stream's work, then releases it. Errors:
-// `hipErrorInvalidHandle` for null, unknown or already destroyed streams.
+// `hipStreamDestroy`: waits for the stream's work, then releases it; a stream whose work waits
+// on an external semaphore (`hipWaitExternalSemaphoresAsync`, possibly never signalled: its
+// signaller may have died) is released at once, as CUDA's `cudaStreamDestroy`, and its work runs
+// once the wait is released. Errors: `hipErrorInvalidHandle` for null, unknown or already
+// destroyed streams.
 hipError_t hipStreamDestroy(hipStream_t stream);
 
 // `hipStreamSynchronize`: waits for all work on `stream` (null = the current device's null

@@ -60,8 +60,11 @@ pub extern "C" fn hipStreamCreateWithPriority(stream: *mut hipStream_t, flags: c
     create(stream, flags, priority)
 }
 
-/// `hipStreamDestroy`: waits for the stream's work, then releases it. Errors:
-/// `hipErrorInvalidHandle` for null, unknown or already destroyed streams.
+/// `hipStreamDestroy`: waits for the stream's work, then releases it; a stream whose work waits
+/// on an external semaphore (`hipWaitExternalSemaphoresAsync`, possibly never signalled: its
+/// signaller may have died) is released at once, as CUDA's `cudaStreamDestroy`, and its work runs
+/// once the wait is released. Errors: `hipErrorInvalidHandle` for null, unknown or already
+/// destroyed streams.
 #[no_mangle]
 pub extern "C" fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
     api(|| {
@@ -71,6 +74,10 @@ pub extern "C" fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
         let (rt, _) = rt_dev()?;
         let s = stream_take(stream)?;
         crate::graph::stream_destroyed(&s);
+        if rt.ext_sem_wait_pending(&s) {
+            // CUDA's cudaStreamDestroy: returns at once; the work runs once the wait is released.
+            return Ok(());
+        }
         rt.stream_sync(&s)
     })
 }

@@ -98,9 +98,23 @@ static size_t below(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
 static const struct alloc *last_pick; /* the allocation the current operation picked last */
 static const char *const kind_name[] = {"hipMalloc", "hipMallocManaged", "hipMallocAsync"};
 
+/* The last operations (op_table index, first call), printed at the first failure. */
+#define HIST 40
+static struct {
+    int op;
+    long first;
+} hist[HIST];
+static long nhist;
+
 static void fail(long call, const char *what)
 {
     bad++;
+    if (bad == 1 && nhist) {
+        printf("the last operations (op_table index: first call):");
+        for (long k = nhist > HIST ? nhist - HIST : 0; k < nhist; k++)
+            printf(" %d:%ld", hist[k % HIST].op, hist[k % HIST].first);
+        printf("\n");
+    }
     if (bad <= 30) {
         printf("FAIL at call %ld: %s", call, what);
         if (last_pick)
@@ -378,8 +392,6 @@ static void op_foreign(void)
     void *p = foreign_ptr(op <= 1);
     if (!p)
         return;
-    if (getenv("FUZZ_TRACE"))
-        printf("foreign %p\n", p);
     switch (op) {
     case 0:
         must_fail(C(hipMemcpy)(buf, p, sizeof buf, hipMemcpyDeviceToHost), "copy from a foreign pointer");
@@ -1212,6 +1224,10 @@ static void sem_copy_signal(int i)
     range(a, &off, &len);
     if (len > PIN_SIZE)
         len = PIN_SIZE;
+    if (!xsem[i].timeline && xsem[i].set) { /* else the old signal would answer the wait below; before the signal is queued */
+        drmSyncobjReset(prod.fd, &xsem[i].h, 1);
+        xsem[i].set = 0;
+    }
     memset(pinned, ~(a->shadow[off]), len);
     uint64_t v = xsem[i].timeline ? xsem[i].point + 1 + below(3) : 0;
     hipError_t e = C(hipMemcpyAsync)(pinned, a->p + off, len, hipMemcpyDeviceToHost, s);
@@ -1220,13 +1236,16 @@ static void sem_copy_signal(int i)
         C(hipStreamSynchronize)(s);
         return;
     }
-    if (!xsem[i].timeline && xsem[i].set) { /* else the old signal would answer the wait below */
-        drmSyncobjReset(prod.fd, &xsem[i].h, 1);
-        xsem[i].set = 0;
-    }
     if (psync_wait(&prod, xsem[i].h, v, 20000) != 0) {
-        fail(calls, "hipSignalExternalSemaphoresAsync: the syncobj was not signalled in 20 s");
+        hipError_t qe = C(hipStreamQuery)(s);
         C(hipStreamSynchronize)(s); /* the copy still writes pinned memory */
+        char what[200];
+        snprintf(what, sizeof what,
+                 "hipSignalExternalSemaphoresAsync: the syncobj was not signalled in 20 s (%s, point %llu, stream %s; "
+                 "after a stream sync: %s)",
+                 xsem[i].timeline ? "timeline" : "binary", (unsigned long long)v, hipGetErrorName(qe),
+                 psync_wait(&prod, xsem[i].h, v, 0) == 0 ? "signalled" : "not signalled");
+        fail(calls, what);
         return;
     }
     checked();
@@ -1931,7 +1950,10 @@ static void misc_memset_d(void)
     if (e == hipSuccess && async)
         e = C(hipStreamSynchronize)(s);
     if (e != hipSuccess) {
-        fail(calls, "in-bounds hipMemsetD8/D16/D32");
+        char what[128];
+        snprintf(what, sizeof what, "in-bounds hipMemsetD%d%s of %zu elements at offset %zu: %s", 8 * elem,
+                 async ? "Async" : "", count, off, hipGetErrorName(e));
+        fail(calls, what);
         return;
     }
     for (size_t i = 0; i < count * (size_t)elem; i++)
@@ -2403,7 +2425,7 @@ int main(int argc, char **argv)
     long n = argc > 1 ? atol(argv[1]) : 20000;
     uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 1;
     int procs = argc > 3 ? atoi(argv[3]) : 1;
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    setvbuf(stdout, NULL, getenv("FUZZ_TRACE") ? _IOFBF : _IOLBF, 1 << 20);
     if (procs == 2) { /* the partner, forked before the runtime initialises */
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -2461,6 +2483,8 @@ int main(int argc, char **argv)
     for (ops = 0; calls < n; ops++, last_pick = NULL) {
         long first = calls;
         size_t op = below(sizeof op_table / sizeof *op_table);
+        hist[nhist % HIST].op = (int)op;
+        hist[nhist++ % HIST].first = first;
         op_table[op]();
         if (trace)
             printf("op %ld: #%zu calls %ld.. pick %p cur_dev %d\n", ops, op, first, last_pick ? (void *)last_pick->p : NULL, cur_dev);

@@ -1046,22 +1046,16 @@ static uint8_t *pinned; /* hipHostMalloc'd staging of PIN_SIZE bytes: the GPU re
 /* One more read compared with the shadow. */
 static void checked(void) { data_checks++; }
 
-static hipError_t sem_wait1(hipExternalSemaphore_t s, uint64_t v, unsigned flags, hipStream_t st)
-{
-    hipExternalSemaphoreWaitParams p;
-    memset(&p, 0, sizeof p);
-    p.params.fence.value = v;
-    p.flags = flags;
-    return C(hipWaitExternalSemaphoresAsync)(&s, &p, 1, st);
-}
-
-static hipError_t sem_signal1(hipExternalSemaphore_t s, uint64_t v, unsigned flags, hipStream_t st)
+/* hipSignalExternalSemaphoresAsync (signal) or hipWaitExternalSemaphoresAsync of one semaphore at
+ * value v; the two parameter structs share one layout (test_interop checks it). */
+static hipError_t sem_call(int signal, hipExternalSemaphore_t s, uint64_t v, unsigned flags, hipStream_t st)
 {
     hipExternalSemaphoreSignalParams p;
     memset(&p, 0, sizeof p);
     p.params.fence.value = v;
     p.flags = flags;
-    return C(hipSignalExternalSemaphoresAsync)(&s, &p, 1, st);
+    return signal ? C(hipSignalExternalSemaphoresAsync)(&s, &p, 1, st)
+                  : C(hipWaitExternalSemaphoresAsync)(&s, (hipExternalSemaphoreWaitParams *)(void *)&p, 1, st);
 }
 
 /* A created stream (never the null stream: it would wait for the stream held by a semaphore). */
@@ -1158,7 +1152,7 @@ static void sem_wait_copy(int i)
     if (reached) /* the wait is satisfied at once: the bytes must be there before the copy is queued */
         for (size_t k = 0; k < len; k++)
             pinned[k] = (uint8_t)rnd();
-    if (sem_wait1(xsem[i].s, v, 0, s) != hipSuccess) {
+    if (sem_call(0, xsem[i].s, v, 0, s) != hipSuccess) {
         fail(calls, "hipWaitExternalSemaphoresAsync");
         return;
     }
@@ -1175,7 +1169,7 @@ static void sem_wait_copy(int i)
         psync_signal(&prod, xsem[i].h, v);
         break;
     case 1:
-        if (sem_signal1(xsem[i].s, v, 0, other) != hipSuccess)
+        if (sem_call(1, xsem[i].s, v, 0, other) != hipSuccess)
             fail(calls, "hipSignalExternalSemaphoresAsync from another stream");
         break;
     case 2:
@@ -1231,7 +1225,7 @@ static void sem_copy_signal(int i)
     memset(pinned, ~(a->shadow[off]), len);
     uint64_t v = xsem[i].timeline ? xsem[i].point + 1 + below(3) : 0;
     hipError_t e = C(hipMemcpyAsync)(pinned, a->p + off, len, hipMemcpyDeviceToHost, s);
-    if (e != hipSuccess || sem_signal1(xsem[i].s, v, 0, s) != hipSuccess) {
+    if (e != hipSuccess || sem_call(1, xsem[i].s, v, 0, s) != hipSuccess) {
         fail(calls, "hipMemcpyAsync + hipSignalExternalSemaphoresAsync");
         C(hipStreamSynchronize)(s);
         return;
@@ -1291,12 +1285,12 @@ static void op_extsem(void)
         if (below(2) && stale_sem)
             bad = stale_sem;
         if (bad) {
-            must_fail(sem_signal1(bad, 1, 0, s), "hipSignalExternalSemaphoresAsync of a stale or garbage semaphore");
-            must_fail(sem_wait1(bad, 1, 0, s), "hipWaitExternalSemaphoresAsync of a stale or garbage semaphore");
+            must_fail(sem_call(1, bad, 1, 0, s), "hipSignalExternalSemaphoresAsync of a stale or garbage semaphore");
+            must_fail(sem_call(0, bad, 1, 0, s), "hipWaitExternalSemaphoresAsync of a stale or garbage semaphore");
             must_fail(C(hipDestroyExternalSemaphore)(bad), "hipDestroyExternalSemaphore of a stale or garbage semaphore");
         }
-        must_fail(sem_signal1(xsem[i].s, 1, 1 + (unsigned)below(4), s), "hipSignalExternalSemaphoresAsync with flags");
-        must_fail(sem_wait1(xsem[i].s, 1, 1 + (unsigned)below(4), s), "hipWaitExternalSemaphoresAsync with flags");
+        must_fail(sem_call(1, xsem[i].s, 1, 1 + (unsigned)below(4), s), "hipSignalExternalSemaphoresAsync with flags");
+        must_fail(sem_call(0, xsem[i].s, 1, 1 + (unsigned)below(4), s), "hipWaitExternalSemaphoresAsync with flags");
         hipExternalSemaphoreSignalParams sp;
         memset(&sp, 0, sizeof sp);
         must_fail(C(hipSignalExternalSemaphoresAsync)(NULL, &sp, 1, s), "hipSignalExternalSemaphoresAsync(NULL)");
@@ -1306,8 +1300,8 @@ static void op_extsem(void)
             if (streams[k] == stale_stream)
                 stale_stream = NULL;
         if (stale_stream) {
-            must_fail(sem_wait1(xsem[i].s, 1, 0, stale_stream), "hipWaitExternalSemaphoresAsync on a destroyed stream");
-            must_fail(sem_signal1(xsem[i].s, 1, 0, stale_stream),
+            must_fail(sem_call(0, xsem[i].s, 1, 0, stale_stream), "hipWaitExternalSemaphoresAsync on a destroyed stream");
+            must_fail(sem_call(1, xsem[i].s, 1, 0, stale_stream),
                       "hipSignalExternalSemaphoresAsync on a destroyed stream");
         }
         break;
@@ -1864,7 +1858,7 @@ static void op_partner(void)
         plan_act(&q, a->size);
         q.point = ++psem_point;
         size_t len = q.len < PIN_SIZE ? q.len : PIN_SIZE;
-        if (sem_wait1(psem, q.point, 0, s) != hipSuccess) {
+        if (sem_call(0, psem, q.point, 0, s) != hipSuccess) {
             fail(calls, "hipWaitExternalSemaphoresAsync (partner's semaphore)");
             if (fd >= 0)
                 close(fd);

@@ -1116,3 +1116,60 @@ TEST(hipIpc_probe_fork_before_init)
     if (want)
         CHECK(n == atoi(want));
 }
+
+/* ---- found by the fuzzer (reliability/fuzz.c, two-process mode) ---- */
+
+static void hold_until_go(void *arg)
+{
+    CHECK(recv_u64(*(int *)arg) == 2);
+}
+
+static void ev_wait_destroy_importer(int fd, void *arg)
+{
+    (void)arg;
+    hipEvent_t ev;
+    void *p;
+    recv_event_and_mem(fd, &ev, &p);
+    hipStream_t st;
+    HIP_OK(hipStreamCreate(&st));
+    HIP_OK(hipLaunchHostFunc(st, hold_until_go, &fd)); /* the record stays pending until "go" */
+    HIP_OK(hipMemsetAsync(p, 0x5a, EV_SIZE, st));
+    HIP_OK(hipEventRecord(ev, st));
+    send_u64(fd, 1);
+    HIP_OK(hipStreamSynchronize(st));
+    CHECK(recv_u64(fd) == 3);
+    HIP_OK(hipStreamDestroy(st));
+    HIP_OK(hipIpcCloseMemHandle(p));
+    HIP_OK(hipEventDestroy(ev));
+}
+
+/* A stream waits (on the GPU) for an IPC event that another process has yet to complete, and the
+ * event is destroyed at once: the wait still ends, with no GPU fault (hipEventDestroy unmapped the
+ * event page under the stream's poll of it). */
+TEST(hipIpcEvent_destroyed_while_a_stream_waits)
+{
+    struct peer imp = spawn(ev_wait_destroy_importer, NULL);
+    hipEvent_t ev = NULL;
+    HIP_OK(hipEventCreateWithFlags(&ev, hipEventInterprocess | hipEventDisableTiming));
+    void *p = NULL, *back = NULL;
+    HIP_OK(hipMalloc(&p, EV_SIZE));
+    HIP_OK(hipMalloc(&back, EV_SIZE));
+    HIP_OK(hipMemset(p, 0, EV_SIZE));
+    send_event_and_mem(imp.fd, ev, p);
+    CHECK(recv_u64(imp.fd) == 1);
+    hipStream_t s;
+    HIP_OK(hipStreamCreate(&s));
+    HIP_OK(hipStreamWaitEvent(s, ev, 0));
+    HIP_OK(hipMemcpyAsync(back, p, EV_SIZE, hipMemcpyDeviceToDevice, s));
+    HIP_OK(hipEventDestroy(ev));
+    send_u64(imp.fd, 2); /* go */
+    HIP_OK(hipStreamSynchronize(s));
+    check_dev_bytes(back, EV_SIZE, 0x5a);
+    HIP_OK(hipMemset(back, 1, EV_SIZE));
+    HIP_OK(hipDeviceSynchronize());
+    send_u64(imp.fd, 3);
+    join(&imp, "importer");
+    HIP_OK(hipStreamDestroy(s));
+    HIP_OK(hipFree(p));
+    HIP_OK(hipFree(back));
+}

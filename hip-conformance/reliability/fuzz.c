@@ -9,7 +9,18 @@
  * event handles. Every device allocation has a host shadow copy: each call that succeeds updates
  * it, each call that fails must leave the memory as it was, and reads are compared with it.
  *
- *   kfdsim run -- fuzz [CALLS [SEED]]        (defaults: 20000 calls, seed 1)
+ *   kfdsim run [--gpus N] -- fuzz [CALLS [SEED [PROCESSES]]]   (defaults: 20000 calls, seed 1, 1)
+ *
+ * Also: external semaphores (binary and timeline DRM syncobjs made through the render node:
+ * waits ahead of copies that must see the bytes written before the signal, signals after copies,
+ * several in one call, destroy while waiting, stale, garbage and refused arguments), and the rest
+ * of the exports (op_misc: element fills, driver copies, contexts, versions, errors, limits,
+ * functions, modules, streams, events, memory pools, hints, VMM queries) with random and bad
+ * arguments. PROCESSES 2: a partner forked before the runtime initialises opens what this process
+ * shares over a socketpair (IPC memory and event handles, VMM shareable fds, dma-bufs, a timeline
+ * syncobj) and works on the shared memory one request at a time, so the shadows stay exact;
+ * forged and stale handles must be refused there. FUZZ_TRACE=1 prints each operation;
+ * FUZZ_SYNC=LO-HI synchronizes every device after operations LO..HI of op_table.
  *
  * CALLS counts API calls (every fuzzed call goes through the C() macro), not operations: an
  * operation makes 1 to 8 calls, and operations run until CALLS calls have been made.
@@ -18,8 +29,10 @@
  * pointer or handle, a range past the end of an allocation, a huge size) does not return
  * hipSuccess; every byte read back equals the shadow; at the end, once everything is freed,
  * the sim's accounting (kfdsim_stat) shows the VRAM bytes, GPU mappings and dma-buf fds of
- * the start. Prints "fuzz: N API calls in M operations, seed S, ..." and "RESULT: PASS|FAIL" (exit 0|1); the first
- * few failures name the call number, so `fuzz N S` with a smaller N reproduces them.
+ * the start (and the fd count). Prints "fuzz: N API calls (+P by the partner process) in M
+ * operations, ..., K must-fail calls checked, D data checks, L leaks, F failures" and
+ * "RESULT: PASS|FAIL" (exit 0|1); the first failures name the call number (and the first one the
+ * last 40 operations), so `fuzz N S` with a smaller N reproduces them.
  */
 #define _GNU_SOURCE
 #include <hip/hip_runtime_api.h>

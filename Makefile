@@ -55,9 +55,11 @@ asan: build
 	@$(CONF) asan
 
 ## The long fuzz run of the C ABI (hip-conformance/reliability/fuzz.c; `make test` runs a short
-## one): FUZZ_CALLS operations (default 1000000) per seed of FUZZ_SEEDS (1 2 3) on 1, 2 and 4 GPUs.
+## one): FUZZ_CALLS API calls (default 1000000) per run, each seed of FUZZ_SEEDS (1 2 3) in each
+## FUZZ_CONFIGS entry GPUS:PROCESSES (1:1 2:1 4:1 2:2), FUZZ_JOBS runs at once: 12 M calls by default.
 fuzz: build
-	@$(CONF) fuzz $(if $(FUZZ_CALLS),FUZZ_CALLS=$(FUZZ_CALLS)) $(if $(FUZZ_SEEDS),FUZZ_SEEDS="$(FUZZ_SEEDS)")
+	@$(CONF) fuzz $(if $(FUZZ_CALLS),FUZZ_CALLS=$(FUZZ_CALLS)) $(if $(FUZZ_SEEDS),FUZZ_SEEDS="$(FUZZ_SEEDS)") \
+	  $(if $(FUZZ_JOBS),FUZZ_JOBS=$(FUZZ_JOBS)) $(if $(FUZZ_CONFIGS),FUZZ_CONFIGS="$(FUZZ_CONFIGS)")
 
 ## Install like ROCm under $(DESTDIR)$(PREFIX): lib/libamdhip64.so.7 (+ the .so link; lib/compat/
 ## holds libamdhip64.so.5 and .so.6 links for binaries built against ROCm 5 or 6), include/hip/,

@@ -44,14 +44,19 @@ pub fn check_kind(kind: hipMemcpyKind) -> Result<(), hipError_t> {
 }
 
 impl Runtime {
-    /// The end of a copy's submissions: waits for the last fence when the caller asked (`sync`)
-    /// or when the work went to another stream than the caller's `s` (its order is kept by
-    /// waiting).
+    /// The end of a copy's submissions: when the work went to another stream than the caller's
+    /// `s` (a proxy, [`exec_stream`](Self::exec_stream)), `s`'s later work waits for it on the
+    /// GPU; waits for the last fence when the caller asked (`sync`).
     fn finish(&self, last: Option<Fence>, es: &Arc<Stream>, s: &Arc<Stream>, sync: bool) -> Result<(), hipError_t> {
-        match last {
-            Some(f) if sync || !Arc::ptr_eq(es, s) => self.fence_wait(&f),
-            _ => Ok(()),
+        let Some(f) = last else { return Ok(()) };
+        if !Arc::ptr_eq(es, s) {
+            // Work queued on `s` later comes after the proxy's (exec_stream).
+            self.stream_submit(s, std::slice::from_ref(&f), |_| Ok(()))?;
         }
+        if sync {
+            self.fence_wait(&f)?;
+        }
+        Ok(())
     }
 
     /// Classifies `[ptr, ptr+len)` for a read (`write == false`) or a write: the one range check
@@ -115,13 +120,18 @@ impl Runtime {
         (d, sr)
     }
 
-    /// The stream to run work touching `locs` on: `s` when its device reaches them all, else the
-    /// null stream of the VRAM's owner (after `s` is drained, so order is kept).
+    /// The stream to run work touching memory of device `owner` on: `s` when it is on that
+    /// device, else `s`'s proxy stream on `owner` ([`Runtime::stream_proxy`]), after a barrier
+    /// that makes it wait (on the GPU) for `s`'s work so far. Never blocks the host: `s` may be
+    /// waiting for an external semaphore that the caller signals only once this returns.
+    /// [`finish`](Self::finish) then orders `s`'s later work after the proxy's.
     fn exec_stream(&self, s: &Arc<Stream>, owner: Option<usize>) -> Result<Arc<Stream>, hipError_t> {
         match owner {
             Some(d) if d != s.dev => {
-                self.stream_sync(s)?;
-                self.null_stream(d)
+                let p = self.stream_proxy(s, d)?;
+                let before: Vec<Fence> = self.implicit_waits(s).into_iter().chain(s.last_fence()).collect();
+                self.stream_submit(&p, &before, |_| Ok(()))?;
+                Ok(p)
             }
             _ => Ok(s.clone()),
         }
@@ -352,8 +362,8 @@ impl Runtime {
         if let Some(slot) = edges {
             self.defer_free(f.clone(), slot);
         }
-        if sync || !Arc::ptr_eq(&es, s) {
-            self.fence_wait(&f)?;
+        self.finish(Some(f), &es, s, sync)?;
+        if sync {
             self.reclaim_deferred();
         }
         Ok(())

@@ -41,6 +41,9 @@ impl Runtime {
     /// Releases an event without waiting for its record; the timestamp slot is given back once
     /// the engine can no longer write it.
     pub fn event_destroy(&self, e: &Event) {
+        if let Some(p) = e.ipc.get() {
+            self.ipc_event_unexport(p);
+        }
         let fence = e.fence.lock().take();
         if let Some(s) = e.ts {
             match fence {

@@ -264,15 +264,20 @@ impl Runtime {
     }
 
     /// `hipStreamWaitEvent` on an IPC event: later work on `s` waits on the GPU (`sdma::poll_seq_ge`
-    /// on the completion counter, wrap-safe) for the records issued so far.
-    /// While the GPU waits, the `hipkfd-ipcwatch` thread looks for recorders that died.
+    /// on the completion counter, wrap-safe) for the records issued so far. The page stays mapped
+    /// until the poll has run, even if the event is destroyed first (the fuzzer's two-process
+    /// run: a hipEventDestroy right after hipStreamWaitEvent unmapped the page under the poll,
+    /// a GPU fault). While the GPU waits, the `hipkfd-ipcwatch` thread looks for recorders that
+    /// died.
     pub fn ipc_event_stream_wait(&self, page: &Arc<EventPage>, s: &Stream) -> Result<(), hipError_t> {
         let target = page.recorded();
         if page.done() >= target {
             return Ok(());
         }
-        self.stream_submit(s, &[], |pk| sdma::poll_seq_ge(pk, page.done_addr(), target))?;
+        let f = self.stream_submit(s, &[], |pk| sdma::poll_seq_ge(pk, page.done_addr(), target))?;
         watch(page.clone(), target);
+        let keep = page.clone();
+        self.after_fence(f, Box::new(move || drop(keep)));
         Ok(())
     }
 }

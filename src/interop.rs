@@ -436,11 +436,13 @@ fn waiter_thread() {
                     .syncobj_timeline_wait(&[j.sem.handle], &[j.point], 0, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT)
                     .is_ok();
             if ready {
-                j.word.store(1);
                 if !j.sem.timeline {
-                    // A binary wait consumes the signal (before any other job on it is polled).
+                    // A binary wait consumes the signal (before any other job on it is polled),
+                    // and before the stream goes on: a signal the stream queues next must not
+                    // be the one reset.
                     let _ = render.syncobj_signal_or_reset(&[j.sem.handle], true);
                 }
+                j.word.store(1);
             }
             !ready
         });

@@ -722,6 +722,14 @@ impl Runtime {
         Ok(Handle { kind: KIND_EVENT, instance: ipc.instance, token: page.token, size: 0, offset: 0 })
     }
 
+    /// `hipEventDestroy` of an event whose handle was given out: its token is refused from now on,
+    /// even while queued work still holds the page (a stream's wait, a record in flight).
+    pub fn ipc_event_unexport(&self, page: &EventPage) {
+        if let Some(ipc) = IPC.get() {
+            ipc.exports.lock().events.remove(&page.token);
+        }
+    }
+
     /// `hipIpcOpenEventHandle`: an event (`hipEventDisableTiming | hipEventInterprocess`) on
     /// device `dev` sharing the exporter's page. Errors: `hipErrorInvalidContext` (own handle),
     /// `hipErrorInvalidValue` (exporter gone or refusing), `hipErrorOutOfMemory`.

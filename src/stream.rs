@@ -51,6 +51,9 @@ pub struct Stream {
     pub cu_mask: std::sync::OnceLock<Vec<u32>>,
     /// The capture the stream takes part in, if any (src/graph.rs).
     pub capture: Mutex<Option<crate::graph::StreamCapture>>,
+    /// Streams on other devices that run this stream's work on their memory
+    /// ([`Runtime::stream_proxy`]); they go with it.
+    proxies: Mutex<Vec<Arc<Stream>>>,
 }
 
 impl Stream {
@@ -71,6 +74,7 @@ impl Stream {
             last: Mutex::new(None),
             cu_mask: Default::default(),
             capture: Mutex::new(None),
+            proxies: Mutex::new(Vec::new()),
         }
     }
 
@@ -133,7 +137,7 @@ impl Runtime {
     }
 
     /// The fences a submission to `s` must wait for first (null-stream semantics).
-    fn implicit_waits(&self, s: &Stream) -> Vec<Fence> {
+    pub(crate) fn implicit_waits(&self, s: &Stream) -> Vec<Fence> {
         let ds = &self.streams[s.dev];
         if s.is_null {
             ds.streams
@@ -174,6 +178,30 @@ impl Runtime {
         let f = Fence { queue: q, seq };
         *last = Some(f.clone());
         Ok(f)
+    }
+
+    /// `s`'s proxy on device `dev` (made on first use): a non-blocking stream of `dev` that runs
+    /// the work of `s` on `dev`'s memory (copies and fills of memory `s`'s device does not map),
+    /// each batch after a GPU wait for `s` (src/copy.rs, `exec_stream`). It has a queue of its own
+    /// when `s` has (the null stream, or after an external-semaphore wait or a host function), so
+    /// that a long wait on `s` holds no other stream's queue. Errors: `hipErrorOutOfMemory`.
+    pub fn stream_proxy(&self, s: &Arc<Stream>, dev: usize) -> Result<Arc<Stream>, hipError_t> {
+        use std::sync::atomic::Ordering;
+        let p = {
+            let mut proxies = s.proxies.lock();
+            match proxies.iter().find(|p| p.dev == dev) {
+                Some(p) => p.clone(),
+                None => {
+                    let p = self.stream_create(dev, STREAM_NON_BLOCKING, s.priority)?;
+                    proxies.push(p.clone());
+                    p
+                }
+            }
+        };
+        if s.own_queue.load(Ordering::Acquire) {
+            self.stream_detach(&p)?;
+        }
+        Ok(p)
     }
 
     /// Gives stream `s` a queue of its own (once; the null stream has one already), so that a

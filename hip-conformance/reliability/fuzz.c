@@ -9,7 +9,18 @@
  * event handles. Every device allocation has a host shadow copy: each call that succeeds updates
  * it, each call that fails must leave the memory as it was, and reads are compared with it.
  *
- *   kfdsim run -- fuzz [CALLS [SEED]]        (defaults: 20000 calls, seed 1)
+ *   kfdsim run [--gpus N] -- fuzz [CALLS [SEED [PROCESSES]]]   (defaults: 20000 calls, seed 1, 1)
+ *
+ * Also: external semaphores (binary and timeline DRM syncobjs made through the render node:
+ * waits ahead of copies that must see the bytes written before the signal, signals after copies,
+ * several in one call, destroy while waiting, stale, garbage and refused arguments), and the rest
+ * of the exports (op_misc: element fills, driver copies, contexts, versions, errors, limits,
+ * functions, modules, streams, events, memory pools, hints, VMM queries) with random and bad
+ * arguments. PROCESSES 2: a partner forked before the runtime initialises opens what this process
+ * shares over a socketpair (IPC memory and event handles, VMM shareable fds, dma-bufs, a timeline
+ * syncobj) and works on the shared memory one request at a time, so the shadows stay exact;
+ * forged and stale handles must be refused there. FUZZ_TRACE=1 prints each operation;
+ * FUZZ_SYNC=LO-HI synchronizes every device after operations LO..HI of op_table.
  *
  * CALLS counts API calls (every fuzzed call goes through the C() macro), not operations: an
  * operation makes 1 to 8 calls, and operations run until CALLS calls have been made.
@@ -18,14 +29,21 @@
  * pointer or handle, a range past the end of an allocation, a huge size) does not return
  * hipSuccess; every byte read back equals the shadow; at the end, once everything is freed,
  * the sim's accounting (kfdsim_stat) shows the VRAM bytes, GPU mappings and dma-buf fds of
- * the start. Prints "fuzz: N API calls in M operations, seed S, ..." and "RESULT: PASS|FAIL" (exit 0|1); the first
- * few failures name the call number, so `fuzz N S` with a smaller N reproduces them.
+ * the start (and the fd count). Prints "fuzz: N API calls (+P by the partner process) in M
+ * operations, ..., K must-fail calls checked, D data checks, L leaks, F failures" and
+ * "RESULT: PASS|FAIL" (exit 0|1); the first failures name the call number (and the first one the
+ * last 40 operations), so `fuzz N S` with a smaller N reproduces them.
  */
 #define _GNU_SOURCE
 #include <hip/hip_runtime_api.h>
 #include "../shared.h"
+#include "../interop_producer.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +91,8 @@ static hipStream_t streams[MAXS], stale_stream;
 static hipEvent_t events[MAXE], stale_event;
 static int ndev, cur_dev;
 static int st_dev[MAXS], ev_dev[MAXE];
-static long calls, ops, failures_expected, bad;
+static long calls, ops, failures_expected, bad, leaks;
+static long data_checks; /* reads compared with the shadow (or with bytes known otherwise) */
 
 /* Every fuzzed API call goes through C(): `C(hipMalloc)(&p, n)` counts one call, then makes it. */
 #define C(f) (calls++, f)
@@ -92,9 +111,23 @@ static size_t below(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
 static const struct alloc *last_pick; /* the allocation the current operation picked last */
 static const char *const kind_name[] = {"hipMalloc", "hipMallocManaged", "hipMallocAsync"};
 
+/* The last operations (op_table index, first call), printed at the first failure. */
+#define HIST 40
+static struct {
+    int op;
+    long first;
+} hist[HIST];
+static long nhist;
+
 static void fail(long call, const char *what)
 {
     bad++;
+    if (bad == 1 && nhist) {
+        printf("the last operations (op_table index: first call):");
+        for (long k = nhist > HIST ? nhist - HIST : 0; k < nhist; k++)
+            printf(" %d:%ld", hist[k % HIST].op, hist[k % HIST].first);
+        printf("\n");
+    }
     if (bad <= 30) {
         printf("FAIL at call %ld: %s", call, what);
         if (last_pick)
@@ -210,6 +243,8 @@ static void op_malloc_bad(void)
     must_fail(C(hipMalloc)(NULL, 4096), "C(hipMalloc)(NULL)");
 }
 
+static void forget_ipc_owner(const uint8_t *p);
+
 static void op_free(void)
 {
     if (nlive && below(4)) {
@@ -238,6 +273,7 @@ static void op_free(void)
             fail(calls, "hipFree/hipFreeAsync of a live allocation");
         if (live[i].kind != ALLOC_ASYNC) /* a pool keeps freed blocks mapped for reuse */
             remember_stale(live[i].p);
+        forget_ipc_owner(live[i].p);
         free(live[i].shadow);
         live[i] = live[--nlive];
         return;
@@ -303,7 +339,7 @@ static void op_read(void)
     uint8_t *dst = malloc(len + 1);
     if (C(hipMemcpy)(dst, a->p + off, len, hipMemcpyDeviceToHost) != hipSuccess)
         fail(calls, "in-bounds device-to-host copy");
-    else if (memcmp(dst, a->shadow + off, len) != 0) {
+    else if (data_checks++, memcmp(dst, a->shadow + off, len) != 0) {
         size_t i = 0;
         while (dst[i] == a->shadow[off + i])
             i++;
@@ -519,7 +555,7 @@ static void op_managed(void)
         char what[96];
         snprintf(what, sizeof what, "managed memory: device copy back: %s", hipGetErrorName(e));
         fail(calls, what);
-    } else if (memcmp(dst, m->shadow + off, len) != 0) {
+    } else if (data_checks++, memcmp(dst, m->shadow + off, len) != 0) {
         size_t i = 0;
         while (dst[i] == m->shadow[off + i])
             i++;
@@ -569,6 +605,7 @@ static void op_2d(void)
             fail(calls, "in-bounds hipMemcpy2D device to host");
             break;
         }
+        data_checks++;
         for (size_t r = 0; r < h; r++)
             if (memcmp(host + r * hp, a->shadow + (r0 + r) * a->pitch + c0, w) != 0) {
                 fail(calls, "hipMemcpy2D read back differs from the shadow");
@@ -638,7 +675,7 @@ static void op_copy_driver(void)
         } else {
             e = C(hipMemcpyDtoH)(buf, (hipDeviceptr_t)(a->p + off), len);
         }
-        if (e != hipSuccess || memcmp(buf, a->shadow + off, len) != 0)
+        if (e != hipSuccess || (data_checks++, memcmp(buf, a->shadow + off, len) != 0))
             fail(calls, "in-bounds hipMemcpyDtoH/hipMemcpyDtoHAsync, data checked");
         break;
     }
@@ -723,7 +760,7 @@ static void op_dmabuf(void)
     } else {
         uint8_t *back = malloc(bd.size);
         if (C(hipMemcpy)(back, m, bd.size, hipMemcpyDeviceToHost) != hipSuccess ||
-            memcmp(back, a->shadow + bd.offset, bd.size) != 0)
+            (data_checks++, memcmp(back, a->shadow + bd.offset, bd.size) != 0))
             fail(calls, "imported dma-buf differs from the shadow");
         free(back);
         if (C(hipFree)(m) != hipSuccess)
@@ -778,7 +815,7 @@ static void op_host_register(void)
             size_t off = below(hreg[i].size), len = below(hreg[i].size - off + 1);
             uint8_t *tmp = malloc(len + 1);
             if (C(hipMemcpy)(tmp, (uint8_t *)d + off, len, hipMemcpyDeviceToHost) != hipSuccess ||
-                memcmp(tmp, hreg[i].p + off, len) != 0)
+                (data_checks++, memcmp(tmp, hreg[i].p + off, len) != 0))
                 fail(calls, "registered buffer read through its device pointer");
             free(tmp);
         }
@@ -982,7 +1019,7 @@ static void op_vmm(void)
                 C(hipMemcpy)(back, (uint8_t *)va + size - sizeof back, sizeof back, hipMemcpyDeviceToHost) != hipSuccess)
                 fail(calls, "VMM map, access, fill, read");
             else
-                for (size_t i = 0; i < sizeof back; i++)
+                for (size_t i = (data_checks++, 0); i < sizeof back; i++)
                     if (back[i] != v) {
                         fail(calls, "VMM data differs");
                         break;
@@ -1001,6 +1038,1377 @@ static void op_vmm(void)
     if (C(hipMemRelease)(h) != hipSuccess)
         fail(calls, "hipMemRelease");
     must_fail(C(hipMemRelease)(h), "hipMemRelease twice");
+}
+
+/* ---- external semaphores: DRM syncobjs made through the render node, as a Vulkan driver does
+ * (interop_producer.h), imported with hipImportExternalSemaphore ---- */
+
+#define MAXX 4
+#define PIN_SIZE (256 << 10)
+static struct {
+    hipExternalSemaphore_t s;
+    uint32_t h;      /* the syncobj in prod's render-node file */
+    int timeline;
+    uint64_t point;  /* timeline: the last point signalled */
+    int set;         /* binary: signalled and not yet consumed by a wait */
+} xsem[MAXX];
+static hipExternalSemaphore_t stale_sem;
+static struct producer prod;
+static int have_prod;
+static uint8_t *pinned; /* hipHostMalloc'd staging of PIN_SIZE bytes: the GPU reads it when the copy runs */
+/* One more read compared with the shadow. */
+static void checked(void) { data_checks++; }
+
+/* hipSignalExternalSemaphoresAsync (signal) or hipWaitExternalSemaphoresAsync of one semaphore at
+ * value v; the two parameter structs share one layout (test_interop checks it). */
+static hipError_t sem_call(int signal, hipExternalSemaphore_t s, uint64_t v, unsigned flags, hipStream_t st)
+{
+    hipExternalSemaphoreSignalParams p;
+    memset(&p, 0, sizeof p);
+    p.params.fence.value = v;
+    p.flags = flags;
+    return signal ? C(hipSignalExternalSemaphoresAsync)(&s, &p, 1, st)
+                  : C(hipWaitExternalSemaphoresAsync)(&s, (hipExternalSemaphoreWaitParams *)(void *)&p, 1, st);
+}
+
+/* A created stream (never the null stream: it would wait for the stream held by a semaphore). */
+static hipStream_t created_stream(hipStream_t not)
+{
+    for (int k = 0, i = (int)below(MAXS); k < MAXS; k++, i = (i + 1) % MAXS)
+        if (streams[i] && streams[i] != not)
+            return streams[i];
+    return NULL;
+}
+
+static void sem_import(int i)
+{
+    int fd = -1, timeline = (int)below(2);
+    uint32_t h = psync_create(&prod, &fd);
+    hipExternalSemaphoreHandleDesc d;
+    memset(&d, 0, sizeof d);
+    d.type = timeline ? hipExternalSemaphoreHandleTypeTimelineSemaphoreFd : hipExternalSemaphoreHandleTypeOpaqueFd;
+    d.handle.fd = fd;
+    hipExternalSemaphore_t s = NULL;
+    switch (below(6)) { /* a bad descriptor first: must fail and leave the fd to us */
+    case 0: {
+        hipExternalSemaphoreHandleDesc b = d;
+        b.flags = 1 + (unsigned)below(8);
+        must_fail(C(hipImportExternalSemaphore)(&s, &b), "hipImportExternalSemaphore with flags");
+        break;
+    }
+    case 1: {
+        hipExternalSemaphoreHandleDesc b = d;
+        b.type = (hipExternalSemaphoreHandleType)(below(2) ? 10 + below(1000) : -1);
+        must_fail(C(hipImportExternalSemaphore)(&s, &b), "hipImportExternalSemaphore of an unknown type");
+        break;
+    }
+    case 2: {
+        hipExternalSemaphoreHandleDesc b = d;
+        int mfd = memfd_create("fuzz-not-a-syncobj", MFD_CLOEXEC);
+        b.handle.fd = below(2) ? mfd : (below(2) ? -1 : 100000 + (int)below(1000));
+        must_fail(C(hipImportExternalSemaphore)(&s, &b), "hipImportExternalSemaphore of a non-syncobj fd");
+        if (fcntl(mfd, F_GETFD) < 0)
+            fail(calls, "a refused hipImportExternalSemaphore closed the fd");
+        close(mfd);
+        break;
+    }
+    case 3:
+        must_fail(C(hipImportExternalSemaphore)(NULL, &d), "hipImportExternalSemaphore(NULL)");
+        must_fail(C(hipImportExternalSemaphore)(&s, NULL), "hipImportExternalSemaphore(desc NULL)");
+        break;
+    default:
+        break;
+    }
+    if (fcntl(fd, F_GETFD) < 0)
+        fail(calls, "a refused hipImportExternalSemaphore closed the syncobj fd");
+    if (C(hipImportExternalSemaphore)(&s, &d) != hipSuccess) {
+        fail(calls, "hipImportExternalSemaphore of a syncobj");
+        close(fd);
+        drmSyncobjDestroy(prod.fd, h);
+        return;
+    }
+    xsem[i].s = s;
+    xsem[i].h = h;
+    xsem[i].timeline = timeline;
+    xsem[i].point = 0;
+    xsem[i].set = 0;
+}
+
+static void sem_destroy(int i)
+{
+    if (C(hipDestroyExternalSemaphore)(xsem[i].s) != hipSuccess)
+        fail(calls, "hipDestroyExternalSemaphore");
+    stale_sem = xsem[i].s;
+    drmSyncobjDestroy(prod.fd, xsem[i].h);
+    xsem[i].s = NULL;
+}
+
+/* The next value to wait for (timeline: past the last point, so nobody has signalled it yet). */
+static uint64_t sem_next(int i) { return xsem[i].timeline ? xsem[i].point + 1 + below(3) : 0; }
+
+/* Wait then copy: a stream waits on semaphore i, then copies pinned host memory into an
+ * allocation; the host writes the bytes only after queueing both, then signals (from the host, or
+ * from another stream, or by destroying the semaphore, which releases the stream): the copy must
+ * see the bytes written before the signal. */
+static void sem_wait_copy(int i)
+{
+    struct alloc *a = pick();
+    hipStream_t s = created_stream(NULL);
+    if (!a || !s)
+        return;
+    size_t off, len;
+    range(a, &off, &len);
+    if (len > PIN_SIZE)
+        len = PIN_SIZE;
+    int reached = (xsem[i].timeline && xsem[i].point && !below(4)) || (!xsem[i].timeline && xsem[i].set);
+    uint64_t v = reached ? (xsem[i].timeline ? 1 + below(xsem[i].point) : 0) : sem_next(i);
+    if (reached) /* the wait is satisfied at once: the bytes must be there before the copy is queued */
+        for (size_t k = 0; k < len; k++)
+            pinned[k] = (uint8_t)rnd();
+    if (sem_call(0, xsem[i].s, v, 0, s) != hipSuccess) {
+        fail(calls, "hipWaitExternalSemaphoresAsync");
+        return;
+    }
+    hipError_t e = C(hipMemcpyAsync)(a->p + off, pinned, len, hipMemcpyHostToDevice, s);
+    if (!reached)
+        for (size_t k = 0; k < len; k++)
+            pinned[k] = (uint8_t)rnd();
+    int how = reached ? -1 : (int)below(4);
+    hipStream_t other = created_stream(s);
+    if (how == 1 && !other)
+        how = 0;
+    switch (how) {
+    case 0:
+        psync_signal(&prod, xsem[i].h, v);
+        break;
+    case 1:
+        if (sem_call(1, xsem[i].s, v, 0, other) != hipSuccess)
+            fail(calls, "hipSignalExternalSemaphoresAsync from another stream");
+        break;
+    case 2:
+        sem_destroy(i); /* releases the waiting stream */
+        break;
+    case 3:
+        if (xsem[i].timeline) { /* past the value waited for */
+            v += below(5);
+            psync_signal(&prod, xsem[i].h, v);
+        } else
+            psync_signal(&prod, xsem[i].h, 0);
+        break;
+    default:
+        break;
+    }
+    if (xsem[i].s && xsem[i].timeline && v > xsem[i].point)
+        xsem[i].point = v;
+    if (xsem[i].s && !xsem[i].timeline)
+        xsem[i].set = 0; /* the wait consumed it */
+    if (e == hipSuccess)
+        e = C(hipStreamSynchronize)(s);
+    if (how == 1 && C(hipStreamSynchronize)(other) != hipSuccess)
+        fail(calls, "hipStreamSynchronize of the signalling stream");
+    if (e != hipSuccess) {
+        fail(calls, "hipMemcpyAsync after an external-semaphore wait");
+        return;
+    }
+    memcpy(a->shadow + off, pinned, len);
+    uint8_t *back = malloc(len + 1);
+    checked();
+    if (C(hipMemcpy)(back, a->p + off, len, hipMemcpyDeviceToHost) != hipSuccess ||
+        memcmp(back, a->shadow + off, len) != 0)
+        fail(calls, "a copy queued after an external-semaphore wait ran before the signal");
+    free(back);
+}
+
+/* Copy then signal: a stream copies an allocation into pinned memory, then signals; once the host
+ * sees the signal, the bytes are there. */
+static void sem_copy_signal(int i)
+{
+    struct alloc *a = pick();
+    hipStream_t s = below(4) ? created_stream(NULL) : NULL;
+    if (!a)
+        return;
+    size_t off, len;
+    range(a, &off, &len);
+    if (len > PIN_SIZE)
+        len = PIN_SIZE;
+    if (!xsem[i].timeline && xsem[i].set) { /* else the old signal would answer the wait below; before the signal is queued */
+        drmSyncobjReset(prod.fd, &xsem[i].h, 1);
+        xsem[i].set = 0;
+    }
+    memset(pinned, ~(a->shadow[off]), len);
+    uint64_t v = xsem[i].timeline ? xsem[i].point + 1 + below(3) : 0;
+    hipError_t e = C(hipMemcpyAsync)(pinned, a->p + off, len, hipMemcpyDeviceToHost, s);
+    if (e != hipSuccess || sem_call(1, xsem[i].s, v, 0, s) != hipSuccess) {
+        fail(calls, "hipMemcpyAsync + hipSignalExternalSemaphoresAsync");
+        C(hipStreamSynchronize)(s);
+        return;
+    }
+    if (psync_wait(&prod, xsem[i].h, v, 20000) != 0) {
+        hipError_t qe = C(hipStreamQuery)(s);
+        C(hipStreamSynchronize)(s); /* the copy still writes pinned memory */
+        char what[200];
+        snprintf(what, sizeof what,
+                 "hipSignalExternalSemaphoresAsync: the syncobj was not signalled in 20 s (%s, point %llu, stream %s; "
+                 "after a stream sync: %s)",
+                 xsem[i].timeline ? "timeline" : "binary", (unsigned long long)v, hipGetErrorName(qe),
+                 psync_wait(&prod, xsem[i].h, v, 0) == 0 ? "signalled" : "not signalled");
+        fail(calls, what);
+        return;
+    }
+    checked();
+    if (memcmp(pinned, a->shadow + off, len) != 0)
+        fail(calls, "a semaphore signalled before the copy queued ahead of it was done");
+    if (xsem[i].timeline) {
+        xsem[i].point = v;
+        if (psync_point(&prod, xsem[i].h) != v)
+            fail(calls, "the timeline point after hipSignalExternalSemaphoresAsync");
+    } else
+        xsem[i].set = 1;
+    if (C(hipStreamSynchronize)(s) != hipSuccess)
+        fail(calls, "hipStreamSynchronize after a signal");
+}
+
+static void op_extsem(void)
+{
+    if (!have_prod)
+        return;
+    int i = (int)below(MAXX);
+    if (!xsem[i].s) {
+        sem_import(i);
+        return;
+    }
+    switch (below(6)) {
+    case 0:
+        sem_destroy(i);
+        must_fail(C(hipDestroyExternalSemaphore)(stale_sem), "hipDestroyExternalSemaphore twice");
+        break;
+    case 1:
+    case 2:
+        sem_wait_copy(i);
+        break;
+    case 3:
+        sem_copy_signal(i);
+        break;
+    case 4: { /* refused calls: flags, null arrays, stale and garbage handles, a destroyed stream */
+        hipStream_t s = any_stream();
+        hipExternalSemaphore_t bad = (hipExternalSemaphore_t)foreign_ptr(0);
+        for (int k = 0; k < MAXX; k++)
+            if (xsem[k].s == stale_sem) /* the handle's memory was reused */
+                stale_sem = NULL;
+        if (below(2) && stale_sem)
+            bad = stale_sem;
+        if (bad) {
+            must_fail(sem_call(1, bad, 1, 0, s), "hipSignalExternalSemaphoresAsync of a stale or garbage semaphore");
+            must_fail(sem_call(0, bad, 1, 0, s), "hipWaitExternalSemaphoresAsync of a stale or garbage semaphore");
+            must_fail(C(hipDestroyExternalSemaphore)(bad), "hipDestroyExternalSemaphore of a stale or garbage semaphore");
+        }
+        must_fail(sem_call(1, xsem[i].s, 1, 1 + (unsigned)below(4), s), "hipSignalExternalSemaphoresAsync with flags");
+        must_fail(sem_call(0, xsem[i].s, 1, 1 + (unsigned)below(4), s), "hipWaitExternalSemaphoresAsync with flags");
+        hipExternalSemaphoreSignalParams sp;
+        memset(&sp, 0, sizeof sp);
+        must_fail(C(hipSignalExternalSemaphoresAsync)(NULL, &sp, 1, s), "hipSignalExternalSemaphoresAsync(NULL)");
+        must_fail(C(hipSignalExternalSemaphoresAsync)(&xsem[i].s, NULL, 1, s),
+                  "hipSignalExternalSemaphoresAsync(params NULL)");
+        for (int k = 0; k < MAXS; k++)
+            if (streams[k] == stale_stream)
+                stale_stream = NULL;
+        if (stale_stream) {
+            must_fail(sem_call(0, xsem[i].s, 1, 0, stale_stream), "hipWaitExternalSemaphoresAsync on a destroyed stream");
+            must_fail(sem_call(1, xsem[i].s, 1, 0, stale_stream),
+                      "hipSignalExternalSemaphoresAsync on a destroyed stream");
+        }
+        break;
+    }
+    default: { /* several semaphores in one wait, all signalled from the host in random order */
+        hipExternalSemaphore_t ss[MAXX];
+        hipExternalSemaphoreWaitParams wp[MAXX];
+        int idx[MAXX], n = 0;
+        memset(wp, 0, sizeof wp);
+        for (int k = 0; k < MAXX; k++)
+            if (xsem[k].s && !xsem[k].set) {
+                idx[n] = k;
+                ss[n] = xsem[k].s;
+                wp[n].params.fence.value = sem_next(k);
+                n++;
+            }
+        hipStream_t s = created_stream(NULL);
+        struct alloc *a = pick();
+        if (!n || !s || !a)
+            break;
+        if (C(hipWaitExternalSemaphoresAsync)(ss, wp, (unsigned)n, s) != hipSuccess) {
+            fail(calls, "hipWaitExternalSemaphoresAsync of several");
+            break;
+        }
+        size_t len = a->size < PIN_SIZE ? a->size : PIN_SIZE;
+        hipError_t e = C(hipMemcpyAsync)(a->p, pinned, len, hipMemcpyHostToDevice, s);
+        for (size_t k = 0; k < len; k++)
+            pinned[k] = (uint8_t)rnd();
+        for (int k = n - 1; k >= 0; k--) {
+            psync_signal(&prod, xsem[idx[k]].h, wp[k].params.fence.value);
+            if (xsem[idx[k]].timeline)
+                xsem[idx[k]].point = wp[k].params.fence.value;
+        }
+        if (e == hipSuccess)
+            e = C(hipStreamSynchronize)(s);
+        if (e != hipSuccess) {
+            fail(calls, "copy after a wait on several semaphores");
+            break;
+        }
+        memcpy(a->shadow, pinned, len);
+        uint8_t *back = malloc(len);
+        checked();
+        if (C(hipMemcpy)(back, a->p, len, hipMemcpyDeviceToHost) != hipSuccess || memcmp(back, a->shadow, len) != 0)
+            fail(calls, "a copy queued after a wait on several semaphores ran before the last signal");
+        free(back);
+        break;
+    }
+    }
+}
+
+/* ---- two processes: a partner process, forked before the runtime initialises, opens what this
+ * one shares over a socketpair (IPC memory and event handles, VMM shareable fds, dma-bufs, a
+ * syncobj fd) and works on the shared memory as asked; one request at a time, so the shadow
+ * copies stay exact ---- */
+
+enum { P_QUIT, P_IPC, P_IPC_BAD, P_EVENT, P_VMM, P_DMABUF, P_SEM };
+enum { ACT_WRITE, ACT_FILL, ACT_READ }; /* pattern from a seed, hipMemset, read back (hash) */
+
+struct preq {
+    int cmd, act, dev, has_fd;
+    uint64_t off, len, val, size, point;
+    hipIpcMemHandle_t mh;
+    hipIpcEventHandle_t eh;
+};
+struct prep {
+    int e;          /* hipError_t of the call the request is about */
+    uint64_t hash;  /* ACT_READ: of the bytes read */
+    long calls;     /* P_QUIT: the partner's API calls; -1 when its own checks failed */
+};
+
+static int psock = -1;
+static pid_t partner_pid;
+static long partner_calls, partner_bad;
+
+static uint64_t fnv(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* ACT_WRITE's bytes: a xorshift stream from `seed`. */
+static void pattern(uint8_t *p, size_t n, uint64_t seed)
+{
+    uint64_t x = seed | 1;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        p[i] = (uint8_t)x;
+    }
+}
+
+static int psend(int sock, const void *m, size_t n, int fd)
+{
+    struct iovec iov = {(void *)m, n};
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct msghdr h;
+    memset(&h, 0, sizeof h);
+    memset(cbuf, 0, sizeof cbuf);
+    h.msg_iov = &iov;
+    h.msg_iovlen = 1;
+    if (fd >= 0) {
+        h.msg_control = cbuf;
+        h.msg_controllen = sizeof cbuf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&h);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    return sendmsg(sock, &h, 0) == (ssize_t)n;
+}
+
+/* Receives one message of n bytes (and its fd, else -1); 0 when the other side is gone. */
+static int precv(int sock, void *m, size_t n, int *fd)
+{
+    struct iovec iov = {m, n};
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct msghdr h;
+    memset(&h, 0, sizeof h);
+    h.msg_iov = &iov;
+    h.msg_iovlen = 1;
+    h.msg_control = cbuf;
+    h.msg_controllen = sizeof cbuf;
+    *fd = -1;
+    if (recvmsg(sock, &h, MSG_CMSG_CLOEXEC) != (ssize_t)n)
+        return 0;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&h);
+    if (c && c->cmsg_type == SCM_RIGHTS)
+        memcpy(fd, CMSG_DATA(c), sizeof(int));
+    return 1;
+}
+
+/* The partner's work on [p, p + len): write a pattern, fill, or read (hash into r). Synchronous. */
+static hipError_t partner_act(const struct preq *q, uint8_t *p, struct prep *r)
+{
+    hipError_t e = hipSuccess;
+    uint8_t *buf = malloc(q->len + 1);
+    switch (q->act) {
+    case ACT_WRITE:
+        pattern(buf, q->len, q->val);
+        e = C(hipMemcpy)(p, buf, q->len, hipMemcpyHostToDevice);
+        break;
+    case ACT_FILL:
+        e = C(hipMemset)(p, (int)q->val, q->len);
+        break;
+    default:
+        e = C(hipMemcpy)(buf, p, q->len, hipMemcpyDeviceToHost);
+        r->hash = fnv(buf, q->len);
+        break;
+    }
+    if (e == hipSuccess)
+        e = C(hipDeviceSynchronize)();
+    free(buf);
+    return e;
+}
+
+static int partner_main(int sock)
+{
+    struct preq q;
+    struct prep r;
+    int fd;
+    /* A stream per device; what an asynchronous request (P_EVENT, P_SEM) left on `st` is
+     * finished at the next request. */
+    hipStream_t dst[8] = {NULL}, st = NULL;
+    void *open_mem = NULL;
+    hipEvent_t open_ev = NULL;
+    hipExternalSemaphore_t sem = NULL;
+    while (precv(sock, &q, sizeof q, &fd)) {
+        memset(&r, 0, sizeof r);
+        if (st && C(hipStreamSynchronize)(st) != hipSuccess)
+            partner_bad++;
+        if (open_mem && C(hipIpcCloseMemHandle)(open_mem) != hipSuccess)
+            partner_bad++;
+        if (open_ev && C(hipEventDestroy)(open_ev) != hipSuccess)
+            partner_bad++;
+        open_mem = NULL;
+        open_ev = NULL;
+        if (q.cmd == P_QUIT) {
+            if (sem && C(hipDestroyExternalSemaphore)(sem) != hipSuccess)
+                partner_bad++;
+            for (int d = 0; d < 8; d++)
+                if (dst[d] && C(hipStreamDestroy)(dst[d]) != hipSuccess)
+                    partner_bad++;
+            r.calls = partner_bad ? -1 : calls;
+            psend(sock, &r, sizeof r, -1);
+            return partner_bad ? 1 : 0;
+        }
+        if (q.dev < 0 || q.dev >= 8 || C(hipSetDevice)(q.dev) != hipSuccess) {
+            partner_bad++;
+            q.dev = 0;
+        }
+        if (!dst[q.dev] && C(hipStreamCreateWithFlags)(&dst[q.dev], hipStreamNonBlocking) != hipSuccess)
+            partner_bad++;
+        st = dst[q.dev];
+        void *p = NULL;
+        switch (q.cmd) {
+        case P_IPC:
+            r.e = C(hipIpcOpenMemHandle)(&p, q.mh, hipIpcMemLazyEnablePeerAccess);
+            if (r.e == hipSuccess) {
+                r.e = partner_act(&q, (uint8_t *)p + q.off, &r);
+                if (C(hipIpcCloseMemHandle)(p) != hipSuccess)
+                    partner_bad++;
+            }
+            break;
+        case P_IPC_BAD: {
+            hipEvent_t ev = NULL;
+            r.e = C(hipIpcOpenMemHandle)(&p, q.mh, hipIpcMemLazyEnablePeerAccess);
+            if (r.e == hipSuccess)
+                C(hipIpcCloseMemHandle)(p);
+            else if (C(hipIpcOpenEventHandle)(&ev, q.eh) == hipSuccess) {
+                r.e = hipSuccess;
+                C(hipEventDestroy)(ev);
+            }
+            break;
+        }
+        case P_EVENT:
+            r.e = C(hipIpcOpenMemHandle)(&open_mem, q.mh, hipIpcMemLazyEnablePeerAccess);
+            if (r.e == hipSuccess)
+                r.e = C(hipIpcOpenEventHandle)(&open_ev, q.eh);
+            if (r.e == hipSuccess)
+                r.e = C(hipMemsetAsync)((uint8_t *)open_mem + q.off, (int)q.val, q.len, st);
+            if (r.e == hipSuccess)
+                r.e = C(hipEventRecord)(open_ev, st); /* replies before the fill is done */
+            break;
+        case P_VMM: {
+            hipMemGenericAllocationHandle_t h;
+            r.e = C(hipMemImportFromShareableHandle)(&h, (void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor);
+            if (r.e != hipSuccess)
+                break;
+            void *va = NULL;
+            hipMemAccessDesc acc = vmm_access_desc(q.dev, hipMemAccessFlagsProtReadWrite);
+            if ((r.e = C(hipMemAddressReserve)(&va, q.size, 0, NULL, 0)) == hipSuccess) {
+                if ((r.e = C(hipMemMap)(va, q.size, 0, h, 0)) == hipSuccess) {
+                    if ((r.e = C(hipMemSetAccess)(va, q.size, &acc, 1)) == hipSuccess)
+                        r.e = partner_act(&q, (uint8_t *)va + q.off, &r);
+                    C(hipMemUnmap)(va, q.size);
+                }
+                C(hipMemAddressFree)(va, q.size);
+            }
+            if (C(hipMemRelease)(h) != hipSuccess)
+                partner_bad++;
+            break;
+        }
+        case P_DMABUF: {
+            hipExternalMemoryHandleDesc d = dmabuf_import_desc(fd, q.size);
+            hipExternalMemory_t m = NULL;
+            r.e = C(hipImportExternalMemory)(&m, &d);
+            if (r.e != hipSuccess)
+                break;
+            fd = -1; /* the import owns it */
+            hipExternalMemoryBufferDesc bd;
+            memset(&bd, 0, sizeof bd);
+            bd.size = q.size;
+            if ((r.e = C(hipExternalMemoryGetMappedBuffer)(&p, m, &bd)) == hipSuccess) {
+                r.e = partner_act(&q, (uint8_t *)p + q.off, &r);
+                C(hipFree)(p);
+            }
+            if (C(hipDestroyExternalMemory)(m) != hipSuccess)
+                partner_bad++;
+            break;
+        }
+        case P_SEM:
+            if (fd >= 0) { /* the syncobj, once */
+                hipExternalSemaphoreHandleDesc d;
+                memset(&d, 0, sizeof d);
+                d.type = hipExternalSemaphoreHandleTypeTimelineSemaphoreFd;
+                d.handle.fd = fd;
+                if (C(hipImportExternalSemaphore)(&sem, &d) != hipSuccess)
+                    partner_bad++;
+                else
+                    fd = -1;
+            }
+            r.e = C(hipIpcOpenMemHandle)(&open_mem, q.mh, hipIpcMemLazyEnablePeerAccess);
+            if (r.e == hipSuccess)
+                r.e = C(hipMemsetAsync)((uint8_t *)open_mem + q.off, (int)q.val, q.len, st);
+            if (r.e == hipSuccess) { /* the fill, then the signal: replies before either ran */
+                hipExternalSemaphoreSignalParams sp;
+                memset(&sp, 0, sizeof sp);
+                sp.params.fence.value = q.point;
+                r.e = C(hipSignalExternalSemaphoresAsync)(&sem, &sp, 1, st);
+            }
+            break;
+        default:
+            partner_bad++;
+            break;
+        }
+        if (fd >= 0)
+            close(fd);
+        if (!psend(sock, &r, sizeof r, -1))
+            return 1;
+    }
+    return 1;
+}
+
+/* Every device idle: the partner's work on shared memory then races nothing of ours. */
+static void sync_all(void)
+{
+    for (int d = 0; d < ndev; d++) {
+        C(hipSetDevice)(d);
+        C(hipDeviceSynchronize)();
+    }
+    C(hipSetDevice)(cur_dev);
+}
+
+static struct prep ask(struct preq *q, int fd)
+{
+    struct prep r;
+    int rfd;
+    memset(&r, 0, sizeof r);
+    if (!psend(psock, q, sizeof *q, fd) || !precv(psock, &r, sizeof r, &rfd)) {
+        fail(calls, "the partner process is gone");
+        close(psock);
+        psock = -1;
+        r.e = hipErrorUnknown;
+    }
+    return r;
+}
+
+/* The request's action on [off, +len) of memory whose shadow is sh: the expected effect. */
+static void plan_act(struct preq *q, size_t room)
+{
+    q->act = (int)below(3);
+    q->off = below(room);
+    q->len = below(room - q->off + 1);
+    q->val = rnd();
+    q->dev = (int)below((size_t)ndev);
+}
+
+/* After the partner's answer: the shadow takes its write, a read must match the shadow. */
+static void apply_act(const struct preq *q, const struct prep *r, uint8_t *sh, const char *what)
+{
+    char msg[128];
+    if (r->e != hipSuccess) {
+        snprintf(msg, sizeof msg, "partner: %s: %s", what, hipGetErrorName((hipError_t)r->e));
+        fail(calls, msg);
+        return;
+    }
+    if (q->act == ACT_WRITE)
+        pattern(sh + q->off, q->len, q->val);
+    else if (q->act == ACT_FILL)
+        memset(sh + q->off, (int)(uint8_t)q->val, q->len);
+    else {
+        data_checks++;
+        if (r->hash != fnv(sh + q->off, q->len)) {
+            snprintf(msg, sizeof msg, "partner: %s: the bytes read differ from the shadow", what);
+            fail(calls, msg);
+        }
+    }
+}
+
+#define MAXSTALEH 8
+static hipIpcMemHandle_t stale_mh[MAXSTALEH];
+static const uint8_t *stale_mh_owner[MAXSTALEH]; /* NULL once hipFree'd (op_free) */
+static int nstale_mh;
+static hipIpcEventHandle_t stale_eh;
+static int have_stale_eh;
+static uint32_t psem_h;       /* the syncobj shared with the partner (prod's file) */
+static hipExternalSemaphore_t psem;
+static uint64_t psem_point;
+static int psem_sent;
+
+static void op_partner(void)
+{
+    if (psock < 0)
+        return;
+    struct alloc *a = pick();
+    struct preq q;
+    struct prep r;
+    memset(&q, 0, sizeof q);
+    sync_all();
+    int op = (int)below(7);
+    if (a && a->kind != ALLOC_DEVICE && (op <= 1 || op == 3 || op == 6))
+        return;
+    switch (op) {
+    case 0:
+    case 1: { /* IPC memory, at an interior pointer sometimes */
+        if (!a)
+            return;
+        size_t ioff = below(2) ? below(a->size) : 0;
+        if (C(hipIpcGetMemHandle)(&q.mh, a->p + ioff) != hipSuccess) {
+            fail(calls, "hipIpcGetMemHandle of a live hipMalloc");
+            return;
+        }
+        q.cmd = P_IPC;
+        plan_act(&q, a->size - ioff);
+        r = ask(&q, -1);
+        apply_act(&q, &r, a->shadow + ioff, "hipIpcOpenMemHandle + work");
+        if (nstale_mh < MAXSTALEH && !below(4)) { /* freed later: kept as a stale handle */
+            int k = nstale_mh;
+            for (int j = 0; j < nstale_mh; j++)
+                if (!memcmp(&stale_mh[j], &q.mh, sizeof q.mh))
+                    k = -1;
+            if (k >= 0) {
+                stale_mh_owner[nstale_mh] = a->p;
+                stale_mh[nstale_mh++] = q.mh;
+            }
+        }
+        break;
+    }
+    case 2: { /* forged and stale handles: both opens must fail */
+        q.cmd = P_IPC_BAD;
+        int which = (int)below(3);
+        uint8_t *b = (uint8_t *)&q.mh;
+        int k = nstale_mh ? (int)below((size_t)nstale_mh) : -1;
+        if (which == 2 && (k < 0 || stale_mh_owner[k]))
+            which = 0; /* its allocation is live still */
+        if (which == 0 || (which == 1 && (!a || a->kind != ALLOC_DEVICE))) {
+            for (size_t k = 0; k < sizeof q.mh; k++)
+                b[k] = (uint8_t)rnd();
+        } else if (which == 1) { /* a live handle with one byte changed */
+            C(hipIpcGetMemHandle)(&q.mh, a->p);
+            b[8 + below(32)] ^= (uint8_t)(1 + below(255)); /* exporter id or token */
+        } else {
+            q.mh = stale_mh[k];
+        }
+        if (have_stale_eh && below(2))
+            q.eh = stale_eh;
+        else
+            for (size_t k = 0; k < sizeof q.eh; k++)
+                ((uint8_t *)&q.eh)[k] = (uint8_t)rnd();
+        r = ask(&q, -1);
+        must_fail((hipError_t)r.e, "partner: hipIpcOpenMemHandle/hipIpcOpenEventHandle of a forged or stale handle");
+        break;
+    }
+    case 3: { /* the partner fills, records an IPC event; we wait for the event, then read */
+        if (!a)
+            return;
+        hipEvent_t ev;
+        C(hipSetDevice)(a->dev);
+        if (C(hipEventCreateWithFlags)(&ev, hipEventDisableTiming | hipEventInterprocess) != hipSuccess) {
+            fail(calls, "hipEventCreateWithFlags(interprocess)");
+            break;
+        }
+        if (C(hipIpcGetEventHandle)(&q.eh, ev) != hipSuccess || C(hipIpcGetMemHandle)(&q.mh, a->p) != hipSuccess) {
+            fail(calls, "hipIpcGetEventHandle/hipIpcGetMemHandle");
+            C(hipEventDestroy)(ev);
+            break;
+        }
+        q.cmd = P_EVENT;
+        plan_act(&q, a->size);
+        q.act = ACT_FILL;
+        r = ask(&q, -1);
+        if (r.e == hipSuccess) {
+            hipError_t e = below(2) ? C(hipEventSynchronize)(ev) : C(hipStreamWaitEvent)(NULL, ev, 0);
+            uint8_t *back = malloc(q.len + 1);
+            memset(a->shadow + q.off, (int)(uint8_t)q.val, q.len);
+            data_checks++;
+            if (e != hipSuccess || C(hipMemcpy)(back, a->p + q.off, q.len, hipMemcpyDeviceToHost) != hipSuccess ||
+                memcmp(back, a->shadow + q.off, q.len) != 0)
+                fail(calls, "partner's fill before its IPC event record not seen after the event");
+            free(back);
+        } else
+            apply_act(&q, &r, a->shadow, "IPC event");
+        if (C(hipEventDestroy)(ev) != hipSuccess)
+            fail(calls, "hipEventDestroy of an IPC event");
+        stale_eh = q.eh;
+        have_stale_eh = 1;
+        C(hipSetDevice)(cur_dev);
+        break;
+    }
+    case 4: { /* VMM: a shareable fd; the partner maps it and works on it */
+        int dev = (int)below((size_t)ndev);
+        hipMemAllocationProp prop = vmm_device_prop(dev);
+        size_t gran = 0;
+        C(hipMemGetAllocationGranularity)(&gran, &prop, hipMemAllocationGranularityMinimum);
+        size_t size = gran * (1 + below(3));
+        hipMemGenericAllocationHandle_t h;
+        if (!gran || C(hipMemCreate)(&h, size, &prop, 0) != hipSuccess) {
+            fail(calls, "hipMemCreate (shareable)");
+            break;
+        }
+        void *va = NULL;
+        int fd = -1;
+        hipMemAccessDesc acc = vmm_access_desc(dev, hipMemAccessFlagsProtReadWrite);
+        uint8_t *sh = malloc(size), v = (uint8_t)rnd();
+        memset(sh, v, size);
+        if (C(hipMemAddressReserve)(&va, size, 0, NULL, 0) != hipSuccess || C(hipMemMap)(va, size, 0, h, 0) != hipSuccess ||
+            C(hipMemSetAccess)(va, size, &acc, 1) != hipSuccess || C(hipMemset)(va, v, size) != hipSuccess ||
+            C(hipMemExportToShareableHandle)(&fd, h, hipMemHandleTypePosixFileDescriptor, 0) != hipSuccess) {
+            fail(calls, "VMM create, map, fill, export");
+        } else {
+            C(hipDeviceSynchronize)();
+            q.cmd = P_VMM;
+            q.size = size;
+            plan_act(&q, size);
+            r = ask(&q, fd);
+            close(fd);
+            apply_act(&q, &r, sh, "VMM import + work");
+            uint8_t *back = malloc(size);
+            data_checks++;
+            if (C(hipMemcpy)(back, va, size, hipMemcpyDeviceToHost) != hipSuccess || memcmp(back, sh, size) != 0)
+                fail(calls, "VMM memory after the partner's work differs from the shadow");
+            free(back);
+        }
+        if (va) {
+            C(hipMemUnmap)(va, size);
+            C(hipMemAddressFree)(va, size);
+        }
+        if (C(hipMemRelease)(h) != hipSuccess)
+            fail(calls, "hipMemRelease");
+        free(sh);
+        C(hipSetDevice)(cur_dev);
+        break;
+    }
+    case 5: { /* a dma-buf of an allocation, imported by the partner as external memory */
+        if (!a || a->kind == ALLOC_ASYNC)
+            return;
+        size_t size = (a->size + 4095) & ~(size_t)4095;
+        int fd = -1;
+        if (C(hipMemGetHandleForAddressRange)(&fd, (hipDeviceptr_t)a->p, size, hipMemRangeHandleTypeDmaBufFd, 0) !=
+            hipSuccess)
+            return; /* small allocations share a block: not every one can be exported */
+        q.cmd = P_DMABUF;
+        q.size = size;
+        plan_act(&q, a->size);
+        r = ask(&q, fd);
+        close(fd);
+        apply_act(&q, &r, a->shadow, "dma-buf import + work");
+        break;
+    }
+    default: { /* the partner fills then signals a timeline syncobj; we wait on the GPU, then copy */
+        hipStream_t s = created_stream(NULL);
+        if (!a || !have_prod || !s)
+            return;
+        int fd = -1;
+        if (!psem) {
+            int myfd = -1;
+            psem_h = psync_create(&prod, &myfd);
+            hipExternalSemaphoreHandleDesc d;
+            memset(&d, 0, sizeof d);
+            d.type = hipExternalSemaphoreHandleTypeTimelineSemaphoreFd;
+            d.handle.fd = myfd;
+            if (C(hipImportExternalSemaphore)(&psem, &d) != hipSuccess) {
+                fail(calls, "hipImportExternalSemaphore (shared with the partner)");
+                close(myfd);
+                psem = NULL;
+                return;
+            }
+        }
+        if (!psem_sent) {
+            drmSyncobjHandleToFD(prod.fd, psem_h, &fd);
+            psem_sent = 1;
+        }
+        if (C(hipIpcGetMemHandle)(&q.mh, a->p) != hipSuccess) {
+            fail(calls, "hipIpcGetMemHandle");
+            if (fd >= 0)
+                close(fd);
+            return;
+        }
+        q.cmd = P_SEM;
+        plan_act(&q, a->size);
+        q.point = ++psem_point;
+        size_t len = q.len < PIN_SIZE ? q.len : PIN_SIZE;
+        if (sem_call(0, psem, q.point, 0, s) != hipSuccess) {
+            fail(calls, "hipWaitExternalSemaphoresAsync (partner's semaphore)");
+            if (fd >= 0)
+                close(fd);
+            return;
+        }
+        hipError_t e = C(hipMemcpyAsync)(pinned, a->p + q.off, len, hipMemcpyDeviceToHost, s);
+        r = ask(&q, fd);
+        if (fd >= 0)
+            close(fd);
+        if (r.e != hipSuccess) {
+            fail(calls, "partner: fill + hipSignalExternalSemaphoresAsync");
+            psync_signal(&prod, psem_h, q.point); /* release our stream */
+        } else
+            memset(a->shadow + q.off, (int)(uint8_t)q.val, q.len);
+        if (e == hipSuccess)
+            e = C(hipStreamSynchronize)(s);
+        data_checks++;
+        if (e != hipSuccess || memcmp(pinned, a->shadow + q.off, len) != 0)
+            fail(calls, "a copy after a wait on the partner's semaphore ran before the partner's fill");
+        break;
+    }
+    }
+}
+
+/* hipFree(p): the IPC handles kept of p are stale now. */
+static void forget_ipc_owner(const uint8_t *p)
+{
+    for (int k = 0; k < nstale_mh; k++)
+        if (stale_mh_owner[k] == p)
+            stale_mh_owner[k] = NULL;
+}
+
+/* Ends the partner: its answer and exit status. */
+static void partner_end(void)
+{
+    if (psock < 0 || !partner_pid)
+        return;
+    struct preq q;
+    memset(&q, 0, sizeof q);
+    q.cmd = P_QUIT;
+    struct prep r = ask(&q, -1);
+    int status = 0;
+    pid_t pid = partner_pid;
+    partner_pid = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        r.calls < 0)
+        fail(calls, "the partner process failed its own checks");
+    partner_calls = r.calls > 0 ? r.calls : 0;
+    /* psock stays open: it was in the fd baseline */
+}
+
+/* ---- the rest of the surface: device, context, version, error, limit, function, stream and
+ * pool queries and setters with random (often bad) arguments; the element fills and the copies
+ * not called elsewhere, checked against the shadow ---- */
+
+static void cb_fn(hipStream_t s, hipError_t e, void *arg)
+{
+    (void)s;
+    (void)e;
+    __atomic_add_fetch((long *)arg, 1, __ATOMIC_SEQ_CST);
+}
+
+/* hipMemsetD8/D16/D32 (+Async): an element fill of a 4-byte-aligned range. */
+static void misc_memset_d(void)
+{
+    struct alloc *a = pick();
+    if (!a)
+        return;
+    int elem = 1 << below(3);
+    size_t off = below(a->size) & ~(size_t)3;
+    size_t count = below((a->size - off) / (size_t)elem + 1);
+    uint32_t v = (uint32_t)rnd();
+    hipDeviceptr_t d = (hipDeviceptr_t)(a->p + off);
+    int async = (int)below(2);
+    hipStream_t s = any_stream();
+    hipError_t e;
+    if (elem == 1)
+        e = async ? C(hipMemsetD8Async)(d, (uint8_t)v, count, s) : C(hipMemsetD8)(d, (uint8_t)v, count);
+    else if (elem == 2)
+        e = async ? C(hipMemsetD16Async)(d, (uint16_t)v, count, s) : C(hipMemsetD16)(d, (uint16_t)v, count);
+    else
+        e = async ? C(hipMemsetD32Async)(d, v, count, s) : C(hipMemsetD32)(d, v, count);
+    if (e == hipSuccess && async)
+        e = C(hipStreamSynchronize)(s);
+    if (e != hipSuccess) {
+        char what[128];
+        snprintf(what, sizeof what, "in-bounds hipMemsetD%d%s of %zu elements at offset %zu: %s", 8 * elem,
+                 async ? "Async" : "", count, off, hipGetErrorName(e));
+        fail(calls, what);
+        return;
+    }
+    for (size_t i = 0; i < count * (size_t)elem; i++)
+        a->shadow[off + i] = (uint8_t)(v >> (8 * (i % (size_t)elem)));
+    if (bounds_exact(a))
+        must_fail(C(hipMemsetD32)((hipDeviceptr_t)(a->p + off), v, (a->size - off) / 4 + 1 + below(64)),
+                  "hipMemsetD32 past the end");
+}
+
+/* hipMemcpyDtoD, hipMemcpyPeerAsync, hipMemcpyWithStream between two allocations. */
+static void misc_copy(void)
+{
+    struct alloc *a = pick(), *b = pick();
+    if (!a || !b || a == b)
+        return;
+    size_t len = below((a->size < b->size ? a->size : b->size) + 1);
+    size_t so = below(a->size - len + 1), doff = below(b->size - len + 1);
+    hipStream_t s = any_stream();
+    hipError_t e;
+    switch (below(3)) {
+    case 0:
+        e = C(hipMemcpyDtoD)((hipDeviceptr_t)(b->p + doff), (hipDeviceptr_t)(a->p + so), len);
+        if (e == hipSuccess)
+            e = C(hipDeviceSynchronize)();
+        break;
+    case 1:
+        e = C(hipMemcpyPeerAsync)(b->p + doff, b->dev, a->p + so, a->dev, len, s);
+        if (e == hipSuccess)
+            e = C(hipStreamSynchronize)(s);
+        must_fail(C(hipMemcpyPeerAsync)(b->p, ndev + (int)below(4), a->p, a->dev, 1, s),
+                  "hipMemcpyPeerAsync to a bad device");
+        break;
+    default:
+        e = C(hipMemcpyWithStream)(b->p + doff, a->p + so, len, hipMemcpyDeviceToDevice, s);
+        break;
+    }
+    if (e != hipSuccess)
+        fail(calls, "in-bounds hipMemcpyDtoD/hipMemcpyPeerAsync/hipMemcpyWithStream");
+    else
+        memmove(b->shadow + doff, a->shadow + so, len);
+}
+
+static void op_misc(void)
+{
+    int dev = (int)below((size_t)ndev + 2) - (int)below(2); /* -1 .. ndev + 1 */
+    int valid = dev >= 0 && dev < ndev;
+    int v = 0, w = 0;
+    size_t sz = 0;
+    hipError_t e = hipSuccess;
+    switch (below(24)) {
+    case 0:
+        misc_memset_d();
+        return;
+    case 1:
+        misc_copy();
+        return;
+    case 2: {
+        hipUUID u;
+        size_t total;
+        int maj, min;
+        e = C(hipDeviceGetUuid)(&u, dev);
+        hipError_t e2 = C(hipDeviceTotalMem)(&total, dev), e3 = C(hipDeviceComputeCapability)(&maj, &min, dev);
+        if (!valid) {
+            must_fail(e2, "hipDeviceTotalMem of a bad ordinal");
+            must_fail(e3, "hipDeviceComputeCapability of a bad ordinal");
+        } else if (e2 != hipSuccess || e3 != hipSuccess)
+            fail(calls, "hipDeviceTotalMem/hipDeviceComputeCapability of a valid ordinal");
+        break;
+    }
+    case 3: {
+        int d2 = (int)below((size_t)ndev), dd = 0;
+        e = C(hipDeviceCanAccessPeer)(&v, dev, d2);
+        C(hipDeviceGetP2PAttribute)(&w, (hipDeviceP2PAttr)below(6), dev, d2);
+        char bus[32];
+        if (C(hipDeviceGetPCIBusId)(bus, sizeof bus, d2) == hipSuccess &&
+            (C(hipDeviceGetByPCIBusId)(&dd, bus) != hipSuccess || dd != d2))
+            fail(calls, "hipDeviceGetByPCIBusId of a device's own bus id");
+        must_fail(C(hipDeviceGetByPCIBusId)(&dd, "zzzz:99:99.9"), "hipDeviceGetByPCIBusId of a bad bus id");
+        break;
+    }
+    case 4: { /* peer access on and off (every copy is synchronized already) */
+        int d2 = (int)below((size_t)ndev);
+        if (!valid) {
+            must_fail(C(hipDeviceEnablePeerAccess)(dev, 0), "hipDeviceEnablePeerAccess of a bad device");
+            break;
+        }
+        if (dev == d2) {
+            C(hipSetDevice)(dev);
+            must_fail(C(hipDeviceEnablePeerAccess)(d2, 0), "hipDeviceEnablePeerAccess of itself");
+            C(hipSetDevice)(cur_dev);
+            break;
+        }
+        C(hipSetDevice)(dev);
+        C(hipDeviceSynchronize)();
+        e = C(hipDeviceEnablePeerAccess)(d2, 0);
+        must_fail(C(hipDeviceEnablePeerAccess)(d2, 1), "hipDeviceEnablePeerAccess with flags");
+        if (below(2)) {
+            C(hipDeviceSynchronize)();
+            C(hipDeviceDisablePeerAccess)(d2);
+            must_fail(C(hipDeviceDisablePeerAccess)(d2), "hipDeviceDisablePeerAccess twice");
+        }
+        C(hipSetDevice)(cur_dev);
+        return;
+    }
+    case 5: {
+        hipFuncCache_t c;
+        hipSharedMemConfig m;
+        C(hipDeviceGetCacheConfig)(&c);
+        C(hipDeviceSetCacheConfig)((hipFuncCache_t)below(5));
+        C(hipDeviceGetSharedMemConfig)(&m);
+        C(hipDeviceSetSharedMemConfig)((hipSharedMemConfig)below(4));
+        int lo, hi;
+        if (C(hipDeviceGetStreamPriorityRange)(&lo, &hi) != hipSuccess)
+            fail(calls, "hipDeviceGetStreamPriorityRange");
+        break;
+    }
+    case 6: {
+        hipLimit_t l = (hipLimit_t)below(8);
+        if (C(hipDeviceGetLimit)(&sz, l) == hipSuccess && below(2))
+            C(hipDeviceSetLimit)(l, sz);
+        must_fail(C(hipDeviceGetLimit)(NULL, l), "hipDeviceGetLimit(NULL)");
+        break;
+    }
+    case 7:
+        if (C(hipDriverGetVersion)(&v) != hipSuccess || C(hipRuntimeGetVersion)(&w) != hipSuccess)
+            fail(calls, "hipDriverGetVersion/hipRuntimeGetVersion");
+        must_fail(C(hipDriverGetVersion)(NULL), "hipDriverGetVersion(NULL)");
+        C(hipInit)(below(2) ? 0 : 1 + (unsigned)below(4));
+        break;
+    case 8: {
+        hipError_t r = (hipError_t)(below(4) ? below(1100) : rnd());
+        const char *s1 = C(hipGetErrorName)(r), *s2 = C(hipGetErrorString)(r), *s3 = NULL, *s4 = NULL;
+        C(hipDrvGetErrorName)(r, &s3);
+        C(hipDrvGetErrorString)(r, &s4);
+        if (!s1 || !s2)
+            fail(calls, "hipGetErrorName/hipGetErrorString returned NULL");
+        C(hipPeekAtLastError)();
+        C(hipGetLastError)();
+        if (C(hipGetLastError)() != hipSuccess)
+            fail(calls, "hipGetLastError twice: the second is not hipSuccess");
+        break;
+    }
+    case 9: { /* contexts: the current device comes back */
+        hipCtx_t ctx = NULL, got = NULL;
+        hipDevice_t hd = 0;
+        int api = 0;
+        C(hipCtxGetCurrent)(&got);
+        C(hipCtxGetDevice)(&hd);
+        C(hipCtxGetApiVersion)(got, &api);
+        if (valid && C(hipCtxCreate)(&ctx, 0, dev) == hipSuccess) {
+            C(hipCtxSynchronize)();
+            C(hipCtxPopCurrent)(&got);
+            C(hipCtxPushCurrent)(ctx);
+            if (C(hipCtxDestroy)(ctx) != hipSuccess)
+                fail(calls, "hipCtxDestroy of a created context");
+        } else if (!valid)
+            must_fail(C(hipCtxCreate)(&ctx, 0, dev), "hipCtxCreate of a bad device");
+        C(hipDevicePrimaryCtxRetain)(&ctx, valid ? dev : 0);
+        unsigned fl = 0;
+        int active = 0;
+        C(hipDevicePrimaryCtxGetState)(dev, &fl, &active);
+        C(hipDevicePrimaryCtxSetFlags)(dev, 0);
+        C(hipDevicePrimaryCtxRelease)(valid ? dev : 0);
+        C(hipCtxEnablePeerAccess)(NULL, 0);
+        C(hipCtxDisablePeerAccess)(NULL);
+        if (C(hipSetDevice)(cur_dev) != hipSuccess || C(hipGetDevice)(&v) != hipSuccess || v != cur_dev)
+            fail(calls, "hipSetDevice + hipGetDevice after contexts");
+        if (C(hipCtxGetCurrent)(&got) != hipSuccess)
+            fail(calls, "hipCtxGetCurrent");
+        else
+            C(hipCtxSetCurrent)(got);
+        return;
+    }
+    case 10: {
+        unsigned fl = 0;
+        C(hipGetDeviceFlags)(&fl);
+        C(hipSetDeviceFlags)((unsigned)below(4) << (below(2) ? 0 : 4));
+        C(hipDeviceGet)(&v, dev);
+        hipDeviceProp_t prop;
+        memset(&prop, 0, sizeof prop);
+        prop.major = (int)below(12);
+        if (C(hipChooseDevice)(&v, &prop) != hipSuccess || v < 0 || v >= ndev)
+            fail(calls, "hipChooseDevice");
+        must_fail(C(hipChooseDevice)(NULL, &prop), "hipChooseDevice(NULL)");
+        int list[2] = {dev, 0};
+        if (!valid)
+            must_fail(C(hipSetValidDevices)(list, 1), "hipSetValidDevices of a bad device");
+        break;
+    }
+    case 11: { /* function queries of null and garbage functions */
+        const void *f = below(2) ? NULL : foreign_ptr(0);
+        struct hipFuncAttributes fa;
+        must_fail(C(hipFuncGetAttributes)(&fa, f), "hipFuncGetAttributes of a null or garbage function");
+        must_fail(C(hipFuncGetAttribute)(&v, (hipFunction_attribute)below(10), (hipFunction_t)f),
+                  "hipFuncGetAttribute of a null or garbage function");
+        must_fail(C(hipFuncSetAttribute)(f, (hipFuncAttribute)below(3), 0), "hipFuncSetAttribute of a bad function");
+        must_fail(C(hipFuncSetCacheConfig)(f, hipFuncCachePreferNone), "hipFuncSetCacheConfig of a bad function");
+        must_fail(C(hipFuncSetSharedMemConfig)(f, hipSharedMemBankSizeDefault),
+                  "hipFuncSetSharedMemConfig of a bad function");
+        void *fp = NULL;
+        must_fail(C(hipGetFuncBySymbol)((hipFunction_t *)&fp, f), "hipGetFuncBySymbol of a bad symbol");
+        must_fail(C(hipGetSymbolAddress)(&fp, f), "hipGetSymbolAddress of a bad symbol");
+        must_fail(C(hipGetSymbolSize)(&sz, f), "hipGetSymbolSize of a bad symbol");
+        uint8_t b8[16];
+        must_fail(C(hipMemcpyToSymbol)(f, b8, sizeof b8, 0, hipMemcpyHostToDevice), "hipMemcpyToSymbol of a bad symbol");
+        must_fail(C(hipMemcpyFromSymbol)(b8, f, sizeof b8, 0, hipMemcpyDeviceToHost),
+                  "hipMemcpyFromSymbol of a bad symbol");
+        must_fail(C(hipMemcpyToSymbolAsync)(f, b8, sizeof b8, 0, hipMemcpyHostToDevice, NULL),
+                  "hipMemcpyToSymbolAsync of a bad symbol");
+        must_fail(C(hipMemcpyFromSymbolAsync)(b8, f, sizeof b8, 0, hipMemcpyDeviceToHost, NULL),
+                  "hipMemcpyFromSymbolAsync of a bad symbol");
+        return;
+    }
+    case 12: { /* launches of null and garbage functions, through every entry point */
+        const void *f = below(2) ? NULL : foreign_ptr(0);
+        dim3 g = {1, 1, 1}, b = {1 + (unsigned)below(64), 1, 1};
+        hipStream_t s = any_stream();
+        must_fail(C(hipLaunchCooperativeKernel)(f, g, b, NULL, 0, s), "hipLaunchCooperativeKernel of a bad function");
+        must_fail(C(hipExtLaunchKernel)(f, g, b, NULL, 0, s, NULL, NULL, 0), "hipExtLaunchKernel of a bad function");
+        must_fail(C(hipModuleLaunchCooperativeKernel)((hipFunction_t)f, 1, 1, 1, b.x, 1, 1, 0, s, NULL),
+                  "hipModuleLaunchCooperativeKernel of a bad function");
+        if (C(hipConfigureCall)(g, b, 0, s) == hipSuccess) {
+            int arg = 1;
+            C(hipSetupArgument)(&arg, sizeof arg, 0);
+            must_fail(C(hipLaunchByPtr)(f), "hipLaunchByPtr of a bad function");
+        }
+        return;
+    }
+    case 13: { /* modules: files and images that are not code objects */
+        hipModule_t m = NULL;
+        hipFunction_t fn;
+        uint8_t junk[64];
+        for (size_t i = 0; i < sizeof junk; i++)
+            junk[i] = (uint8_t)rnd();
+        must_fail(C(hipModuleLoad)(&m, below(2) ? "/nonexistent/x.co" : "/dev/null"), "hipModuleLoad of a non-module");
+        must_fail(C(hipModuleLoadData)(&m, junk), "hipModuleLoadData of junk");
+        must_fail(C(hipModuleLoadDataEx)(&m, junk, 0, NULL, NULL), "hipModuleLoadDataEx of junk");
+        must_fail(C(hipModuleGetFunction)(&fn, (hipModule_t)foreign_ptr(0), "k"), "hipModuleGetFunction of a bad module");
+        hipDeviceptr_t dp;
+        must_fail(C(hipModuleGetGlobal)(&dp, &sz, (hipModule_t)foreign_ptr(0), "g"), "hipModuleGetGlobal of a bad module");
+        must_fail(C(hipModuleUnload)((hipModule_t)foreign_ptr(0)), "hipModuleUnload of a bad module");
+        return;
+    }
+    case 14: { /* stream creation variants and queries */
+        hipStream_t s = NULL;
+        int lo = 0, hi = 0;
+        C(hipDeviceGetStreamPriorityRange)(&lo, &hi);
+        switch (below(3)) {
+        case 0:
+            e = C(hipStreamCreateWithFlags)(&s, (unsigned)below(2));
+            must_fail(C(hipStreamCreateWithFlags)(&s, 2 + (unsigned)below(100)), "hipStreamCreateWithFlags, bad flags");
+            break;
+        case 1:
+            e = C(hipStreamCreateWithPriority)(&s, (unsigned)below(2), hi + (int)below(4) - 2);
+            break;
+        default: {
+            uint32_t mask[2] = {(uint32_t)rnd() | 1, (uint32_t)rnd()};
+            e = C(hipExtStreamCreateWithCUMask)(&s, 1 + (uint32_t)below(2), mask);
+            must_fail(C(hipExtStreamCreateWithCUMask)(&s, 0, mask), "hipExtStreamCreateWithCUMask of 0 words");
+            break;
+        }
+        }
+        if (e != hipSuccess) {
+            fail(calls, "hipStreamCreateWithFlags/WithPriority/hipExtStreamCreateWithCUMask");
+            return;
+        }
+        unsigned fl;
+        int pr;
+        hipDevice_t sd;
+        uint32_t cm[4];
+        if (C(hipStreamGetFlags)(s, &fl) != hipSuccess || C(hipStreamGetPriority)(s, &pr) != hipSuccess ||
+            C(hipStreamGetDevice)(s, &sd) != hipSuccess || sd != cur_dev)
+            fail(calls, "hipStreamGetFlags/GetPriority/GetDevice");
+        C(hipExtStreamGetCUMask)(s, 4, cm);
+        long want = host_fn_count + 1;
+        if (C(hipStreamAddCallback)(s, cb_fn, &host_fn_count, 0) != hipSuccess ||
+            C(hipStreamSynchronize)(s) != hipSuccess || host_fn_count != want)
+            fail(calls, "hipStreamAddCallback ran once before the sync returned");
+        host_fn_count = want;
+        must_fail(C(hipStreamAddCallback)(s, cb_fn, NULL, 1 + (unsigned)below(4)), "hipStreamAddCallback with flags");
+        if (C(hipStreamQuery)(s) != hipSuccess)
+            fail(calls, "hipStreamQuery of an idle stream");
+        if (C(hipStreamDestroy)(s) != hipSuccess)
+            fail(calls, "hipStreamDestroy");
+        must_fail(C(hipStreamGetFlags)(s, &fl), "hipStreamGetFlags of a destroyed stream");
+        return;
+    }
+    case 15: { /* events: flags, query, elapsed time */
+        hipEvent_t a = NULL, b = NULL;
+        float ms;
+        if (C(hipEventCreateWithFlags)(&a, 0) != hipSuccess || C(hipEventCreateWithFlags)(&b, 0) != hipSuccess) {
+            fail(calls, "hipEventCreateWithFlags");
+            if (a)
+                C(hipEventDestroy)(a);
+            return;
+        }
+        must_fail(C(hipEventCreateWithFlags)(&a, 0x80000u << below(4)), "hipEventCreateWithFlags, unknown flags");
+        if (C(hipEventRecord)(a, NULL) != hipSuccess || C(hipEventRecordWithFlags)(b, NULL, 0) != hipSuccess ||
+            C(hipEventSynchronize)(b) != hipSuccess || C(hipEventQuery)(a) != hipSuccess ||
+            C(hipEventElapsedTime)(&ms, a, b) != hipSuccess || ms < 0)
+            fail(calls, "hipEventRecord/RecordWithFlags/Query/ElapsedTime");
+        must_fail(C(hipEventElapsedTime)(NULL, a, b), "hipEventElapsedTime(NULL)");
+        C(hipEventDestroy)(a);
+        C(hipEventDestroy)(b);
+        must_fail(C(hipEventQuery)(a), "hipEventQuery of a destroyed event");
+        return;
+    }
+    case 16: { /* a memory pool of its own: allocate from it, trim, destroy */
+        hipMemPoolProps pp;
+        memset(&pp, 0, sizeof pp);
+        pp.allocType = hipMemAllocationTypePinned;
+        pp.location.type = hipMemLocationTypeDevice;
+        pp.location.id = valid ? dev : 0;
+        hipMemPool_t pool = NULL, dp = NULL;
+        if (C(hipMemPoolCreate)(&pool, &pp) != hipSuccess) {
+            fail(calls, "hipMemPoolCreate");
+            return;
+        }
+        uint64_t thr = below(2) ? 0 : (uint64_t)1 << 20, got = 1;
+        if (C(hipMemPoolSetAttribute)(pool, hipMemPoolAttrReleaseThreshold, &thr) != hipSuccess ||
+            C(hipMemPoolGetAttribute)(pool, hipMemPoolAttrReleaseThreshold, &got) != hipSuccess || got != thr)
+            fail(calls, "hipMemPoolSet/GetAttribute(ReleaseThreshold)");
+        hipMemAccessDesc acc = vmm_access_desc((int)below((size_t)ndev), hipMemAccessFlagsProtReadWrite);
+        C(hipMemPoolSetAccess)(pool, &acc, 1);
+        hipMemAccessFlags af;
+        hipMemLocation loc = acc.location;
+        C(hipMemPoolGetAccess)(&af, pool, &loc);
+        hipStream_t s = any_stream();
+        void *p = NULL;
+        size_t size = 1 + below(1 << 20);
+        if (C(hipMallocFromPoolAsync)(&p, size, pool, s) != hipSuccess) {
+            fail(calls, "hipMallocFromPoolAsync");
+        } else {
+            uint8_t v8 = (uint8_t)rnd(), back[64];
+            size_t n = size < sizeof back ? size : sizeof back;
+            if (C(hipMemsetAsync)(p, v8, size, s) != hipSuccess || C(hipStreamSynchronize)(s) != hipSuccess ||
+                C(hipMemcpy)(back, (uint8_t *)p + size - n, n, hipMemcpyDeviceToHost) != hipSuccess)
+                fail(calls, "fill and read of a hipMallocFromPoolAsync block");
+            else {
+                data_checks++;
+                for (size_t i = 0; i < n; i++)
+                    if (back[i] != v8) {
+                        fail(calls, "hipMallocFromPoolAsync block: data differs");
+                        break;
+                    }
+            }
+            if (C(hipFreeAsync)(p, s) != hipSuccess || C(hipStreamSynchronize)(s) != hipSuccess)
+                fail(calls, "hipFreeAsync of a pool block");
+        }
+        if (C(hipDeviceGetMemPool)(&dp, pp.location.id) != hipSuccess)
+            fail(calls, "hipDeviceGetMemPool");
+        if (below(4) == 0) { /* the pool becomes the device's, then the default comes back */
+            hipMemPool_t def = NULL;
+            C(hipDeviceGetDefaultMemPool)(&def, pp.location.id);
+            C(hipDeviceSetMemPool)(pp.location.id, pool);
+            C(hipDeviceSetMemPool)(pp.location.id, def);
+        }
+        C(hipMemPoolTrimTo)(pool, 0);
+        if (C(hipMemPoolDestroy)(pool) != hipSuccess)
+            fail(calls, "hipMemPoolDestroy");
+        must_fail(C(hipMemPoolDestroy)(pool), "hipMemPoolDestroy twice");
+        return;
+    }
+    case 17: { /* managed-memory hints on a random allocation (a range of managed memory or not) */
+        struct alloc *a = pick();
+        if (!a)
+            return;
+        size_t off, len;
+        range(a, &off, &len);
+        hipStream_t s = any_stream();
+        C(hipMemAdvise)(a->p + off, len, (hipMemoryAdvise)(1 + below(6)), dev);
+        if (C(hipMemPrefetchAsync)(a->p + off, len, dev, s) == hipSuccess)
+            C(hipStreamSynchronize)(s);
+        int attr = 0;
+        C(hipMemRangeGetAttribute)(&attr, sizeof attr, (hipMemRangeAttribute)(1 + below(4)), a->p + off, len);
+        if (C(hipStreamAttachMemAsync)(s, a->p, 0, hipMemAttachGlobal) == hipSuccess)
+            C(hipStreamSynchronize)(s);
+        if (C(hipMemPtrGetInfo)(a->p, &sz) != hipSuccess || sz < a->size)
+            fail(calls, "hipMemPtrGetInfo of a live allocation");
+        size_t fr, tot;
+        if (C(hipMemGetInfo)(&fr, &tot) != hipSuccess || fr > tot)
+            fail(calls, "hipMemGetInfo");
+        return;
+    }
+    case 18: { /* VMM handle queries */
+        hipMemAllocationProp prop = vmm_device_prop((int)below((size_t)ndev));
+        size_t gran = 0;
+        hipMemGenericAllocationHandle_t h, h2;
+        if (C(hipMemGetAllocationGranularity)(&gran, &prop, hipMemAllocationGranularityMinimum) != hipSuccess ||
+            C(hipMemCreate)(&h, gran, &prop, 0) != hipSuccess) {
+            fail(calls, "hipMemCreate");
+            return;
+        }
+        hipMemAllocationProp got;
+        if (C(hipMemGetAllocationPropertiesFromHandle)(&got, h) != hipSuccess || got.location.id != prop.location.id)
+            fail(calls, "hipMemGetAllocationPropertiesFromHandle");
+        void *va = NULL;
+        unsigned long long fl = 0;
+        hipMemLocation loc = prop.location;
+        if (C(hipMemAddressReserve)(&va, gran, 0, NULL, 0) == hipSuccess) {
+            if (C(hipMemMap)(va, gran, 0, h, 0) == hipSuccess) {
+                if (C(hipMemRetainAllocationHandle)(&h2, va) != hipSuccess || h2 != h)
+                    fail(calls, "hipMemRetainAllocationHandle of a mapped address");
+                else
+                    C(hipMemRelease)(h2);
+                C(hipMemGetAccess)(&fl, &loc, va);
+                C(hipMemUnmap)(va, gran);
+            }
+            C(hipMemAddressFree)(va, gran);
+        }
+        must_fail(C(hipMemRetainAllocationHandle)(&h2, foreign_ptr(1) ? foreign_ptr(1) : (void *)0x1000),
+                  "hipMemRetainAllocationHandle of an unmapped address");
+        if (C(hipMemRelease)(h) != hipSuccess)
+            fail(calls, "hipMemRelease");
+        return;
+    }
+    case 19: {
+        void *fn = NULL;
+        hipDriverProcAddressQueryResult q;
+        static const char *const names[] = {"hipMalloc", "hipFree", "hipNoSuchFunction", "", "cuMemAlloc"};
+        C(hipGetProcAddress)(names[below(5)], &fn, 600 + (int)below(200), 0, &q);
+        hipDriverEntryPointQueryResult dq;
+        C(hipGetDriverEntryPoint)(names[below(5)], &fn, 0, &dq);
+        return;
+    }
+    default: { /* the runtime's own pinned memory */
+        void *p = NULL;
+        size_t size = rand_size();
+        unsigned fl = below(4) ? 0 : (unsigned)below(16);
+        e = C(hipHostMalloc)(&p, size, fl);
+        if (e == hipSuccess && p) {
+            memset(p, 0x5a, size);
+            struct alloc *a = pick();
+            if (a) {
+                size_t n = size < a->size ? size : a->size;
+                if (C(hipMemcpy)(p, a->p, n, hipMemcpyDeviceToHost) != hipSuccess ||
+                    (data_checks++, memcmp(p, a->shadow, n) != 0))
+                    fail(calls, "copy into hipHostMalloc memory");
+            }
+            if (C(hipHostFree)(p) != hipSuccess)
+                fail(calls, "hipHostFree");
+            must_fail(C(hipHostFree)(p), "hipHostFree twice");
+        }
+        must_fail(C(hipHostMalloc)(&p, 4096, 0x100u << below(8)), "hipHostMalloc with unknown flags");
+        return;
+    }
+    }
+    (void)e;
 }
 
 static uint64_t (*sim_stat)(const char *);
@@ -1023,7 +2431,22 @@ int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 20000;
     uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 1;
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    int procs = argc > 3 ? atoi(argv[3]) : 1;
+    setvbuf(stdout, NULL, getenv("FUZZ_TRACE") ? _IOFBF : _IOLBF, 1 << 20);
+    if (procs == 2) { /* the partner, forked before the runtime initialises */
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+            printf("socketpair failed\nRESULT: FAIL\n");
+            return 1;
+        }
+        partner_pid = fork();
+        if (partner_pid == 0) {
+            close(sv[0]);
+            _exit(partner_main(sv[1]));
+        }
+        close(sv[1]);
+        psock = sv[0];
+    }
     rng = seed * 0x9e3779b97f4a7c15ull + 0x1234567;
     sim_stat = (uint64_t(*)(const char *))dlsym(RTLD_DEFAULT, "kfdsim_stat");
     if (C(hipGetDeviceCount)(&ndev) != hipSuccess || ndev < 1) {
@@ -1035,11 +2458,20 @@ int main(int argc, char **argv)
         void *p;
         C(hipSetDevice)(d);
         if (C(hipMalloc)(&p, 4096) == hipSuccess) {
+            hipIpcMemHandle_t h; /* starts the IPC fd server (a socket, kept) */
+            C(hipIpcGetMemHandle)(&h, p);
             C(hipMemset)(p, 0, 4096);
             C(hipFree)(p);
         }
     }
     C(hipSetDevice)(0);
+    /* The render node of the syncobjs and the pinned staging of the semaphore operations. */
+    if (access("/dev/dri/renderD128", R_OK | W_OK) == 0) {
+        prod = producer_open(0);
+        have_prod = C(hipHostMalloc)((void **)&pinned, PIN_SIZE, 0) == hipSuccess;
+        if (!have_prod)
+            fail(calls, "hipHostMalloc of the staging buffer");
+    }
     uint64_t base[11], now[11];
     release_cached_blocks();
     usage_now(base);
@@ -1047,7 +2479,7 @@ int main(int argc, char **argv)
                                         op_memset, op_foreign, op_query, op_stream_event, op_stream_event, op_device,
                                         op_vmm, op_malloc_bad, op_malloc_more, op_managed, op_2d, op_2d,
                                         op_copy_driver, op_pointer_attribute, op_dmabuf, op_host_register,
-                                        op_host_register, op_device_query, op_launch};
+                                        op_host_register, op_device_query, op_launch, op_extsem, op_extsem, op_partner, op_partner, op_misc, op_misc, op_misc};
     /* N counts API calls: operations (1 to 8 calls each) run until N calls have been made. */
     int trace = getenv("FUZZ_TRACE") != NULL; /* each operation: its index, first call, last pick */
     /* FUZZ_SYNC=LO-HI: every device synchronized after operations LO..HI of op_table (to bisect
@@ -1058,6 +2490,8 @@ int main(int argc, char **argv)
     for (ops = 0; calls < n; ops++, last_pick = NULL) {
         long first = calls;
         size_t op = below(sizeof op_table / sizeof *op_table);
+        hist[nhist % HIST].op = (int)op;
+        hist[nhist++ % HIST].first = first;
         op_table[op]();
         if (trace)
             printf("op %ld: #%zu calls %ld.. pick %p cur_dev %d\n", ops, op, first, last_pick ? (void *)last_pick->p : NULL, cur_dev);
@@ -1072,7 +2506,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nlive; i++) {
         uint8_t *back = malloc(live[i].size);
         if (C(hipMemcpy)(back, live[i].p, live[i].size, hipMemcpyDeviceToHost) != hipSuccess ||
-            memcmp(back, live[i].shadow, live[i].size) != 0)
+            (data_checks++, memcmp(back, live[i].shadow, live[i].size) != 0))
             fail(calls, "final check: data differs from the shadow");
         free(back);
         C(hipFree)(live[i].p);
@@ -1089,6 +2523,14 @@ int main(int argc, char **argv)
     for (int i = 0; i < MAXE; i++)
         if (events[i])
             C(hipEventDestroy)(events[i]);
+    for (int i = 0; i < MAXX; i++)
+        if (xsem[i].s)
+            sem_destroy(i);
+    partner_end();
+    if (psem) {
+        C(hipDestroyExternalSemaphore)(psem);
+        drmSyncobjDestroy(prod.fd, psem_h);
+    }
     C(hipDeviceSynchronize)();
     for (int d = 0; d < ndev; d++) { /* the blocks the pools keep for reuse */
         hipMemPool_t pool;
@@ -1103,10 +2545,17 @@ int main(int argc, char **argv)
         if (now[i] != base[i]) {
             printf("LEAK: counter %d = %llu, baseline %llu\n", i, (unsigned long long)now[i],
                    (unsigned long long)base[i]);
+            leaks++;
             bad++;
         }
-    printf("fuzz: %ld API calls in %ld operations, seed %llu, %d GPU(s), %ld must-fail calls checked, %ld failures\n",
-           calls, ops, (unsigned long long)seed, ndev, failures_expected, bad);
+    if (have_prod) {
+        C(hipHostFree)(pinned);
+        producer_close(&prod);
+    }
+    printf("fuzz: %ld API calls (+%ld by the partner process) in %ld operations, seed %llu, %d GPU(s), %d process(es), "
+           "%ld must-fail calls checked, %ld data checks, %ld leaks, %ld failures\n",
+           calls, partner_calls, ops, (unsigned long long)seed, ndev, procs == 2 ? 2 : 1, failures_expected, data_checks,
+           leaks, bad);
     printf("RESULT: %s\n", bad ? "FAIL" : "PASS");
     return bad ? 1 : 0;
 }

@@ -685,3 +685,72 @@ TEST(interop_producer_in_another_process)
     HIP_OK(hipStreamDestroy(st));
     close(sv[0]);
 }
+
+/* ---- found by the fuzzer (reliability/fuzz.c) ---- */
+
+/* A stream that waited on a binary semaphore signals it next: the signal must not be lost to the
+ * reset that consumes the one waited for (the runtime reset it after releasing the stream, so a
+ * signal queued in between was wiped out; the fuzzer's seed 1 on 2 GPUs, once in a few runs). */
+TEST(interop_sem_binary_wait_then_signal_same)
+{
+    struct producer p = producer_open(0);
+    int fd;
+    uint32_t h = psync_create(&p, &fd);
+    hipExternalSemaphore_t s = import_sem(fd, 0);
+    hipStream_t st;
+    HIP_OK(hipStreamCreate(&st));
+    for (int i = 0; i < 200; i++) {
+        HIP_OK(sem_wait(s, 0, st));
+        psync_signal(&p, h, 0);
+        HIP_OK(hipStreamSynchronize(st));
+        HIP_OK(sem_signal(s, 0, st));
+        HIP_OK(hipStreamSynchronize(st));
+        REQUIREF(psync_wait(&p, h, 0, 5000) == 0, "iteration %d: the stream's signal was lost", i);
+        REQUIRE(drmSyncobjReset(p.fd, &h, 1) == 0);
+    }
+    HIP_OK(hipDestroyExternalSemaphore(s));
+    HIP_OK(hipStreamDestroy(st));
+    producer_close(&p);
+}
+
+/* A copy into another device's memory, queued behind an external-semaphore wait, must not block
+ * the host: the signal comes after the call returns (hipMemcpyAsync drained the stream on the host
+ * first, which never ended; found by the fuzzer). The copy still sees the bytes of the signal. */
+TEST(interop_sem_wait_then_copy_to_other_device)
+{
+    REQUIRE_GPUS(2);
+    const size_t n = 256 * KiB;
+    struct producer p = producer_open(0);
+    int fd;
+    uint32_t h = psync_create(&p, &fd);
+    hipExternalSemaphore_t s = import_sem(fd, 1);
+    uint8_t *pinned, *d1;
+    HIP_OK(hipSetDevice(1));
+    HIP_OK(hipMalloc((void **)&d1, n));
+    HIP_OK(hipMemset(d1, 0, n));
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipHostMalloc((void **)&pinned, n, 0));
+    memset(pinned, 0, n);
+    hipStream_t st, other;
+    HIP_OK(hipStreamCreate(&st));
+    HIP_OK(hipStreamCreate(&other));
+    HIP_OK(sem_wait(s, 1, st));
+    HIP_OK(hipMemcpyAsync(d1, pinned, n, hipMemcpyHostToDevice, st));
+    HIP_OK(hipMemsetAsync(d1, 0x11, 4096, st));
+    pat_fill(pinned, n, 9); /* after the copy was queued, before the signal */
+    HIP_OK(sem_signal(s, 1, other)); /* from another stream of the same device */
+    HIP_OK(hipStreamSynchronize(st));
+    CHECK(psync_point(&p, h) == 1);
+    uint8_t *back = xmalloc(n);
+    HIP_OK(hipMemcpy(back, d1, n, hipMemcpyDeviceToHost));
+    CHECK_BYTES(back, 4096, 0x11);
+    memset(pinned, 0x11, 4096);
+    CHECK(memcmp(back, pinned, n) == 0);
+    free(back);
+    HIP_OK(hipStreamDestroy(st));
+    HIP_OK(hipStreamDestroy(other));
+    HIP_OK(hipDestroyExternalSemaphore(s));
+    HIP_OK(hipFree(d1));
+    HIP_OK(hipHostFree(pinned));
+    producer_close(&p);
+}

@@ -1198,3 +1198,77 @@ TEST(hipIpc_probe_fork_before_init)
     if (want)
         CHECK(n == atoi(want));
 }
+
+/* ---- found by the fuzzer (reliability/fuzz.c, two-process mode) ---- */
+
+static void hold_until_go(void *arg)
+{
+    char c;
+    CHECK(read(*(int *)arg, &c, 1) == 1);
+}
+
+static void ev_wait_destroy_importer(int fd, void *arg)
+{
+    (void)arg;
+    hipEvent_t ev, again = NULL;
+    void *p;
+    int go[2];
+    REQUIRE(pipe(go) == 0);
+    recv_event_and_mem(fd, &ev, &p);
+    hipStream_t st;
+    HIP_OK(hipStreamCreate(&st));
+    HIP_OK(hipLaunchHostFunc(st, hold_until_go, &go[0])); /* the record stays pending until "go" */
+    HIP_OK(hipMemsetAsync(p, 0x5a, EV_SIZE, st));
+    HIP_OK(hipEventRecord(ev, st));
+    send_u64(fd, 1);
+    /* Destroyed in the exporter while its stream still waits on it: the handle is stale. */
+    hipIpcEventHandle_t h;
+    xrecv(fd, &h, sizeof h);
+    CHECK_HIP(hipIpcOpenEventHandle(&again, h), hipErrorInvalidValue);
+    send_u64(fd, 7);
+    CHECK(recv_u64(fd) == 2);
+    CHECK(write(go[1], "g", 1) == 1);
+    HIP_OK(hipStreamSynchronize(st));
+    CHECK(recv_u64(fd) == 3);
+    HIP_OK(hipStreamDestroy(st));
+    HIP_OK(hipIpcCloseMemHandle(p));
+    HIP_OK(hipEventDestroy(ev));
+    close(go[0]);
+    close(go[1]);
+}
+
+/* A stream waits (on the GPU) for an IPC event that another process has yet to complete, and the
+ * event is destroyed at once: the wait still ends, with no GPU fault (hipEventDestroy unmapped the
+ * event page under the stream's poll of it), and the handle is stale at once (not only once the
+ * poll is done). */
+TEST(hipIpcEvent_destroyed_while_a_stream_waits)
+{
+    struct peer imp = spawn(ev_wait_destroy_importer, NULL);
+    hipEvent_t ev = NULL;
+    HIP_OK(hipEventCreateWithFlags(&ev, hipEventInterprocess | hipEventDisableTiming));
+    void *p = NULL, *back = NULL;
+    HIP_OK(hipMalloc(&p, EV_SIZE));
+    HIP_OK(hipMalloc(&back, EV_SIZE));
+    HIP_OK(hipMemset(p, 0, EV_SIZE));
+    send_event_and_mem(imp.fd, ev, p);
+    CHECK(recv_u64(imp.fd) == 1);
+    hipStream_t s;
+    HIP_OK(hipStreamCreate(&s));
+    HIP_OK(hipStreamWaitEvent(s, ev, 0));
+    HIP_OK(hipMemcpyAsync(back, p, EV_SIZE, hipMemcpyDeviceToDevice, s));
+    hipIpcEventHandle_t h;
+    HIP_OK(hipIpcGetEventHandle(&h, ev));
+    HIP_OK(hipEventDestroy(ev));
+    xsend(imp.fd, &h, sizeof h);
+    CHECK(recv_u64(imp.fd) == 7);
+    send_u64(imp.fd, 2); /* go */
+    HIP_OK(hipStreamSynchronize(s));
+    check_dev_bytes(back, EV_SIZE, 0x5a);
+    HIP_OK(hipMemset(back, 1, EV_SIZE));
+    HIP_OK(hipDeviceSynchronize());
+    send_u64(imp.fd, 3);
+    join(&imp, "importer");
+    HIP_OK(hipStreamDestroy(s));
+    HIP_OK(hipFree(p));
+    HIP_OK(hipFree(back));
+}

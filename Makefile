@@ -4,7 +4,7 @@ REL     := $(CURDIR)/target/release
 KFDSIM  := $(REL)/kfdsim
 CONF    := $(MAKE) -C hip-conformance HIPKFD_LIB=$(REL) KFDSIM=$(KFDSIM)
 
-.PHONY: all build demo bench test reliability fuzz asan header install install-files clean
+.PHONY: all build demo bench test reliability fuzz asan hip-tests header install install-files clean
 
 all: build
 
@@ -60,6 +60,16 @@ asan: build
 fuzz: build
 	@$(CONF) fuzz $(if $(FUZZ_CALLS),FUZZ_CALLS=$(FUZZ_CALLS)) $(if $(FUZZ_SEEDS),FUZZ_SEEDS="$(FUZZ_SEEDS)") \
 	  $(if $(FUZZ_JOBS),FUZZ_JOBS=$(FUZZ_JOBS)) $(if $(FUZZ_CONFIGS),FUZZ_CONFIGS="$(FUZZ_CONFIGS)")
+
+## AMD's own tests, measured (a report, not part of `make test`): builds the chosen files of a local
+## ROCm/hip-tests checkout (HIP_TESTS=path; fetch it yourself, it is never committed here) with
+## hipcc against our library, caches them under target/hip-tests/, runs each case alone under
+## `kfdsim run --gpus 2` and prints PASS/FAIL/SKIP per case with a class and reason, then a
+## summary line. HIP_TESTS_ARGS passes options (--groups, --files REGEX, -j N, --json PATH,
+## --timeout S); `tools/hip-tests --help`.
+hip-tests: build
+	@test -n "$(HIP_TESTS)" || { echo "make hip-tests HIP_TESTS=/path/to/hip-tests (a ROCm/hip-tests checkout)"; exit 2; }
+	@tools/hip-tests --hip-tests "$(HIP_TESTS)" $(HIP_TESTS_ARGS)
 
 ## Install like ROCm under $(DESTDIR)$(PREFIX): lib/libamdhip64.so.7 (+ the .so link; lib/compat/
 ## holds libamdhip64.so.5 and .so.6 links for binaries built against ROCm 5 or 6), include/hip/,

@@ -298,6 +298,83 @@ fn child_processes_inherit_the_simulation() {
     }
 }
 
+/// Python sees the simulated topology through every way `rocm_agent_enumerator` (hip-tests'
+/// TestContext runs it through popen at start) and its kin reach it: os.listdir by path and by
+/// fd, os.scandir, glob, pathlib, isdir/isfile/access, open, openat by dir_fd. Each prints
+/// the node names, so a view that misses the tree (ENOENT, or the host's empty /sys) differs.
+#[test]
+fn python_lists_and_reads_the_topology() {
+    require_kfdsim();
+    let script = r#"
+import glob, os, pathlib
+d = "/sys/class/kfd/kfd/topology/nodes"
+fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+views = [
+    sorted(os.listdir(d)),
+    sorted(os.listdir(fd)),
+    sorted(e.name for e in os.scandir(d) if e.is_dir()),
+    sorted(p.split("/")[-2] for p in glob.glob(d + "/*/properties")),
+    sorted(p.name for p in pathlib.Path(d).iterdir()),
+    sorted(n for n in os.listdir(d) if os.path.isdir(d + "/" + n) and os.path.isfile(d + "/" + n + "/properties")
+           and os.access(d + "/" + n + "/properties", os.R_OK)),
+]
+for v in views:
+    print(" ".join(v))
+for n in views[0]:
+    with open(d + "/" + n + "/properties") as f:
+        text = f.read()
+    node = os.open(d + "/" + n, os.O_RDONLY | os.O_DIRECTORY)
+    at = os.read(os.open("properties", os.O_RDONLY, dir_fd=node), 1 << 16).decode()
+    print(n, [l.split()[1] for l in text.splitlines() if l.startswith("gfx_target_version ")][0], at == text)
+"#;
+    let out = Command::new("python3").args(["-c", script]).output().expect("python3 runs");
+    assert!(out.status.success(), "python3 failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let mut nodes: Vec<String> =
+        fs::read_dir(format!("{TOPO}/nodes")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    nodes.sort();
+    assert_eq!(nodes, ["0", "1", "2"], "xgmi-2: a CPU node and two GPUs");
+    for _ in 0..6 {
+        assert_eq!(lines.next(), Some(nodes.join(" ").as_str()), "python's views of the nodes: {text}");
+    }
+    for n in &nodes {
+        let want = props(&format!("{TOPO}/nodes/{n}/properties"))["gfx_target_version"];
+        assert_eq!(lines.next(), Some(format!("{n} {want} True").as_str()), "{text}");
+    }
+}
+
+/// Debian's `rocm_agent_enumerator` (package rocminfo; a Python script reading the KFD topology
+/// when no target.lst is given) lists the simulated GPUs, run directly and, as hip-tests'
+/// TestContext does, through popen's `sh -c` pipeline from a process. Without the script
+/// installed only that is said.
+#[test]
+fn rocm_agent_enumerator_lists_the_simulated_gpus() {
+    require_kfdsim();
+    let Some(enumerator) = ["/usr/bin/rocm_agent_enumerator", "/opt/rocm/bin/rocm_agent_enumerator"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+    else {
+        eprintln!("rocm_agent_enumerator not installed (Debian package rocminfo): not checked");
+        return;
+    };
+    let direct = Command::new(enumerator).env_remove("ROCM_TARGET_LST").output().unwrap();
+    assert!(direct.status.success(), "{}", String::from_utf8_lossy(&direct.stderr));
+    assert_eq!(String::from_utf8(direct.stdout).unwrap(), "gfx000\ngfx90a\ngfx90a\n");
+    let piped = Command::new("sh")
+        .args(["-c", &format!("{enumerator} | sort -u | xargs | sed -e 's/ /;/g'")])
+        .env_remove("ROCM_TARGET_LST")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(piped.stdout).unwrap(),
+        "gfx000;gfx90a\n",
+        "{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    assert!(piped.stderr.is_empty(), "{}", String::from_utf8_lossy(&piped.stderr));
+}
+
 #[test]
 fn launcher_presets_give_their_node_and_link_counts() {
     require_kfdsim();

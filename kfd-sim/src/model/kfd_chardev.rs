@@ -238,6 +238,25 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
             return fail(&mut st, Errno::ENOMEM);
         }
     }
+    // allocate_sdma_queue: the lowest free sdma_id (xgmi_sdma_id) of the GPU, and its engine.
+    let (sdma_id, engine) = match args.queue_type {
+        KFD_IOC_QUEUE_TYPE_SDMA | KFD_IOC_QUEUE_TYPE_SDMA_XGMI => {
+            let ty = args.queue_type;
+            let used: BTreeSet<u32> = st
+                .queues
+                .values()
+                .filter(|q| q.rt.gpu_id == pdd_gpu && q.queue_type == ty)
+                .map(|q| q.sdma_id)
+                .collect();
+            let id = (0..).find(|i| !used.contains(i)).unwrap_or(0);
+            if ty == KFD_IOC_QUEUE_TYPE_SDMA {
+                (id, id % gpu.num_sdma_engines.max(1))
+            } else {
+                (id, gpu.num_sdma_engines + id % gpu.num_sdma_xgmi_engines.max(1))
+            }
+        }
+        _ => (u32::MAX, args.sdma_engine_id),
+    };
     let pdd = st.pdd_mut(pdd_gpu).unwrap();
     let db = pdd.doorbells.as_mut().unwrap();
     let Some(slot) = (0..DOORBELLS_PER_SLICE).find(|s| !db.used.contains(s)) else {
@@ -261,6 +280,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         stopped: AtomicBool::new(false),
         exec: parking_lot::Mutex::new(()),
         is_sdma,
+        engine,
     });
     st.queues.insert(
         queue_id,
@@ -270,6 +290,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
             doorbell_slot: slot,
             held,
             sdma_engine_id: args.sdma_engine_id,
+            sdma_id,
             percentage: args.queue_percentage,
             priority: args.queue_priority,
         },

@@ -1,15 +1,27 @@
-//! The SDMA engine: executes user SDMA queues of one process.
+//! The SDMA engines: execute the user SDMA queues of one process.
 //!
-//! Threading: one engine thread per process, started with the first SDMA queue. It loops over
-//! the process's SDMA queues; for each it reads the 64-bit doorbell (byte index published by the
-//! user), decodes the packets between its read index and that value with
-//! `kfd_ioctl::sdma::Packet::decode`, executes them through the queue GPU's GPUVM, and writes the
-//! read index back to the queue's rptr location. Each packet runs under a read lock of that VM
-//! only; TRAPs and faults take the process lock afterwards (lock order `state` → `vm` is never
-//! inverted). When no queue made progress the thread parks on a condvar with an exponential
-//! backoff (20 µs doubling to 2 ms), so an idle queue costs ~500 cheap wake-ups per second at
-//! most, and a process without SDMA queues none (the thread sleeps until a queue is added);
-//! every KFD ioctl of the process (WAIT_EVENTS in particular) kicks it awake at once.
+//! Engines: as `allocate_sdma_queue` (`kfd_device_queue_manager.c`) places them, a type SDMA
+//! queue lands on PCIe engine `sdma_id % num_sdma_engines` and an SDMA_XGMI queue on engine
+//! `num_sdma_engines + xgmi_id % num_sdma_xgmi_engines`, `sdma_id` being the lowest id free on
+//! that GPU (in this process: the model keeps no device-wide bitmap); SDMA_BY_ENG_ID names its
+//! engine. Queues on one engine run in turn, as the hardware's queue arbitration does.
+//!
+//! Threading: engine threads, each running the queues of the engines given to it. The first
+//! `threads` engines of the process (in order of first queue) get a thread each and later ones
+//! share them round robin; `threads` is `KFDSIM_SDMA_THREADS` (a positive integer), by default
+//! unbounded (one thread per engine: copies on different engines run in parallel) on a machine
+//! with at least [`PER_ENGINE_MIN_CPUS`] CPUs and 1 (one thread for all, as a 2-core CI machine
+//! runs fastest) below that. A thread loops over its queues; for each it reads the 64-bit
+//! doorbell (byte index published by the user), decodes the packets between its read index and
+//! that value with `kfd_ioctl::sdma::Packet::decode`, executes them through the queue GPU's
+//! GPUVM, and writes the read index back to the queue's rptr location. Each packet runs under a
+//! read lock of that VM only; TRAPs and faults take the process lock afterwards (lock order
+//! `state` → `vm` is never inverted). When no queue made progress the thread lingers
+//! ([`LINGER`]) re-reading its doorbells, then parks on a condvar with an exponential backoff
+//! (20 µs doubling to 2 ms), so an idle engine costs ~500 cheap wake-ups per second at most,
+//! and a process without SDMA queues none (no thread is started before its first queue); every
+//! KFD ioctl of the process (WAIT_EVENTS in particular) wakes at once each thread that has a
+//! queue with unread doorbell work ([`Sdma::kick`]).
 //!
 //! Faults: a translation miss, a write to a read-only mapping, or a packet the decoder rejects is
 //! a VM fault. As `kfd_int_process_v9.c` does for a GPU VM fault, every queue of the process on
@@ -23,7 +35,7 @@ use super::queue::QueueRt;
 use kfd_ioctl::kfd::{kfd_hsa_memory_exception_data, kfd_memory_exception_failure};
 use kfd_ioctl::sdma::Packet;
 use parking_lot::{Condvar, Mutex};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -39,61 +51,139 @@ const BACKOFF_MAX: Duration = Duration::from_millis(2);
 const POLL_BACKOFF_MAX: Duration = Duration::from_micros(40);
 /// Copy chunk for ranges that cross BO boundaries or touch userptr pages.
 const CHUNK: usize = 1 << 20;
+/// CPUs from which each engine gets a thread of its own by default.
+pub const PER_ENGINE_MIN_CPUS: usize = 4;
+/// Environment variable: most engine threads per process (a positive integer).
+pub const ENV_THREADS: &str = "KFDSIM_SDMA_THREADS";
+
+/// Engine threads per process: `KFDSIM_SDMA_THREADS` when it is a positive integer, else one
+/// per engine with at least [`PER_ENGINE_MIN_CPUS`] CPUs and 1 below.
+fn thread_limit() -> usize {
+    if let Some(n) = std::env::var(ENV_THREADS).ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|n| *n > 0) {
+        return n;
+    }
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if cpus >= PER_ENGINE_MIN_CPUS {
+        usize::MAX
+    } else {
+        1
+    }
+}
+
+/// What every engine thread of the process shares.
+struct Shared {
+    process: Weak<Process>,
+    /// Every SDMA queue of the process with the thread that runs it.
+    queues: Mutex<Vec<(Arc<QueueRt>, Arc<Worker>)>>,
+}
+
+/// The SDMA engines of one process.
+pub struct Sdma {
+    shared: Arc<Shared>,
+    workers: Mutex<Workers>,
+    limit: usize,
+}
+
+/// The engine threads of a process.
+#[derive(Default)]
+struct Workers {
+    threads: Vec<Arc<Worker>>,
+    /// The thread (index in `threads`) of each engine `(gpu_id, engine id)`.
+    by_engine: Vec<((u32, u32), usize)>,
+}
 
 struct Ctl {
     kicked: bool,
-    started: bool,
 }
 
-/// The engine of one process.
-pub struct Engine {
-    process: Weak<Process>,
+/// One engine thread: the queues of the engines given to it.
+struct Worker {
+    shared: Arc<Shared>,
     queues: Mutex<Vec<Arc<QueueRt>>>,
     ctl: Mutex<Ctl>,
     cv: Condvar,
     /// Set by a pass that left a queue waiting in a memory POLL_REGMEM.
-    polling: std::sync::atomic::AtomicBool,
+    polling: AtomicBool,
 }
 
-impl Engine {
-    pub fn new(process: Weak<Process>) -> Arc<Engine> {
-        Arc::new(Engine {
-            process,
-            queues: Mutex::new(Vec::new()),
-            ctl: Mutex::new(Ctl { kicked: false, started: false }),
-            cv: Condvar::new(),
-            polling: std::sync::atomic::AtomicBool::new(false),
-        })
+impl Sdma {
+    pub fn new(process: Weak<Process>) -> Sdma {
+        Sdma {
+            shared: Arc::new(Shared { process, queues: Mutex::new(Vec::new()) }),
+            workers: Mutex::new(Workers::default()),
+            limit: thread_limit(),
+        }
     }
 
-    /// Wakes the engine thread if it is parked.
+    /// Wakes every parked engine thread that has a queue with doorbell work it has not read
+    /// (or that waits in a POLL_REGMEM, whose word the caller may just have written).
     pub fn kick(&self) {
-        let mut c = self.ctl.lock();
-        if c.started {
-            c.kicked = true;
-            self.cv.notify_one();
+        for (q, w) in self.shared.queues.lock().iter() {
+            if q.pending() {
+                w.kick();
+            }
         }
     }
 
-    /// Adds a queue and starts the thread if needed.
-    pub fn add_queue(self: &Arc<Self>, q: Arc<QueueRt>) {
-        self.queues.lock().push(q);
-        let mut c = self.ctl.lock();
-        if !c.started {
-            c.started = true;
-            let me = self.clone();
-            // The JoinHandle is dropped (detached): the thread lives as long as the process.
-            let _ = std::thread::Builder::new().name("kfdsim-sdma".into()).spawn(move || me.run());
-        }
-        c.kicked = true;
-        self.cv.notify_one();
+    /// Adds a queue to the thread of its engine, starting the thread if needed.
+    pub fn add_queue(&self, q: Arc<QueueRt>) {
+        let key = (q.gpu_id, q.engine);
+        let w = {
+            let mut ws = self.workers.lock();
+            let Workers { threads, by_engine } = &mut *ws;
+            let i = match by_engine.iter().find(|(k, _)| *k == key) {
+                Some((_, i)) => *i,
+                None => {
+                    let i = if threads.len() < self.limit {
+                        let w = Arc::new(Worker {
+                            shared: self.shared.clone(),
+                            queues: Mutex::new(Vec::new()),
+                            ctl: Mutex::new(Ctl { kicked: false }),
+                            cv: Condvar::new(),
+                            polling: AtomicBool::new(false),
+                        });
+                        let me = w.clone();
+                        // The JoinHandle is dropped (detached): the thread lives as long as the
+                        // process.
+                        let _ = std::thread::Builder::new().name("kfdsim-sdma".into()).spawn(move || me.run());
+                        threads.push(w);
+                        threads.len() - 1
+                    } else {
+                        by_engine.len() % threads.len()
+                    };
+                    by_engine.push((key, i));
+                    i
+                }
+            };
+            threads[i].clone()
+        };
+        w.queues.lock().push(q.clone());
+        self.shared.queues.lock().push((q, w.clone()));
+        w.kick();
     }
 
-    /// Removes a queue and waits until the engine is not executing it.
+    /// Removes a queue and waits until its engine is not executing it.
     pub fn remove_queue(&self, q: &Arc<QueueRt>) {
         q.stopped.store(true, Ordering::Release);
-        self.queues.lock().retain(|x| !Arc::ptr_eq(x, q));
+        let w = {
+            let mut all = self.shared.queues.lock();
+            let w = all.iter().find(|(x, _)| Arc::ptr_eq(x, q)).map(|(_, w)| w.clone());
+            all.retain(|(x, _)| !Arc::ptr_eq(x, q));
+            w
+        };
+        if let Some(w) = w {
+            w.queues.lock().retain(|x| !Arc::ptr_eq(x, q));
+        }
         drop(q.exec.lock());
+    }
+}
+
+impl Worker {
+    /// Wakes the thread if it is parked.
+    fn kick(&self) {
+        let mut c = self.ctl.lock();
+        c.kicked = true;
+        self.cv.notify_one();
     }
 
     fn run(self: Arc<Self>) {
@@ -249,7 +339,7 @@ impl Engine {
     }
 
     fn trap(&self, int_ctx: u32) {
-        let Some(p) = self.process.upgrade() else { return };
+        let Some(p) = self.shared.process.upgrade() else { return };
         let mut st = p.state.lock();
         if st.events.signal_interrupt(int_ctx & 0x0fff_ffff) {
             p.event_cv.notify_all();
@@ -258,9 +348,9 @@ impl Engine {
 
     fn fault(&self, q: &QueueRt, f: Fault) {
         q.stopped.store(true, Ordering::Release);
-        let Some(p) = self.process.upgrade() else { return };
+        let Some(p) = self.shared.process.upgrade() else { return };
         // kfd_dqm_evict_pasid: every queue of the process on this GPU stops.
-        for other in self.queues.lock().iter() {
+        for (other, _) in self.shared.queues.lock().iter() {
             if other.gpu_id == q.gpu_id {
                 other.stopped.store(true, Ordering::Release);
             }

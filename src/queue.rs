@@ -184,6 +184,20 @@ impl Runtime {
         q: &SdmaQueue,
         build: impl FnOnce(&mut Vec<u32>) -> Result<(), sdma::EncodeError>,
     ) -> Result<u64, hipError_t> {
+        self.queue_submit_with(q, true, build)
+    }
+
+    /// As [`Runtime::queue_submit`]; without `trap` the submission ends with the signal only (no
+    /// FENCE and TRAP of the queue's event), for a submission that only other queues wait for
+    /// (POLL_REGMEM) and that a later trapping submission on `q` follows: a host waiter sleeping
+    /// on the event is not woken by every step of a long chain (the event wakes every
+    /// `WAIT_EVENTS` of the process).
+    pub fn queue_submit_with(
+        &self,
+        q: &SdmaQueue,
+        trap: bool,
+        build: impl FnOnce(&mut Vec<u32>) -> Result<(), sdma::EncodeError>,
+    ) -> Result<u64, hipError_t> {
         self.check_fault()?;
         let mut pk = Vec::with_capacity(64);
         build(&mut pk).map_err(|e| {
@@ -195,6 +209,9 @@ impl Runtime {
         let seq = st.seq + 1;
         let tail = |pk: &mut Vec<u32>| -> Result<(), sdma::EncodeError> {
             sdma::seq_signal(pk, q.signal.addr, seq)?;
+            if !trap {
+                return Ok(());
+            }
             sdma::fence(pk, q.event.slot_addr, q.event.event_id)?;
             sdma::trap(pk, q.event.event_id)
         };

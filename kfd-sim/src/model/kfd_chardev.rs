@@ -1048,7 +1048,10 @@ pub unsafe fn kfd_mmap(
             }
             let bo = &pdd.doorbells.as_ref().unwrap().bo;
             // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
-            unsafe { bo.memfd().ok_or(Errno::EINVAL)?.map_for_user(addr, len, prot, flags, 0, true) }
+            let at = unsafe { bo.memfd().ok_or(Errno::EINVAL)?.map_for_user(addr, len, prot, flags, 0, true) }?;
+            drop(st);
+            p.engine.doorbell_mapped(at as u64, len as u64, dev.gpu_id);
+            Ok(at)
         }
         KFD_MMAP_TYPE_EVENTS => {
             if len as u64 > SIGNAL_PAGE_SIZE {

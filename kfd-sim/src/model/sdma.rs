@@ -29,6 +29,7 @@
 //! `kfd_hsa_memory_exception_data { va (page), gpu_id, NotPresent | ReadOnly }`
 //! (`kfd_signal_vm_fault_event`). Garbage never panics the host process.
 
+use super::dbwatch::DoorbellWatch;
 use super::gpuvm::{Fault, FaultKind, Gpuvm};
 use super::process::Process;
 use super::queue::QueueRt;
@@ -36,7 +37,7 @@ use kfd_ioctl::kfd::{kfd_hsa_memory_exception_data, kfd_memory_exception_failure
 use kfd_ioctl::sdma::Packet;
 use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 const BACKOFF_MIN: Duration = Duration::from_micros(20);
@@ -45,6 +46,9 @@ const BACKOFF_MIN: Duration = Duration::from_micros(20);
 /// engine reacts to a doorbell write, instead of after a park and wake-up.
 const LINGER: Duration = Duration::from_micros(100);
 const BACKOFF_MAX: Duration = Duration::from_millis(2);
+/// Longest sleep of a thread whose doorbell pages are write-protected (a store wakes it sooner;
+/// this bounds a store the watch could miss).
+const WATCHED_SLEEP: Duration = Duration::from_millis(100);
 /// Longest pause while a queue waits in a memory POLL_REGMEM: the engine re-reads the word at
 /// the packet's poll interval (microseconds on hardware), whoever writes it (the CPU, another
 /// process, another engine), so a write is seen within this bound.
@@ -75,6 +79,24 @@ struct Shared {
     process: Weak<Process>,
     /// Every SDMA queue of the process with the thread that runs it.
     queues: Mutex<Vec<(Arc<QueueRt>, Arc<Worker>)>>,
+    /// Doorbell stores seen as they happen (set at the user's first doorbell mapping; None
+    /// inside where userfaultfd is refused).
+    watch: OnceLock<Option<Arc<DoorbellWatch>>>,
+}
+
+impl Shared {
+    /// Wakes the threads that run a queue of `gpu_id` (a store to its doorbell page).
+    fn wake_gpu(&self, gpu_id: u32) {
+        for (q, w) in self.queues.lock().iter() {
+            if q.gpu_id == gpu_id {
+                w.kick();
+            }
+        }
+    }
+
+    fn watch(&self) -> Option<&Arc<DoorbellWatch>> {
+        self.watch.get().and_then(|w| w.as_ref())
+    }
 }
 
 /// The SDMA engines of one process.
@@ -109,7 +131,7 @@ struct Worker {
 impl Sdma {
     pub fn new(process: Weak<Process>) -> Sdma {
         Sdma {
-            shared: Arc::new(Shared { process, queues: Mutex::new(Vec::new()) }),
+            shared: Arc::new(Shared { process, queues: Mutex::new(Vec::new()), watch: OnceLock::new() }),
             workers: Mutex::new(Workers::default()),
             limit: thread_limit(),
         }
@@ -123,6 +145,19 @@ impl Sdma {
                 w.kick();
             }
         }
+    }
+
+    /// The user mapped `gpu_id`'s doorbell slice at `[start, start+len)`: watch it for stores.
+    pub fn doorbell_mapped(&self, start: u64, len: u64, gpu_id: u32) {
+        let Some(w) = self.shared.watch.get_or_init(|| DoorbellWatch::new().map(Arc::new)) else { return };
+        let shared = Arc::downgrade(&self.shared);
+        w.register(start, len, gpu_id, move |g| {
+            if let Some(s) = shared.upgrade() {
+                s.wake_gpu(g);
+            }
+        });
+        // Threads asleep behind the older mappings protect this one too when they next park.
+        self.shared.wake_gpu(gpu_id);
     }
 
     /// Adds a queue to the thread of its engine, starting the thread if needed.
@@ -204,22 +239,45 @@ impl Worker {
                 std::thread::yield_now();
                 continue;
             }
+            let polling = self.polling.swap(false, Ordering::Relaxed);
+            // With the doorbell pages write-protected, a store wakes the thread: it may sleep
+            // until then, once a last look after protecting finds no work.
+            let watched = !polling && !queues.is_empty() && self.protect_doorbells(&queues);
+            if watched && queues.iter().any(|q| q.pending()) {
+                continue;
+            }
             let mut c = self.ctl.lock();
             if !c.kicked {
                 if queues.is_empty() {
                     // No queue: sleep until add_queue (or any ioctl) kicks.
                     self.cv.wait(&mut c);
+                } else if watched {
+                    self.cv.wait_for(&mut c, WATCHED_SLEEP);
                 } else {
                     self.cv.wait_for(&mut c, backoff);
-                    let max = if self.polling.swap(false, Ordering::Relaxed) { POLL_BACKOFF_MAX } else { BACKOFF_MAX };
+                    let max = if polling { POLL_BACKOFF_MAX } else { BACKOFF_MAX };
                     backoff = (backoff * 2).min(max);
                 }
             }
             if c.kicked {
+                // Woken for work: linger as after progress (a doorbell store completes just
+                // after the wake-up).
                 backoff = BACKOFF_MIN;
+                last_progress = std::time::Instant::now();
             }
             c.kicked = false;
         }
+    }
+
+    /// Write-protects the doorbell pages of the GPUs of `queues`; false unless every store to
+    /// them will now wake this thread.
+    fn protect_doorbells(&self, queues: &[Arc<QueueRt>]) -> bool {
+        let Some(w) = self.shared.watch() else { return false };
+        let mut gpus: Vec<u32> = queues.iter().map(|q| q.gpu_id).collect();
+        gpus.sort_unstable();
+        gpus.dedup();
+        // Every GPU is protected (no short cut): a later store to any of them must fault.
+        gpus.into_iter().fold(true, |all, g| w.protect(g) && all)
     }
 
     /// Runs `q` as far as its doorbell allows. True if any packet was consumed. TRAPs and a

@@ -277,7 +277,11 @@ impl Worker {
         gpus.sort_unstable();
         gpus.dedup();
         // Every GPU is protected (no short cut): a later store to any of them must fault.
-        gpus.into_iter().fold(true, |all, g| w.protect(g) && all)
+        let mut all = true;
+        for g in gpus {
+            all &= w.protect(g);
+        }
+        all
     }
 
     /// Runs `q` as far as its doorbell allows. True if any packet was consumed. TRAPs and a

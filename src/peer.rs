@@ -478,7 +478,10 @@ impl Runtime {
                 sdma::copy_linear(pk, dst + off, va, n);
                 Ok(())
             })?;
-            st.readers.retain(|(o, l, _)| !(*o < at + n && at < o + l));
+            // Readers inside this chunk are covered by `b` (it runs after `a`, which waited for
+            // them); one that reaches past it is not: the next chunk, on another queue, must
+            // still wait for it.
+            st.readers.retain(|(o, l, _)| !(at <= *o && *o + *l <= at + n));
             st.readers.push((at, n, b.clone()));
             last[k % dq.len()] = Some(b);
             off += n;

@@ -108,6 +108,15 @@ impl DoorbellWatch {
         })
     }
 
+    /// Closes the fd in a child after fork, where `self` belongs to the parent's abandoned
+    /// model, which is never dropped (`process::current` forgets it).
+    pub fn close_inherited(&self) {
+        self.usable.store(false, Ordering::Release);
+        // SAFETY: the fd is ours; the OwnedFd that also holds it is never dropped (see above),
+        // so it is closed once.
+        unsafe { libc::close(self.fd.as_raw_fd()) };
+    }
+
     /// Whether every doorbell mapping of the user is registered.
     pub fn usable(&self) -> bool {
         self.usable.load(Ordering::Acquire)

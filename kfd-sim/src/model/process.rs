@@ -298,6 +298,7 @@ pub fn current() -> Arc<Process> {
         // Inherited from the parent across fork: abandon it without running destructors that
         // could touch the parent's (non-existent here) threads.
         if let Some(old) = cur.take() {
+            old.engine.close_inherited();
             std::mem::forget(old);
         }
     }

@@ -37,7 +37,7 @@ use kfd_ioctl::kfd::{kfd_hsa_memory_exception_data, kfd_memory_exception_failure
 use kfd_ioctl::sdma::Packet;
 use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 const BACKOFF_MIN: Duration = Duration::from_micros(20);
@@ -79,9 +79,9 @@ struct Shared {
     process: Weak<Process>,
     /// Every SDMA queue of the process with the thread that runs it.
     queues: Mutex<Vec<(Arc<QueueRt>, Arc<Worker>)>>,
-    /// Doorbell stores seen as they happen (set at the user's first doorbell mapping; None
-    /// inside where userfaultfd is refused).
-    watch: OnceLock<Option<Arc<DoorbellWatch>>>,
+    /// Doorbell stores seen as they happen (None where userfaultfd is refused). Made with the
+    /// process, so that its fd is there from the first KFD call on, as the process's others.
+    watch: Option<Arc<DoorbellWatch>>,
 }
 
 impl Shared {
@@ -95,7 +95,7 @@ impl Shared {
     }
 
     fn watch(&self) -> Option<&Arc<DoorbellWatch>> {
-        self.watch.get().and_then(|w| w.as_ref())
+        self.watch.as_ref()
     }
 }
 
@@ -131,7 +131,11 @@ struct Worker {
 impl Sdma {
     pub fn new(process: Weak<Process>) -> Sdma {
         Sdma {
-            shared: Arc::new(Shared { process, queues: Mutex::new(Vec::new()), watch: OnceLock::new() }),
+            shared: Arc::new(Shared {
+                process,
+                queues: Mutex::new(Vec::new()),
+                watch: DoorbellWatch::new().map(Arc::new),
+            }),
             workers: Mutex::new(Workers::default()),
             limit: thread_limit(),
         }
@@ -149,7 +153,7 @@ impl Sdma {
 
     /// The user mapped `gpu_id`'s doorbell slice at `[start, start+len)`: watch it for stores.
     pub fn doorbell_mapped(&self, start: u64, len: u64, gpu_id: u32) {
-        let Some(w) = self.shared.watch.get_or_init(|| DoorbellWatch::new().map(Arc::new)) else { return };
+        let Some(w) = self.shared.watch() else { return };
         let shared = Arc::downgrade(&self.shared);
         w.register(start, len, gpu_id, move |g| {
             if let Some(s) = shared.upgrade() {
@@ -158,6 +162,15 @@ impl Sdma {
         });
         // Threads asleep behind the older mappings protect this one too when they next park.
         self.shared.wake_gpu(gpu_id);
+    }
+
+    /// In a child after fork, for the parent's model that the child abandons: closes the
+    /// inherited userfaultfd (it watches the parent's memory), so that the child's own, made
+    /// with its model, leaves its fd count as it was.
+    pub fn close_inherited(&self) {
+        if let Some(w) = self.shared.watch() {
+            w.close_inherited();
+        }
     }
 
     /// Adds a queue to the thread of its engine, starting the thread if needed.

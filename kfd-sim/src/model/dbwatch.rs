@@ -123,8 +123,9 @@ impl DoorbellWatch {
     }
 
     /// Registers the user's mapping `[start, start+len)` of `gpu_id`'s doorbell slice and starts
-    /// the watch thread (once), which calls `wake(gpu_id)` on a store to a protected page.
-    pub fn register(self: &Arc<Self>, start: u64, len: u64, gpu_id: u32, wake: impl Fn(u32) + Send + 'static) {
+    /// the watch thread (once), which calls `wake(Some(gpu_id))` on a store to a protected page
+    /// (`wake(None)` for a page it no longer knows).
+    pub fn register(self: &Arc<Self>, start: u64, len: u64, gpu_id: u32, wake: impl Fn(Option<u32>) + Send + 'static) {
         let mut reg = UffdioRegister { range: UffdioRange { start, len }, mode: UFFDIO_REGISTER_MODE_WP, ioctls: 0 };
         if ioctl(&self.fd, UFFDIO_REGISTER, &mut reg).is_err() {
             self.usable.store(false, Ordering::Release);
@@ -150,19 +151,28 @@ impl DoorbellWatch {
     /// mapping is gone are forgotten.
     pub fn protect(&self, gpu_id: u32) -> bool {
         let mut r = self.ranges.lock();
+        let mut all = true;
         r.retain(|&(start, len, g)| {
             if g != gpu_id {
                 return true;
             }
             let mut wp = UffdioWriteprotect { range: UffdioRange { start, len }, mode: UFFDIO_WRITEPROTECT_MODE_WP };
-            ioctl(&self.fd, UFFDIO_WRITEPROTECT, &mut wp).is_ok()
+            match ioctl(&self.fd, UFFDIO_WRITEPROTECT, &mut wp) {
+                Ok(()) => true,
+                // The address space is changing (fork, mremap): keep it, do not rely on it now.
+                Err(Errno::EAGAIN) => {
+                    all = false;
+                    true
+                }
+                Err(_) => false,
+            }
         });
-        self.usable() && r.iter().any(|(_, _, g)| *g == gpu_id)
+        all && self.usable() && r.iter().any(|(_, _, g)| *g == gpu_id)
     }
 
     /// The watch thread: for each write fault, wakes the engines of the page's GPU, then lifts
     /// the protection of the page (which lets the store complete).
-    fn run(self: Arc<Self>, wake: impl Fn(u32)) {
+    fn run(self: Arc<Self>, wake: impl Fn(Option<u32>)) {
         loop {
             let mut pfd = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
             // SAFETY: one valid pollfd.
@@ -185,9 +195,7 @@ impl DoorbellWatch {
                 }
                 let page = m.address & !(PAGE_SIZE - 1);
                 let gpu = self.ranges.lock().iter().find(|(s, l, _)| (*s..*s + *l).contains(&page)).map(|r| r.2);
-                if let Some(g) = gpu {
-                    wake(g);
-                }
+                wake(gpu);
                 let mut wp = UffdioWriteprotect { range: UffdioRange { start: page, len: PAGE_SIZE }, mode: 0 };
                 if ioctl(&self.fd, UFFDIO_WRITEPROTECT, &mut wp).is_err() {
                     // The page went away meanwhile: let the writer retry (and fault as it must).

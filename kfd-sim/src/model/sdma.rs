@@ -48,7 +48,7 @@ const LINGER: Duration = Duration::from_micros(100);
 const BACKOFF_MAX: Duration = Duration::from_millis(2);
 /// Longest sleep of a thread whose doorbell pages are write-protected (a store wakes it sooner;
 /// this bounds a store the watch could miss).
-const WATCHED_SLEEP: Duration = Duration::from_millis(100);
+const WATCHED_SLEEP: Duration = Duration::from_millis(20);
 /// Longest pause while a queue waits in a memory POLL_REGMEM: the engine re-reads the word at
 /// the packet's poll interval (microseconds on hardware), whoever writes it (the CPU, another
 /// process, another engine), so a write is seen within this bound.
@@ -85,10 +85,11 @@ struct Shared {
 }
 
 impl Shared {
-    /// Wakes the threads that run a queue of `gpu_id` (a store to its doorbell page).
-    fn wake_gpu(&self, gpu_id: u32) {
+    /// Wakes the threads that run a queue of `gpu_id` (a store to its doorbell page), or every
+    /// thread for None (a store to a doorbell page of unknown GPU).
+    fn wake_gpu(&self, gpu_id: Option<u32>) {
         for (q, w) in self.queues.lock().iter() {
-            if q.gpu_id == gpu_id {
+            if gpu_id.is_none_or(|g| g == q.gpu_id) {
                 w.kick();
             }
         }
@@ -161,7 +162,7 @@ impl Sdma {
             }
         });
         // Threads asleep behind the older mappings protect this one too when they next park.
-        self.shared.wake_gpu(gpu_id);
+        self.shared.wake_gpu(Some(gpu_id));
     }
 
     /// In a child after fork, for the parent's model that the child abandons: closes the

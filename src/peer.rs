@@ -26,9 +26,10 @@
 //! on the host: on the source device when its GPUVM maps the destination (peer access enabled
 //! source → destination), else on the destination device when it maps the source, with a
 //! `KFD_IOC_QUEUE_TYPE_SDMA_XGMI` queue where an xGMI link joins the two. Without any peer
-//! mapping (access not enabled, or not possible) the copy goes through two pinned 4 MiB host
-//! staging buffers: source engine → buffer → destination engine, double-buffered, with all the
-//! ordering done by POLL_REGMEM on the GPUs, so it is still asynchronous to the host. Every copy
+//! mapping (access not enabled, or not possible) the copy goes through a pinned 8 MiB host
+//! staging buffer in chunks: source engines → buffer → destination engines, the two legs of
+//! consecutive chunks running at once on the two devices' engines, with all the ordering done by
+//! POLL_REGMEM on the GPUs, so it is still asynchronous to the host. Every copy
 //! waits (POLL_REGMEM) for the prior work of all streams of both devices and of the issuing
 //! stream, and leaves a marker on the issuing stream (and on the null streams of both devices
 //! when issued on a null stream) so that later work and `hipStreamQuery` see it. Direct copies
@@ -57,8 +58,11 @@ pub const IOLINK_TYPE_PCIE: u32 = 2;
 pub const MAX_PEER_QUEUES: usize = 4;
 /// Direct copies of at least this many bytes are split over several queues.
 pub const SPREAD_MIN: u64 = 16 << 20;
-/// Bytes of each of the two pinned staging buffers of copies without a peer mapping.
-pub const PEER_STAGING_SIZE: u64 = 4 << 20;
+/// Bytes of the pinned staging buffer of copies without a peer mapping.
+pub const PEER_STAGING_SIZE: u64 = 8 << 20;
+/// Bounds of the chunk of a staged copy ([`staging_chunk`]).
+pub const STAGING_CHUNK_MIN: u64 = 256 << 10;
+pub const STAGING_CHUNK_MAX: u64 = 1 << 20;
 
 /// The type of the direct link from `from`'s node to `to`'s node (`io_links` or `p2p_links`),
 /// if any. Indirect paths through the CPU are never links here (see the module docs).
@@ -82,9 +86,8 @@ pub struct PeerState {
     next: AtomicUsize,
     /// Direct copies still possibly running: (engine device, other device, fence).
     uses: Mutex<Vec<(usize, usize, Fence)>>,
-    /// The two pinned staging buffers (mapped on every device), each with the fence of the
-    /// last copy that reads it.
-    staging: Mutex<Vec<(Bo, Option<Fence>)>>,
+    /// The pinned staging buffer and its readers.
+    staging: Mutex<PeerStaging>,
     /// Recent stream markers of peer copies, with the copy fences each one stands for: a later
     /// copy waits for those directly (FIFO on the same queue) instead of for the marker.
     markers: Mutex<Vec<(Fence, Vec<Fence>)>>,
@@ -97,7 +100,7 @@ impl PeerState {
             queues: (0..n).map(|_| Mutex::new([vec![], vec![]])).collect(),
             next: AtomicUsize::new(0),
             uses: Mutex::new(vec![]),
-            staging: Mutex::new(vec![]),
+            staging: Mutex::new(PeerStaging::default()),
             markers: Mutex::new(vec![]),
         }
     }
@@ -274,14 +277,16 @@ impl Runtime {
         Ok(qs[k].clone())
     }
 
-    /// Submits `build` to queue `q` after `waits` (POLL_REGMEM on each other queue's signal).
+    /// Submits `build` to queue `q` after `waits` (POLL_REGMEM on each other queue's signal),
+    /// trapping when `trap` ([`Runtime::queue_submit_with`]).
     fn submit_after(
         &self,
         q: &Arc<SdmaQueue>,
         waits: &[Fence],
+        trap: bool,
         build: impl FnOnce(&mut Vec<u32>) -> Result<(), sdma::EncodeError>,
     ) -> Result<Fence, hipError_t> {
-        let seq = self.queue_submit(q, |pk| {
+        let seq = self.queue_submit_with(q, trap, |pk| {
             for f in waits {
                 if !Arc::ptr_eq(&f.queue, q) && !f.done() {
                     sdma::poll_seq_ge(pk, f.queue.signal.addr, f.seq)?;
@@ -412,7 +417,7 @@ impl Runtime {
         while off < len {
             let n = (len - off).min(piece);
             let q = &qs[(first + i) % qs.len()];
-            fences.push(self.submit_after(q, waits, |pk| {
+            fences.push(self.submit_after(q, waits, true, |pk| {
                 sdma::copy_linear(pk, dst + off, src + off, n);
                 Ok(())
             })?);
@@ -422,10 +427,13 @@ impl Runtime {
         Ok(fences)
     }
 
-    /// A copy through the two pinned staging buffers: source engine → buffer, then destination
-    /// engine → VRAM, each leg ordered by POLL_REGMEM on the other's fence; chunk k runs on
-    /// queue k mod n of each device, so consecutive chunks overlap on different engines. Returns
-    /// the last destination-leg fence of every queue used.
+    /// A copy through the pinned staging buffer, in chunks of [`staging_chunk`] bytes taken in
+    /// turn from the buffer (a ring, from its start): for chunk k a source-engine leg (source → buffer, on
+    /// source queue k mod n, after `waits` and after the earlier legs that read that part of the
+    /// buffer) and a destination-engine leg (buffer → destination, on destination queue k mod n,
+    /// after the source leg: POLL_REGMEM). The source engines copy chunk k+1 while the
+    /// destination engines copy chunk k. Returns the last destination-leg fence of every queue
+    /// used.
     fn copy_staged(
         &self,
         dst: u64,
@@ -437,30 +445,50 @@ impl Runtime {
     ) -> Result<Vec<Fence>, hipError_t> {
         let sq = self.peer_queues(sdev, false)?;
         let dq = self.peer_queues(ddev, false)?;
-        let mut bufs = self.peer.staging.lock();
-        while bufs.len() < 2 {
-            let all: Vec<usize> = (0..self.devices.len()).collect();
-            let bo = self.bo_alloc(0, PEER_STAGING_SIZE, gtt_flags(false), &all, false)?;
-            bufs.push((bo, None));
-        }
+        let mut st = self.peer.staging.lock();
+        let buf = match &st.bo {
+            Some(bo) => bo.va,
+            None => {
+                let all: Vec<usize> = (0..self.devices.len()).collect();
+                let bo = self.bo_alloc(0, PEER_STAGING_SIZE, gtt_flags(false), &all, false)?;
+                let va = bo.va;
+                st.bo = Some(bo);
+                va
+            }
+        };
+        st.readers.retain(|(_, _, f)| !f.done());
+        let chunk = staging_chunk(len);
+        let chunks = len.div_ceil(chunk) as usize;
         let mut last: Vec<Option<Fence>> = vec![None; dq.len()];
         let mut off = 0;
         let mut k = 0;
+        // Every copy starts at the buffer's start: a small copy touches no more of it than its
+        // size (caches), and its chunks wait only for the readers of that part.
+        let mut next = 0;
         while off < len {
-            let n = (len - off).min(PEER_STAGING_SIZE);
-            let (bo, used) = &mut bufs[k % 2];
-            let mut w: Vec<Fence> = if k < 2 { waits.to_vec() } else { vec![] };
-            w.extend(used.take());
-            let va = bo.va;
-            let a = self.submit_after(&sq[k % sq.len()], &w, |pk| {
+            let n = (len - off).min(chunk);
+            if next + n > PEER_STAGING_SIZE {
+                next = 0;
+            }
+            let at = next;
+            next += n;
+            let mut w = waits.to_vec();
+            w.extend(st.readers.iter().filter(|(o, l, _)| *o < at + n && at < o + l).map(|(_, _, f)| f.clone()));
+            let va = buf + at;
+            // Only the last leg on each queue traps (for the host waiters); the others signal.
+            let a = self.submit_after(&sq[k % sq.len()], &w, k + sq.len() >= chunks, |pk| {
                 sdma::copy_linear(pk, va, src + off, n);
                 Ok(())
             })?;
-            let b = self.submit_after(&dq[k % dq.len()], &[a], |pk| {
+            let b = self.submit_after(&dq[k % dq.len()], &[a], k + dq.len() >= chunks, |pk| {
                 sdma::copy_linear(pk, dst + off, va, n);
                 Ok(())
             })?;
-            *used = Some(b.clone());
+            // Readers inside this chunk are covered by `b` (it runs after `a`, which waited for
+            // them); one that reaches past it is not: the next chunk, on another queue, must
+            // still wait for it.
+            st.readers.retain(|(o, l, _)| !(at <= *o && *o + *l <= at + n));
+            st.readers.push((at, n, b.clone()));
             last[k % dq.len()] = Some(b);
             off += n;
             k += 1;
@@ -469,9 +497,36 @@ impl Runtime {
     }
 }
 
+/// The chunk of a staged copy of `len` bytes: about an eighth of it, so that the two legs
+/// overlap for most of the copy (it takes about (k+1)/k of one leg for k chunks), in 64 KiB
+/// steps, at least [`STAGING_CHUNK_MIN`] (each chunk costs two submissions) and at most
+/// [`STAGING_CHUNK_MAX`].
+pub fn staging_chunk(len: u64) -> u64 {
+    len.div_ceil(8).next_multiple_of(64 << 10).clamp(STAGING_CHUNK_MIN, STAGING_CHUNK_MAX)
+}
+
+/// The staging buffer of copies without a peer mapping (allocated on first use, mapped on every
+/// device), used as a ring of chunks.
+#[derive(Debug, Default)]
+struct PeerStaging {
+    bo: Option<Bo>,
+    /// Destination legs that may still read the buffer: (offset, bytes, fence).
+    readers: Vec<(u64, u64, Fence)>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn staged_chunks_are_an_eighth_within_bounds() {
+        assert_eq!(staging_chunk(4 << 10), STAGING_CHUNK_MIN);
+        assert_eq!(staging_chunk(4 << 20), 512 << 10);
+        assert_eq!(staging_chunk(3 << 20), 384 << 10);
+        assert_eq!(staging_chunk((3 << 20) + 1), 448 << 10);
+        assert_eq!(staging_chunk(1 << 30), STAGING_CHUNK_MAX);
+        assert!(PEER_STAGING_SIZE >= 2 * STAGING_CHUNK_MAX);
+    }
 
     #[test]
     fn links_are_direct_only() {

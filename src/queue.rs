@@ -25,6 +25,11 @@ const WAIT_SLICE_MS: u32 = 100;
 /// How long a wait spins on the completion signal before it sleeps in `WAIT_EVENTS`: a small
 /// copy is done in microseconds, and a sleep plus wake-up costs more than that.
 const WAIT_SPIN: std::time::Duration = std::time::Duration::from_micros(20);
+/// After [`WAIT_SPIN`], how long a wait keeps polling the signal between `sched_yield`s before it
+/// sleeps: a copy of a MiB or so ends within this, and a sleep in `WAIT_EVENTS` then costs a
+/// wake-up (tens of µs, more from a deep idle state) on top of it; yielding leaves the CPU to
+/// any thread that needs it (the copy's own engine, on a small machine).
+const WAIT_YIELD: std::time::Duration = std::time::Duration::from_micros(200);
 
 #[derive(Debug)]
 struct QState {
@@ -184,6 +189,20 @@ impl Runtime {
         q: &SdmaQueue,
         build: impl FnOnce(&mut Vec<u32>) -> Result<(), sdma::EncodeError>,
     ) -> Result<u64, hipError_t> {
+        self.queue_submit_with(q, true, build)
+    }
+
+    /// As [`Runtime::queue_submit`]; without `trap` the submission ends with the signal only (no
+    /// FENCE and TRAP of the queue's event), for a submission that only other queues wait for
+    /// (POLL_REGMEM) and that a later trapping submission on `q` follows: a host waiter sleeping
+    /// on the event is not woken by every step of a long chain (the event wakes every
+    /// `WAIT_EVENTS` of the process).
+    pub fn queue_submit_with(
+        &self,
+        q: &SdmaQueue,
+        trap: bool,
+        build: impl FnOnce(&mut Vec<u32>) -> Result<(), sdma::EncodeError>,
+    ) -> Result<u64, hipError_t> {
         self.check_fault()?;
         let mut pk = Vec::with_capacity(64);
         build(&mut pk).map_err(|e| {
@@ -195,6 +214,9 @@ impl Runtime {
         let seq = st.seq + 1;
         let tail = |pk: &mut Vec<u32>| -> Result<(), sdma::EncodeError> {
             sdma::seq_signal(pk, q.signal.addr, seq)?;
+            if !trap {
+                return Ok(());
+            }
             sdma::fence(pk, q.event.slot_addr, q.event.event_id)?;
             sdma::trap(pk, q.event.event_id)
         };
@@ -226,9 +248,9 @@ impl Runtime {
         Ok(seq)
     }
 
-    /// Waits until submission `seq` of `q` is done: spins for [`WAIT_SPIN`] (after one
-    /// non-blocking look for a VM fault), then sleeps on the queue's event. Errors:
-    /// `hipErrorIllegalAddress` after a VM fault.
+    /// Waits until submission `seq` of `q` is done: after one non-blocking look for a VM fault,
+    /// spins for [`WAIT_SPIN`], polls between yields until [`WAIT_YIELD`], then sleeps on the
+    /// queue's event. Errors: `hipErrorIllegalAddress` after a VM fault.
     pub fn queue_wait(&self, q: &SdmaQueue, seq: u64) -> Result<(), hipError_t> {
         if q.done(seq) {
             return Ok(());
@@ -237,6 +259,9 @@ impl Runtime {
         let t0 = std::time::Instant::now();
         while !q.done(seq) && t0.elapsed() < WAIT_SPIN {
             std::hint::spin_loop();
+        }
+        while !q.done(seq) && t0.elapsed() < WAIT_YIELD {
+            std::thread::yield_now();
         }
         while !q.done(seq) {
             self.kfd_event_wait(&q.event, WAIT_SLICE_MS)?;

@@ -21,6 +21,7 @@
 #include "bench.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -458,6 +459,60 @@ int main(int argc, char **argv)
         OK(hipFree(d1));
         free(h0);
         free(h1);
+    }
+
+    /* SDMA engines (issue 12): CPU while idle with queues on every device, and a small copy
+     * submitted after a pause next to the same copy back to back. The host polls the bytes
+     * (no HIP call, so no ioctl wakes the engine: only the doorbell store does). */
+    {
+        for (int d = 0; d < ndev; d++) {
+            void *p;
+            OK(hipSetDevice(d));
+            OK(hipMalloc(&p, 4 * KiB));
+            OK(hipMemset(p, 0, 4 * KiB));
+            OK(hipFree(p));
+        }
+        OK(hipSetDevice(0));
+        usleep(200000);
+        struct timespec c0, c1;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+        double t0 = now_us();
+        usleep(2000000);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+        double cpu_ms = (c1.tv_sec - c0.tv_sec) * 1e3 + (c1.tv_nsec - c0.tv_nsec) * 1e-6;
+        double per_s = cpu_ms / ((now_us() - t0) * 1e-6);
+        char what[80];
+        snprintf(what, sizeof what, "SDMA engines idle, queues on %d GPU(s): CPU", ndev);
+        row(what, per_s, "ms/s", 1000.0, "one CPU (ms/s)", per_s / 1000.0, "~0 (sleep when idle)");
+        void *dv;
+        volatile uint32_t *hp;
+        hipStream_t st;
+        OK(hipMalloc(&dv, 4 * KiB));
+        OK(hipHostMalloc((void **)&hp, 4 * KiB, 0));
+        OK(hipStreamCreate(&st));
+        int m = 200;
+        double *v[2] = {calloc((size_t)m, sizeof(double)), calloc((size_t)m, sizeof(double))};
+        for (int pause = 0; pause < 2; pause++)
+            for (int i = 0; i < m; i++) {
+                uint32_t want = (uint32_t)(pause * m + i + 1);
+                if (pause)
+                    usleep(5000);
+                double t = now_us();
+                OK(hipMemsetD32Async(dv, (int)want, 1, st));
+                OK(hipMemcpyAsync((void *)hp, dv, 4 * KiB, hipMemcpyDeviceToHost, st));
+                while (hp[0] != want)
+                    sched_yield();
+                v[pause][i] = now_us() - t;
+                OK(hipStreamSynchronize(st));
+            }
+        double hot = median(v[0], m), cold = median(v[1], m);
+        row("fill + 4 KiB D2H async after 5 ms idle (median)", cold, "us", hot, "back to back (us)", cold / hot,
+            "~ back to back");
+        free(v[0]);
+        free(v[1]);
+        OK(hipStreamDestroy(st));
+        OK(hipHostFree((void *)hp));
+        OK(hipFree(dv));
     }
 
     /* All ordered GPU pairs copying at once (>= 8 GPUs). */

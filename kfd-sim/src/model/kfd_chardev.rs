@@ -243,6 +243,25 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
             return fail(&mut st, Errno::ENOMEM);
         }
     }
+    // allocate_sdma_queue: the lowest free sdma_id (xgmi_sdma_id) of the GPU, and its engine.
+    let (sdma_id, engine) = match args.queue_type {
+        KFD_IOC_QUEUE_TYPE_SDMA | KFD_IOC_QUEUE_TYPE_SDMA_XGMI => {
+            let ty = args.queue_type;
+            let used: BTreeSet<u32> = st
+                .queues
+                .values()
+                .filter(|q| q.rt.gpu_id == pdd_gpu && q.queue_type == ty)
+                .map(|q| q.sdma_id)
+                .collect();
+            let id = (0..).find(|i| !used.contains(i)).unwrap_or(0);
+            if ty == KFD_IOC_QUEUE_TYPE_SDMA {
+                (id, id % gpu.num_sdma_engines.max(1))
+            } else {
+                (id, gpu.num_sdma_engines + id % gpu.num_sdma_xgmi_engines.max(1))
+            }
+        }
+        _ => (u32::MAX, args.sdma_engine_id),
+    };
     let pdd = st.pdd_mut(pdd_gpu).unwrap();
     let db = pdd.doorbells.as_mut().unwrap();
     let Some(slot) = (0..DOORBELLS_PER_SLICE).find(|s| !db.used.contains(s)) else {
@@ -266,6 +285,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         stopped: AtomicBool::new(false),
         exec: parking_lot::Mutex::new(()),
         is_sdma,
+        engine,
     });
     st.queues.insert(
         queue_id,
@@ -275,6 +295,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
             doorbell_slot: slot,
             held,
             sdma_engine_id: args.sdma_engine_id,
+            sdma_id,
             percentage: args.queue_percentage,
             priority: args.queue_priority,
         },
@@ -1037,7 +1058,10 @@ pub unsafe fn kfd_mmap(
             }
             let bo = &pdd.doorbells.as_ref().unwrap().bo;
             // SAFETY: our caller upholds the MAP_FIXED contract for `addr`.
-            unsafe { bo.memfd().ok_or(Errno::EINVAL)?.map_for_user(addr, len, prot, flags, 0, true) }
+            let at = unsafe { bo.memfd().ok_or(Errno::EINVAL)?.map_for_user(addr, len, prot, flags, 0, true) }?;
+            drop(st);
+            p.engine.doorbell_mapped(at as u64, len as u64, dev.gpu_id);
+            Ok(at)
         }
         KFD_MMAP_TYPE_EVENTS => {
             if len as u64 > SIGNAL_PAGE_SIZE {

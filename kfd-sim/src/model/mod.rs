@@ -22,6 +22,7 @@
 //! encoding (`kfd_ioctl::mmap`: type in bits 63:62, gpu_id in 61:46).
 
 pub mod bo;
+pub mod dbwatch;
 pub mod drm;
 pub mod events;
 pub mod gpus;

@@ -17,7 +17,7 @@ use super::events::EventTable;
 use super::gpus::{self, GpuInfo};
 use super::gpuvm::Gpuvm;
 use super::queue::Queue;
-use super::sdma::Engine;
+use super::sdma::Sdma;
 use nix::errno::Errno;
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -134,7 +134,7 @@ pub struct Process {
     pub state: Mutex<ProcState>,
     /// Notified whenever an event is set or destroyed (WAIT_EVENTS sleeps on it).
     pub event_cv: Condvar,
-    pub engine: Arc<Engine>,
+    pub engine: Sdma,
 }
 
 impl Process {
@@ -173,7 +173,7 @@ impl Process {
                 drm_files: HashMap::new(),
             }),
             event_cv: Condvar::new(),
-            engine: Engine::new(weak.clone()),
+            engine: Sdma::new(weak.clone()),
         })
     }
 }
@@ -301,6 +301,7 @@ pub fn current() -> Arc<Process> {
         // Inherited from the parent across fork: abandon it without running destructors that
         // could touch the parent's (non-existent here) threads.
         if let Some(old) = cur.take() {
+            old.engine.close_inherited();
             std::mem::forget(old);
         }
     }

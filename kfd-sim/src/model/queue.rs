@@ -12,7 +12,7 @@ use super::sys::PAGE_SIZE;
 use kfd_ioctl::kfd::*;
 use nix::errno::Errno;
 use parking_lot::{Mutex, RwLock};
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Doorbells per process slice (8 KiB / 8 bytes).
@@ -41,6 +41,18 @@ pub struct QueueRt {
     /// Held by the engine while it executes this queue; DESTROY takes it to wait for the engine.
     pub exec: Mutex<()>,
     pub is_sdma: bool,
+    /// The SDMA engine that runs it (`sdma_engine_id`: PCIe engines first, then xGMI).
+    pub engine: u32,
+}
+
+impl QueueRt {
+    /// Whether the doorbell holds work the engine has not finished (a live SDMA queue whose
+    /// doorbell value differs from its read index, e.g. one waiting in a POLL_REGMEM).
+    pub fn pending(&self) -> bool {
+        !self.stopped.load(Ordering::Acquire)
+            && self.is_sdma
+            && self.doorbell.read_u64(self.doorbell_off).is_ok_and(|v| v != self.rptr.load(Ordering::Acquire))
+    }
 }
 
 /// One queue in the process queue manager.
@@ -51,6 +63,9 @@ pub struct Queue {
     /// Mapping starts (in the queue GPU's VM) whose `queue_refcount` we hold.
     pub held: Vec<u64>,
     pub sdma_engine_id: u32,
+    /// `sdma_id` (PCIe) or `xgmi_sdma_id` (xGMI) of an SDMA or SDMA_XGMI queue: the lowest free
+    /// on its GPU when created (`allocate_sdma_queue`); `u32::MAX` for other queues.
+    pub sdma_id: u32,
     pub percentage: u32,
     pub priority: u32,
 }

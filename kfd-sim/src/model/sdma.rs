@@ -1,16 +1,27 @@
-//! The SDMA engine: executes user SDMA queues of one process.
+//! The SDMA engines: execute the user SDMA queues of one process.
 //!
-//! Threading: one engine thread per process, started with the first SDMA queue. It loops over
-//! the process's SDMA queues; for each it reads the 64-bit doorbell (byte index published by the
-//! user), decodes the packets between its read index and that value with
-//! `kfd_ioctl::sdma::Packet::decode`, executes them through the queue GPU's GPUVM, and writes the
-//! read index back to the queue's rptr location. Each packet runs under a read lock of that VM
-//! only; TRAPs and faults take the process lock afterwards (lock order `state` → `vm` is never
-//! inverted). When no queue made progress the thread parks on a condvar with an exponential
-//! backoff (20 µs doubling to 2 ms), so an idle queue costs ~500 cheap wake-ups per second at
-//! most, and a process without SDMA queues none (the thread sleeps until a queue is added);
-//! every KFD ioctl of the process but memory management (WAIT_EVENTS in particular) kicks it
-//! awake at once.
+//! Engines: as `allocate_sdma_queue` (`kfd_device_queue_manager.c`) places them, a type SDMA
+//! queue lands on PCIe engine `sdma_id % num_sdma_engines` and an SDMA_XGMI queue on engine
+//! `num_sdma_engines + xgmi_id % num_sdma_xgmi_engines`, `sdma_id` being the lowest id free on
+//! that GPU (in this process: the model keeps no device-wide bitmap); SDMA_BY_ENG_ID names its
+//! engine. Queues on one engine run in turn, as the hardware's queue arbitration does.
+//!
+//! Threading: engine threads, each running the queues of the engines given to it. The first
+//! `threads` engines of the process (in order of first queue) get a thread each and later ones
+//! share them round robin; `threads` is `KFDSIM_SDMA_THREADS` (a positive integer), by default
+//! unbounded (one thread per engine: copies on different engines run in parallel) on a machine
+//! with at least [`PER_ENGINE_MIN_CPUS`] CPUs and 1 (one thread for all, as a 2-core CI machine
+//! runs fastest) below that. A thread loops over its queues; for each it reads the 64-bit
+//! doorbell (byte index published by the user), decodes the packets between its read index and
+//! that value with `kfd_ioctl::sdma::Packet::decode`, executes them through the queue GPU's
+//! GPUVM, and writes the read index back to the queue's rptr location. Each packet runs under a
+//! read lock of that VM only; TRAPs and faults take the process lock afterwards (lock order
+//! `state` → `vm` is never inverted). When no queue made progress the thread lingers
+//! ([`LINGER`]) re-reading its doorbells, then parks on a condvar with an exponential backoff
+//! (20 µs doubling to 2 ms), so an idle engine costs ~500 cheap wake-ups per second at most,
+//! and a process without SDMA queues none (no thread is started before its first queue); every
+//! KFD ioctl of the process but memory management (WAIT_EVENTS in particular) wakes at once each thread that has a
+//! queue with unread doorbell work ([`Sdma::kick`]).
 //!
 //! Faults: a translation miss, a write to a read-only mapping, or a packet the decoder rejects is
 //! a VM fault. As `kfd_int_process_v9.c` does for a GPU VM fault, every queue of the process on
@@ -18,13 +29,14 @@
 //! `kfd_hsa_memory_exception_data { va (page), gpu_id, NotPresent | ReadOnly }`
 //! (`kfd_signal_vm_fault_event`). Garbage never panics the host process.
 
+use super::dbwatch::DoorbellWatch;
 use super::gpuvm::{Fault, FaultKind, Gpuvm};
 use super::process::Process;
 use super::queue::QueueRt;
 use kfd_ioctl::kfd::{kfd_hsa_memory_exception_data, kfd_memory_exception_failure};
 use kfd_ioctl::sdma::Packet;
 use parking_lot::{Condvar, Mutex};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -34,67 +46,193 @@ const BACKOFF_MIN: Duration = Duration::from_micros(20);
 /// engine reacts to a doorbell write, instead of after a park and wake-up.
 const LINGER: Duration = Duration::from_micros(100);
 const BACKOFF_MAX: Duration = Duration::from_millis(2);
+/// Longest sleep of a thread whose doorbell pages are write-protected (a store wakes it sooner;
+/// this bounds a store the watch could miss).
+const WATCHED_SLEEP: Duration = Duration::from_millis(20);
 /// Longest pause while a queue waits in a memory POLL_REGMEM: the engine re-reads the word at
 /// the packet's poll interval (microseconds on hardware), whoever writes it (the CPU, another
 /// process, another engine), so a write is seen within this bound.
 const POLL_BACKOFF_MAX: Duration = Duration::from_micros(40);
 /// Copy chunk for ranges that cross BO boundaries or touch userptr pages.
 const CHUNK: usize = 1 << 20;
+/// CPUs from which each engine gets a thread of its own by default.
+pub const PER_ENGINE_MIN_CPUS: usize = 4;
+/// Environment variable: most engine threads per process (a positive integer).
+pub const ENV_THREADS: &str = "KFDSIM_SDMA_THREADS";
+
+/// Engine threads per process: `KFDSIM_SDMA_THREADS` when it is a positive integer, else one
+/// per engine with at least [`PER_ENGINE_MIN_CPUS`] CPUs and 1 below.
+fn thread_limit() -> usize {
+    if let Some(n) = std::env::var(ENV_THREADS).ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|n| *n > 0) {
+        return n;
+    }
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if cpus >= PER_ENGINE_MIN_CPUS {
+        usize::MAX
+    } else {
+        1
+    }
+}
+
+/// What every engine thread of the process shares.
+struct Shared {
+    process: Weak<Process>,
+    /// Every SDMA queue of the process with the thread that runs it.
+    queues: Mutex<Vec<(Arc<QueueRt>, Arc<Worker>)>>,
+    /// Doorbell stores seen as they happen (None where userfaultfd is refused). Made with the
+    /// process, so that its fd is there from the first KFD call on, as the process's others.
+    watch: Option<Arc<DoorbellWatch>>,
+}
+
+impl Shared {
+    /// Wakes the threads that run a queue of `gpu_id` (a store to its doorbell page), or every
+    /// thread for None (a store to a doorbell page of unknown GPU).
+    fn wake_gpu(&self, gpu_id: Option<u32>) {
+        for (q, w) in self.queues.lock().iter() {
+            if gpu_id.is_none_or(|g| g == q.gpu_id) {
+                w.kick();
+            }
+        }
+    }
+
+    fn watch(&self) -> Option<&Arc<DoorbellWatch>> {
+        self.watch.as_ref()
+    }
+}
+
+/// The SDMA engines of one process.
+pub struct Sdma {
+    shared: Arc<Shared>,
+    workers: Mutex<Workers>,
+    limit: usize,
+}
+
+/// The engine threads of a process.
+#[derive(Default)]
+struct Workers {
+    threads: Vec<Arc<Worker>>,
+    /// The thread (index in `threads`) of each engine `(gpu_id, engine id)`.
+    by_engine: Vec<((u32, u32), usize)>,
+}
 
 struct Ctl {
     kicked: bool,
-    started: bool,
 }
 
-/// The engine of one process.
-pub struct Engine {
-    process: Weak<Process>,
+/// One engine thread: the queues of the engines given to it.
+struct Worker {
+    shared: Arc<Shared>,
     queues: Mutex<Vec<Arc<QueueRt>>>,
     ctl: Mutex<Ctl>,
     cv: Condvar,
     /// Set by a pass that left a queue waiting in a memory POLL_REGMEM.
-    polling: std::sync::atomic::AtomicBool,
+    polling: AtomicBool,
 }
 
-impl Engine {
-    pub fn new(process: Weak<Process>) -> Arc<Engine> {
-        Arc::new(Engine {
-            process,
-            queues: Mutex::new(Vec::new()),
-            ctl: Mutex::new(Ctl { kicked: false, started: false }),
-            cv: Condvar::new(),
-            polling: std::sync::atomic::AtomicBool::new(false),
-        })
+impl Sdma {
+    pub fn new(process: Weak<Process>) -> Sdma {
+        Sdma {
+            shared: Arc::new(Shared {
+                process,
+                queues: Mutex::new(Vec::new()),
+                watch: DoorbellWatch::new().map(Arc::new),
+            }),
+            workers: Mutex::new(Workers::default()),
+            limit: thread_limit(),
+        }
     }
 
-    /// Wakes the engine thread if it is parked.
+    /// Wakes every parked engine thread that has a queue with doorbell work it has not read
+    /// (or that waits in a POLL_REGMEM, whose word the caller may just have written).
     pub fn kick(&self) {
-        let mut c = self.ctl.lock();
-        if c.started {
-            c.kicked = true;
-            self.cv.notify_one();
+        for (q, w) in self.shared.queues.lock().iter() {
+            if q.pending() {
+                w.kick();
+            }
         }
     }
 
-    /// Adds a queue and starts the thread if needed.
-    pub fn add_queue(self: &Arc<Self>, q: Arc<QueueRt>) {
-        self.queues.lock().push(q);
-        let mut c = self.ctl.lock();
-        if !c.started {
-            c.started = true;
-            let me = self.clone();
-            // The JoinHandle is dropped (detached): the thread lives as long as the process.
-            let _ = std::thread::Builder::new().name("kfdsim-sdma".into()).spawn(move || me.run());
-        }
-        c.kicked = true;
-        self.cv.notify_one();
+    /// The user mapped `gpu_id`'s doorbell slice at `[start, start+len)`: watch it for stores.
+    pub fn doorbell_mapped(&self, start: u64, len: u64, gpu_id: u32) {
+        let Some(w) = self.shared.watch() else { return };
+        let shared = Arc::downgrade(&self.shared);
+        w.register(start, len, gpu_id, move |g| {
+            if let Some(s) = shared.upgrade() {
+                s.wake_gpu(g);
+            }
+        });
+        // Threads asleep behind the older mappings protect this one too when they next park.
+        self.shared.wake_gpu(Some(gpu_id));
     }
 
-    /// Removes a queue and waits until the engine is not executing it.
+    /// In a child after fork, for the parent's model that the child abandons: closes the
+    /// inherited userfaultfd (it watches the parent's memory), so that the child's own, made
+    /// with its model, leaves its fd count as it was.
+    pub fn close_inherited(&self) {
+        if let Some(w) = self.shared.watch() {
+            w.close_inherited();
+        }
+    }
+
+    /// Adds a queue to the thread of its engine, starting the thread if needed.
+    pub fn add_queue(&self, q: Arc<QueueRt>) {
+        let key = (q.gpu_id, q.engine);
+        let w = {
+            let mut ws = self.workers.lock();
+            let Workers { threads, by_engine } = &mut *ws;
+            let i = match by_engine.iter().find(|(k, _)| *k == key) {
+                Some((_, i)) => *i,
+                None => {
+                    let i = if threads.len() < self.limit {
+                        let w = Arc::new(Worker {
+                            shared: self.shared.clone(),
+                            queues: Mutex::new(Vec::new()),
+                            ctl: Mutex::new(Ctl { kicked: false }),
+                            cv: Condvar::new(),
+                            polling: AtomicBool::new(false),
+                        });
+                        let me = w.clone();
+                        // The JoinHandle is dropped (detached): the thread lives as long as the
+                        // process.
+                        let _ = std::thread::Builder::new().name("kfdsim-sdma".into()).spawn(move || me.run());
+                        threads.push(w);
+                        threads.len() - 1
+                    } else {
+                        by_engine.len() % threads.len()
+                    };
+                    by_engine.push((key, i));
+                    i
+                }
+            };
+            threads[i].clone()
+        };
+        w.queues.lock().push(q.clone());
+        self.shared.queues.lock().push((q, w.clone()));
+        w.kick();
+    }
+
+    /// Removes a queue and waits until its engine is not executing it.
     pub fn remove_queue(&self, q: &Arc<QueueRt>) {
         q.stopped.store(true, Ordering::Release);
-        self.queues.lock().retain(|x| !Arc::ptr_eq(x, q));
+        let w = {
+            let mut all = self.shared.queues.lock();
+            let w = all.iter().find(|(x, _)| Arc::ptr_eq(x, q)).map(|(_, w)| w.clone());
+            all.retain(|(x, _)| !Arc::ptr_eq(x, q));
+            w
+        };
+        if let Some(w) = w {
+            w.queues.lock().retain(|x| !Arc::ptr_eq(x, q));
+        }
         drop(q.exec.lock());
+    }
+}
+
+impl Worker {
+    /// Wakes the thread if it is parked.
+    fn kick(&self) {
+        let mut c = self.ctl.lock();
+        c.kicked = true;
+        self.cv.notify_one();
     }
 
     fn run(self: Arc<Self>) {
@@ -115,22 +253,49 @@ impl Engine {
                 std::thread::yield_now();
                 continue;
             }
+            let polling = self.polling.swap(false, Ordering::Relaxed);
+            // With the doorbell pages write-protected, a store wakes the thread: it may sleep
+            // until then, once a last look after protecting finds no work.
+            let watched = !polling && !queues.is_empty() && self.protect_doorbells(&queues);
+            if watched && queues.iter().any(|q| q.pending()) {
+                continue;
+            }
             let mut c = self.ctl.lock();
             if !c.kicked {
                 if queues.is_empty() {
                     // No queue: sleep until add_queue (or any ioctl) kicks.
                     self.cv.wait(&mut c);
+                } else if watched {
+                    self.cv.wait_for(&mut c, WATCHED_SLEEP);
                 } else {
                     self.cv.wait_for(&mut c, backoff);
-                    let max = if self.polling.swap(false, Ordering::Relaxed) { POLL_BACKOFF_MAX } else { BACKOFF_MAX };
+                    let max = if polling { POLL_BACKOFF_MAX } else { BACKOFF_MAX };
                     backoff = (backoff * 2).min(max);
                 }
             }
             if c.kicked {
+                // Woken for work: linger as after progress (a doorbell store completes just
+                // after the wake-up).
                 backoff = BACKOFF_MIN;
+                last_progress = std::time::Instant::now();
             }
             c.kicked = false;
         }
+    }
+
+    /// Write-protects the doorbell pages of the GPUs of `queues`; false unless every store to
+    /// them will now wake this thread.
+    fn protect_doorbells(&self, queues: &[Arc<QueueRt>]) -> bool {
+        let Some(w) = self.shared.watch() else { return false };
+        let mut gpus: Vec<u32> = queues.iter().map(|q| q.gpu_id).collect();
+        gpus.sort_unstable();
+        gpus.dedup();
+        // Every GPU is protected (no short cut): a later store to any of them must fault.
+        let mut all = true;
+        for g in gpus {
+            all &= w.protect(g);
+        }
+        all
     }
 
     /// Runs `q` as far as its doorbell allows. True if any packet was consumed. TRAPs and a
@@ -250,7 +415,7 @@ impl Engine {
     }
 
     fn trap(&self, int_ctx: u32) {
-        let Some(p) = self.process.upgrade() else { return };
+        let Some(p) = self.shared.process.upgrade() else { return };
         let mut st = p.state.lock();
         if st.events.signal_interrupt(int_ctx & 0x0fff_ffff) {
             p.event_cv.notify_all();
@@ -259,9 +424,9 @@ impl Engine {
 
     fn fault(&self, q: &QueueRt, f: Fault) {
         q.stopped.store(true, Ordering::Release);
-        let Some(p) = self.process.upgrade() else { return };
+        let Some(p) = self.shared.process.upgrade() else { return };
         // kfd_dqm_evict_pasid: every queue of the process on this GPU stops.
-        for other in self.queues.lock().iter() {
+        for (other, _) in self.shared.queues.lock().iter() {
             if other.gpu_id == q.gpu_id {
                 other.stopped.store(true, Ordering::Release);
             }

@@ -1,0 +1,208 @@
+//! Doorbell writes seen as they happen: a doorbell is a plain store to a page the user mapped,
+//! which a hardware engine notices at once and the model cannot, unless the page faults. The
+//! user's doorbell mappings are registered with a `userfaultfd` (`UFFD_USER_MODE_ONLY`, which
+//! needs no privilege; write-protect of shmem pages, `UFFD_FEATURE_WP_HUGETLBFS_SHMEM`, Linux
+//! 5.19+). An engine thread about to sleep write-protects the doorbell pages of its GPUs
+//! ([`DoorbellWatch::protect`]), re-reads its doorbells, and sleeps; the next store to such a
+//! page faults, the watch thread wakes the engines of that GPU and lifts the protection, and the
+//! store completes (the writer is held for that one round trip; while engines are busy the pages
+//! stay writable and stores cost nothing). The model's own mapping of the pages is never
+//! protected. Where `userfaultfd` is refused (seccomp, an older kernel) or a registration fails,
+//! [`DoorbellWatch::new`] or [`DoorbellWatch::usable`] says so and the engines poll their
+//! doorbells with a backoff instead.
+
+use super::sys::PAGE_SIZE;
+use nix::errno::Errno;
+use parking_lot::Mutex;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+const UFFD_API: u64 = 0xaa;
+const UFFD_USER_MODE_ONLY: libc::c_int = 1;
+const UFFD_FEATURE_WP_HUGETLBFS_SHMEM: u64 = 1 << 12;
+const UFFDIO_API: libc::c_ulong = 0xc018_aa3f;
+const UFFDIO_REGISTER: libc::c_ulong = 0xc020_aa00;
+const UFFDIO_WRITEPROTECT: libc::c_ulong = 0xc018_aa06;
+const UFFDIO_WAKE: libc::c_ulong = 0x8010_aa02;
+const UFFDIO_REGISTER_MODE_WP: u64 = 1 << 1;
+const UFFDIO_WRITEPROTECT_MODE_WP: u64 = 1;
+const UFFD_EVENT_PAGEFAULT: u8 = 0x12;
+
+#[repr(C)]
+struct UffdioApi {
+    api: u64,
+    features: u64,
+    ioctls: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct UffdioRange {
+    start: u64,
+    len: u64,
+}
+
+#[repr(C)]
+struct UffdioRegister {
+    range: UffdioRange,
+    mode: u64,
+    ioctls: u64,
+}
+
+#[repr(C)]
+struct UffdioWriteprotect {
+    range: UffdioRange,
+    mode: u64,
+}
+
+/// `struct uffd_msg` for a page fault (32 bytes).
+#[repr(C)]
+#[derive(Default)]
+struct UffdMsg {
+    event: u8,
+    _reserved: [u8; 7],
+    flags: u64,
+    address: u64,
+    _ptid: u64,
+}
+
+/// The userfaultfd of one process and the user's doorbell mappings registered with it.
+pub struct DoorbellWatch {
+    fd: OwnedFd,
+    /// User mappings of doorbell slices: (start, length, gpu_id).
+    ranges: Mutex<Vec<(u64, u64, u32)>>,
+    /// False once a registration failed: some doorbell stores are not seen.
+    usable: AtomicBool,
+    started: AtomicBool,
+}
+
+fn ioctl<T>(fd: &OwnedFd, req: libc::c_ulong, arg: &mut T) -> Result<(), Errno> {
+    // SAFETY: `arg` is the `#[repr(C)]` struct that `req` reads and writes.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), req, arg as *mut T) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
+impl DoorbellWatch {
+    /// A userfaultfd with write-protect of shmem pages, or None where it is refused.
+    pub fn new() -> Option<DoorbellWatch> {
+        // SAFETY: plain syscall; the returned fd (if any) is owned below.
+        let fd =
+            unsafe { libc::syscall(libc::SYS_userfaultfd, libc::O_CLOEXEC | libc::O_NONBLOCK | UFFD_USER_MODE_ONLY) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: a new fd that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
+        let mut api = UffdioApi { api: UFFD_API, features: UFFD_FEATURE_WP_HUGETLBFS_SHMEM, ioctls: 0 };
+        ioctl(&fd, UFFDIO_API, &mut api).ok()?;
+        Some(DoorbellWatch {
+            fd,
+            ranges: Mutex::new(Vec::new()),
+            usable: AtomicBool::new(true),
+            started: AtomicBool::new(false),
+        })
+    }
+
+    /// Closes the fd in a child after fork, where `self` belongs to the parent's abandoned
+    /// model, which is never dropped (`process::current` forgets it).
+    pub fn close_inherited(&self) {
+        self.usable.store(false, Ordering::Release);
+        // SAFETY: the fd is ours; the OwnedFd that also holds it is never dropped (see above),
+        // so it is closed once.
+        unsafe { libc::close(self.fd.as_raw_fd()) };
+    }
+
+    /// Whether every doorbell mapping of the user is registered.
+    pub fn usable(&self) -> bool {
+        self.usable.load(Ordering::Acquire)
+    }
+
+    /// Registers the user's mapping `[start, start+len)` of `gpu_id`'s doorbell slice and starts
+    /// the watch thread (once), which calls `wake(Some(gpu_id))` on a store to a protected page
+    /// (`wake(None)` for a page it no longer knows).
+    pub fn register(self: &Arc<Self>, start: u64, len: u64, gpu_id: u32, wake: impl Fn(Option<u32>) + Send + 'static) {
+        let mut reg = UffdioRegister { range: UffdioRange { start, len }, mode: UFFDIO_REGISTER_MODE_WP, ioctls: 0 };
+        if ioctl(&self.fd, UFFDIO_REGISTER, &mut reg).is_err() {
+            self.usable.store(false, Ordering::Release);
+            return;
+        }
+        {
+            let mut r = self.ranges.lock();
+            // An earlier mapping at these addresses is gone (the kernel dropped its registration).
+            r.retain(|(s, l, _)| *s + *l <= start || start + len <= *s);
+            r.push((start, len, gpu_id));
+        }
+        if !self.started.swap(true, Ordering::AcqRel) {
+            let me = self.clone();
+            let spawned = std::thread::Builder::new().name("kfdsim-doorbell".into()).spawn(move || me.run(wake));
+            if spawned.is_err() {
+                self.usable.store(false, Ordering::Release);
+            }
+        }
+    }
+
+    /// Write-protects the user's doorbell pages of `gpu_id`; false when the user has no
+    /// (registered) mapping of them, so that stores to them would not be seen. Ranges whose
+    /// mapping is gone are forgotten.
+    pub fn protect(&self, gpu_id: u32) -> bool {
+        let mut r = self.ranges.lock();
+        let mut all = true;
+        r.retain(|&(start, len, g)| {
+            if g != gpu_id {
+                return true;
+            }
+            let mut wp = UffdioWriteprotect { range: UffdioRange { start, len }, mode: UFFDIO_WRITEPROTECT_MODE_WP };
+            match ioctl(&self.fd, UFFDIO_WRITEPROTECT, &mut wp) {
+                Ok(()) => true,
+                // The address space is changing (fork, mremap): keep it, do not rely on it now.
+                Err(Errno::EAGAIN) => {
+                    all = false;
+                    true
+                }
+                Err(_) => false,
+            }
+        });
+        all && self.usable() && r.iter().any(|(_, _, g)| *g == gpu_id)
+    }
+
+    /// The watch thread: for each write fault, wakes the engines of the page's GPU, then lifts
+    /// the protection of the page (which lets the store complete).
+    fn run(self: Arc<Self>, wake: impl Fn(Option<u32>)) {
+        loop {
+            let mut pfd = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd.
+            let r = unsafe { libc::poll(&mut pfd, 1, -1) };
+            if r < 0 && Errno::last() != Errno::EINTR {
+                self.usable.store(false, Ordering::Release);
+                return;
+            }
+            loop {
+                let mut m = UffdMsg::default();
+                // SAFETY: reads at most one 32-byte uffd_msg into `m`.
+                let n = unsafe {
+                    libc::read(self.fd.as_raw_fd(), &mut m as *mut UffdMsg as *mut libc::c_void, size_of::<UffdMsg>())
+                };
+                if n != size_of::<UffdMsg>() as isize {
+                    break;
+                }
+                if m.event != UFFD_EVENT_PAGEFAULT {
+                    continue;
+                }
+                let page = m.address & !(PAGE_SIZE - 1);
+                let gpu = self.ranges.lock().iter().find(|(s, l, _)| (*s..*s + *l).contains(&page)).map(|r| r.2);
+                wake(gpu);
+                let mut wp = UffdioWriteprotect { range: UffdioRange { start: page, len: PAGE_SIZE }, mode: 0 };
+                if ioctl(&self.fd, UFFDIO_WRITEPROTECT, &mut wp).is_err() {
+                    // The page went away meanwhile: let the writer retry (and fault as it must).
+                    let mut r = UffdioRange { start: page, len: PAGE_SIZE };
+                    let _ = ioctl(&self.fd, UFFDIO_WAKE, &mut r);
+                }
+            }
+        }
+    }
+}

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static inline int fd_count(void)
 {
@@ -22,6 +23,25 @@ static inline int fd_count(void)
         n++;
     closedir(d);
     return n;
+}
+
+/* Prints each open fd and what it names ("fd 7 -> /dev/kfd"), prefixed by `tag`: for leak reports. */
+static inline void fd_list(const char *tag)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    char path[288], target[256];
+    if (!d)
+        return;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        target[n < 0 ? 0 : n] = 0;
+        printf("%sfd %s -> %s\n", tag, e->d_name, target);
+    }
+    closedir(d);
 }
 
 /* A "Name:   N kB" field of /proc/self/status (KiB), -1 if absent. */

@@ -275,7 +275,7 @@ impl Runtime {
             return Ok(());
         }
         let f = self.stream_submit(s, &[], |pk| sdma::poll_seq_ge(pk, page.done_addr(), target))?;
-        watch(page.clone(), target);
+        watch(page, target);
         let keep = page.clone();
         self.after_fence(f, Box::new(move || drop(keep)));
         Ok(())
@@ -283,12 +283,14 @@ impl Runtime {
 }
 
 /// The pending GPU waits on IPC events: (page, record number), for the watcher thread.
-static WATCHED: parking_lot::Mutex<Vec<(Arc<EventPage>, u64)>> = parking_lot::Mutex::new(Vec::new());
+static WATCHED: parking_lot::Mutex<Vec<(std::sync::Weak<EventPage>, u64)>> = parking_lot::Mutex::new(Vec::new());
 static WATCH_CV: parking_lot::Condvar = parking_lot::Condvar::new();
 
 /// Hands a pending GPU wait to the watcher thread (`hipkfd-ipcwatch`, started on first use),
-/// which cancels the records of its recorders that die while it is pending.
-fn watch(page: Arc<EventPage>, target: u64) {
+/// which cancels the records of its recorders that die while it is pending. The watcher holds the
+/// page weakly: once the event is destroyed and the stream's poll has run, nobody waits and the
+/// page (its memfd and mapping) goes at once, not at the watcher's next look.
+fn watch(page: &Arc<EventPage>, target: u64) {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
         let spawned = std::thread::Builder::new().name("hipkfd-ipcwatch".into()).spawn(|| {
@@ -301,6 +303,7 @@ fn watch(page: Arc<EventPage>, target: u64) {
                 // Sleeps unlocked: new waits are added meanwhile without waking it.
                 parking_lot::MutexGuard::unlocked(&mut w, || std::thread::sleep(WATCH_PERIOD));
                 w.retain(|(p, t)| {
+                    let Some(p) = p.upgrade() else { return false };
                     if p.done() < *t {
                         p.reap_dead_recorders();
                     }
@@ -313,7 +316,7 @@ fn watch(page: Arc<EventPage>, target: u64) {
         }
     });
     let mut w = WATCHED.lock();
-    w.push((page, target));
+    w.push((Arc::downgrade(page), target));
     if w.len() == 1 {
         WATCH_CV.notify_one();
     }

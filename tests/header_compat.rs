@@ -144,6 +144,6 @@ fn interop_binary_built_against_rocm52_header_runs_on_ours() {
 /// `hipMemoryType` values, from a binary built against ROCm 5.2 (hipkfd loaded as `.so.5`).
 #[test]
 fn array_binary_built_against_rocm52_header_runs_on_ours() {
-    let src = root().join("hip-conformance/compat/compat_array.c");
+    let src = artifacts::root().join("hip-conformance/compat/compat_array.c");
     run_against_amds_library("array52", &src, &[]);
 }

@@ -2545,6 +2545,8 @@ int main(int argc, char **argv)
         if (now[i] != base[i]) {
             printf("LEAK: counter %d = %llu, baseline %llu\n", i, (unsigned long long)now[i],
                    (unsigned long long)base[i]);
+            if (i == 10)
+                fd_list("LEAK:   ");
             leaks++;
             bad++;
         }

@@ -21,6 +21,8 @@ use std::sync::Arc;
 const UFFD_API: u64 = 0xaa;
 const UFFD_USER_MODE_ONLY: libc::c_int = 1;
 const UFFD_FEATURE_WP_HUGETLBFS_SHMEM: u64 = 1 << 12;
+/// `KFDSIM_DOORBELL_WATCH=0` turns the watch off (engines poll with the backoff).
+pub const ENV_WATCH: &str = "KFDSIM_DOORBELL_WATCH";
 const UFFDIO_API: libc::c_ulong = 0xc018_aa3f;
 const UFFDIO_REGISTER: libc::c_ulong = 0xc020_aa00;
 const UFFDIO_WRITEPROTECT: libc::c_ulong = 0xc018_aa06;
@@ -90,6 +92,9 @@ fn ioctl<T>(fd: &OwnedFd, req: libc::c_ulong, arg: &mut T) -> Result<(), Errno> 
 impl DoorbellWatch {
     /// A userfaultfd with write-protect of shmem pages, or None where it is refused.
     pub fn new() -> Option<DoorbellWatch> {
+        if std::env::var_os(ENV_WATCH).is_some_and(|v| v == "0") {
+            return None;
+        }
         // SAFETY: plain syscall; the returned fd (if any) is owned below.
         let fd =
             unsafe { libc::syscall(libc::SYS_userfaultfd, libc::O_CLOEXEC | libc::O_NONBLOCK | UFFD_USER_MODE_ONLY) };

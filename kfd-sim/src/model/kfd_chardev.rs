@@ -286,6 +286,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         exec: parking_lot::Mutex::new(()),
         is_sdma,
         engine,
+        last_run: AtomicU64::new(0),
     });
     st.queues.insert(
         queue_id,

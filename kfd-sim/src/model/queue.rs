@@ -43,6 +43,10 @@ pub struct QueueRt {
     pub is_sdma: bool,
     /// The SDMA engine that runs it (`sdma_engine_id`: PCIe engines first, then xGMI).
     pub engine: u32,
+    /// When the engine last ran packets of it (ns on the model's monotonic clock,
+    /// `sdma::now_ns`): an engine thread write-protects a GPU's doorbells only once every queue
+    /// of that GPU has been quiet a while.
+    pub last_run: AtomicU64,
 }
 
 impl QueueRt {

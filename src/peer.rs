@@ -409,7 +409,14 @@ impl Runtime {
     ) -> Result<Vec<Fence>, hipError_t> {
         let qs = self.peer_queues(engine, self.xgmi_linked(engine, other))?;
         let pieces = if len >= SPREAD_MIN { qs.len().min((len / (SPREAD_MIN / 4)) as usize).max(1) } else { 1 };
-        let first = self.peer.next.fetch_add(1, Ordering::Relaxed);
+        // A copy in one piece goes to the first idle queue (a run of copies stays on one engine,
+        // which is still polling its doorbell), pieces and copies meeting busy queues rotate over
+        // them (several engines at once).
+        let idle = || qs.iter().position(|q| q.done(q.last_seq()));
+        let first = match (pieces, idle()) {
+            (1, Some(i)) => i,
+            _ => self.peer.next.fetch_add(1, Ordering::Relaxed),
+        };
         let piece = len.div_ceil(pieces as u64).next_multiple_of(4096);
         let mut fences = vec![];
         let mut off = 0;

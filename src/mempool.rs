@@ -200,7 +200,7 @@ impl Runtime {
 
     /// `hipFreeAsync`: gives `base` back to its pool in `s`'s order. Memory of no pool is freed
     /// at once after `s`'s work (clr falls back to `hipFree`). Errors: `hipErrorInvalidValue`
-    /// (not an allocation's base).
+    /// (not an allocation's base, or a block its pool already got back).
     pub fn mempool_free(&self, base: u64, s: &Arc<Stream>) -> Result<(), hipError_t> {
         for p in self.mempools_all() {
             let mut st = p.state.lock();
@@ -208,6 +208,12 @@ impl Runtime {
                 let stream = Arc::as_ptr(s) as usize;
                 st.free.push(FreeBlock { base, size, stream, fence: s.last_fence() });
                 return Ok(());
+            }
+            // Freed already: the pool keeps it for reuse (hip-tests
+            // Unit_hipFreeAsync_Negative_Parameters "Double free"; freeing it for real would
+            // leave the pool handing out freed memory).
+            if st.free.iter().any(|b| b.base == base) {
+                return Err(hipError_t::hipErrorInvalidValue);
             }
         }
         self.stream_sync(s)?;

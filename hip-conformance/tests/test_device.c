@@ -180,6 +180,25 @@ TEST(hipDeviceReset_releases_allocations)
     HIP_OK(hipFree(d2));
 }
 
+/* hip-tests Unit_hipDeviceReset_Positive_Basic: the reset device's flags and cache config are
+ * back to their defaults (CUDA: cudaDeviceReset destroys the primary context's state). */
+TEST(hipDeviceReset_restores_flags_and_cache_config)
+{
+    unsigned before = 99, after = 99;
+    hipFuncCache_t c = hipFuncCachePreferShared;
+    HIP_OK(hipGetDeviceFlags(&before));
+    CHECK(before == 0);
+    HIP_OK(hipSetDeviceFlags(hipDeviceScheduleBlockingSync));
+    HIP_OK(hipDeviceSetCacheConfig(hipFuncCachePreferL1));
+    HIP_OK(hipGetDeviceFlags(&after));
+    CHECK(after == hipDeviceScheduleBlockingSync);
+    HIP_OK(hipDeviceReset());
+    HIP_OK(hipGetDeviceFlags(&after));
+    CHECK(after == before);
+    HIP_OK(hipDeviceGetCacheConfig(&c));
+    CHECK(c == hipFuncCachePreferNone);
+}
+
 TEST(hipGetDeviceProperties_fields)
 {
     int n = hc_device_count();

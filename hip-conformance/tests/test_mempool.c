@@ -293,3 +293,29 @@ TEST(hipFree_of_pool_memory)
     CHECK_HIP(hipFreeAsync(b, NULL), hipErrorInvalidValue);
     HIP_OK(hipStreamSynchronize(NULL));
 }
+
+/* hip-tests Unit_hipFreeAsync_Negative_Parameters "Double free": a second hipFreeAsync of a block
+ * its pool got back is hipErrorInvalidValue, and the pool keeps the block (it used to be freed
+ * for real under the pool, which then handed out freed memory). */
+TEST(hipFreeAsync_twice)
+{
+    hipMemPool_t p = NULL;
+    HIP_OK(hipDeviceGetDefaultMemPool(&p, 0));
+    hipStream_t s;
+    HIP_OK(hipStreamCreate(&s));
+    const size_t n = 1024;
+    void *a = NULL, *b = NULL;
+    HIP_OK(hipMallocAsync(&a, n, s));
+    HIP_OK(hipStreamSynchronize(s));
+    HIP_OK(hipFreeAsync(a, s));
+    HIP_OK(hipStreamSynchronize(s));
+    CHECK_HIP(hipFreeAsync(a, s), hipErrorInvalidValue);
+    HIP_OK(hipMallocAsync(&b, n, s));
+    CHECK(b == a); /* the kept block, still valid memory */
+    HIP_OK(hipMemsetAsync(b, 0x3c, n, s));
+    HIP_OK(hipStreamSynchronize(s));
+    check_dev_bytes(b, n, 0x3c);
+    HIP_OK(hipFreeAsync(b, s));
+    HIP_OK(hipStreamDestroy(s));
+    HIP_OK(hipMemPoolTrimTo(p, 0));
+}

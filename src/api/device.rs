@@ -82,7 +82,8 @@ pub extern "C" fn hipDeviceSynchronize() -> hipError_t {
 }
 
 /// `hipDeviceReset`: waits for the current device, then destroys its streams, frees its
-/// allocations and ends its peer access (both directions, as a destroyed CUDA context does).
+/// allocations, ends its peer access (both directions, as a destroyed CUDA context does) and sets
+/// its flags, cache config and limits back to their defaults.
 #[no_mangle]
 pub extern "C" fn hipDeviceReset() -> hipError_t {
     api(|| {
@@ -104,7 +105,11 @@ pub extern "C" fn hipDeviceReset() -> hipError_t {
             }
         }
         rt.small_trim();
-        rt.peer_reset(d)
+        rt.peer_reset(d)?;
+        // Flags, cache config and limits go back to their defaults (hip-tests
+        // Unit_hipDeviceReset_Positive_Basic; CUDA's cudaDeviceReset).
+        *rt.devices[d].config.lock() = Default::default();
+        Ok(())
     })
 }
 

@@ -550,10 +550,30 @@ impl Runtime {
     /// order. Errors: the first failing step's (later steps are not queued).
     pub fn exec_launch(&self, x: &Exec, s: &Arc<Stream>) -> Result<(), hipError_t> {
         let steps = x.steps.lock().clone();
+        // Refused launches queue nothing: what would fail at a later node is checked first.
+        for st in steps.iter().filter(|st| st.enabled) {
+            op_check(&st.op, s)?;
+        }
         for st in steps.iter().filter(|st| st.enabled) {
             self.op_run(&st.op, s)?;
         }
         Ok(())
+    }
+}
+
+/// What [`Runtime::op_run`] would refuse about `op` on `s` before queuing anything: a destroyed
+/// event, an event recorded on another device's stream (also inside child graphs). Errors:
+/// `hipErrorInvalidHandle`.
+fn op_check(op: &Op, s: &Arc<Stream>) -> Result<(), hipError_t> {
+    let bad = hipError_t::hipErrorInvalidHandle;
+    match op {
+        Op::EventRecord(e) => match e.upgrade() {
+            Some(e) if e.dev == s.dev => Ok(()),
+            _ => Err(bad),
+        },
+        Op::EventWait(e) => e.upgrade().map(drop).ok_or(bad),
+        Op::Child(g) => g.topo()?.iter().try_for_each(|n| op_check(&n.op(), s)),
+        _ => Ok(()),
     }
 }
 

@@ -2003,6 +2003,254 @@ static void misc_copy(void)
         memmove(b->shadow + doff, a->shadow + so, len);
 }
 
+/* A call that must fail with exactly `want` (AMD's code, from hip-tests / the conformance tests). */
+static void must_fail_with(hipError_t e, hipError_t want, const char *what)
+{
+    failures_expected++;
+    if (e != want) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s: %s, not %s", what, hipGetErrorName(e), hipGetErrorName(want));
+        fail(calls, msg);
+    }
+}
+
+static _Atomic long graph_host_runs;
+static void graph_host_fn(void *arg) { graph_host_runs += (long)(intptr_t)arg; }
+
+/* Graphs: a graph built node by node (a host-to-device copy into a live allocation, a fill of
+ * part of it, a device-to-host copy back, plus empty, host and event-record nodes, each on
+ * random earlier nodes) or the same work captured on a random stream in a random mode;
+ * instantiated and launched 1 to 3 times on a random stream; the bytes read back and the
+ * allocation must match the shadow. Then sync calls during a capture (refused, the capture
+ * invalidated) and null or bad arguments, with AMD's codes (test_graph.c). */
+static void op_graph(void)
+{
+    struct alloc *a = pick();
+    if (!a)
+        return;
+    size_t off, len;
+    range(a, &off, &len);
+    if (!len)
+        len = 1, off = 0;
+    size_t foff = off + below(len), flen = 1 + below(off + len - foff);
+    uint8_t v = (uint8_t)rnd();
+    uint8_t *src = malloc(len), *dst = malloc(len);
+    for (size_t i = 0; i < len; i++)
+        src[i] = (uint8_t)rnd();
+    memset(dst, 0, len);
+    hipGraph_t g = NULL;
+    hipGraphExec_t x = NULL;
+    hipEvent_t ev = NULL;
+    long host_want = 0;
+    hipStream_t cs = streams[below(MAXS)];
+    hipError_t e = hipSuccess;
+    graph_host_runs = 0;
+    int captured = !(below(2) || !cs);
+    if (!captured) { /* built node by node */
+        hipGraphNode_t nodes[12], deps[12];
+        int nn = 0, prev = -1;
+        if (C(hipGraphCreate)(&g, 0) != hipSuccess) {
+            fail(calls, "hipGraphCreate");
+            goto out;
+        }
+        for (int step = 0; step < 3 && e == hipSuccess; step++) {
+            /* Extra nodes before this data node, on random earlier nodes. */
+            for (int k = (int)below(3); k > 0 && e == hipSuccess && nn < 10; k--) {
+                size_t nd = 0;
+                for (int j = 0; j < nn; j++)
+                    if (below(2))
+                        deps[nd++] = nodes[j];
+                switch (below(3)) {
+                case 0:
+                    e = C(hipGraphAddEmptyNode)(&nodes[nn], g, deps, nd);
+                    break;
+                case 1: {
+                    hipHostNodeParams hp = {graph_host_fn, (void *)(intptr_t)1};
+                    e = C(hipGraphAddHostNode)(&nodes[nn], g, deps, nd, &hp);
+                    host_want++;
+                    break;
+                }
+                default:
+                    if (!ev && C(hipEventCreate)(&ev) != hipSuccess) {
+                        fail(calls, "hipEventCreate");
+                        ev = NULL;
+                        e = hipErrorUnknown;
+                        break;
+                    }
+                    e = C(hipGraphAddEventRecordNode)(&nodes[nn], g, deps, nd, ev);
+                    break;
+                }
+                if (e == hipSuccess)
+                    nn++;
+            }
+            if (e != hipSuccess)
+                break;
+            /* The data node: on the previous data node and random earlier ones. */
+            size_t nd = 0;
+            for (int j = 0; j < nn; j++)
+                if (j == prev || below(3) == 0)
+                    deps[nd++] = nodes[j];
+            if (step == 0) {
+                e = C(hipGraphAddMemcpyNode1D)(&nodes[nn], g, deps, nd, a->p + off, src, len,
+                                               below(2) ? hipMemcpyHostToDevice : hipMemcpyDefault);
+            } else if (step == 1) {
+                hipMemsetParams mp = {0};
+                mp.dst = a->p + foff;
+                mp.elementSize = 1;
+                mp.width = flen;
+                mp.height = 1;
+                mp.value = v;
+                e = C(hipGraphAddMemsetNode)(&nodes[nn], g, deps, nd, &mp);
+            } else {
+                e = C(hipGraphAddMemcpyNode1D)(&nodes[nn], g, deps, nd, dst, a->p + off, len, hipMemcpyDeviceToHost);
+            }
+            if (e == hipSuccess)
+                prev = nn++;
+        }
+        if (e != hipSuccess) {
+            fail(calls, "adding graph nodes");
+            goto out;
+        }
+        /* Bad nodes: refused, the graph as it was. */
+        must_fail_with(C(hipGraphAddMemcpyNode1D)(&deps[0], g, NULL, 0, a->p, src, 0, hipMemcpyDefault),
+                       hipErrorInvalidValue, "hipGraphAddMemcpyNode1D of 0 bytes");
+        must_fail_with(C(hipGraphAddMemcpyNode1D)(&deps[0], g, NULL, 0, a->p, src, 1, (hipMemcpyKind)(5 + below(90))),
+                       hipErrorInvalidMemcpyDirection, "hipGraphAddMemcpyNode1D with a bad kind");
+        must_fail_with(C(hipGraphAddEmptyNode)(&deps[0], g, NULL, 1), hipErrorInvalidValue,
+                       "hipGraphAddEmptyNode, NULL dependencies with a count");
+    } else { /* captured */
+        static const hipStreamCaptureMode modes[] = {hipStreamCaptureModeGlobal, hipStreamCaptureModeThreadLocal,
+                                                     hipStreamCaptureModeRelaxed};
+        if (C(hipStreamBeginCapture)(cs, modes[below(3)]) != hipSuccess) {
+            fail(calls, "hipStreamBeginCapture");
+            goto out;
+        }
+        e = C(hipMemcpyAsync)(a->p + off, src, len, hipMemcpyHostToDevice, cs);
+        if (e == hipSuccess && below(2)) {
+            hipHostFn_t fn = graph_host_fn;
+            e = C(hipLaunchHostFunc)(cs, fn, (void *)(intptr_t)1);
+            host_want++;
+        }
+        if (e == hipSuccess)
+            e = C(hipMemsetAsync)(a->p + foff, v, flen, cs);
+        if (e == hipSuccess)
+            e = C(hipMemcpyAsync)(dst, a->p + off, len, hipMemcpyDeviceToHost, cs);
+        hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
+        if (C(hipStreamIsCapturing)(cs, &st) != hipSuccess || st != hipStreamCaptureStatusActive)
+            fail(calls, "hipStreamIsCapturing during a capture");
+        hipError_t e2 = C(hipStreamEndCapture)(cs, &g);
+        if (e != hipSuccess || e2 != hipSuccess) {
+            fail(calls, "captured copies and fills / hipStreamEndCapture");
+            goto out;
+        }
+        /* Nothing ran during the capture. */
+        data_checks++;
+        for (size_t i = 0; i < len; i++)
+            if (dst[i]) {
+                fail(calls, "a captured copy ran during the capture");
+                break;
+            }
+    }
+    if (C(hipGraphInstantiate)(&x, g, NULL, NULL, 0) != hipSuccess) {
+        fail(calls, "hipGraphInstantiate");
+        x = NULL;
+        goto out;
+    }
+    int launches = 1 + (int)below(3);
+    for (int l = 0; l < launches; l++) {
+        /* An event-record node runs only on a stream of its event's device (else the launch is
+         * hipErrorInvalidHandle, as hipEventRecord). */
+        hipStream_t s = any_stream();
+        for (int i = 0; ev && s && i < MAXS; i++)
+            if (streams[i] == s && st_dev[i] != cur_dev)
+                s = NULL;
+        hipError_t el = C(hipGraphLaunch)(x, s), es = el ? hipSuccess : C(hipStreamSynchronize)(s);
+        if (el != hipSuccess || es != hipSuccess) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "hipGraphLaunch (%s) + hipStreamSynchronize (%s) on %s stream, graph %s",
+                     hipGetErrorName(el), hipGetErrorName(es), s ? "a" : "the null", captured ? "captured" : "built");
+            fail(calls, msg);
+            goto out;
+        }
+    }
+    memcpy(a->shadow + off, src, len);
+    memset(a->shadow + foff, v, flen);
+    data_checks++;
+    if (memcmp(dst, a->shadow + off, len) != 0)
+        fail(calls, "the graph's device-to-host copy differs from the shadow");
+    if (graph_host_runs != host_want * launches)
+        fail(calls, "graph host nodes ran a wrong number of times");
+out:
+    if (x && C(hipGraphExecDestroy)(x) != hipSuccess)
+        fail(calls, "hipGraphExecDestroy");
+    if (g && C(hipGraphDestroy)(g) != hipSuccess)
+        fail(calls, "hipGraphDestroy");
+    if (ev)
+        C(hipEventDestroy)(ev);
+    free(src);
+    free(dst);
+    /* Null and bad arguments. */
+    switch (below(4)) {
+    case 0:
+        must_fail_with(C(hipGraphCreate)(NULL, 0), hipErrorInvalidValue, "hipGraphCreate(NULL)");
+        must_fail_with(C(hipGraphCreate)(&g, 1 + (unsigned)below(8)), hipErrorInvalidValue, "hipGraphCreate, flags");
+        break;
+    case 1:
+        must_fail_with(C(hipGraphDestroy)(NULL), hipErrorInvalidValue, "hipGraphDestroy(NULL)");
+        must_fail_with(C(hipGraphExecDestroy)(NULL), hipErrorInvalidValue, "hipGraphExecDestroy(NULL)");
+        must_fail_with(C(hipGraphLaunch)(NULL, any_stream()), hipErrorInvalidValue, "hipGraphLaunch(NULL)");
+        break;
+    case 2:
+        must_fail_with(C(hipStreamBeginCapture)(NULL, hipStreamCaptureModeGlobal), hipErrorStreamCaptureUnsupported,
+                       "hipStreamBeginCapture(NULL stream)");
+        if (cs)
+            must_fail_with(C(hipStreamEndCapture)(cs, &g), hipErrorIllegalState, "hipStreamEndCapture, not capturing");
+        break;
+    default: { /* a synchronising call during a capture: refused, the capture invalidated */
+        hipStream_t s;
+        if (C(hipStreamCreate)(&s) != hipSuccess) {
+            fail(calls, "hipStreamCreate");
+            break;
+        }
+        if (C(hipStreamBeginCapture)(s, (hipStreamCaptureMode)below(3)) != hipSuccess) {
+            fail(calls, "hipStreamBeginCapture");
+        } else {
+            uint8_t h[16] = {0};
+            switch (below(5)) {
+            case 0:
+                must_fail_with(C(hipStreamSynchronize)(s), hipErrorStreamCaptureUnsupported,
+                               "hipStreamSynchronize during capture");
+                break;
+            case 1:
+                must_fail_with(C(hipStreamQuery)(s), hipErrorStreamCaptureUnsupported, "hipStreamQuery during capture");
+                break;
+            case 2:
+                must_fail_with(C(hipDeviceSynchronize)(), hipErrorStreamCaptureUnsupported,
+                               "hipDeviceSynchronize during capture");
+                break;
+            case 3:
+                must_fail_with(C(hipMemcpy)(a->p, h, 1 + below(sizeof h < a->size ? sizeof h : a->size),
+                                            hipMemcpyHostToDevice),
+                               hipErrorStreamCaptureImplicit, "hipMemcpy during capture");
+                break;
+            default:
+                must_fail_with(C(hipMemset)(a->p, 0, 1 + below(a->size)), hipErrorStreamCaptureImplicit,
+                               "hipMemset during capture");
+                break;
+            }
+            g = (hipGraph_t)1;
+            must_fail_with(C(hipStreamEndCapture)(s, &g), hipErrorStreamCaptureInvalidated,
+                           "hipStreamEndCapture of an invalidated capture");
+            if (g)
+                fail(calls, "hipStreamEndCapture of an invalidated capture left a graph");
+        }
+        if (C(hipStreamDestroy)(s) != hipSuccess)
+            fail(calls, "hipStreamDestroy");
+        break;
+    }
+    }
+}
+
 static void op_misc(void)
 {
     int dev = (int)below((size_t)ndev + 2) - (int)below(2); /* -1 .. ndev + 1 */
@@ -2479,7 +2727,8 @@ int main(int argc, char **argv)
                                         op_memset, op_foreign, op_query, op_stream_event, op_stream_event, op_device,
                                         op_vmm, op_malloc_bad, op_malloc_more, op_managed, op_2d, op_2d,
                                         op_copy_driver, op_pointer_attribute, op_dmabuf, op_host_register,
-                                        op_host_register, op_device_query, op_launch, op_extsem, op_extsem, op_partner, op_partner, op_misc, op_misc, op_misc};
+                                        op_host_register, op_device_query, op_launch, op_extsem, op_extsem, op_partner, op_partner, op_misc, op_misc, op_misc,
+                                        op_graph, op_graph};
     /* N counts API calls: operations (1 to 8 calls each) run until N calls have been made. */
     int trace = getenv("FUZZ_TRACE") != NULL; /* each operation: its index, first call, last pick */
     /* FUZZ_SYNC=LO-HI: every device synchronized after operations LO..HI of op_table (to bisect

@@ -2251,6 +2251,162 @@ out:
     }
 }
 
+/* Arrays: hipMallocArray, hipArrayCreate or hipMalloc3DArray (depth 0) of a random format and
+ * extent (1D when the height is 0); filled from the host, a random sub-rectangle written from
+ * the host (hipMemcpy2DToArray(+Async), hipMemcpyHtoA for 1D) or from a live allocation, and
+ * copied into a live allocation (hipMemcpy2DFromArray), everything read back
+ * (hipMemcpy2DFromArray(+Async), hipMemcpyAtoH) and checked against a host copy; bad formats,
+ * extents and ranges refused with AMD's codes (test_array.c); hipFreeArray/hipArrayDestroy. */
+static void op_array(void)
+{
+    static const int bits[] = {8, 16, 32}, chans[] = {1, 2, 4};
+    int b = bits[below(3)], ch = chans[below(3)];
+    hipChannelFormatKind kind = b == 32 && below(2) ? hipChannelFormatKindFloat
+                                                    : (below(2) ? hipChannelFormatKindUnsigned : hipChannelFormatKindSigned);
+    hipChannelFormatDesc desc = hipCreateChannelDesc(b, ch > 1 ? b : 0, ch > 2 ? b : 0, ch > 2 ? b : 0, kind);
+    size_t elem = (size_t)b / 8 * (size_t)ch, w = 1 + below(300), h = below(3) ? 1 + below(64) : 0;
+    size_t rows = h ? h : 1, rb = w * elem, n = rb * rows;
+    hipArray_t arr = NULL;
+    hipError_t e;
+    switch (below(3)) {
+    case 0:
+        e = C(hipMallocArray)(&arr, &desc, w, h, hipArrayDefault);
+        break;
+    case 1: {
+        HIP_ARRAY_DESCRIPTOR d = {0};
+        d.Width = w;
+        d.Height = h;
+        d.Format = kind == hipChannelFormatKindFloat ? HIP_AD_FORMAT_FLOAT
+                   : b == 8  ? (kind == hipChannelFormatKindUnsigned ? HIP_AD_FORMAT_UNSIGNED_INT8 : HIP_AD_FORMAT_SIGNED_INT8)
+                   : b == 16 ? (kind == hipChannelFormatKindUnsigned ? HIP_AD_FORMAT_UNSIGNED_INT16 : HIP_AD_FORMAT_SIGNED_INT16)
+                             : (kind == hipChannelFormatKindUnsigned ? HIP_AD_FORMAT_UNSIGNED_INT32 : HIP_AD_FORMAT_SIGNED_INT32);
+        d.NumChannels = (unsigned)ch;
+        e = C(hipArrayCreate)(&arr, &d);
+        break;
+    }
+    default:
+        e = C(hipMalloc3DArray)(&arr, &desc, (hipExtent){w, h, 0}, hipArrayDefault);
+        break;
+    }
+    if (e != hipSuccess) {
+        fail(calls, "hipMallocArray/hipArrayCreate/hipMalloc3DArray");
+        arr = NULL;
+        goto bad_args;
+    }
+    uint8_t *ash = malloc(n), *host = malloc(n + 2 * elem), *out = malloc(n + 64);
+    for (size_t i = 0; i < n; i++)
+        ash[i] = (uint8_t)rnd();
+    if (C(hipMemcpy2DToArray)(arr, 0, 0, ash, rb, rb, rows, hipMemcpyHostToDevice) != hipSuccess)
+        fail(calls, "hipMemcpy2DToArray of the whole array");
+    /* A sub-rectangle, element-aligned. */
+    size_t x0 = below(w), y0 = below(rows), ww = (1 + below(w - x0)) * elem, hh = 1 + below(rows - y0);
+    size_t wo = x0 * elem;
+    struct alloc *a = pick();
+    int from_dev = a && !a->pitch && ww * hh <= a->size && below(2);
+    size_t aoff = from_dev ? below(a->size - ww * hh + 1) : 0;
+    if (from_dev) {
+        e = C(hipMemcpy2DToArray)(arr, wo, y0, a->p + aoff, ww, ww, hh, below(2) ? hipMemcpyDeviceToDevice : hipMemcpyDefault);
+        if (e != hipSuccess)
+            fail(calls, "hipMemcpy2DToArray from a live allocation");
+        else
+            for (size_t r = 0; r < hh; r++)
+                memcpy(ash + (y0 + r) * rb + wo, a->shadow + aoff + r * ww, ww);
+    } else {
+        for (size_t i = 0; i < ww * hh; i++)
+            host[i] = (uint8_t)rnd();
+        if (!h && below(2)) {
+            e = C(hipMemcpyHtoA)(arr, wo, host, ww);
+        } else if (below(2)) {
+            hipStream_t s = any_stream();
+            e = C(hipMemcpy2DToArrayAsync)(arr, wo, y0, host, ww, ww, hh, hipMemcpyHostToDevice, s);
+            if (e == hipSuccess)
+                e = C(hipStreamSynchronize)(s);
+        } else {
+            e = C(hipMemcpy2DToArray)(arr, wo, y0, host, ww, ww, hh, hipMemcpyHostToDevice);
+        }
+        if (e != hipSuccess)
+            fail(calls, "hipMemcpy2DToArray(+Async)/hipMemcpyHtoA of a sub-rectangle");
+        else
+            for (size_t r = 0; r < hh; r++)
+                memcpy(ash + (y0 + r) * rb + wo, host + r * ww, ww);
+    }
+    /* Past the row or the last row, or a null array: refused, the array as it was. */
+    must_fail_with(C(hipMemcpy2DToArray)(arr, wo, y0, host, rb + elem, rb - wo + elem, 1, hipMemcpyHostToDevice),
+                   hipErrorInvalidValue, "hipMemcpy2DToArray past the row");
+    if (!h)
+        must_fail_with(C(hipMemcpyAtoH)(out, arr, 0, n + 1 + below(64)), hipErrorInvalidValue, "hipMemcpyAtoH past the end");
+    must_fail_with(C(hipMemcpyHtoA)(NULL, 0, host, 1), hipErrorInvalidValue, "hipMemcpyHtoA(NULL array)");
+    /* Read everything back. */
+    memset(out, 0, n);
+    if (!h && below(2)) {
+        e = C(hipMemcpyAtoH)(out, arr, 0, n);
+    } else if (below(2)) {
+        hipStream_t s = any_stream();
+        e = C(hipMemcpy2DFromArrayAsync)(out, rb, arr, 0, 0, rb, rows, hipMemcpyDeviceToHost, s);
+        if (e == hipSuccess)
+            e = C(hipStreamSynchronize)(s);
+    } else {
+        e = C(hipMemcpy2DFromArray)(out, rb, arr, 0, 0, rb, rows, below(2) ? hipMemcpyDeviceToHost : hipMemcpyDefault);
+    }
+    data_checks++;
+    if (e != hipSuccess)
+        fail(calls, "reading the array back");
+    else if (memcmp(out, ash, n) != 0)
+        fail(calls, "an array read back differs from its host copy");
+    /* The sub-rectangle into a live allocation. */
+    if (a && !a->pitch && ww * hh <= a->size && below(2)) {
+        aoff = below(a->size - ww * hh + 1);
+        if (C(hipMemcpy2DFromArray)(a->p + aoff, ww, arr, wo, y0, ww, hh, hipMemcpyDeviceToDevice) != hipSuccess)
+            fail(calls, "hipMemcpy2DFromArray into a live allocation");
+        else
+            for (size_t r = 0; r < hh; r++)
+                memcpy(a->shadow + aoff + r * ww, ash + (y0 + r) * rb + wo, ww);
+        if (a->kind == ALLOC_MANAGED && C(hipDeviceSynchronize)() != hipSuccess)
+            fail(calls, "hipDeviceSynchronize after a copy into managed memory");
+    }
+    if ((below(2) ? C(hipFreeArray)(arr) : C(hipArrayDestroy)(arr)) != hipSuccess)
+        fail(calls, "hipFreeArray/hipArrayDestroy");
+    free(ash);
+    free(host);
+    free(out);
+bad_args:
+    switch (below(4)) {
+    case 0: {
+        static const hipChannelFormatDesc bad[] = {
+            {8, 16, 0, 0, hipChannelFormatKindUnsigned}, {8, 0, 8, 0, hipChannelFormatKindUnsigned},
+            {32, 32, 32, 0, hipChannelFormatKindSigned}, {8, 0, 0, 0, hipChannelFormatKindFloat},
+            {64, 0, 0, 0, hipChannelFormatKindUnsigned}, {7, 0, 0, 0, hipChannelFormatKindSigned},
+            {32, 0, 0, 0, hipChannelFormatKindNone},     {32, 0, 0, 0, (hipChannelFormatKind)0x55},
+        };
+        must_fail_with(C(hipMallocArray)(&arr, &bad[below(8)], w, h, hipArrayDefault), hipErrorInvalidValue,
+                       "hipMallocArray of a bad format");
+        break;
+    }
+    case 1:
+        must_fail_with(C(hipMallocArray)(&arr, &desc, 0, h, hipArrayDefault), hipErrorInvalidValue,
+                       "hipMallocArray of width 0");
+        must_fail_with(C(hipMallocArray)(NULL, &desc, w, h, hipArrayDefault), hipErrorInvalidValue,
+                       "hipMallocArray(NULL)");
+        break;
+    case 2:
+        must_fail_with(C(hipMalloc3DArray)(&arr, &desc, (hipExtent){w, 0, 1 + below(8)}, hipArrayDefault),
+                       hipErrorInvalidValue, "hipMalloc3DArray of height 0 and a depth");
+        must_fail_with(C(hipMallocArray)(&arr, &desc, SIZE_MAX, SIZE_MAX, hipArrayDefault), hipErrorInvalidValue,
+                       "hipMallocArray, huge");
+        break;
+    default: {
+        HIP_ARRAY_DESCRIPTOR d = {0};
+        d.Width = w;
+        d.Height = h;
+        d.Format = HIP_AD_FORMAT_FLOAT;
+        d.NumChannels = 3;
+        must_fail_with(C(hipArrayCreate)(&arr, &d), hipErrorInvalidValue, "hipArrayCreate, 3 channels");
+        must_fail_with(C(hipArrayCreate)(&arr, NULL), hipErrorInvalidValue, "hipArrayCreate(NULL descriptor)");
+        break;
+    }
+    }
+}
+
 static void op_misc(void)
 {
     int dev = (int)below((size_t)ndev + 2) - (int)below(2); /* -1 .. ndev + 1 */
@@ -2728,7 +2884,7 @@ int main(int argc, char **argv)
                                         op_vmm, op_malloc_bad, op_malloc_more, op_managed, op_2d, op_2d,
                                         op_copy_driver, op_pointer_attribute, op_dmabuf, op_host_register,
                                         op_host_register, op_device_query, op_launch, op_extsem, op_extsem, op_partner, op_partner, op_misc, op_misc, op_misc,
-                                        op_graph, op_graph};
+                                        op_graph, op_graph, op_array, op_array};
     /* N counts API calls: operations (1 to 8 calls each) run until N calls have been made. */
     int trace = getenv("FUZZ_TRACE") != NULL; /* each operation: its index, first call, last pick */
     /* FUZZ_SYNC=LO-HI: every device synchronized after operations LO..HI of op_table (to bisect

@@ -16,7 +16,13 @@
  * several in one call, destroy while waiting, stale, garbage and refused arguments), and the rest
  * of the exports (op_misc: element fills, driver copies, contexts, versions, errors, limits,
  * functions, modules, streams, events, memory pools, hints, VMM queries) with random and bad
- * arguments. PROCESSES 2: a partner forked before the runtime initialises opens what this process
+ * arguments; graphs (op_graph: built node by node from memcpy, memset, empty, host and
+ * event-record nodes on random dependencies, or captured from async copies, fills and host
+ * functions on a random stream in a random capture mode; launched 1 to 3 times; synchronising
+ * calls during a capture, which invalidate it, and null arguments, with AMD's exact codes);
+ * arrays (op_array: hipMallocArray, hipArrayCreate, hipMalloc3DArray of random formats and
+ * extents, sub-rectangles copied in and out from the host and live allocations, bad formats,
+ * extents and ranges); hipMemsetD2D8/16/32(+Async) on pitched allocations (op_memset_d2d). PROCESSES 2: a partner forked before the runtime initialises opens what this process
  * shares over a socketpair (IPC memory and event handles, VMM shareable fds, dma-bufs, a timeline
  * syncobj) and works on the shared memory one request at a time, so the shadows stay exact;
  * forged and stale handles must be refused there. FUZZ_TRACE=1 prints each operation;
@@ -2407,6 +2413,57 @@ bad_args:
     }
 }
 
+/* hipMemsetD2D8/16/32(+Async): element fills of a random rectangle of a pitched allocation,
+ * the shadow updated element by element; a row wider than the pitch, rows past the end and a
+ * null pointer refused with hipErrorInvalidValue (test_memcpy2d.c). */
+static void op_memset_d2d(void)
+{
+    struct alloc *a = NULL;
+    for (int i = 0; i < nlive && !a; i++)
+        if (live[(i + ops) % nlive].pitch)
+            a = &live[(i + ops) % nlive];
+    if (!a)
+        return;
+    last_pick = a;
+    size_t es = (size_t)1 << below(3), rows = a->size / a->pitch, cols = a->pitch / es;
+    size_t w = below(cols + 1), h = below(rows + 1), r0 = below(rows - h + 1), c0 = below(cols - w + 1);
+    uint8_t *d = a->p + r0 * a->pitch + c0 * es;
+    uint32_t v = (uint32_t)rnd();
+    int async = (int)below(2);
+    hipStream_t s = any_stream();
+    hipError_t e;
+    if (es == 1)
+        e = async ? C(hipMemsetD2D8Async)(d, a->pitch, (uint8_t)v, w, h, s) : C(hipMemsetD2D8)(d, a->pitch, (uint8_t)v, w, h);
+    else if (es == 2)
+        e = async ? C(hipMemsetD2D16Async)(d, a->pitch, (uint16_t)v, w, h, s)
+                  : C(hipMemsetD2D16)(d, a->pitch, (uint16_t)v, w, h);
+    else
+        e = async ? C(hipMemsetD2D32Async)(d, a->pitch, v, w, h, s) : C(hipMemsetD2D32)(d, a->pitch, v, w, h);
+    if (e == hipSuccess && async)
+        e = C(hipStreamSynchronize)(s);
+    if (e != hipSuccess) {
+        fail(calls, "in-bounds hipMemsetD2D8/16/32(+Async)");
+    } else {
+        for (size_t r = 0; r < h; r++)
+            for (size_t c = 0; c < w; c++)
+                memcpy(a->shadow + (r0 + r) * a->pitch + (c0 + c) * es, &v, es); /* little-endian */
+    }
+    switch (below(3)) {
+    case 0:
+        must_fail_with(C(hipMemsetD2D32)(a->p, a->pitch, v, a->pitch / 4 + 1 + below(8), 1), hipErrorInvalidValue,
+                       "hipMemsetD2D32, a row wider than the pitch");
+        break;
+    case 1:
+        must_fail_with(C(hipMemsetD2D16)(a->p, a->pitch, (uint16_t)v, a->pitch / 2, rows + 1 + below(4)),
+                       hipErrorInvalidValue, "hipMemsetD2D16, rows past the end");
+        break;
+    default:
+        must_fail_with(C(hipMemsetD2D8)(NULL, a->pitch, (uint8_t)v, 1 + below(a->pitch), 1), hipErrorInvalidValue,
+                       "hipMemsetD2D8(NULL)");
+        break;
+    }
+}
+
 static void op_misc(void)
 {
     int dev = (int)below((size_t)ndev + 2) - (int)below(2); /* -1 .. ndev + 1 */
@@ -2884,7 +2941,7 @@ int main(int argc, char **argv)
                                         op_vmm, op_malloc_bad, op_malloc_more, op_managed, op_2d, op_2d,
                                         op_copy_driver, op_pointer_attribute, op_dmabuf, op_host_register,
                                         op_host_register, op_device_query, op_launch, op_extsem, op_extsem, op_partner, op_partner, op_misc, op_misc, op_misc,
-                                        op_graph, op_graph, op_array, op_array};
+                                        op_graph, op_graph, op_array, op_array, op_memset_d2d};
     /* N counts API calls: operations (1 to 8 calls each) run until N calls have been made. */
     int trace = getenv("FUZZ_TRACE") != NULL; /* each operation: its index, first call, last pick */
     /* FUZZ_SYNC=LO-HI: every device synchronized after operations LO..HI of op_table (to bisect

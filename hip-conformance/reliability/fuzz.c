@@ -573,13 +573,20 @@ static void op_managed(void)
     free(dst);
 }
 
+/* A hipMallocPitch allocation (the first from a place that moves with the operation count), or
+ * NULL. */
+static struct alloc *pick_pitched(void)
+{
+    for (int i = 0; i < nlive; i++)
+        if (live[(i + ops) % nlive].pitch)
+            return &live[(i + ops) % nlive];
+    return NULL;
+}
+
 /* hipMemcpy2D/2DAsync and hipMemset2D on a pitched allocation, valid and invalid shapes. */
 static void op_2d(void)
 {
-    struct alloc *a = NULL;
-    for (int i = 0; i < nlive && !a; i++)
-        if (live[(i + ops) % nlive].pitch)
-            a = &live[(i + ops) % nlive];
+    struct alloc *a = pick_pitched();
     if (!a)
         return;
     size_t rows = a->size / a->pitch, w = below(a->pitch + 1), h = below(rows + 1);
@@ -2418,10 +2425,7 @@ bad_args:
  * null pointer refused with hipErrorInvalidValue (test_memcpy2d.c). */
 static void op_memset_d2d(void)
 {
-    struct alloc *a = NULL;
-    for (int i = 0; i < nlive && !a; i++)
-        if (live[(i + ops) % nlive].pitch)
-            a = &live[(i + ops) % nlive];
+    struct alloc *a = pick_pitched();
     if (!a)
         return;
     last_pick = a;

@@ -16,7 +16,13 @@
  * several in one call, destroy while waiting, stale, garbage and refused arguments), and the rest
  * of the exports (op_misc: element fills, driver copies, contexts, versions, errors, limits,
  * functions, modules, streams, events, memory pools, hints, VMM queries) with random and bad
- * arguments. PROCESSES 2: a partner forked before the runtime initialises opens what this process
+ * arguments; graphs (op_graph: built node by node from memcpy, memset, empty, host and
+ * event-record nodes on random dependencies, or captured from async copies, fills and host
+ * functions on a random stream in a random capture mode; launched 1 to 3 times; synchronising
+ * calls during a capture, which invalidate it, and null arguments, with AMD's exact codes);
+ * arrays (op_array: hipMallocArray, hipArrayCreate, hipMalloc3DArray of random formats and
+ * extents, sub-rectangles copied in and out from the host and live allocations, bad formats,
+ * extents and ranges); hipMemsetD2D8/16/32(+Async) on pitched allocations (op_memset_d2d). PROCESSES 2: a partner forked before the runtime initialises opens what this process
  * shares over a socketpair (IPC memory and event handles, VMM shareable fds, dma-bufs, a timeline
  * syncobj) and works on the shared memory one request at a time, so the shadows stay exact;
  * forged and stale handles must be refused there. FUZZ_TRACE=1 prints each operation;
@@ -567,13 +573,20 @@ static void op_managed(void)
     free(dst);
 }
 
+/* A hipMallocPitch allocation (the first from a place that moves with the operation count), or
+ * NULL. */
+static struct alloc *pick_pitched(void)
+{
+    for (int i = 0; i < nlive; i++)
+        if (live[(i + ops) % nlive].pitch)
+            return &live[(i + ops) % nlive];
+    return NULL;
+}
+
 /* hipMemcpy2D/2DAsync and hipMemset2D on a pitched allocation, valid and invalid shapes. */
 static void op_2d(void)
 {
-    struct alloc *a = NULL;
-    for (int i = 0; i < nlive && !a; i++)
-        if (live[(i + ops) % nlive].pitch)
-            a = &live[(i + ops) % nlive];
+    struct alloc *a = pick_pitched();
     if (!a)
         return;
     size_t rows = a->size / a->pitch, w = below(a->pitch + 1), h = below(rows + 1);
@@ -2003,6 +2016,458 @@ static void misc_copy(void)
         memmove(b->shadow + doff, a->shadow + so, len);
 }
 
+/* A call that must fail with exactly `want` (AMD's code, from hip-tests / the conformance tests). */
+static void must_fail_with(hipError_t e, hipError_t want, const char *what)
+{
+    failures_expected++;
+    if (e != want) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s: %s, not %s", what, hipGetErrorName(e), hipGetErrorName(want));
+        fail(calls, msg);
+    }
+}
+
+static _Atomic long graph_host_runs;
+static void graph_host_fn(void *arg) { graph_host_runs += (long)(intptr_t)arg; }
+
+/* Graphs: a graph built node by node (a host-to-device copy into a live allocation, a fill of
+ * part of it, a device-to-host copy back, plus empty, host and event-record nodes, each on
+ * random earlier nodes) or the same work captured on a random stream in a random mode;
+ * instantiated and launched 1 to 3 times on a random stream; the bytes read back and the
+ * allocation must match the shadow. Then sync calls during a capture (refused, the capture
+ * invalidated) and null or bad arguments, with AMD's codes (test_graph.c). */
+static void op_graph(void)
+{
+    struct alloc *a = pick();
+    if (!a)
+        return;
+    size_t off, len;
+    range(a, &off, &len);
+    if (!len)
+        len = 1, off = 0;
+    size_t foff = off + below(len), flen = 1 + below(off + len - foff);
+    uint8_t v = (uint8_t)rnd();
+    uint8_t *src = malloc(len), *dst = malloc(len);
+    for (size_t i = 0; i < len; i++)
+        src[i] = (uint8_t)rnd();
+    memset(dst, 0, len);
+    hipGraph_t g = NULL;
+    hipGraphExec_t x = NULL;
+    hipEvent_t ev = NULL;
+    long host_want = 0;
+    hipStream_t cs = streams[below(MAXS)];
+    hipError_t e = hipSuccess;
+    graph_host_runs = 0;
+    int captured = !(below(2) || !cs);
+    if (!captured) { /* built node by node */
+        hipGraphNode_t nodes[12], deps[12];
+        int nn = 0, prev = -1;
+        if (C(hipGraphCreate)(&g, 0) != hipSuccess) {
+            fail(calls, "hipGraphCreate");
+            goto out;
+        }
+        for (int step = 0; step < 3 && e == hipSuccess; step++) {
+            /* Extra nodes before this data node, on random earlier nodes. */
+            for (int k = (int)below(3); k > 0 && e == hipSuccess && nn < 10; k--) {
+                size_t nd = 0;
+                for (int j = 0; j < nn; j++)
+                    if (below(2))
+                        deps[nd++] = nodes[j];
+                switch (below(3)) {
+                case 0:
+                    e = C(hipGraphAddEmptyNode)(&nodes[nn], g, deps, nd);
+                    break;
+                case 1: {
+                    hipHostNodeParams hp = {graph_host_fn, (void *)(intptr_t)1};
+                    e = C(hipGraphAddHostNode)(&nodes[nn], g, deps, nd, &hp);
+                    host_want++;
+                    break;
+                }
+                default:
+                    if (!ev && C(hipEventCreate)(&ev) != hipSuccess) {
+                        fail(calls, "hipEventCreate");
+                        ev = NULL;
+                        e = hipErrorUnknown;
+                        break;
+                    }
+                    e = C(hipGraphAddEventRecordNode)(&nodes[nn], g, deps, nd, ev);
+                    break;
+                }
+                if (e == hipSuccess)
+                    nn++;
+            }
+            if (e != hipSuccess)
+                break;
+            /* The data node: on the previous data node and random earlier ones. */
+            size_t nd = 0;
+            for (int j = 0; j < nn; j++)
+                if (j == prev || below(3) == 0)
+                    deps[nd++] = nodes[j];
+            if (step == 0) {
+                e = C(hipGraphAddMemcpyNode1D)(&nodes[nn], g, deps, nd, a->p + off, src, len,
+                                               below(2) ? hipMemcpyHostToDevice : hipMemcpyDefault);
+            } else if (step == 1) {
+                hipMemsetParams mp = {0};
+                mp.dst = a->p + foff;
+                mp.elementSize = 1;
+                mp.width = flen;
+                mp.height = 1;
+                mp.value = v;
+                e = C(hipGraphAddMemsetNode)(&nodes[nn], g, deps, nd, &mp);
+            } else {
+                e = C(hipGraphAddMemcpyNode1D)(&nodes[nn], g, deps, nd, dst, a->p + off, len, hipMemcpyDeviceToHost);
+            }
+            if (e == hipSuccess)
+                prev = nn++;
+        }
+        if (e != hipSuccess) {
+            fail(calls, "adding graph nodes");
+            goto out;
+        }
+        /* Bad nodes: refused, the graph as it was. */
+        must_fail_with(C(hipGraphAddMemcpyNode1D)(&deps[0], g, NULL, 0, a->p, src, 0, hipMemcpyDefault),
+                       hipErrorInvalidValue, "hipGraphAddMemcpyNode1D of 0 bytes");
+        must_fail_with(C(hipGraphAddMemcpyNode1D)(&deps[0], g, NULL, 0, a->p, src, 1, (hipMemcpyKind)(5 + below(90))),
+                       hipErrorInvalidMemcpyDirection, "hipGraphAddMemcpyNode1D with a bad kind");
+        must_fail_with(C(hipGraphAddEmptyNode)(&deps[0], g, NULL, 1), hipErrorInvalidValue,
+                       "hipGraphAddEmptyNode, NULL dependencies with a count");
+    } else { /* captured */
+        static const hipStreamCaptureMode modes[] = {hipStreamCaptureModeGlobal, hipStreamCaptureModeThreadLocal,
+                                                     hipStreamCaptureModeRelaxed};
+        if (C(hipStreamBeginCapture)(cs, modes[below(3)]) != hipSuccess) {
+            fail(calls, "hipStreamBeginCapture");
+            goto out;
+        }
+        e = C(hipMemcpyAsync)(a->p + off, src, len, hipMemcpyHostToDevice, cs);
+        if (e == hipSuccess && below(2)) {
+            hipHostFn_t fn = graph_host_fn;
+            e = C(hipLaunchHostFunc)(cs, fn, (void *)(intptr_t)1);
+            host_want++;
+        }
+        if (e == hipSuccess)
+            e = C(hipMemsetAsync)(a->p + foff, v, flen, cs);
+        if (e == hipSuccess)
+            e = C(hipMemcpyAsync)(dst, a->p + off, len, hipMemcpyDeviceToHost, cs);
+        hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
+        if (C(hipStreamIsCapturing)(cs, &st) != hipSuccess || st != hipStreamCaptureStatusActive)
+            fail(calls, "hipStreamIsCapturing during a capture");
+        hipError_t e2 = C(hipStreamEndCapture)(cs, &g);
+        if (e != hipSuccess || e2 != hipSuccess) {
+            fail(calls, "captured copies and fills / hipStreamEndCapture");
+            goto out;
+        }
+        /* Nothing ran during the capture. */
+        data_checks++;
+        for (size_t i = 0; i < len; i++)
+            if (dst[i]) {
+                fail(calls, "a captured copy ran during the capture");
+                break;
+            }
+    }
+    if (C(hipGraphInstantiate)(&x, g, NULL, NULL, 0) != hipSuccess) {
+        fail(calls, "hipGraphInstantiate");
+        x = NULL;
+        goto out;
+    }
+    int launches = 1 + (int)below(3);
+    for (int l = 0; l < launches; l++) {
+        /* An event-record node runs only on a stream of its event's device (else the launch is
+         * hipErrorInvalidHandle, as hipEventRecord). */
+        hipStream_t s = any_stream();
+        for (int i = 0; ev && s && i < MAXS; i++)
+            if (streams[i] == s && st_dev[i] != cur_dev)
+                s = NULL;
+        hipError_t el = C(hipGraphLaunch)(x, s), es = el ? hipSuccess : C(hipStreamSynchronize)(s);
+        if (el != hipSuccess || es != hipSuccess) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "hipGraphLaunch (%s) + hipStreamSynchronize (%s) on %s stream, graph %s",
+                     hipGetErrorName(el), hipGetErrorName(es), s ? "a" : "the null", captured ? "captured" : "built");
+            fail(calls, msg);
+            goto out;
+        }
+    }
+    memcpy(a->shadow + off, src, len);
+    memset(a->shadow + foff, v, flen);
+    data_checks++;
+    if (memcmp(dst, a->shadow + off, len) != 0)
+        fail(calls, "the graph's device-to-host copy differs from the shadow");
+    if (graph_host_runs != host_want * launches)
+        fail(calls, "graph host nodes ran a wrong number of times");
+out:
+    if (x && C(hipGraphExecDestroy)(x) != hipSuccess)
+        fail(calls, "hipGraphExecDestroy");
+    if (g && C(hipGraphDestroy)(g) != hipSuccess)
+        fail(calls, "hipGraphDestroy");
+    if (ev)
+        C(hipEventDestroy)(ev);
+    free(src);
+    free(dst);
+    /* Null and bad arguments. */
+    switch (below(4)) {
+    case 0:
+        must_fail_with(C(hipGraphCreate)(NULL, 0), hipErrorInvalidValue, "hipGraphCreate(NULL)");
+        must_fail_with(C(hipGraphCreate)(&g, 1 + (unsigned)below(8)), hipErrorInvalidValue, "hipGraphCreate, flags");
+        break;
+    case 1:
+        must_fail_with(C(hipGraphDestroy)(NULL), hipErrorInvalidValue, "hipGraphDestroy(NULL)");
+        must_fail_with(C(hipGraphExecDestroy)(NULL), hipErrorInvalidValue, "hipGraphExecDestroy(NULL)");
+        must_fail_with(C(hipGraphLaunch)(NULL, any_stream()), hipErrorInvalidValue, "hipGraphLaunch(NULL)");
+        break;
+    case 2:
+        must_fail_with(C(hipStreamBeginCapture)(NULL, hipStreamCaptureModeGlobal), hipErrorStreamCaptureUnsupported,
+                       "hipStreamBeginCapture(NULL stream)");
+        if (cs)
+            must_fail_with(C(hipStreamEndCapture)(cs, &g), hipErrorIllegalState, "hipStreamEndCapture, not capturing");
+        break;
+    default: { /* a synchronising call during a capture: refused, the capture invalidated */
+        hipStream_t s;
+        if (C(hipStreamCreate)(&s) != hipSuccess) {
+            fail(calls, "hipStreamCreate");
+            break;
+        }
+        if (C(hipStreamBeginCapture)(s, (hipStreamCaptureMode)below(3)) != hipSuccess) {
+            fail(calls, "hipStreamBeginCapture");
+        } else {
+            uint8_t h[16] = {0};
+            switch (below(5)) {
+            case 0:
+                must_fail_with(C(hipStreamSynchronize)(s), hipErrorStreamCaptureUnsupported,
+                               "hipStreamSynchronize during capture");
+                break;
+            case 1:
+                must_fail_with(C(hipStreamQuery)(s), hipErrorStreamCaptureUnsupported, "hipStreamQuery during capture");
+                break;
+            case 2:
+                must_fail_with(C(hipDeviceSynchronize)(), hipErrorStreamCaptureUnsupported,
+                               "hipDeviceSynchronize during capture");
+                break;
+            case 3:
+                must_fail_with(C(hipMemcpy)(a->p, h, 1 + below(sizeof h < a->size ? sizeof h : a->size),
+                                            hipMemcpyHostToDevice),
+                               hipErrorStreamCaptureImplicit, "hipMemcpy during capture");
+                break;
+            default:
+                must_fail_with(C(hipMemset)(a->p, 0, 1 + below(a->size)), hipErrorStreamCaptureImplicit,
+                               "hipMemset during capture");
+                break;
+            }
+            g = (hipGraph_t)1;
+            must_fail_with(C(hipStreamEndCapture)(s, &g), hipErrorStreamCaptureInvalidated,
+                           "hipStreamEndCapture of an invalidated capture");
+            if (g)
+                fail(calls, "hipStreamEndCapture of an invalidated capture left a graph");
+        }
+        if (C(hipStreamDestroy)(s) != hipSuccess)
+            fail(calls, "hipStreamDestroy");
+        break;
+    }
+    }
+}
+
+/* Arrays: hipMallocArray, hipArrayCreate or hipMalloc3DArray (depth 0) of a random format and
+ * extent (1D when the height is 0); filled from the host, a random sub-rectangle written from
+ * the host (hipMemcpy2DToArray(+Async), hipMemcpyHtoA for 1D) or from a live allocation, and
+ * copied into a live allocation (hipMemcpy2DFromArray), everything read back
+ * (hipMemcpy2DFromArray(+Async), hipMemcpyAtoH) and checked against a host copy; bad formats,
+ * extents and ranges refused with AMD's codes (test_array.c); hipFreeArray/hipArrayDestroy. */
+static void op_array(void)
+{
+    static const int bits[] = {8, 16, 32}, chans[] = {1, 2, 4};
+    int b = bits[below(3)], ch = chans[below(3)];
+    hipChannelFormatKind kind = b == 32 && below(2) ? hipChannelFormatKindFloat
+                                                    : (below(2) ? hipChannelFormatKindUnsigned : hipChannelFormatKindSigned);
+    hipChannelFormatDesc desc = hipCreateChannelDesc(b, ch > 1 ? b : 0, ch > 2 ? b : 0, ch > 2 ? b : 0, kind);
+    size_t elem = (size_t)b / 8 * (size_t)ch, w = 1 + below(300), h = below(3) ? 1 + below(64) : 0;
+    size_t rows = h ? h : 1, rb = w * elem, n = rb * rows;
+    hipArray_t arr = NULL;
+    hipError_t e;
+    switch (below(3)) {
+    case 0:
+        e = C(hipMallocArray)(&arr, &desc, w, h, hipArrayDefault);
+        break;
+    case 1: {
+        HIP_ARRAY_DESCRIPTOR d = {0};
+        d.Width = w;
+        d.Height = h;
+        d.Format = kind == hipChannelFormatKindFloat ? HIP_AD_FORMAT_FLOAT
+                   : b == 8  ? (kind == hipChannelFormatKindUnsigned ? HIP_AD_FORMAT_UNSIGNED_INT8 : HIP_AD_FORMAT_SIGNED_INT8)
+                   : b == 16 ? (kind == hipChannelFormatKindUnsigned ? HIP_AD_FORMAT_UNSIGNED_INT16 : HIP_AD_FORMAT_SIGNED_INT16)
+                             : (kind == hipChannelFormatKindUnsigned ? HIP_AD_FORMAT_UNSIGNED_INT32 : HIP_AD_FORMAT_SIGNED_INT32);
+        d.NumChannels = (unsigned)ch;
+        e = C(hipArrayCreate)(&arr, &d);
+        break;
+    }
+    default:
+        e = C(hipMalloc3DArray)(&arr, &desc, (hipExtent){w, h, 0}, hipArrayDefault);
+        break;
+    }
+    if (e != hipSuccess) {
+        fail(calls, "hipMallocArray/hipArrayCreate/hipMalloc3DArray");
+        arr = NULL;
+        goto bad_args;
+    }
+    uint8_t *ash = malloc(n), *host = malloc(n + 2 * elem), *out = malloc(n + 64);
+    for (size_t i = 0; i < n; i++)
+        ash[i] = (uint8_t)rnd();
+    if (C(hipMemcpy2DToArray)(arr, 0, 0, ash, rb, rb, rows, hipMemcpyHostToDevice) != hipSuccess)
+        fail(calls, "hipMemcpy2DToArray of the whole array");
+    /* A sub-rectangle, element-aligned. */
+    size_t x0 = below(w), y0 = below(rows), ww = (1 + below(w - x0)) * elem, hh = 1 + below(rows - y0);
+    size_t wo = x0 * elem;
+    struct alloc *a = pick();
+    int from_dev = a && !a->pitch && ww * hh <= a->size && below(2);
+    size_t aoff = from_dev ? below(a->size - ww * hh + 1) : 0;
+    if (from_dev) {
+        e = C(hipMemcpy2DToArray)(arr, wo, y0, a->p + aoff, ww, ww, hh, below(2) ? hipMemcpyDeviceToDevice : hipMemcpyDefault);
+        if (e != hipSuccess)
+            fail(calls, "hipMemcpy2DToArray from a live allocation");
+        else
+            for (size_t r = 0; r < hh; r++)
+                memcpy(ash + (y0 + r) * rb + wo, a->shadow + aoff + r * ww, ww);
+    } else {
+        for (size_t i = 0; i < ww * hh; i++)
+            host[i] = (uint8_t)rnd();
+        if (!h && below(2)) {
+            e = C(hipMemcpyHtoA)(arr, wo, host, ww);
+        } else if (below(2)) {
+            hipStream_t s = any_stream();
+            e = C(hipMemcpy2DToArrayAsync)(arr, wo, y0, host, ww, ww, hh, hipMemcpyHostToDevice, s);
+            if (e == hipSuccess)
+                e = C(hipStreamSynchronize)(s);
+        } else {
+            e = C(hipMemcpy2DToArray)(arr, wo, y0, host, ww, ww, hh, hipMemcpyHostToDevice);
+        }
+        if (e != hipSuccess)
+            fail(calls, "hipMemcpy2DToArray(+Async)/hipMemcpyHtoA of a sub-rectangle");
+        else
+            for (size_t r = 0; r < hh; r++)
+                memcpy(ash + (y0 + r) * rb + wo, host + r * ww, ww);
+    }
+    /* Past the row or the last row, or a null array: refused, the array as it was. */
+    must_fail_with(C(hipMemcpy2DToArray)(arr, wo, y0, host, rb + elem, rb - wo + elem, 1, hipMemcpyHostToDevice),
+                   hipErrorInvalidValue, "hipMemcpy2DToArray past the row");
+    if (!h)
+        must_fail_with(C(hipMemcpyAtoH)(out, arr, 0, n + 1 + below(64)), hipErrorInvalidValue, "hipMemcpyAtoH past the end");
+    must_fail_with(C(hipMemcpyHtoA)(NULL, 0, host, 1), hipErrorInvalidValue, "hipMemcpyHtoA(NULL array)");
+    /* Read everything back. */
+    memset(out, 0, n);
+    if (!h && below(2)) {
+        e = C(hipMemcpyAtoH)(out, arr, 0, n);
+    } else if (below(2)) {
+        hipStream_t s = any_stream();
+        e = C(hipMemcpy2DFromArrayAsync)(out, rb, arr, 0, 0, rb, rows, hipMemcpyDeviceToHost, s);
+        if (e == hipSuccess)
+            e = C(hipStreamSynchronize)(s);
+    } else {
+        e = C(hipMemcpy2DFromArray)(out, rb, arr, 0, 0, rb, rows, below(2) ? hipMemcpyDeviceToHost : hipMemcpyDefault);
+    }
+    data_checks++;
+    if (e != hipSuccess)
+        fail(calls, "reading the array back");
+    else if (memcmp(out, ash, n) != 0)
+        fail(calls, "an array read back differs from its host copy");
+    /* The sub-rectangle into a live allocation. */
+    if (a && !a->pitch && ww * hh <= a->size && below(2)) {
+        aoff = below(a->size - ww * hh + 1);
+        if (C(hipMemcpy2DFromArray)(a->p + aoff, ww, arr, wo, y0, ww, hh, hipMemcpyDeviceToDevice) != hipSuccess)
+            fail(calls, "hipMemcpy2DFromArray into a live allocation");
+        else
+            for (size_t r = 0; r < hh; r++)
+                memcpy(a->shadow + aoff + r * ww, ash + (y0 + r) * rb + wo, ww);
+        if (a->kind == ALLOC_MANAGED && C(hipDeviceSynchronize)() != hipSuccess)
+            fail(calls, "hipDeviceSynchronize after a copy into managed memory");
+    }
+    if ((below(2) ? C(hipFreeArray)(arr) : C(hipArrayDestroy)(arr)) != hipSuccess)
+        fail(calls, "hipFreeArray/hipArrayDestroy");
+    free(ash);
+    free(host);
+    free(out);
+bad_args:
+    switch (below(4)) {
+    case 0: {
+        static const hipChannelFormatDesc bad[] = {
+            {8, 16, 0, 0, hipChannelFormatKindUnsigned}, {8, 0, 8, 0, hipChannelFormatKindUnsigned},
+            {32, 32, 32, 0, hipChannelFormatKindSigned}, {8, 0, 0, 0, hipChannelFormatKindFloat},
+            {64, 0, 0, 0, hipChannelFormatKindUnsigned}, {7, 0, 0, 0, hipChannelFormatKindSigned},
+            {32, 0, 0, 0, hipChannelFormatKindNone},     {32, 0, 0, 0, (hipChannelFormatKind)0x55},
+        };
+        must_fail_with(C(hipMallocArray)(&arr, &bad[below(8)], w, h, hipArrayDefault), hipErrorInvalidValue,
+                       "hipMallocArray of a bad format");
+        break;
+    }
+    case 1:
+        must_fail_with(C(hipMallocArray)(&arr, &desc, 0, h, hipArrayDefault), hipErrorInvalidValue,
+                       "hipMallocArray of width 0");
+        must_fail_with(C(hipMallocArray)(NULL, &desc, w, h, hipArrayDefault), hipErrorInvalidValue,
+                       "hipMallocArray(NULL)");
+        break;
+    case 2:
+        must_fail_with(C(hipMalloc3DArray)(&arr, &desc, (hipExtent){w, 0, 1 + below(8)}, hipArrayDefault),
+                       hipErrorInvalidValue, "hipMalloc3DArray of height 0 and a depth");
+        must_fail_with(C(hipMallocArray)(&arr, &desc, SIZE_MAX, SIZE_MAX, hipArrayDefault), hipErrorInvalidValue,
+                       "hipMallocArray, huge");
+        break;
+    default: {
+        HIP_ARRAY_DESCRIPTOR d = {0};
+        d.Width = w;
+        d.Height = h;
+        d.Format = HIP_AD_FORMAT_FLOAT;
+        d.NumChannels = 3;
+        must_fail_with(C(hipArrayCreate)(&arr, &d), hipErrorInvalidValue, "hipArrayCreate, 3 channels");
+        must_fail_with(C(hipArrayCreate)(&arr, NULL), hipErrorInvalidValue, "hipArrayCreate(NULL descriptor)");
+        break;
+    }
+    }
+}
+
+/* hipMemsetD2D8/16/32(+Async): element fills of a random rectangle of a pitched allocation,
+ * the shadow updated element by element; a row wider than the pitch, rows past the end and a
+ * null pointer refused with hipErrorInvalidValue (test_memcpy2d.c). */
+static void op_memset_d2d(void)
+{
+    struct alloc *a = pick_pitched();
+    if (!a)
+        return;
+    last_pick = a;
+    size_t es = (size_t)1 << below(3), rows = a->size / a->pitch, cols = a->pitch / es;
+    size_t w = below(cols + 1), h = below(rows + 1), r0 = below(rows - h + 1), c0 = below(cols - w + 1);
+    uint8_t *d = a->p + r0 * a->pitch + c0 * es;
+    uint32_t v = (uint32_t)rnd();
+    int async = (int)below(2);
+    hipStream_t s = any_stream();
+    hipError_t e;
+    if (es == 1)
+        e = async ? C(hipMemsetD2D8Async)(d, a->pitch, (uint8_t)v, w, h, s) : C(hipMemsetD2D8)(d, a->pitch, (uint8_t)v, w, h);
+    else if (es == 2)
+        e = async ? C(hipMemsetD2D16Async)(d, a->pitch, (uint16_t)v, w, h, s)
+                  : C(hipMemsetD2D16)(d, a->pitch, (uint16_t)v, w, h);
+    else
+        e = async ? C(hipMemsetD2D32Async)(d, a->pitch, v, w, h, s) : C(hipMemsetD2D32)(d, a->pitch, v, w, h);
+    if (e == hipSuccess && async)
+        e = C(hipStreamSynchronize)(s);
+    if (e != hipSuccess) {
+        fail(calls, "in-bounds hipMemsetD2D8/16/32(+Async)");
+    } else {
+        for (size_t r = 0; r < h; r++)
+            for (size_t c = 0; c < w; c++)
+                memcpy(a->shadow + (r0 + r) * a->pitch + (c0 + c) * es, &v, es); /* little-endian */
+    }
+    switch (below(3)) {
+    case 0:
+        must_fail_with(C(hipMemsetD2D32)(a->p, a->pitch, v, a->pitch / 4 + 1 + below(8), 1), hipErrorInvalidValue,
+                       "hipMemsetD2D32, a row wider than the pitch");
+        break;
+    case 1:
+        must_fail_with(C(hipMemsetD2D16)(a->p, a->pitch, (uint16_t)v, a->pitch / 2, rows + 1 + below(4)),
+                       hipErrorInvalidValue, "hipMemsetD2D16, rows past the end");
+        break;
+    default:
+        must_fail_with(C(hipMemsetD2D8)(NULL, a->pitch, (uint8_t)v, 1 + below(a->pitch), 1), hipErrorInvalidValue,
+                       "hipMemsetD2D8(NULL)");
+        break;
+    }
+}
+
 static void op_misc(void)
 {
     int dev = (int)below((size_t)ndev + 2) - (int)below(2); /* -1 .. ndev + 1 */
@@ -2479,7 +2944,8 @@ int main(int argc, char **argv)
                                         op_memset, op_foreign, op_query, op_stream_event, op_stream_event, op_device,
                                         op_vmm, op_malloc_bad, op_malloc_more, op_managed, op_2d, op_2d,
                                         op_copy_driver, op_pointer_attribute, op_dmabuf, op_host_register,
-                                        op_host_register, op_device_query, op_launch, op_extsem, op_extsem, op_partner, op_partner, op_misc, op_misc, op_misc};
+                                        op_host_register, op_device_query, op_launch, op_extsem, op_extsem, op_partner, op_partner, op_misc, op_misc, op_misc,
+                                        op_graph, op_graph, op_array, op_array, op_memset_d2d};
     /* N counts API calls: operations (1 to 8 calls each) run until N calls have been made. */
     int trace = getenv("FUZZ_TRACE") != NULL; /* each operation: its index, first call, last pick */
     /* FUZZ_SYNC=LO-HI: every device synchronized after operations LO..HI of op_table (to bisect

@@ -1,7 +1,7 @@
 /*
  * Seeded, reproducible fuzzer of the C ABI: random sequences of memory (hipMalloc, managed,
- * pitched, hipMallocAsync/hipFreeAsync, hipHostRegister'd malloc buffers), copy (1D, 2D,
- * driver-style, peer), fill (1D, 2D), stream, event, host-function, pointer-query
+ * pitched, hipMallocAsync/hipFreeAsync, hipHostRegister'd malloc buffers), copy (1D, 2D, 3D,
+ * driver-style, peer), fill (1D, 2D, 3D; hipMalloc3D), stream, event, host-function, pointer-query
  * (hipPointerGetAttributes, hipPointerGetAttribute), device-query, dma-buf export and
  * external-memory import, IPC, VMM and bad kernel-launch calls with live, stale, interior, null and garbage pointers
  * (garbage only where the runtime does not read or write through it: see foreign_ptr),
@@ -2420,6 +2420,95 @@ bad_args:
     }
 }
 
+/* hipMalloc3D, and hipMemcpy3D/hipMemset3D (+Async) on a pitched allocation seen as slices of
+ * `ysize` rows: a random block at a random position, data checked against the shadow; a block
+ * past the slices must fail. */
+static void op_3d(void)
+{
+    if (below(4) == 0) {
+        hipPitchedPtr pp = {0};
+        hipExtent ext = {1 + below(300), 1 + below(8), 1 + below(4)};
+        if (C(hipMalloc3D)(&pp, ext) != hipSuccess || pp.ptr == NULL || pp.pitch < ext.width)
+            fail(calls, "hipMalloc3D of a small extent");
+        else if (C(hipFree)(pp.ptr) != hipSuccess)
+            fail(calls, "hipFree of hipMalloc3D memory");
+        must_fail(C(hipMalloc3D)(NULL, ext), "hipMalloc3D(NULL)");
+        return;
+    }
+    struct alloc *a = pick_pitched();
+    if (!a)
+        return;
+    size_t pitch = a->pitch, rows = a->size / pitch;
+    size_t ysize = 1 + below(rows), slices = rows / ysize;
+    size_t w = 1 + below(pitch), h = 1 + below(ysize), dep = 1 + below(slices);
+    size_t c0 = below(pitch - w + 1), r0 = below(ysize - h + 1), z0 = below(slices - dep + 1);
+    size_t slice = ysize * pitch;
+    hipPitchedPtr dp = {a->p, pitch, pitch, ysize};
+    hipExtent ext = {w, h, dep};
+    hipStream_t s = any_stream();
+    int async = (int)below(2);
+    hipError_t e;
+    if (below(2)) { /* fill */
+        uint8_t v = (uint8_t)rnd();
+        hipPitchedPtr at = {a->p + z0 * slice + r0 * pitch + c0, pitch, pitch, ysize};
+        e = async ? C(hipMemset3DAsync)(at, v, ext, s) : C(hipMemset3D)(at, v, ext);
+        if (e == hipSuccess && async)
+            e = C(hipStreamSynchronize)(s);
+        if (e != hipSuccess) {
+            fail(calls, "in-bounds hipMemset3D");
+            return;
+        }
+        for (size_t z = 0; z < dep; z++)
+            for (size_t r = 0; r < h; r++)
+                memset(a->shadow + (z0 + z) * slice + (r0 + r) * pitch + c0, v, w);
+    } else { /* host to device, then the block back */
+        size_t hp = w + below(32), n = hp * h * dep;
+        uint8_t *host = malloc(n), *back = malloc(n);
+        for (size_t i = 0; i < n; i++)
+            host[i] = (uint8_t)rnd();
+        hipMemcpy3DParms p;
+        memset(&p, 0, sizeof p);
+        p.srcPtr = (hipPitchedPtr){host, hp, w, h};
+        p.dstPtr = dp;
+        p.dstPos = (hipPos){c0, r0, z0};
+        p.extent = ext;
+        p.kind = hipMemcpyHostToDevice;
+        e = async ? C(hipMemcpy3DAsync)(&p, s) : C(hipMemcpy3D)(&p);
+        if (e == hipSuccess && async)
+            e = C(hipStreamSynchronize)(s);
+        if (e != hipSuccess) {
+            fail(calls, "in-bounds hipMemcpy3D host to device");
+        } else {
+            for (size_t z = 0; z < dep; z++)
+                for (size_t r = 0; r < h; r++)
+                    memcpy(a->shadow + (z0 + z) * slice + (r0 + r) * pitch + c0, host + (z * h + r) * hp, w);
+            memset(&p, 0, sizeof p);
+            p.srcPtr = dp;
+            p.srcPos = (hipPos){c0, r0, z0};
+            p.dstPtr = (hipPitchedPtr){back, hp, w, h};
+            p.extent = ext;
+            p.kind = hipMemcpyDeviceToHost;
+            if (C(hipMemcpy3D)(&p) != hipSuccess) {
+                fail(calls, "in-bounds hipMemcpy3D device to host");
+            } else {
+                data_checks++;
+                for (size_t z = 0; z < dep; z++)
+                    for (size_t r = 0; r < h; r++)
+                        if (memcmp(back + (z * h + r) * hp, a->shadow + (z0 + z) * slice + (r0 + r) * pitch + c0, w)) {
+                            fail(calls, "hipMemcpy3D read back differs from the shadow");
+                            z = dep;
+                            break;
+                        }
+            }
+        }
+        free(host);
+        free(back);
+    }
+    /* One slice more than the allocation holds: must fail and change nothing. */
+    hipExtent past = {1, 1, rows / ysize + 1 + (rows % ysize ? 1 : 0)};
+    must_fail(C(hipMemset3D)(dp, 0, past), "hipMemset3D past the last slice");
+}
+
 /* hipMemsetD2D8/16/32(+Async): element fills of a random rectangle of a pitched allocation,
  * the shadow updated element by element; a row wider than the pitch, rows past the end and a
  * null pointer refused with hipErrorInvalidValue (test_memcpy2d.c). */
@@ -2945,7 +3034,7 @@ int main(int argc, char **argv)
                                         op_vmm, op_malloc_bad, op_malloc_more, op_managed, op_2d, op_2d,
                                         op_copy_driver, op_pointer_attribute, op_dmabuf, op_host_register,
                                         op_host_register, op_device_query, op_launch, op_extsem, op_extsem, op_partner, op_partner, op_misc, op_misc, op_misc,
-                                        op_graph, op_graph, op_array, op_array, op_memset_d2d};
+                                        op_graph, op_graph, op_array, op_array, op_memset_d2d, op_3d};
     /* N counts API calls: operations (1 to 8 calls each) run until N calls have been made. */
     int trace = getenv("FUZZ_TRACE") != NULL; /* each operation: its index, first call, last pick */
     /* FUZZ_SYNC=LO-HI: every device synchronized after operations LO..HI of op_table (to bisect

@@ -371,3 +371,23 @@ TEST(threads_disjoint_chunks_of_one_allocation)
     }
     HIP_OK(hipFree(d));
 }
+
+/* The deprecated spellings hipMallocHost, hipHostAlloc and hipFreeHost (hip-tests call them) are
+ * hipHostMalloc and hipHostFree: pinned memory the device reads, same errors. */
+TEST(hipMallocHost_hipHostAlloc_hipFreeHost)
+{
+    char *a = NULL, *b = NULL;
+    HIP_OK(hipMallocHost((void **)&a, 4096));
+    HIP_OK(hipHostAlloc((void **)&b, 4096, hipHostMallocDefault));
+    memset(a, 0x2d, 4096);
+    void *d = NULL;
+    HIP_OK(hipMalloc(&d, 4096));
+    HIP_OK(hipMemcpy(d, a, 4096, hipMemcpyHostToDevice));
+    HIP_OK(hipMemcpy(b, d, 4096, hipMemcpyDeviceToHost));
+    CHECK(memcmp(a, b, 4096) == 0);
+    CHECK_HIP(hipMallocHost(NULL, 4096), hipErrorInvalidValue);
+    CHECK_HIP(hipFreeHost(d), hipErrorInvalidValue);
+    HIP_OK(hipFree(d));
+    HIP_OK(hipFreeHost(a));
+    HIP_OK(hipFreeHost(b));
+}

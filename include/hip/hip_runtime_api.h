@@ -1560,7 +1560,8 @@ hipError_t hipDeviceGet(hipDevice_t *device, int ordinal);
 hipError_t hipDeviceSynchronize(void);
 
 // `hipDeviceReset`: waits for the current device, then destroys its streams, frees its
-// allocations and ends its peer access (both directions, as a destroyed CUDA context does).
+// allocations, ends its peer access (both directions, as a destroyed CUDA context does) and sets
+// its flags, cache config and limits back to their defaults.
 hipError_t hipDeviceReset(void);
 
 // `hipGetDevicePropertiesR0600` (what `hipGetDeviceProperties` means in ROCm ≥ 6 headers).
@@ -2376,6 +2377,15 @@ hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags);
 // `hipHostFree`: frees memory from `hipHostMalloc`. Null is a no-op. Errors:
 // `hipErrorInvalidValue` for anything else (device memory included).
 hipError_t hipHostFree(void *ptr);
+
+// `hipMallocHost` (deprecated spelling): `hipHostMalloc(ptr, size, 0)`.
+hipError_t hipMallocHost(void **ptr, size_t size);
+
+// `hipHostAlloc` (deprecated spelling): `hipHostMalloc(ptr, size, flags)`.
+hipError_t hipHostAlloc(void **ptr, size_t size, unsigned int flags);
+
+// `hipFreeHost` (deprecated spelling): `hipHostFree(ptr)`.
+hipError_t hipFreeHost(void *ptr);
 
 // `hipMemcpy`: copies `sizeBytes` bytes, synchronously, on the null stream. Any direction,
 // pageable host memory included; `hipMemcpyDefault` infers it. Errors: `hipErrorInvalidValue`,

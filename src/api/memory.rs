@@ -82,6 +82,24 @@ pub extern "C" fn hipHostFree(ptr: *mut c_void) -> hipError_t {
     })
 }
 
+/// `hipMallocHost` (deprecated spelling): `hipHostMalloc(ptr, size, 0)`.
+#[no_mangle]
+pub extern "C" fn hipMallocHost(ptr: *mut *mut c_void, size: usize) -> hipError_t {
+    hipHostMalloc(ptr, size, 0)
+}
+
+/// `hipHostAlloc` (deprecated spelling): `hipHostMalloc(ptr, size, flags)`.
+#[no_mangle]
+pub extern "C" fn hipHostAlloc(ptr: *mut *mut c_void, size: usize, flags: c_uint) -> hipError_t {
+    hipHostMalloc(ptr, size, flags)
+}
+
+/// `hipFreeHost` (deprecated spelling): `hipHostFree(ptr)`.
+#[no_mangle]
+pub extern "C" fn hipFreeHost(ptr: *mut c_void) -> hipError_t {
+    hipHostFree(ptr)
+}
+
 fn memcpy(
     dst: *mut c_void,
     src: *const c_void,

@@ -499,17 +499,8 @@ impl Runtime {
                 // SAFETY: the program's host function with the pointer it gave (HIP contract).
                 self.stream_host_func(s, Box::new(move || unsafe { f(data as *mut c_void) }))
             }
-            Op::EventRecord(e) => {
-                let e = e.upgrade().ok_or(hipError_t::hipErrorInvalidHandle)?;
-                if e.dev != s.dev {
-                    return Err(hipError_t::hipErrorInvalidHandle);
-                }
-                self.event_record(&e, s)
-            }
-            Op::EventWait(e) => match e.upgrade() {
-                Some(e) => self.stream_wait_event(s, &e),
-                None => Err(hipError_t::hipErrorInvalidHandle),
-            },
+            Op::EventRecord(e) => self.event_record(&*record_event(e, s)?, s),
+            Op::EventWait(e) => self.stream_wait_event(s, &*wait_event(e)?),
             Op::Child(g) => self.graph_run(g, s),
             // Kernels cannot run yet (as hipLaunchKernel).
             Op::Kernel(_) => Err(hipError_t::hipErrorNotSupported),
@@ -565,16 +556,23 @@ impl Runtime {
 /// event, an event recorded on another device's stream (also inside child graphs). Errors:
 /// `hipErrorInvalidHandle`.
 fn op_check(op: &Op, s: &Arc<Stream>) -> Result<(), hipError_t> {
-    let bad = hipError_t::hipErrorInvalidHandle;
     match op {
-        Op::EventRecord(e) => match e.upgrade() {
-            Some(e) if e.dev == s.dev => Ok(()),
-            _ => Err(bad),
-        },
-        Op::EventWait(e) => e.upgrade().map(drop).ok_or(bad),
+        Op::EventRecord(e) => record_event(e, s).map(drop),
+        Op::EventWait(e) => wait_event(e).map(drop),
         Op::Child(g) => g.topo()?.iter().try_for_each(|n| op_check(&n.op(), s)),
         _ => Ok(()),
     }
+}
+
+/// The event an event-record node records on `s`: live, and of `s`'s device. Errors:
+/// `hipErrorInvalidHandle`.
+fn record_event(e: &Weak<Event>, s: &Stream) -> Result<Arc<Event>, hipError_t> {
+    e.upgrade().filter(|e| e.dev == s.dev).ok_or(hipError_t::hipErrorInvalidHandle)
+}
+
+/// The event an event-wait node waits for, if still live. Errors: `hipErrorInvalidHandle`.
+fn wait_event(e: &Weak<Event>) -> Result<Arc<Event>, hipError_t> {
+    e.upgrade().ok_or(hipError_t::hipErrorInvalidHandle)
 }
 
 // ---------------------------------------------------------------------------------------------

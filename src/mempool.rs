@@ -55,6 +55,10 @@ struct PoolState {
 }
 
 impl PoolState {
+    /// Whether `base` is a block the pool got back and keeps for reuse (freed for the caller).
+    fn keeps(&self, base: u64) -> bool {
+        self.free.iter().any(|b| b.base == base)
+    }
     fn used_bytes(&self) -> u64 {
         self.used.values().sum()
     }
@@ -212,7 +216,7 @@ impl Runtime {
             // Freed already: the pool keeps it for reuse (hip-tests
             // Unit_hipFreeAsync_Negative_Parameters "Double free"; freeing it for real would
             // leave the pool handing out freed memory).
-            if st.free.iter().any(|b| b.base == base) {
+            if st.keeps(base) {
                 return Err(hipError_t::hipErrorInvalidValue);
             }
         }
@@ -231,7 +235,7 @@ impl Runtime {
     pub fn mempool_before_free(&self, base: u64) -> Result<(), hipError_t> {
         for p in self.mempools_all() {
             let mut st = p.state.lock();
-            if st.free.iter().any(|b| b.base == base) {
+            if st.keeps(base) {
                 return Err(hipError_t::hipErrorInvalidValue);
             }
             st.used.remove(&base);

@@ -69,11 +69,22 @@ struct UffdMsg {
     _ptid: u64,
 }
 
+/// A user mapping of a doorbell slice registered with the userfaultfd.
+struct Range {
+    start: u64,
+    len: u64,
+    gpu_id: u32,
+    /// Write-protected since the last fault in it lifted the protection (changed only under the
+    /// `ranges` lock, together with the protection itself).
+    protected: bool,
+}
+
 /// The userfaultfd of one process and the user's doorbell mappings registered with it.
 pub struct DoorbellWatch {
     fd: OwnedFd,
-    /// User mappings of doorbell slices: (start, length, gpu_id).
-    ranges: Mutex<Vec<(u64, u64, u32)>>,
+    /// User mappings of doorbell slices. Its lock also orders protecting against lifting: see
+    /// [`DoorbellWatch::protect`].
+    ranges: Mutex<Vec<Range>>,
     /// False once a registration failed: some doorbell stores are not seen.
     usable: AtomicBool,
     started: AtomicBool,
@@ -139,8 +150,8 @@ impl DoorbellWatch {
         {
             let mut r = self.ranges.lock();
             // An earlier mapping at these addresses is gone (the kernel dropped its registration).
-            r.retain(|(s, l, _)| *s + *l <= start || start + len <= *s);
-            r.push((start, len, gpu_id));
+            r.retain(|x| x.start + x.len <= start || start + len <= x.start);
+            r.push(Range { start, len, gpu_id, protected: false });
         }
         if !self.started.swap(true, Ordering::AcqRel) {
             let me = self.clone();
@@ -153,17 +164,32 @@ impl DoorbellWatch {
 
     /// Write-protects the user's doorbell pages of `gpu_id`; false when the user has no
     /// (registered) mapping of them, so that stores to them would not be seen. Ranges whose
-    /// mapping is gone are forgotten.
+    /// mapping is gone are forgotten. A range still protected since the last call costs no
+    /// system call (`UFFDIO_WRITEPROTECT` flushes the TLBs of every CPU running the process).
+    ///
+    /// Why a caller that gets true, then finds no work in the doorbells, may sleep until woken:
+    /// a store that completed before the protection is visible to that read (the protecting
+    /// ioctl is a full barrier), and one after it faults, and the watch thread wakes the engines
+    /// only after lifting the protection ([`DoorbellWatch::run`]), both under the `ranges`
+    /// lock. So a protection the caller relies on is either still in place (the store faults
+    /// and the wake-up follows) or was lifted before this call looked (the flag is clear and
+    /// the range is protected again here), never lifted behind its back without a wake-up
+    /// after it. A store blocked in its fault lands after the lift, and the wake-up that
+    /// follows the lift finds it or, re-protected first, makes it fault again.
     pub fn protect(&self, gpu_id: u32) -> bool {
         let mut r = self.ranges.lock();
         let mut all = true;
-        r.retain(|&(start, len, g)| {
-            if g != gpu_id {
+        r.retain_mut(|x| {
+            if x.gpu_id != gpu_id || x.protected {
                 return true;
             }
-            let mut wp = UffdioWriteprotect { range: UffdioRange { start, len }, mode: UFFDIO_WRITEPROTECT_MODE_WP };
+            let mut wp =
+                UffdioWriteprotect { range: UffdioRange { start: x.start, len: x.len }, mode: UFFDIO_WRITEPROTECT_MODE_WP };
             match ioctl(&self.fd, UFFDIO_WRITEPROTECT, &mut wp) {
-                Ok(()) => true,
+                Ok(()) => {
+                    x.protected = true;
+                    true
+                }
                 // The address space is changing (fork, mremap): keep it, do not rely on it now.
                 Err(Errno::EAGAIN) => {
                     all = false;
@@ -172,11 +198,11 @@ impl DoorbellWatch {
                 Err(_) => false,
             }
         });
-        all && self.usable() && r.iter().any(|(_, _, g)| *g == gpu_id)
+        all && self.usable() && r.iter().any(|x| x.gpu_id == gpu_id)
     }
 
-    /// The watch thread: for each write fault, wakes the engines of the page's GPU, then lifts
-    /// the protection of the page (which lets the store complete).
+    /// The watch thread: for each write fault, lifts the protection of the page (which lets the
+    /// store complete), then wakes the engines of the page's GPU.
     fn run(self: Arc<Self>, wake: impl Fn(Option<u32>)) {
         loop {
             let mut pfd = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
@@ -199,14 +225,23 @@ impl DoorbellWatch {
                     continue;
                 }
                 let page = m.address & !(PAGE_SIZE - 1);
-                let gpu = self.ranges.lock().iter().find(|(s, l, _)| (*s..*s + *l).contains(&page)).map(|r| r.2);
+                // Lift first, then wake (see `protect`): an engine woken re-protects after this.
+                let gpu = {
+                    let mut r = self.ranges.lock();
+                    let hit = r.iter_mut().find(|x| (x.start..x.start + x.len).contains(&page));
+                    let gpu = hit.map(|x| {
+                        x.protected = false;
+                        x.gpu_id
+                    });
+                    let mut wp = UffdioWriteprotect { range: UffdioRange { start: page, len: PAGE_SIZE }, mode: 0 };
+                    if ioctl(&self.fd, UFFDIO_WRITEPROTECT, &mut wp).is_err() {
+                        // The page went away meanwhile: let the writer retry (and fault as it must).
+                        let mut r = UffdioRange { start: page, len: PAGE_SIZE };
+                        let _ = ioctl(&self.fd, UFFDIO_WAKE, &mut r);
+                    }
+                    gpu
+                };
                 wake(gpu);
-                let mut wp = UffdioWriteprotect { range: UffdioRange { start: page, len: PAGE_SIZE }, mode: 0 };
-                if ioctl(&self.fd, UFFDIO_WRITEPROTECT, &mut wp).is_err() {
-                    // The page went away meanwhile: let the writer retry (and fault as it must).
-                    let mut r = UffdioRange { start: page, len: PAGE_SIZE };
-                    let _ = ioctl(&self.fd, UFFDIO_WAKE, &mut r);
-                }
             }
         }
     }

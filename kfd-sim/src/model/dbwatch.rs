@@ -183,8 +183,10 @@ impl DoorbellWatch {
             if x.gpu_id != gpu_id || x.protected {
                 return true;
             }
-            let mut wp =
-                UffdioWriteprotect { range: UffdioRange { start: x.start, len: x.len }, mode: UFFDIO_WRITEPROTECT_MODE_WP };
+            let mut wp = UffdioWriteprotect {
+                range: UffdioRange { start: x.start, len: x.len },
+                mode: UFFDIO_WRITEPROTECT_MODE_WP,
+            };
             match ioctl(&self.fd, UFFDIO_WRITEPROTECT, &mut wp) {
                 Ok(()) => {
                     x.protected = true;

@@ -1544,12 +1544,15 @@ pub type hipExternalMemory_t = *mut c_void;
 /// An imported external semaphore (`typedef void* hipExternalSemaphore_t;`).
 pub type hipExternalSemaphore_t = *mut c_void;
 
-/// Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no mipmapped arrays.
+/// Mipmapped array (`hipMipmappedArray`): opaque here; the object is clr's `struct
+/// hipMipmappedArray` (src/array.rs `MipmapObj`).
 pub struct hipMipmappedArray {
     _opaque: [u8; 0],
 }
 /// `typedef hipMipmappedArray* hipMipmappedArray_t;`
 pub type hipMipmappedArray_t = *mut hipMipmappedArray;
+/// `typedef const hipMipmappedArray* hipMipmappedArray_const_t;`
+pub type hipMipmappedArray_const_t = *const hipMipmappedArray;
 
 // The interop structs have anonymous unions and nested anonymous structs, which cbindgen cannot
 // emit: their C text is [`INTEROP_C`] (ROCm 7 `driver_types.h` / `hip_runtime_api.h`).

@@ -27,6 +27,46 @@ pub extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> hipError_t {
     })
 }
 
+/// `hipExtMallocWithFlags`: `hipMalloc` with a memory kind: `hipDeviceMallocDefault` (as
+/// `hipMalloc`), `hipDeviceMallocFinegrained` (fine-grained VRAM, KFD `COHERENT`),
+/// `hipDeviceMallocUncached` (`COHERENT | UNCACHED`), `hipDeviceMallocContiguous` (`UNCACHED`;
+/// every BO of the simulated and real KFD is contiguous enough for SDMA), `hipMallocSignalMemory`
+/// (8 bytes of coherent pinned system memory, CPU- and GPU-visible, as a ROCr signal's value).
+/// `size == 0` gives a null pointer. Errors (clr `hipExtMallocWithFlags`; hip-tests
+/// `hipExtMallocWithFlags.cc`): `hipErrorInvalidValue` (null `ptr`; other flags, combinations
+/// included; signal memory of a size other than 8), `hipErrorOutOfMemory`.
+#[no_mangle]
+pub extern "C" fn hipExtMallocWithFlags(ptr: *mut *mut c_void, sizeBytes: usize, flags: c_uint) -> hipError_t {
+    use kfd_ioctl::kfd::{KFD_IOC_ALLOC_MEM_FLAGS_COHERENT as COHERENT, KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED as UNCACHED};
+    api(|| {
+        check_unsafe_call()?;
+        #[allow(non_upper_case_globals)]
+        let extra = match flags {
+            hipDeviceMallocDefault => 0,
+            hipDeviceMallocFinegrained => COHERENT,
+            hipDeviceMallocUncached => COHERENT | UNCACHED,
+            hipDeviceMallocContiguous => UNCACHED,
+            hipMallocSignalMemory => {
+                check(sizeBytes == 8)?;
+                0
+            }
+            _ => return Err(hipError_t::hipErrorInvalidValue),
+        };
+        check(!ptr.is_null())?;
+        if sizeBytes == 0 {
+            return write_out(ptr, std::ptr::null_mut());
+        }
+        let (rt, d) = rt_dev()?;
+        write_out(ptr, std::ptr::null_mut())?;
+        let base = if flags == hipMallocSignalMemory {
+            rt.mem_alloc_host(d, 8, 0)?
+        } else {
+            rt.mem_alloc_device_with(d, sizeBytes as u64, extra)?
+        };
+        write_out(ptr, base as *mut c_void)
+    })
+}
+
 /// `hipFree`: frees memory from `hipMalloc` (or `hipHostMalloc`), after waiting for the devices.
 /// Null is a no-op; `hipMallocAsync` memory leaves its pool. Errors: `hipErrorInvalidValue` for a
 /// pointer that is not an allocation's base, or a pool block already freed by `hipFreeAsync`.

@@ -950,6 +950,55 @@ pub struct hipKernelNodeParams {
     pub sharedMemBytes: c_uint,
 }
 
+c_enum! {
+    /// `hipAccessProperty` (`hip_runtime_api.h`): the cache hint of an access policy window.
+    pub struct hipAccessProperty {
+        hipAccessPropertyNormal = 0,
+        hipAccessPropertyStreaming = 1,
+        hipAccessPropertyPersisting = 2,
+    }
+}
+
+/// `hipAccessPolicyWindow`: base_ptr@0, hitProp@8, hitRatio@12, missProp@16, num_bytes@24.
+/// 32 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipAccessPolicyWindow {
+    pub base_ptr: *mut c_void,
+    pub hitProp: hipAccessProperty,
+    pub hitRatio: f32,
+    pub missProp: hipAccessProperty,
+    pub num_bytes: usize,
+}
+
+c_enum! {
+    /// `hipLaunchAttributeID` (`hip_runtime_api.h`; `hipKernelNodeAttrID` is its typedef, and
+    /// the `hipKernelNodeAttribute*` names its values): the kernel node attributes hipkfd keeps.
+    pub struct hipLaunchAttributeID {
+        hipLaunchAttributeAccessPolicyWindow = 1,
+        hipLaunchAttributeCooperative = 2,
+        hipLaunchAttributePriority = 8,
+        hipKernelNodeAttributeAccessPolicyWindow = 1,
+        hipKernelNodeAttributeCooperative = 2,
+    }
+}
+/// `typedef hipLaunchAttributeID hipKernelNodeAttrID;`
+pub type hipKernelNodeAttrID = hipLaunchAttributeID;
+
+/// `hipLaunchAttributeValue` (`hipKernelNodeAttrValue`): 64 bytes in ROCm 7 (`pad[64]`); ROCm
+/// 5's `hipKernelNodeAttrValue` is the first 32 (window or cooperative), so readers and writers
+/// touch only the member of the attribute at hand.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union hipLaunchAttributeValue {
+    pub pad: [c_char; 64],
+    pub accessPolicyWindow: hipAccessPolicyWindow,
+    pub cooperative: c_int,
+    pub priority: c_int,
+}
+/// `typedef hipLaunchAttributeValue hipKernelNodeAttrValue;`
+pub type hipKernelNodeAttrValue = hipLaunchAttributeValue;
+
 /// `HIP_ARRAY_DESCRIPTOR` (`driver_types.h`): Width@0, Height@8 (elements; 0 for 1D),
 /// Format@16, NumChannels@20. 24 bytes.
 #[repr(C)]
@@ -1974,6 +2023,8 @@ pub fn c_header_prelude() -> String {
         ("hipSharedMemConfig", ints(hipSharedMemConfig::ENUMERATORS)),
         ("hipLimit_t", ints(hipLimit_t::ENUMERATORS)),
         ("hipGraphNodeType", ints(hipGraphNodeType::ENUMERATORS)),
+        ("hipAccessProperty", ints(hipAccessProperty::ENUMERATORS)),
+        ("hipLaunchAttributeID", ints(hipLaunchAttributeID::ENUMERATORS)),
         ("hipStreamCaptureMode", ints(hipStreamCaptureMode::ENUMERATORS)),
         ("hipStreamCaptureStatus", ints(hipStreamCaptureStatus::ENUMERATORS)),
         ("hipStreamUpdateCaptureDependenciesFlags", ints(hipStreamUpdateCaptureDependenciesFlags::ENUMERATORS)),

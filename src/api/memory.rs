@@ -78,6 +78,9 @@ pub extern "C" fn hipFree(ptr: *mut c_void) -> hipError_t {
             return Ok(());
         }
         let rt = runtime()?;
+        if rt.mempool_take_import(ptr as u64) {
+            return rt.ipc_close_mem(ptr as u64);
+        }
         rt.mempool_before_free(ptr as u64)?;
         rt.mem_free(ptr as u64)
     })

@@ -772,6 +772,14 @@ pub struct hipMemPoolProps {
     pub reserved: [u8; 56],
 }
 
+/// `hipMemPoolPtrExportData`: 64 opaque bytes describing one pool allocation for another
+/// process (hipkfd: the allocation's IPC handle, src/ipc.rs).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct hipMemPoolPtrExportData {
+    pub reserved: [u8; 64],
+}
+
 /// `typedef struct hipPitchedPtr { void* ptr; size_t pitch; size_t xsize; size_t ysize; }`
 /// (`driver_types.h`): a pitched allocation; `pitch` and `xsize` in bytes, `ysize` rows. 32 bytes.
 #[repr(C)]

@@ -380,11 +380,15 @@ pub enum WaitOp {
 impl WaitOp {
     /// From `hipStreamWaitValueGte` (0), `Eq` (1), `And` (2), `Nor` (3).
     pub fn from_flags(flags: u32) -> Option<WaitOp> {
+        use crate::api::types::{
+            hipStreamWaitValueAnd, hipStreamWaitValueEq, hipStreamWaitValueGte, hipStreamWaitValueNor,
+        };
+        #[allow(non_upper_case_globals)]
         Some(match flags {
-            0 => WaitOp::Gte,
-            1 => WaitOp::Eq,
-            2 => WaitOp::And,
-            3 => WaitOp::Nor,
+            hipStreamWaitValueGte => WaitOp::Gte,
+            hipStreamWaitValueEq => WaitOp::Eq,
+            hipStreamWaitValueAnd => WaitOp::And,
+            hipStreamWaitValueNor => WaitOp::Nor,
             _ => return None,
         })
     }

@@ -61,6 +61,10 @@
 #define hipMallocSignalMemory 0x2
 #define hipDeviceMallocUncached 0x3
 #define hipDeviceMallocContiguous 0x4
+#define hipStreamWaitValueGte 0x0
+#define hipStreamWaitValueEq 0x1
+#define hipStreamWaitValueAnd 0x2
+#define hipStreamWaitValueNor 0x3
 #define hipHostRegisterDefault 0x0
 #define hipHostRegisterPortable 0x1
 #define hipHostRegisterMapped 0x2

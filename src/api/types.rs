@@ -1919,6 +1919,12 @@ c_defines! {
     pub const hipDeviceMallocUncached: c_uint = 0x3;
     pub const hipDeviceMallocContiguous: c_uint = 0x4;
 
+    /// `hipStreamWaitValue32/64` compare operations.
+    pub const hipStreamWaitValueGte: c_uint = 0x0;
+    pub const hipStreamWaitValueEq: c_uint = 0x1;
+    pub const hipStreamWaitValueAnd: c_uint = 0x2;
+    pub const hipStreamWaitValueNor: c_uint = 0x3;
+
     /// `hipHostRegister` flags.
     pub const hipHostRegisterDefault: c_uint = 0x0;
     pub const hipHostRegisterPortable: c_uint = 0x1;

@@ -450,7 +450,7 @@ impl Runtime {
         let inside = addr.checked_add(bytes).is_some_and(|e| e <= a.end());
         let gpu = self.devices[s.dev].gpu_id;
         let mapped = a.bo().is_none_or(|bo| a.is_host_memory() || bo.mapped.lock().contains(&gpu));
-        if !inside || addr % bytes != 0 || !mapped {
+        if !inside || !addr.is_multiple_of(bytes) || !mapped {
             return Err(inv);
         }
         Ok(a)

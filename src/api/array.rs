@@ -65,6 +65,24 @@ fn desc_format(d: &hipChannelFormatDesc) -> Result<(hipArray_Format, u32), hipEr
     Ok((f, n as u32))
 }
 
+/// The driver descriptor of an array of `extent` elements of `desc`'s format. Errors as
+/// [`desc_format`] (and `hipErrorInvalidValue` for a null `desc`).
+fn extent_descriptor(
+    desc: *const hipChannelFormatDesc,
+    extent: hipExtent,
+    flags: c_uint,
+) -> Result<HIP_ARRAY3D_DESCRIPTOR, hipError_t> {
+    let (Format, NumChannels) = desc_format(&read_in(desc)?)?;
+    Ok(HIP_ARRAY3D_DESCRIPTOR {
+        Width: extent.width,
+        Height: extent.height,
+        Depth: extent.depth,
+        Format,
+        NumChannels,
+        Flags: flags,
+    })
+}
+
 /// Makes an array on the current device and writes its handle to `array` (null first, so a
 /// failed call leaves no stale handle).
 fn create(array: *mut hipArray_t, d: &HIP_ARRAY3D_DESCRIPTOR) -> Result<(), hipError_t> {
@@ -115,16 +133,7 @@ pub extern "C" fn hipMalloc3DArray(
 ) -> hipError_t {
     api(|| {
         check(!array.is_null())?;
-        let (Format, NumChannels) = desc_format(&read_in(desc)?)?;
-        let d = HIP_ARRAY3D_DESCRIPTOR {
-            Width: extent.width,
-            Height: extent.height,
-            Depth: extent.depth,
-            Format,
-            NumChannels,
-            Flags: flags,
-        };
-        create(array, &d)
+        create(array, &extent_descriptor(desc, extent, flags)?)
     })
 }
 
@@ -213,16 +222,7 @@ pub extern "C" fn hipMallocMipmappedArray(
 ) -> hipError_t {
     api(|| {
         check(!mipmappedArray.is_null())?;
-        let (Format, NumChannels) = desc_format(&read_in(desc)?)?;
-        let d = HIP_ARRAY3D_DESCRIPTOR {
-            Width: extent.width,
-            Height: extent.height,
-            Depth: extent.depth,
-            Format,
-            NumChannels,
-            Flags: flags,
-        };
-        mipmap_create(mipmappedArray, &d, numLevels)
+        mipmap_create(mipmappedArray, &extent_descriptor(desc, extent, flags)?, numLevels)
     })
 }
 

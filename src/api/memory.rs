@@ -642,7 +642,7 @@ pub extern "C" fn hipMemAllocPitch(
     if e != hipError_t::hipSuccess {
         return e;
     }
-    hipMallocPitch(dptr as *mut *mut c_void, pitch, widthInBytes, height)
+    hipMallocPitch(dptr, pitch, widthInBytes, height)
 }
 
 /// `hipMalloc3D`: as `hipMallocPitch` with `extent.depth` slices of `extent.height` rows;

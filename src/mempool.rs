@@ -13,7 +13,7 @@ use crate::api::types::hipError_t;
 use crate::runtime::Runtime;
 use crate::stream::{Fence, Stream};
 use parking_lot::Mutex;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
@@ -53,9 +53,6 @@ struct PoolState {
     free: Vec<FreeBlock>,
     /// `hipMemAccessFlags` per device ordinal (the owner is always read-write).
     access: Vec<i32>,
-    /// Pointers `hipMemPoolImportPointer` mapped into this process from another's pool
-    /// (IPC imports, released by `hipFree`/`hipFreeAsync`).
-    imported: HashSet<u64>,
 }
 
 impl PoolState {
@@ -132,6 +129,10 @@ pub struct MemPools {
     all: Mutex<HashMap<usize, Arc<MemPool>>>,
     /// Per device: its default and current pool.
     per_dev: Mutex<HashMap<usize, DevicePools>>,
+    /// Pointers `hipMemPoolImportPointer` mapped into this process from another's pool, with
+    /// their count of imports (IPC opens, each closed by one `hipFree`/`hipFreeAsync`, whether
+    /// or not their pool still exists).
+    imported: Mutex<HashMap<u64, u32>>,
 }
 
 /// A device's (default, current) pools.
@@ -283,7 +284,13 @@ impl Runtime {
     /// Whether `ptr` is a pointer `hipMemPoolImportPointer` imported; it is forgotten (the caller
     /// closes the import).
     pub fn mempool_take_import(&self, ptr: u64) -> bool {
-        self.mempools_all().iter().any(|p| p.state.lock().imported.remove(&ptr))
+        let mut im = self.mempools.imported.lock();
+        let Some(n) = im.get_mut(&ptr) else { return false };
+        *n -= 1;
+        if *n == 0 {
+            im.remove(&ptr);
+        }
+        true
     }
 
     fn mempools_all(&self) -> Vec<Arc<MemPool>> {
@@ -459,8 +466,7 @@ impl Runtime {
 
     /// `hipMemPoolImportPointer`: maps the exporter's pool allocation named by IPC handle `h`
     /// (`hipMemPoolExportPointer`) into this process through the IPC path (src/ipc.rs,
-    /// `ipc_open_mem`), on `p`'s device, and records it with `p`; `hipFree`/`hipFreeAsync`
-    /// release it. A handle of this process's own allocation gives that allocation's pointer.
+    /// `ipc_open_mem`), on `p`'s device, and records it; `hipFree`/`hipFreeAsync` release it. A handle of this process's own allocation gives that allocation's pointer.
     /// Errors: `hipErrorOutOfMemory` (exporter gone, freed or forged handle; clr's
     /// `IpcAttach` failing).
     pub fn mempool_import_pointer(&self, p: &MemPool, h: &crate::ipc::Handle) -> Result<u64, hipError_t> {
@@ -468,7 +474,7 @@ impl Runtime {
             return Ok(base + h.offset);
         }
         let ptr = self.ipc_open_mem(h, p.dev).map_err(|_| hipError_t::hipErrorOutOfMemory)?;
-        p.state.lock().imported.insert(ptr);
+        *self.mempools.imported.lock().entry(ptr).or_insert(0) += 1;
         Ok(ptr)
     }
 }

@@ -453,16 +453,24 @@ static void pool_importer(int sock, void *arg)
     void *p = NULL;
     HIP_OK(hipMemPoolImportPointer(&p, pool, &ex));
     REQUIRE(p != NULL);
+    /* a second import is the same pointer; each import is closed by one hipFree */
+    void *p2 = NULL;
+    HIP_OK(hipMemPoolImportPointer(&p2, pool, &ex));
+    CHECK(p2 == p);
+    HIP_OK(hipFree(p2));
     check_dev_pattern(p, POOL_N, 41);
     uint8_t *h = xmalloc(POOL_N);
     pat_fill(h, POOL_N, 42);
     HIP_OK(hipMemcpy(p, h, POOL_N, hipMemcpyHostToDevice));
     free(h);
+    /* the pool goes first: its import stays until hipFree */
+    HIP_OK(hipMemPoolDestroy(pool));
+    check_dev_pattern(p, POOL_N, 42);
     HIP_OK(hipFree(p));
     /* freed: the pointer is gone here */
     hipPointerAttribute_t at;
     CHECK_HIP(hipPointerGetAttributes(&at, p), hipErrorInvalidValue);
-    HIP_OK(hipMemPoolDestroy(pool));
+    CHECK_HIP(hipFree(p), hipErrorInvalidValue);
     close(fd);
     sync_byte_send(sock);
 }

@@ -113,6 +113,21 @@ pub struct Node {
     /// The graph the node belongs to.
     pub graph: Weak<Graph>,
     op: Mutex<Op>,
+    /// A kernel node's attributes (`hipGraphKernelNodeSetAttribute`).
+    pub attrs: Mutex<KernelAttrs>,
+}
+
+/// The attributes of a kernel node, as clr's `GraphKernelNode` keeps them (`kernelAttr_`, and
+/// `kernelAttrInUse_`: the last attribute set, 0 for none). Recorded only: an SDMA runtime has
+/// no L2 persistence window, and a cooperative or prioritised launch runs as any other.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KernelAttrs {
+    /// The `hipLaunchAttributeID` last set (0: none).
+    pub in_use: i32,
+    /// `accessPolicyWindow`: `base_ptr`, `hitProp`, `hitRatio`, `missProp`, `num_bytes`.
+    pub window: (u64, i32, f32, i32, u64),
+    pub cooperative: i32,
+    pub priority: i32,
 }
 
 impl Node {
@@ -208,7 +223,13 @@ impl Graph {
 
     fn new_node(self: &Arc<Self>, op: Op, origin: Option<u64>) -> Arc<Node> {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let n = Arc::new(Node { id, origin: origin.unwrap_or(id), graph: Arc::downgrade(self), op: Mutex::new(op) });
+        let n = Arc::new(Node {
+            id,
+            origin: origin.unwrap_or(id),
+            graph: Arc::downgrade(self),
+            op: Mutex::new(op),
+            attrs: Mutex::new(KernelAttrs::default()),
+        });
         registry().nodes.lock().insert(n.handle(), Arc::downgrade(&n));
         n
     }
@@ -347,6 +368,7 @@ impl Graph {
         let mut new_nodes = Vec::with_capacity(nodes.len());
         for n in &nodes {
             let c = g.new_node(n.op().deep_clone(), Some(n.origin));
+            *c.attrs.lock() = *n.attrs.lock();
             map.insert(n.id, c.id);
             new_nodes.push(c);
         }

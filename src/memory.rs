@@ -721,6 +721,13 @@ impl Runtime {
     /// `hipMalloc`: `size` bytes of VRAM on device `dev`, GPU-mapped there and CPU-mapped when
     /// the BAR is large. Returns the base address.
     pub fn mem_alloc_device(&self, dev: usize, size: u64) -> Result<u64, hipError_t> {
+        self.mem_alloc_device_with(dev, size, 0)
+    }
+
+    /// [`mem_alloc_device`](Self::mem_alloc_device) with `KFD_IOC_ALLOC_MEM_FLAGS_*` `extra`
+    /// added to the VRAM flags (`hipExtMallocWithFlags`: fine-grained is `COHERENT`, uncached
+    /// adds `UNCACHED`); such an allocation always has a BO of its own.
+    pub fn mem_alloc_device_with(&self, dev: usize, size: u64, extra: u32) -> Result<u64, hipError_t> {
         let d = &self.devices[dev];
         if size > d.topo.node.vram_size {
             return Err(hipError_t::hipErrorOutOfMemory);
@@ -733,7 +740,7 @@ impl Runtime {
         let (_peers, map_on) = self.peer_alloc_targets(dev);
         let mut retried = false;
         let a = loop {
-            let a = match small_class(size) {
+            let a = match small_class(size).filter(|_| extra == 0) {
                 Some(slot) => self.small_alloc(dev, slot, &map_on, d.large_bar).map(|(b, off)| Allocation {
                     base: b.bo.va + off,
                     size,
@@ -743,7 +750,7 @@ impl Runtime {
                     backing: Backing::Sub(b),
                 }),
                 None => self
-                    .bo_alloc(dev, size, vram_flags(d.large_bar), &map_on, d.large_bar)
+                    .bo_alloc(dev, size, vram_flags(d.large_bar) | extra, &map_on, d.large_bar)
                     .map(|bo| Allocation::with_bo(size, MemKind::Device, 0, bo)),
             };
             match a {

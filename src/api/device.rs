@@ -95,6 +95,7 @@ pub extern "C" fn hipDeviceReset() -> hipError_t {
             }
         }
         rt.mempool_reset(d);
+        rt.mipmap_reset(d);
         for a in rt.allocs.all() {
             match a.kind {
                 crate::memory::MemKind::Device | crate::memory::MemKind::External if a.owner == d => {

@@ -9,7 +9,7 @@ use crate::event::Event;
 use crate::graph::{self, CParams, Exec, Graph, Node, Op};
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::ffi::{c_char, c_uint, c_ulonglong, c_void};
+use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 use std::sync::{Arc, OnceLock};
 
 /// Graphs the program owns (`hipGraphCreate`, `hipStreamEndCapture`, `hipGraphClone`) until
@@ -918,6 +918,119 @@ pub extern "C" fn hipGraphKernelNodeGetParams(
             Op::Kernel(p) => write_out(pNodeParams, p.0),
             _ => Err(hipError_t::hipErrorInvalidValue),
         }
+    })
+}
+
+/// The kernel node `h` names, for the attribute calls, after clr's checks of `attr`
+/// (`AccessPolicyWindow`, `Cooperative`, `Priority`). Errors: `hipErrorInvalidValue` (unknown
+/// node or attribute, not a kernel node).
+fn kernel_node(h: hipGraphNode_t, attr: hipKernelNodeAttrID) -> Result<Arc<Node>, hipError_t> {
+    type A = hipLaunchAttributeID;
+    check(matches!(
+        attr,
+        A::hipLaunchAttributeAccessPolicyWindow | A::hipLaunchAttributeCooperative | A::hipLaunchAttributePriority
+    ))?;
+    let n = node_in(h)?;
+    check(n.node_type() == hipGraphNodeType::hipGraphNodeTypeKernel)?;
+    Ok(n)
+}
+
+/// `hipGraphKernelNodeSetAttribute`: records attribute `attr` of kernel node `hNode` (the last
+/// one set is the node's attribute in use). Recorded only: there is no L2 persistence window or
+/// cooperative launch mode to apply. Errors (clr `hipGraphKernelNodeSetAttribute`,
+/// `GraphKernelNode::SetAttrParams`; hip-tests `hipGraphKernelNodeSetAttribute.cc`):
+/// `hipErrorInvalidValue` (null node or value, unknown node or attribute, not a kernel node; an
+/// access policy window with a hit ratio outside [0, 1], a `missProp` of
+/// `hipAccessPropertyPersisting`, bytes but a zero hit ratio, more bytes than
+/// `hipDeviceAttributeAccessPolicyMaxWindowSize`; a priority outside [-1, 1]).
+#[no_mangle]
+pub extern "C" fn hipGraphKernelNodeSetAttribute(
+    hNode: hipGraphNode_t,
+    attr: hipKernelNodeAttrID,
+    value: *const hipKernelNodeAttrValue,
+) -> hipError_t {
+    api(|| {
+        check(!hNode.is_null() && !value.is_null())?;
+        let n = kernel_node(hNode, attr)?;
+        let mut a = *n.attrs.lock();
+        type A = hipLaunchAttributeID;
+        match attr {
+            A::hipLaunchAttributeAccessPolicyWindow => {
+                let w = read_in(value as *const hipAccessPolicyWindow)?;
+                let (rt, d) = rt_dev()?;
+                let max = rt.devices[d].props.accessPolicyMaxWindowSize.max(0) as usize;
+                check((0.0..=1.0).contains(&w.hitRatio))?;
+                check(w.missProp != hipAccessProperty::hipAccessPropertyPersisting)?;
+                check(w.num_bytes == 0 || w.hitRatio != 0.0)?;
+                check(w.num_bytes <= max)?;
+                a.window = (w.base_ptr as u64, w.hitProp.0, w.hitRatio, w.missProp.0, w.num_bytes as u64);
+            }
+            A::hipLaunchAttributeCooperative => a.cooperative = read_in(value as *const c_int)?,
+            _ => {
+                // clr tests `priority < Low (1) || priority > High (-1)`, which refuses every
+                // value; the intended range is High..=Low.
+                let p = read_in(value as *const c_int)?;
+                check((-1..=1).contains(&p))?;
+                a.priority = p;
+            }
+        }
+        a.in_use = attr.0;
+        *n.attrs.lock() = a;
+        Ok(())
+    })
+}
+
+/// `hipGraphKernelNodeGetAttribute`: attribute `attr` of kernel node `hNode` (zero when never
+/// set); only the member of `attr` is written. Errors (clr `GraphKernelNode::GetAttrParams`;
+/// hip-tests `hipGraphKernelNodeGetAttribute.cc`): `hipErrorInvalidValue` (null node or value,
+/// unknown node or attribute, not a kernel node, another attribute in use).
+#[no_mangle]
+pub extern "C" fn hipGraphKernelNodeGetAttribute(
+    hNode: hipGraphNode_t,
+    attr: hipKernelNodeAttrID,
+    value: *mut hipKernelNodeAttrValue,
+) -> hipError_t {
+    api(|| {
+        check(!hNode.is_null() && !value.is_null())?;
+        let a = *kernel_node(hNode, attr)?.attrs.lock();
+        check(a.in_use == 0 || a.in_use == attr.0)?;
+        type A = hipLaunchAttributeID;
+        match attr {
+            A::hipLaunchAttributeAccessPolicyWindow => {
+                let (base, hit, ratio, miss, bytes) = a.window;
+                let w = hipAccessPolicyWindow {
+                    base_ptr: base as *mut c_void,
+                    hitProp: hipAccessProperty(hit),
+                    hitRatio: ratio,
+                    missProp: hipAccessProperty(miss),
+                    num_bytes: bytes as usize,
+                };
+                write_out(value as *mut hipAccessPolicyWindow, w)
+            }
+            A::hipLaunchAttributeCooperative => write_out(value as *mut c_int, a.cooperative),
+            _ => write_out(value as *mut c_int, a.priority),
+        }
+    })
+}
+
+/// `hipGraphKernelNodeCopyAttributes`: gives kernel node `hDst` the attributes of kernel node
+/// `hSrc`. Errors (clr `GraphKernelNode::CopyAttr`): `hipErrorInvalidValue` (null or unknown
+/// nodes, not kernel nodes), `hipErrorInvalidContext` (`hDst` has an attribute in use that
+/// `hSrc` has not).
+#[no_mangle]
+pub extern "C" fn hipGraphKernelNodeCopyAttributes(hSrc: hipGraphNode_t, hDst: hipGraphNode_t) -> hipError_t {
+    api(|| {
+        check(!hSrc.is_null() && !hDst.is_null())?;
+        let (src, dst) = (node_in(hSrc)?, node_in(hDst)?);
+        let kernel = hipGraphNodeType::hipGraphNodeTypeKernel;
+        check(src.node_type() == kernel && dst.node_type() == kernel)?;
+        let s = *src.attrs.lock();
+        let mut d = dst.attrs.lock();
+        if d.in_use != 0 && d.in_use != s.in_use {
+            return Err(hipError_t::hipErrorInvalidContext);
+        }
+        *d = s;
+        Ok(())
     })
 }
 

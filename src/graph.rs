@@ -419,6 +419,14 @@ impl Exec {
         Ok(s.enabled)
     }
 
+    /// The copy direction of the step made from graph node `n` (`None`: not a copy). Errors:
+    /// `hipErrorInvalidValue` when `n` is not in the executable graph.
+    pub fn copy_kind(&self, n: &Node) -> Result<Option<hipMemcpyKind>, hipError_t> {
+        let steps = self.steps.lock();
+        let s = steps.iter().find(|s| s.ids.contains(&n.id)).ok_or(hipError_t::hipErrorInvalidValue)?;
+        Ok(s.op.copy_kind())
+    }
+
     /// Replaces the operation of the step made from graph node `n` (`hipGraphExec*NodeSetParams`).
     /// Errors: `hipErrorInvalidValue` when `n` is not in the executable graph or `op` is of
     /// another type than the step's.

@@ -120,6 +120,14 @@ fn from_symbol_op(
     memcpy_1d_op(dst, src as *const c_void, count, kind)
 }
 
+/// clr's extra checks when a symbol copy node's parameters are set
+/// (`hipGraph[Exec]MemcpyNodeSetParams{To,From}Symbol`, `GraphMemcpyNode{To,From}Symbol::SetParams`):
+/// the host-side pointer `p` may be neither the symbol itself nor another variable's symbol
+/// covering `[offset, offset + count)`. Errors: `hipErrorInvalidValue`.
+fn not_a_symbol(p: *const c_void, symbol: *const c_void, count: usize, offset: usize) -> Result<(), hipError_t> {
+    check(p != symbol && crate::api::module::symbol_range(p, count, offset).is_err())
+}
+
 /// clr `ihipGraphAddMemsetNode`'s checks: element size 1, 2 or 4, nonzero width and height,
 /// `pitch >= width * elementSize` for several rows, the whole block inside device or pinned
 /// memory.
@@ -548,9 +556,10 @@ pub extern "C" fn hipGraphAddEventWaitNode(
     add_node(pGraphNode, graph, pDependencies, numDependencies, || Ok(Op::EventWait(Arc::downgrade(&event_in(event)?))))
 }
 
-/// `hipGraphAddChildGraphNode`: runs a copy of `childGraph` (taken now) as one node. Errors:
-/// `hipErrorInvalidValue` (null or unknown child graph, the graph itself), and as
-/// [`hipGraphAddEmptyNode`].
+/// `hipGraphAddChildGraphNode`: runs a copy of `childGraph` (taken now) as one node.
+/// `childGraph` may be `graph` itself: the node then runs the graph as it was before the node
+/// was added (clr clones the child). Errors: `hipErrorInvalidValue` (null or unknown child
+/// graph), and as [`hipGraphAddEmptyNode`].
 #[no_mangle]
 pub extern "C" fn hipGraphAddChildGraphNode(
     pGraphNode: *mut hipGraphNode_t,
@@ -559,10 +568,7 @@ pub extern "C" fn hipGraphAddChildGraphNode(
     numDependencies: usize,
     childGraph: hipGraph_t,
 ) -> hipError_t {
-    add_node(pGraphNode, graph, pDependencies, numDependencies, || {
-        check(childGraph != graph)?;
-        Ok(Op::Child(graph_in(childGraph)?.deep_clone()))
-    })
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || Ok(Op::Child(graph_in(childGraph)?.deep_clone())))
 }
 
 /// `hipGraphAddDependencies` (`add`) / `hipGraphRemoveDependencies`: checks that every pair is
@@ -766,17 +772,23 @@ fn set_node(node: hipGraphNode_t, op: impl FnOnce() -> Result<Op, hipError_t>) -
     })
 }
 
-/// Sets the operation of the executable graph's step made from `node`. Errors:
-/// `hipErrorInvalidValue` (unknown executable graph or node, a node not instantiated in it,
-/// another type), `op`'s.
+/// Sets the operation of the executable graph's step made from `node`. A copy (`kind` given)
+/// must keep the step's direction, checked before the new parameters as clr does
+/// (`hipGraphExecMemcpyNodeSetParams*`: `oldkind != kind`). Errors: `hipErrorInvalidValue`
+/// (unknown executable graph or node, a node not instantiated in it, another type, another
+/// direction), `op`'s.
 fn set_exec_node(
     exec: hipGraphExec_t,
     node: hipGraphNode_t,
+    kind: Option<hipMemcpyKind>,
     op: impl FnOnce() -> Result<Op, hipError_t>,
 ) -> hipError_t {
     api(|| {
         let x = exec_in(exec)?;
         let n = node_in(node)?;
+        if let Some(k) = kind {
+            check(x.copy_kind(&n)? == Some(k))?;
+        }
         x.set_op(&n, op()?)
     })
 }
@@ -834,7 +846,10 @@ pub extern "C" fn hipGraphMemcpyNodeSetParams1D(
     count: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    set_node(node, || memcpy_1d_op(dst, src, count, kind))
+    set_node(node, || {
+        check(src != dst as *const c_void)?;
+        memcpy_1d_op(dst, src, count, kind)
+    })
 }
 
 /// `hipGraphMemcpyNodeSetParamsToSymbol`. Errors as [`hipGraphAddMemcpyNodeToSymbol`].
@@ -847,7 +862,10 @@ pub extern "C" fn hipGraphMemcpyNodeSetParamsToSymbol(
     offset: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    set_node(node, || to_symbol_op(symbol, src, count, offset, kind))
+    set_node(node, || {
+        not_a_symbol(src, symbol, count, offset)?;
+        to_symbol_op(symbol, src, count, offset, kind)
+    })
 }
 
 /// `hipGraphMemcpyNodeSetParamsFromSymbol`. Errors as [`hipGraphAddMemcpyNodeFromSymbol`].
@@ -860,7 +878,10 @@ pub extern "C" fn hipGraphMemcpyNodeSetParamsFromSymbol(
     offset: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    set_node(node, || from_symbol_op(dst, symbol, count, offset, kind))
+    set_node(node, || {
+        not_a_symbol(dst, symbol, count, offset)?;
+        from_symbol_op(dst, symbol, count, offset, kind)
+    })
 }
 
 /// `hipGraphMemsetNodeGetParams`. Errors: `hipErrorInvalidValue` (unknown node, not a memset,
@@ -1076,7 +1097,7 @@ pub extern "C" fn hipGraphExecMemcpyNodeSetParams(
     node: hipGraphNode_t,
     pNodeParams: *const hipMemcpy3DParms,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || memcpy_op(pNodeParams))
+    set_exec_node(hGraphExec, node, read_in(pNodeParams).ok().map(|p| p.kind), || memcpy_op(pNodeParams))
 }
 
 /// `hipGraphExecMemcpyNodeSetParams1D`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
@@ -1090,7 +1111,10 @@ pub extern "C" fn hipGraphExecMemcpyNodeSetParams1D(
     count: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || memcpy_1d_op(dst, src, count, kind))
+    set_exec_node(hGraphExec, node, Some(kind), || {
+        check(src != dst as *const c_void)?;
+        memcpy_1d_op(dst, src, count, kind)
+    })
 }
 
 /// `hipGraphExecMemcpyNodeSetParamsToSymbol`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
@@ -1106,7 +1130,10 @@ pub extern "C" fn hipGraphExecMemcpyNodeSetParamsToSymbol(
     offset: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || to_symbol_op(symbol, src, count, offset, kind))
+    set_exec_node(hGraphExec, node, Some(kind), || {
+        not_a_symbol(src, symbol, count, offset)?;
+        to_symbol_op(symbol, src, count, offset, kind)
+    })
 }
 
 /// `hipGraphExecMemcpyNodeSetParamsFromSymbol`. Errors as [`hipGraphExecMemcpyNodeSetParams`]
@@ -1122,7 +1149,10 @@ pub extern "C" fn hipGraphExecMemcpyNodeSetParamsFromSymbol(
     offset: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || from_symbol_op(dst, symbol, count, offset, kind))
+    set_exec_node(hGraphExec, node, Some(kind), || {
+        not_a_symbol(dst, symbol, count, offset)?;
+        from_symbol_op(dst, symbol, count, offset, kind)
+    })
 }
 
 /// `hipGraphExecMemsetNodeSetParams`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
@@ -1133,7 +1163,7 @@ pub extern "C" fn hipGraphExecMemsetNodeSetParams(
     node: hipGraphNode_t,
     pNodeParams: *const hipMemsetParams,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || memset_op(pNodeParams))
+    set_exec_node(hGraphExec, node, None, || memset_op(pNodeParams))
 }
 
 /// `hipGraphExecHostNodeSetParams`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
@@ -1144,7 +1174,7 @@ pub extern "C" fn hipGraphExecHostNodeSetParams(
     node: hipGraphNode_t,
     pNodeParams: *const hipHostNodeParams,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || host_op(pNodeParams))
+    set_exec_node(hGraphExec, node, None, || host_op(pNodeParams))
 }
 
 /// `hipGraphExecKernelNodeSetParams`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
@@ -1155,7 +1185,7 @@ pub extern "C" fn hipGraphExecKernelNodeSetParams(
     node: hipGraphNode_t,
     pNodeParams: *const hipKernelNodeParams,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || kernel_op(pNodeParams))
+    set_exec_node(hGraphExec, node, None, || kernel_op(pNodeParams))
 }
 
 /// `hipGraphExecEventRecordNodeSetEvent`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
@@ -1166,7 +1196,7 @@ pub extern "C" fn hipGraphExecEventRecordNodeSetEvent(
     hNode: hipGraphNode_t,
     event: hipEvent_t,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, hNode, || event_op(event, true))
+    set_exec_node(hGraphExec, hNode, None, || event_op(event, true))
 }
 
 /// `hipGraphExecEventWaitNodeSetEvent`. Errors as [`hipGraphExecEventRecordNodeSetEvent`].
@@ -1176,7 +1206,7 @@ pub extern "C" fn hipGraphExecEventWaitNodeSetEvent(
     hNode: hipGraphNode_t,
     event: hipEvent_t,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, hNode, || event_op(event, false))
+    set_exec_node(hGraphExec, hNode, None, || event_op(event, false))
 }
 
 /// `hipGraphExecChildGraphNodeSetParams`: the executable graph's child graph step made from
@@ -1189,7 +1219,7 @@ pub extern "C" fn hipGraphExecChildGraphNodeSetParams(
     node: hipGraphNode_t,
     childGraph: hipGraph_t,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || {
+    set_exec_node(hGraphExec, node, None, || {
         let n = node_in(node)?;
         let g = graph_in(childGraph)?;
         check(n.graph.upgrade().is_none_or(|p| !Arc::ptr_eq(&p, &g)))?;

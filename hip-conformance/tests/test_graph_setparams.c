@@ -149,3 +149,41 @@ TEST(hipMemcpySymbol_direction_checked_first)
     CHECK_HIP(hipMemcpyFromSymbol(&v, &not_a_symbol, sizeof v, 0, hipMemcpyDeviceToDevice),
               hipErrorInvalidSymbol);
 }
+
+/* Setting a symbol copy node's parameters checks, in clr's order: a null symbol
+ * (hipErrorInvalidSymbol), a null pointer, a zero count or the symbol as the other side
+ * (hipErrorInvalidValue), then looks the symbol up (here not a registered variable). */
+TEST(hipGraphMemcpyNodeSetParamsSymbol_check_order)
+{
+    static int not_a_symbol;
+    int v[4] = {0};
+    void *d = NULL;
+    HIP_OK(hipMalloc(&d, sizeof v));
+    hipGraph_t g;
+    HIP_OK(hipGraphCreate(&g, 0));
+    hipGraphNode_t node;
+    HIP_OK(hipGraphAddMemcpyNode1D(&node, g, NULL, 0, d, v, sizeof v, hipMemcpyHostToDevice));
+    CHECK_HIP(hipGraphMemcpyNodeSetParamsToSymbol(node, NULL, v, sizeof v, 0, hipMemcpyHostToDevice),
+              hipErrorInvalidSymbol);
+    CHECK_HIP(hipGraphMemcpyNodeSetParamsToSymbol(node, &not_a_symbol, NULL, sizeof v, 0, hipMemcpyHostToDevice),
+              hipErrorInvalidValue);
+    CHECK_HIP(hipGraphMemcpyNodeSetParamsToSymbol(node, &not_a_symbol, v, 0, 0, hipMemcpyHostToDevice),
+              hipErrorInvalidValue);
+    CHECK_HIP(hipGraphMemcpyNodeSetParamsToSymbol(node, &not_a_symbol, &not_a_symbol, sizeof v, 0,
+                                                  hipMemcpyHostToDevice),
+              hipErrorInvalidValue);
+    CHECK_HIP(hipGraphMemcpyNodeSetParamsToSymbol(node, &not_a_symbol, v, sizeof v, 0, hipMemcpyDeviceToHost),
+              hipErrorInvalidSymbol);
+    CHECK_HIP(hipGraphMemcpyNodeSetParamsFromSymbol(node, NULL, &not_a_symbol, sizeof v, 0, hipMemcpyDeviceToHost),
+              hipErrorInvalidValue);
+    CHECK_HIP(hipGraphMemcpyNodeSetParamsFromSymbol(node, v, &not_a_symbol, sizeof v, 0, hipMemcpyHostToDevice),
+              hipErrorInvalidSymbol);
+    hipGraphExec_t x;
+    HIP_OK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+    CHECK_HIP(hipGraphExecMemcpyNodeSetParamsFromSymbol(x, node, NULL, &not_a_symbol, sizeof v, 0,
+                                                        hipMemcpyHostToDevice),
+              hipErrorInvalidValue);
+    HIP_OK(hipGraphExecDestroy(x));
+    HIP_OK(hipGraphDestroy(g));
+    HIP_OK(hipFree(d));
+}

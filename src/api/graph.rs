@@ -7,6 +7,7 @@ use crate::api::common::{api, check, event_of, read_in, rt_dev, slice_in, stream
 use crate::api::types::*;
 use crate::event::Event;
 use crate::graph::{self, CParams, Exec, Graph, Node, Op};
+use crate::memory::MemKind;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_uint, c_ulonglong, c_void};
@@ -120,12 +121,52 @@ fn from_symbol_op(
     memcpy_1d_op(dst, src as *const c_void, count, kind)
 }
 
-/// clr's extra checks when a symbol copy node's parameters are set
-/// (`hipGraph[Exec]MemcpyNodeSetParams{To,From}Symbol`, `GraphMemcpyNode{To,From}Symbol::SetParams`):
-/// the host-side pointer `p` may be neither the symbol itself nor another variable's symbol
-/// covering `[offset, offset + count)`. Errors: `hipErrorInvalidValue`.
-fn not_a_symbol(p: *const c_void, symbol: *const c_void, count: usize, offset: usize) -> Result<(), hipError_t> {
-    check(p != symbol && crate::api::module::symbol_range(p, count, offset).is_err())
+/// clr's checks when a symbol copy node's parameters are set
+/// (`hipGraph[Exec]MemcpyNodeSetParams{To,From}Symbol`, `GraphMemcpyNode{To,From}Symbol::SetParams`)
+/// on `p`, the other side of the copy (its source for a copy to the symbol, its destination for
+/// one from it): a null symbol is `hipErrorInvalidSymbol`; `p` must not be null (nor `count` 0)
+/// and may be neither the symbol itself nor another variable's symbol covering
+/// `[offset, offset + count)`; then the symbol is looked up (`hipErrorInvalidSymbol`, or
+/// `hipErrorInvalidValue` for a range past it); then the direction must fit `p`: memory hipkfd does not know
+/// (pageable) is copied host-to-device (to) or device-to-host (from), `hipMalloc` memory
+/// device-to-device; `hipMemcpyDefault` fits both; host-to-host and the opposite direction never.
+/// Errors: `hipErrorInvalidValue`; a direction that does not fit a copy from the symbol:
+/// `hipErrorInvalidMemcpyDirection` (clr).
+fn symbol_node_checks(
+    p: *const c_void,
+    symbol: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+    to_symbol: bool,
+) -> Result<(), hipError_t> {
+    use hipMemcpyKind as K;
+    if symbol.is_null() {
+        return Err(hipError_t::hipErrorInvalidSymbol);
+    }
+    check(!p.is_null() && count != 0 && p != symbol && crate::api::module::symbol_range(p, count, offset).is_err())?;
+    crate::api::module::symbol_range(symbol, count, offset)?;
+    let (rt, _) = rt_dev()?;
+    let (host_side, opposite) = if to_symbol {
+        (K::hipMemcpyHostToDevice, K::hipMemcpyDeviceToHost)
+    } else {
+        (K::hipMemcpyDeviceToHost, K::hipMemcpyHostToDevice)
+    };
+    let is = |ks: &[hipMemcpyKind]| ks.contains(&kind);
+    let fits = match rt.allocs.find(p as u64) {
+        None => is(&[host_side, K::hipMemcpyDefault]),
+        Some(a) if a.kind == MemKind::Device => {
+            is(&[K::hipMemcpyDeviceToDevice, K::hipMemcpyDeviceToDeviceNoCU, K::hipMemcpyDefault])
+        }
+        Some(_) => true,
+    };
+    if fits && !is(&[K::hipMemcpyHostToHost, opposite]) {
+        Ok(())
+    } else if to_symbol {
+        Err(hipError_t::hipErrorInvalidValue)
+    } else {
+        Err(hipError_t::hipErrorInvalidMemcpyDirection)
+    }
 }
 
 /// clr `ihipGraphAddMemsetNode`'s checks: element size 1, 2 or 4, nonzero width and height,
@@ -863,7 +904,7 @@ pub extern "C" fn hipGraphMemcpyNodeSetParamsToSymbol(
     kind: hipMemcpyKind,
 ) -> hipError_t {
     set_node(node, || {
-        not_a_symbol(src, symbol, count, offset)?;
+        symbol_node_checks(src, symbol, count, offset, kind, true)?;
         to_symbol_op(symbol, src, count, offset, kind)
     })
 }
@@ -879,7 +920,7 @@ pub extern "C" fn hipGraphMemcpyNodeSetParamsFromSymbol(
     kind: hipMemcpyKind,
 ) -> hipError_t {
     set_node(node, || {
-        not_a_symbol(dst, symbol, count, offset)?;
+        symbol_node_checks(dst, symbol, count, offset, kind, false)?;
         from_symbol_op(dst, symbol, count, offset, kind)
     })
 }
@@ -1131,7 +1172,7 @@ pub extern "C" fn hipGraphExecMemcpyNodeSetParamsToSymbol(
     kind: hipMemcpyKind,
 ) -> hipError_t {
     set_exec_node(hGraphExec, node, Some(kind), || {
-        not_a_symbol(src, symbol, count, offset)?;
+        symbol_node_checks(src, symbol, count, offset, kind, true)?;
         to_symbol_op(symbol, src, count, offset, kind)
     })
 }
@@ -1150,7 +1191,7 @@ pub extern "C" fn hipGraphExecMemcpyNodeSetParamsFromSymbol(
     kind: hipMemcpyKind,
 ) -> hipError_t {
     set_exec_node(hGraphExec, node, Some(kind), || {
-        not_a_symbol(dst, symbol, count, offset)?;
+        symbol_node_checks(dst, symbol, count, offset, kind, false)?;
         from_symbol_op(dst, symbol, count, offset, kind)
     })
 }

@@ -187,3 +187,51 @@ TEST(hipGraphMemcpyNodeSetParamsSymbol_check_order)
     HIP_OK(hipGraphDestroy(g));
     HIP_OK(hipFree(d));
 }
+
+/* hipGraphExecUpdate with a graph made on another device: the first node that is neither a host
+ * nor an empty node is refused as hipGraphExecUpdateErrorUnsupportedFunctionChange (clr compares
+ * the nodes' graphs' devices); a graph of host and empty nodes only is taken. */
+TEST(hipGraphExecUpdate_other_device)
+{
+    int n = 0;
+    HIP_OK(hipGetDeviceCount(&n));
+    if (n < 2)
+        SKIP("needs two GPUs");
+    enum { N = 64 };
+    uint8_t h[N];
+    void *d = NULL;
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipMalloc(&d, N));
+    hipGraph_t g0, g1, e0, e1;
+    hipGraphNode_t a, b, c, bad = NULL;
+    HIP_OK(hipGraphCreate(&g0, 0));
+    HIP_OK(hipGraphAddEmptyNode(&a, g0, NULL, 0));
+    HIP_OK(hipGraphAddMemcpyNode1D(&b, g0, &a, 1, d, h, N, hipMemcpyHostToDevice));
+    HIP_OK(hipGraphCreate(&e0, 0));
+    HIP_OK(hipGraphAddEmptyNode(&a, e0, NULL, 0));
+    hipGraphExec_t x, y;
+    HIP_OK(hipGraphInstantiate(&x, g0, NULL, NULL, 0));
+    HIP_OK(hipGraphInstantiate(&y, e0, NULL, NULL, 0));
+
+    HIP_OK(hipSetDevice(1));
+    HIP_OK(hipGraphCreate(&g1, 0));
+    HIP_OK(hipGraphAddEmptyNode(&a, g1, NULL, 0));
+    HIP_OK(hipGraphAddMemcpyNode1D(&c, g1, &a, 1, d, h, N, hipMemcpyHostToDevice));
+    HIP_OK(hipGraphCreate(&e1, 0));
+    HIP_OK(hipGraphAddEmptyNode(&a, e1, NULL, 0));
+    hipGraphExecUpdateResult r = hipGraphExecUpdateSuccess;
+    CHECK_HIP(hipGraphExecUpdate(x, g1, &bad, &r), hipErrorGraphExecUpdateFailure);
+    CHECK(r == hipGraphExecUpdateErrorUnsupportedFunctionChange);
+    CHECK(bad == c);
+    HIP_OK(hipGraphExecUpdate(y, e1, &bad, &r));
+    CHECK(r == hipGraphExecUpdateSuccess);
+
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipGraphExecDestroy(x));
+    HIP_OK(hipGraphExecDestroy(y));
+    HIP_OK(hipGraphDestroy(g0));
+    HIP_OK(hipGraphDestroy(g1));
+    HIP_OK(hipGraphDestroy(e0));
+    HIP_OK(hipGraphDestroy(e1));
+    HIP_OK(hipFree(d));
+}

@@ -463,6 +463,7 @@ impl Runtime {
             flags: 0,
             owner: c.owner,
             backing: Backing::Vmm(m),
+            id: 0,
         });
         Ok(())
     }

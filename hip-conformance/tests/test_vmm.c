@@ -1034,3 +1034,30 @@ TEST(vmm_map_array_async)
     CHECK_HIP(hipMemMapArrayAsync((hipArrayMapInfo *)info, 0, NULL), hipErrorInvalidValue);
     CHECK_HIP(hipMemMapArrayAsync((hipArrayMapInfo *)info, 1, NULL), hipErrorNotSupported);
 }
+
+/* A handle released while its chunk is still mapped may be mapped again (clr maps through the
+ * handle's object, kept alive by the mapping): both VAs alias the chunk, and the chunk lives
+ * until the last unmap; once unmapped everywhere the handle is gone (hip-tests
+ * Unit_hipMemSetAccess_Vmm2VMMInterDevMemCpy maps such a handle). */
+TEST(vmm_map_released_but_mapped_handle)
+{
+    size_t g = granularity(0);
+    void *a = NULL, *b = NULL;
+    HIP_OK(hipMemAddressReserve(&a, g, 0, NULL, 0));
+    HIP_OK(hipMemAddressReserve(&b, g, 0, NULL, 0));
+    hipMemGenericAllocationHandle_t h = create(0, g);
+    HIP_OK(hipMemMap(a, g, 0, h, 0));
+    HIP_OK(hipMemRelease(h));
+    set_access(a, g, 0, RW);
+    h2d_pattern(a, g, 7);
+    HIP_OK(hipMemMap(b, g, 0, h, 0));
+    set_access(b, g, 0, RW);
+    check_dev_pattern(b, g, 7);
+    CHECK_HIP(hipMemRelease(h), hipErrorInvalidValue);
+    HIP_OK(hipMemUnmap(a, g));
+    check_dev_pattern(b, g, 7);
+    HIP_OK(hipMemUnmap(b, g));
+    CHECK_HIP(hipMemMap(a, g, 0, h, 0), hipErrorInvalidValue);
+    HIP_OK(hipMemAddressFree(a, g));
+    HIP_OK(hipMemAddressFree(b, g));
+}

@@ -785,6 +785,20 @@ impl Runtime {
         }
     }
 
+    /// For copies: when `[ptr, ptr + len)` runs from VMM mapping into adjacent ones and no one
+    /// device may read (`write == false`) or write all of it, though one may the first mapping's
+    /// part, the length of that part: the copy is then made piece by piece, each by a device that
+    /// may (CUDA copies any range every byte of which is accessible; hip-tests
+    /// Unit_hipMemSetAccess_MapPhysChksFromMulDev copies across chunks of two devices, each
+    /// accessible by its own device only).
+    pub fn vmm_first_piece(&self, ptr: u64, len: u64, write: bool) -> Option<u64> {
+        let a = self.allocs.find(ptr)?;
+        let Backing::Vmm(m) = &a.backing else { return None };
+        let first = m.va + m.size - ptr;
+        (len > first && m.device_mask(write) != 0 && self.vmm_span_devices(m, ptr, len, write) == Ok(0))
+            .then_some(first)
+    }
+
     /// For copies and fills: the devices (bit per ordinal) that may read (`write == false`) or
     /// write all of `[ptr, ptr + len)`, which starts in VMM mapping `first` and may run on through
     /// adjacent mappings. Errors: `hipErrorInvalidValue` (a hole, or the end of the mappings).

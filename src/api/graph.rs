@@ -190,10 +190,32 @@ fn host_op(p: *const hipHostNodeParams) -> Result<Op, hipError_t> {
     Ok(Op::Host { fn_: f, data: p.userData as usize })
 }
 
+/// clr `ihipGraphAddKernelNode` / `GraphKernelNode::validateKernelParams`: the node is checked
+/// as a launch on the current device would be (`ihipLaunchKernel_validate`). Errors:
+/// `hipErrorInvalidValue` (null function, both `kernelParams` and `extra`, an empty grid or block,
+/// a block over `maxThreadsPerBlock`, too much dynamic LDS, no arguments for a kernel that has
+/// some), `hipErrorInvalidDeviceFunction` (unknown function), the launch checks' codes
+/// ([`crate::module::validate_launch`]), `hipErrorInvalidConfiguration` (grid × block past 32
+/// bits in a dimension).
 fn kernel_op(p: *const hipKernelNodeParams) -> Result<Op, hipError_t> {
     let p = read_in(p)?;
     check(!p.func.is_null())?;
-    crate::api::module::host_function(p.func)?;
+    let f = crate::api::module::host_function(p.func)?;
+    check(p.kernelParams.is_null() || p.extra.is_null())?;
+    let d = crate::module::LaunchDims {
+        grid: [p.gridDim.x, p.gridDim.y, p.gridDim.z],
+        block: [p.blockDim.x, p.blockDim.y, p.blockDim.z],
+        shared: p.sharedMemBytes as usize,
+    };
+    let work = |i: usize| d.grid[i] as u64 * d.block[i] as u64;
+    check((0..3).all(|i| work(i) != 0))?;
+    let (rt, dev) = rt_dev()?;
+    let props = &rt.devices[dev].props;
+    check(d.threads() <= props.maxThreadsPerBlock as u64)?;
+    crate::module::validate_launch(&f, props, &d, !p.kernelParams.is_null() || !p.extra.is_null())?;
+    if (0..3).any(|i| work(i) > u32::MAX as u64) {
+        return Err(hipError_t::hipErrorInvalidConfiguration);
+    }
     Ok(Op::Kernel(CParams(p)))
 }
 

@@ -201,6 +201,7 @@ impl Runtime {
             flags: 0,
             owner: dev,
             backing: Backing::Array(obj),
+            id: 0,
         });
         crate::log::hipkfd_log!("array {g:?} on device {dev} at {base:#x}");
         Ok(handle)

@@ -441,6 +441,14 @@ impl Exec {
         Ok(s.enabled)
     }
 
+    /// The copy direction of the step made from graph node `n` (`None`: not a copy). Errors:
+    /// `hipErrorInvalidValue` when `n` is not in the executable graph.
+    pub fn copy_kind(&self, n: &Node) -> Result<Option<hipMemcpyKind>, hipError_t> {
+        let steps = self.steps.lock();
+        let s = steps.iter().find(|s| s.ids.contains(&n.id)).ok_or(hipError_t::hipErrorInvalidValue)?;
+        Ok(s.op.copy_kind())
+    }
+
     /// Replaces the operation of the step made from graph node `n` (`hipGraphExec*NodeSetParams`).
     /// Errors: `hipErrorInvalidValue` when `n` is not in the executable graph or `op` is of
     /// another type than the step's.
@@ -456,7 +464,8 @@ impl Exec {
 
     /// `hipGraphExecUpdate`: takes the operations of `g`, matched to the steps in topological
     /// order, as clr checks them: the same node count (else TopologyChanged, no node), then per
-    /// node the same type (NodeTypeChanged), the same copy direction (ParametersChanged), the
+    /// node the same type (NodeTypeChanged), unless a host or empty node the same device as the
+    /// instantiated graph's (UnsupportedFunctionChange), the same copy direction (ParametersChanged), the
     /// same number of dependencies (TopologyChanged); finally the same edges (TopologyChanged).
     /// On a mismatch → `(why, the node of g)` and the executable graph is left as it was.
     pub fn update(&self, g: &Graph) -> Result<(), (hipGraphExecUpdateResult, Option<Arc<Node>>)> {
@@ -469,8 +478,14 @@ impl Exec {
         let indeg = |e: &[(usize, usize)], i: usize| e.iter().filter(|x| x.1 == i).count();
         for (i, (n, s)) in order.iter().zip(steps.iter()).enumerate() {
             let op = n.op();
-            let why = if op.node_type() != s.op.node_type() {
+            let t = op.node_type();
+            let why = if t != s.op.node_type() {
                 Some(R::hipGraphExecUpdateErrorNodeTypeChanged)
+            } else if g.dev != self.dev
+                && t != hipGraphNodeType::hipGraphNodeTypeHost
+                && t != hipGraphNodeType::hipGraphNodeTypeEmpty
+            {
+                Some(R::hipGraphExecUpdateErrorUnsupportedFunctionChange)
             } else if op.copy_kind() != s.op.copy_kind() {
                 Some(R::hipGraphExecUpdateErrorParametersChanged)
             } else if indeg(&edges, i) != indeg(&self.edges, i) {

@@ -301,6 +301,9 @@ pub struct Allocation {
     /// allocated it).
     pub owner: usize,
     pub backing: Backing,
+    /// Unique among the process's allocations, never reused (`HIP_POINTER_ATTRIBUTE_BUFFER_ID`,
+    /// clr's `amd::Memory::getUniqueId`): set by [`Registry::insert`], 0 before.
+    pub id: u64,
 }
 
 impl Allocation {
@@ -315,12 +318,12 @@ impl Allocation {
 
     /// An allocation backed by a BO of its own at `bo.va`.
     pub fn with_bo(size: u64, kind: MemKind, flags: u32, bo: Bo) -> Allocation {
-        Allocation { base: bo.va, size, kind, flags, owner: bo.owner, backing: Backing::Bo(bo) }
+        Allocation { base: bo.va, size, kind, flags, owner: bo.owner, backing: Backing::Bo(bo), id: 0 }
     }
 
     /// An allocation at `base` (inside `bo`) backed by a BO of its own.
     pub fn with_bo_at(base: u64, size: u64, kind: MemKind, bo: Bo) -> Allocation {
-        Allocation { base, size, kind, flags: 0, owner: bo.owner, backing: Backing::Bo(bo) }
+        Allocation { base, size, kind, flags: 0, owner: bo.owner, backing: Backing::Bo(bo), id: 0 }
     }
 
     /// The BO behind it (its own, or the block it is a slot of), if it has one (every kind
@@ -419,7 +422,9 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub fn insert(&self, a: Allocation) -> Arc<Allocation> {
+    pub fn insert(&self, mut a: Allocation) -> Arc<Allocation> {
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        a.id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let a = Arc::new(a);
         let mut m = self.map.write();
         if let Backing::Sub(b) = &a.backing {
@@ -748,6 +753,7 @@ impl Runtime {
                     flags: 0,
                     owner: dev,
                     backing: Backing::Sub(b),
+                    id: 0,
                 }),
                 None => self
                     .bo_alloc(dev, size, vram_flags(d.large_bar) | extra, &map_on, d.large_bar)

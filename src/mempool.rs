@@ -354,8 +354,9 @@ impl Runtime {
     }
 
     /// `hipMemPoolSetAttribute` (clr `MemoryPool::SetAttribute`): the reuse flags and the
-    /// release threshold are set; the high marks only reset to 0; the current counters are
-    /// read-only. Errors: `hipErrorInvalidValue` otherwise.
+    /// release threshold are set; the high marks only reset, to 0 (clr: `max_total_size_ = 0`,
+    /// not the current value as CUDA; the next allocation or free raises them again); the current
+    /// counters are read-only. Errors: `hipErrorInvalidValue` otherwise.
     pub fn mempool_set_attr(&self, p: &MemPool, a: i32, v: AttrValue) -> Result<(), hipError_t> {
         let mut st = p.state.lock();
         match (a, v) {
@@ -363,8 +364,8 @@ impl Runtime {
                 st.reuse[(a - 1) as usize] = i
             }
             (attr::RELEASE_THRESHOLD, AttrValue::U64(t)) => st.counters.release_threshold = t,
-            (attr::RESERVED_MEM_HIGH, AttrValue::U64(0)) => st.counters.reserved_high = st.reserved_bytes(),
-            (attr::USED_MEM_HIGH, AttrValue::U64(0)) => st.counters.used_high = st.used_bytes(),
+            (attr::RESERVED_MEM_HIGH, AttrValue::U64(0)) => st.counters.reserved_high = 0,
+            (attr::USED_MEM_HIGH, AttrValue::U64(0)) => st.counters.used_high = 0,
             _ => return Err(hipError_t::hipErrorInvalidValue),
         }
         Ok(())

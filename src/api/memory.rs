@@ -492,8 +492,8 @@ pub extern "C" fn hipMemcpyWithStream(
 /// `IS_MANAGED`, `MAPPED`, `SYNC_MEMOPS` one byte (bool); `DEVICE_ORDINAL` int; pointers
 /// pointer-sized. Memory type: `hipMemoryTypeHost` for host, registered and managed memory (clr
 /// reports fine-grained memory so), else `hipMemoryTypeDevice` (ROCm 5's values for a caller built
-/// against ROCm 5). `BUFFER_ID` is the allocation's
-/// page number in the aperture (unique among live allocations). Errors (clr
+/// against ROCm 5). `BUFFER_ID` is the allocation's unique id, never reused (clr `getUniqueId`).
+/// Errors (clr
 /// `ihipPointerGetAttributes`): `hipErrorInvalidValue` (null, memory the runtime does not know:
 /// the out value is zeroed, `DEVICE_ORDINAL` -2; `HOST_POINTER` of device memory; unknown
 /// attribute), `hipErrorNotSupported` (`CONTEXT`, `P2P_TOKENS`, `IS_LEGACY_HIP_IPC_CAPABLE`,
@@ -542,7 +542,7 @@ fn pointer_attribute(
             check(host)
         }
         P::HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS => bool_out(false),
-        P::HIP_POINTER_ATTRIBUTE_BUFFER_ID => u32_out(a.as_ref().map_or(0, |a| (a.base >> 12) as u32)),
+        P::HIP_POINTER_ATTRIBUTE_BUFFER_ID => u32_out(a.as_ref().map_or(0, |a| a.id as u32)),
         P::HIP_POINTER_ATTRIBUTE_IS_MANAGED => bool_out(a.as_ref().is_some_and(|a| a.kind == MemKind::Managed)),
         P::HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL => {
             write_out(data as *mut c_int, a.as_ref().map_or(hipInvalidDeviceId, |a| a.owner as c_int))?;

@@ -1674,7 +1674,8 @@ hipError_t hipDeviceGetAttribute(int *pi, hipDeviceAttribute_t attr, int device)
 
 // `hipMemGetInfo`: free and total VRAM of the current device, bytes (`AMDKFD_IOC_AVAILABLE_MEMORY`
 // and the topology's memory banks). Empty blocks of small `hipMalloc`s are given back first, so
-// memory freed by the user counts as free.
+// memory freed by the user counts as free. Free memory is lowered by `HIP_HIDDEN_FREE_MEM` MiB
+// when it is larger than that (clr rocdevice.cpp `globalFreeMemory`).
 hipError_t hipMemGetInfo(size_t *free, size_t *total);
 
 // `hipDriverGetVersion`. Null: `hipErrorInvalidValue`.
@@ -2017,9 +2018,10 @@ hipError_t hipGraphAddEventWaitNode(hipGraphNode_t *pGraphNode,
                                     size_t numDependencies,
                                     hipEvent_t event);
 
-// `hipGraphAddChildGraphNode`: runs a copy of `childGraph` (taken now) as one node. Errors:
-// `hipErrorInvalidValue` (null or unknown child graph, the graph itself), and as
-// [`hipGraphAddEmptyNode`].
+// `hipGraphAddChildGraphNode`: runs a copy of `childGraph` (taken now) as one node.
+// `childGraph` may be `graph` itself: the node then runs the graph as it was before the node
+// was added (clr clones the child). Errors: `hipErrorInvalidValue` (null or unknown child
+// graph), and as [`hipGraphAddEmptyNode`].
 hipError_t hipGraphAddChildGraphNode(hipGraphNode_t *pGraphNode,
                                      hipGraph_t graph,
                                      const hipGraphNode_t *pDependencies,
@@ -2344,18 +2346,22 @@ hipError_t hipMemPrefetchAsync(const void *dev_ptr, size_t count, int device, hi
 // `hipMemAdvise`: remembered for managed memory (read-mostly, preferred location, accessed-by,
 // coarse grain, and their unset forms) and reported by `hipMemRangeGetAttribute(s)`; no
 // advice changes where managed memory lives (it is fine-grained system memory on every
-// device). Advice on other known memory is accepted and forgotten. Errors (clr):
-// `hipErrorInvalidDevice` (bad device, except for the read-mostly advice),
-// `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end, memory the runtime
-// does not know, unknown advice).
+// device). Advice on other system memory the runtime knows (pinned, registered) is accepted and
+// forgotten. Errors (clr): `hipErrorInvalidDevice` (bad device, except for the read-mostly
+// advice), `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end, memory the
+// runtime does not know, device memory (clr's `SetSvmAttributes` fails on a `hipMalloc` range;
+// hip-tests Unit_hipMemAdvise_Negative_Parameters), unknown advice).
 hipError_t hipMemAdvise(const void *dev_ptr, size_t count, hipMemoryAdvise advice, int device);
 
 // `hipMemRangeGetAttribute`: one attribute of a managed range, what all its pages have in
 // common: read-mostly (1 only if every page is), preferred and last-prefetch location (the
 // common one, else `hipInvalidDeviceId`), accessed-by (devices advised for every page),
-// coherency mode (0 fine-grain, 1 coarse-grain advice on every page, 2 mixed). Errors:
-// `hipErrorInvalidValue` (null, zero sizes, not managed memory, a range past the allocation, a
-// `data_size` that does not fit the attribute, unknown attribute).
+// coherency mode (0 fine-grain, 1 coarse-grain advice on every page, 2 mixed). The coherency
+// mode of other memory the runtime knows is its grain (clr `GetSvmAttributes` asks ROCr's
+// pointer info): device memory 1, pinned host memory 0 (1 if `hipHostMallocNonCoherent`).
+// Errors: `hipErrorInvalidValue` (null, zero sizes, not managed memory for the other
+// attributes, a range past the allocation, a `data_size` that does not fit the attribute,
+// unknown attribute).
 hipError_t hipMemRangeGetAttribute(void *data,
                                    size_t data_size,
                                    hipMemRangeAttribute attribute,
@@ -2635,8 +2641,8 @@ hipError_t hipMemcpyWithStream(void *dst,
 // `IS_MANAGED`, `MAPPED`, `SYNC_MEMOPS` one byte (bool); `DEVICE_ORDINAL` int; pointers
 // pointer-sized. Memory type: `hipMemoryTypeHost` for host, registered and managed memory (clr
 // reports fine-grained memory so), else `hipMemoryTypeDevice` (ROCm 5's values for a caller built
-// against ROCm 5). `BUFFER_ID` is the allocation's
-// page number in the aperture (unique among live allocations). Errors (clr
+// against ROCm 5). `BUFFER_ID` is the allocation's unique id, never reused (clr `getUniqueId`).
+// Errors (clr
 // `ihipPointerGetAttributes`): `hipErrorInvalidValue` (null, memory the runtime does not know:
 // the out value is zeroed, `DEVICE_ORDINAL` -2; `HOST_POINTER` of device memory; unknown
 // attribute), `hipErrorNotSupported` (`CONTEXT`, `P2P_TOKENS`, `IS_LEGACY_HIP_IPC_CAPABLE`,
@@ -3080,8 +3086,8 @@ hipError_t hipGetSymbolAddress(void **devPtr, const void *symbol);
 
 // `hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t sizeBytes, size_t
 // offset, hipMemcpyKind kind)`: `hipMemcpy` to the variable's device memory at `offset`.
-// Errors: `hipErrorInvalidSymbol`, `hipErrorInvalidValue` (range past the variable), then
-// `hipMemcpy`'s.
+// Errors: `hipErrorInvalidMemcpyDirection` (`kind` not host-to-device or device-to-device),
+// `hipErrorInvalidSymbol`, `hipErrorInvalidValue` (range past the variable), then `hipMemcpy`'s.
 hipError_t hipMemcpyToSymbol(const void *symbol,
                              const void *src,
                              size_t sizeBytes,

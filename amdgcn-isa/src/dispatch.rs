@@ -12,7 +12,7 @@ use crate::memops::{exec_ds, exec_smem, exec_vmem, Clock, Local, Mem};
 use crate::salu::{exec_scalar, Env, Flow};
 use crate::valu::exec_vector;
 use crate::wave::{Status, Wave, EXEC, M0, VCC};
-use crate::{Dispatch, ExecError, Fault, Memory, Options};
+use crate::{Dispatch, ExecError, Fault, Memory, Options, Stats};
 
 /// The fields of the 64-byte kernel descriptor (AMDGPUUsage "Kernel Descriptor", code object
 /// V4/V5) the interpreter uses.
@@ -84,7 +84,7 @@ struct Shared<'a> {
     abort: AtomicBool,
 }
 
-pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Result<(), ExecError> {
+pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Result<Stats, ExecError> {
     let mut b = [0u8; 64];
     mem.read(d.kernel_object, &mut b)?;
     let kd = KernelDescriptor::parse(&b);
@@ -99,7 +99,7 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
         return Err(ExecError::Invalid(format!("workgroup of {wg_items} work-items (max 1024)")));
     }
     if d.grid_size.contains(&0) {
-        return Ok(());
+        return Ok(Stats::default());
     }
     let nwg: [u64; 3] = std::array::from_fn(|k| (d.grid_size[k] as u64).div_ceil(d.workgroup_size[k] as u64));
     let lds_size = d.group_segment_size.max(kd.group_segment_fixed_size) as usize;
@@ -125,12 +125,15 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
     let total = nwg[0] * nwg[1] * nwg[2];
     let next = AtomicU64::new(0);
     let first_err: Mutex<Option<(u64, ExecError)>> = Mutex::new(None);
+    let wave_insts = AtomicU64::new(0);
+    let lane_insts = AtomicU64::new(0);
     let nthreads = threads.max(1).min(total.min(256) as usize);
     let work = |_t: usize| {
         let mut code = Code::default();
         let mut m = Mem::new(mem);
         let mut waves: Vec<Wave> = Vec::new();
         let mut lds = vec![0u8; sh.lds_size];
+        let mut stats = Stats::default();
         loop {
             if sh.abort.load(Ordering::Relaxed) {
                 break;
@@ -139,7 +142,7 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
             if idx >= total {
                 break;
             }
-            if let Err(e) = run_workgroup(&sh, idx, &mut code, &mut m, &mut waves, &mut lds) {
+            if let Err(e) = run_workgroup(&sh, idx, &mut code, &mut m, &mut waves, &mut lds, &mut stats) {
                 let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
                 if g.as_ref().is_none_or(|(i, _)| idx < *i) {
                     *g = Some((idx, e));
@@ -148,6 +151,8 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
                 break;
             }
         }
+        wave_insts.fetch_add(stats.wave_instructions, Ordering::Relaxed);
+        lane_insts.fetch_add(stats.lane_instructions, Ordering::Relaxed);
     };
     if nthreads <= 1 {
         work(0);
@@ -161,7 +166,7 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
     }
     match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some((_, e)) => Err(e),
-        None => Ok(()),
+        None => Ok(Stats { wave_instructions: wave_insts.into_inner(), lane_instructions: lane_insts.into_inner() }),
     }
 }
 
@@ -172,6 +177,7 @@ fn run_workgroup(
     m: &mut Mem,
     waves: &mut Vec<Wave>,
     lds: &mut [u8],
+    stats: &mut Stats,
 ) -> Result<(), ExecError> {
     let d = sh.d;
     let wg = [idx % sh.nwg[0], (idx / sh.nwg[0]) % sh.nwg[1], idx / (sh.nwg[0] * sh.nwg[1])];
@@ -285,7 +291,7 @@ fn run_workgroup(
             }
             running = true;
             let env = Env { hw_id: (n as u32 & 15) | ((n as u32 % 4) << 4) | (((idx % 16) as u32) << 8), ..env_base };
-            run_wave(sh, w, code, m, &mut local, &env)?;
+            run_wave(sh, w, code, m, &mut local, &env, stats)?;
         }
         let live: Vec<usize> = (0..nwaves).filter(|&n| waves[n].status != Status::Done).collect();
         if live.is_empty() {
@@ -329,6 +335,7 @@ fn run_wave(
     m: &mut Mem,
     loc: &mut Local,
     env: &Env,
+    stats: &mut Stats,
 ) -> Result<(), ExecError> {
     let budget = sh.opts.max_wave_instructions.unwrap_or(u64::MAX);
     loop {
@@ -339,6 +346,8 @@ fn run_wave(
         }
         let i = &code[&pc];
         w.count += 1;
+        stats.wave_instructions += 1;
+        stats.lane_instructions += w.exec().count_ones() as u64;
         if w.count > budget {
             return Err(ExecError::Invalid(format!("wave ran past its budget of {budget} instructions (pc {pc:#x})")));
         }

@@ -105,10 +105,19 @@ pub struct Options {
 /// instruction the interpreter lacks, `Invalid` for a descriptor/dispatch that cannot run.
 pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize) -> Result<(), ExecError> {
     let max_wave_instructions = std::env::var("AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS").ok().and_then(|v| v.parse().ok());
-    run_with(mem, d, threads, &Options { max_wave_instructions })
+    run_with(mem, d, threads, &Options { max_wave_instructions }).map(|_| ())
 }
 
-/// [`run`] with explicit [`Options`].
-pub fn run_with(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Result<(), ExecError> {
+/// What a dispatch executed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Instructions issued, counted once per wave.
+    pub wave_instructions: u64,
+    /// Instructions times the lanes active in EXEC when they issued.
+    pub lane_instructions: u64,
+}
+
+/// [`run`] with explicit [`Options`]; returns what was executed.
+pub fn run_with(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Result<Stats, ExecError> {
     dispatch::run(mem, d, threads, opts)
 }

@@ -188,7 +188,11 @@ pub fn build(file: &str, flags: &[&str]) -> Option<Vec<u8>> {
         return None;
     }
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(file);
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    // Integration tests get CARGO_TARGET_TMPDIR; examples use target/tmp next to them.
+    let out = option_env!("CARGO_TARGET_TMPDIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/tmp"));
+    std::fs::create_dir_all(&out).unwrap();
     let tag = flags.join("").replace(['-', '='], "");
     let elf = out.join(format!("{file}{tag}.elf"));
     let fresh = |p: &Path| {

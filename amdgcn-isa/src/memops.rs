@@ -559,7 +559,8 @@ pub fn exec_ds(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) ->
             });
         }
         MemKind::Swizzle => {
-            let data = w.v[i.data as usize];
+            // The source is the ADDR operand (`ds_swizzle_b32 vdst, vsrc offset:...`).
+            let data = w.v[i.addr as usize];
             let mut out = [0u32; 64];
             lanes(exec, |l| {
                 let s = if off16 & 0x8000 != 0 {

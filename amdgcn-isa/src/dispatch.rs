@@ -82,6 +82,9 @@ struct Shared<'a> {
     opts: &'a Options,
     clock: Clock,
     abort: AtomicBool,
+    /// `AMDGCN_ISA_TRACE=1`: print every instruction of workgroup 0's first wave with its
+    /// destination's value in the first active lane (debugging aid, stderr).
+    trace: bool,
 }
 
 pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Result<Stats, ExecError> {
@@ -121,6 +124,7 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
         opts,
         clock: Clock { start: std::time::Instant::now() },
         abort: AtomicBool::new(false),
+        trace: std::env::var_os("AMDGCN_ISA_TRACE").is_some(),
     };
     let total = nwg[0] * nwg[1] * nwg[2];
     let next = AtomicU64::new(0);
@@ -208,6 +212,7 @@ fn run_workgroup(
         w.pc = sh.entry;
         w.status = Status::Running;
         w.id = n as u32;
+        w.wg = idx;
         w.mode = 0;
         w.count = 0;
         w.priv_size = sh.priv_size;
@@ -307,6 +312,19 @@ fn run_workgroup(
     }
 }
 
+fn trace(w: &Wave, i: &Inst, pc: u64) {
+    let e = w.exec();
+    let l = if e == 0 { 0 } else { e.trailing_zeros() as usize };
+    let d = i.dst as usize;
+    let val = match i.enc {
+        Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Smem => format!("s{d}={:#x}", w.s[d & 0xff]),
+        Enc::Vopc => format!("vcc={:#x}", w.vcc()),
+        _ if i.cmp.is_some() => format!("s{}={:#x}", i.sdst, w.sgpr64(i.sdst as usize)),
+        _ => format!("v{d}[{l}]={:#x} v{}[{l}]={:#x}", w.v[d][l], d + 1, w.v[d + 1][l]),
+    };
+    eprintln!("{pc:#x} {:<24} {:#018x} exec={e:#x} scc={} {val}", i.op.name(), i.raw, w.scc as u8);
+}
+
 /// Decodes the instruction at `pc` (reading up to 12 bytes, less at the end of a mapping).
 fn fetch(m: &mut Mem, pc: u64) -> Result<Inst, ExecError> {
     let mut b = [0u8; 12];
@@ -371,7 +389,12 @@ fn run_wave(
             }
         };
         match flow {
-            Flow::Next => w.pc = pc.wrapping_add(i.size as u64),
+            Flow::Next => {
+                if sh.trace && w.id == 0 && w.wg == 0 {
+                    trace(w, i, pc);
+                }
+                w.pc = pc.wrapping_add(i.size as u64)
+            }
             Flow::Jump(t) => w.pc = t,
             Flow::Barrier => {
                 w.pc = pc.wrapping_add(i.size as u64);

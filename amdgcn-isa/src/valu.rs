@@ -288,6 +288,8 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
     let b = src(w, i, cx, 1, if c.cond == 16 { Ty::B32 } else { ty });
     let (am, xm) = mask64(i, 0);
     let (bm, ym) = mask64(i, 1);
+    let (a32m, x32m) = mask32(i, 0);
+    let (b32m, y32m) = mask32(i, 1);
     lanes!(em, |l| {
         let t = if wide {
             let (x, y) = (w.rd64(a, l), w.rd64(b, l));
@@ -310,7 +312,7 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
             match c.ty {
                 CmpTy::F32 | CmpTy::F16 => {
                     let (fx, q, sub) = if c.ty == CmpTy::F32 {
-                        let f = f32::from_bits((x & am as u32) ^ (xm >> 32) as u32);
+                        let f = f32::from_bits((x & a32m) ^ x32m);
                         (f as f64, (f.to_bits() >> 22) & 1 != 0, f.is_subnormal())
                     } else {
                         let h = (x as u16 & if i.abs & 1 != 0 { 0x7fff } else { 0xffff })
@@ -322,7 +324,7 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
                         (y >> class_bit(fx, q, sub)) & 1 != 0
                     } else {
                         let fy = if c.ty == CmpTy::F32 {
-                            f32::from_bits((y & bm as u32) ^ (ym >> 32) as u32) as f64
+                            f32::from_bits((y & b32m) ^ y32m) as f64
                         } else {
                             let h = (y as u16 & if i.abs & 2 != 0 { 0x7fff } else { 0xffff })
                                 ^ if i.neg & 2 != 0 { 0x8000 } else { 0 };
@@ -807,6 +809,14 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
                 w.wr64(d, l, omod64(i, r).to_bits());
             });
         }
+        v_trig_preop_f64 => {
+            let a = src(w, i, cx, 0, Ty::F64);
+            let b = src(w, i, cx, 1, Ty::B32);
+            lanes!(em, |l| {
+                let r = trig_preop(g0(w.rd64(a, l)), w.rd(b, l));
+                w.wr64(d, l, omod64(i, r).to_bits());
+            });
+        }
         v_mad_u32_u24 => u3!(|a: u32, b: u32, c: u32| (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff).wrapping_add(c)),
         v_mad_i32_i24 => u3!(|a: u32, b: u32, c: u32| (((a << 8) as i32 >> 8).wrapping_mul((b << 8) as i32 >> 8)
             as u32)
@@ -1021,6 +1031,37 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
     }
     let _ = (f2, g2);
     Ok(())
+}
+
+/// 2/pi in binary, 24 bits per entry (the well-known expansion, e.g. fdlibm's `ipio2`).
+const TWO_OVER_PI: [u32; 66] = [
+    0xA2F983, 0x6E4E44, 0x1529FC, 0x2757D1, 0xF534DD, 0xC0DB62, 0x95993C, 0x439041, 0xFE5163, 0xABDEBB, 0xC561B7,
+    0x246E3A, 0x424DD2, 0xE00649, 0x2EEA09, 0xD1921C, 0xFE1DEB, 0x1CB129, 0xA73EE8, 0x8235F5, 0x2EBB44, 0x84E99C,
+    0x7026B4, 0x5F7E41, 0x3991D6, 0x398353, 0x39F49C, 0x845F8B, 0xBDF928, 0x3B1FF8, 0x97FFDE, 0x05980F, 0xEF2F11,
+    0x8B5A0A, 0x6D1F6D, 0x367ECF, 0x27CB09, 0xB74F46, 0x3F669E, 0x5FEA2D, 0x7527BA, 0xC7EBE5, 0xF17B3D, 0x0739F7,
+    0x8A5292, 0xEA6BFB, 0x5FB11F, 0x8D5D08, 0x560330, 0x46FC7B, 0x6BABF0, 0xCFBC20, 0x9AF436, 0x1DA9E3, 0x91615E,
+    0xE61B08, 0x659985, 0x5F14A0, 0x68408D, 0xFFD880, 0x4D7327, 0x310606, 0x1556CA, 0x73A8C9, 0x60E27B, 0xC08C6B,
+];
+
+/// `v_trig_preop_f64`: the 53-bit segment of 2/pi selected by `seg` (shifted further for
+/// large exponents), scaled to its place value (ISA pseudo-code of V_TRIG_PREOP_F64).
+fn trig_preop(x: f64, seg: u32) -> f64 {
+    let e = ((x.to_bits() >> 52) & 0x7ff) as i32;
+    let mut shift = (seg & 31) as i32 * 53;
+    if e > 1077 {
+        shift += e - 1077;
+    }
+    let mut m = 0u64;
+    for k in 0..53 {
+        let bit = (shift + k) as usize;
+        let word = TWO_OVER_PI.get(bit / 24).copied().unwrap_or(0);
+        m = m << 1 | ((word >> (23 - bit % 24)) & 1) as u64;
+    }
+    let mut scale = -53 - shift;
+    if e >= 1968 {
+        scale += 128;
+    }
+    ldexp(m as f64, scale)
 }
 
 fn acc(s: Src) -> Opnd {

@@ -58,6 +58,8 @@ pub struct Wave {
     pub status: Status,
     /// Wave index within its workgroup.
     pub id: u32,
+    /// Linear index of its workgroup in the dispatch.
+    pub wg: u64,
     /// Per-lane private memory: `priv_size` bytes per lane.
     pub scratch: Vec<u8>,
     pub priv_size: u32,
@@ -77,6 +79,7 @@ impl Wave {
             pc: 0,
             status: Status::Running,
             id: 0,
+            wg: 0,
             scratch: Vec::new(),
             priv_size: 0,
             count: 0,

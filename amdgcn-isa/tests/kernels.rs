@@ -316,3 +316,146 @@ fn integer_division() {
         assert_eq!(q64[i], ((a[i] as u32 as u64) << 20) / (b[i] as u32 as u64), "div64 {i}");
     }
 }
+
+fn math() -> Option<Gpu> {
+    Gpu::new("math.hip", &["-O3"])
+}
+
+fn close32(got: f32, want: f64, rel: f64) -> bool {
+    let g = got as f64;
+    (g - want).abs() <= rel * want.abs().max(1e-30) + 1e-6
+}
+
+#[test]
+fn device_math_f32() {
+    let Some(g) = math() else { return };
+    let n = 256usize;
+    let a: Vec<f32> = (0..n).map(|i| (i as f32 - 128.0) * 0.173).collect();
+    let (aa, oa) = (g.upload(&a), g.mem.alloc(32 * n as u64));
+    g.launch("math_f32", [256, 1, 1], [128, 1, 1], Args::default().ptr(aa).ptr(oa).i32(n as i32), 2).unwrap();
+    let o: Vec<f32> = g.download(oa, 8 * n);
+    for i in 0..n {
+        let x = a[i] as f64;
+        let xf = a[i];
+        let want = [
+            x.sin(),
+            x.cos(),
+            (xf * 0.1) as f64,
+            (x.abs() + 1.0).ln(),
+            (x.abs() + 0.5).powf(1.7),
+            (xf * 0.2) as f64,
+            xf.floor() as f64 + (xf * 0.3).ceil() as f64 + (-xf).trunc() as f64,
+            xf.mul_add(xf, -1.0) as f64 + 1.0 / ((xf.abs() + 1.0) as f64).sqrt(),
+        ];
+        let want = [want[0], want[1], want[2].exp(), want[3], want[4], want[5].tanh(), want[6], want[7]];
+        for k in 0..8 {
+            assert!(close32(o[8 * i + k], want[k], 4e-6), "f32 fn {k} x={x}: {} vs {}", o[8 * i + k], want[k]);
+        }
+    }
+}
+
+#[test]
+fn device_math_f64() {
+    let Some(g) = math() else { return };
+    let n = 256usize;
+    let a: Vec<f64> = (0..n).map(|i| (i as f64 - 128.0) * 0.731).collect();
+    let (aa, oa) = (g.upload(&a), g.mem.alloc(32 * n as u64));
+    g.launch("math_f64", [256, 1, 1], [64, 1, 1], Args::default().ptr(aa).ptr(oa).i32(n as i32), 2).unwrap();
+    let o: Vec<f64> = g.download(oa, 4 * n);
+    for i in 0..n {
+        let x = a[i];
+        let want = [x.sin(), (x * 0.1).exp(), (x.abs() + 1.0).ln(), x / (x * x + 1.0) + x.floor()];
+        for k in 0..4 {
+            let got = o[4 * i + k];
+            assert!(
+                (got - want[k]).abs() <= 1e-14 * want[k].abs().max(1e-300) + 1e-300,
+                "f64 fn {k} x={x}: {got} vs {}",
+                want[k]
+            );
+        }
+    }
+}
+
+#[test]
+fn bit_intrinsics() {
+    let Some(g) = math() else { return };
+    let n = 256usize;
+    let a: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9e3779b9) ^ (i << 3)).collect();
+    let (aa, oa) = (g.upload(&a), g.mem.alloc(32 * n as u64));
+    g.launch("bits", [256, 1, 1], [256, 1, 1], Args::default().ptr(aa).ptr(oa).i32(n as i32), 1).unwrap();
+    let o: Vec<u32> = g.download(oa, 8 * n);
+    for i in 0..n {
+        let x = a[i];
+        let y = ((x as u64) << 32) | x.wrapping_mul(2654435761) as u64;
+        let fsl = {
+            let s = (i % 32) as u32;
+            // __funnelshift_l(lo, hi, s): the high word of (hi:lo) << s.
+            ((((x.wrapping_mul(3) as u64) << 32 | x as u64) << s) >> 32) as u32
+        };
+        let perm = {
+            let b = ((x.wrapping_mul(7) as u64) << 32 | x as u64).to_le_bytes();
+            u32::from_le_bytes([b[0], b[4], b[1], b[5]])
+        };
+        let want = [
+            x.count_ones(),
+            x.leading_zeros(),
+            if x == 0 { 0 } else { x.trailing_zeros() + 1 },
+            x.reverse_bits(),
+            fsl,
+            y.count_ones() + y.leading_zeros(),
+            perm,
+            (x >> 5) & 0x3ff,
+        ];
+        for k in 0..8 {
+            assert_eq!(o[8 * i + k], want[k], "bits fn {k} x={x:#x}");
+        }
+    }
+}
+
+#[test]
+fn half_precision() {
+    let Some(g) = math() else { return };
+    let n = 128usize;
+    let a: Vec<u16> = (0..n).map(|i| f32_to_f16((i as f32 - 64.0) * 0.0625)).collect();
+    let (aa, oa) = (g.upload(&a), g.mem.alloc(8 * n as u64));
+    g.launch("half_math", [128, 1, 1], [64, 1, 1], Args::default().ptr(aa).ptr(oa).i32(n as i32), 1).unwrap();
+    let o: Vec<u16> = g.download(oa, 4 * n);
+    let r = |f: f32| f32_to_f16(f);
+    for i in 0..n {
+        let x = f16_to_f32(a[i]);
+        let sq = f16_to_f32(r(x * x));
+        assert_eq!(o[4 * i], r(x * x), "mul2 lo {i}");
+        // hipcc contracts hadd2(hmul2(p, p), p) into v_pk_fma_f16: one rounding.
+        assert_eq!(o[4 * i + 1], r(x * x - x), "fma2 hi {i}");
+        let _ = sq;
+        let q = f16_to_f32(o[4 * i + 2]);
+        assert!((q - x / 3.0).abs() <= 1e-3 * (x / 3.0).abs() + 1e-7, "div {i}: {q} vs {}", x / 3.0);
+        assert_eq!(o[4 * i + 3], if x > 0.5 { a[i] } else { r(x - 2.0) }, "select {i}");
+    }
+}
+
+#[test]
+fn syncthreads_count_and_or() {
+    let Some(g) = math() else { return };
+    let v: Vec<i32> = (0..512).map(|i| if i == 300 { 77 } else { i % 20 }).collect();
+    let (ia, oa) = (g.upload(&v), g.mem.alloc(4 * 6));
+    g.launch("sync_count", [512, 1, 1], [256, 1, 1], Args::default().ptr(ia).ptr(oa), 2).unwrap();
+    let o: Vec<i32> = g.download(oa, 6);
+    for b in 0..2 {
+        let s = &v[b * 256..(b + 1) * 256];
+        assert_eq!(o[3 * b], s.iter().filter(|&&x| x > 10).count() as i32);
+        assert_eq!(o[3 * b + 1], 1);
+        assert_eq!(o[3 * b + 2], s.contains(&77) as i32);
+    }
+}
+
+#[test]
+#[ignore = "debug helper: AMDGCN_ISA_TRACE=1 cargo test -- --ignored trace_one"]
+fn trace_one() {
+    let Some(g) = math() else { return };
+    let a: Vec<f32> = vec![-22.144; 64];
+    let (aa, oa) = (g.upload(&a), g.mem.alloc(32 * 64));
+    g.launch("math_f32", [1, 1, 1], [1, 1, 1], Args::default().ptr(aa).ptr(oa).i32(1), 1).unwrap();
+    let o: Vec<f32> = g.download(oa, 8);
+    eprintln!("{o:?}");
+}

@@ -252,9 +252,9 @@ fn run_workgroup(
         }
         // System SGPRs start at USER_SGPR_COUNT.
         s = ((rsrc2 >> 1) & 0x1f) as usize;
-        for k in 0..3 {
+        for (k, id) in wg.iter().enumerate() {
             if rsrc2 & (1 << (7 + k)) != 0 {
-                put(w, &mut s, wg[k] as u32);
+                put(w, &mut s, *id as u32);
             }
         }
         if rsrc2 & (1 << 10) != 0 {
@@ -358,11 +358,10 @@ fn run_wave(
     let budget = sh.opts.max_wave_instructions.unwrap_or(u64::MAX);
     loop {
         let pc = w.pc;
-        if !code.contains_key(&pc) {
-            let inst = fetch(m, pc)?;
-            code.insert(pc, inst);
-        }
-        let i = &code[&pc];
+        let i = match code.entry(pc) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(fetch(m, pc)?),
+        };
         w.count += 1;
         stats.wave_instructions += 1;
         stats.lane_instructions += w.exec().count_ones() as u64;

@@ -382,8 +382,8 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
         MemKind::Load { bytes, sext, d16 } => {
             let mut buf = [0u8; 16];
             let n = bytes as usize;
-            for l in 0..64 {
-                if let Some(p) = &places[l] {
+            for (l, p) in places.iter().enumerate() {
+                if let Some(p) = p {
                     lane_read(w, m, loc.lds, l, p, &mut buf[..n])?;
                     scatter(w, i.dst, l, &buf[..n], bytes, sext, d16);
                 }
@@ -392,8 +392,8 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
         MemKind::Store { bytes, hi } => {
             let mut buf = [0u8; 16];
             let n = bytes as usize;
-            for l in 0..64 {
-                if let Some(p) = &places[l] {
+            for (l, p) in places.iter().enumerate() {
+                if let Some(p) = p {
                     if hi {
                         let v = w.v[i.data as usize][l] >> 16;
                         buf[..2].copy_from_slice(&(v as u16).to_le_bytes());
@@ -407,8 +407,8 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
         MemKind::Atomic { op, bytes, rtn } => {
             let rtn = rtn && i.glc;
             let wide = bytes == 8;
-            for l in 0..64 {
-                if let Some(p) = &places[l] {
+            for (l, p) in places.iter().enumerate() {
+                if let Some(p) = p {
                     let rd = |w: &Wave, r: u16| {
                         if wide {
                             w.rd64(crate::wave::Opnd::V(r), l)

@@ -216,6 +216,8 @@ fn src(w: &Wave, i: &Inst, cx: &Cx, k: usize, ty: Ty) -> Opnd {
     }
 }
 
+/// The 16 IEEE predicates; the negated forms are true on unordered inputs.
+#[allow(clippy::neg_cmp_op_on_partial_ord, clippy::double_comparisons)]
 fn f64cmp(c: u8, a: f64, b: f64) -> bool {
     match c {
         0 => false,
@@ -1121,8 +1123,8 @@ fn vop3p(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
         v_pk_add_f32 | v_pk_mul_f32 | v_pk_fma_f32 => {
             let n = if i.op == v_pk_fma_f32 { 3 } else { 2 };
             let mut o = [Opnd::U(0); 3];
-            for k in 0..n {
-                o[k] = match i.src[k] {
+            for (k, ok) in o.iter_mut().enumerate().take(n) {
+                *ok = match i.src[k] {
                     Src::V(r) => Opnd::V(r),
                     Src::S(_) => w.opnd(i.src[k], Ty::B64),
                     s => {

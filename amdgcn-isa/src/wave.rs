@@ -5,7 +5,6 @@ use crate::decode::{Inst, Src};
 use crate::ExecError;
 
 /// Special SGPR codes (operand encodings).
-pub const FLAT_SCRATCH: usize = 102;
 pub const VCC: usize = 106;
 pub const M0: usize = 124;
 pub const EXEC: usize = 126;

@@ -312,6 +312,66 @@ fn run_workgroup(
     }
 }
 
+/// Executes one decoded instruction.
+pub(crate) fn step(
+    w: &mut Wave,
+    i: &Inst,
+    pc: u64,
+    m: &mut Mem,
+    loc: &mut Local,
+    env: &Env,
+    clock: &Clock,
+) -> Result<Flow, ExecError> {
+    Ok(match i.enc {
+        Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Sopc | Enc::Sopp => exec_scalar(w, i, pc, env)?,
+        Enc::Smem => {
+            exec_smem(w, i, pc, m, clock)?;
+            Flow::Next
+        }
+        Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => {
+            exec_vector(w, i, pc)?;
+            Flow::Next
+        }
+        Enc::Ds => {
+            exec_ds(w, i, pc, m, loc)?;
+            Flow::Next
+        }
+        Enc::Flat | Enc::Global | Enc::Scratch | Enc::Mubuf => {
+            exec_vmem(w, i, pc, m, loc)?;
+            Flow::Next
+        }
+    })
+}
+
+/// Decodes `words` and executes that one instruction on a zeroed wave (all lanes active)
+/// against a memory where every access faults: `Err(Unsupported)` when the interpreter
+/// lacks it (decode or execution), else the instruction's size in bytes. For coverage tools.
+pub fn probe(words: [u32; 3]) -> Result<usize, ExecError> {
+    struct NoMem;
+    impl Memory for NoMem {
+        fn read(&self, va: u64, _: &mut [u8]) -> Result<(), Fault> {
+            Err(Fault { va: va & !0xfff, write: false })
+        }
+        fn write(&self, va: u64, _: &[u8]) -> Result<(), Fault> {
+            Err(Fault { va: va & !0xfff, write: true })
+        }
+        fn atomic(&self, va: u64, _: u32, _: &mut dyn FnMut(u64) -> u64) -> Result<u64, Fault> {
+            Err(Fault { va: va & !0xfff, write: true })
+        }
+    }
+    let i = decode(words).map_err(|e| ExecError::Unsupported { pc: 0, encoding: e.encoding, what: e.what })?;
+    let mut w = Wave::new();
+    w.set_exec(u64::MAX);
+    let mut lds = vec![0u8; 1024];
+    let mut loc = Local { lds: &mut lds };
+    let mut m = Mem::new(&NoMem);
+    let clock = Clock { start: std::time::Instant::now() };
+    match step(&mut w, &i, 0, &mut m, &mut loc, &Env::default(), &clock) {
+        Err(e @ ExecError::Unsupported { .. }) => Err(e),
+        _ => Ok(i.size as usize),
+    }
+}
+
 fn trace(w: &Wave, i: &Inst, pc: u64) {
     let e = w.exec();
     let l = if e == 0 { 0 } else { e.trailing_zeros() as usize };
@@ -368,25 +428,7 @@ fn run_wave(
         if w.count > budget {
             return Err(ExecError::Invalid(format!("wave ran past its budget of {budget} instructions (pc {pc:#x})")));
         }
-        let flow = match i.enc {
-            Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Sopc | Enc::Sopp => exec_scalar(w, i, pc, env)?,
-            Enc::Smem => {
-                exec_smem(w, i, pc, m, &sh.clock)?;
-                Flow::Next
-            }
-            Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => {
-                exec_vector(w, i, pc)?;
-                Flow::Next
-            }
-            Enc::Ds => {
-                exec_ds(w, i, pc, m, loc)?;
-                Flow::Next
-            }
-            Enc::Flat | Enc::Global | Enc::Scratch | Enc::Mubuf => {
-                exec_vmem(w, i, pc, m, loc)?;
-                Flow::Next
-            }
-        };
+        let flow = step(w, i, pc, m, loc, env, &sh.clock)?;
         match flow {
             Flow::Next => {
                 if sh.trace && w.id == 0 && w.wg == 0 {

@@ -15,7 +15,7 @@ mod valu;
 mod wave;
 
 pub use decode::{decode, DecodeError, Inst};
-pub use dispatch::KernelDescriptor;
+pub use dispatch::{probe, KernelDescriptor};
 pub use optab::Op;
 
 /// A GPU memory access that failed: the first faulting byte's page (4 KiB aligned), as the VM

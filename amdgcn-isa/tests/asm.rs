@@ -337,3 +337,17 @@ fn random_code_never_panics_or_hangs() {
     // Falling off the end of the code must fault (not silently succeed) in most rounds.
     assert!(err > 1500, "ok {ok} err {err}");
 }
+
+#[test]
+fn probe_reports_missing_instructions() {
+    // v_cvt_pknorm_i16_f32 (VOP3 0x294) is not implemented; v_add_f32 is.
+    let Some(b) = assemble("v_cvt_pknorm_i16_f32 v0, v1, v2\nv_add_f32 v0, v1, v2\n") else { return };
+    let mut padded = b.clone();
+    padded.resize(b.len() + 8, 0);
+    let w2 = |o: usize| [0, 1, 2].map(|k| u32::from_le_bytes(padded[o + 4 * k..o + 4 * k + 4].try_into().unwrap()));
+    match amdgcn_isa::probe(w2(0)) {
+        Err(ExecError::Unsupported { what, .. }) => assert!(what.contains("v_cvt_pknorm_i16_f32"), "{what}"),
+        r => panic!("{r:?}"),
+    }
+    assert_eq!(amdgcn_isa::probe(w2(8)), Ok(4));
+}

@@ -38,7 +38,7 @@ fn main() {
         }
     }
     let mut v: Vec<_> = hist.iter().collect();
-    v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0));
+    v.sort_by_key(|e| std::cmp::Reverse(e.1 .0));
     let (mut n, mut ok, mut dyn_n, mut dyn_ok) = (0, 0, 0u64, 0u64);
     for (name, (count, sup)) in &v {
         n += 1;

@@ -216,11 +216,13 @@ fn run_workgroup(
         w.mode = 0;
         w.count = 0;
         w.priv_size = sh.priv_size;
-        let sbytes = sh.priv_size as usize * 64;
-        if w.scratch.len() != sbytes {
-            w.scratch = vec![0; sbytes];
-        } else {
+        // Scratch is allocated on the first private write (zero until then).
+        if w.scratch_used {
             w.scratch.fill(0);
+            w.scratch_used = false;
+        }
+        if w.scratch.len() != sh.priv_size as usize * 64 {
+            w.scratch = Vec::new();
         }
         // User SGPRs, in AMDGPUUsage order.
         let mut s = 0usize;

@@ -187,7 +187,7 @@ fn lane_read(w: &Wave, m: &mut Mem, lds: &[u8], l: usize, p: &Place, buf: &mut [
         Place::Private(o) => {
             let o = o as usize;
             let ps = w.priv_size as usize;
-            if o + buf.len() <= ps {
+            if o + buf.len() <= ps && !w.scratch.is_empty() {
                 let base = l * ps + o;
                 buf.copy_from_slice(&w.scratch[base..base + buf.len()]);
             } else {
@@ -217,6 +217,10 @@ fn lane_write(w: &mut Wave, m: &mut Mem, lds: &mut [u8], l: usize, p: &Place, bu
             let o = o as usize;
             let ps = w.priv_size as usize;
             if o + buf.len() <= ps {
+                if w.scratch.is_empty() {
+                    w.scratch = vec![0; ps * 64];
+                }
+                w.scratch_used = true;
                 let base = l * ps + o;
                 w.scratch[base..base + buf.len()].copy_from_slice(buf);
             }

@@ -61,6 +61,8 @@ pub struct Wave {
     pub wg: u64,
     /// Per-lane private memory: `priv_size` bytes per lane.
     pub scratch: Vec<u8>,
+    /// `scratch` was written since the wave (slot) started.
+    pub scratch_used: bool,
     pub priv_size: u32,
     /// Instructions executed (for `s_memtime` and the instruction budget).
     pub count: u64,
@@ -80,6 +82,7 @@ impl Wave {
             id: 0,
             wg: 0,
             scratch: Vec::new(),
+            scratch_used: false,
             priv_size: 0,
             count: 0,
             mode: 0,

@@ -9,13 +9,14 @@ use object::{Object, ObjectSection};
 use std::process::Command;
 
 fn llvm_mc() -> Option<&'static str> {
-    ["llvm-mc", "/usr/lib/llvm-15/bin/llvm-mc"].into_iter().find(|p| Command::new(p).arg("--version").output().is_ok())
+    // LLVM 15 comes with Debian's hipcc (its llvm-15 dependency).
+    ["/usr/lib/llvm-15/bin/llvm-mc", "llvm-mc"].into_iter().find(|p| Command::new(p).arg("--version").output().is_ok())
 }
 
 /// Assembles `src` (gfx90a) and returns the bytes of its .text.
 fn assemble(src: &str) -> Option<Vec<u8>> {
     let Some(mc) = llvm_mc() else {
-        eprintln!("\n*** SKIPPED: llvm-mc not found (Debian package llvm) ***\n");
+        eprintln!("\n*** SKIPPED: llvm-mc not found (Debian package llvm-15, a hipcc dependency) ***\n");
         return None;
     };
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));

@@ -1,9 +1,13 @@
+# Sweeps every opcode of every gfx90a encoding through `llvm-mc -disassemble` and writes
+# tabs.json (opcode -> mnemonic per encoding); genrs.py turns it into ../src/optab.rs.
+# Run from a scratch directory: LLVM_MC=/usr/lib/llvm-15/bin/llvm-mc python3 gen.py && python3 genrs.py
 import subprocess, re, sys
+MC = __import__("os").environ.get("LLVM_MC", "llvm-mc")
 def le(w): return ",".join("0x%02x"%((w>>(8*i))&0xff) for i in range(4))
 def run(words):
     # words: list of (op, [dwords])
     inp="\n".join(",".join(le(d) for d in ds) for _,ds in words)
-    p=subprocess.run(["llvm-mc","-arch=amdgcn","-mcpu=gfx90a","-disassemble","-show-encoding"],input=inp,capture_output=True,text=True)
+    p=subprocess.run([MC,"-arch=amdgcn","-mcpu=gfx90a","-disassemble","-show-encoding"],input=inp,capture_output=True,text=True)
     res={}
     encmap={tuple(ds):op for op,ds in words}
     for line in p.stdout.splitlines():

@@ -352,3 +352,101 @@ fn probe_reports_missing_instructions() {
     }
     assert_eq!(amdgcn_isa::probe(w2(8)), Ok(4));
 }
+
+#[test]
+fn store_to_unmapped_page_faults_as_write() {
+    let Some(code) = assemble(
+        "    s_mov_b32 s0, 0x5000
+    s_mov_b32 s1, 0x77
+    v_mov_b32 v0, 0
+    v_mov_b32 v1, 42
+    global_store_dword v0, v1, s[0:1] offset:16
+    s_endpgm\n",
+    ) else {
+        return;
+    };
+    let r = run_code(&code, Some(1000));
+    assert_eq!(r.map(|_| ()), Err(ExecError::Fault(amdgcn_isa::Fault { va: 0x77_0000_5000, write: true })));
+}
+
+#[test]
+fn flat_private_aperture_is_per_lane() {
+    // Each lane stores its id through a flat pointer into the private aperture at the same
+    // offset, then reads it back: lanes must not see each other's value.
+    let body = format!(
+        "    s_mov_b32 s12, src_private_base
+    v_mov_b32 v2, 8
+    v_mov_b32 v3, s12
+    flat_store_dword v[2:3], v101
+    s_waitcnt vmcnt(0) lgkmcnt(0)
+    flat_load_dword v1, v[2:3]
+    scratch_load_dword v4, v2, off
+    s_waitcnt vmcnt(0) lgkmcnt(0)
+{}{}",
+        store(0, "v1"),
+        store(1, "v4")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 2) else { return };
+    for l in 0..64 {
+        assert_eq!(o[l], inp[l], "flat private lane {l}");
+        assert_eq!(o[64 + l], inp[l], "scratch_load lane {l}");
+    }
+}
+
+#[test]
+fn endless_loop_stops_at_the_budget() {
+    let Some(code) = assemble("loop:\n    s_branch loop\n") else { return };
+    match run_code(&code, Some(5000)) {
+        Err(ExecError::Invalid(m)) => assert!(m.contains("budget"), "{m}"),
+        r => panic!("{r:?}"),
+    }
+}
+
+#[test]
+fn wave32_descriptor_is_invalid() {
+    let mem = VecMem::new();
+    let mut kd = [0u8; 64];
+    kd[56..58].copy_from_slice(&(1u16 << 10).to_le_bytes());
+    write_ro(&mem, KD_VA, &kd);
+    let d = Dispatch { kernel_object: KD_VA, grid_size: [64, 1, 1], workgroup_size: [64, 1, 1], ..Default::default() };
+    assert!(matches!(amdgcn_isa::run(&mem, &d, 1), Err(ExecError::Invalid(_))));
+}
+
+#[test]
+fn wide_integer_and_atomic_return() {
+    let body = format!(
+        "    v_mov_b32 v2, 0xffffffff
+    v_mad_u64_u32 v[4:5], s[10:11], v101, v2, 0
+    v_mov_b32 v6, 0
+    v_mov_b32 v7, 5
+    global_atomic_add_x2 v[8:9], v6, v[6:7], s[6:7] glc
+    s_waitcnt vmcnt(0)
+    s_mov_b64 s[12:13], 0x1234
+    s_lshl_b64 s[12:13], s[12:13], 36
+    v_mov_b32 v10, s13
+    v_alignbit_b32 v11, v101, v2, 4
+{}{}{}{}{}",
+        store(0, "v4"),
+        store(1, "v5"),
+        store(2, "v8"),
+        store(3, "v10"),
+        store(4, "v11")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 5) else { return };
+    let mut olds: Vec<u64> = (0..64).map(|l| o[128 + l] as u64).collect();
+    olds.sort();
+    for l in 0..64 {
+        let p = inp[l] as u64 * 0xffff_ffff;
+        assert_eq!(o[l], p as u32, "mad lo lane {l}");
+        assert_eq!(o[64 + l], (p >> 32) as u32, "mad hi lane {l}");
+        assert_eq!(o[192 + l], (0x1234u64 << 36 >> 32) as u32, "s_lshl_b64 lane {l}");
+        assert_eq!(o[256 + l], (((inp[l] as u64) << 32 | 0xffff_ffff) >> 4) as u32, "alignbit lane {l}");
+    }
+    // The 64 atomic adds of (5 << 32) | 0 to in[0..2]: the returned olds are distinct steps.
+    let base = inp[0] as u64 | (inp[1] as u64) << 32;
+    for (k, v) in olds.iter().enumerate() {
+        assert_eq!(*v, base as u32 as u64, "low word unchanged by adding 5<<32 ({k})");
+    }
+}

@@ -1007,18 +1007,7 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
         v_mad_i16 | v_mad_legacy_i16 => {
             u3!(|a: u32, b: u32, c: u32| (a as u16).wrapping_mul(b as u16).wrapping_add(c as u16) as u32)
         }
-        v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => {
-            // AGPRs live at 256.. of the unified file.
-            let (s, dd) = match i.op {
-                v_accvgpr_read_b32 => (acc(i.src[0]), d),
-                v_accvgpr_write_b32 => (w.opnd(i.src[0], Ty::B32), d + 256),
-                _ => (acc(i.src[0]), d + 256),
-            };
-            lanes!(em, |l| {
-                let v = w.rd(s, l);
-                w.wr(dd, l, v);
-            });
-        }
+        v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => accvgpr(w, i, em),
         v_swap_b32 => {
             let Src::V(r) = i.src[0] else {
                 return Err(unsupported(i, pc, "source"));
@@ -1064,6 +1053,21 @@ fn trig_preop(x: f64, seg: u32) -> f64 {
         scale += 128;
     }
     ldexp(m as f64, scale)
+}
+
+/// `v_accvgpr_read/write/mov_b32` (VOP3P and VOP1 forms): AGPRs live at 256.. of the
+/// unified register file.
+fn accvgpr(w: &mut Wave, i: &Inst, em: u64) {
+    let d = i.dst;
+    let (s, dd) = match i.op {
+        Op::v_accvgpr_read_b32 => (acc(i.src[0]), d),
+        Op::v_accvgpr_write_b32 => (w.opnd(i.src[0], Ty::B32), d + 256),
+        _ => (acc(i.src[0]), d + 256),
+    };
+    lanes!(em, |l| {
+        let v = w.rd(s, l);
+        w.wr(dd, l, v);
+    });
 }
 
 fn acc(s: Src) -> Opnd {
@@ -1226,17 +1230,7 @@ fn vop3p(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
                 w.wr(d, l, r[0] as u32 | (r[1] as u32) << 16);
             });
         }
-        v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => {
-            let (s, dd) = match i.op {
-                v_accvgpr_read_b32 => (acc(i.src[0]), d),
-                v_accvgpr_write_b32 => (w.opnd(i.src[0], Ty::B32), d + 256),
-                _ => (acc(i.src[0]), d + 256),
-            };
-            lanes!(em, |l| {
-                let v = w.rd(s, l);
-                w.wr(dd, l, v);
-            });
-        }
+        v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => accvgpr(w, i, em),
         _ => return Err(unsupported(i, pc, "")),
     }
     Ok(())

@@ -450,3 +450,28 @@ fn wide_integer_and_atomic_return() {
         assert_eq!(*v, base as u32 as u64, "low word unchanged by adding 5<<32 ({k})");
     }
 }
+
+#[test]
+fn agprs_round_trip() {
+    let body = format!(
+        "    v_accvgpr_write_b32 a1, v101
+    v_accvgpr_mov_b32 a2, a1
+    v_accvgpr_read_b32 v1, a2
+    v_accvgpr_write_b32 a3, 7
+    global_load_dword a4, v100, s[6:7]
+    s_waitcnt vmcnt(0)
+    v_accvgpr_read_b32 v2, a3
+    v_accvgpr_read_b32 v3, a4
+{}{}{}",
+        store(0, "v1"),
+        store(1, "v2"),
+        store(2, "v3")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 3) else { return };
+    for l in 0..64 {
+        assert_eq!(o[l], inp[l], "agpr mov lane {l}");
+        assert_eq!(o[64 + l], 7, "agpr const lane {l}");
+        assert_eq!(o[128 + l], inp[l], "load into agpr lane {l}");
+    }
+}

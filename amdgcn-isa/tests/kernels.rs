@@ -459,3 +459,28 @@ fn trace_one() {
     let o: Vec<f32> = g.download(oa, 8);
     eprintln!("{o:?}");
 }
+
+/// Every instruction hipcc emitted for the test kernels decodes and executes (no
+/// `Unsupported`), walking `.text` linearly.
+#[test]
+fn test_kernels_fully_supported() {
+    use object::{Object, ObjectSection};
+    for file in ["basic.hip", "math.hip"] {
+        let Some(elf) = common::build(file, &["-O3"]) else { return };
+        let f = object::File::parse(&*elf).unwrap();
+        let code = f.section_by_name(".text").unwrap().data().unwrap().to_vec();
+        let (mut off, mut n) = (0, 0);
+        while off + 4 <= code.len() {
+            let w = [0, 1, 2].map(|k| {
+                let o = off + 4 * k;
+                code.get(o..o + 4).map_or(0, |c| u32::from_le_bytes(c.try_into().unwrap()))
+            });
+            match amdgcn_isa::probe(w) {
+                Ok(size) => off += size,
+                Err(e) => panic!("{file} +{off:#x}: {e}"),
+            }
+            n += 1;
+        }
+        assert!(n > 500, "{file}: {n} instructions");
+    }
+}

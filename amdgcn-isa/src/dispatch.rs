@@ -5,10 +5,11 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 use crate::decode::{decode, Enc, Inst};
 use crate::memops::{exec_ds, exec_smem, exec_vmem, Clock, Local, Mem};
+use crate::optab::Op;
 use crate::salu::{exec_scalar, Env, Flow};
 use crate::valu::exec_vector;
 use crate::wave::{Status, Wave, EXEC, M0, VCC};
@@ -127,32 +128,95 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
         trace: std::env::var_os("AMDGCN_ISA_TRACE").is_some(),
     };
     let total = nwg[0] * nwg[1] * nwg[2];
-    let next = AtomicU64::new(0);
+    let sched = Mutex::new(Sched::default());
+    let wake = Condvar::new();
     let first_err: Mutex<Option<(u64, ExecError)>> = Mutex::new(None);
     let wave_insts = AtomicU64::new(0);
     let lane_insts = AtomicU64::new(0);
     let nthreads = threads.max(1).min(total.min(256) as usize);
+    let fail = |idx: u64, e: ExecError| {
+        let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
+        if g.as_ref().is_none_or(|(i, _)| idx < *i) {
+            *g = Some((idx, e));
+        }
+        sh.abort.store(true, Ordering::Relaxed);
+        wake.notify_all();
+    };
     let work = |_t: usize| {
         let mut code = Code::default();
         let mut m = Mem::new(mem);
-        let mut waves: Vec<Wave> = Vec::new();
-        let mut lds = vec![0u8; sh.lds_size];
+        let mut spare: Option<Wg> = None;
         let mut stats = Stats::default();
         loop {
-            if sh.abort.load(Ordering::Relaxed) {
-                break;
-            }
-            let idx = next.fetch_add(1, Ordering::Relaxed);
-            if idx >= total {
-                break;
-            }
-            if let Err(e) = run_workgroup(&sh, idx, &mut code, &mut m, &mut waves, &mut lds, &mut stats) {
-                let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
-                if g.as_ref().is_none_or(|(i, _)| idx < *i) {
-                    *g = Some((idx, e));
+            // Next workgroup: one released from a GWS barrier, else a fresh one.
+            let mut wg = {
+                let mut st = sched.lock().unwrap_or_else(|p| p.into_inner());
+                loop {
+                    if sh.abort.load(Ordering::Relaxed) {
+                        break None;
+                    }
+                    if let Some(wg) = st.ready.pop_front() {
+                        st.running += 1;
+                        break Some(wg);
+                    }
+                    if st.next < total {
+                        let idx = st.next;
+                        st.next += 1;
+                        st.running += 1;
+                        let mut wg = spare.take().unwrap_or_default();
+                        wg.idx = idx;
+                        break Some(wg);
+                    }
+                    if st.running == 0 {
+                        if let Some(p) = st.parked.first() {
+                            let idx = p.idx;
+                            let n = st.parked.len();
+                            drop(st);
+                            fail(
+                                idx,
+                                ExecError::Invalid(format!(
+                                    "ds_gws_barrier: {n} workgroups wait for waves that never arrive"
+                                )),
+                            );
+                        }
+                        break None;
+                    }
+                    st = wake.wait(st).unwrap_or_else(|p| p.into_inner());
                 }
-                sh.abort.store(true, Ordering::Relaxed);
-                break;
+            };
+            let Some(wg) = wg.as_mut() else { break };
+            if wg.waves_live == 0 {
+                init_workgroup(&sh, wg);
+            }
+            let r = resume_workgroup(&sh, wg, &mut code, &mut m, &mut stats);
+            let mut st = sched.lock().unwrap_or_else(|p| p.into_inner());
+            st.running -= 1;
+            match r {
+                Ok(WgEnd::Done) => {
+                    wg.waves_live = 0;
+                    spare = Some(std::mem::take(wg));
+                    if st.running == 0 {
+                        wake.notify_all();
+                    }
+                }
+                Ok(WgEnd::Gws(target)) => {
+                    st.gws_arrived += wg.gws_waiting();
+                    st.parked.push(std::mem::take(wg));
+                    if st.gws_arrived >= target {
+                        st.gws_arrived -= target;
+                        let released: Vec<Wg> = std::mem::take(&mut st.parked);
+                        for mut p in released {
+                            p.release_gws();
+                            st.ready.push_back(p);
+                        }
+                    }
+                    wake.notify_all();
+                }
+                Err(e) => {
+                    drop(st);
+                    fail(wg.idx, e);
+                    break;
+                }
             }
         }
         wave_insts.fetch_add(stats.wave_instructions, Ordering::Relaxed);
@@ -174,15 +238,55 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
     }
 }
 
-fn run_workgroup(
-    sh: &Shared,
+/// Workgroup hand-out across the host threads.
+#[derive(Default)]
+struct Sched {
+    /// Next fresh workgroup index.
+    next: u64,
+    /// Workgroups on a thread right now.
+    running: usize,
+    /// Workgroups whose waves wait in `ds_gws_barrier`, and the waves arrived so far.
+    parked: Vec<Wg>,
+    gws_arrived: u32,
+    /// Workgroups released from the GWS barrier, to resume.
+    ready: std::collections::VecDeque<Wg>,
+}
+
+/// One workgroup's state (movable between host threads while parked).
+#[derive(Default)]
+struct Wg {
     idx: u64,
-    code: &mut Code,
-    m: &mut Mem,
-    waves: &mut Vec<Wave>,
-    lds: &mut [u8],
-    stats: &mut Stats,
-) -> Result<(), ExecError> {
+    waves: Vec<Wave>,
+    /// Waves of this workgroup (the first `waves_live` of `waves`); 0: not started.
+    waves_live: usize,
+    lds: Vec<u8>,
+}
+
+impl Wg {
+    fn gws_waiting(&self) -> u32 {
+        self.waves[..self.waves_live].iter().filter(|w| w.status == Status::Gws).count() as u32
+    }
+
+    fn release_gws(&mut self) {
+        for w in &mut self.waves[..self.waves_live] {
+            if w.status == Status::Gws {
+                w.status = Status::Running;
+            }
+        }
+    }
+}
+
+/// Why a workgroup stopped running on its thread.
+enum WgEnd {
+    Done,
+    /// Waves wait in `ds_gws_barrier` for this many waves of the dispatch.
+    Gws(u32),
+}
+
+/// Sets up the waves and LDS of workgroup `wg.idx` (AMDGPUUsage "Initial Kernel Execution
+/// State").
+fn init_workgroup(sh: &Shared, g: &mut Wg) {
+    let idx = g.idx;
     let d = sh.d;
     let wg = [idx % sh.nwg[0], (idx / sh.nwg[0]) % sh.nwg[1], idx / (sh.nwg[0] * sh.nwg[1])];
     // Partial workgroups at the grid's end.
@@ -192,10 +296,13 @@ fn run_workgroup(
     });
     let items = size[0] * size[1] * size[2];
     let nwaves = items.div_ceil(64) as usize;
+    let waves = &mut g.waves;
     while waves.len() < nwaves {
         waves.push(Wave::new());
     }
-    lds.fill(0);
+    g.waves_live = nwaves;
+    g.lds.resize(sh.lds_size, 0);
+    g.lds.fill(0);
     let kd = &sh.kd;
     let props = kd.kernel_code_properties;
     let rsrc2 = kd.compute_pgm_rsrc2;
@@ -284,12 +391,28 @@ fn run_workgroup(
         w.s[M0] = u32::MAX;
         let _ = EXEC;
     }
+}
+
+/// Runs the waves of a workgroup (interleaved, switching at `s_barrier` and `s_sleep`) until
+/// they end or wait in a GWS barrier.
+fn resume_workgroup(
+    sh: &Shared,
+    g: &mut Wg,
+    code: &mut Code,
+    m: &mut Mem,
+    stats: &mut Stats,
+) -> Result<WgEnd, ExecError> {
+    let kd = &sh.kd;
+    let idx = g.idx;
+    let nwaves = g.waves_live;
+    let waves = &mut g.waves;
     let env_base = Env {
         hw_id: 0,
         lds_alloc: (sh.lds_size as u32).div_ceil(512),
         gpr_alloc: ((kd.compute_pgm_rsrc1 & 0x3f) << 8) | ((kd.compute_pgm_rsrc1 >> 6) & 0xf) << 24,
     };
-    let mut local = Local { lds };
+    let mut local = Local { lds: &mut g.lds };
+    let mut gws_target = 0;
     loop {
         let mut running = false;
         for (n, w) in waves.iter_mut().take(nwaves).enumerate() {
@@ -298,17 +421,22 @@ fn run_workgroup(
             }
             running = true;
             let env = Env { hw_id: (n as u32 & 15) | ((n as u32 % 4) << 4) | (((idx % 16) as u32) << 8), ..env_base };
-            run_wave(sh, w, code, m, &mut local, &env, stats)?;
+            if let Some(t) = run_wave(sh, w, code, m, &mut local, &env, stats)? {
+                gws_target = t;
+            }
         }
         let live: Vec<usize> = (0..nwaves).filter(|&n| waves[n].status != Status::Done).collect();
         if live.is_empty() {
-            return Ok(());
+            return Ok(WgEnd::Done);
         }
         if live.iter().all(|&n| waves[n].status == Status::Barrier) {
             for &n in &live {
                 waves[n].status = Status::Running;
             }
         } else if !running {
+            if live.iter().any(|&n| waves[n].status == Status::Gws) {
+                return Ok(WgEnd::Gws(gws_target));
+            }
             return Err(ExecError::Invalid("workgroup deadlocked".into()));
         }
     }
@@ -333,6 +461,13 @@ pub(crate) fn step(
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => {
             exec_vector(w, i, pc)?;
             Flow::Next
+        }
+        Enc::Ds if i.op == Op::ds_gws_barrier && i.gds => {
+            // Wait for data0 + 1 waves of the dispatch (one GWS resource; LLVM encodes the
+            // data VGPR in the ADDR field).
+            let e = w.exec();
+            let l = if e == 0 { 0 } else { e.trailing_zeros() as usize };
+            Flow::Gws(w.v[i.addr as usize][l].wrapping_add(1))
         }
         Enc::Ds => {
             exec_ds(w, i, pc, m, loc)?;
@@ -416,7 +551,7 @@ fn run_wave(
     loc: &mut Local,
     env: &Env,
     stats: &mut Stats,
-) -> Result<(), ExecError> {
+) -> Result<Option<u32>, ExecError> {
     let budget = sh.opts.max_wave_instructions.unwrap_or(u64::MAX);
     loop {
         let pc = w.pc;
@@ -442,11 +577,21 @@ fn run_wave(
             Flow::Barrier => {
                 w.pc = pc.wrapping_add(i.size as u64);
                 w.status = Status::Barrier;
-                return Ok(());
+                return Ok(None);
+            }
+            Flow::Yield => {
+                // s_sleep: let the other waves of the workgroup run (a spin-wait).
+                w.pc = pc.wrapping_add(i.size as u64);
+                return Ok(None);
+            }
+            Flow::Gws(target) => {
+                w.pc = pc.wrapping_add(i.size as u64);
+                w.status = Status::Gws;
+                return Ok(Some(target));
             }
             Flow::End => {
                 w.status = Status::Done;
-                return Ok(());
+                return Ok(None);
             }
         }
     }

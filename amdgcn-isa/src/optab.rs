@@ -1,7 +1,7 @@
 //! Opcode tables for gfx90a, one per encoding: opcode number -> mnemonic.
 //!
 //! GENERATED (amdgcn-isa/tools: `LLVM_MC=/usr/lib/llvm-15/bin/llvm-mc python3 gen.py && python3 genrs.py`)
-//! by disassembling every opcode of every encoding with LLVM 15 (hipcc's) `llvm-mc
+//! by disassembling every opcode of every encoding with LLVM 15 (hipcc.s) `llvm-mc
 //! -arch=amdgcn -mcpu=gfx90a -disassemble` (the `_e32`/`_e64`/`_sdwa`/`_dpp` suffixes dropped).
 //! VOP3 opcodes 0..=255 are VOPC, 256..=319 VOP2, 320..=383 VOP1 (GFX9 layout).
 
@@ -888,6 +888,12 @@ pub enum Op {
     ds_read2st64_b64,
     ds_add_rtn_f64,
     ds_condxchg32_rtn_b64,
+    ds_gws_sema_release_all,
+    ds_gws_init,
+    ds_gws_sema_v,
+    ds_gws_sema_br,
+    ds_gws_sema_p,
+    ds_gws_barrier,
     ds_read_addtid_b32,
     ds_consume,
     ds_append,
@@ -1098,7 +1104,7 @@ pub enum Op {
     buffer_atomic_dec_x2,
 }
 
-static NAMES: [&str; 1086] = [
+static NAMES: [&str; 1092] = [
     "s_add_u32",
     "s_sub_u32",
     "s_add_i32",
@@ -1977,6 +1983,12 @@ static NAMES: [&str; 1086] = [
     "ds_read2st64_b64",
     "ds_add_rtn_f64",
     "ds_condxchg32_rtn_b64",
+    "ds_gws_sema_release_all",
+    "ds_gws_init",
+    "ds_gws_sema_v",
+    "ds_gws_sema_br",
+    "ds_gws_sema_p",
+    "ds_gws_barrier",
     "ds_read_addtid_b32",
     "ds_consume",
     "ds_append",
@@ -5017,12 +5029,12 @@ pub static DS: [Option<Op>; 256] = [
     None,
     None,
     None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
+    Some(ds_gws_sema_release_all),
+    Some(ds_gws_init),
+    Some(ds_gws_sema_v),
+    Some(ds_gws_sema_br),
+    Some(ds_gws_sema_p),
+    Some(ds_gws_barrier),
     None,
     None,
     None,

@@ -38,6 +38,8 @@ pub enum Opnd {
 pub enum Status {
     Running,
     Barrier,
+    /// Waiting in `ds_gws_barrier` (the workgroup is parked).
+    Gws,
     Done,
 }
 

@@ -484,3 +484,16 @@ fn test_kernels_fully_supported() {
         assert!(n > 500, "{file}: {n} instructions");
     }
 }
+
+#[test]
+fn grid_sync_over_more_workgroups_than_threads() {
+    let Some(g) = Gpu::new("coop.hip", &["-O3"]) else { return };
+    let nb = 7usize;
+    let pa = g.mem.alloc(8 * nb as u64);
+    g.launch("grid_sync", [128 * nb as u32, 1, 1], [128, 1, 1], Args::default().ptr(pa), 2).unwrap();
+    let o: Vec<i32> = g.download(pa, 2 * nb);
+    for b in 0..nb {
+        assert_eq!(o[b], b as i32 + 1);
+        assert_eq!(o[nb + b], ((b + 1) % nb) as i32 + 1, "block {b} read before the grid barrier");
+    }
+}

@@ -10,7 +10,7 @@ o=[]
 o.append("//! Opcode tables for gfx90a, one per encoding: opcode number -> mnemonic.")
 o.append("//!")
 o.append("//! GENERATED (amdgcn-isa/tools: `LLVM_MC=/usr/lib/llvm-15/bin/llvm-mc python3 gen.py && python3 genrs.py`)")
-o.append("//! by disassembling every opcode of every encoding with LLVM 15 (hipcc's) `llvm-mc")
+o.append("//! by disassembling every opcode of every encoding with LLVM 15 (hipcc.s) `llvm-mc")
 o.append("//! -arch=amdgcn -mcpu=gfx90a -disassemble` (the `_e32`/`_e64`/`_sdwa`/`_dpp` suffixes dropped).")
 o.append("//! VOP3 opcodes 0..=255 are VOPC, 256..=319 VOP2, 320..=383 VOP1 (GFX9 layout).")
 o.append("")

@@ -70,6 +70,9 @@ impl Hasher for PcHasher {
     }
 }
 
+/// Instructions a wave runs before the other waves of its workgroup get a turn.
+const WAVE_SLICE: u64 = 1 << 14;
+
 type Code = HashMap<u64, Inst, BuildHasherDefault<PcHasher>>;
 
 /// Everything the waves of one dispatch share (read-only).
@@ -553,7 +556,13 @@ fn run_wave(
     stats: &mut Stats,
 ) -> Result<Option<u32>, ExecError> {
     let budget = sh.opts.max_wave_instructions.unwrap_or(u64::MAX);
+    // Switch to the workgroup's other waves now and then, so a wave spinning on what another
+    // wave of its workgroup writes (without s_barrier or s_sleep) still sees it happen.
+    let slice_end = w.count + WAVE_SLICE;
     loop {
+        if w.count >= slice_end {
+            return Ok(None);
+        }
         let pc = w.pc;
         let i = match code.entry(pc) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),

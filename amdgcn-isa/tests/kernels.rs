@@ -497,3 +497,13 @@ fn grid_sync_over_more_workgroups_than_threads() {
         assert_eq!(o[nb + b], ((b + 1) % nb) as i32 + 1, "block {b} read before the grid barrier");
     }
 }
+
+#[test]
+fn wave_spinning_on_lds_flag_of_another_wave() {
+    let Some(g) = gpu() else { return };
+    let oa = g.mem.alloc(16);
+    g.launch("lds_flag_spin", [128, 1, 1], [128, 1, 1], Args::default().ptr(oa), 1).unwrap();
+    let o: Vec<i32> = g.download(oa, 3);
+    assert_eq!(o[1], 42);
+    assert_eq!(o[2], 100000);
+}

@@ -1008,6 +1008,20 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             u3!(|a: u32, b: u32, c: u32| (a as u16).wrapping_mul(b as u16).wrapping_add(c as u16) as u32)
         }
         v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => accvgpr(w, i, em),
+        v_dot2c_f32_f16 | v_dot2c_i32_i16 | v_dot4c_i32_i8 | v_dot8c_i32_i4 => {
+            u3!(|a: u32, b: u32, c: u32| dot(i.op, a, b, c))
+        }
+        v_madmk_f16 | v_madak_f16 => h3!(|a: f32, b: f32, c: f32| a * b + c),
+        v_pk_fmac_f16 => {
+            let a = src(w, i, cx, 0, Ty::F16);
+            let b = src(w, i, cx, 1, Ty::F16);
+            lanes!(em, |l| {
+                let (x, y, z) = (w.rd(a, l), w.rd(b, l), w.v[d as usize][l]);
+                let h = |v: u32, k: u32| f16_to_f32((v >> (16 * k)) as u16) as f64;
+                let r = |k: u32| f32_to_f16(h(x, k).mul_add(h(y, k), h(z, k)) as f32) as u32;
+                w.wr(d, l, r(0) | r(1) << 16);
+            });
+        }
         v_swap_b32 => {
             let Src::V(r) = i.src[0] else {
                 return Err(unsupported(i, pc, "source"));
@@ -1068,6 +1082,37 @@ fn accvgpr(w: &mut Wave, i: &Inst, em: u64) {
         let v = w.rd(s, l);
         w.wr(dd, l, v);
     });
+}
+
+/// The packed dot products (`v_dot*` VOP3P and the `v_dot*c` VOP2 forms): sum of the
+/// element products of `a` and `b` plus `c`.
+fn dot(op: Op, a: u32, b: u32, c: u32) -> u32 {
+    use Op::*;
+    let el = |v: u32, bits: u32, k: u32, signed: bool| -> i64 {
+        let x = (v >> (bits * k)) & ((1u64 << bits) - 1) as u32;
+        if signed {
+            ((x << (32 - bits)) as i32 >> (32 - bits)) as i64
+        } else {
+            x as i64
+        }
+    };
+    let isum = |bits: u32, signed: bool| -> u32 {
+        let n = 32 / bits;
+        let s: i64 = (0..n).map(|k| el(a, bits, k, signed) * el(b, bits, k, signed)).sum();
+        (s + if signed { c as i32 as i64 } else { c as i64 }) as u32
+    };
+    match op {
+        v_dot2_f32_f16 | v_dot2c_f32_f16 => {
+            let h = |v: u32, k: u32| f16_to_f32((v >> (16 * k)) as u16);
+            (h(a, 0) * h(b, 0) + h(a, 1) * h(b, 1) + f32::from_bits(c)).to_bits()
+        }
+        v_dot2_i32_i16 | v_dot2c_i32_i16 => isum(16, true),
+        v_dot2_u32_u16 => isum(16, false),
+        v_dot4_i32_i8 | v_dot4c_i32_i8 => isum(8, true),
+        v_dot4_u32_u8 => isum(8, false),
+        v_dot8_i32_i4 | v_dot8c_i32_i4 => isum(4, true),
+        _ => isum(4, false),
+    }
 }
 
 fn acc(s: Src) -> Opnd {
@@ -1231,6 +1276,17 @@ fn vop3p(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
             });
         }
         v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => accvgpr(w, i, em),
+        v_dot2_f32_f16 | v_dot2_i32_i16 | v_dot2_u32_u16 | v_dot4_i32_i8 | v_dot4_u32_u8 | v_dot8_i32_i4
+        | v_dot8_u32_u4 => {
+            if i.opsel != 0 || i.opsel_hi != 7 || i.neg != 0 || i.neg_hi != 0 {
+                return Err(unsupported(i, pc, "op_sel/neg on a dot product"));
+            }
+            let o: Vec<Opnd> = (0..3).map(|k| w.opnd(i.src[k], Ty::B32)).collect();
+            lanes!(em, |l| {
+                let r = dot(i.op, w.rd(o[0], l), w.rd(o[1], l), w.rd(o[2], l));
+                w.wr(d, l, r);
+            });
+        }
         _ => return Err(unsupported(i, pc, "")),
     }
     Ok(())

@@ -475,3 +475,87 @@ fn agprs_round_trip() {
         assert_eq!(o[128 + l], inp[l], "load into agpr lane {l}");
     }
 }
+
+#[test]
+fn random_instructions_of_every_format_never_panic() {
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    // (mask of the fixed prefix bits, prefix) for each microcode format.
+    const FORMATS: [(u32, u32); 14] = [
+        (0xc000_0000, 0x8000_0000), // SOP2
+        (0xf000_0000, 0xb000_0000), // SOPK
+        (0xff80_0000, 0xbe80_0000), // SOP1
+        (0xff80_0000, 0xbf00_0000), // SOPC
+        (0xff80_0000, 0xbf80_0000), // SOPP
+        (0xfc00_0000, 0xc000_0000), // SMEM
+        (0xfe00_0000, 0x7e00_0000), // VOP1
+        (0xfe00_0000, 0x7c00_0000), // VOPC
+        (0x8000_0000, 0x0000_0000), // VOP2
+        (0xfc00_0000, 0xd000_0000), // VOP3
+        (0xff80_0000, 0xd380_0000), // VOP3P
+        (0xfc00_0000, 0xd800_0000), // DS
+        (0xfc00_0000, 0xdc00_0000), // FLAT
+        (0xfc00_0000, 0xe000_0000), // MUBUF
+    ];
+    let mut errs = std::collections::BTreeMap::<String, u32>::new();
+    for _ in 0..3000 {
+        let n = 4 + (rnd() % 40) as usize;
+        let mut code = Vec::new();
+        for _ in 0..n {
+            // Prefer words that decode, so execution gets past the first instruction.
+            let mut w = [0u32; 3];
+            for _ in 0..50 {
+                let (m, p) = FORMATS[(rnd() % FORMATS.len() as u64) as usize];
+                w = [(rnd() as u32 & !m) | p, rnd() as u32, rnd() as u32];
+                if amdgcn_isa::decode(w).is_ok() {
+                    break;
+                }
+            }
+            let size = amdgcn_isa::decode(w).map_or(8, |i| i.size as usize);
+            let bytes: Vec<u8> = w.iter().flat_map(|d| d.to_le_bytes()).collect();
+            code.extend_from_slice(&bytes[..size]);
+        }
+        code.extend_from_slice(&0xbf81_0000u32.to_le_bytes()); // s_endpgm
+        let e = match run_code(&code, Some(5_000)) {
+            Ok(_) => "ok".to_string(),
+            Err(ExecError::Fault(_)) => "fault".into(),
+            Err(ExecError::Unsupported { what, .. }) => {
+                format!("unsupported {}", what.split(' ').take(2).collect::<Vec<_>>().join(" "))
+            }
+            Err(ExecError::Invalid(m)) => format!("invalid: {}", m.split(' ').take(2).collect::<Vec<_>>().join(" ")),
+        };
+        *errs.entry(e).or_default() += 1;
+    }
+    eprintln!("{errs:#?}");
+}
+
+#[test]
+fn dot_products() {
+    let body = format!(
+        "    v_mov_b32 v2, 0x40003c00
+    v_mov_b32 v1, 1.0
+    v_dot2c_f32_f16 v1, v2, v2
+    v_mov_b32 v3, 0x02ff7f80
+    v_dot4_i32_i8 v4, v3, v3, v101
+    v_dot4_u32_u8 v5, v3, v3, 0
+{}{}{}",
+        store(0, "v1"),
+        store(1, "v4"),
+        store(2, "v5")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 3) else { return };
+    for l in 0..64 {
+        // (1, 2) . (1, 2) + 1 = 6
+        assert_eq!(o[l], 6.0f32.to_bits(), "dot2c lane {l}");
+        // bytes 0x80, 0x7f, 0xff, 0x02 signed: -128, 127, -1, 2
+        let s: i32 = 128 * 128 + 127 * 127 + 1 + 4;
+        assert_eq!(o[64 + l], (s + inp[l] as i32) as u32, "dot4 i8 lane {l}");
+        assert_eq!(o[128 + l], 128 * 128 + 127 * 127 + 255 * 255 + 4, "dot4 u8 lane {l}");
+    }
+}

@@ -23,10 +23,13 @@
 //! (there is no trap handler). Env: `AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS` (instruction budget per
 //! wave for [`run`]), `AMDGCN_ISA_TRACE` (prints workgroup 0 wave 0's instructions).
 //!
-//! Not implemented (each is `ExecError::Unsupported`): MIMG/MTBUF/EXP formats, GDS, MFMA
-//! (`v_mfma_*`), `v_dot*`, `s_atomic_*`/`s_buffer_atomic_*`, `ds_*` forms without a plain
-//! memory meaning (`ds_mskor`, `ds_wrap`, `ds_append`/`ds_consume`, `ds_*_addtid`, GWS),
-//! DPP on 64-bit operands (`row_newbcast`), MUBUF `lds` loads.
+//! Not implemented (each is `ExecError::Unsupported`): MIMG/MTBUF/EXP formats, MUBUF
+//! `*_format_*` and `lds` forms, GDS and GWS other than `ds_gws_barrier`, MFMA (`v_mfma_*`),
+//! SMEM atomics and `s_scratch_*`, `s_cbranch_*_fork`/`join`, `s_set_gpr_idx_*`/`s_movrel*`
+//! indexing modes, `ds_*` forms without a plain memory meaning (`ds_mskor`, `ds_wrap`,
+//! `ds_append`/`ds_consume`, `ds_*_addtid`), DPP on 64-bit operands (`row_newbcast`), a few
+//! conversions (`v_cvt_norm*`, `v_cvt_pknorm*`, `v_sat_pk_u8_i16`, `v_cube*`, `v_*sad*_u8`).
+//! `examples/coverage.rs` measures support over real code objects.
 
 mod decode;
 mod dispatch;

@@ -465,8 +465,8 @@ fn trace_one() {
 #[test]
 fn test_kernels_fully_supported() {
     use object::{Object, ObjectSection};
-    for file in ["basic.hip", "math.hip"] {
-        let Some(elf) = common::build(file, &["-O3"]) else { return };
+    for (file, opt) in [("basic.hip", "-O3"), ("math.hip", "-O3"), ("coop.hip", "-O3"), ("basic.hip", "-O0")] {
+        let Some(elf) = common::build(file, &[opt]) else { return };
         let f = object::File::parse(&*elf).unwrap();
         let code = f.section_by_name(".text").unwrap().data().unwrap().to_vec();
         let (mut off, mut n) = (0, 0);
@@ -481,7 +481,7 @@ fn test_kernels_fully_supported() {
             }
             n += 1;
         }
-        assert!(n > 500, "{file}: {n} instructions");
+        assert!(n > 300, "{file}: {n} instructions");
     }
 }
 
@@ -506,4 +506,65 @@ fn wave_spinning_on_lds_flag_of_another_wave() {
     let o: Vec<i32> = g.download(oa, 3);
     assert_eq!(o[1], 42);
     assert_eq!(o[2], 100000);
+}
+
+#[test]
+fn index_3d() {
+    let Some(g) = gpu() else { return };
+    let (w, h, d) = (20usize, 12usize, 9usize);
+    let oa = g.mem.alloc(4 * (w * h * d) as u64);
+    // Blocks of 8x4x2 (one wave): 3 x 3 x 5 blocks.
+    g.launch("index3d", [24, 12, 10], [8, 4, 2], Args::default().ptr(oa).i32(w as i32).i32(h as i32).i32(d as i32), 2)
+        .unwrap();
+    let out: Vec<i32> = g.download(oa, w * h * d);
+    for z in 0..d {
+        for y in 0..h {
+            for x in 0..w {
+                assert_eq!(out[(z * h + y) * w + x], (x + 100 * y + 10000 * z + 1000000 * 5) as i32, "({x},{y},{z})");
+            }
+        }
+    }
+}
+
+/// The same kernels built at -O0: everything lives in scratch, other instruction mix.
+#[test]
+fn unoptimised_kernels() {
+    let Some(g) = Gpu::new("basic.hip", &["-O0"]) else { return };
+    let n = 300usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let y: Vec<f32> = (0..n).map(|i| 100.0 - i as f32).collect();
+    let (xa, ya) = (g.upload(&x), g.upload(&y));
+    g.launch("saxpy", [320, 1, 1], [64, 1, 1], Args::default().i32(n as i32).f32(2.5).ptr(xa).ptr(ya), 2).unwrap();
+    let out: Vec<f32> = g.download(ya, n);
+    for i in 0..n {
+        assert_eq!(out[i], 2.5 * x[i] + y[i], "saxpy -O0 lane {i}");
+    }
+    let v: Vec<u32> = (1..=n as u32).collect();
+    let (ia, oa) = (g.upload(&v), g.mem.alloc(4 * n as u64));
+    g.launch("collatz", [320, 1, 1], [64, 1, 1], Args::default().ptr(ia).ptr(oa).i32(n as i32), 2).unwrap();
+    let steps: Vec<u32> = g.download(oa, n);
+    let want = |mut x: u32| {
+        let mut s = 0;
+        while x != 1 && s < 1000 {
+            x = if x & 1 == 1 { 3 * x + 1 } else { x >> 1 };
+            s += 1;
+        }
+        s
+    };
+    for i in 0..n {
+        assert_eq!(steps[i], want(v[i]), "collatz -O0 {}", v[i]);
+    }
+    let r: Vec<i32> = (0..1000).map(|i| i % 17 - 5).collect();
+    let (ra, sa) = (g.upload(&r), g.mem.alloc(4));
+    g.launch("reduce_sum", [1024, 1, 1], [256, 1, 1], Args::default().ptr(ra).ptr(sa).i32(1000), 2).unwrap();
+    assert_eq!(g.download::<i32>(sa, 1)[0], r.iter().sum::<i32>());
+    let idx: Vec<i32> = (0..n as i32).map(|i| i * 13 + 1).collect();
+    let (ia, oa) = (g.upload(&idx), g.mem.alloc(4 * n as u64));
+    g.launch("scratch_array", [320, 1, 1], [64, 1, 1], Args::default().ptr(ia).ptr(oa).i32(n as i32), 2).unwrap();
+    let o: Vec<i32> = g.download(oa, n);
+    for i in 0..n {
+        let j = (idx[i] % 48) as usize;
+        let arr = |k: usize| (k as i32) * i as i32 + 7;
+        assert_eq!(o[i], arr(j) + arr((j + 5) % 48), "scratch -O0 lane {i}");
+    }
 }

@@ -171,3 +171,10 @@ extern "C" __global__ void lds_flag_spin(int* out) {
         flag = 42;
     }
 }
+
+extern "C" __global__ void index3d(int* out, int w, int h, int d) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    int z = blockIdx.z * blockDim.z + threadIdx.z;
+    if (x < w && y < h && z < d) out[(z * h + y) * w + x] = x + 100 * y + 10000 * z + 1000000 * (int)gridDim.z;
+}

@@ -568,3 +568,13 @@ fn unoptimised_kernels() {
         assert_eq!(o[i], arr(j) + arr((j + 5) % 48), "scratch -O0 lane {i}");
     }
 }
+
+#[test]
+fn workgroups_take_turns_when_one_waits_for_a_later_one() {
+    let Some(g) = gpu() else { return };
+    let n = 6usize;
+    let fa = g.mem.alloc(8 * n as u64);
+    g.launch("wait_for_next", [64 * n as u32, 1, 1], [64, 1, 1], Args::default().ptr(fa).i32(n as i32), 1).unwrap();
+    let f: Vec<i32> = g.download(fa, 2 * n);
+    assert_eq!(f, [vec![1; n], vec![2; n]].concat());
+}

@@ -30,8 +30,8 @@
 //! `*_format_*` and `lds` forms, GDS and GWS other than `ds_gws_barrier`, MFMA (`v_mfma_*`),
 //! SMEM atomics and `s_scratch_*`, `s_cbranch_*_fork`/`join`, `s_set_gpr_idx_*`/`s_movrel*`
 //! indexing modes, `ds_*` forms without a plain memory meaning (`ds_mskor`, `ds_wrap`,
-//! `ds_append`/`ds_consume`, `ds_*_addtid`), DPP on 64-bit operands (`row_newbcast`), a few
-//! conversions (`v_cvt_norm*`, `v_cvt_pknorm*`, `v_sat_pk_u8_i16`, `v_cube*`, `v_*sad*_u8`).
+//! `ds_append`/`ds_consume`, `ds_*_addtid`), DPP on 64-bit operands (`row_newbcast`), `v_cube*`,
+//! `v_qsad*`/`v_mqsad*`.
 //! `examples/coverage.rs` measures support over real code objects.
 
 mod decode;

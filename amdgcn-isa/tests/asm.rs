@@ -559,3 +559,44 @@ fn dot_products() {
         assert_eq!(o[128 + l], 128 * 128 + 127 * 127 + 255 * 255 + 4, "dot4 u8 lane {l}");
     }
 }
+
+#[test]
+fn packing_and_sad() {
+    let body = format!(
+        "    v_mov_b32 v2, 0.5
+    v_mov_b32 v3, -1.0
+    v_cvt_pknorm_i16_f32 v1, v2, v3
+    v_mov_b32 v4, 0x10ff0380
+    v_mov_b32 v5, 0x20000102
+    v_sad_u8 v6, v4, v5, 7
+    v_lerp_u8 v7, v4, v5, 1
+    v_mov_b32 v8, 0xff80012c
+    v_sat_pk_u8_i16 v9, v8
+    s_bitreplicate_b64_b32 s[10:11], 0x80000005
+    v_mov_b32 v10, s10
+    v_mov_b32 v11, s11
+{}{}{}{}{}{}",
+        store(0, "v1"),
+        store(1, "v6"),
+        store(2, "v7"),
+        store(3, "v9"),
+        store(4, "v10"),
+        store(5, "v11")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 6) else { return };
+    let lerp = |a: u32, b: u32, c: u32| -> u32 {
+        (0..4)
+            .map(|k| ((((a >> (8 * k)) & 0xff) + ((b >> (8 * k)) & 0xff) + ((c >> (8 * k)) & 1)) >> 1) << (8 * k))
+            .sum()
+    };
+    for l in 0..64 {
+        assert_eq!(o[l], 16384 | 0x8001 << 16, "pknorm lane {l}");
+        // |0x80-0x02| + |0x03-0x01| + |0xff-0x00| + |0x10-0x20| + 7
+        assert_eq!(o[64 + l], 0x7e + 2 + 0xff + 0x10 + 7, "sad lane {l}");
+        assert_eq!(o[128 + l], lerp(0x10ff0380, 0x20000102, 1), "lerp lane {l}");
+        assert_eq!(o[192 + l], 0xff, "sat_pk lane {l}: 0x012c -> 255, 0xff80 -> 0");
+        assert_eq!(o[256 + l], 0x33, "bitreplicate lo lane {l}");
+        assert_eq!(o[320 + l], 0xc000_0000, "bitreplicate hi lane {l}");
+    }
+}

@@ -326,7 +326,7 @@ pub fn exec_scalar(w: &mut Wave, i: &Inst, pc: u64, env: &Env) -> Result<Flow, E
         }
         s_bitreplicate_b64_b32 => {
             let a = a32(w) as u64;
-            let r = (0..32).fold(0u64, |r, k| r | ((a >> k) & 1) * (3 << (2 * k)));
+            let r = (0..32).fold(0u64, |r, k| r | (((a >> k) & 1) * (3 << (2 * k))));
             w.set_s64(d, r);
         }
         s_brev_b32 => w.set_s(d, a32(w).reverse_bits()),

@@ -62,7 +62,7 @@ impl VecMem {
     }
 
     fn find(&self, va: u64, len: u64) -> Option<(*mut u8, bool)> {
-        let r = self.regions.lock().unwrap();
+        let r = self.regions.lock().unwrap_or_else(|p| p.into_inner());
         r.iter()
             .find(|r| va >= r.va && va.checked_add(len).is_some_and(|e| e <= r.va + r.len))
             .map(|r| (r.ptr().wrapping_add((va - r.va) as usize), r.writable))
@@ -70,9 +70,9 @@ impl VecMem {
 
     /// The page of the first unmapped byte of `[va, va+len)`.
     fn fault(&self, va: u64, len: u64, write: bool) -> Fault {
-        let r = self.regions.lock().unwrap();
+        let r = self.regions.lock().unwrap_or_else(|p| p.into_inner());
         let mut a = va;
-        while a < va + len {
+        while a < va.saturating_add(len) {
             match r.iter().find(|r| a >= r.va && a < r.va + r.len) {
                 Some(r) if !write || r.writable => a = r.va + r.len,
                 _ => break,

@@ -561,3 +561,23 @@ fn workgroups_take_turns_when_one_waits_for_a_later_one() {
     let f: Vec<i32> = g.download(fa, 2 * n);
     assert_eq!(f, [vec![1; n], vec![2; n]].concat());
 }
+
+#[test]
+fn recursive_device_function_calls() {
+    let Some(g) = gpu() else { return };
+    let n = 100usize;
+    let v: Vec<i32> = (0..n as i32).map(|i| i % 15).collect();
+    let (ia, oa) = (g.upload(&v), g.mem.alloc(4 * n as u64));
+    g.launch("recurse", [128, 1, 1], [64, 1, 1], Args::default().ptr(ia).ptr(oa).i32(n as i32), 2).unwrap();
+    let o: Vec<i32> = g.download(oa, n);
+    fn fib(n: i32) -> i32 {
+        if n < 2 {
+            n
+        } else {
+            fib(n - 1) + fib(n - 2)
+        }
+    }
+    for i in 0..n {
+        assert_eq!(o[i], fib(v[i]), "fib({})", v[i]);
+    }
+}

@@ -304,7 +304,11 @@ impl Gpu {
             p[4 + 2 * k..6 + 2 * k].copy_from_slice(&block[k].to_le_bytes());
             p[12 + 4 * k..16 + 4 * k].copy_from_slice(&grid[k].to_le_bytes());
         }
-        p[24..28].copy_from_slice(&kd_parsed.private_segment_fixed_size.to_le_bytes());
+        // Like the runtime: the kernel's fixed scratch plus a stack for dynamic-stack kernels
+        // (kernel_code_properties USES_DYNAMIC_STACK).
+        let dynamic = if kd_parsed.kernel_code_properties & (1 << 11) != 0 { 16384 } else { 0 };
+        let private = kd_parsed.private_segment_fixed_size + dynamic;
+        p[24..28].copy_from_slice(&private.to_le_bytes());
         p[28..32].copy_from_slice(&kd_parsed.group_segment_fixed_size.to_le_bytes());
         p[32..40].copy_from_slice(&kd.to_le_bytes());
         p[40..48].copy_from_slice(&kernarg.to_le_bytes());
@@ -318,7 +322,7 @@ impl Gpu {
             grid_size: grid,
             workgroup_size: block,
             group_segment_size: kd_parsed.group_segment_fixed_size,
-            private_segment_size: kd_parsed.private_segment_fixed_size,
+            private_segment_size: private,
         };
         amdgcn_isa::run(&self.mem, &d, threads)
     }

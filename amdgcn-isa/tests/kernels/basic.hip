@@ -189,3 +189,11 @@ extern "C" __global__ void wait_for_next(volatile int* flags, int n) {
         flags[n + b] = 2;
     }
 }
+
+// Real calls: a recursive non-inlined function (dynamic stack in scratch, s_swappc/s_setpc).
+__device__ __noinline__ int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+
+extern "C" __global__ void recurse(const int* in, int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = fib(in[i]);
+}

@@ -5,6 +5,46 @@
 //! Sources (facts only): AMD "AMD Instinct MI200 Instruction Set Architecture" (CDNA2), LLVM
 //! `AMDGPUUsage` ("Kernel Descriptor", "Initial Kernel Execution State", "Code Object V4/V5"),
 //! LLVM's AMDGPU instruction tables.
+//!
+//! Modules: `decode` (microcode formats to [`Inst`], opcode numbers through the generated
+//! `optab`), `wave` (register files, operands, inline constants, apertures), `salu` (SOP*,
+//! program control, `s_getreg`), `valu` (VOP1/VOP2/VOPC/VOP3/VOP3P with SDWA and DPP),
+//! `memops` (SMEM, FLAT/GLOBAL/SCRATCH, MUBUF, DS, a per-thread TLB over
+//! [`Memory::host_ptr`]), `dispatch` (kernel descriptor, initial wave state, workgroups on a
+//! thread pool, barriers, the per-run decode cache).
+//!
+//! Model: wave64 only. Memory operations complete at once (`s_waitcnt` is ordering only).
+//! The waves of a workgroup run interleaved on one host thread, switching at `s_barrier`,
+//! `s_sleep` and every 16k instructions; workgroups run on up to `threads` threads. A
+//! workgroup that ran 1M instructions gives its thread to a waiting one (so a workgroup
+//! spinning on a later one progresses), and `ds_gws_barrier` (cooperative-groups grid sync)
+//! parks the workgroup until the whole grid arrived. LDS is per workgroup (zeroed), scratch per
+//! work-item (host memory; the private segment buffer V# is marked ADD_TID_ENABLE and the
+//! flat-scratch / wave-offset SGPRs are 0, so scratch offsets are per-lane offsets). Flat
+//! addresses in the LDS aperture (`1 << 48`) and the private aperture (`2 << 48`), KFD's GFX9
+//! apertures, go to LDS and scratch. `s_trap` ends the dispatch with `ExecError::Invalid`
+//! (there is no trap handler). Env: `AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS` (instruction budget per
+//! wave for [`run`]), `AMDGCN_ISA_TRACE` (prints workgroup 0 wave 0's instructions).
+//!
+//! Not implemented (each is `ExecError::Unsupported`): MIMG/MTBUF/EXP formats, MUBUF
+//! `*_format_*` and `lds` forms, GDS and GWS other than `ds_gws_barrier`, MFMA (`v_mfma_*`),
+//! SMEM atomics and `s_scratch_*`, `s_cbranch_*_fork`/`join`, `s_set_gpr_idx_*`/`s_movrel*`
+//! indexing modes, `ds_*` forms without a plain memory meaning (`ds_mskor`, `ds_wrap`,
+//! `ds_append`/`ds_consume`, `ds_*_addtid`), DPP on 64-bit operands (`row_newbcast`), `v_cube*`,
+//! `v_qsad*`/`v_mqsad*`.
+//! `examples/coverage.rs` measures support over real code objects.
+
+mod decode;
+mod dispatch;
+mod memops;
+mod optab;
+mod salu;
+mod valu;
+mod wave;
+
+pub use decode::{decode, DecodeError, Inst};
+pub use dispatch::{probe, KernelDescriptor};
+pub use optab::Op;
 
 /// A GPU memory access that failed: the first faulting byte's page (4 KiB aligned), as the VM
 /// fault interrupt reports it (linux `kfd_signal_vm_fault_event`).
@@ -78,8 +118,34 @@ impl From<Fault> for ExecError {
     }
 }
 
+/// Tuning for [`run_with`].
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Stop a wave (`ExecError::Invalid`) after this many instructions: a guard against
+    /// kernels that never end. `None`: no limit ([`run`] reads `AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS`).
+    pub max_wave_instructions: Option<u64>,
+}
+
 /// Runs every workgroup of `d` to completion on up to `threads` host threads.
+///
+/// Errors: the first failing workgroup's error (lowest workgroup index among those that
+/// failed before the others stopped): `Fault` for a GPU memory fault, `Unsupported` for an
+/// instruction the interpreter lacks, `Invalid` for a descriptor/dispatch that cannot run.
 pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize) -> Result<(), ExecError> {
-    let _ = (mem, d, threads);
-    Err(ExecError::Invalid("the interpreter is not implemented yet".into()))
+    let max_wave_instructions = std::env::var("AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS").ok().and_then(|v| v.parse().ok());
+    run_with(mem, d, threads, &Options { max_wave_instructions }).map(|_| ())
+}
+
+/// What a dispatch executed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Instructions issued, counted once per wave.
+    pub wave_instructions: u64,
+    /// Instructions times the lanes active in EXEC when they issued.
+    pub lane_instructions: u64,
+}
+
+/// [`run`] with explicit [`Options`]; returns what was executed.
+pub fn run_with(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Result<Stats, ExecError> {
+    dispatch::run(mem, d, threads, opts)
 }

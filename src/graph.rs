@@ -60,8 +60,9 @@ pub enum Op {
     EventWait(Weak<Event>),
     /// The nodes of a graph of the node's own (`hipGraphAddChildGraphNode` clones the graph).
     Child(Arc<Graph>),
-    /// A kernel launch (`hipGraphAddKernelNode`): kept and reported, but not runnable yet.
-    Kernel(CParams<hipKernelNodeParams>),
+    /// A kernel launch (`hipGraphAddKernelNode`, a captured launch) with its own copy of the
+    /// arguments (src/aql.rs).
+    Kernel(Arc<crate::aql::KernelNode>),
 }
 
 impl Op {
@@ -502,8 +503,7 @@ impl Runtime {
             Op::EventRecord(e) => self.event_record(&*record_event(e, s)?, s),
             Op::EventWait(e) => self.stream_wait_event(s, &*wait_event(e)?),
             Op::Child(g) => self.graph_run(g, s),
-            // Kernels cannot run yet (as hipLaunchKernel).
-            Op::Kernel(_) => Err(hipError_t::hipErrorNotSupported),
+            Op::Kernel(n) => self.kernel_node_run(s, n),
         }
     }
 

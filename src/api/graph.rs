@@ -141,11 +141,26 @@ fn host_op(p: *const hipHostNodeParams) -> Result<Op, hipError_t> {
     Ok(Op::Host { fn_: f, data: p.userData as usize })
 }
 
+/// A kernel node's operation: the function and a copy of the arguments (`kernelParams`, or
+/// `extra`'s buffer), for the current device's code object. Errors: `hipErrorInvalidValue` (null
+/// params or `func`, both `kernelParams` and `extra`, a malformed `extra`, no arguments for a
+/// kernel that has some), `hipErrorInvalidDeviceFunction` (unknown kernel),
+/// `hipErrorNoBinaryForGpu`.
 fn kernel_op(p: *const hipKernelNodeParams) -> Result<Op, hipError_t> {
     let p = read_in(p)?;
     check(!p.func.is_null())?;
-    crate::api::module::host_function(p.func)?;
-    Ok(Op::Kernel(CParams(p)))
+    let f = crate::api::module::host_function(p.func)?;
+    check(p.kernelParams.is_null() || p.extra.is_null())?;
+    let args = if !p.kernelParams.is_null() {
+        crate::aql::Args::Params(p.kernelParams)
+    } else if !p.extra.is_null() {
+        crate::api::module::extra_args(p.extra)?
+    } else {
+        crate::aql::Args::None
+    };
+    let (rt, d) = rt_dev()?;
+    let arch = crate::api::device_props::arch_name(&rt.devices[d].props);
+    Ok(Op::Kernel(Arc::new(crate::aql::KernelNode::new(f, p, args, &arch)?)))
 }
 
 /// Adds a node made by `op` to `graph` after `pDependencies[numDependencies]` and writes its
@@ -505,10 +520,9 @@ pub extern "C" fn hipGraphAddHostNode(
     add_node(pGraphNode, graph, pDependencies, numDependencies, || host_op(pNodeParams))
 }
 
-/// `hipGraphAddKernelNode`: a kernel launch. The node is kept and reported, but launching a
-/// graph that holds one fails with `hipErrorNotSupported`, as `hipLaunchKernel` does (kernels
-/// cannot run yet). Errors: `hipErrorInvalidValue` (null params or `func`),
-/// `hipErrorInvalidDeviceFunction` (unknown kernel), and as [`hipGraphAddEmptyNode`].
+/// `hipGraphAddKernelNode`: a kernel launch, with a copy of its arguments taken now; the
+/// parameters reported later point `kernelParams` at that copy. Errors as `kernel_op`
+/// (`hipErrorInvalidValue`, `hipErrorInvalidDeviceFunction`), and as [`hipGraphAddEmptyNode`].
 #[no_mangle]
 pub extern "C" fn hipGraphAddKernelNode(
     pGraphNode: *mut hipGraphNode_t,
@@ -915,7 +929,7 @@ pub extern "C" fn hipGraphKernelNodeGetParams(
     api(|| {
         check(!pNodeParams.is_null())?;
         match op_of(node, hipGraphNodeType::hipGraphNodeTypeKernel)? {
-            Op::Kernel(p) => write_out(pNodeParams, p.0),
+            Op::Kernel(n) => write_out(pNodeParams, n.params()),
             _ => Err(hipError_t::hipErrorInvalidValue),
         }
     })

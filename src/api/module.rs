@@ -15,9 +15,10 @@
 
 use crate::api::common::{api, check, current_device, event_of, rt_dev, stream_of, write_out};
 use crate::api::types::*;
+use crate::aql::{Args, KernelNode};
 use crate::module::{
-    refuse_launch, registry, validate_launch, CodeObjectError, Function, Image, ImageBytes, LaunchDims, Registry,
-    BUNDLE_MAGIC, COMPRESSED_MAGIC, ELF_MAGIC,
+    registry, validate_launch, CodeObjectError, Function, Image, ImageBytes, LaunchDims, Registry, BUNDLE_MAGIC,
+    COMPRESSED_MAGIC, ELF_MAGIC,
 };
 use crate::runtime::{runtime, Runtime};
 use std::cell::RefCell;
@@ -362,29 +363,38 @@ fn launch_device(rt: &Runtime, stream: hipStream_t, bad_stream: hipError_t) -> R
 
 /// The checks every launch shares once its geometry is valid (clr `ihipModuleLaunchKernel`):
 /// the stream's device is the current one (`hipErrorInvalidResourceHandle`), then
-/// [`validate_launch`]; then the launch is refused with `hipErrorNotSupported`, unless `node`
-/// names a capturing stream: the launch is then recorded as a kernel node of the capture's graph
-/// (src/graph.rs; launching that graph is refused the same way).
+/// [`validate_launch`]; then the launch, with its own copy of the arguments, goes to the stream
+/// (src/aql.rs) or, on a capturing stream, into the capture's graph as a kernel node
+/// (`Runtime::enqueue`).
 fn launch(
     rt: &Runtime,
     dev: usize,
-    f: &Function,
+    f: &Arc<Function>,
     d: &LaunchDims,
-    has_args: bool,
-    node: Option<(hipStream_t, hipKernelNodeParams)>,
+    stream: hipStream_t,
+    args: Args,
+    params: hipKernelNodeParams,
 ) -> Result<(), hipError_t> {
     if dev != current_device() {
         return Err(hipError_t::hipErrorInvalidResourceHandle);
     }
-    let (co, _) = validate_launch(f, &rt.devices[dev].props, d, has_args)?;
-    if let Some((stream, p)) = node {
-        let s = stream_of(rt, stream)?;
-        let op = crate::graph::Op::Kernel(crate::graph::CParams(p));
-        if crate::graph::capture_op(&s, op)?.is_none() {
-            return Ok(());
-        }
+    let props = &rt.devices[dev].props;
+    validate_launch(f, props, d, args.given())?;
+    let s = stream_of(rt, stream)?;
+    let node = KernelNode::new(f.clone(), params, args, &crate::api::device_props::arch_name(props))?;
+    rt.enqueue(&s, crate::graph::Op::Kernel(Arc::new(node)))
+}
+
+/// The kernel-node parameters of a launch (what a capture records).
+fn node_params(func: *const c_void, grid: [c_uint; 3], block: [c_uint; 3], shared: usize) -> hipKernelNodeParams {
+    hipKernelNodeParams {
+        blockDim: dim3 { x: block[0], y: block[1], z: block[2] },
+        extra: std::ptr::null_mut(),
+        func: func as *mut c_void,
+        gridDim: dim3 { x: grid[0], y: grid[1], z: grid[2] },
+        kernelParams: std::ptr::null_mut(),
+        sharedMemBytes: shared as u32,
     }
-    Err(refuse_launch(f, dev, &co))
 }
 
 /// `hipLaunchKernel` and `hipExtLaunchKernel` (clr `ihipLaunchKernel`, ROCm 7).
@@ -407,15 +417,8 @@ fn launch_kernel(
     if !d.valid_for(p) {
         return Err(hipError_t::hipErrorInvalidConfiguration);
     }
-    let node = hipKernelNodeParams {
-        blockDim: block,
-        extra: std::ptr::null_mut(),
-        func: f as *mut c_void,
-        gridDim: grid,
-        kernelParams: args,
-        sharedMemBytes: shared as u32,
-    };
-    launch(rt, dev, &func, &d, !args.is_null(), Some((stream, node)))
+    let params = node_params(f, d.grid, d.block, shared);
+    launch(rt, dev, &func, &d, stream, Args::Params(args), params)
 }
 
 /// `hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks,
@@ -464,7 +467,16 @@ pub extern "C" fn hipExtLaunchKernel(
                 event_of(e).map_err(|_| hipError_t::hipErrorInvalidValue)?;
             }
         }
-        launch_kernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream)
+        let rt = runtime()?;
+        let s = stream_of(rt, stream).map_err(|_| hipError_t::hipErrorInvalidValue)?;
+        if !startEvent.is_null() {
+            rt.event_record(&*event_of(startEvent)?, &s)?;
+        }
+        launch_kernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream)?;
+        if !stopEvent.is_null() {
+            rt.event_record(&*event_of(stopEvent)?, &s)?;
+        }
+        Ok(())
     })
 }
 
@@ -499,14 +511,15 @@ pub extern "C" fn hipLaunchCooperativeKernel(
         if d.shared > p.sharedMemPerBlock {
             return Err(hipError_t::hipErrorCooperativeLaunchTooLarge);
         }
-        launch(rt, dev, &func, &d, !kernelParams.is_null(), None)
+        let params = node_params(f, d.grid, d.block, d.shared);
+        launch(rt, dev, &func, &d, stream, Args::Params(kernelParams), params)
     })
 }
 
 /// Reads `extra[]` (`HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE,
-/// &size, HIP_LAUNCH_PARAM_END`) and tells whether it carries arguments. Errors:
-/// `hipErrorInvalidValue` for any other shape (clr `ihipLaunchKernelCommand`).
-fn extra_has_args(extra: *mut *mut c_void) -> Result<bool, hipError_t> {
+/// &size, HIP_LAUNCH_PARAM_END`): the argument buffer it names (`Args::None` for a null or empty
+/// one). Errors: `hipErrorInvalidValue` for any other shape (clr `ihipLaunchKernelCommand`).
+pub(crate) fn extra_args<'a>(extra: *mut *mut c_void) -> Result<Args<'a>, hipError_t> {
     let at = |i: usize| crate::api::common::read_in(extra.wrapping_add(i) as *const *mut c_void);
     if at(0)? != HIP_LAUNCH_PARAM_BUFFER_POINTER
         || at(2)? != HIP_LAUNCH_PARAM_BUFFER_SIZE
@@ -514,8 +527,12 @@ fn extra_has_args(extra: *mut *mut c_void) -> Result<bool, hipError_t> {
     {
         return Err(hipError_t::hipErrorInvalidValue);
     }
-    let size_ptr = at(3)? as *const usize;
-    Ok(!at(1)?.is_null() && crate::api::common::read_in(size_ptr).unwrap_or(0) > 0)
+    let size = crate::api::common::read_in(at(3)? as *const usize).unwrap_or(0);
+    let buf = at(1)?;
+    if buf.is_null() || size == 0 {
+        return Ok(Args::None);
+    }
+    Ok(Args::Buffer(crate::api::common::slice_in(buf as *const u8, size)?))
 }
 
 /// `hipModuleLaunchKernel` and `hipModuleLaunchCooperativeKernel` (clr ROCm 7): the stream
@@ -551,8 +568,15 @@ fn module_launch(
         if !kernelParams.is_null() && !extra.is_null() {
             return Err(hipError_t::hipErrorInvalidValue);
         }
-        let has_args = !kernelParams.is_null() || (!extra.is_null() && extra_has_args(extra)?);
-        launch(rt, dev, &func, &d, has_args, None)
+        let args = if !kernelParams.is_null() {
+            Args::Params(kernelParams)
+        } else if !extra.is_null() {
+            extra_args(extra)?
+        } else {
+            Args::None
+        };
+        let params = node_params(f as *const c_void, d.grid, d.block, d.shared);
+        launch(rt, dev, &func, &d, stream, args, params)
     })
 }
 
@@ -624,7 +648,8 @@ pub extern "C" fn hipLaunchByPtr(func: *const c_void) -> hipError_t {
         if !d.valid_for(&rt.devices[dev].props) {
             return Err(hipError_t::hipErrorInvalidValue);
         }
-        launch(rt, dev, &f, &d, !e.args.is_empty(), None)
+        let params = node_params(func, d.grid, d.block, d.shared);
+        launch(rt, dev, &f, &d, e.stream, Args::Buffer(&e.args), params)
     })
 }
 

@@ -6,6 +6,18 @@
 //! `AMDGPUUsage` ("Kernel Descriptor", "Initial Kernel Execution State", "Code Object V4/V5"),
 //! LLVM's AMDGPU instruction tables.
 
+mod decode;
+mod dispatch;
+mod memops;
+mod optab;
+mod salu;
+mod valu;
+mod wave;
+
+pub use decode::{decode, DecodeError, Inst};
+pub use dispatch::KernelDescriptor;
+pub use optab::Op;
+
 /// A GPU memory access that failed: the first faulting byte's page (4 KiB aligned), as the VM
 /// fault interrupt reports it (linux `kfd_signal_vm_fault_event`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,8 +90,34 @@ impl From<Fault> for ExecError {
     }
 }
 
+/// Tuning for [`run_with`].
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Stop a wave (`ExecError::Invalid`) after this many instructions: a guard against
+    /// kernels that never end. `None`: no limit ([`run`] reads `AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS`).
+    pub max_wave_instructions: Option<u64>,
+}
+
 /// Runs every workgroup of `d` to completion on up to `threads` host threads.
+///
+/// Errors: the first failing workgroup's error (lowest workgroup index among those that
+/// failed before the others stopped): `Fault` for a GPU memory fault, `Unsupported` for an
+/// instruction the interpreter lacks, `Invalid` for a descriptor/dispatch that cannot run.
 pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize) -> Result<(), ExecError> {
-    let _ = (mem, d, threads);
-    Err(ExecError::Invalid("the interpreter is not implemented yet".into()))
+    let max_wave_instructions = std::env::var("AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS").ok().and_then(|v| v.parse().ok());
+    run_with(mem, d, threads, &Options { max_wave_instructions }).map(|_| ())
+}
+
+/// What a dispatch executed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Instructions issued, counted once per wave.
+    pub wave_instructions: u64,
+    /// Instructions times the lanes active in EXEC when they issued.
+    pub lane_instructions: u64,
+}
+
+/// [`run`] with explicit [`Options`]; returns what was executed.
+pub fn run_with(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Result<Stats, ExecError> {
+    dispatch::run(mem, d, threads, opts)
 }

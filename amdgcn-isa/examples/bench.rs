@@ -1,0 +1,62 @@
+//! SAXPY through the interpreter: prints lane-instructions per second (total and per host
+//! thread). `cargo run --release -p amdgcn-isa --example bench [n] [threads]`.
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use amdgcn_isa::{Dispatch, Memory, Options};
+use common::{Args, Gpu};
+
+fn main() {
+    let mut a = std::env::args().skip(1);
+    let n: usize = a.next().and_then(|v| v.parse().ok()).unwrap_or(1 << 22);
+    let threads: usize = a.next().and_then(|v| v.parse().ok()).unwrap_or(1);
+    let Some(g) = Gpu::new("basic.hip", &["-O3"]) else { return };
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let y: Vec<f32> = vec![1.0; n];
+    let (xa, ya) = (g.upload(&x), g.upload(&y));
+    let kd = g.co.kd("saxpy");
+    let mut b = [0u8; 64];
+    g.mem.read(kd, &mut b).unwrap();
+    let ka = Args::default().i32(n as i32).f32(3.0).ptr(xa).ptr(ya);
+    let mut k = ka.0;
+    k.resize(256, 0);
+    let kernarg = g.mem.alloc_with(&k);
+    let grid = n.div_ceil(256) as u32 * 256;
+    let mut p = [0u8; 64];
+    p[4..6].copy_from_slice(&256u16.to_le_bytes());
+    p[6..8].copy_from_slice(&1u16.to_le_bytes());
+    p[8..10].copy_from_slice(&1u16.to_le_bytes());
+    p[12..16].copy_from_slice(&grid.to_le_bytes());
+    p[16..20].copy_from_slice(&1u32.to_le_bytes());
+    p[20..24].copy_from_slice(&1u32.to_le_bytes());
+    let pkt = g.mem.alloc_with(&p);
+    let d = Dispatch {
+        kernel_object: kd,
+        kernarg_address: kernarg,
+        dispatch_ptr: pkt,
+        queue_ptr: 0,
+        grid_size: [grid, 1, 1],
+        workgroup_size: [256, 1, 1],
+        group_segment_size: 0,
+        private_segment_size: 0,
+    };
+    let mut best = 0f64;
+    for _ in 0..3 {
+        let t = std::time::Instant::now();
+        let s = amdgcn_isa::run_with(&g.mem, &d, threads, &Options::default()).unwrap();
+        let dt = t.elapsed().as_secs_f64();
+        let rate = s.lane_instructions as f64 / dt;
+        best = best.max(rate);
+        println!(
+            "saxpy n={n} threads={threads}: {} wave-instr, {} lane-instr in {:.3}s: {:.1} M lane-instr/s ({:.1} M per thread)",
+            s.wave_instructions,
+            s.lane_instructions,
+            dt,
+            rate / 1e6,
+            rate / 1e6 / threads as f64
+        );
+    }
+    let out: Vec<f32> = g.download(ya, 4);
+    assert_eq!(out[3], 1.0 + 3.0 * 3.0 * 3.0, "three runs of y += 3x");
+    println!("best: {:.1} M lane-instr/s", best / 1e6);
+}

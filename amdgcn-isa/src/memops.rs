@@ -1,0 +1,640 @@
+//! Memory instructions: SMEM (scalar loads), FLAT/GLOBAL/SCRATCH, MUBUF, DS (LDS), with a
+//! small per-thread TLB over [`Memory::host_ptr`] so per-lane accesses stay cheap.
+
+use crate::decode::{AtomicOp, Enc, Inst, MemKind, Src};
+use crate::optab::Op;
+use crate::wave::{unsupported, Ty, Wave, APERTURE_SIZE, PRIVATE_BASE, SHARED_BASE};
+use crate::{ExecError, Fault, Memory};
+
+const PAGE: u64 = 4096;
+const TLB_SLOTS: usize = 64;
+
+#[derive(Clone, Copy)]
+struct TlbEntry {
+    /// Page number + 1 (0: empty).
+    tag: u64,
+    ptr: *mut u8,
+    write: bool,
+}
+
+/// A GPU VA space seen through a per-thread TLB of host pointers.
+pub struct Mem<'a> {
+    pub mem: &'a dyn Memory,
+    tlb: [TlbEntry; TLB_SLOTS],
+}
+
+impl<'a> Mem<'a> {
+    pub fn new(mem: &'a dyn Memory) -> Mem<'a> {
+        Mem { mem, tlb: [TlbEntry { tag: 0, ptr: std::ptr::null_mut(), write: false }; TLB_SLOTS] }
+    }
+
+    /// A host pointer for `[va, va+len)` when it lies in one host-backed page.
+    #[inline]
+    fn ptr(&mut self, va: u64, len: usize, write: bool) -> Result<Option<*mut u8>, Fault> {
+        let off = va & (PAGE - 1);
+        if off + len as u64 > PAGE {
+            return Ok(None);
+        }
+        let page = va / PAGE;
+        let slot = &mut self.tlb[(page as usize) % TLB_SLOTS];
+        if slot.tag == page + 1 && (slot.write || !write) {
+            if slot.ptr.is_null() {
+                return Ok(None);
+            }
+            // The entry maps the whole page; `off + len <= PAGE`.
+            return Ok(Some(slot.ptr.wrapping_add(off as usize)));
+        }
+        let p = self.mem.host_ptr(page * PAGE, PAGE, write)?;
+        *slot = TlbEntry { tag: page + 1, ptr: p.unwrap_or(std::ptr::null_mut()), write };
+        Ok(p.map(|p| p.wrapping_add(off as usize)))
+    }
+
+    pub fn read(&mut self, va: u64, dst: &mut [u8]) -> Result<(), Fault> {
+        match self.ptr(va, dst.len(), false)? {
+            // SAFETY: `host_ptr` promised `[page, page+4096)` is host memory valid for the
+            // dispatch; `[va, va+len)` lies inside that page (checked in `ptr`). Other waves
+            // may write it concurrently, as GPU memory allows; bytes are copied without
+            // forming references.
+            Some(p) => unsafe { std::ptr::copy_nonoverlapping(p as *const u8, dst.as_mut_ptr(), dst.len()) },
+            None => self.mem.read(va, dst)?,
+        }
+        Ok(())
+    }
+
+    pub fn write(&mut self, va: u64, src: &[u8]) -> Result<(), Fault> {
+        match self.ptr(va, src.len(), true)? {
+            // SAFETY: as in `read`, with the page mapped writable (asked with `write`).
+            Some(p) => unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), p, src.len()) },
+            None => self.mem.write(va, src)?,
+        }
+        Ok(())
+    }
+
+    #[inline]
+    pub fn read_u32(&mut self, va: u64) -> Result<u32, Fault> {
+        if let Some(p) = self.ptr(va, 4, false)? {
+            // SAFETY: as in `read`; unaligned read of 4 bytes inside the page.
+            return Ok(unsafe { (p as *const u32).read_unaligned() });
+        }
+        let mut b = [0u8; 4];
+        self.mem.read(va, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    #[inline]
+    pub fn write_u32(&mut self, va: u64, v: u32) -> Result<(), Fault> {
+        if let Some(p) = self.ptr(va, 4, true)? {
+            // SAFETY: as in `write`; unaligned write of 4 bytes inside the page.
+            unsafe { (p as *mut u32).write_unaligned(v) };
+            return Ok(());
+        }
+        self.mem.write(va, &v.to_le_bytes())
+    }
+}
+
+/// Per-workgroup state memory instructions reach besides global memory.
+pub struct Local<'b> {
+    pub lds: &'b mut [u8],
+}
+
+fn atomic_apply(op: AtomicOp, bytes: u8, old: u64, src: u64, cmp: u64) -> u64 {
+    let w = bytes == 8;
+    let m = if w { u64::MAX } else { u32::MAX as u64 };
+    let (o, s) = (old & m, src & m);
+    let sx = |v: u64| if w { v as i64 } else { v as u32 as i32 as i64 };
+    let r = match op {
+        AtomicOp::Swap => s,
+        AtomicOp::CmpSwap => {
+            if o == cmp & m {
+                s
+            } else {
+                o
+            }
+        }
+        AtomicOp::Add => o.wrapping_add(s),
+        AtomicOp::Sub => o.wrapping_sub(s),
+        AtomicOp::SMin => sx(o).min(sx(s)) as u64,
+        AtomicOp::SMax => sx(o).max(sx(s)) as u64,
+        AtomicOp::UMin => o.min(s),
+        AtomicOp::UMax => o.max(s),
+        AtomicOp::And => o & s,
+        AtomicOp::Or => o | s,
+        AtomicOp::Xor => o ^ s,
+        AtomicOp::Inc => {
+            if o >= s {
+                0
+            } else {
+                o + 1
+            }
+        }
+        AtomicOp::Dec => {
+            if o == 0 || o > s {
+                s
+            } else {
+                o - 1
+            }
+        }
+        AtomicOp::AddF32 => (f32::from_bits(o as u32) + f32::from_bits(s as u32)).to_bits() as u64,
+        AtomicOp::AddF64 => (f64::from_bits(o) + f64::from_bits(s)).to_bits(),
+        AtomicOp::MinF64 => f64::from_bits(o).min(f64::from_bits(s)).to_bits(),
+        AtomicOp::MaxF64 => f64::from_bits(o).max(f64::from_bits(s)).to_bits(),
+        AtomicOp::PkAddF16 => {
+            let f = |v: u64, k: u32| crate::wave::f16_to_f32((v >> (16 * k)) as u16);
+            let lo = crate::wave::f32_to_f16(f(o, 0) + f(s, 0)) as u64;
+            let hi = crate::wave::f32_to_f16(f(o, 1) + f(s, 1)) as u64;
+            lo | hi << 16
+        }
+    };
+    r & m
+}
+
+/// Where a per-lane address lands.
+enum Place {
+    Global(u64),
+    Lds(u32),
+    Private(u32),
+}
+
+fn place_flat(a: u64) -> Place {
+    if (SHARED_BASE..SHARED_BASE + APERTURE_SIZE).contains(&a) {
+        Place::Lds((a - SHARED_BASE) as u32)
+    } else if (PRIVATE_BASE..PRIVATE_BASE + APERTURE_SIZE).contains(&a) {
+        Place::Private((a - PRIVATE_BASE) as u32)
+    } else {
+        Place::Global(a)
+    }
+}
+
+/// Byte access to one lane's place. Out-of-range LDS/scratch reads give 0 and writes are
+/// dropped (the hardware's range checking), global accesses fault.
+fn lane_read(w: &Wave, m: &mut Mem, lds: &[u8], l: usize, p: &Place, buf: &mut [u8]) -> Result<(), ExecError> {
+    match *p {
+        Place::Global(a) => {
+            if buf.len() == 4 {
+                let v = m.read_u32(a)?;
+                buf.copy_from_slice(&v.to_le_bytes());
+            } else {
+                m.read(a, buf)?;
+            }
+        }
+        Place::Lds(o) => {
+            let o = o as usize;
+            match lds.get(o..o + buf.len()) {
+                Some(s) => buf.copy_from_slice(s),
+                None => buf.fill(0),
+            }
+        }
+        Place::Private(o) => {
+            let o = o as usize;
+            let ps = w.priv_size as usize;
+            if o + buf.len() <= ps {
+                let base = l * ps + o;
+                buf.copy_from_slice(&w.scratch[base..base + buf.len()]);
+            } else {
+                buf.fill(0);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn lane_write(w: &mut Wave, m: &mut Mem, lds: &mut [u8], l: usize, p: &Place, buf: &[u8]) -> Result<(), ExecError> {
+    match *p {
+        Place::Global(a) => {
+            if buf.len() == 4 {
+                m.write_u32(a, u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]))?;
+            } else {
+                m.write(a, buf)?;
+            }
+        }
+        Place::Lds(o) => {
+            let o = o as usize;
+            if let Some(s) = lds.get_mut(o..o + buf.len()) {
+                s.copy_from_slice(buf);
+            }
+        }
+        Place::Private(o) => {
+            let o = o as usize;
+            let ps = w.priv_size as usize;
+            if o + buf.len() <= ps {
+                let base = l * ps + o;
+                w.scratch[base..base + buf.len()].copy_from_slice(buf);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn lane_atomic(
+    w: &mut Wave,
+    m: &mut Mem,
+    lds: &mut [u8],
+    l: usize,
+    p: &Place,
+    bytes: u8,
+    f: &mut dyn FnMut(u64) -> u64,
+) -> Result<u64, ExecError> {
+    match *p {
+        Place::Global(a) => {
+            if a % bytes as u64 != 0 {
+                return Err(ExecError::Invalid(format!("misaligned atomic at {a:#x}")));
+            }
+            Ok(m.mem.atomic(a, bytes as u32, f)?)
+        }
+        _ => {
+            // LDS and scratch belong to this workgroup's thread: a plain read-modify-write.
+            let mut b = [0u8; 8];
+            let n = bytes as usize;
+            lane_read(w, m, lds, l, p, &mut b[..n])?;
+            let old = u64::from_le_bytes(b);
+            let new = f(old);
+            lane_write(w, m, lds, l, p, &new.to_le_bytes()[..n])?;
+            Ok(old)
+        }
+    }
+}
+
+/// Reads a register tuple's `bytes` of lane `l` starting at VGPR `r` into `buf`.
+fn gather(w: &Wave, r: u16, l: usize, buf: &mut [u8]) {
+    for (k, c) in buf.chunks_mut(4).enumerate() {
+        let v = w.v[r as usize + k][l].to_le_bytes();
+        c.copy_from_slice(&v[..c.len()]);
+    }
+}
+
+/// Writes loaded data to the destination tuple of lane `l`.
+fn scatter(w: &mut Wave, r: u16, l: usize, data: &[u8], bytes: u8, sext: bool, d16: u8) {
+    let r = r as usize;
+    match (bytes, d16) {
+        (1 | 2, 0) => {
+            let v = if bytes == 1 {
+                if sext {
+                    data[0] as i8 as i32 as u32
+                } else {
+                    data[0] as u32
+                }
+            } else {
+                let h = u16::from_le_bytes([data[0], data[1]]);
+                if sext {
+                    h as i16 as i32 as u32
+                } else {
+                    h as u32
+                }
+            };
+            w.v[r][l] = v;
+        }
+        (_, 1 | 2) => {
+            let h: u16 = if bytes == 1 {
+                if sext {
+                    data[0] as i8 as i16 as u16
+                } else {
+                    data[0] as u16
+                }
+            } else {
+                u16::from_le_bytes([data[0], data[1]])
+            };
+            let old = w.v[r][l];
+            w.v[r][l] = if d16 == 2 { (old & 0xffff) | (h as u32) << 16 } else { (old & 0xffff_0000) | h as u32 };
+        }
+        _ => {
+            for (k, c) in data.chunks(4).enumerate() {
+                w.v[r + k][l] = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+        }
+    }
+}
+
+/// Runs one vector memory instruction (FLAT/GLOBAL/SCRATCH/MUBUF) for the active lanes.
+pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) -> Result<(), ExecError> {
+    let kind = i.mem.ok_or_else(|| unsupported(i, pc, ""))?;
+    if kind == MemKind::Nop {
+        return Ok(());
+    }
+    let exec = w.exec();
+    // Per-lane place.
+    let saddr = i.sbase as usize;
+    let mut places: [Option<Place>; 64] = [const { None }; 64];
+    let mut mm = exec;
+    while mm != 0 {
+        let l = mm.trailing_zeros() as usize;
+        mm &= mm - 1;
+        let off = i.offset as i64;
+        let p = match i.enc {
+            Enc::Flat => place_flat((w.rd64(crate::wave::Opnd::V(i.addr), l) as i64 + off) as u64),
+            Enc::Global => {
+                let a = if saddr == 0x7f {
+                    w.rd64(crate::wave::Opnd::V(i.addr), l)
+                } else {
+                    w.sgpr64(saddr).wrapping_add(w.v[i.addr as usize][l] as u64)
+                };
+                Place::Global((a as i64).wrapping_add(off) as u64)
+            }
+            Enc::Scratch => {
+                let a = if saddr == 0x7f { w.v[i.addr as usize][l] } else { w.s[saddr] };
+                Place::Private((a as i64 + off) as u32)
+            }
+            _ => {
+                // MUBUF: V# in s[sbase..sbase+3].
+                let s = i.sbase as usize;
+                let (d0, d1, d2, d3) = (w.s[s], w.s[s + 1], w.s[s + 2], w.s[s + 3]);
+                let soff = w.scalar(
+                    match i.soffset {
+                        Some(c) => sop(c),
+                        None => Src::Inline(128),
+                    },
+                    Ty::B32,
+                ) as u32;
+                let stride = (d1 >> 16) & 0x3fff;
+                let mut vo = 0u64;
+                let mut vi = 0u64;
+                let mut k = i.addr as usize;
+                if i.idxen {
+                    vi = w.v[k][l] as u64;
+                    k += 1;
+                }
+                if i.offen {
+                    vo = w.v[k][l] as u64;
+                }
+                let off = vo + soff as u64 + i.offset as u64;
+                if d3 & (1 << 23) != 0 {
+                    // ADD_TID_ENABLE: the swizzled private segment buffer: per-lane scratch.
+                    Place::Private(off as u32)
+                } else {
+                    let base = d0 as u64 | ((d1 & 0xffff) as u64) << 32;
+                    let idx_off = vi * stride as u64;
+                    let rec = if stride == 0 { off } else { vi };
+                    if rec >= d2 as u64 {
+                        // Out of range: loads return 0, stores/atomics are dropped.
+                        places[l] = None;
+                        if let MemKind::Load { bytes, sext, d16 } = kind {
+                            let z = [0u8; 16];
+                            scatter(w, i.dst, l, &z[..bytes as usize], bytes, sext, d16);
+                        }
+                        continue;
+                    }
+                    Place::Global(base + idx_off + off)
+                }
+            }
+        };
+        places[l] = Some(p);
+    }
+    match kind {
+        MemKind::Load { bytes, sext, d16 } => {
+            let mut buf = [0u8; 16];
+            let n = bytes as usize;
+            for l in 0..64 {
+                if let Some(p) = &places[l] {
+                    lane_read(w, m, loc.lds, l, p, &mut buf[..n])?;
+                    scatter(w, i.dst, l, &buf[..n], bytes, sext, d16);
+                }
+            }
+        }
+        MemKind::Store { bytes, hi } => {
+            let mut buf = [0u8; 16];
+            let n = bytes as usize;
+            for l in 0..64 {
+                if let Some(p) = &places[l] {
+                    if hi {
+                        let v = w.v[i.data as usize][l] >> 16;
+                        buf[..2].copy_from_slice(&(v as u16).to_le_bytes());
+                    } else {
+                        gather(w, i.data, l, &mut buf[..n]);
+                    }
+                    lane_write(w, m, loc.lds, l, p, &buf[..n])?;
+                }
+            }
+        }
+        MemKind::Atomic { op, bytes, rtn } => {
+            let rtn = rtn && i.glc;
+            let wide = bytes == 8;
+            for l in 0..64 {
+                if let Some(p) = &places[l] {
+                    let rd = |w: &Wave, r: u16| {
+                        if wide {
+                            w.rd64(crate::wave::Opnd::V(r), l)
+                        } else {
+                            w.v[r as usize][l] as u64
+                        }
+                    };
+                    let src = rd(w, i.data);
+                    let cmp = if op == AtomicOp::CmpSwap { rd(w, i.data + if wide { 2 } else { 1 }) } else { 0 };
+                    let old = lane_atomic(w, m, loc.lds, l, p, bytes, &mut |o| atomic_apply(op, bytes, o, src, cmp))?;
+                    if rtn {
+                        w.v[i.dst as usize][l] = old as u32;
+                        if wide {
+                            w.v[i.dst as usize + 1][l] = (old >> 32) as u32;
+                        }
+                    }
+                }
+            }
+        }
+        _ => return Err(unsupported(i, pc, "")),
+    }
+    Ok(())
+}
+
+fn sop(c: u8) -> Src {
+    match c {
+        0..=127 => Src::S(c),
+        128..=208 | 240..=248 => Src::Inline(c),
+        c => Src::Special(c),
+    }
+}
+
+/// Runs one DS (LDS) instruction.
+pub fn exec_ds(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) -> Result<(), ExecError> {
+    if i.gds {
+        return Err(unsupported(i, pc, "GDS"));
+    }
+    if i.op == Op::ds_nop {
+        return Ok(());
+    }
+    let kind = i.mem.ok_or_else(|| unsupported(i, pc, ""))?;
+    let exec = w.exec();
+    let off16 = i.offset as u32 | (i.offset1 as u32) << 8;
+    let lds = &mut *loc.lds;
+    let lread = |lds: &[u8], a: u32, buf: &mut [u8]| {
+        let a = a as usize;
+        match lds.get(a..a + buf.len()) {
+            Some(s) => buf.copy_from_slice(s),
+            None => buf.fill(0),
+        }
+    };
+    let lwrite = |lds: &mut [u8], a: u32, buf: &[u8]| {
+        let a = a as usize;
+        if let Some(s) = lds.get_mut(a..a + buf.len()) {
+            s.copy_from_slice(buf);
+        }
+    };
+    let addr = |w: &Wave, l: usize| w.v[i.addr as usize][l];
+    match kind {
+        MemKind::Load { bytes, sext, d16 } => {
+            let mut buf = [0u8; 16];
+            let n = bytes as usize;
+            lanes(exec, |l| {
+                lread(lds, addr(w, l).wrapping_add(off16), &mut buf[..n]);
+                scatter(w, i.dst, l, &buf[..n], bytes, sext, d16);
+            });
+        }
+        MemKind::Store { bytes, hi } => {
+            let mut buf = [0u8; 16];
+            let n = bytes as usize;
+            lanes(exec, |l| {
+                if hi {
+                    let v = w.v[i.data as usize][l] >> 16;
+                    buf[..2].copy_from_slice(&(v as u16).to_le_bytes());
+                } else {
+                    gather(w, i.data, l, &mut buf[..n]);
+                }
+                lwrite(lds, addr(w, l).wrapping_add(off16), &buf[..n]);
+            });
+        }
+        MemKind::Read2 { bytes, st64 } => {
+            let n = bytes as usize;
+            let scale = if st64 { 64 * bytes as u32 } else { bytes as u32 };
+            let mut buf = [0u8; 16];
+            lanes(exec, |l| {
+                let a = addr(w, l);
+                lread(lds, a.wrapping_add(i.offset as u32 * scale), &mut buf[..n]);
+                lread(lds, a.wrapping_add(i.offset1 as u32 * scale), &mut buf[n..2 * n]);
+                scatter(w, i.dst, l, &buf[..2 * n], 2 * bytes, false, 0);
+            });
+        }
+        MemKind::Write2 { bytes, st64 } => {
+            let n = bytes as usize;
+            let scale = if st64 { 64 * bytes as u32 } else { bytes as u32 };
+            let mut buf = [0u8; 8];
+            lanes(exec, |l| {
+                let a = addr(w, l);
+                gather(w, i.data, l, &mut buf[..n]);
+                lwrite(lds, a.wrapping_add(i.offset as u32 * scale), &buf[..n]);
+                gather(w, i.data1, l, &mut buf[..n]);
+                lwrite(lds, a.wrapping_add(i.offset1 as u32 * scale), &buf[..n]);
+            });
+        }
+        MemKind::Atomic { op, bytes, rtn } => {
+            let n = bytes as usize;
+            let wide = bytes == 8;
+            lanes(exec, |l| {
+                let a = addr(w, l).wrapping_add(off16);
+                let rd = |w: &Wave, r: u16| {
+                    if wide {
+                        w.rd64(crate::wave::Opnd::V(r), l)
+                    } else {
+                        w.v[r as usize][l] as u64
+                    }
+                };
+                // DS_CMPST: data0 is the compare value, data1 the new value.
+                let (src, cmp) =
+                    if op == AtomicOp::CmpSwap { (rd(w, i.data1), rd(w, i.data)) } else { (rd(w, i.data), 0) };
+                let mut b = [0u8; 8];
+                lread(lds, a, &mut b[..n]);
+                let old = u64::from_le_bytes(b);
+                let new = atomic_apply(op, bytes, old, src, cmp);
+                lwrite(lds, a, &new.to_le_bytes()[..n]);
+                if rtn {
+                    w.v[i.dst as usize][l] = old as u32;
+                    if wide {
+                        w.v[i.dst as usize + 1][l] = (old >> 32) as u32;
+                    }
+                }
+            });
+        }
+        MemKind::Bpermute | MemKind::Permute => {
+            let mut out = [0u32; 64];
+            let mut hit = 0u64;
+            let data = w.v[i.data as usize];
+            lanes(exec, |l| {
+                let s = ((addr(w, l).wrapping_add(off16) >> 2) & 63) as usize;
+                if kind == MemKind::Bpermute {
+                    out[l] = if exec >> s & 1 != 0 { data[s] } else { 0 };
+                    hit |= 1 << l;
+                } else {
+                    out[s] = data[l];
+                    hit |= 1 << s;
+                }
+            });
+            lanes(exec, |l| {
+                w.v[i.dst as usize][l] = if hit >> l & 1 != 0 { out[l] } else { 0 };
+            });
+        }
+        MemKind::Swizzle => {
+            let data = w.v[i.data as usize];
+            let mut out = [0u32; 64];
+            lanes(exec, |l| {
+                let s = if off16 & 0x8000 != 0 {
+                    (l & !3) | ((off16 as usize >> (2 * (l & 3))) & 3)
+                } else {
+                    let and = (off16 & 0x1f) as usize;
+                    let or = ((off16 >> 5) & 0x1f) as usize;
+                    let xor = ((off16 >> 10) & 0x1f) as usize;
+                    (l & !31) | ((((l & 31) & and) | or) ^ xor)
+                };
+                out[l] = if exec >> s & 1 != 0 { data[s] } else { 0 };
+            });
+            lanes(exec, |l| w.v[i.dst as usize][l] = out[l]);
+        }
+        MemKind::Nop => {}
+    }
+    let _ = m;
+    Ok(())
+}
+
+fn lanes(mut m: u64, mut f: impl FnMut(usize)) {
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        f(l);
+    }
+}
+
+/// What scalar memory time instructions read.
+pub struct Clock {
+    pub start: std::time::Instant,
+}
+
+/// Runs one SMEM instruction.
+pub fn exec_smem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, clock: &Clock) -> Result<(), ExecError> {
+    use Op::*;
+    let d = i.dst as usize;
+    let n = match i.op {
+        s_load_dword | s_buffer_load_dword | s_store_dword | s_buffer_store_dword => 1,
+        s_load_dwordx2 | s_buffer_load_dwordx2 | s_store_dwordx2 | s_buffer_store_dwordx2 => 2,
+        s_load_dwordx4 | s_buffer_load_dwordx4 | s_store_dwordx4 | s_buffer_store_dwordx4 => 4,
+        s_load_dwordx8 | s_buffer_load_dwordx8 => 8,
+        s_load_dwordx16 | s_buffer_load_dwordx16 => 16,
+        s_memtime | s_memrealtime => {
+            let ns = clock.start.elapsed().as_nanos() as u64;
+            // s_memrealtime: the 100 MHz constant clock; s_memtime: the shader clock.
+            let v = if i.op == s_memrealtime { ns / 10 } else { ns.saturating_mul(17) / 10 };
+            w.set_s64(d, v);
+            return Ok(());
+        }
+        s_dcache_inv | s_dcache_wb | s_dcache_inv_vol | s_dcache_wb_vol => return Ok(()),
+        _ => return Err(unsupported(i, pc, "")),
+    };
+    let buffer = i.op.name().starts_with("s_buffer");
+    let base = if buffer {
+        let s = i.sbase as usize;
+        w.s[s] as u64 | ((w.s[s + 1] & 0xffff) as u64) << 32
+    } else {
+        w.sgpr64(i.sbase as usize)
+    };
+    let soff = match i.soffset {
+        Some(c) => w.scalar(sop(c), Ty::B32) as u32 as u64,
+        None => 0,
+    };
+    let addr = (base.wrapping_add(soff) as i64).wrapping_add(i.offset as i64) as u64 & !3;
+    let store = i.op.name().contains("store");
+    for k in 0..n {
+        let a = addr + 4 * k as u64;
+        if store {
+            let v = w.s[(d + k) & 0xff];
+            m.write_u32(a, v)?;
+        } else {
+            let v = m.read_u32(a)?;
+            w.set_s(d + k, v);
+        }
+    }
+    Ok(())
+}

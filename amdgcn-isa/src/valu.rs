@@ -1,0 +1,1200 @@
+//! Vector ALU: VOP1, VOP2, VOPC, VOP3, VOP3P, with the SDWA and DPP source/destination
+//! modifiers. 64 lanes under EXEC.
+
+use crate::decode::{Cmp, CmpTy, Inst, Src};
+use crate::optab::Op;
+use crate::wave::{f16_to_f32, f32_to_f16, unsupported, Opnd, Ty, Wave};
+use crate::ExecError;
+
+/// Iterates the set bits of a lane mask.
+macro_rules! lanes {
+    ($m:expr, |$l:ident| $body:block) => {{
+        let mut m: u64 = $m;
+        while m != 0 {
+            let $l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            $body
+        }
+    }};
+}
+
+fn mask32(i: &Inst, k: usize) -> (u32, u32) {
+    (if i.abs >> k & 1 != 0 { 0x7fff_ffff } else { u32::MAX }, if i.neg >> k & 1 != 0 { 0x8000_0000 } else { 0 })
+}
+
+fn mask64(i: &Inst, k: usize) -> (u64, u64) {
+    (if i.abs >> k & 1 != 0 { !(1u64 << 63) } else { u64::MAX }, if i.neg >> k & 1 != 0 { 1u64 << 63 } else { 0 })
+}
+
+fn omod32(i: &Inst, mut x: f32) -> f32 {
+    match i.omod {
+        1 => x *= 2.0,
+        2 => x *= 4.0,
+        3 => x *= 0.5,
+        _ => {}
+    }
+    if i.clamp {
+        x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
+    }
+    x
+}
+
+fn omod64(i: &Inst, mut x: f64) -> f64 {
+    match i.omod {
+        1 => x *= 2.0,
+        2 => x *= 4.0,
+        3 => x *= 0.5,
+        _ => {}
+    }
+    if i.clamp {
+        x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
+    }
+    x
+}
+
+/// Source lane for a DPP control, or `None` when out of range.
+fn dpp_lane(ctrl: u16, l: usize) -> Option<usize> {
+    let row = l & !15;
+    let r = l & 15;
+    match ctrl {
+        0x000..=0x0ff => Some((l & !3) | ((ctrl as usize >> (2 * (l & 3))) & 3)),
+        0x101..=0x10f => {
+            let n = (ctrl & 15) as usize;
+            (r + n < 16).then_some(l + n)
+        }
+        0x111..=0x11f => {
+            let n = (ctrl & 15) as usize;
+            (r >= n).then(|| l - n)
+        }
+        0x121..=0x12f => {
+            let n = (ctrl & 15) as usize;
+            Some(row | ((r + 16 - n) & 15))
+        }
+        0x130 => (l < 63).then_some(l + 1),
+        0x134 => Some((l + 1) & 63),
+        0x138 => (l > 0).then(|| l - 1),
+        0x13c => Some((l + 63) & 63),
+        0x140 => Some(row | (15 - r)),
+        0x141 => Some((l & !7) | (7 - (l & 7))),
+        0x142 => (l >= 16).then(|| row - 1),
+        0x143 => (l >= 32).then_some(31),
+        _ => None,
+    }
+}
+
+fn sdwa_sel(v: u32, sel: u8, sext: bool) -> u32 {
+    match sel {
+        0..=3 => {
+            let b = (v >> (8 * sel)) & 0xff;
+            if sext {
+                b as u8 as i8 as i32 as u32
+            } else {
+                b
+            }
+        }
+        4 | 5 => {
+            let h = (v >> (16 * (sel - 4))) & 0xffff;
+            if sext {
+                h as u16 as i16 as i32 as u32
+            } else {
+                h
+            }
+        }
+        _ => v,
+    }
+}
+
+/// Per-instruction context: the lanes that execute and the sources after DPP/SDWA.
+struct Cx {
+    em: u64,
+    /// DPP: lanes whose source lane is out of range (bound_ctrl off) write nothing.
+    src_tmp: [bool; 2],
+}
+
+/// Prepares the DPP/SDWA sources into the wave's temporary arrays; returns the lanes that
+/// execute.
+fn prepare(w: &mut Wave, i: &Inst, pc: u64) -> Result<Cx, ExecError> {
+    let mut em = w.exec();
+    let mut cx = Cx { em, src_tmp: [false; 2] };
+    if let Some(d) = i.dpp {
+        let Src::V(r) = i.src[0] else {
+            return Err(unsupported(i, pc, "DPP source"));
+        };
+        let exec = w.exec();
+        let mut wm = 0u64;
+        for l in 0..64 {
+            let rowbit = (d.row_mask >> (l / 16)) & 1 != 0;
+            let bankbit = (d.bank_mask >> ((l & 15) / 4)) & 1 != 0;
+            if !(rowbit && bankbit) {
+                continue;
+            }
+            match dpp_lane(d.ctrl, l) {
+                Some(s) if exec >> s & 1 != 0 => {
+                    w.tmp[0][l] = w.v[r as usize][s];
+                    wm |= 1 << l;
+                }
+                _ if d.bound_ctrl => {
+                    w.tmp[0][l] = 0;
+                    wm |= 1 << l;
+                }
+                _ => {}
+            }
+        }
+        em &= wm;
+        cx.em = em;
+        cx.src_tmp[0] = true;
+    }
+    if let Some(s) = i.sdwa {
+        for k in 0..2 {
+            if i.enc == crate::decode::Enc::Vop1 && k == 1 {
+                break;
+            }
+            let ty = Ty::B32;
+            let o = w.opnd(i.src[k], ty);
+            for l in 0..64 {
+                let v = w.rd(o, l);
+                w.tmp[k][l] = sdwa_sel(v, s.src_sel[k], s.sext[k]);
+            }
+            cx.src_tmp[k] = true;
+        }
+        if i.enc != crate::decode::Enc::Vopc {
+            // Keep the old destination for the unselected bits.
+            let d = i.dst as usize;
+            w.tmp[2] = w.v[d];
+        }
+    }
+    Ok(cx)
+}
+
+fn finish_sdwa(w: &mut Wave, i: &Inst, em: u64) {
+    let Some(s) = i.sdwa else { return };
+    if i.enc == crate::decode::Enc::Vopc || s.dst_sel == 6 {
+        return;
+    }
+    let d = i.dst as usize;
+    lanes!(em, |l| {
+        let r = w.v[d][l];
+        let old = w.tmp[2][l];
+        let (shift, width) = match s.dst_sel {
+            0..=3 => (8 * s.dst_sel as u32, 8),
+            _ => (16 * (s.dst_sel as u32 - 4), 16),
+        };
+        let fmask = ((1u64 << width) - 1) as u32;
+        let field = (r & fmask) << shift;
+        let keep = !(fmask << shift);
+        let v = match s.dst_unused {
+            2 => (old & keep) | field,
+            1 => {
+                let top = if (r >> (width - 1)) & 1 != 0 { u32::MAX } else { 0 };
+                let above = if shift + width >= 32 { 0 } else { top << (shift + width) };
+                field | above
+            }
+            _ => field,
+        };
+        w.v[d][l] = v;
+    });
+}
+
+pub fn exec_vector(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
+    if i.enc == crate::decode::Enc::Vop3p {
+        return vop3p(w, i, pc);
+    }
+    let cx = prepare(w, i, pc)?;
+    if let Some(c) = i.cmp {
+        return vcmp(w, i, c, &cx);
+    }
+    valu(w, i, pc, &cx)?;
+    finish_sdwa(w, i, cx.em);
+    Ok(())
+}
+
+fn src(w: &Wave, i: &Inst, cx: &Cx, k: usize, ty: Ty) -> Opnd {
+    if k < 2 && cx.src_tmp[k] {
+        Opnd::T(k as u8)
+    } else {
+        w.opnd(i.src[k], ty)
+    }
+}
+
+fn f64cmp(c: u8, a: f64, b: f64) -> bool {
+    match c {
+        0 => false,
+        1 => a < b,
+        2 => a == b,
+        3 => a <= b,
+        4 => a > b,
+        5 => a < b || a > b,
+        6 => a >= b,
+        7 => !a.is_nan() && !b.is_nan(),
+        8 => a.is_nan() || b.is_nan(),
+        9 => !(a >= b),
+        10 => !(a < b || a > b),
+        11 => !(a > b),
+        12 => !(a <= b),
+        13 => a != b,
+        14 => !(a < b),
+        _ => true,
+    }
+}
+
+fn icmp<T: PartialOrd + PartialEq>(c: u8, a: T, b: T) -> bool {
+    match c {
+        0 => false,
+        1 => a < b,
+        2 => a == b,
+        3 => a <= b,
+        4 => a > b,
+        5 => a != b,
+        6 => a >= b,
+        _ => true,
+    }
+}
+
+/// `v_cmp_class`: the IEEE class bit of `x` (0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denormal,
+/// 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf).
+fn class_bit(x: f64, quiet: bool, subnormal: bool) -> u32 {
+    let neg = x.is_sign_negative();
+    if x.is_nan() {
+        return if quiet { 1 } else { 0 };
+    }
+    let k = if x.is_infinite() {
+        0
+    } else if x == 0.0 {
+        3
+    } else if subnormal {
+        2
+    } else {
+        1
+    };
+    if neg {
+        2 + k
+    } else {
+        9 - k
+    }
+}
+
+fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
+    let em = cx.em;
+    let mut res = 0u64;
+    let wide = matches!(c.ty, CmpTy::F64 | CmpTy::I64 | CmpTy::U64);
+    let ty = match c.ty {
+        CmpTy::F64 => Ty::F64,
+        CmpTy::I64 | CmpTy::U64 => Ty::B64,
+        CmpTy::F16 => Ty::F16,
+        CmpTy::F32 => Ty::F32,
+        _ => Ty::B32,
+    };
+    let a = src(w, i, cx, 0, ty);
+    let b = src(w, i, cx, 1, if c.cond == 16 { Ty::B32 } else { ty });
+    let (am, xm) = mask64(i, 0);
+    let (bm, ym) = mask64(i, 1);
+    lanes!(em, |l| {
+        let t = if wide {
+            let (x, y) = (w.rd64(a, l), w.rd64(b, l));
+            match c.ty {
+                CmpTy::F64 => {
+                    let x = f64::from_bits((x & am) ^ xm);
+                    if c.cond == 16 {
+                        let q = x.is_nan() && (x.to_bits() >> 51) & 1 != 0;
+                        let sub = x.is_subnormal();
+                        (y as u32 >> class_bit(x, q, sub)) & 1 != 0
+                    } else {
+                        f64cmp(c.cond, x, f64::from_bits((y & bm) ^ ym))
+                    }
+                }
+                CmpTy::I64 => icmp(c.cond, x as i64, y as i64),
+                _ => icmp(c.cond, x, y),
+            }
+        } else {
+            let (x, y) = (w.rd(a, l), w.rd(b, l));
+            match c.ty {
+                CmpTy::F32 | CmpTy::F16 => {
+                    let (fx, q, sub) = if c.ty == CmpTy::F32 {
+                        let f = f32::from_bits((x & am as u32) ^ (xm >> 32) as u32);
+                        (f as f64, (f.to_bits() >> 22) & 1 != 0, f.is_subnormal())
+                    } else {
+                        let h = (x as u16 & if i.abs & 1 != 0 { 0x7fff } else { 0xffff })
+                            ^ if i.neg & 1 != 0 { 0x8000 } else { 0 };
+                        let e = (h >> 10) & 0x1f;
+                        (f16_to_f32(h) as f64, (h >> 9) & 1 != 0, e == 0 && h & 0x3ff != 0)
+                    };
+                    if c.cond == 16 {
+                        (y >> class_bit(fx, q, sub)) & 1 != 0
+                    } else {
+                        let fy = if c.ty == CmpTy::F32 {
+                            f32::from_bits((y & bm as u32) ^ (ym >> 32) as u32) as f64
+                        } else {
+                            let h = (y as u16 & if i.abs & 2 != 0 { 0x7fff } else { 0xffff })
+                                ^ if i.neg & 2 != 0 { 0x8000 } else { 0 };
+                            f16_to_f32(h) as f64
+                        };
+                        f64cmp(c.cond, fx, fy)
+                    }
+                }
+                CmpTy::I32 => icmp(c.cond, x as i32, y as i32),
+                CmpTy::U32 => icmp(c.cond, x, y),
+                CmpTy::I16 => icmp(c.cond, x as i16, y as i16),
+                _ => icmp(c.cond, x as u16, y as u16),
+            }
+        };
+        if t {
+            res |= 1 << l;
+        }
+    });
+    w.set_s64(i.sdst as usize, res);
+    if c.x {
+        w.set_exec(res);
+    }
+    Ok(())
+}
+
+fn f16in(v: u32, i: &Inst, k: usize) -> f32 {
+    let h = if i.opsel >> k & 1 != 0 { v >> 16 } else { v } as u16;
+    let h = (h & if i.abs >> k & 1 != 0 { 0x7fff } else { 0xffff }) ^ if i.neg >> k & 1 != 0 { 0x8000 } else { 0 };
+    f16_to_f32(h)
+}
+
+fn frexp(x: f64) -> (f64, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    let bits = x.to_bits();
+    let e = ((bits >> 52) & 0x7ff) as i32;
+    if e == 0 {
+        let (m, e) = frexp(x * 2f64.powi(64));
+        return (m, e - 64);
+    }
+    let m = f64::from_bits((bits & !(0x7ffu64 << 52)) | (1022u64 << 52));
+    (m, e - 1022)
+}
+
+fn ldexp(x: f64, e: i32) -> f64 {
+    let e = e.clamp(-2200, 2200);
+    let mut r = x;
+    let mut e = e;
+    while e > 1000 {
+        r *= 2f64.powi(1000);
+        e -= 1000;
+    }
+    while e < -1000 {
+        r *= 2f64.powi(-1000);
+        e += 1000;
+    }
+    r * 2f64.powi(e)
+}
+
+fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
+    use Op::*;
+    let em = cx.em;
+    let d = i.dst;
+    let (am0, xm0) = mask32(i, 0);
+    let (am1, xm1) = mask32(i, 1);
+    let (am2, xm2) = mask32(i, 2);
+    let f0 = |v: u32| f32::from_bits((v & am0) ^ xm0);
+    let f1 = |v: u32| f32::from_bits((v & am1) ^ xm1);
+    let f2 = |v: u32| f32::from_bits((v & am2) ^ xm2);
+    let (dm0, ym0) = mask64(i, 0);
+    let (dm1, ym1) = mask64(i, 1);
+    let (dm2, ym2) = mask64(i, 2);
+    let g0 = |v: u64| f64::from_bits((v & dm0) ^ ym0);
+    let g1 = |v: u64| f64::from_bits((v & dm1) ^ ym1);
+    let g2 = |v: u64| f64::from_bits((v & dm2) ^ ym2);
+    macro_rules! u1 {
+        ($f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::B32);
+            lanes!(em, |l| {
+                let r: u32 = $f(w.rd(a, l));
+                w.wr(d, l, r);
+            });
+        }};
+    }
+    macro_rules! u2 {
+        ($f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::B32);
+            let b = src(w, i, cx, 1, Ty::B32);
+            lanes!(em, |l| {
+                let r: u32 = $f(w.rd(a, l), w.rd(b, l));
+                w.wr(d, l, r);
+            });
+        }};
+    }
+    macro_rules! u3 {
+        ($f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::B32);
+            let b = src(w, i, cx, 1, Ty::B32);
+            let c = src(w, i, cx, 2, Ty::B32);
+            lanes!(em, |l| {
+                let r: u32 = $f(w.rd(a, l), w.rd(b, l), w.rd(c, l));
+                w.wr(d, l, r);
+            });
+        }};
+    }
+    macro_rules! f1 {
+        ($f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::F32);
+            lanes!(em, |l| {
+                let r: f32 = $f(f0(w.rd(a, l)));
+                w.wr(d, l, omod32(i, r).to_bits());
+            });
+        }};
+    }
+    macro_rules! f2 {
+        ($f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::F32);
+            let b = src(w, i, cx, 1, Ty::F32);
+            lanes!(em, |l| {
+                let r: f32 = $f(f0(w.rd(a, l)), f1(w.rd(b, l)));
+                w.wr(d, l, omod32(i, r).to_bits());
+            });
+        }};
+    }
+    macro_rules! f3 {
+        ($f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::F32);
+            let b = src(w, i, cx, 1, Ty::F32);
+            let c = src(w, i, cx, 2, Ty::F32);
+            lanes!(em, |l| {
+                let r: f32 = $f(f0(w.rd(a, l)), f1(w.rd(b, l)), f2(w.rd(c, l)));
+                w.wr(d, l, omod32(i, r).to_bits());
+            });
+        }};
+    }
+    macro_rules! d1 {
+        ($f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::F64);
+            lanes!(em, |l| {
+                let r: f64 = $f(g0(w.rd64(a, l)));
+                w.wr64(d, l, omod64(i, r).to_bits());
+            });
+        }};
+    }
+    macro_rules! d2 {
+        ($f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::F64);
+            let b = src(w, i, cx, 1, Ty::F64);
+            lanes!(em, |l| {
+                let r: f64 = $f(g0(w.rd64(a, l)), g1(w.rd64(b, l)));
+                w.wr64(d, l, omod64(i, r).to_bits());
+            });
+        }};
+    }
+    macro_rules! d3 {
+        ($f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::F64);
+            let b = src(w, i, cx, 1, Ty::F64);
+            let c = src(w, i, cx, 2, Ty::F64);
+            lanes!(em, |l| {
+                let r: f64 = $f(g0(w.rd64(a, l)), g1(w.rd64(b, l)), g2(w.rd64(c, l)));
+                w.wr64(d, l, omod64(i, r).to_bits());
+            });
+        }};
+    }
+    // f16: computed in f32 (exact for add/sub/mul/div/sqrt after one rounding), written to
+    // the low half (high half zeroed), or the high half with op_sel[3] (low half kept).
+    macro_rules! hwr {
+        ($l:expr, $r:expr) => {{
+            let h = f32_to_f16($r) as u32;
+            let v = if i.opsel & 8 != 0 { (w.v[d as usize][$l] & 0xffff) | h << 16 } else { h };
+            w.wr(d, $l, v);
+        }};
+    }
+    macro_rules! h1 {
+        ($f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::F16);
+            lanes!(em, |l| {
+                let r: f32 = $f(f16in(w.rd(a, l), i, 0));
+                hwr!(l, omod32(i, r));
+            });
+        }};
+    }
+    macro_rules! h2 {
+        ($f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::F16);
+            let b = src(w, i, cx, 1, Ty::F16);
+            lanes!(em, |l| {
+                let r: f32 = $f(f16in(w.rd(a, l), i, 0), f16in(w.rd(b, l), i, 1));
+                hwr!(l, omod32(i, r));
+            });
+        }};
+    }
+    macro_rules! h3 {
+        ($f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::F16);
+            let b = src(w, i, cx, 1, Ty::F16);
+            let c = src(w, i, cx, 2, Ty::F16);
+            lanes!(em, |l| {
+                let r: f32 = $f(f16in(w.rd(a, l), i, 0), f16in(w.rd(b, l), i, 1), f16in(w.rd(c, l), i, 2));
+                hwr!(l, omod32(i, r));
+            });
+        }};
+    }
+    // 16-bit integer ops: low halves (op_sel picks high halves in VOP3), result zero-extended.
+    macro_rules! s2 {
+        ($f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::B32);
+            let b = src(w, i, cx, 1, Ty::B32);
+            lanes!(em, |l| {
+                let x = (w.rd(a, l) >> (16 * (i.opsel & 1) as u32)) as u16;
+                let y = (w.rd(b, l) >> (16 * ((i.opsel >> 1) & 1) as u32)) as u16;
+                let r: u16 = $f(x, y);
+                let v = if i.opsel & 8 != 0 { (w.v[d as usize][l] & 0xffff) | (r as u32) << 16 } else { r as u32 };
+                w.wr(d, l, v);
+            });
+        }};
+    }
+    // Carry-out ops: the carry mask goes to `sdst` (VCC for VOP2), inactive lanes 0.
+    macro_rules! carry {
+        ($cin:expr, $f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::B32);
+            let b = src(w, i, cx, 1, Ty::B32);
+            let cin: u64 = if $cin { w.scalar(i.src[2], Ty::B64) } else { 0 };
+            let mut co = 0u64;
+            lanes!(em, |l| {
+                let (r, c): (u32, bool) = $f(w.rd(a, l) as u64, w.rd(b, l) as u64, (cin >> l) & 1);
+                w.wr(d, l, r);
+                co |= (c as u64) << l;
+            });
+            w.set_s64(i.sdst as usize, co);
+        }};
+    }
+    let med3 = |a: f32, b: f32, c: f32| a.max(b).min(a.min(b).max(c));
+    match i.op {
+        v_nop => {}
+        v_mov_b32 => u1!(|a| a),
+        v_not_b32 => u1!(|a: u32| !a),
+        v_bfrev_b32 => u1!(|a: u32| a.reverse_bits()),
+        v_ffbh_u32 => u1!(|a: u32| if a == 0 { u32::MAX } else { a.leading_zeros() }),
+        v_ffbl_b32 => u1!(|a: u32| if a == 0 { u32::MAX } else { a.trailing_zeros() }),
+        v_ffbh_i32 => u1!(|a: u32| {
+            let a = a as i32;
+            if a == 0 || a == -1 {
+                u32::MAX
+            } else {
+                (a ^ (a >> 31)).leading_zeros() - 1
+            }
+        }),
+        v_cvt_f32_i32 => f1!(|a: f32| a.to_bits() as i32 as f32),
+        v_cvt_f32_u32 => f1!(|a: f32| a.to_bits() as f32),
+        v_cvt_u32_f32 => u1!(|a: u32| f0(a) as u32),
+        v_cvt_i32_f32 => u1!(|a: u32| f0(a) as i32 as u32),
+        v_cvt_rpi_i32_f32 => u1!(|a: u32| (f0(a) + 0.5).floor() as i32 as u32),
+        v_cvt_flr_i32_f32 => u1!(|a: u32| f0(a).floor() as i32 as u32),
+        v_cvt_f32_ubyte0 => f1!(|a: f32| (a.to_bits() & 0xff) as f32),
+        v_cvt_f32_ubyte1 => f1!(|a: f32| ((a.to_bits() >> 8) & 0xff) as f32),
+        v_cvt_f32_ubyte2 => f1!(|a: f32| ((a.to_bits() >> 16) & 0xff) as f32),
+        v_cvt_f32_ubyte3 => f1!(|a: f32| (a.to_bits() >> 24) as f32),
+        v_cvt_f16_f32 => {
+            let a = src(w, i, cx, 0, Ty::F32);
+            lanes!(em, |l| {
+                let r = omod32(i, f0(w.rd(a, l)));
+                hwr!(l, r);
+            });
+        }
+        v_cvt_f32_f16 => {
+            let a = src(w, i, cx, 0, Ty::F16);
+            lanes!(em, |l| {
+                let r = omod32(i, f16in(w.rd(a, l), i, 0));
+                w.wr(d, l, r.to_bits());
+            });
+        }
+        v_cvt_f16_u16 => h1!(|a: f32| f32_bits_u16(a) as f32),
+        v_cvt_f16_i16 => h1!(|a: f32| f32_bits_u16(a) as i16 as f32),
+        v_cvt_u16_f16 => {
+            let a = src(w, i, cx, 0, Ty::F16);
+            lanes!(em, |l| {
+                let r = f16in(w.rd(a, l), i, 0) as u16;
+                w.wr(d, l, r as u32);
+            });
+        }
+        v_cvt_i16_f16 => {
+            let a = src(w, i, cx, 0, Ty::F16);
+            lanes!(em, |l| {
+                let r = f16in(w.rd(a, l), i, 0) as i16;
+                w.wr(d, l, r as u16 as u32);
+            });
+        }
+        v_cvt_f64_f32 => {
+            let a = src(w, i, cx, 0, Ty::F32);
+            lanes!(em, |l| {
+                let r = omod64(i, f0(w.rd(a, l)) as f64);
+                w.wr64(d, l, r.to_bits());
+            });
+        }
+        v_cvt_f32_f64 => {
+            let a = src(w, i, cx, 0, Ty::F64);
+            lanes!(em, |l| {
+                let r = omod32(i, g0(w.rd64(a, l)) as f32);
+                w.wr(d, l, r.to_bits());
+            });
+        }
+        v_cvt_f64_i32 | v_cvt_f64_u32 => {
+            let a = src(w, i, cx, 0, Ty::B32);
+            lanes!(em, |l| {
+                let x = w.rd(a, l);
+                let r = if i.op == v_cvt_f64_i32 { x as i32 as f64 } else { x as f64 };
+                w.wr64(d, l, omod64(i, r).to_bits());
+            });
+        }
+        v_cvt_i32_f64 | v_cvt_u32_f64 => {
+            let a = src(w, i, cx, 0, Ty::F64);
+            lanes!(em, |l| {
+                let x = g0(w.rd64(a, l));
+                let r = if i.op == v_cvt_i32_f64 { x as i32 as u32 } else { x as u32 };
+                w.wr(d, l, r);
+            });
+        }
+        v_fract_f32 => {
+            f1!(|a: f32| if a.is_infinite() { f32::NAN } else { (a - a.floor()).min(f32::from_bits(0x3f7f_ffff)) })
+        }
+        v_trunc_f32 => f1!(|a: f32| a.trunc()),
+        v_ceil_f32 => f1!(|a: f32| a.ceil()),
+        v_rndne_f32 => f1!(|a: f32| a.round_ties_even()),
+        v_floor_f32 => f1!(|a: f32| a.floor()),
+        v_exp_f32 | v_exp_legacy_f32 => f1!(|a: f32| a.exp2()),
+        v_log_f32 | v_log_legacy_f32 => f1!(|a: f32| a.log2()),
+        v_rcp_f32 | v_rcp_iflag_f32 => f1!(|a: f32| 1.0 / a),
+        v_rsq_f32 => f1!(|a: f32| 1.0 / a.sqrt()),
+        v_sqrt_f32 => f1!(|a: f32| a.sqrt()),
+        v_sin_f32 => f1!(|a: f32| (a as f64 * std::f64::consts::TAU).sin() as f32),
+        v_cos_f32 => f1!(|a: f32| (a as f64 * std::f64::consts::TAU).cos() as f32),
+        v_frexp_mant_f32 => f1!(|a: f32| frexp(a as f64).0 as f32),
+        v_frexp_exp_i32_f32 => u1!(|a: u32| frexp(f0(a) as f64).1 as u32),
+        v_rcp_f64 => d1!(|a: f64| 1.0 / a),
+        v_rsq_f64 => d1!(|a: f64| 1.0 / a.sqrt()),
+        v_sqrt_f64 => d1!(|a: f64| a.sqrt()),
+        v_trunc_f64 => d1!(|a: f64| a.trunc()),
+        v_ceil_f64 => d1!(|a: f64| a.ceil()),
+        v_floor_f64 => d1!(|a: f64| a.floor()),
+        v_rndne_f64 => d1!(|a: f64| a.round_ties_even()),
+        v_fract_f64 => d1!(|a: f64| if a.is_infinite() {
+            f64::NAN
+        } else {
+            (a - a.floor()).min(f64::from_bits(0x3fef_ffff_ffff_ffff))
+        }),
+        v_frexp_mant_f64 => d1!(|a: f64| frexp(a).0),
+        v_frexp_exp_i32_f64 => {
+            let a = src(w, i, cx, 0, Ty::F64);
+            lanes!(em, |l| {
+                let r = frexp(g0(w.rd64(a, l))).1;
+                w.wr(d, l, r as u32);
+            });
+        }
+        v_readfirstlane_b32 => {
+            let a = src(w, i, cx, 0, Ty::B32);
+            let e = w.exec();
+            let l = if e == 0 { 0 } else { e.trailing_zeros() as usize };
+            let v = w.rd(a, l);
+            w.set_s(d as usize, v);
+        }
+        v_readlane_b32 => {
+            let a = src(w, i, cx, 0, Ty::B32);
+            let l = (w.scalar(i.src[1], Ty::B32) & 63) as usize;
+            let v = w.rd(a, l);
+            w.set_s(d as usize, v);
+        }
+        v_writelane_b32 => {
+            let v = w.scalar(i.src[0], Ty::B32) as u32;
+            let l = (w.scalar(i.src[1], Ty::B32) & 63) as usize;
+            w.wr(d, l, v);
+        }
+        v_cndmask_b32 => {
+            let a = src(w, i, cx, 0, Ty::B32);
+            let b = src(w, i, cx, 1, Ty::B32);
+            let m = w.scalar(i.src[2], Ty::B64);
+            let fl = i.abs | i.neg != 0;
+            lanes!(em, |l| {
+                let (x, y) = (w.rd(a, l), w.rd(b, l));
+                let (x, y) = if fl { (f0(x).to_bits(), f1(y).to_bits()) } else { (x, y) };
+                w.wr(d, l, if (m >> l) & 1 != 0 { y } else { x });
+            });
+        }
+        v_add_f32 => f2!(|a: f32, b: f32| a + b),
+        v_sub_f32 => f2!(|a: f32, b: f32| a - b),
+        v_subrev_f32 => f2!(|a: f32, b: f32| b - a),
+        v_mul_f32 | v_mul_legacy_f32 => f2!(|a: f32, b: f32| a * b),
+        v_min_f32 => f2!(|a: f32, b: f32| a.min(b)),
+        v_max_f32 => f2!(|a: f32, b: f32| a.max(b)),
+        v_ldexp_f32 => {
+            let a = src(w, i, cx, 0, Ty::F32);
+            let b = src(w, i, cx, 1, Ty::B32);
+            lanes!(em, |l| {
+                let r = ldexp(f0(w.rd(a, l)) as f64, w.rd(b, l) as i32) as f32;
+                w.wr(d, l, omod32(i, r).to_bits());
+            });
+        }
+        v_mul_i32_i24 => u2!(|a: u32, b: u32| ((a << 8) as i32 >> 8).wrapping_mul((b << 8) as i32 >> 8) as u32),
+        v_mul_hi_i32_i24 => {
+            u2!(|a: u32, b: u32| (((((a << 8) as i32 >> 8) as i64) * (((b << 8) as i32 >> 8) as i64)) >> 32) as u32)
+        }
+        v_mul_u32_u24 => u2!(|a: u32, b: u32| (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff)),
+        v_mul_hi_u32_u24 => u2!(|a: u32, b: u32| (((a & 0xff_ffff) as u64 * (b & 0xff_ffff) as u64) >> 32) as u32),
+        v_min_i32 => u2!(|a: u32, b: u32| (a as i32).min(b as i32) as u32),
+        v_max_i32 => u2!(|a: u32, b: u32| (a as i32).max(b as i32) as u32),
+        v_min_u32 => u2!(|a: u32, b: u32| a.min(b)),
+        v_max_u32 => u2!(|a: u32, b: u32| a.max(b)),
+        v_lshrrev_b32 => u2!(|a: u32, b: u32| b >> (a & 31)),
+        v_ashrrev_i32 => u2!(|a: u32, b: u32| ((b as i32) >> (a & 31)) as u32),
+        v_lshlrev_b32 => u2!(|a: u32, b: u32| b << (a & 31)),
+        v_and_b32 => u2!(|a: u32, b: u32| a & b),
+        v_or_b32 => u2!(|a: u32, b: u32| a | b),
+        v_xor_b32 => u2!(|a: u32, b: u32| a ^ b),
+        v_xnor_b32 => u2!(|a: u32, b: u32| !(a ^ b)),
+        v_add_u32 => {
+            if i.clamp {
+                u2!(|a: u32, b: u32| a.saturating_add(b))
+            } else {
+                u2!(|a: u32, b: u32| a.wrapping_add(b))
+            }
+        }
+        v_sub_u32 => {
+            if i.clamp {
+                u2!(|a: u32, b: u32| a.saturating_sub(b))
+            } else {
+                u2!(|a: u32, b: u32| a.wrapping_sub(b))
+            }
+        }
+        v_subrev_u32 => u2!(|a: u32, b: u32| b.wrapping_sub(a)),
+        v_add_i32 => {
+            u2!(|a: u32, b: u32| if i.clamp { (a as i32).saturating_add(b as i32) as u32 } else { a.wrapping_add(b) })
+        }
+        v_sub_i32 => {
+            u2!(|a: u32, b: u32| if i.clamp { (a as i32).saturating_sub(b as i32) as u32 } else { a.wrapping_sub(b) })
+        }
+        v_add_co_u32 => carry!(false, |a: u64, b: u64, _c: u64| {
+            let r = a + b;
+            (r as u32, r >> 32 != 0)
+        }),
+        v_sub_co_u32 => carry!(false, |a: u64, b: u64, _c: u64| (a.wrapping_sub(b) as u32, b > a)),
+        v_subrev_co_u32 => carry!(false, |a: u64, b: u64, _c: u64| (b.wrapping_sub(a) as u32, a > b)),
+        v_addc_co_u32 => carry!(true, |a: u64, b: u64, c: u64| {
+            let r = a + b + c;
+            (r as u32, r >> 32 != 0)
+        }),
+        v_subb_co_u32 => carry!(true, |a: u64, b: u64, c: u64| (a.wrapping_sub(b).wrapping_sub(c) as u32, b + c > a)),
+        v_subbrev_co_u32 => {
+            carry!(true, |a: u64, b: u64, c: u64| (b.wrapping_sub(a).wrapping_sub(c) as u32, a + c > b))
+        }
+        v_mac_f32 | v_mad_f32 | v_mad_legacy_f32 | v_madmk_f32 | v_madak_f32 => {
+            f3!(|a: f32, b: f32, c: f32| a * b + c)
+        }
+        v_fma_f32 | v_fmac_f32 => f3!(|a: f32, b: f32, c: f32| a.mul_add(b, c)),
+        v_min3_f32 => f3!(|a: f32, b: f32, c: f32| a.min(b).min(c)),
+        v_max3_f32 => f3!(|a: f32, b: f32, c: f32| a.max(b).max(c)),
+        v_med3_f32 => f3!(med3),
+        v_div_scale_f32 => {
+            // No pre-scaling needed: v_div_fixup computes the correctly rounded quotient.
+            f3!(|a: f32, _b: f32, _c: f32| a);
+            w.set_s64(i.sdst as usize, 0);
+        }
+        v_div_fmas_f32 => f3!(|a: f32, b: f32, c: f32| a.mul_add(b, c)),
+        v_div_fixup_f32 => f3!(|_a: f32, b: f32, c: f32| c / b),
+        v_div_scale_f64 => {
+            d3!(|a: f64, _b: f64, _c: f64| a);
+            w.set_s64(i.sdst as usize, 0);
+        }
+        v_div_fmas_f64 => d3!(|a: f64, b: f64, c: f64| a.mul_add(b, c)),
+        v_div_fixup_f64 => d3!(|_a: f64, b: f64, c: f64| c / b),
+        v_fma_f64 | v_fmac_f64 => d3!(|a: f64, b: f64, c: f64| a.mul_add(b, c)),
+        v_add_f64 => d2!(|a: f64, b: f64| a + b),
+        v_mul_f64 => d2!(|a: f64, b: f64| a * b),
+        v_min_f64 => d2!(|a: f64, b: f64| a.min(b)),
+        v_max_f64 => d2!(|a: f64, b: f64| a.max(b)),
+        v_ldexp_f64 => {
+            let a = src(w, i, cx, 0, Ty::F64);
+            let b = src(w, i, cx, 1, Ty::B32);
+            lanes!(em, |l| {
+                let r = ldexp(g0(w.rd64(a, l)), w.rd(b, l) as i32);
+                w.wr64(d, l, omod64(i, r).to_bits());
+            });
+        }
+        v_mad_u32_u24 => u3!(|a: u32, b: u32, c: u32| (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff).wrapping_add(c)),
+        v_mad_i32_i24 => u3!(|a: u32, b: u32, c: u32| (((a << 8) as i32 >> 8).wrapping_mul((b << 8) as i32 >> 8)
+            as u32)
+            .wrapping_add(c)),
+        v_mad_u32_u16 => u3!(|a: u32, b: u32, c: u32| (a & 0xffff).wrapping_mul(b & 0xffff).wrapping_add(c)),
+        v_mad_i32_i16 => {
+            u3!(|a: u32, b: u32, c: u32| ((a as i16 as i32).wrapping_mul(b as i16 as i32) as u32).wrapping_add(c))
+        }
+        v_bfe_u32 => u3!(|a: u32, b: u32, c: u32| {
+            let (o, wd) = (b & 31, c & 31);
+            if wd == 0 {
+                0
+            } else {
+                (a >> o) & ((1u32 << wd) - 1)
+            }
+        }),
+        v_bfe_i32 => u3!(|a: u32, b: u32, c: u32| {
+            let (o, wd) = (b & 31, c & 31);
+            if wd == 0 {
+                0
+            } else {
+                let v = a >> o;
+                (((v << (32 - wd)) as i32) >> (32 - wd)) as u32
+            }
+        }),
+        v_bfi_b32 => u3!(|a: u32, b: u32, c: u32| (a & b) | (!a & c)),
+        v_bfm_b32 => u2!(|a: u32, b: u32| (((1u64 << (a & 31)) - 1) as u32) << (b & 31)),
+        v_alignbit_b32 => u3!(|a: u32, b: u32, c: u32| ((((a as u64) << 32) | b as u64) >> (c & 31)) as u32),
+        v_alignbyte_b32 => u3!(|a: u32, b: u32, c: u32| ((((a as u64) << 32) | b as u64) >> (8 * (c & 3))) as u32),
+        v_min3_i32 => u3!(|a: u32, b: u32, c: u32| (a as i32).min(b as i32).min(c as i32) as u32),
+        v_max3_i32 => u3!(|a: u32, b: u32, c: u32| (a as i32).max(b as i32).max(c as i32) as u32),
+        v_med3_i32 => u3!(|a: u32, b: u32, c: u32| {
+            let (a, b, c) = (a as i32, b as i32, c as i32);
+            a.max(b).min(a.min(b).max(c)) as u32
+        }),
+        v_min3_u32 => u3!(|a: u32, b: u32, c: u32| a.min(b).min(c)),
+        v_max3_u32 => u3!(|a: u32, b: u32, c: u32| a.max(b).max(c)),
+        v_med3_u32 => u3!(|a: u32, b: u32, c: u32| a.max(b).min(a.min(b).max(c))),
+        v_lshl_add_u32 => u3!(|a: u32, b: u32, c: u32| (a << (b & 31)).wrapping_add(c)),
+        v_add_lshl_u32 => u3!(|a: u32, b: u32, c: u32| a.wrapping_add(b) << (c & 31)),
+        v_add3_u32 => u3!(|a: u32, b: u32, c: u32| a.wrapping_add(b).wrapping_add(c)),
+        v_lshl_or_b32 => u3!(|a: u32, b: u32, c: u32| (a << (b & 31)) | c),
+        v_and_or_b32 => u3!(|a: u32, b: u32, c: u32| (a & b) | c),
+        v_or3_b32 => u3!(|a: u32, b: u32, c: u32| a | b | c),
+        v_xad_u32 => u3!(|a: u32, b: u32, c: u32| (a ^ b).wrapping_add(c)),
+        v_sad_u32 => u3!(|a: u32, b: u32, c: u32| a.abs_diff(b).wrapping_add(c)),
+        v_perm_b32 => u3!(|a: u32, b: u32, c: u32| {
+            let bytes = ((a as u64) << 32 | b as u64).to_le_bytes();
+            let mut r = 0u32;
+            for k in 0..4 {
+                let s = (c >> (8 * k)) & 0xff;
+                let v: u32 = match s {
+                    0..=7 => bytes[s as usize] as u32,
+                    8..=11 => {
+                        let src = bytes[(2 * (s - 8) + 1) as usize];
+                        if src & 0x80 != 0 {
+                            0xff
+                        } else {
+                            0
+                        }
+                    }
+                    12 => 0,
+                    _ => 0xff,
+                };
+                r |= v << (8 * k);
+            }
+            r
+        }),
+        v_mul_lo_u32 => u2!(|a: u32, b: u32| a.wrapping_mul(b)),
+        v_mul_hi_u32 => u2!(|a: u32, b: u32| ((a as u64 * b as u64) >> 32) as u32),
+        v_mul_hi_i32 => u2!(|a: u32, b: u32| ((a as i32 as i64 * b as i32 as i64) >> 32) as u32),
+        v_bcnt_u32_b32 => u2!(|a: u32, b: u32| a.count_ones().wrapping_add(b)),
+        v_mbcnt_lo_u32_b32 | v_mbcnt_hi_u32_b32 => {
+            let a = src(w, i, cx, 0, Ty::B32);
+            let b = src(w, i, cx, 1, Ty::B32);
+            let hi = i.op == v_mbcnt_hi_u32_b32;
+            lanes!(em, |l| {
+                let below = (1u64 << l) - 1;
+                let part = if hi { (below >> 32) as u32 } else { below as u32 };
+                let r = (w.rd(a, l) & part).count_ones().wrapping_add(w.rd(b, l));
+                w.wr(d, l, r);
+            });
+        }
+        v_mad_u64_u32 | v_mad_i64_i32 => {
+            let a = src(w, i, cx, 0, Ty::B32);
+            let b = src(w, i, cx, 1, Ty::B32);
+            let c = src(w, i, cx, 2, Ty::B64);
+            let signed = i.op == v_mad_i64_i32;
+            let mut co = 0u64;
+            lanes!(em, |l| {
+                let (x, y, z) = (w.rd(a, l), w.rd(b, l), w.rd64(c, l));
+                let (r, o) = if signed {
+                    let p = x as i32 as i128 * y as i32 as i128 + z as i64 as i128;
+                    (p as u64, p > i64::MAX as i128 || p < i64::MIN as i128)
+                } else {
+                    let p = x as u128 * y as u128 + z as u128;
+                    (p as u64, p >> 64 != 0)
+                };
+                w.wr64(d, l, r);
+                co |= (o as u64) << l;
+            });
+            w.set_s64(i.sdst as usize, co);
+        }
+        v_lshlrev_b64 | v_lshrrev_b64 | v_ashrrev_i64 => {
+            let a = src(w, i, cx, 0, Ty::B32);
+            let b = src(w, i, cx, 1, Ty::B64);
+            lanes!(em, |l| {
+                let s = w.rd(a, l) & 63;
+                let x = w.rd64(b, l);
+                let r = match i.op {
+                    v_lshlrev_b64 => x << s,
+                    v_lshrrev_b64 => x >> s,
+                    _ => ((x as i64) >> s) as u64,
+                };
+                w.wr64(d, l, r);
+            });
+        }
+        v_cvt_pkrtz_f16_f32 => {
+            let a = src(w, i, cx, 0, Ty::F32);
+            let b = src(w, i, cx, 1, Ty::F32);
+            lanes!(em, |l| {
+                let lo = f32_to_f16_rtz(f0(w.rd(a, l))) as u32;
+                let hi = f32_to_f16_rtz(f1(w.rd(b, l))) as u32;
+                w.wr(d, l, lo | hi << 16);
+            });
+        }
+        v_cvt_pk_u16_u32 => u2!(|a: u32, b: u32| a.min(0xffff) | b.min(0xffff) << 16),
+        v_cvt_pk_i16_i32 => u2!(|a: u32, b: u32| {
+            let c = |x: u32| (x as i32).clamp(-32768, 32767) as u16 as u32;
+            c(a) | c(b) << 16
+        }),
+        v_pack_b32_f16 => {
+            let a = src(w, i, cx, 0, Ty::F16);
+            let b = src(w, i, cx, 1, Ty::F16);
+            lanes!(em, |l| {
+                let x = f32_to_f16(f16in(w.rd(a, l), i, 0)) as u32;
+                let y = f32_to_f16(f16in(w.rd(b, l), i, 1)) as u32;
+                w.wr(d, l, x | y << 16);
+            });
+        }
+        v_add_f16 => h2!(|a: f32, b: f32| a + b),
+        v_sub_f16 => h2!(|a: f32, b: f32| a - b),
+        v_subrev_f16 => h2!(|a: f32, b: f32| b - a),
+        v_mul_f16 => h2!(|a: f32, b: f32| a * b),
+        v_max_f16 => h2!(|a: f32, b: f32| a.max(b)),
+        v_min_f16 => h2!(|a: f32, b: f32| a.min(b)),
+        v_mac_f16 | v_mad_f16 | v_mad_legacy_f16 => h3!(|a: f32, b: f32, c: f32| a * b + c),
+        v_fma_f16 | v_fma_legacy_f16 => h3!(|a: f32, b: f32, c: f32| (a as f64).mul_add(b as f64, c as f64) as f32),
+        v_div_fixup_f16 | v_div_fixup_legacy_f16 => h3!(|_a: f32, b: f32, c: f32| c / b),
+        v_ldexp_f16 => {
+            let a = src(w, i, cx, 0, Ty::F16);
+            let b = src(w, i, cx, 1, Ty::B32);
+            lanes!(em, |l| {
+                let r = ldexp(f16in(w.rd(a, l), i, 0) as f64, w.rd(b, l) as i16 as i32) as f32;
+                hwr!(l, omod32(i, r));
+            });
+        }
+        v_rcp_f16 => h1!(|a: f32| 1.0 / a),
+        v_sqrt_f16 => h1!(|a: f32| a.sqrt()),
+        v_rsq_f16 => h1!(|a: f32| 1.0 / a.sqrt()),
+        v_log_f16 => h1!(|a: f32| a.log2()),
+        v_exp_f16 => h1!(|a: f32| a.exp2()),
+        v_floor_f16 => h1!(|a: f32| a.floor()),
+        v_ceil_f16 => h1!(|a: f32| a.ceil()),
+        v_trunc_f16 => h1!(|a: f32| a.trunc()),
+        v_rndne_f16 => h1!(|a: f32| a.round_ties_even()),
+        v_fract_f16 => h1!(|a: f32| a - a.floor()),
+        v_sin_f16 => h1!(|a: f32| (a * std::f32::consts::TAU).sin()),
+        v_cos_f16 => h1!(|a: f32| (a * std::f32::consts::TAU).cos()),
+        v_add_u16 => s2!(|a: u16, b: u16| a.wrapping_add(b)),
+        v_sub_u16 => s2!(|a: u16, b: u16| a.wrapping_sub(b)),
+        v_subrev_u16 => s2!(|a: u16, b: u16| b.wrapping_sub(a)),
+        v_mul_lo_u16 => s2!(|a: u16, b: u16| a.wrapping_mul(b)),
+        v_lshlrev_b16 => s2!(|a: u16, b: u16| b << (a & 15)),
+        v_lshrrev_b16 => s2!(|a: u16, b: u16| b >> (a & 15)),
+        v_ashrrev_i16 => s2!(|a: u16, b: u16| ((b as i16) >> (a & 15)) as u16),
+        v_max_u16 => s2!(|a: u16, b: u16| a.max(b)),
+        v_min_u16 => s2!(|a: u16, b: u16| a.min(b)),
+        v_max_i16 => s2!(|a: u16, b: u16| (a as i16).max(b as i16) as u16),
+        v_min_i16 => s2!(|a: u16, b: u16| (a as i16).min(b as i16) as u16),
+        v_add_i16 => s2!(|a: u16, b: u16| a.wrapping_add(b)),
+        v_sub_i16 => s2!(|a: u16, b: u16| a.wrapping_sub(b)),
+        v_mad_u16 | v_mad_legacy_u16 => {
+            u3!(|a: u32, b: u32, c: u32| (a as u16).wrapping_mul(b as u16).wrapping_add(c as u16) as u32)
+        }
+        v_mad_i16 | v_mad_legacy_i16 => {
+            u3!(|a: u32, b: u32, c: u32| (a as u16).wrapping_mul(b as u16).wrapping_add(c as u16) as u32)
+        }
+        v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => {
+            // AGPRs live at 256.. of the unified file.
+            let (s, dd) = match i.op {
+                v_accvgpr_read_b32 => (acc(i.src[0]), d),
+                v_accvgpr_write_b32 => (w.opnd(i.src[0], Ty::B32), d + 256),
+                _ => (acc(i.src[0]), d + 256),
+            };
+            lanes!(em, |l| {
+                let v = w.rd(s, l);
+                w.wr(dd, l, v);
+            });
+        }
+        v_swap_b32 => {
+            let Src::V(r) = i.src[0] else {
+                return Err(unsupported(i, pc, "source"));
+            };
+            lanes!(em, |l| {
+                let t = w.v[r as usize][l];
+                w.v[r as usize][l] = w.v[d as usize][l];
+                w.v[d as usize][l] = t;
+            });
+        }
+        _ => return Err(unsupported(i, pc, "")),
+    }
+    let _ = (f2, g2);
+    Ok(())
+}
+
+fn acc(s: Src) -> Opnd {
+    match s {
+        Src::V(r) => Opnd::V(r + 256),
+        _ => Opnd::U(0),
+    }
+}
+
+fn f32_bits_u16(a: f32) -> u16 {
+    a.to_bits() as u16
+}
+
+fn f32_to_f16_rtz(f: f32) -> u16 {
+    let h = f32_to_f16(f);
+    // Round-to-nearest may have rounded away from zero: step back when it overshot.
+    let back = f16_to_f32(h);
+    if back.is_finite() && f.is_finite() && back.abs() > f.abs() {
+        h - 1
+    } else if back.is_infinite() && f.is_finite() {
+        (h & 0x8000) | 0x7bff
+    } else {
+        h
+    }
+}
+
+/// VOP3P: packed 16-bit and 32-bit ops, mixed-precision FMA, `v_pk_mov_b32`.
+fn vop3p(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
+    use Op::*;
+    let em = w.exec();
+    let d = i.dst;
+    let sel = |k: usize, hi: bool| -> bool {
+        if hi {
+            i.opsel_hi >> k & 1 != 0
+        } else {
+            i.opsel >> k & 1 != 0
+        }
+    };
+    let negb = |k: usize, hi: bool| -> bool {
+        if hi {
+            i.neg_hi >> k & 1 != 0
+        } else {
+            i.neg >> k & 1 != 0
+        }
+    };
+    match i.op {
+        v_pk_mov_b32 => {
+            let a = w.opnd(i.src[0], Ty::B64);
+            let b = w.opnd(i.src[1], Ty::B64);
+            lanes!(em, |l| {
+                let (x, y) = (w.rd64(a, l), w.rd64(b, l));
+                let lo = if i.opsel & 1 != 0 { x >> 32 } else { x } as u32;
+                let hi = if i.opsel & 2 != 0 { y >> 32 } else { y } as u32;
+                w.wr64(d, l, lo as u64 | (hi as u64) << 32);
+            });
+        }
+        v_pk_add_f32 | v_pk_mul_f32 | v_pk_fma_f32 => {
+            let n = if i.op == v_pk_fma_f32 { 3 } else { 2 };
+            let mut o = [Opnd::U(0); 3];
+            for k in 0..n {
+                o[k] = match i.src[k] {
+                    Src::V(r) => Opnd::V(r),
+                    Src::S(_) => w.opnd(i.src[k], Ty::B64),
+                    s => {
+                        let v = w.scalar(s, Ty::F32) & 0xffff_ffff;
+                        Opnd::U(v | v << 32)
+                    }
+                };
+            }
+            lanes!(em, |l| {
+                let mut r = [0u32; 2];
+                for (h, out) in r.iter_mut().enumerate() {
+                    let mut x = [0f32; 3];
+                    for k in 0..n {
+                        let v = w.rd64(o[k], l);
+                        let b = if sel(k, h == 1) { (v >> 32) as u32 } else { v as u32 };
+                        let b = if negb(k, h == 1) { b ^ 0x8000_0000 } else { b };
+                        x[k] = f32::from_bits(b);
+                    }
+                    let f = match i.op {
+                        v_pk_add_f32 => x[0] + x[1],
+                        v_pk_mul_f32 => x[0] * x[1],
+                        _ => x[0].mul_add(x[1], x[2]),
+                    };
+                    *out = f.to_bits();
+                }
+                w.wr64(d, l, r[0] as u64 | (r[1] as u64) << 32);
+            });
+        }
+        v_fma_mix_f32 | v_fma_mixlo_f16 | v_fma_mixhi_f16 => {
+            let o: Vec<Opnd> = (0..3).map(|k| w.opnd(i.src[k], Ty::F32)).collect();
+            lanes!(em, |l| {
+                let mut x = [0f32; 3];
+                for k in 0..3 {
+                    let v = w.rd(o[k], l);
+                    let mut f = if i.opsel_hi >> k & 1 != 0 {
+                        let h = if i.opsel >> k & 1 != 0 { v >> 16 } else { v };
+                        f16_to_f32(h as u16)
+                    } else {
+                        f32::from_bits(v)
+                    };
+                    if i.neg_hi >> k & 1 != 0 {
+                        f = f.abs();
+                    }
+                    if i.neg >> k & 1 != 0 {
+                        f = -f;
+                    }
+                    x[k] = f;
+                }
+                let mut r = x[0].mul_add(x[1], x[2]);
+                if i.clamp {
+                    r = r.clamp(0.0, 1.0);
+                }
+                let old = w.v[d as usize][l];
+                let v = match i.op {
+                    v_fma_mix_f32 => r.to_bits(),
+                    v_fma_mixlo_f16 => (old & 0xffff_0000) | f32_to_f16(r) as u32,
+                    _ => (old & 0xffff) | (f32_to_f16(r) as u32) << 16,
+                };
+                w.wr(d, l, v);
+            });
+        }
+        op if op.name().starts_with("v_pk_") && !op.name().ends_with("f32") => {
+            let n = match op {
+                v_pk_fma_f16 | v_pk_mad_i16 | v_pk_mad_u16 => 3,
+                _ => 2,
+            };
+            let o: Vec<Opnd> = (0..3).map(|k| w.opnd(i.src[k], Ty::F16)).collect();
+            let float = op.name().ends_with("f16");
+            lanes!(em, |l| {
+                let mut r = [0u16; 2];
+                for (h, out) in r.iter_mut().enumerate() {
+                    let mut x = [0u16; 3];
+                    for k in 0..n {
+                        let v = w.rd(o[k], l);
+                        let v = if sel(k, h == 1) { (v >> 16) as u16 } else { v as u16 };
+                        x[k] = if float && negb(k, h == 1) { v ^ 0x8000 } else { v };
+                    }
+                    let fx = |k: usize| f16_to_f32(x[k]);
+                    *out = match op {
+                        v_pk_add_f16 => f32_to_f16(fx(0) + fx(1)),
+                        v_pk_mul_f16 => f32_to_f16(fx(0) * fx(1)),
+                        v_pk_min_f16 => f32_to_f16(fx(0).min(fx(1))),
+                        v_pk_max_f16 => f32_to_f16(fx(0).max(fx(1))),
+                        v_pk_fma_f16 => f32_to_f16((fx(0) as f64).mul_add(fx(1) as f64, fx(2) as f64) as f32),
+                        v_pk_add_u16 | v_pk_add_i16 => x[0].wrapping_add(x[1]),
+                        v_pk_sub_u16 | v_pk_sub_i16 => x[0].wrapping_sub(x[1]),
+                        v_pk_mul_lo_u16 => x[0].wrapping_mul(x[1]),
+                        v_pk_lshlrev_b16 => x[1] << (x[0] & 15),
+                        v_pk_lshrrev_b16 => x[1] >> (x[0] & 15),
+                        v_pk_ashrrev_i16 => ((x[1] as i16) >> (x[0] & 15)) as u16,
+                        v_pk_max_i16 => (x[0] as i16).max(x[1] as i16) as u16,
+                        v_pk_min_i16 => (x[0] as i16).min(x[1] as i16) as u16,
+                        v_pk_max_u16 => x[0].max(x[1]),
+                        v_pk_min_u16 => x[0].min(x[1]),
+                        v_pk_mad_u16 | v_pk_mad_i16 => x[0].wrapping_mul(x[1]).wrapping_add(x[2]),
+                        _ => return Err(unsupported(i, pc, "")),
+                    };
+                }
+                w.wr(d, l, r[0] as u32 | (r[1] as u32) << 16);
+            });
+        }
+        v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => {
+            let (s, dd) = match i.op {
+                v_accvgpr_read_b32 => (acc(i.src[0]), d),
+                v_accvgpr_write_b32 => (w.opnd(i.src[0], Ty::B32), d + 256),
+                _ => (acc(i.src[0]), d + 256),
+            };
+            lanes!(em, |l| {
+                let v = w.rd(s, l);
+                w.wr(dd, l, v);
+            });
+        }
+        _ => return Err(unsupported(i, pc, "")),
+    }
+    Ok(())
+}

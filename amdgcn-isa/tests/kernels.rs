@@ -1,0 +1,318 @@
+//! Real hipcc-built kernels run through the interpreter, results checked against Rust.
+
+mod common;
+use common::{Args, Gpu};
+
+fn gpu() -> Option<Gpu> {
+    Gpu::new("basic.hip", &["-O3"])
+}
+
+#[test]
+fn saxpy() {
+    let Some(g) = gpu() else { return };
+    let n = 1000usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let y: Vec<f32> = (0..n).map(|i| 100.0 - i as f32).collect();
+    let (xa, ya) = (g.upload(&x), g.upload(&y));
+    let args = Args::default().i32(n as i32).f32(2.5).ptr(xa).ptr(ya);
+    g.launch("saxpy", [1024, 1, 1], [256, 1, 1], args, 2).unwrap();
+    let out: Vec<f32> = g.download(ya, n);
+    for i in 0..n {
+        assert_eq!(out[i], 2.5 * x[i] + y[i], "lane {i}");
+    }
+}
+
+fn f32_bits_eq(a: f32, b: f32) -> bool {
+    a == b || (a.is_nan() && b.is_nan())
+}
+
+#[test]
+fn vadd_int() {
+    let Some(g) = gpu() else { return };
+    let n = 3000usize;
+    let a: Vec<i32> = (0..n as i32).map(|i| i * 7 - 5000).collect();
+    let b: Vec<i32> = (0..n as i32).map(|i| i32::MAX - i).collect();
+    let (aa, ba, ca) = (g.upload(&a), g.upload(&b), g.mem.alloc(4 * n as u64));
+    let args = Args::default().ptr(aa).ptr(ba).ptr(ca).i32(n as i32);
+    g.launch("vadd_int", [3072, 1, 1], [128, 1, 1], args, 2).unwrap();
+    let c: Vec<i32> = g.download(ca, n);
+    for i in 0..n {
+        assert_eq!(c[i], a[i].wrapping_add(b[i]), "lane {i}");
+    }
+}
+
+#[test]
+fn reduce_with_lds_barrier_atomic() {
+    let Some(g) = gpu() else { return };
+    let n = 10_000usize;
+    let v: Vec<i32> = (0..n as i32).map(|i| (i * 31) % 1000 - 300).collect();
+    let (ia, oa) = (g.upload(&v), g.mem.alloc(4));
+    let args = Args::default().ptr(ia).ptr(oa).i32(n as i32);
+    let blocks = n.div_ceil(256) as u32;
+    g.launch("reduce_sum", [blocks * 256, 1, 1], [256, 1, 1], args, 2).unwrap();
+    let out: Vec<i32> = g.download(oa, 1);
+    assert_eq!(out[0], v.iter().sum::<i32>());
+}
+
+#[test]
+fn index_2d() {
+    let Some(g) = gpu() else { return };
+    let (w, h) = (100usize, 37usize);
+    let oa = g.mem.alloc(4 * (w * h) as u64);
+    let args = Args::default().ptr(oa).i32(w as i32).i32(h as i32);
+    // 16x8 blocks: 7 x 5 of them.
+    g.launch("index2d", [112, 40, 1], [16, 8, 1], args, 2).unwrap();
+    let out: Vec<i32> = g.download(oa, w * h);
+    for y in 0..h {
+        for x in 0..w {
+            assert_eq!(out[y * w + x], (x * 1000 + y) as i32, "({x},{y})");
+        }
+    }
+}
+
+#[test]
+fn loop_divergent_branches() {
+    let Some(g) = gpu() else { return };
+    let n = 500usize;
+    let v: Vec<u32> = (1..=n as u32).collect();
+    let (ia, oa) = (g.upload(&v), g.mem.alloc(4 * n as u64));
+    let args = Args::default().ptr(ia).ptr(oa).i32(n as i32);
+    g.launch("collatz", [512, 1, 1], [64, 1, 1], args, 1).unwrap();
+    let out: Vec<u32> = g.download(oa, n);
+    for i in 0..n {
+        let (mut x, mut s) = (v[i], 0u32);
+        while x != 1 && s < 1000 {
+            x = if x & 1 == 1 { 3 * x + 1 } else { x >> 1 };
+            s += 1;
+        }
+        assert_eq!(out[i], s, "n={}", v[i]);
+    }
+}
+
+fn f16_to_f32(h: u16) -> f32 {
+    let s = if h >> 15 == 1 { -1.0 } else { 1.0 };
+    let e = ((h >> 10) & 0x1f) as i32;
+    let m = (h & 0x3ff) as f32;
+    match e {
+        0 => s * m * 2f32.powi(-24),
+        31 => {
+            if m == 0.0 {
+                s * f32::INFINITY
+            } else {
+                f32::NAN
+            }
+        }
+        _ => s * (1.0 + m / 1024.0) * 2f32.powi(e - 15),
+    }
+}
+
+fn f32_to_f16(f: f32) -> u16 {
+    // Exhaustive nearest search (test-only; values are small and normal).
+    let mut best = 0u16;
+    let mut err = f32::INFINITY;
+    for h in 0..=0xffffu16 {
+        let v = f16_to_f32(h);
+        if v.is_finite() && (v - f).abs() < err {
+            err = (v - f).abs();
+            best = h;
+        }
+    }
+    best
+}
+
+#[test]
+fn double_and_half() {
+    let Some(g) = gpu() else { return };
+    let n = 200usize;
+    let a: Vec<f64> = (0..n).map(|i| i as f64 * 1.25 + 0.1).collect();
+    let h: Vec<u16> = (0..n).map(|i| f32_to_f16((i % 40) as f32 * 0.25 - 3.0)).collect();
+    let (aa, ha) = (g.upload(&a), g.upload(&h));
+    let (od, oh) = (g.mem.alloc(8 * n as u64), g.mem.alloc(2 * n as u64));
+    let args = Args::default().ptr(aa).ptr(ha).ptr(od).ptr(oh).i32(n as i32);
+    g.launch("dbl_half", [256, 1, 1], [64, 1, 1], args, 2).unwrap();
+    let d: Vec<f64> = g.download(od, n);
+    let e: Vec<u16> = g.download(oh, n);
+    for i in 0..n {
+        let x = a[i];
+        let want = x * x + x.sqrt() - x / 3.0;
+        assert!((d[i] - want).abs() <= want.abs() * 1e-15, "double {i}: {} vs {want}", d[i]);
+        let y = f16_to_f32(h[i]);
+        let yy = f16_to_f32(f32_to_f16(y * y));
+        assert_eq!(e[i], f32_to_f16(yy + 1.0), "half {i}");
+    }
+}
+
+#[test]
+fn scratch_local_array() {
+    let Some(g) = gpu() else { return };
+    let n = 300usize;
+    let idx: Vec<i32> = (0..n as i32).map(|i| i * 13 + 1).collect();
+    let (ia, oa) = (g.upload(&idx), g.mem.alloc(4 * n as u64));
+    let args = Args::default().ptr(ia).ptr(oa).i32(n as i32);
+    g.launch("scratch_array", [320, 1, 1], [64, 1, 1], args, 2).unwrap();
+    let out: Vec<i32> = g.download(oa, n);
+    for i in 0..n {
+        let j = (idx[i] % 48) as usize;
+        let arr = |k: usize| (k as i32) * i as i32 + 7;
+        assert_eq!(out[i], arr(j) + arr((j + 5) % 48), "lane {i}");
+    }
+}
+
+#[test]
+fn atomic_cas_loop() {
+    let Some(g) = gpu() else { return };
+    let n = 1000usize;
+    let ca = g.mem.alloc(4);
+    let args = Args::default().ptr(ca).i32(n as i32);
+    g.launch("cas_add", [1024, 1, 1], [256, 1, 1], args, 2).unwrap();
+    let out: Vec<u32> = g.download(ca, 1);
+    assert_eq!(out[0], (0..n as u32).map(|i| i % 7).sum::<u32>());
+}
+
+#[test]
+fn grid_stride_loop() {
+    let Some(g) = gpu() else { return };
+    let n = 5000usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let xa = g.upload(&x);
+    let args = Args::default().ptr(xa).i32(n as i32);
+    // 4 blocks of 128: each thread handles ~10 elements.
+    g.launch("grid_stride", [512, 1, 1], [128, 1, 1], args, 2).unwrap();
+    let out: Vec<f32> = g.download(xa, n);
+    for i in 0..n {
+        assert_eq!(out[i], x[i] * 2.0 + 1.0, "elem {i}");
+    }
+}
+
+#[test]
+fn copy_dwordx2_dwordx4_and_memset() {
+    let Some(g) = gpu() else { return };
+    let n = 700usize;
+    let src: Vec<u32> = (0..4 * n as u32).map(|i| i.wrapping_mul(2654435761)).collect();
+    let sa = g.upload(&src);
+    let d2 = g.mem.alloc(8 * n as u64);
+    let d4 = g.mem.alloc(16 * n as u64);
+    g.launch("copy64", [768, 1, 1], [256, 1, 1], Args::default().ptr(sa).ptr(d2).i32(n as i32), 2).unwrap();
+    g.launch("copy128", [768, 1, 1], [256, 1, 1], Args::default().ptr(sa).ptr(d4).i32(n as i32), 2).unwrap();
+    let o2: Vec<u32> = g.download(d2, 2 * n);
+    let o4: Vec<u32> = g.download(d4, 4 * n);
+    assert_eq!(&o2[..], &src[..2 * n]);
+    for i in 0..4 * n {
+        let want = if i % 4 == 0 { src[i] ^ 1 } else { src[i] };
+        assert_eq!(o4[i], want, "dword {i}");
+    }
+    let m = g.mem.alloc(1000);
+    g.launch("memset8", [1024, 1, 1], [256, 1, 1], Args::default().ptr(m).u8(0xa5).i32(999), 2).unwrap();
+    let b = g.mem.read_vec(m, 1000);
+    assert!(b[..999].iter().all(|&x| x == 0xa5));
+    assert_eq!(b[999], 0);
+}
+
+#[test]
+fn shfl_and_ballot() {
+    let Some(g) = gpu() else { return };
+    let n = 128usize;
+    let v: Vec<i32> = (0..n as i32).map(|i| i * 3 + (i % 5)).collect();
+    let (ia, oa) = (g.upload(&v), g.mem.alloc(16 * n as u64));
+    g.launch("shfl_ballot", [128, 1, 1], [128, 1, 1], Args::default().ptr(ia).ptr(oa), 1).unwrap();
+    let out: Vec<i32> = g.download(oa, 4 * n);
+    for i in 0..n {
+        let wave = i / 64 * 64;
+        let t = i % 64;
+        let sum: i32 = v[wave..wave + 64].iter().sum();
+        let odd = v[wave..wave + 64].iter().filter(|&&x| x & 1 == 1).count() as i32;
+        assert_eq!(out[4 * i], sum, "xor-reduce lane {i}");
+        assert_eq!(out[4 * i + 1], odd, "ballot lane {i}");
+        assert_eq!(out[4 * i + 2], v[wave + (t + 3) % 64], "shfl lane {i}");
+        let down = if t + 1 < 64 { v[i + 1] } else { v[i] };
+        assert_eq!(out[4 * i + 3], down, "shfl_down lane {i}");
+    }
+}
+
+#[test]
+fn out_of_bounds_read_faults() {
+    let Some(g) = gpu() else { return };
+    let (pa, oa) = (g.mem.alloc(256), g.mem.alloc(256));
+    let r = g.launch("oob_read", [64, 1, 1], [64, 1, 1], Args::default().ptr(pa).ptr(oa), 1);
+    let want = (pa + (1 << 28)) & !0xfff;
+    assert_eq!(r, Err(amdgcn_isa::ExecError::Fault(amdgcn_isa::Fault { va: want, write: false })));
+}
+
+#[test]
+fn float_math() {
+    let Some(g) = gpu() else { return };
+    let n = 256usize;
+    let a: Vec<f32> = (0..n).map(|i| (i as f32 - 100.0) * 0.37).collect();
+    let b: Vec<f32> = (0..n).map(|i| ((i * 7) % 23) as f32 * 0.5 - 3.0).collect();
+    let (aa, ba, oa) = (g.upload(&a), g.upload(&b), g.mem.alloc(16 * n as u64));
+    g.launch("fmath", [256, 1, 1], [256, 1, 1], Args::default().ptr(aa).ptr(ba).ptr(oa).i32(n as i32), 1).unwrap();
+    let o: Vec<f32> = g.download(oa, 4 * n);
+    for i in 0..n {
+        let (x, y) = (a[i], b[i]);
+        assert!(f32_bits_eq(o[4 * i], x / y), "div {i}: {} vs {}", o[4 * i], x / y);
+        assert_eq!(o[4 * i + 1], x.abs().sqrt() + x.min(y), "sqrt/min {i}");
+        assert_eq!(o[4 * i + 2], ((x * 3.5) as i32) as f32 + ((y * 10.0) as u32) as f32, "cvt {i}");
+        assert_eq!(o[4 * i + 3], if x > y { x - y } else { y * 0.25 }, "select {i}");
+    }
+}
+
+#[test]
+fn atomics_variety() {
+    let Some(g) = gpu() else { return };
+    let n = 1000usize;
+    let ia = g.upload(&[0i32, 0, 1000, -5]);
+    let ua = g.upload(&[u32::MAX, 0, 0, 0, 0, u32::MAX]);
+    let u64a = g.upload(&[0u64]);
+    let fa = g.upload(&[0f32]);
+    let args = Args::default().ptr(ia).ptr(ua).ptr(u64a).ptr(fa).i32(n as i32);
+    g.launch("atomics", [1024, 1, 1], [256, 1, 1], args, 2).unwrap();
+    let i: Vec<i32> = g.download(ia, 4);
+    let u: Vec<u32> = g.download(ua, 6);
+    let q: Vec<u64> = g.download(u64a, 1);
+    let f: Vec<f32> = g.download(fa, 1);
+    let n32 = n as i32;
+    assert_eq!(i, vec![(0..n32).sum(), -n32, -100, n32 - 1]);
+    assert_eq!(u[0], 0);
+    assert_eq!(u[1], u32::MAX);
+    assert_eq!(u[2], (0..n as u32).fold(0, |a, b| a ^ b));
+    // atomicInc wraps at 16: n increments from 0 end at n % 17.
+    assert_eq!(u[3], n as u32 % 17);
+    assert_eq!(u[4], 77);
+    assert_eq!(u[5], 5);
+    assert_eq!(q[0], (0..n as u64).map(|i| i << 20).sum::<u64>());
+    assert_eq!(f[0], 0.5 * n as f32);
+}
+
+#[test]
+fn lds_tile_transpose_2d() {
+    let Some(g) = gpu() else { return };
+    let w = 64usize;
+    let m: Vec<f32> = (0..w * w).map(|i| i as f32).collect();
+    let (ia, oa) = (g.upload(&m), g.mem.alloc(4 * (w * w) as u64));
+    g.launch("lds_transpose", [64, 64, 1], [16, 16, 1], Args::default().ptr(ia).ptr(oa).i32(w as i32), 2).unwrap();
+    let o: Vec<f32> = g.download(oa, w * w);
+    for y in 0..w {
+        for x in 0..w {
+            assert_eq!(o[x * w + y], m[y * w + x], "({x},{y})");
+        }
+    }
+}
+
+#[test]
+fn integer_division() {
+    let Some(g) = gpu() else { return };
+    let n = 500usize;
+    let a: Vec<i32> = (0..n as i32).map(|i| i * 7919 - 1_000_000).collect();
+    let b: Vec<i32> = (0..n as i32).map(|i| if i % 2 == 0 { i + 1 } else { -(i * 3 + 2) }).collect();
+    let (aa, ba) = (g.upload(&a), g.upload(&b));
+    let (qa, q64a) = (g.mem.alloc(8 * n as u64), g.mem.alloc(8 * n as u64));
+    g.launch("int_div", [512, 1, 1], [128, 1, 1], Args::default().ptr(aa).ptr(ba).ptr(qa).ptr(q64a).i32(n as i32), 2)
+        .unwrap();
+    let q: Vec<i32> = g.download(qa, 2 * n);
+    let q64: Vec<u64> = g.download(q64a, n);
+    for i in 0..n {
+        assert_eq!(q[2 * i], a[i] / b[i], "div {i}");
+        assert_eq!(q[2 * i + 1], a[i] % b[i], "rem {i}");
+        assert_eq!(q64[i], ((a[i] as u32 as u64) << 20) / (b[i] as u32 as u64), "div64 {i}");
+    }
+}

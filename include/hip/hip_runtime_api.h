@@ -1896,10 +1896,9 @@ hipError_t hipGraphAddHostNode(hipGraphNode_t *pGraphNode,
                                size_t numDependencies,
                                const struct hipHostNodeParams *pNodeParams);
 
-// `hipGraphAddKernelNode`: a kernel launch. The node is kept and reported, but launching a
-// graph that holds one fails with `hipErrorNotSupported`, as `hipLaunchKernel` does (kernels
-// cannot run yet). Errors: `hipErrorInvalidValue` (null params or `func`),
-// `hipErrorInvalidDeviceFunction` (unknown kernel), and as [`hipGraphAddEmptyNode`].
+// `hipGraphAddKernelNode`: a kernel launch, with a copy of its arguments taken now; the
+// parameters reported later point `kernelParams` at that copy. Errors as `kernel_op`
+// (`hipErrorInvalidValue`, `hipErrorInvalidDeviceFunction`), and as [`hipGraphAddEmptyNode`].
 hipError_t hipGraphAddKernelNode(hipGraphNode_t *pGraphNode,
                                  hipGraph_t graph,
                                  const hipGraphNode_t *pDependencies,

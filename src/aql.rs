@@ -508,13 +508,19 @@ impl Runtime {
     /// kernel checked for `s`'s device (`hipErrorInvalidConfiguration`; as
     /// [`crate::module::validate_launch`]), then [`kernel_launch`](Self::kernel_launch).
     pub fn kernel_node_run(&self, s: &Arc<Stream>, n: &KernelNode) -> Result<(), hipError_t> {
+        self.kernel_node_check(s, n)?;
+        self.kernel_launch(s, &n.func, &n.dims(), Args::Buffer(&n.image))
+    }
+
+    /// Whether kernel node `n` can run on `s`: the geometry within `s`'s device's limits
+    /// (`hipErrorInvalidConfiguration`), then [`crate::module::validate_launch`].
+    pub fn kernel_node_check(&self, s: &Stream, n: &KernelNode) -> Result<(), hipError_t> {
         let d = n.dims();
         let props = &self.devices[s.dev].props;
         if !d.valid_for(props) {
             return Err(hipError_t::hipErrorInvalidConfiguration);
         }
-        crate::module::validate_launch(&n.func, props, &d, true)?;
-        self.kernel_launch(s, &n.func, &d, Args::Buffer(&n.image))
+        crate::module::validate_launch(&n.func, props, &d, true).map(drop)
     }
 }
 

@@ -553,13 +553,15 @@ impl Runtime {
 }
 
 /// What [`Runtime::op_run`] would refuse about `op` on `s` before queuing anything: a destroyed
-/// event, an event recorded on another device's stream (also inside child graphs). Errors:
-/// `hipErrorInvalidHandle`.
+/// event, an event recorded on another device's stream (also inside child graphs), a kernel node
+/// whose geometry or kernel does not suit `s`'s device. Errors: `hipErrorInvalidHandle`, as
+/// [`Runtime::kernel_node_check`].
 fn op_check(op: &Op, s: &Arc<Stream>) -> Result<(), hipError_t> {
     match op {
         Op::EventRecord(e) => record_event(e, s).map(drop),
         Op::EventWait(e) => wait_event(e).map(drop),
         Op::Child(g) => g.topo()?.iter().try_for_each(|n| op_check(&n.op(), s)),
+        Op::Kernel(n) => crate::runtime::runtime()?.kernel_node_check(s, n),
         _ => Ok(()),
     }
 }

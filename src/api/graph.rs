@@ -1044,8 +1044,8 @@ pub extern "C" fn hipGraphInstantiateWithFlags(
 }
 
 /// `hipGraphLaunch`: queues the executable graph's nodes on `stream`, in a topological order,
-/// asynchronously and in stream order (independent branches run one after another). Graphs with
-/// kernel nodes: `hipErrorNotSupported` (at that node; the nodes before it are queued). Errors:
+/// asynchronously and in stream order (independent branches run one after another); kernel nodes
+/// run as `hipLaunchKernel` with the arguments copied when the node was made. Errors:
 /// `hipErrorInvalidValue` (null or destroyed executable graph), `hipErrorContextIsDestroyed`
 /// (unknown stream), the nodes' operations'.
 #[no_mangle]

@@ -4,11 +4,12 @@
 //! `__hipPopCallConfiguration`, `hipLaunchKernel`), and the module API (`hipModuleLoad*`,
 //! `hipModuleGetFunction`, `hipModuleLaunchKernel`, `hipFuncGetAttributes`, ...).
 //!
-//! Registration and module loading parse the code objects for real (src/module.rs). Kernels
-//! cannot run yet: every launch validates its arguments with the error codes AMD's hip-tests
-//! expect (ROCm 7: `Unit_hipLaunchKernel_Negative_Parameters`,
-//! `hip_module_launch_kernel_common.hh`), then returns `hipErrorNotSupported` (also recorded as
-//! the thread's last error) and prints once per kernel on stderr. Device globals are real: the
+//! Registration and module loading parse the code objects for real (src/module.rs). Every launch
+//! validates its arguments with the error codes AMD's hip-tests expect (ROCm 7:
+//! `Unit_hipLaunchKernel_Negative_Parameters`, `hip_module_launch_kernel_common.hh`), then runs
+//! asynchronously on the device's AQL queue in stream order (src/aql.rs), or becomes a kernel
+//! node of the stream's capture. A kernel that faults makes later synchronisation return
+//! `hipErrorIllegalAddress`, as a faulting copy does. Device globals are real: the
 //! code object's segments are loaded into device memory on first use of a symbol
 //! (`hipGetSymbolAddress`, `hipMemcpyToSymbol`, `hipModuleGetGlobal`), relocated, with their
 //! initial values.
@@ -429,8 +430,8 @@ fn launch_kernel(
 /// `args` for a kernel with parameters), `hipErrorInvalidConfiguration` (a zero dimension, a
 /// block dimension or block size over the device's limits, a grid over `maxGridSize`),
 /// `hipErrorInvalidResourceHandle` (stream of another device), `hipErrorNoBinaryForGpu`,
-/// `hipErrorLaunchFailure` (block over the kernel's launch bounds); otherwise
-/// `hipErrorNotSupported`: kernels cannot run yet (logged once per kernel).
+/// `hipErrorLaunchFailure` (block over the kernel's launch bounds), `hipErrorIllegalAddress`
+/// (after a GPU fault).
 #[no_mangle]
 pub extern "C" fn hipLaunchKernel(
     function_address: *const c_void,
@@ -486,7 +487,8 @@ pub extern "C" fn hipExtLaunchKernel(
 /// `hipErrorContextIsDestroyed` (destroyed stream), `hipErrorInvalidDeviceFunction`,
 /// `hipErrorInvalidConfiguration` (geometry as [`hipLaunchKernel`]),
 /// `hipErrorCooperativeLaunchTooLarge` (`sharedMemBytes` over the LDS), then as
-/// [`hipLaunchKernel`]; otherwise `hipErrorNotSupported`.
+/// [`hipLaunchKernel`]. The grid is not limited to what fits on the device at once (the
+/// simulated GPU runs workgroups one after another).
 #[no_mangle]
 pub extern "C" fn hipLaunchCooperativeKernel(
     f: *const c_void,
@@ -588,8 +590,8 @@ fn module_launch(
 /// dimension, a dimension over the device's limits, `sharedMemBytes` over `sharedMemPerBlock`,
 /// both `kernelParams` and `extra`, a malformed `extra`, no arguments for a kernel with
 /// parameters), `hipErrorInvalidResourceHandle` (null, unknown or unloaded `f`; a stream of
-/// another device), `hipErrorLaunchFailure` (block over the kernel's launch bounds); otherwise
-/// `hipErrorNotSupported`: kernels cannot run yet (logged once per kernel).
+/// another device), `hipErrorLaunchFailure` (block over the kernel's launch bounds),
+/// `hipErrorIllegalAddress` (after a GPU fault).
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn hipModuleLaunchKernel(
@@ -636,7 +638,7 @@ pub extern "C" fn hipModuleLaunchCooperativeKernel(
 /// `hipError_t hipLaunchByPtr(const void* func)`: launches `func` with the configuration and
 /// arguments of `hipConfigureCall` + `hipSetupArgument` (popped). Errors:
 /// `hipErrorMissingConfiguration`, `hipErrorInvalidDeviceFunction`, `hipErrorInvalidValue`
-/// (geometry), then as [`hipModuleLaunchKernel`]; otherwise `hipErrorNotSupported`.
+/// (geometry), then as [`hipModuleLaunchKernel`].
 #[no_mangle]
 pub extern "C" fn hipLaunchByPtr(func: *const c_void) -> hipError_t {
     api(|| {

@@ -5,9 +5,10 @@
 //! in GTT, its read index (u64, packets, written by the CP) and write index in one GTT page, an
 //! EOP buffer and a CWSR area of the sizes the kernel checks (`kfd_queue_acquire_buffers`: the
 //! node's `eop_buffer_size`, `ctl_stack_size` and `cwsr_size` from its sysfs properties, the area
-//! `(cwsr_size + debug_memory_size) * num_xcc` bytes, as libhsakmt sizes it), and a doorbell
-//! that takes the write index in packets. Packets are written body first, then header and setup
-//! with one 32-bit release store (ROCr `AqlQueue`), then the doorbell.
+//! `(cwsr_size + debug_memory_size) * num_xcc` bytes, as libhsakmt sizes it), and a doorbell.
+//! Packets are written body first, then header and setup with one 32-bit release store, then
+//! the write index goes to the write pointer and the last packet's index to the doorbell (ROCr
+//! `AqlQueue`).
 //!
 //! Stream order, both ways, with the SDMA queue the stream runs on (src/stream.rs): each launch
 //! takes a record of [`RECORD`] bytes from the queue's pool (a "go" `amd_signal_t`, a completion
@@ -297,10 +298,12 @@ impl AqlQueue {
             }
             st.wptr += 1;
         }
+        // The write index at the queue's write pointer (what the CP reads), then the doorbell
+        // with the last packet's index (HSA spec; ROCr `AqlQueue::StoreRelaxed`).
         // SAFETY: the write index word at 8 of the rw page, and the queue's doorbell.
         unsafe {
             (*((self.rw.va + 8) as *const AtomicU64)).store(st.wptr, Ordering::Release);
-            std::ptr::write_volatile(self.doorbell as *mut u64, st.wptr);
+            std::ptr::write_volatile(self.doorbell as *mut u64, st.wptr - 1);
         }
         Ok(())
     }

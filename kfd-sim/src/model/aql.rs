@@ -2,12 +2,15 @@
 //! 64-byte packets of the HSA queue ring and runs kernel dispatches with the gfx90a interpreter
 //! ([`amdgcn_isa`]).
 //!
-//! Ring and indices: the ring is `ring_size` bytes of 64-byte packets; the doorbell (u64) holds
-//! the write index in packets (the packets written so far); the processor's read index, in
-//! packets, is published to the queue's read-pointer location after every packet, and every
-//! consumed packet's header is set back to INVALID (as the CP does, so that the producer sees a
-//! free slot). A slot whose header type is still INVALID stalls the queue until it changes (the
-//! producer stores the header last). Packets (HSA spec "AQL packets", `hsa.h`):
+//! Ring and indices: the ring is `ring_size` bytes of 64-byte packets. The write index (packets
+//! reserved so far) is the u64 at the queue's write-pointer location (`amd_queue_t`'s
+//! `write_dispatch_id`: ROCr bumps it before it writes a packet, and the gfx9 CP polls it); the
+//! doorbell, which takes the index of the last packet written (HSA spec; ROCr's
+//! `AqlQueue::StoreRelaxed`), only wakes the processor. The read index, in packets, is published
+//! to the queue's read-pointer location after every packet, and every consumed packet's header is
+//! set back to INVALID (as the CP does, so that the producer sees a free slot). A slot whose
+//! header type is still INVALID stalls the queue until it changes (the producer stores the
+//! header last). Packets (HSA spec "AQL packets", `hsa.h`):
 //! - header (u16): type in bits 7:0 (VENDOR_SPECIFIC 0, INVALID 1, KERNEL_DISPATCH 2,
 //!   BARRIER_AND 3, AGENT_DISPATCH 4, BARRIER_OR 5), barrier bit 8, acquire and release fence
 //!   scopes in bits 10:9 and 12:11. The model runs one packet at a time, in order, with host
@@ -188,10 +191,10 @@ enum Step {
     Fault(Fault),
 }
 
-/// Runs the packets of AQL queue `q` between its read index and its doorbell.
+/// Runs the packets of AQL queue `q` between its read index and its write index.
 pub fn run(q: &QueueRt) -> Pass {
     let mut pass = Pass { progress: false, waiting: false, events: Vec::new(), fault: None };
-    let Ok(wptr) = q.doorbell.read_u64(q.doorbell_off) else { return pass };
+    let Some(wptr) = q.aql_write_index() else { return pass };
     let slots = q.ring_size / PACKET;
     let mut rptr = q.rptr.load(Ordering::Acquire);
     if wptr.wrapping_sub(rptr) > slots {

@@ -57,9 +57,27 @@ impl QueueRt {
     /// Whether the doorbell holds work the engine has not finished (a live SDMA queue whose
     /// doorbell value differs from its read index, e.g. one waiting in a POLL_REGMEM).
     pub fn pending(&self) -> bool {
-        !self.stopped.load(Ordering::Acquire)
-            && (self.is_sdma || self.is_aql)
-            && self.doorbell.read_u64(self.doorbell_off).is_ok_and(|v| v != self.rptr.load(Ordering::Acquire))
+        if self.stopped.load(Ordering::Acquire) {
+            return false;
+        }
+        let written = if self.is_aql {
+            self.aql_write_index()
+        } else if self.is_sdma {
+            self.doorbell.read_u64(self.doorbell_off).ok()
+        } else {
+            None
+        };
+        written.is_some_and(|v| v != self.rptr.load(Ordering::Acquire))
+    }
+
+    /// An AQL queue's write index (packets): the u64 at its write-pointer location
+    /// (`amd_queue_t.write_dispatch_id`, which ROCr bumps before writing a packet and the CP
+    /// polls); None where that location no longer translates.
+    pub fn aql_write_index(&self) -> Option<u64> {
+        let vm = self.vm.read();
+        let mut b = [0u8; 8];
+        super::sdma::read_va(&vm, self.wptr_va, &mut b).ok()?;
+        Some(u64::from_le_bytes(b))
     }
 }
 

@@ -766,9 +766,15 @@ impl Aql {
         self.ring_doorbell();
     }
 
+    /// Publishes the write index (the queue's write pointer, `write_dispatch_id`), then rings
+    /// the doorbell with the last packet's index, as ROCr does.
     fn ring_doorbell(&self) {
-        // SAFETY: the doorbell is mapped.
-        unsafe { std::ptr::write_volatile(self.doorbell, self.wptr) };
+        // SAFETY: the pointers page and the doorbell are mapped.
+        unsafe {
+            (*((self.ptrs.va + 8) as *const std::sync::atomic::AtomicU64))
+                .store(self.wptr, std::sync::atomic::Ordering::Release);
+            std::ptr::write_volatile(self.doorbell, self.wptr - 1);
+        }
     }
 
     fn rptr(&self) -> u64 {

@@ -20,6 +20,12 @@
 //!   +32, kernarg_address at +40, completion_signal at +56.
 //! - BARRIER_AND / BARRIER_OR: dep_signal[5] (u64) at +8, completion_signal at +56; waits
 //!   until every (AND) or any (OR) non-null dependency's value is 0 (an OR with none passes).
+//! - VENDOR_SPECIFIC with `AmdFormat` (byte 2) BARRIER_VALUE (2), ROCr's
+//!   `hsa_amd_barrier_value_packet_t`: signal at +8, value at +16, mask at +24, condition (u32:
+//!   EQ 0, NE 1, LT 2, GTE 3) at +32, completion_signal at +56; waits until
+//!   `(signal.value & mask) cond value`.
+//! - VENDOR_SPECIFIC with `AmdFormat` PM4_IB (1): a PM4 indirect buffer; the model accepts one
+//!   holding only NOP and ACQUIRE_MEM (cache invalidates, as ROCr's blit path sends them).
 //! - anything else is an invalid packet: the queue stops with a VM fault at the packet.
 //!
 //! Signals (`amd_signal_t`, ROCr `amd_hsa_signal.h`): value (i64) at +8, event_mailbox_ptr at
@@ -45,6 +51,35 @@ pub const TYPE_INVALID: u8 = 1;
 pub const TYPE_KERNEL_DISPATCH: u8 = 2;
 pub const TYPE_BARRIER_AND: u8 = 3;
 pub const TYPE_BARRIER_OR: u8 = 5;
+/// `AMD_AQL_FORMAT_BARRIER_VALUE` (ROCr `amd_hsa_queue.h` / `hsa_ext_amd.h`).
+pub const AMD_FORMAT_BARRIER_VALUE: u8 = 2;
+/// `AMD_AQL_FORMAT_PM4_IB`: a PM4 indirect buffer in an AQL slot (`amd_aql_pm4_ib_packet_t`).
+pub const AMD_FORMAT_PM4_IB: u8 = 1;
+
+/// PM4 type-3 opcodes an indirect buffer may hold: NOP and ACQUIRE_MEM (a cache invalidate,
+/// nothing to do with coherent host memory).
+const PM4_NOP: u32 = 0x10;
+const PM4_ACQUIRE_MEM: u32 = 0x58;
+
+/// Runs a PM4_IB vendor packet: the INDIRECT_BUFFER command at +4 (IB address at +8, size in
+/// dwords in bits 19:0 of +16). The model runs only cache operations (what ROCr's blit path
+/// puts there); any other PM4 packet is an error.
+fn pm4_ib(vm: &Gpuvm, p: &[u8; 64]) -> Result<(), String> {
+    let (addr, dwords) = (u64_at(p, 8) & 0xffff_ffff_fffc, (u32_at(p, 16) & 0xf_ffff) as usize);
+    let mut ib = vec![0u8; dwords * 4];
+    read_va(vm, addr, &mut ib).map_err(|f| format!("IB at {:#x} unreadable ({:#x})", addr, f.va))?;
+    let dw: Vec<u32> = ib.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    let mut i = 0;
+    while i < dw.len() {
+        let h = dw[i];
+        let (ty, count, op) = (h >> 30, ((h >> 16) & 0x3fff) as usize, (h >> 8) & 0xff);
+        if ty != 3 || !(op == PM4_NOP || op == PM4_ACQUIRE_MEM) {
+            return Err(format!("PM4 packet {h:#010x} is not modelled"));
+        }
+        i += count + 2;
+    }
+    Ok(())
+}
 
 /// Environment variable: host threads that run the workgroups of one dispatch (a positive
 /// integer; default: the machine's available parallelism).
@@ -263,6 +298,38 @@ fn packet(q: &QueueRt, vm: &Gpuvm, at: u64) -> Step {
             trace(&format_args!("barrier-{} {deps:x?}", if ty == TYPE_BARRIER_AND { "and" } else { "or" }));
             Ok(())
         }
+        TYPE_VENDOR_SPECIFIC if p[2] == AMD_FORMAT_BARRIER_VALUE => {
+            let (sig, value, mask) = (u64_at(&p, 8), u64_at(&p, 16) as i64, u64_at(&p, 24) as i64);
+            let v = match signal_value(vm, sig) {
+                Ok(v) => v & mask,
+                Err(f) => return Step::Fault(f),
+            };
+            let ready = match u32_at(&p, 32) {
+                0 => v == value,
+                1 => v != value,
+                2 => v < value,
+                3 => v >= value,
+                c => {
+                    trace(&format_args!("barrier-value: bad condition {c}"));
+                    return Step::Fault(Fault { va: at & !0xfff, kind: FaultKind::NotPresent });
+                }
+            };
+            if !ready {
+                return Step::Wait;
+            }
+            trace(&format_args!("barrier-value {sig:#x} {v} vs {value}"));
+            Ok(())
+        }
+        TYPE_VENDOR_SPECIFIC if p[2] == AMD_FORMAT_PM4_IB => match pm4_ib(vm, &p) {
+            Ok(()) => {
+                trace(&"pm4-ib (cache operations only)");
+                Ok(())
+            }
+            Err(e) => {
+                trace(&format_args!("pm4-ib: {e}"));
+                Err(Fault { va: at & !0xfff, kind: FaultKind::NotPresent })
+            }
+        },
         TYPE_KERNEL_DISPATCH => {
             let d = amdgcn_isa::Dispatch {
                 kernel_object: u64_at(&p, 32),
@@ -290,7 +357,7 @@ fn packet(q: &QueueRt, vm: &Gpuvm, at: u64) -> Step {
             }
         }
         _ => {
-            trace(&format_args!("invalid packet type {ty}"));
+            trace(&format_args!("invalid packet type {ty}: {p:02x?}"));
             Err(Fault { va: at & !0xfff, kind: FaultKind::NotPresent })
         }
     };

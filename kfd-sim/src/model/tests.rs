@@ -980,3 +980,54 @@ fn aql_bad_packet_and_faulting_dispatch_stop_the_queue() {
     unmap(&sig, &[sig_gpu]).unwrap();
     free(&sig).unwrap();
 }
+
+#[test]
+fn aql_vendor_barrier_value_and_pm4_cache_ib() {
+    let _g = SERIAL.lock().unwrap();
+    let mut q = create_aql(0);
+    let sig = alloc(0, 4096, GTT);
+    let sig_gpu = env().gpus[0];
+    map(&sig, &[sig_gpu]).unwrap();
+    let (watched, done, ib) = (sig.va, sig.va + 64, sig.va + 2048);
+    signal_init(watched, 5, 0, 0);
+    signal_init(done, 2, 0, 0);
+    // BARRIER_VALUE (vendor packet, AmdFormat 2): wait until (value & 0xff) < 3.
+    let mut b = [0u8; 64];
+    b[2] = 2;
+    b[8..16].copy_from_slice(&watched.to_le_bytes());
+    b[16..24].copy_from_slice(&3i64.to_le_bytes());
+    b[24..32].copy_from_slice(&0xffi64.to_le_bytes());
+    b[32..36].copy_from_slice(&2u32.to_le_bytes());
+    b[56..64].copy_from_slice(&done.to_le_bytes());
+    q.submit(0, &b);
+    // A PM4 IB (AmdFormat 1) holding an ACQUIRE_MEM (7 dwords): a cache operation, nothing to do.
+    let acquire = [0xc005_5800u32, 0, 0x2884_0000, 0xffff_ffff, 0xff, 0, 0];
+    for (i, d) in acquire.iter().enumerate() {
+        // SAFETY: mapped.
+        unsafe { *((ib + i as u64 * 4) as *mut u32) = *d };
+    }
+    let mut p = [0u8; 64];
+    p[2] = 1;
+    p[4..8].copy_from_slice(&0xc002_3f00u32.to_le_bytes());
+    p[8..16].copy_from_slice(&ib.to_le_bytes());
+    p[16..20].copy_from_slice(&(0x0080_0000u32 | 7).to_le_bytes());
+    p[56..64].copy_from_slice(&done.to_le_bytes());
+    q.submit(0, &p);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!((q.rptr(), signal_load(done)), (0, 2));
+    // SAFETY: mapped.
+    unsafe {
+        (*((watched + 8) as *const std::sync::atomic::AtomicI64)).store(0x102, std::sync::atomic::Ordering::Release)
+    };
+    let t = std::time::Instant::now();
+    while signal_load(done) != 0 {
+        assert!(t.elapsed() < std::time::Duration::from_secs(10), "packets never ran");
+        std::thread::yield_now();
+    }
+    while q.rptr() != 2 {
+        std::thread::yield_now();
+    }
+    q.destroy();
+    unmap(&sig, &[sig_gpu]).unwrap();
+    free(&sig).unwrap();
+}

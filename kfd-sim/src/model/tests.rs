@@ -732,21 +732,12 @@ fn create_aql(gpu_idx: usize) -> Aql {
     }
     let mut q = aql_args(gpu_idx, &ring, &ptrs, &eop, &cwsr);
     kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q).unwrap();
-    let base = sys_mmap(
-        std::ptr::null_mut(),
-        8192,
-        libc::PROT_READ | libc::PROT_WRITE,
-        libc::MAP_SHARED,
-        e.kfd.as_raw_fd(),
-        (q.doorbell_offset & !0x1fff) as i64,
-    )
-    .expect("doorbell mmap");
     Aql {
         ring,
         ptrs,
         eop,
         cwsr,
-        doorbell: (base as u64 + (q.doorbell_offset & 0x1fff)) as *mut u64,
+        doorbell: map_doorbell(q.doorbell_offset),
         queue_id: q.queue_id,
         gpu_id: e.gpus[gpu_idx],
         wptr: 0,
@@ -790,6 +781,27 @@ impl Aql {
             unmap(&b, &gpu).unwrap();
             free(&b).unwrap();
         }
+    }
+}
+
+/// A GTT page for signals, mapped on GPU `gpu_idx` and the CPU.
+fn signal_page(gpu_idx: usize) -> Buf {
+    let b = alloc(gpu_idx, 4096, GTT);
+    map(&b, &env().gpus[gpu_idx..=gpu_idx]).unwrap();
+    b
+}
+
+fn signal_page_free(b: Buf, gpu_idx: usize) {
+    unmap(&b, &env().gpus[gpu_idx..=gpu_idx]).unwrap();
+    free(&b).unwrap();
+}
+
+/// Waits (bounded) until `signal` is 0 and the queue's read index is `rptr`.
+fn wait_completed(q: &Aql, signal: u64, rptr: u64) {
+    let t = std::time::Instant::now();
+    while signal_load(signal) != 0 || q.rptr() != rptr {
+        assert!(t.elapsed() < std::time::Duration::from_secs(10), "packets never ran");
+        std::thread::yield_now();
     }
 }
 
@@ -864,9 +876,7 @@ fn aql_barrier_and_waits_then_completes_with_event() {
     let slots = event_page();
     let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
     let mut q = create_aql(0);
-    let sig = alloc(0, 4096, GTT);
-    let sig_gpu = env().gpus[0];
-    map(&sig, &[sig_gpu]).unwrap();
+    let sig = signal_page(0);
     let (dep, done, dep_or) = (sig.va, sig.va + 64, sig.va + 128);
     signal_init(dep, 1, 0, 0);
     signal_init(done, 1, slots + ev.event_slot_index as u64 * 8, ev.event_id);
@@ -893,17 +903,14 @@ fn aql_barrier_and_waits_then_completes_with_event() {
     assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
     assert_eq!((q.rptr(), signal_load(done)), (2, 0));
     q.destroy();
-    unmap(&sig, &[sig_gpu]).unwrap();
-    free(&sig).unwrap();
+    signal_page_free(sig, 0);
 }
 
 #[test]
 fn aql_invalid_header_stalls_until_written() {
     let _g = SERIAL.lock().unwrap();
     let mut q = create_aql(0);
-    let sig = alloc(0, 4096, GTT);
-    let sig_gpu = env().gpus[0];
-    map(&sig, &[sig_gpu]).unwrap();
+    let sig = signal_page(0);
     signal_init(sig.va, 1, 0, 0);
     // The doorbell announces a packet whose header is still INVALID: the queue waits.
     q.wptr += 1;
@@ -917,17 +924,9 @@ fn aql_invalid_header_stalls_until_written() {
         std::ptr::copy_nonoverlapping(body[2..].as_ptr(), (q.ring.va + 2) as *mut u8, 62);
         (*(q.ring.va as *const std::sync::atomic::AtomicU16)).store(3, std::sync::atomic::Ordering::Release);
     }
-    let t = std::time::Instant::now();
-    while signal_load(sig.va) != 0 {
-        assert!(t.elapsed() < std::time::Duration::from_secs(10), "packet never ran");
-        std::thread::yield_now();
-    }
-    while q.rptr() != 1 {
-        std::thread::yield_now();
-    }
+    wait_completed(&q, sig.va, 1);
     q.destroy();
-    unmap(&sig, &[sig_gpu]).unwrap();
-    free(&sig).unwrap();
+    signal_page_free(sig, 0);
 }
 
 #[test]
@@ -935,9 +934,7 @@ fn aql_bad_packet_and_faulting_dispatch_stop_the_queue() {
     let _g = SERIAL.lock().unwrap();
     let e = env();
     let mem_ev = create_event(KFD_IOC_EVENT_MEMORY, false);
-    let sig = alloc(1, 4096, GTT);
-    let sig_gpu = e.gpus[1];
-    map(&sig, &[sig_gpu]).unwrap();
+    let sig = signal_page(1);
     // A packet of type AGENT_DISPATCH (4): an invalid packet for this queue, a fault at it.
     let mut q = create_aql(1);
     signal_init(sig.va, 1, 0, 0);
@@ -977,17 +974,14 @@ fn aql_bad_packet_and_faulting_dispatch_stop_the_queue() {
     q.destroy();
     let mut d = kfd_ioctl_destroy_event_args { event_id: mem_ev.event_id, pad: 0 };
     kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut d).unwrap();
-    unmap(&sig, &[sig_gpu]).unwrap();
-    free(&sig).unwrap();
+    signal_page_free(sig, 1);
 }
 
 #[test]
 fn aql_vendor_barrier_value_and_pm4_cache_ib() {
     let _g = SERIAL.lock().unwrap();
     let mut q = create_aql(0);
-    let sig = alloc(0, 4096, GTT);
-    let sig_gpu = env().gpus[0];
-    map(&sig, &[sig_gpu]).unwrap();
+    let sig = signal_page(0);
     let (watched, done, ib) = (sig.va, sig.va + 64, sig.va + 2048);
     signal_init(watched, 5, 0, 0);
     signal_init(done, 2, 0, 0);
@@ -1019,15 +1013,7 @@ fn aql_vendor_barrier_value_and_pm4_cache_ib() {
     unsafe {
         (*((watched + 8) as *const std::sync::atomic::AtomicI64)).store(0x102, std::sync::atomic::Ordering::Release)
     };
-    let t = std::time::Instant::now();
-    while signal_load(done) != 0 {
-        assert!(t.elapsed() < std::time::Duration::from_secs(10), "packets never ran");
-        std::thread::yield_now();
-    }
-    while q.rptr() != 2 {
-        std::thread::yield_now();
-    }
+    wait_completed(&q, done, 2);
     q.destroy();
-    unmap(&sig, &[sig_gpu]).unwrap();
-    free(&sig).unwrap();
+    signal_page_free(sig, 0);
 }

@@ -6,6 +6,7 @@
  * from. `kernels fault` runs one kernel that writes through a bad pointer: the next
  * synchronisation returns hipErrorIllegalAddress. */
 #include <hip/hip_runtime.h>
+#include <hip/hip_ext.h>
 #include "check.h"
 
 __device__ int table[16] = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
@@ -147,6 +148,23 @@ static void stream_order_case(void) {
     CHECK(bad == 0);
     if (bad) fprintf(stderr, "stream order round %d: %d wrong, back[1] = %d\n", round, bad, back[1]);
   }
+  /* hipExtLaunchKernel records its events around the kernel. */
+  hipEvent_t e0, e1;
+  CHECK_OK(hipEventCreate(&e0));
+  CHECK_OK(hipEventCreate(&e1));
+  int n_ = 256, m = 1, add = 5;
+  void* eargs[] = {&d2, &n_, &m, &add};
+  CHECK_OK(hipExtLaunchKernel((const void*)scale_add, dim3(1), dim3(256), eargs, 0, b, e0, e1, 0));
+  CHECK_OK(hipEventSynchronize(e1));
+  CHECK_OK(hipEventQuery(e0));
+  float ms = -1;
+  CHECK_OK(hipEventElapsedTime(&ms, e0, e1));
+  CHECK(ms >= 0);
+  CHECK_OK(hipMemcpy(back, d2, 256 * sizeof(int), hipMemcpyDeviceToHost));
+  CHECK(back[0] == 3 + 5 && back[255] == 255 * 3 + 3 + 5);
+  CHECK_OK(hipEventDestroy(e0));
+  CHECK_OK(hipEventDestroy(e1));
+
   /* Dynamic LDS (hidden_dynamic_lds_size, group segment = static + dynamic). */
   reverse_block<<<4, 128, 128 * sizeof(int), a>>>(d);
   CHECK_OK(hipMemcpyAsync(back, d, 512 * sizeof(int), hipMemcpyDeviceToHost, a));

@@ -367,6 +367,7 @@ fn launch_device(rt: &Runtime, stream: hipStream_t, bad_stream: hipError_t) -> R
 /// [`validate_launch`]; then the launch, with its own copy of the arguments, goes to the stream
 /// (src/aql.rs) or, on a capturing stream, into the capture's graph as a kernel node
 /// (`Runtime::enqueue`).
+#[allow(clippy::too_many_arguments)]
 fn launch(
     rt: &Runtime,
     dev: usize,
@@ -375,6 +376,7 @@ fn launch(
     stream: hipStream_t,
     args: Args,
     params: hipKernelNodeParams,
+    events: Around,
 ) -> Result<(), hipError_t> {
     if dev != current_device() {
         return Err(hipError_t::hipErrorInvalidResourceHandle);
@@ -383,8 +385,17 @@ fn launch(
     validate_launch(f, props, d, args.given())?;
     let s = stream_of(rt, stream)?;
     let node = KernelNode::new(f.clone(), params, args, &crate::api::device_props::arch_name(props))?;
-    rt.enqueue(&s, crate::graph::Op::Kernel(Arc::new(node)))
+    let record = |e: &Option<Arc<crate::event::Event>>| match e {
+        Some(e) => rt.enqueue(&s, crate::graph::Op::EventRecord(Arc::downgrade(e))),
+        None => Ok(()),
+    };
+    record(&events[0])?;
+    rt.enqueue(&s, crate::graph::Op::Kernel(Arc::new(node)))?;
+    record(&events[1])
 }
+
+/// Events recorded just before and just after a launch (`hipExtLaunchKernel`).
+type Around = [Option<Arc<crate::event::Event>>; 2];
 
 /// The kernel-node parameters of a launch (what a capture records).
 fn node_params(func: *const c_void, grid: [c_uint; 3], block: [c_uint; 3], shared: usize) -> hipKernelNodeParams {
@@ -406,6 +417,7 @@ fn launch_kernel(
     args: *mut *mut c_void,
     shared: usize,
     stream: hipStream_t,
+    events: Around,
 ) -> Result<(), hipError_t> {
     if f.is_null() {
         return Err(hipError_t::hipErrorInvalidDeviceFunction);
@@ -419,7 +431,7 @@ fn launch_kernel(
         return Err(hipError_t::hipErrorInvalidConfiguration);
     }
     let params = node_params(f, d.grid, d.block, shared);
-    launch(rt, dev, &func, &d, stream, Args::Params(args), params)
+    launch(rt, dev, &func, &d, stream, Args::Params(args), params, events)
 }
 
 /// `hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks,
@@ -441,13 +453,15 @@ pub extern "C" fn hipLaunchKernel(
     sharedMemBytes: usize,
     stream: hipStream_t,
 ) -> hipError_t {
-    api(|| launch_kernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream))
+    api(|| launch_kernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream, Default::default()))
 }
 
 /// `hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks, dim3
 /// dimBlocks, void** args, size_t sharedMemBytes, hipStream_t stream, hipEvent_t startEvent,
-/// hipEvent_t stopEvent, int flags)`: [`hipLaunchKernel`] with events around the kernel.
-/// Errors: `hipErrorInvalidValue` for an unknown event, else as [`hipLaunchKernel`].
+/// hipEvent_t stopEvent, int flags)`: [`hipLaunchKernel`] with `startEvent` recorded just before
+/// the kernel and `stopEvent` just after it (each when non-null; nothing is recorded when the
+/// launch is refused). Errors: `hipErrorInvalidValue` for an unknown event, else as
+/// [`hipLaunchKernel`].
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn hipExtLaunchKernel(
@@ -463,21 +477,12 @@ pub extern "C" fn hipExtLaunchKernel(
 ) -> hipError_t {
     let _ = flags;
     api(|| {
-        for e in [startEvent, stopEvent] {
-            if !e.is_null() {
-                event_of(e).map_err(|_| hipError_t::hipErrorInvalidValue)?;
-            }
-        }
-        let rt = runtime()?;
-        let s = stream_of(rt, stream).map_err(|_| hipError_t::hipErrorInvalidValue)?;
-        if !startEvent.is_null() {
-            rt.event_record(&*event_of(startEvent)?, &s)?;
-        }
-        launch_kernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream)?;
-        if !stopEvent.is_null() {
-            rt.event_record(&*event_of(stopEvent)?, &s)?;
-        }
-        Ok(())
+        let ev = |e: hipEvent_t| match e.is_null() {
+            true => Ok(None),
+            false => event_of(e).map(Some).map_err(|_| hipError_t::hipErrorInvalidValue),
+        };
+        let events = [ev(startEvent)?, ev(stopEvent)?];
+        launch_kernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream, events)
     })
 }
 
@@ -514,7 +519,7 @@ pub extern "C" fn hipLaunchCooperativeKernel(
             return Err(hipError_t::hipErrorCooperativeLaunchTooLarge);
         }
         let params = node_params(f, d.grid, d.block, d.shared);
-        launch(rt, dev, &func, &d, stream, Args::Params(kernelParams), params)
+        launch(rt, dev, &func, &d, stream, Args::Params(kernelParams), params, Default::default())
     })
 }
 
@@ -578,7 +583,7 @@ fn module_launch(
             Args::None
         };
         let params = node_params(f as *const c_void, d.grid, d.block, d.shared);
-        launch(rt, dev, &func, &d, stream, args, params)
+        launch(rt, dev, &func, &d, stream, args, params, Default::default())
     })
 }
 
@@ -651,7 +656,7 @@ pub extern "C" fn hipLaunchByPtr(func: *const c_void) -> hipError_t {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         let params = node_params(func, d.grid, d.block, d.shared);
-        launch(rt, dev, &f, &d, e.stream, Args::Buffer(&e.args), params)
+        launch(rt, dev, &f, &d, e.stream, Args::Buffer(&e.args), params, Default::default())
     })
 }
 

@@ -457,7 +457,7 @@ fn decode_fields(w: [u32; 3]) -> Result<Inst, DecodeError> {
     };
     // Scalar formats first: their prefixes nest (SOPP/SOPC/SOP1 inside SOPK inside SOP2).
     if w0 >> 30 == 0b10 {
-        let mut lit = None;
+        let mut lit;
         let mut need = false;
         let mut inst;
         if w0 >> 23 == 0b1_0111_1111 {

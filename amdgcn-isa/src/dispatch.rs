@@ -5,10 +5,11 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 use crate::decode::{decode, Enc, Inst};
 use crate::memops::{exec_ds, exec_smem, exec_vmem, Clock, Local, Mem};
+use crate::optab::Op;
 use crate::salu::{exec_scalar, Env, Flow};
 use crate::valu::exec_vector;
 use crate::wave::{Status, Wave, EXEC, M0, VCC};
@@ -69,6 +70,9 @@ impl Hasher for PcHasher {
     }
 }
 
+/// Instructions a wave runs before the other waves of its workgroup get a turn.
+const WAVE_SLICE: u64 = 1 << 14;
+
 type Code = HashMap<u64, Inst, BuildHasherDefault<PcHasher>>;
 
 /// Everything the waves of one dispatch share (read-only).
@@ -82,6 +86,9 @@ struct Shared<'a> {
     opts: &'a Options,
     clock: Clock,
     abort: AtomicBool,
+    /// `AMDGCN_ISA_TRACE=1`: print every instruction of workgroup 0's first wave with its
+    /// destination's value in the first active lane (debugging aid, stderr).
+    trace: bool,
 }
 
 pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Result<Stats, ExecError> {
@@ -121,34 +128,98 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
         opts,
         clock: Clock { start: std::time::Instant::now() },
         abort: AtomicBool::new(false),
+        trace: std::env::var_os("AMDGCN_ISA_TRACE").is_some(),
     };
     let total = nwg[0] * nwg[1] * nwg[2];
-    let next = AtomicU64::new(0);
+    let sched = Mutex::new(Sched::default());
+    let wake = Condvar::new();
     let first_err: Mutex<Option<(u64, ExecError)>> = Mutex::new(None);
     let wave_insts = AtomicU64::new(0);
     let lane_insts = AtomicU64::new(0);
     let nthreads = threads.max(1).min(total.min(256) as usize);
+    let fail = |idx: u64, e: ExecError| {
+        let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
+        if g.as_ref().is_none_or(|(i, _)| idx < *i) {
+            *g = Some((idx, e));
+        }
+        sh.abort.store(true, Ordering::Relaxed);
+        wake.notify_all();
+    };
     let work = |_t: usize| {
         let mut code = Code::default();
         let mut m = Mem::new(mem);
-        let mut waves: Vec<Wave> = Vec::new();
-        let mut lds = vec![0u8; sh.lds_size];
+        let mut spare: Option<Wg> = None;
         let mut stats = Stats::default();
         loop {
-            if sh.abort.load(Ordering::Relaxed) {
-                break;
-            }
-            let idx = next.fetch_add(1, Ordering::Relaxed);
-            if idx >= total {
-                break;
-            }
-            if let Err(e) = run_workgroup(&sh, idx, &mut code, &mut m, &mut waves, &mut lds, &mut stats) {
-                let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
-                if g.as_ref().is_none_or(|(i, _)| idx < *i) {
-                    *g = Some((idx, e));
+            // Next workgroup: one released from a GWS barrier, else a fresh one.
+            let mut wg = {
+                let mut st = sched.lock().unwrap_or_else(|p| p.into_inner());
+                loop {
+                    if sh.abort.load(Ordering::Relaxed) {
+                        break None;
+                    }
+                    if let Some(wg) = st.ready.pop_front() {
+                        st.running += 1;
+                        break Some(wg);
+                    }
+                    if st.next < total {
+                        let idx = st.next;
+                        st.next += 1;
+                        st.running += 1;
+                        let mut wg = spare.take().unwrap_or_default();
+                        wg.idx = idx;
+                        break Some(wg);
+                    }
+                    if st.running == 0 {
+                        if let Some(p) = st.parked.first() {
+                            let idx = p.idx;
+                            let n = st.parked.len();
+                            drop(st);
+                            fail(
+                                idx,
+                                ExecError::Invalid(format!(
+                                    "ds_gws_barrier: {n} workgroups wait for waves that never arrive"
+                                )),
+                            );
+                        }
+                        break None;
+                    }
+                    st = wake.wait(st).unwrap_or_else(|p| p.into_inner());
                 }
-                sh.abort.store(true, Ordering::Relaxed);
-                break;
+            };
+            let Some(wg) = wg.as_mut() else { break };
+            if wg.waves_live == 0 {
+                init_workgroup(&sh, wg);
+            }
+            let r = resume_workgroup(&sh, wg, &mut code, &mut m, &mut stats);
+            let mut st = sched.lock().unwrap_or_else(|p| p.into_inner());
+            st.running -= 1;
+            match r {
+                Ok(WgEnd::Done) => {
+                    wg.waves_live = 0;
+                    spare = Some(std::mem::take(wg));
+                    if st.running == 0 {
+                        wake.notify_all();
+                    }
+                }
+                Ok(WgEnd::Gws(target)) => {
+                    st.gws_arrived += wg.gws_waiting();
+                    st.parked.push(std::mem::take(wg));
+                    if st.gws_arrived >= target {
+                        st.gws_arrived -= target;
+                        let released: Vec<Wg> = std::mem::take(&mut st.parked);
+                        for mut p in released {
+                            p.release_gws();
+                            st.ready.push_back(p);
+                        }
+                    }
+                    wake.notify_all();
+                }
+                Err(e) => {
+                    drop(st);
+                    fail(wg.idx, e);
+                    break;
+                }
             }
         }
         wave_insts.fetch_add(stats.wave_instructions, Ordering::Relaxed);
@@ -170,15 +241,55 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
     }
 }
 
-fn run_workgroup(
-    sh: &Shared,
+/// Workgroup hand-out across the host threads.
+#[derive(Default)]
+struct Sched {
+    /// Next fresh workgroup index.
+    next: u64,
+    /// Workgroups on a thread right now.
+    running: usize,
+    /// Workgroups whose waves wait in `ds_gws_barrier`, and the waves arrived so far.
+    parked: Vec<Wg>,
+    gws_arrived: u32,
+    /// Workgroups released from the GWS barrier, to resume.
+    ready: std::collections::VecDeque<Wg>,
+}
+
+/// One workgroup's state (movable between host threads while parked).
+#[derive(Default)]
+struct Wg {
     idx: u64,
-    code: &mut Code,
-    m: &mut Mem,
-    waves: &mut Vec<Wave>,
-    lds: &mut [u8],
-    stats: &mut Stats,
-) -> Result<(), ExecError> {
+    waves: Vec<Wave>,
+    /// Waves of this workgroup (the first `waves_live` of `waves`); 0: not started.
+    waves_live: usize,
+    lds: Vec<u8>,
+}
+
+impl Wg {
+    fn gws_waiting(&self) -> u32 {
+        self.waves[..self.waves_live].iter().filter(|w| w.status == Status::Gws).count() as u32
+    }
+
+    fn release_gws(&mut self) {
+        for w in &mut self.waves[..self.waves_live] {
+            if w.status == Status::Gws {
+                w.status = Status::Running;
+            }
+        }
+    }
+}
+
+/// Why a workgroup stopped running on its thread.
+enum WgEnd {
+    Done,
+    /// Waves wait in `ds_gws_barrier` for this many waves of the dispatch.
+    Gws(u32),
+}
+
+/// Sets up the waves and LDS of workgroup `wg.idx` (AMDGPUUsage "Initial Kernel Execution
+/// State").
+fn init_workgroup(sh: &Shared, g: &mut Wg) {
+    let idx = g.idx;
     let d = sh.d;
     let wg = [idx % sh.nwg[0], (idx / sh.nwg[0]) % sh.nwg[1], idx / (sh.nwg[0] * sh.nwg[1])];
     // Partial workgroups at the grid's end.
@@ -188,10 +299,13 @@ fn run_workgroup(
     });
     let items = size[0] * size[1] * size[2];
     let nwaves = items.div_ceil(64) as usize;
+    let waves = &mut g.waves;
     while waves.len() < nwaves {
         waves.push(Wave::new());
     }
-    lds.fill(0);
+    g.waves_live = nwaves;
+    g.lds.resize(sh.lds_size, 0);
+    g.lds.fill(0);
     let kd = &sh.kd;
     let props = kd.kernel_code_properties;
     let rsrc2 = kd.compute_pgm_rsrc2;
@@ -208,14 +322,17 @@ fn run_workgroup(
         w.pc = sh.entry;
         w.status = Status::Running;
         w.id = n as u32;
+        w.wg = idx;
         w.mode = 0;
         w.count = 0;
         w.priv_size = sh.priv_size;
-        let sbytes = sh.priv_size as usize * 64;
-        if w.scratch.len() != sbytes {
-            w.scratch = vec![0; sbytes];
-        } else {
+        // Scratch is allocated on the first private write (zero until then).
+        if w.scratch_used {
             w.scratch.fill(0);
+            w.scratch_used = false;
+        }
+        if w.scratch.len() != sh.priv_size as usize * 64 {
+            w.scratch = Vec::new();
         }
         // User SGPRs, in AMDGPUUsage order.
         let mut s = 0usize;
@@ -247,9 +364,9 @@ fn run_workgroup(
         }
         // System SGPRs start at USER_SGPR_COUNT.
         s = ((rsrc2 >> 1) & 0x1f) as usize;
-        for k in 0..3 {
+        for (k, id) in wg.iter().enumerate() {
             if rsrc2 & (1 << (7 + k)) != 0 {
-                put(w, &mut s, wg[k] as u32);
+                put(w, &mut s, *id as u32);
             }
         }
         if rsrc2 & (1 << 10) != 0 {
@@ -277,12 +394,28 @@ fn run_workgroup(
         w.s[M0] = u32::MAX;
         let _ = EXEC;
     }
+}
+
+/// Runs the waves of a workgroup (interleaved, switching at `s_barrier` and `s_sleep`) until
+/// they end or wait in a GWS barrier.
+fn resume_workgroup(
+    sh: &Shared,
+    g: &mut Wg,
+    code: &mut Code,
+    m: &mut Mem,
+    stats: &mut Stats,
+) -> Result<WgEnd, ExecError> {
+    let kd = &sh.kd;
+    let idx = g.idx;
+    let nwaves = g.waves_live;
+    let waves = &mut g.waves;
     let env_base = Env {
         hw_id: 0,
         lds_alloc: (sh.lds_size as u32).div_ceil(512),
         gpr_alloc: ((kd.compute_pgm_rsrc1 & 0x3f) << 8) | ((kd.compute_pgm_rsrc1 >> 6) & 0xf) << 24,
     };
-    let mut local = Local { lds };
+    let mut local = Local { lds: &mut g.lds };
+    let mut gws_target = 0;
     loop {
         let mut running = false;
         for (n, w) in waves.iter_mut().take(nwaves).enumerate() {
@@ -291,20 +424,105 @@ fn run_workgroup(
             }
             running = true;
             let env = Env { hw_id: (n as u32 & 15) | ((n as u32 % 4) << 4) | (((idx % 16) as u32) << 8), ..env_base };
-            run_wave(sh, w, code, m, &mut local, &env, stats)?;
+            if let Some(t) = run_wave(sh, w, code, m, &mut local, &env, stats)? {
+                gws_target = t;
+            }
         }
         let live: Vec<usize> = (0..nwaves).filter(|&n| waves[n].status != Status::Done).collect();
         if live.is_empty() {
-            return Ok(());
+            return Ok(WgEnd::Done);
         }
         if live.iter().all(|&n| waves[n].status == Status::Barrier) {
             for &n in &live {
                 waves[n].status = Status::Running;
             }
         } else if !running {
+            if live.iter().any(|&n| waves[n].status == Status::Gws) {
+                return Ok(WgEnd::Gws(gws_target));
+            }
             return Err(ExecError::Invalid("workgroup deadlocked".into()));
         }
     }
+}
+
+/// Executes one decoded instruction.
+pub(crate) fn step(
+    w: &mut Wave,
+    i: &Inst,
+    pc: u64,
+    m: &mut Mem,
+    loc: &mut Local,
+    env: &Env,
+    clock: &Clock,
+) -> Result<Flow, ExecError> {
+    Ok(match i.enc {
+        Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Sopc | Enc::Sopp => exec_scalar(w, i, pc, env)?,
+        Enc::Smem => {
+            exec_smem(w, i, pc, m, clock)?;
+            Flow::Next
+        }
+        Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => {
+            exec_vector(w, i, pc)?;
+            Flow::Next
+        }
+        Enc::Ds if i.op == Op::ds_gws_barrier && i.gds => {
+            // Wait for data0 + 1 waves of the dispatch (one GWS resource; LLVM encodes the
+            // data VGPR in the ADDR field).
+            let e = w.exec();
+            let l = if e == 0 { 0 } else { e.trailing_zeros() as usize };
+            Flow::Gws(w.v[i.addr as usize][l].wrapping_add(1))
+        }
+        Enc::Ds => {
+            exec_ds(w, i, pc, m, loc)?;
+            Flow::Next
+        }
+        Enc::Flat | Enc::Global | Enc::Scratch | Enc::Mubuf => {
+            exec_vmem(w, i, pc, m, loc)?;
+            Flow::Next
+        }
+    })
+}
+
+/// Decodes `words` and executes that one instruction on a zeroed wave (all lanes active)
+/// against a memory where every access faults: `Err(Unsupported)` when the interpreter
+/// lacks it (decode or execution), else the instruction's size in bytes. For coverage tools.
+pub fn probe(words: [u32; 3]) -> Result<usize, ExecError> {
+    struct NoMem;
+    impl Memory for NoMem {
+        fn read(&self, va: u64, _: &mut [u8]) -> Result<(), Fault> {
+            Err(Fault { va: va & !0xfff, write: false })
+        }
+        fn write(&self, va: u64, _: &[u8]) -> Result<(), Fault> {
+            Err(Fault { va: va & !0xfff, write: true })
+        }
+        fn atomic(&self, va: u64, _: u32, _: &mut dyn FnMut(u64) -> u64) -> Result<u64, Fault> {
+            Err(Fault { va: va & !0xfff, write: true })
+        }
+    }
+    let i = decode(words).map_err(|e| ExecError::Unsupported { pc: 0, encoding: e.encoding, what: e.what })?;
+    let mut w = Wave::new();
+    w.set_exec(u64::MAX);
+    let mut lds = vec![0u8; 1024];
+    let mut loc = Local { lds: &mut lds };
+    let mut m = Mem::new(&NoMem);
+    let clock = Clock { start: std::time::Instant::now() };
+    match step(&mut w, &i, 0, &mut m, &mut loc, &Env::default(), &clock) {
+        Err(e @ ExecError::Unsupported { .. }) => Err(e),
+        _ => Ok(i.size as usize),
+    }
+}
+
+fn trace(w: &Wave, i: &Inst, pc: u64) {
+    let e = w.exec();
+    let l = if e == 0 { 0 } else { e.trailing_zeros() as usize };
+    let d = i.dst as usize;
+    let val = match i.enc {
+        Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Smem => format!("s{d}={:#x}", w.s[d & 0xff]),
+        Enc::Vopc => format!("vcc={:#x}", w.vcc()),
+        _ if i.cmp.is_some() => format!("s{}={:#x}", i.sdst, w.sgpr64(i.sdst as usize)),
+        _ => format!("v{d}[{l}]={:#x} v{}[{l}]={:#x}", w.v[d][l], d + 1, w.v[d + 1][l]),
+    };
+    eprintln!("{pc:#x} {:<24} {:#018x} exec={e:#x} scc={} {val}", i.op.name(), i.raw, w.scc as u8);
 }
 
 /// Decodes the instruction at `pc` (reading up to 12 bytes, less at the end of a mapping).
@@ -336,51 +554,53 @@ fn run_wave(
     loc: &mut Local,
     env: &Env,
     stats: &mut Stats,
-) -> Result<(), ExecError> {
+) -> Result<Option<u32>, ExecError> {
     let budget = sh.opts.max_wave_instructions.unwrap_or(u64::MAX);
+    // Switch to the workgroup's other waves now and then, so a wave spinning on what another
+    // wave of its workgroup writes (without s_barrier or s_sleep) still sees it happen.
+    let slice_end = w.count + WAVE_SLICE;
     loop {
-        let pc = w.pc;
-        if !code.contains_key(&pc) {
-            let inst = fetch(m, pc)?;
-            code.insert(pc, inst);
+        if w.count >= slice_end {
+            return Ok(None);
         }
-        let i = &code[&pc];
+        let pc = w.pc;
+        let i = match code.entry(pc) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(fetch(m, pc)?),
+        };
         w.count += 1;
         stats.wave_instructions += 1;
         stats.lane_instructions += w.exec().count_ones() as u64;
         if w.count > budget {
             return Err(ExecError::Invalid(format!("wave ran past its budget of {budget} instructions (pc {pc:#x})")));
         }
-        let flow = match i.enc {
-            Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Sopc | Enc::Sopp => exec_scalar(w, i, pc, env)?,
-            Enc::Smem => {
-                exec_smem(w, i, pc, m, &sh.clock)?;
-                Flow::Next
-            }
-            Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => {
-                exec_vector(w, i, pc)?;
-                Flow::Next
-            }
-            Enc::Ds => {
-                exec_ds(w, i, pc, m, loc)?;
-                Flow::Next
-            }
-            Enc::Flat | Enc::Global | Enc::Scratch | Enc::Mubuf => {
-                exec_vmem(w, i, pc, m, loc)?;
-                Flow::Next
-            }
-        };
+        let flow = step(w, i, pc, m, loc, env, &sh.clock)?;
         match flow {
-            Flow::Next => w.pc = pc.wrapping_add(i.size as u64),
+            Flow::Next => {
+                if sh.trace && w.id == 0 && w.wg == 0 {
+                    trace(w, i, pc);
+                }
+                w.pc = pc.wrapping_add(i.size as u64)
+            }
             Flow::Jump(t) => w.pc = t,
             Flow::Barrier => {
                 w.pc = pc.wrapping_add(i.size as u64);
                 w.status = Status::Barrier;
-                return Ok(());
+                return Ok(None);
+            }
+            Flow::Yield => {
+                // s_sleep: let the other waves of the workgroup run (a spin-wait).
+                w.pc = pc.wrapping_add(i.size as u64);
+                return Ok(None);
+            }
+            Flow::Gws(target) => {
+                w.pc = pc.wrapping_add(i.size as u64);
+                w.status = Status::Gws;
+                return Ok(Some(target));
             }
             Flow::End => {
                 w.status = Status::Done;
-                return Ok(());
+                return Ok(None);
             }
         }
     }

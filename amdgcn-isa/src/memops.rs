@@ -187,7 +187,7 @@ fn lane_read(w: &Wave, m: &mut Mem, lds: &[u8], l: usize, p: &Place, buf: &mut [
         Place::Private(o) => {
             let o = o as usize;
             let ps = w.priv_size as usize;
-            if o + buf.len() <= ps {
+            if o + buf.len() <= ps && !w.scratch.is_empty() {
                 let base = l * ps + o;
                 buf.copy_from_slice(&w.scratch[base..base + buf.len()]);
             } else {
@@ -217,6 +217,10 @@ fn lane_write(w: &mut Wave, m: &mut Mem, lds: &mut [u8], l: usize, p: &Place, bu
             let o = o as usize;
             let ps = w.priv_size as usize;
             if o + buf.len() <= ps {
+                if w.scratch.is_empty() {
+                    w.scratch = vec![0; ps * 64];
+                }
+                w.scratch_used = true;
                 let base = l * ps + o;
                 w.scratch[base..base + buf.len()].copy_from_slice(buf);
             }
@@ -382,8 +386,8 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
         MemKind::Load { bytes, sext, d16 } => {
             let mut buf = [0u8; 16];
             let n = bytes as usize;
-            for l in 0..64 {
-                if let Some(p) = &places[l] {
+            for (l, p) in places.iter().enumerate() {
+                if let Some(p) = p {
                     lane_read(w, m, loc.lds, l, p, &mut buf[..n])?;
                     scatter(w, i.dst, l, &buf[..n], bytes, sext, d16);
                 }
@@ -392,8 +396,8 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
         MemKind::Store { bytes, hi } => {
             let mut buf = [0u8; 16];
             let n = bytes as usize;
-            for l in 0..64 {
-                if let Some(p) = &places[l] {
+            for (l, p) in places.iter().enumerate() {
+                if let Some(p) = p {
                     if hi {
                         let v = w.v[i.data as usize][l] >> 16;
                         buf[..2].copy_from_slice(&(v as u16).to_le_bytes());
@@ -407,8 +411,8 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
         MemKind::Atomic { op, bytes, rtn } => {
             let rtn = rtn && i.glc;
             let wide = bytes == 8;
-            for l in 0..64 {
-                if let Some(p) = &places[l] {
+            for (l, p) in places.iter().enumerate() {
+                if let Some(p) = p {
                     let rd = |w: &Wave, r: u16| {
                         if wide {
                             w.rd64(crate::wave::Opnd::V(r), l)
@@ -559,7 +563,8 @@ pub fn exec_ds(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) ->
             });
         }
         MemKind::Swizzle => {
-            let data = w.v[i.data as usize];
+            // The source is the ADDR operand (`ds_swizzle_b32 vdst, vsrc offset:...`).
+            let data = w.v[i.addr as usize];
             let mut out = [0u32; 64];
             lanes(exec, |l| {
                 let s = if off16 & 0x8000 != 0 {

@@ -21,6 +21,10 @@ pub enum Flow {
     Jump(u64),
     /// `s_barrier`: continue at the next instruction once the workgroup has arrived.
     Barrier,
+    /// `s_sleep`: continue at the next instruction after the other waves had a turn.
+    Yield,
+    /// `ds_gws_barrier`: continue once this many waves of the dispatch have arrived.
+    Gws(u32),
     End,
 }
 
@@ -414,7 +418,7 @@ pub fn exec_scalar(w: &mut Wave, i: &Inst, pc: u64, env: &Env) -> Result<Flow, E
         // SOPP
         s_nop | s_waitcnt | s_setprio | s_icache_inv | s_incperflevel | s_decperflevel | s_ttracedata | s_setkill
         | s_wakeup => {}
-        s_sleep => std::thread::yield_now(),
+        s_sleep => return Ok(Flow::Yield),
         s_endpgm | s_endpgm_saved | s_sethalt => {
             w.status = Status::Done;
             return Ok(Flow::End);

@@ -216,6 +216,8 @@ fn src(w: &Wave, i: &Inst, cx: &Cx, k: usize, ty: Ty) -> Opnd {
     }
 }
 
+/// The 16 IEEE predicates; the negated forms are true on unordered inputs.
+#[allow(clippy::neg_cmp_op_on_partial_ord, clippy::double_comparisons)]
 fn f64cmp(c: u8, a: f64, b: f64) -> bool {
     match c {
         0 => false,
@@ -288,6 +290,8 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
     let b = src(w, i, cx, 1, if c.cond == 16 { Ty::B32 } else { ty });
     let (am, xm) = mask64(i, 0);
     let (bm, ym) = mask64(i, 1);
+    let (a32m, x32m) = mask32(i, 0);
+    let (b32m, y32m) = mask32(i, 1);
     lanes!(em, |l| {
         let t = if wide {
             let (x, y) = (w.rd64(a, l), w.rd64(b, l));
@@ -310,7 +314,7 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
             match c.ty {
                 CmpTy::F32 | CmpTy::F16 => {
                     let (fx, q, sub) = if c.ty == CmpTy::F32 {
-                        let f = f32::from_bits((x & am as u32) ^ (xm >> 32) as u32);
+                        let f = f32::from_bits((x & a32m) ^ x32m);
                         (f as f64, (f.to_bits() >> 22) & 1 != 0, f.is_subnormal())
                     } else {
                         let h = (x as u16 & if i.abs & 1 != 0 { 0x7fff } else { 0xffff })
@@ -322,7 +326,7 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
                         (y >> class_bit(fx, q, sub)) & 1 != 0
                     } else {
                         let fy = if c.ty == CmpTy::F32 {
-                            f32::from_bits((y & bm as u32) ^ (ym >> 32) as u32) as f64
+                            f32::from_bits((y & b32m) ^ y32m) as f64
                         } else {
                             let h = (y as u16 & if i.abs & 2 != 0 { 0x7fff } else { 0xffff })
                                 ^ if i.neg & 2 != 0 { 0x8000 } else { 0 };
@@ -807,6 +811,14 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
                 w.wr64(d, l, omod64(i, r).to_bits());
             });
         }
+        v_trig_preop_f64 => {
+            let a = src(w, i, cx, 0, Ty::F64);
+            let b = src(w, i, cx, 1, Ty::B32);
+            lanes!(em, |l| {
+                let r = trig_preop(g0(w.rd64(a, l)), w.rd(b, l));
+                w.wr64(d, l, omod64(i, r).to_bits());
+            });
+        }
         v_mad_u32_u24 => u3!(|a: u32, b: u32, c: u32| (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff).wrapping_add(c)),
         v_mad_i32_i24 => u3!(|a: u32, b: u32, c: u32| (((a << 8) as i32 >> 8).wrapping_mul((b << 8) as i32 >> 8)
             as u32)
@@ -995,16 +1007,19 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
         v_mad_i16 | v_mad_legacy_i16 => {
             u3!(|a: u32, b: u32, c: u32| (a as u16).wrapping_mul(b as u16).wrapping_add(c as u16) as u32)
         }
-        v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => {
-            // AGPRs live at 256.. of the unified file.
-            let (s, dd) = match i.op {
-                v_accvgpr_read_b32 => (acc(i.src[0]), d),
-                v_accvgpr_write_b32 => (w.opnd(i.src[0], Ty::B32), d + 256),
-                _ => (acc(i.src[0]), d + 256),
-            };
+        v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => accvgpr(w, i, em),
+        v_dot2c_f32_f16 | v_dot2c_i32_i16 | v_dot4c_i32_i8 | v_dot8c_i32_i4 => {
+            u3!(|a: u32, b: u32, c: u32| dot(i.op, a, b, c))
+        }
+        v_madmk_f16 | v_madak_f16 => h3!(|a: f32, b: f32, c: f32| a * b + c),
+        v_pk_fmac_f16 => {
+            let a = src(w, i, cx, 0, Ty::F16);
+            let b = src(w, i, cx, 1, Ty::F16);
             lanes!(em, |l| {
-                let v = w.rd(s, l);
-                w.wr(dd, l, v);
+                let (x, y, z) = (w.rd(a, l), w.rd(b, l), w.v[d as usize][l]);
+                let h = |v: u32, k: u32| f16_to_f32((v >> (16 * k)) as u16) as f64;
+                let r = |k: u32| f32_to_f16(h(x, k).mul_add(h(y, k), h(z, k)) as f32) as u32;
+                w.wr(d, l, r(0) | r(1) << 16);
             });
         }
         v_swap_b32 => {
@@ -1021,6 +1036,83 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
     }
     let _ = (f2, g2);
     Ok(())
+}
+
+/// 2/pi in binary, 24 bits per entry (the well-known expansion, e.g. fdlibm's `ipio2`).
+const TWO_OVER_PI: [u32; 66] = [
+    0xA2F983, 0x6E4E44, 0x1529FC, 0x2757D1, 0xF534DD, 0xC0DB62, 0x95993C, 0x439041, 0xFE5163, 0xABDEBB, 0xC561B7,
+    0x246E3A, 0x424DD2, 0xE00649, 0x2EEA09, 0xD1921C, 0xFE1DEB, 0x1CB129, 0xA73EE8, 0x8235F5, 0x2EBB44, 0x84E99C,
+    0x7026B4, 0x5F7E41, 0x3991D6, 0x398353, 0x39F49C, 0x845F8B, 0xBDF928, 0x3B1FF8, 0x97FFDE, 0x05980F, 0xEF2F11,
+    0x8B5A0A, 0x6D1F6D, 0x367ECF, 0x27CB09, 0xB74F46, 0x3F669E, 0x5FEA2D, 0x7527BA, 0xC7EBE5, 0xF17B3D, 0x0739F7,
+    0x8A5292, 0xEA6BFB, 0x5FB11F, 0x8D5D08, 0x560330, 0x46FC7B, 0x6BABF0, 0xCFBC20, 0x9AF436, 0x1DA9E3, 0x91615E,
+    0xE61B08, 0x659985, 0x5F14A0, 0x68408D, 0xFFD880, 0x4D7327, 0x310606, 0x1556CA, 0x73A8C9, 0x60E27B, 0xC08C6B,
+];
+
+/// `v_trig_preop_f64`: the 53-bit segment of 2/pi selected by `seg` (shifted further for
+/// large exponents), scaled to its place value (ISA pseudo-code of V_TRIG_PREOP_F64).
+fn trig_preop(x: f64, seg: u32) -> f64 {
+    let e = ((x.to_bits() >> 52) & 0x7ff) as i32;
+    let mut shift = (seg & 31) as i32 * 53;
+    if e > 1077 {
+        shift += e - 1077;
+    }
+    let mut m = 0u64;
+    for k in 0..53 {
+        let bit = (shift + k) as usize;
+        let word = TWO_OVER_PI.get(bit / 24).copied().unwrap_or(0);
+        m = m << 1 | ((word >> (23 - bit % 24)) & 1) as u64;
+    }
+    let mut scale = -53 - shift;
+    if e >= 1968 {
+        scale += 128;
+    }
+    ldexp(m as f64, scale)
+}
+
+/// `v_accvgpr_read/write/mov_b32` (VOP3P and VOP1 forms): AGPRs live at 256.. of the
+/// unified register file.
+fn accvgpr(w: &mut Wave, i: &Inst, em: u64) {
+    let d = i.dst;
+    let (s, dd) = match i.op {
+        Op::v_accvgpr_read_b32 => (acc(i.src[0]), d),
+        Op::v_accvgpr_write_b32 => (w.opnd(i.src[0], Ty::B32), d + 256),
+        _ => (acc(i.src[0]), d + 256),
+    };
+    lanes!(em, |l| {
+        let v = w.rd(s, l);
+        w.wr(dd, l, v);
+    });
+}
+
+/// The packed dot products (`v_dot*` VOP3P and the `v_dot*c` VOP2 forms): sum of the
+/// element products of `a` and `b` plus `c`.
+fn dot(op: Op, a: u32, b: u32, c: u32) -> u32 {
+    use Op::*;
+    let el = |v: u32, bits: u32, k: u32, signed: bool| -> i64 {
+        let x = (v >> (bits * k)) & ((1u64 << bits) - 1) as u32;
+        if signed {
+            ((x << (32 - bits)) as i32 >> (32 - bits)) as i64
+        } else {
+            x as i64
+        }
+    };
+    let isum = |bits: u32, signed: bool| -> u32 {
+        let n = 32 / bits;
+        let s: i64 = (0..n).map(|k| el(a, bits, k, signed) * el(b, bits, k, signed)).sum();
+        (s + if signed { c as i32 as i64 } else { c as i64 }) as u32
+    };
+    match op {
+        v_dot2_f32_f16 | v_dot2c_f32_f16 => {
+            let h = |v: u32, k: u32| f16_to_f32((v >> (16 * k)) as u16);
+            (h(a, 0) * h(b, 0) + h(a, 1) * h(b, 1) + f32::from_bits(c)).to_bits()
+        }
+        v_dot2_i32_i16 | v_dot2c_i32_i16 => isum(16, true),
+        v_dot2_u32_u16 => isum(16, false),
+        v_dot4_i32_i8 | v_dot4c_i32_i8 => isum(8, true),
+        v_dot4_u32_u8 => isum(8, false),
+        v_dot8_i32_i4 | v_dot8c_i32_i4 => isum(4, true),
+        _ => isum(4, false),
+    }
 }
 
 fn acc(s: Src) -> Opnd {
@@ -1080,8 +1172,8 @@ fn vop3p(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
         v_pk_add_f32 | v_pk_mul_f32 | v_pk_fma_f32 => {
             let n = if i.op == v_pk_fma_f32 { 3 } else { 2 };
             let mut o = [Opnd::U(0); 3];
-            for k in 0..n {
-                o[k] = match i.src[k] {
+            for (k, ok) in o.iter_mut().enumerate().take(n) {
+                *ok = match i.src[k] {
                     Src::V(r) => Opnd::V(r),
                     Src::S(_) => w.opnd(i.src[k], Ty::B64),
                     s => {
@@ -1183,15 +1275,16 @@ fn vop3p(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
                 w.wr(d, l, r[0] as u32 | (r[1] as u32) << 16);
             });
         }
-        v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => {
-            let (s, dd) = match i.op {
-                v_accvgpr_read_b32 => (acc(i.src[0]), d),
-                v_accvgpr_write_b32 => (w.opnd(i.src[0], Ty::B32), d + 256),
-                _ => (acc(i.src[0]), d + 256),
-            };
+        v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => accvgpr(w, i, em),
+        v_dot2_f32_f16 | v_dot2_i32_i16 | v_dot2_u32_u16 | v_dot4_i32_i8 | v_dot4_u32_u8 | v_dot8_i32_i4
+        | v_dot8_u32_u4 => {
+            if i.opsel != 0 || i.opsel_hi != 7 || i.neg != 0 || i.neg_hi != 0 {
+                return Err(unsupported(i, pc, "op_sel/neg on a dot product"));
+            }
+            let o: Vec<Opnd> = (0..3).map(|k| w.opnd(i.src[k], Ty::B32)).collect();
             lanes!(em, |l| {
-                let v = w.rd(s, l);
-                w.wr(dd, l, v);
+                let r = dot(i.op, w.rd(o[0], l), w.rd(o[1], l), w.rd(o[2], l));
+                w.wr(d, l, r);
             });
         }
         _ => return Err(unsupported(i, pc, "")),

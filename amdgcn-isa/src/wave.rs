@@ -5,7 +5,6 @@ use crate::decode::{Inst, Src};
 use crate::ExecError;
 
 /// Special SGPR codes (operand encodings).
-pub const FLAT_SCRATCH: usize = 102;
 pub const VCC: usize = 106;
 pub const M0: usize = 124;
 pub const EXEC: usize = 126;
@@ -39,6 +38,8 @@ pub enum Opnd {
 pub enum Status {
     Running,
     Barrier,
+    /// Waiting in `ds_gws_barrier` (the workgroup is parked).
+    Gws,
     Done,
 }
 
@@ -58,8 +59,12 @@ pub struct Wave {
     pub status: Status,
     /// Wave index within its workgroup.
     pub id: u32,
+    /// Linear index of its workgroup in the dispatch.
+    pub wg: u64,
     /// Per-lane private memory: `priv_size` bytes per lane.
     pub scratch: Vec<u8>,
+    /// `scratch` was written since the wave (slot) started.
+    pub scratch_used: bool,
     pub priv_size: u32,
     /// Instructions executed (for `s_memtime` and the instruction budget).
     pub count: u64,
@@ -77,7 +82,9 @@ impl Wave {
             pc: 0,
             status: Status::Running,
             id: 0,
+            wg: 0,
             scratch: Vec::new(),
+            scratch_used: false,
             priv_size: 0,
             count: 0,
             mode: 0,

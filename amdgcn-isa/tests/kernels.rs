@@ -316,3 +316,255 @@ fn integer_division() {
         assert_eq!(q64[i], ((a[i] as u32 as u64) << 20) / (b[i] as u32 as u64), "div64 {i}");
     }
 }
+
+fn math() -> Option<Gpu> {
+    Gpu::new("math.hip", &["-O3"])
+}
+
+fn close32(got: f32, want: f64, rel: f64) -> bool {
+    let g = got as f64;
+    (g - want).abs() <= rel * want.abs().max(1e-30) + 1e-6
+}
+
+#[test]
+fn device_math_f32() {
+    let Some(g) = math() else { return };
+    let n = 256usize;
+    let a: Vec<f32> = (0..n).map(|i| (i as f32 - 128.0) * 0.173).collect();
+    let (aa, oa) = (g.upload(&a), g.mem.alloc(32 * n as u64));
+    g.launch("math_f32", [256, 1, 1], [128, 1, 1], Args::default().ptr(aa).ptr(oa).i32(n as i32), 2).unwrap();
+    let o: Vec<f32> = g.download(oa, 8 * n);
+    for i in 0..n {
+        let x = a[i] as f64;
+        let xf = a[i];
+        let want = [
+            x.sin(),
+            x.cos(),
+            (xf * 0.1) as f64,
+            (x.abs() + 1.0).ln(),
+            (x.abs() + 0.5).powf(1.7),
+            (xf * 0.2) as f64,
+            xf.floor() as f64 + (xf * 0.3).ceil() as f64 + (-xf).trunc() as f64,
+            xf.mul_add(xf, -1.0) as f64 + 1.0 / ((xf.abs() + 1.0) as f64).sqrt(),
+        ];
+        let want = [want[0], want[1], want[2].exp(), want[3], want[4], want[5].tanh(), want[6], want[7]];
+        for k in 0..8 {
+            assert!(close32(o[8 * i + k], want[k], 4e-6), "f32 fn {k} x={x}: {} vs {}", o[8 * i + k], want[k]);
+        }
+    }
+}
+
+#[test]
+fn device_math_f64() {
+    let Some(g) = math() else { return };
+    let n = 256usize;
+    let a: Vec<f64> = (0..n).map(|i| (i as f64 - 128.0) * 0.731).collect();
+    let (aa, oa) = (g.upload(&a), g.mem.alloc(32 * n as u64));
+    g.launch("math_f64", [256, 1, 1], [64, 1, 1], Args::default().ptr(aa).ptr(oa).i32(n as i32), 2).unwrap();
+    let o: Vec<f64> = g.download(oa, 4 * n);
+    for i in 0..n {
+        let x = a[i];
+        let want = [x.sin(), (x * 0.1).exp(), (x.abs() + 1.0).ln(), x / (x * x + 1.0) + x.floor()];
+        for k in 0..4 {
+            let got = o[4 * i + k];
+            assert!(
+                (got - want[k]).abs() <= 1e-14 * want[k].abs().max(1e-300) + 1e-300,
+                "f64 fn {k} x={x}: {got} vs {}",
+                want[k]
+            );
+        }
+    }
+}
+
+#[test]
+fn bit_intrinsics() {
+    let Some(g) = math() else { return };
+    let n = 256usize;
+    let a: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9e3779b9) ^ (i << 3)).collect();
+    let (aa, oa) = (g.upload(&a), g.mem.alloc(32 * n as u64));
+    g.launch("bits", [256, 1, 1], [256, 1, 1], Args::default().ptr(aa).ptr(oa).i32(n as i32), 1).unwrap();
+    let o: Vec<u32> = g.download(oa, 8 * n);
+    for i in 0..n {
+        let x = a[i];
+        let y = ((x as u64) << 32) | x.wrapping_mul(2654435761) as u64;
+        let fsl = {
+            let s = (i % 32) as u32;
+            // __funnelshift_l(lo, hi, s): the high word of (hi:lo) << s.
+            ((((x.wrapping_mul(3) as u64) << 32 | x as u64) << s) >> 32) as u32
+        };
+        let perm = {
+            let b = ((x.wrapping_mul(7) as u64) << 32 | x as u64).to_le_bytes();
+            u32::from_le_bytes([b[0], b[4], b[1], b[5]])
+        };
+        let want = [
+            x.count_ones(),
+            x.leading_zeros(),
+            if x == 0 { 0 } else { x.trailing_zeros() + 1 },
+            x.reverse_bits(),
+            fsl,
+            y.count_ones() + y.leading_zeros(),
+            perm,
+            (x >> 5) & 0x3ff,
+        ];
+        for k in 0..8 {
+            assert_eq!(o[8 * i + k], want[k], "bits fn {k} x={x:#x}");
+        }
+    }
+}
+
+#[test]
+fn half_precision() {
+    let Some(g) = math() else { return };
+    let n = 128usize;
+    let a: Vec<u16> = (0..n).map(|i| f32_to_f16((i as f32 - 64.0) * 0.0625)).collect();
+    let (aa, oa) = (g.upload(&a), g.mem.alloc(8 * n as u64));
+    g.launch("half_math", [128, 1, 1], [64, 1, 1], Args::default().ptr(aa).ptr(oa).i32(n as i32), 1).unwrap();
+    let o: Vec<u16> = g.download(oa, 4 * n);
+    let r = |f: f32| f32_to_f16(f);
+    for i in 0..n {
+        let x = f16_to_f32(a[i]);
+        let sq = f16_to_f32(r(x * x));
+        assert_eq!(o[4 * i], r(x * x), "mul2 lo {i}");
+        // hipcc contracts hadd2(hmul2(p, p), p) into v_pk_fma_f16: one rounding.
+        assert_eq!(o[4 * i + 1], r(x * x - x), "fma2 hi {i}");
+        let _ = sq;
+        let q = f16_to_f32(o[4 * i + 2]);
+        assert!((q - x / 3.0).abs() <= 1e-3 * (x / 3.0).abs() + 1e-7, "div {i}: {q} vs {}", x / 3.0);
+        assert_eq!(o[4 * i + 3], if x > 0.5 { a[i] } else { r(x - 2.0) }, "select {i}");
+    }
+}
+
+#[test]
+fn syncthreads_count_and_or() {
+    let Some(g) = math() else { return };
+    let v: Vec<i32> = (0..512).map(|i| if i == 300 { 77 } else { i % 20 }).collect();
+    let (ia, oa) = (g.upload(&v), g.mem.alloc(4 * 6));
+    g.launch("sync_count", [512, 1, 1], [256, 1, 1], Args::default().ptr(ia).ptr(oa), 2).unwrap();
+    let o: Vec<i32> = g.download(oa, 6);
+    for b in 0..2 {
+        let s = &v[b * 256..(b + 1) * 256];
+        assert_eq!(o[3 * b], s.iter().filter(|&&x| x > 10).count() as i32);
+        assert_eq!(o[3 * b + 1], 1);
+        assert_eq!(o[3 * b + 2], s.contains(&77) as i32);
+    }
+}
+
+#[test]
+#[ignore = "debug helper: AMDGCN_ISA_TRACE=1 cargo test -- --ignored trace_one"]
+fn trace_one() {
+    let Some(g) = math() else { return };
+    let a: Vec<f32> = vec![-22.144; 64];
+    let (aa, oa) = (g.upload(&a), g.mem.alloc(32 * 64));
+    g.launch("math_f32", [1, 1, 1], [1, 1, 1], Args::default().ptr(aa).ptr(oa).i32(1), 1).unwrap();
+    let o: Vec<f32> = g.download(oa, 8);
+    eprintln!("{o:?}");
+}
+
+/// Every instruction hipcc emitted for the test kernels decodes and executes (no
+/// `Unsupported`), walking `.text` linearly.
+#[test]
+fn test_kernels_fully_supported() {
+    use object::{Object, ObjectSection};
+    for (file, opt) in [("basic.hip", "-O3"), ("math.hip", "-O3"), ("coop.hip", "-O3"), ("basic.hip", "-O0")] {
+        let Some(elf) = common::build(file, &[opt]) else { return };
+        let f = object::File::parse(&*elf).unwrap();
+        let code = f.section_by_name(".text").unwrap().data().unwrap().to_vec();
+        let (mut off, mut n) = (0, 0);
+        while off + 4 <= code.len() {
+            let w = [0, 1, 2].map(|k| {
+                let o = off + 4 * k;
+                code.get(o..o + 4).map_or(0, |c| u32::from_le_bytes(c.try_into().unwrap()))
+            });
+            match amdgcn_isa::probe(w) {
+                Ok(size) => off += size,
+                Err(e) => panic!("{file} +{off:#x}: {e}"),
+            }
+            n += 1;
+        }
+        assert!(n > 300, "{file}: {n} instructions");
+    }
+}
+
+#[test]
+fn grid_sync_over_more_workgroups_than_threads() {
+    let Some(g) = Gpu::new("coop.hip", &["-O3"]) else { return };
+    let nb = 7usize;
+    let pa = g.mem.alloc(8 * nb as u64);
+    g.launch("grid_sync", [128 * nb as u32, 1, 1], [128, 1, 1], Args::default().ptr(pa), 2).unwrap();
+    let o: Vec<i32> = g.download(pa, 2 * nb);
+    for b in 0..nb {
+        assert_eq!(o[b], b as i32 + 1);
+        assert_eq!(o[nb + b], ((b + 1) % nb) as i32 + 1, "block {b} read before the grid barrier");
+    }
+}
+
+#[test]
+fn wave_spinning_on_lds_flag_of_another_wave() {
+    let Some(g) = gpu() else { return };
+    let oa = g.mem.alloc(16);
+    g.launch("lds_flag_spin", [128, 1, 1], [128, 1, 1], Args::default().ptr(oa), 1).unwrap();
+    let o: Vec<i32> = g.download(oa, 3);
+    assert_eq!(o[1], 42);
+    assert_eq!(o[2], 100000);
+}
+
+#[test]
+fn index_3d() {
+    let Some(g) = gpu() else { return };
+    let (w, h, d) = (20usize, 12usize, 9usize);
+    let oa = g.mem.alloc(4 * (w * h * d) as u64);
+    // Blocks of 8x4x2 (one wave): 3 x 3 x 5 blocks.
+    g.launch("index3d", [24, 12, 10], [8, 4, 2], Args::default().ptr(oa).i32(w as i32).i32(h as i32).i32(d as i32), 2)
+        .unwrap();
+    let out: Vec<i32> = g.download(oa, w * h * d);
+    for z in 0..d {
+        for y in 0..h {
+            for x in 0..w {
+                assert_eq!(out[(z * h + y) * w + x], (x + 100 * y + 10000 * z + 1000000 * 5) as i32, "({x},{y},{z})");
+            }
+        }
+    }
+}
+
+/// The same kernels built at -O0: everything lives in scratch, other instruction mix.
+#[test]
+fn unoptimised_kernels() {
+    let Some(g) = Gpu::new("basic.hip", &["-O0"]) else { return };
+    let n = 300usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let y: Vec<f32> = (0..n).map(|i| 100.0 - i as f32).collect();
+    let (xa, ya) = (g.upload(&x), g.upload(&y));
+    g.launch("saxpy", [320, 1, 1], [64, 1, 1], Args::default().i32(n as i32).f32(2.5).ptr(xa).ptr(ya), 2).unwrap();
+    let out: Vec<f32> = g.download(ya, n);
+    for i in 0..n {
+        assert_eq!(out[i], 2.5 * x[i] + y[i], "saxpy -O0 lane {i}");
+    }
+    let v: Vec<u32> = (1..=n as u32).collect();
+    let (ia, oa) = (g.upload(&v), g.mem.alloc(4 * n as u64));
+    g.launch("collatz", [320, 1, 1], [64, 1, 1], Args::default().ptr(ia).ptr(oa).i32(n as i32), 2).unwrap();
+    let steps: Vec<u32> = g.download(oa, n);
+    let want = |mut x: u32| {
+        let mut s = 0;
+        while x != 1 && s < 1000 {
+            x = if x & 1 == 1 { 3 * x + 1 } else { x >> 1 };
+            s += 1;
+        }
+        s
+    };
+    for i in 0..n {
+        assert_eq!(steps[i], want(v[i]), "collatz -O0 {}", v[i]);
+    }
+    let r: Vec<i32> = (0..1000).map(|i| i % 17 - 5).collect();
+    let (ra, sa) = (g.upload(&r), g.mem.alloc(4));
+    g.launch("reduce_sum", [1024, 1, 1], [256, 1, 1], Args::default().ptr(ra).ptr(sa).i32(1000), 2).unwrap();
+    assert_eq!(g.download::<i32>(sa, 1)[0], r.iter().sum::<i32>());
+    let idx: Vec<i32> = (0..n as i32).map(|i| i * 13 + 1).collect();
+    let (ia, oa) = (g.upload(&idx), g.mem.alloc(4 * n as u64));
+    g.launch("scratch_array", [320, 1, 1], [64, 1, 1], Args::default().ptr(ia).ptr(oa).i32(n as i32), 2).unwrap();
+    let o: Vec<i32> = g.download(oa, n);
+    for i in 0..n {
+        let j = (idx[i] % 48) as usize;
+        let arr = |k: usize| (k as i32) * i as i32 + 7;
+        assert_eq!(o[i], arr(j) + arr((j + 5) % 48), "scratch -O0 lane {i}");
+    }
+}

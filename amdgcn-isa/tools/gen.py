@@ -1,9 +1,10 @@
 import subprocess, re, sys
+MC = __import__("os").environ.get("LLVM_MC", "llvm-mc")
 def le(w): return ",".join("0x%02x"%((w>>(8*i))&0xff) for i in range(4))
 def run(words):
     # words: list of (op, [dwords])
     inp="\n".join(",".join(le(d) for d in ds) for _,ds in words)
-    p=subprocess.run(["llvm-mc","-arch=amdgcn","-mcpu=gfx90a","-disassemble","-show-encoding"],input=inp,capture_output=True,text=True)
+    p=subprocess.run([MC,"-arch=amdgcn","-mcpu=gfx90a","-disassemble","-show-encoding"],input=inp,capture_output=True,text=True)
     res={}
     encmap={tuple(ds):op for op,ds in words}
     for line in p.stdout.splitlines():
@@ -63,4 +64,8 @@ tabs['VOP2']['24']='v_madak_f32'
 tabs['VOP2']['37']='v_madak_f16'
 tabs['VOP3P']['88']='v_accvgpr_read_b32'
 tabs['VOP3P']['89']='v_accvgpr_write_b32'
+json.dump(tabs,open("tabs.json","w"),indent=0)
+# GWS ops disassemble only with the GDS bit set.
+for op, n in ((152, 'ds_gws_sema_release_all'), (153, 'ds_gws_init'), (154, 'ds_gws_sema_v'), (155, 'ds_gws_sema_br'), (156, 'ds_gws_sema_p'), (157, 'ds_gws_barrier')):
+    tabs['DS'][str(op)] = n
 json.dump(tabs,open("tabs.json","w"),indent=0)

@@ -110,7 +110,7 @@ impl Memory for VecMem {
         let Some((p, true)) = self.find(va, width as u64) else {
             return Err(self.fault(va, width as u64, true));
         };
-        assert!(va % width as u64 == 0);
+        assert!(va.is_multiple_of(width as u64));
         if width == 8 {
             // SAFETY: `p` is 8-byte aligned (region backing is AtomicU64, `va` aligned) and
             // lives as long as `self`.
@@ -240,7 +240,7 @@ pub struct Args(pub Vec<u8>);
 
 impl Args {
     fn put(mut self, b: &[u8], align: usize) -> Self {
-        while self.0.len() % align != 0 {
+        while !self.0.len().is_multiple_of(align) {
             self.0.push(0);
         }
         self.0.extend_from_slice(b);

@@ -155,3 +155,26 @@ extern "C" __global__ void int_div(const int* a, const int* b, int* q, unsigned 
         q64[i] = ((unsigned long long)(unsigned)a[i] << 20) / (unsigned long long)(unsigned)b[i];
     }
 }
+
+// Wave 0 (which runs first) waits for a flag wave 1 sets in LDS, without a barrier.
+extern "C" __global__ void lds_flag_spin(int* out) {
+    __shared__ volatile int flag;
+    if (threadIdx.x == 0) flag = 0;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int n = 0;
+        while (flag == 0) n++;
+        out[1] = flag;
+    }
+    if (threadIdx.x == 64) {
+        for (int i = 0; i < 100000; i++) out[2] += 1;
+        flag = 42;
+    }
+}
+
+extern "C" __global__ void index3d(int* out, int w, int h, int d) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    int z = blockIdx.z * blockDim.z + threadIdx.z;
+    if (x < w && y < h && z < d) out[(z * h + y) * w + x] = x + 100 * y + 10000 * z + 1000000 * (int)gridDim.z;
+}

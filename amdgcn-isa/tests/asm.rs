@@ -1,0 +1,561 @@
+//! Per-instruction tests: snippets assembled with `llvm-mc -mcpu=gfx90a`, run as one
+//! workgroup of one wave, results stored per lane and checked on the host. Also: random
+//! bytes as code must end in an error, never a panic or a hang.
+
+mod common;
+use amdgcn_isa::{Dispatch, ExecError, Memory, Options};
+use common::VecMem;
+use object::{Object, ObjectSection};
+use std::process::Command;
+
+fn llvm_mc() -> Option<&'static str> {
+    // LLVM 15 comes with Debian's hipcc (its llvm-15 dependency).
+    ["/usr/lib/llvm-15/bin/llvm-mc", "llvm-mc"].into_iter().find(|p| Command::new(p).arg("--version").output().is_ok())
+}
+
+/// Assembles `src` (gfx90a) and returns the bytes of its .text.
+fn assemble(src: &str) -> Option<Vec<u8>> {
+    let Some(mc) = llvm_mc() else {
+        eprintln!("\n*** SKIPPED: llvm-mc not found (Debian package llvm-15, a hipcc dependency) ***\n");
+        return None;
+    };
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let tag = format!("{:?}-{}", std::thread::current().id(), std::process::id());
+    let (s, o) = (dir.join(format!("snip{tag}.s")), dir.join(format!("snip{tag}.o")));
+    std::fs::write(&s, src).unwrap();
+    let out = Command::new(mc)
+        .args(["-arch=amdgcn", "-mcpu=gfx90a", "-filetype=obj", "-o"])
+        .arg(&o)
+        .arg(&s)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "llvm-mc: {}", String::from_utf8_lossy(&out.stderr));
+    let b = std::fs::read(&o).unwrap();
+    let f = object::File::parse(&*b).unwrap();
+    let t = f.section_by_name(".text").unwrap().data().unwrap().to_vec();
+    Some(t)
+}
+
+const KD_VA: u64 = 0x10_0000_0000;
+const PRE: &str = "
+    s_load_dwordx4 s[4:7], s[0:1], 0x0
+    s_waitcnt lgkmcnt(0)
+    v_lshlrev_b32 v100, 2, v0
+    global_load_dword v101, v100, s[6:7]
+    s_waitcnt vmcnt(0)
+";
+
+/// Runs `body` (after a prologue: s[4:5] = output, s[6:7] = input, v0 = lane id,
+/// v100 = lane*4, v101 = input[lane]) for one wave of `lanes` work-items. The body stores
+/// its results itself; returns `nout` dwords per lane from the output (result k of lane l at
+/// `out[k*64 + l]`).
+fn run_snippet(body: &str, input: &[u32; 64], lanes: u32, nout: usize) -> Option<Vec<u32>> {
+    let src = format!("{PRE}{body}\n    s_endpgm\n");
+    let code = assemble(&src)?;
+    let mem = VecMem::new();
+    // Kernel descriptor + code on one mapping: code at +256.
+    let mut kd = [0u8; 64];
+    kd[0..4].copy_from_slice(&4096u32.to_le_bytes()); // LDS
+    kd[4..8].copy_from_slice(&64u32.to_le_bytes()); // scratch per lane
+    kd[16..24].copy_from_slice(&256i64.to_le_bytes());
+    kd[48..52].copy_from_slice(&0x3fu32.to_le_bytes()); // all VGPRs
+    kd[52..56].copy_from_slice(&(2u32 << 1 | 1 << 7 | 1).to_le_bytes()); // 2 user SGPRs, wg id x
+    kd[56..58].copy_from_slice(&(1u16 << 3).to_le_bytes()); // kernarg ptr
+    let mut img = kd.to_vec();
+    img.resize(256, 0);
+    img.extend_from_slice(&code);
+    write_ro(&mem, KD_VA, &img);
+    let out = mem.alloc(4 * 64 * nout as u64 + 4096);
+    let inp = mem.alloc_with(&input.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>());
+    let ka = mem.alloc_with(&[out.to_le_bytes(), inp.to_le_bytes()].concat());
+    let d = Dispatch {
+        kernel_object: KD_VA,
+        kernarg_address: ka,
+        grid_size: [lanes, 1, 1],
+        workgroup_size: [lanes as u16, 1, 1],
+        ..Default::default()
+    };
+    amdgcn_isa::run_with(&mem, &d, 1, &Options { max_wave_instructions: Some(100_000) })
+        .unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let b = mem.read_vec(out, 4 * 64 * nout);
+    Some(b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
+}
+
+/// Maps `b` at `va` (the code and descriptor of a snippet).
+fn write_ro(mem: &VecMem, va: u64, b: &[u8]) {
+    mem.map(va, b.len() as u64, true);
+    mem.write(va, b).unwrap();
+}
+
+fn store(k: usize, v: &str) -> String {
+    format!("    global_store_dword v100, {v}, s[4:5] offset:{}\n", k * 256)
+}
+
+fn lanes_in() -> [u32; 64] {
+    std::array::from_fn(|l| (l as u32) * 3 + 1)
+}
+
+#[test]
+fn dpp_row_shr_quad_perm_bcast() {
+    let body = format!(
+        "    v_mov_b32 v1, 0
+    v_mov_b32 v2, 0
+    v_mov_b32 v3, 0
+    v_mov_b32 v4, -1
+    v_mov_b32_dpp v1, v101 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:0
+    v_mov_b32_dpp v2, v101 quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0xf
+    v_add_u32_dpp v3, v101, v101 row_bcast:15 row_mask:0xa bank_mask:0xf
+    v_mov_b32_dpp v4, v101 wave_shr:1 row_mask:0xf bank_mask:0xf
+{}{}{}{}",
+        store(0, "v1"),
+        store(1, "v2"),
+        store(2, "v3"),
+        store(3, "v4")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 4) else { return };
+    for l in 0..64 {
+        let shr = if l % 16 == 0 { 0 } else { inp[l - 1] };
+        assert_eq!(o[l], shr, "row_shr lane {l}");
+        assert_eq!(o[64 + l], inp[(l & !3) | (3 - (l & 3))], "quad_perm lane {l}");
+        let row = l / 16;
+        let bc = if row == 1 || row == 3 { inp[row * 16 - 1] + inp[l] } else { 0 };
+        assert_eq!(o[128 + l], bc, "row_bcast15 lane {l}");
+        let ws = if l == 0 { u32::MAX } else { inp[l - 1] };
+        assert_eq!(o[192 + l], ws, "wave_shr lane {l}");
+    }
+}
+
+#[test]
+fn sdwa_selects() {
+    let body = format!(
+        "    v_mov_b32 v2, 0x11223344
+    v_add_u32_sdwa v1, v101, v2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_0 src1_sel:BYTE_2
+    v_mov_b32_sdwa v2, v101 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:WORD_0
+    v_mov_b32 v3, 0x80
+    v_mov_b32_sdwa v4, sext(v3) dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_0
+{}{}{}",
+        store(0, "v1"),
+        store(1, "v2"),
+        store(2, "v4")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 3) else { return };
+    for l in 0..64 {
+        assert_eq!(o[l], (inp[l] & 0xff) + 0x22, "byte add lane {l}");
+        assert_eq!(o[64 + l], (inp[l] & 0xffff) << 16 | 0x3344, "word_1 preserve lane {l}");
+        assert_eq!(o[128 + l], 0xffff_ff80, "sext lane {l}");
+    }
+}
+
+#[test]
+fn packed_and_f64_constants() {
+    let body = format!(
+        "    v_mov_b32 v2, 0x3c003c00
+    v_pk_add_f16 v1, v2, v2
+    v_cvt_f64_u32 v[4:5], v101
+    v_add_f64 v[4:5], v[4:5], 1.0
+    v_cvt_u32_f64 v3, v[4:5]
+    v_mov_b32 v6, v101
+    v_mov_b32 v7, 2.0
+    v_pk_mul_f32 v[8:9], v[6:7], v[6:7] op_sel_hi:[0,1]
+    v_pk_mov_b32 v[10:11], v[6:7], v[6:7] op_sel:[1,0]
+    v_cvt_f32_u32 v12, v101
+    v_pk_fma_f32 v[12:13], v[12:13], v[6:7], v[12:13] op_sel_hi:[0,1,0]
+{}{}{}{}{}",
+        store(0, "v1"),
+        store(1, "v3"),
+        store(2, "v10"),
+        store(3, "v11"),
+        store(4, "v12")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 5) else { return };
+    for l in 0..64 {
+        assert_eq!(o[l], 0x4000_4000, "pk_add_f16 lane {l}");
+        assert_eq!(o[64 + l], inp[l] + 1, "f64 inline 1.0 lane {l}");
+        assert_eq!(o[128 + l], 2.0f32.to_bits(), "pk_mov lo lane {l}");
+        assert_eq!(o[192 + l], inp[l], "pk_mov hi lane {l}");
+        let x = inp[l] as f32;
+        // v12 = x * bits(v101)?: src1 lo = v6 (raw lane value bits), fma(x, bits, x).
+        let want = x.mul_add(f32::from_bits(inp[l]), x);
+        assert_eq!(o[256 + l], want.to_bits(), "pk_fma lane {l}");
+    }
+}
+
+#[test]
+fn lanes_exec_and_scalar_ops() {
+    let body = format!(
+        "    v_readlane_b32 s10, v101, 5
+    v_mov_b32 v1, s10
+    v_cmpx_gt_u32 vcc, 32, v0
+    v_mov_b32 v2, 7
+    s_mov_b64 exec, -1
+    s_bcnt1_i32_b64 s11, vcc
+    v_mov_b32 v3, s11
+    v_writelane_b32 v4, s11, 9
+    s_mov_b32 s12, src_shared_base
+    v_mov_b32 v5, s12
+    s_getreg_b32 s13, hwreg(HW_REG_SH_MEM_BASES, 16, 16)
+    s_lshl_b32 s13, s13, 16
+    v_mov_b32 v6, s13
+    s_ff1_i32_b32 s14, 0x100
+    v_mov_b32 v7, s14
+    v_mbcnt_lo_u32_b32 v8, -1, 0
+    v_mbcnt_hi_u32_b32 v8, -1, v8
+{}{}{}{}{}{}{}{}",
+        store(0, "v1"),
+        store(1, "v2"),
+        store(2, "v3"),
+        store(3, "v4"),
+        store(4, "v5"),
+        store(5, "v6"),
+        store(6, "v7"),
+        store(7, "v8")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 8) else { return };
+    for l in 0..64 {
+        assert_eq!(o[l], inp[5], "readlane lane {l}");
+        assert_eq!(o[64 + l], if l < 32 { 7 } else { 0 }, "cmpx lane {l}");
+        assert_eq!(o[128 + l], 32, "bcnt lane {l}");
+        assert_eq!(o[192 + l], if l == 9 { 32 } else { 0 }, "writelane lane {l}");
+        assert_eq!(o[256 + l], o[320 + l], "shared base = SH_MEM_BASES lane {l}");
+        assert_ne!(o[256 + l], 0);
+        assert_eq!(o[384 + l], 8, "ff1 lane {l}");
+        assert_eq!(o[448 + l], l as u32, "mbcnt lane {l}");
+    }
+}
+
+#[test]
+fn lds_read2_write2_swizzle_and_flat_lds() {
+    let body = format!(
+        "    v_mov_b32 v2, v101
+    v_add_u32 v3, 1000, v101
+    ds_write2_b32 v100, v2, v3 offset1:64
+    s_waitcnt lgkmcnt(0)
+    s_barrier
+    v_xor_b32 v4, 4, v100
+    ds_read2_b32 v[6:7], v4 offset1:64
+    ds_swizzle_b32 v8, v101 offset:swizzle(SWAP,1)
+    s_mov_b32 s12, src_shared_base
+    v_mov_b32 v10, v100
+    v_mov_b32 v11, s12
+    flat_load_dword v9, v[10:11]
+    s_waitcnt vmcnt(0) lgkmcnt(0)
+{}{}{}{}",
+        store(0, "v6"),
+        store(1, "v7"),
+        store(2, "v8"),
+        store(3, "v9")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 4) else { return };
+    for l in 0..64 {
+        assert_eq!(o[l], inp[l ^ 1], "read2 lo lane {l}");
+        assert_eq!(o[64 + l], inp[l ^ 1] + 1000, "read2 hi lane {l}");
+        assert_eq!(o[128 + l], inp[l ^ 1], "swizzle swap1 lane {l}");
+        assert_eq!(o[192 + l], inp[l], "flat load from LDS aperture lane {l}");
+    }
+}
+
+#[test]
+fn partial_wave_exec() {
+    let body = format!("    v_add_u32 v1, 5, v101\n{}", store(0, "v1"));
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 40, 1) else { return };
+    for l in 0..64 {
+        assert_eq!(o[l], if l < 40 { inp[l] + 5 } else { 0 }, "lane {l}");
+    }
+}
+
+#[test]
+fn unknown_instruction_is_unsupported() {
+    // An MIMG instruction (image_load): a format the interpreter does not implement.
+    let src = "    v_mov_b32 v1, 0\n    image_load v[0:3], v[4:7], s[8:15] dmask:0xf unorm\n    s_endpgm\n";
+    let Some(code) = assemble(src) else { return };
+    let r = run_code(&code, Some(1000));
+    match r {
+        Err(ExecError::Unsupported { pc, what, .. }) => {
+            assert_eq!(pc, KD_VA + 256 + 4, "{what}");
+            assert!(what.contains("MIMG"), "{what}");
+        }
+        r => panic!("{r:?}"),
+    }
+}
+
+fn run_code(code: &[u8], budget: Option<u64>) -> Result<amdgcn_isa::Stats, ExecError> {
+    let mem = VecMem::new();
+    let mut kd = [0u8; 64];
+    kd[0..4].copy_from_slice(&1024u32.to_le_bytes());
+    kd[4..8].copy_from_slice(&16u32.to_le_bytes());
+    kd[16..24].copy_from_slice(&256i64.to_le_bytes());
+    kd[48..52].copy_from_slice(&0x3fu32.to_le_bytes());
+    kd[52..56].copy_from_slice(&(6u32 << 1 | 7 << 7 | 1 | 2 << 11).to_le_bytes());
+    kd[56..58].copy_from_slice(&0x2fu16.to_le_bytes());
+    let mut img = kd.to_vec();
+    img.resize(256, 0);
+    img.extend_from_slice(code);
+    write_ro(&mem, KD_VA, &img);
+    let buf = mem.alloc(1 << 16);
+    let d = Dispatch {
+        kernel_object: KD_VA,
+        kernarg_address: buf,
+        dispatch_ptr: buf,
+        queue_ptr: buf,
+        grid_size: [128, 2, 1],
+        workgroup_size: [64, 2, 1],
+        group_segment_size: 1024,
+        private_segment_size: 16,
+    };
+    amdgcn_isa::run_with(&mem, &d, 2, &Options { max_wave_instructions: budget })
+}
+
+#[test]
+fn random_code_never_panics_or_hangs() {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let (mut ok, mut err) = (0, 0);
+    for round in 0..2000 {
+        let n = 16 + (rnd() % 512) as usize;
+        let mut code: Vec<u8> = (0..n).map(|_| rnd() as u8).collect();
+        if round % 2 == 0 {
+            // Bias toward valid-looking VALU/SALU words: clear the top bit of some dwords.
+            for c in code.chunks_exact_mut(8) {
+                c[3] &= 0x7f;
+            }
+        }
+        match run_code(&code, Some(20_000)) {
+            Ok(_) => ok += 1,
+            Err(_) => err += 1,
+        }
+    }
+    // Falling off the end of the code must fault (not silently succeed) in most rounds.
+    assert!(err > 1500, "ok {ok} err {err}");
+}
+
+#[test]
+fn probe_reports_missing_instructions() {
+    // v_cvt_pknorm_i16_f32 (VOP3 0x294) is not implemented; v_add_f32 is.
+    let Some(b) = assemble("v_cvt_pknorm_i16_f32 v0, v1, v2\nv_add_f32 v0, v1, v2\n") else { return };
+    let mut padded = b.clone();
+    padded.resize(b.len() + 8, 0);
+    let w2 = |o: usize| [0, 1, 2].map(|k| u32::from_le_bytes(padded[o + 4 * k..o + 4 * k + 4].try_into().unwrap()));
+    match amdgcn_isa::probe(w2(0)) {
+        Err(ExecError::Unsupported { what, .. }) => assert!(what.contains("v_cvt_pknorm_i16_f32"), "{what}"),
+        r => panic!("{r:?}"),
+    }
+    assert_eq!(amdgcn_isa::probe(w2(8)), Ok(4));
+}
+
+#[test]
+fn store_to_unmapped_page_faults_as_write() {
+    let Some(code) = assemble(
+        "    s_mov_b32 s0, 0x5000
+    s_mov_b32 s1, 0x77
+    v_mov_b32 v0, 0
+    v_mov_b32 v1, 42
+    global_store_dword v0, v1, s[0:1] offset:16
+    s_endpgm\n",
+    ) else {
+        return;
+    };
+    let r = run_code(&code, Some(1000));
+    assert_eq!(r.map(|_| ()), Err(ExecError::Fault(amdgcn_isa::Fault { va: 0x77_0000_5000, write: true })));
+}
+
+#[test]
+fn flat_private_aperture_is_per_lane() {
+    // Each lane stores its id through a flat pointer into the private aperture at the same
+    // offset, then reads it back: lanes must not see each other's value.
+    let body = format!(
+        "    s_mov_b32 s12, src_private_base
+    v_mov_b32 v2, 8
+    v_mov_b32 v3, s12
+    flat_store_dword v[2:3], v101
+    s_waitcnt vmcnt(0) lgkmcnt(0)
+    flat_load_dword v1, v[2:3]
+    scratch_load_dword v4, v2, off
+    s_waitcnt vmcnt(0) lgkmcnt(0)
+{}{}",
+        store(0, "v1"),
+        store(1, "v4")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 2) else { return };
+    for l in 0..64 {
+        assert_eq!(o[l], inp[l], "flat private lane {l}");
+        assert_eq!(o[64 + l], inp[l], "scratch_load lane {l}");
+    }
+}
+
+#[test]
+fn endless_loop_stops_at_the_budget() {
+    let Some(code) = assemble("loop:\n    s_branch loop\n") else { return };
+    match run_code(&code, Some(5000)) {
+        Err(ExecError::Invalid(m)) => assert!(m.contains("budget"), "{m}"),
+        r => panic!("{r:?}"),
+    }
+}
+
+#[test]
+fn wave32_descriptor_is_invalid() {
+    let mem = VecMem::new();
+    let mut kd = [0u8; 64];
+    kd[56..58].copy_from_slice(&(1u16 << 10).to_le_bytes());
+    write_ro(&mem, KD_VA, &kd);
+    let d = Dispatch { kernel_object: KD_VA, grid_size: [64, 1, 1], workgroup_size: [64, 1, 1], ..Default::default() };
+    assert!(matches!(amdgcn_isa::run(&mem, &d, 1), Err(ExecError::Invalid(_))));
+}
+
+#[test]
+fn wide_integer_and_atomic_return() {
+    let body = format!(
+        "    v_mov_b32 v2, 0xffffffff
+    v_mad_u64_u32 v[4:5], s[10:11], v101, v2, 0
+    v_mov_b32 v6, 0
+    v_mov_b32 v7, 5
+    global_atomic_add_x2 v[8:9], v6, v[6:7], s[6:7] glc
+    s_waitcnt vmcnt(0)
+    s_mov_b64 s[12:13], 0x1234
+    s_lshl_b64 s[12:13], s[12:13], 36
+    v_mov_b32 v10, s13
+    v_alignbit_b32 v11, v101, v2, 4
+{}{}{}{}{}",
+        store(0, "v4"),
+        store(1, "v5"),
+        store(2, "v8"),
+        store(3, "v10"),
+        store(4, "v11")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 5) else { return };
+    let mut olds: Vec<u64> = (0..64).map(|l| o[128 + l] as u64).collect();
+    olds.sort();
+    for l in 0..64 {
+        let p = inp[l] as u64 * 0xffff_ffff;
+        assert_eq!(o[l], p as u32, "mad lo lane {l}");
+        assert_eq!(o[64 + l], (p >> 32) as u32, "mad hi lane {l}");
+        assert_eq!(o[192 + l], (0x1234u64 << 36 >> 32) as u32, "s_lshl_b64 lane {l}");
+        assert_eq!(o[256 + l], (((inp[l] as u64) << 32 | 0xffff_ffff) >> 4) as u32, "alignbit lane {l}");
+    }
+    // The 64 atomic adds of (5 << 32) | 0 to in[0..2]: the returned olds are distinct steps.
+    let base = inp[0] as u64 | (inp[1] as u64) << 32;
+    for (k, v) in olds.iter().enumerate() {
+        assert_eq!(*v, base as u32 as u64, "low word unchanged by adding 5<<32 ({k})");
+    }
+}
+
+#[test]
+fn agprs_round_trip() {
+    let body = format!(
+        "    v_accvgpr_write_b32 a1, v101
+    v_accvgpr_mov_b32 a2, a1
+    v_accvgpr_read_b32 v1, a2
+    v_accvgpr_write_b32 a3, 7
+    global_load_dword a4, v100, s[6:7]
+    s_waitcnt vmcnt(0)
+    v_accvgpr_read_b32 v2, a3
+    v_accvgpr_read_b32 v3, a4
+{}{}{}",
+        store(0, "v1"),
+        store(1, "v2"),
+        store(2, "v3")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 3) else { return };
+    for l in 0..64 {
+        assert_eq!(o[l], inp[l], "agpr mov lane {l}");
+        assert_eq!(o[64 + l], 7, "agpr const lane {l}");
+        assert_eq!(o[128 + l], inp[l], "load into agpr lane {l}");
+    }
+}
+
+#[test]
+fn random_instructions_of_every_format_never_panic() {
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    // (mask of the fixed prefix bits, prefix) for each microcode format.
+    const FORMATS: [(u32, u32); 14] = [
+        (0xc000_0000, 0x8000_0000), // SOP2
+        (0xf000_0000, 0xb000_0000), // SOPK
+        (0xff80_0000, 0xbe80_0000), // SOP1
+        (0xff80_0000, 0xbf00_0000), // SOPC
+        (0xff80_0000, 0xbf80_0000), // SOPP
+        (0xfc00_0000, 0xc000_0000), // SMEM
+        (0xfe00_0000, 0x7e00_0000), // VOP1
+        (0xfe00_0000, 0x7c00_0000), // VOPC
+        (0x8000_0000, 0x0000_0000), // VOP2
+        (0xfc00_0000, 0xd000_0000), // VOP3
+        (0xff80_0000, 0xd380_0000), // VOP3P
+        (0xfc00_0000, 0xd800_0000), // DS
+        (0xfc00_0000, 0xdc00_0000), // FLAT
+        (0xfc00_0000, 0xe000_0000), // MUBUF
+    ];
+    let mut errs = std::collections::BTreeMap::<String, u32>::new();
+    for _ in 0..3000 {
+        let n = 4 + (rnd() % 40) as usize;
+        let mut code = Vec::new();
+        for _ in 0..n {
+            // Prefer words that decode, so execution gets past the first instruction.
+            let mut w = [0u32; 3];
+            for _ in 0..50 {
+                let (m, p) = FORMATS[(rnd() % FORMATS.len() as u64) as usize];
+                w = [(rnd() as u32 & !m) | p, rnd() as u32, rnd() as u32];
+                if amdgcn_isa::decode(w).is_ok() {
+                    break;
+                }
+            }
+            let size = amdgcn_isa::decode(w).map_or(8, |i| i.size as usize);
+            let bytes: Vec<u8> = w.iter().flat_map(|d| d.to_le_bytes()).collect();
+            code.extend_from_slice(&bytes[..size]);
+        }
+        code.extend_from_slice(&0xbf81_0000u32.to_le_bytes()); // s_endpgm
+        let e = match run_code(&code, Some(5_000)) {
+            Ok(_) => "ok".to_string(),
+            Err(ExecError::Fault(_)) => "fault".into(),
+            Err(ExecError::Unsupported { what, .. }) => {
+                format!("unsupported {}", what.split(' ').take(2).collect::<Vec<_>>().join(" "))
+            }
+            Err(ExecError::Invalid(m)) => format!("invalid: {}", m.split(' ').take(2).collect::<Vec<_>>().join(" ")),
+        };
+        *errs.entry(e).or_default() += 1;
+    }
+    eprintln!("{errs:#?}");
+}
+
+#[test]
+fn dot_products() {
+    let body = format!(
+        "    v_mov_b32 v2, 0x40003c00
+    v_mov_b32 v1, 1.0
+    v_dot2c_f32_f16 v1, v2, v2
+    v_mov_b32 v3, 0x02ff7f80
+    v_dot4_i32_i8 v4, v3, v3, v101
+    v_dot4_u32_u8 v5, v3, v3, 0
+{}{}{}",
+        store(0, "v1"),
+        store(1, "v4"),
+        store(2, "v5")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 3) else { return };
+    for l in 0..64 {
+        // (1, 2) . (1, 2) + 1 = 6
+        assert_eq!(o[l], 6.0f32.to_bits(), "dot2c lane {l}");
+        // bytes 0x80, 0x7f, 0xff, 0x02 signed: -128, 127, -1, 2
+        let s: i32 = 128 * 128 + 127 * 127 + 1 + 4;
+        assert_eq!(o[64 + l], (s + inp[l] as i32) as u32, "dot4 i8 lane {l}");
+        assert_eq!(o[128 + l], 128 * 128 + 127 * 127 + 255 * 255 + 4, "dot4 u8 lane {l}");
+    }
+}

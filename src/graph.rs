@@ -60,8 +60,9 @@ pub enum Op {
     EventWait(Weak<Event>),
     /// The nodes of a graph of the node's own (`hipGraphAddChildGraphNode` clones the graph).
     Child(Arc<Graph>),
-    /// A kernel launch (`hipGraphAddKernelNode`): kept and reported, but not runnable yet.
-    Kernel(CParams<hipKernelNodeParams>),
+    /// A kernel launch (`hipGraphAddKernelNode`, a captured launch) with its own copy of the
+    /// arguments (src/aql.rs).
+    Kernel(Arc<crate::aql::KernelNode>),
 }
 
 impl Op {
@@ -539,8 +540,7 @@ impl Runtime {
             Op::EventRecord(e) => self.event_record(&*record_event(e, s)?, s),
             Op::EventWait(e) => self.stream_wait_event(s, &*wait_event(e)?),
             Op::Child(g) => self.graph_run(g, s),
-            // Kernels cannot run yet (as hipLaunchKernel).
-            Op::Kernel(_) => Err(hipError_t::hipErrorNotSupported),
+            Op::Kernel(n) => self.kernel_node_run(s, n),
         }
     }
 
@@ -590,13 +590,15 @@ impl Runtime {
 }
 
 /// What [`Runtime::op_run`] would refuse about `op` on `s` before queuing anything: a destroyed
-/// event, an event recorded on another device's stream (also inside child graphs). Errors:
-/// `hipErrorInvalidHandle`.
+/// event, an event recorded on another device's stream (also inside child graphs), a kernel node
+/// whose geometry or kernel does not suit `s`'s device. Errors: `hipErrorInvalidHandle`, as
+/// [`Runtime::kernel_node_check`].
 fn op_check(op: &Op, s: &Arc<Stream>) -> Result<(), hipError_t> {
     match op {
         Op::EventRecord(e) => record_event(e, s).map(drop),
         Op::EventWait(e) => wait_event(e).map(drop),
         Op::Child(g) => g.topo()?.iter().try_for_each(|n| op_check(&n.op(), s)),
+        Op::Kernel(n) => crate::runtime::runtime()?.kernel_node_check(s, n),
         _ => Ok(()),
     }
 }

@@ -3,6 +3,7 @@
 
 mod advice;
 pub mod api;
+mod aql;
 mod array;
 mod coexist;
 mod copy;

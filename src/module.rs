@@ -5,9 +5,9 @@
 //! (`hipModuleLoad*`) and kernel functions.
 //!
 //! A code object is loaded into device memory (segments, relocations) on first use of one of
-//! its globals ([`Image::load`]). Nothing dispatches kernels yet: that is the kernel-launch issue
-//! (AQL queues; code needs an executable mapping there). Until then every launch is validated
-//! and refused with `hipErrorNotSupported` ([`refuse_launch`]).
+//! its globals or its first launch ([`Image::load`]: VRAM, which is mapped executable); launches
+//! are validated here ([`validate_launch`]) and dispatched on the device's AQL queue
+//! (src/aql.rs).
 //!
 //! Sources (facts only): clang `ClangOffloadBundler.cpp` (bundle layout), clr
 //! `hip_code_object.cpp` (`extractCodeObjectFromFatBinary`, `isCodeObjectCompatibleWithDevice`,
@@ -21,7 +21,6 @@ use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
 use object::{Endianness, Object, ObjectSymbol, SymbolKind};
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Magic of an uncompressed clang offload bundle.
@@ -614,8 +613,6 @@ pub struct Function {
     pub name: String,
     pub image: Arc<Image>,
     pub owner: Owner,
-    /// Whether the "launch not supported" message was printed for it.
-    warned: AtomicBool,
 }
 
 impl Function {
@@ -704,12 +701,7 @@ impl Registry {
     pub fn add_host_function(&mut self, fatbin: usize, host: usize, name: &str) -> bool {
         let Some(image) = self.fatbins.get(&fatbin).cloned() else { return false };
         if !self.host_functions.contains_key(&host) {
-            let f = Arc::new(Function {
-                name: name.to_string(),
-                image,
-                owner: Owner::FatBinary(fatbin),
-                warned: AtomicBool::new(false),
-            });
+            let f = Arc::new(Function { name: name.to_string(), image, owner: Owner::FatBinary(fatbin) });
             self.handles.insert(Arc::as_ptr(&f) as usize, f.clone());
             self.host_functions.insert(host, f);
         }
@@ -798,12 +790,7 @@ impl Registry {
         let f = fs
             .entry(name.to_string())
             .or_insert_with(|| {
-                Arc::new(Function {
-                    name: name.to_string(),
-                    image: m.image.clone(),
-                    owner: Owner::Module(h),
-                    warned: AtomicBool::new(false),
-                })
+                Arc::new(Function { name: name.to_string(), image: m.image.clone(), owner: Owner::Module(h) })
             })
             .clone();
         self.handles.insert(Arc::as_ptr(&f) as usize, f.clone());
@@ -864,25 +851,6 @@ pub fn validate_launch(
         return Err(hipError_t::hipErrorLaunchFailure);
     }
     Ok((co, i))
-}
-
-/// Refuses a validated launch: kernels cannot run yet (no AQL dispatch). Prints one line per
-/// function on stderr naming the kernel, and returns `hipErrorNotSupported`, never `hipSuccess`
-/// for work not done.
-pub fn refuse_launch(f: &Function, dev: usize, co: &CodeObject) -> hipError_t {
-    if !f.warned.swap(true, Ordering::Relaxed) {
-        let name = cpp_demangle::Symbol::new(f.name.as_bytes())
-            .ok()
-            .and_then(|s| s.demangle().ok())
-            .unwrap_or_else(|| f.name.clone());
-        eprintln!(
-            "hipkfd: kernel launch of `{name}` on device {dev} ({}, {}-byte code object) is not supported \
-             yet (no AQL dispatch): returning hipErrorNotSupported",
-            co.target,
-            co.elf.len()
-        );
-    }
-    hipError_t::hipErrorNotSupported
 }
 
 #[cfg(test)]
@@ -1128,8 +1096,8 @@ __device__ int twice(int x) { return 2 * x; }
         assert!(r.add_host_function(fb, 0x4000, "missing"));
         let missing = r.host_function(0x4000).unwrap();
         assert_eq!(validate_launch(&missing, &p, &dims, true).unwrap_err(), hipError_t::hipErrorInvalidDeviceFunction);
-        let (co, _) = validate_launch(&f, &p, &dims, true).unwrap();
-        assert_eq!(refuse_launch(&f, 0, &co), hipError_t::hipErrorNotSupported);
+        let (co, i) = validate_launch(&f, &p, &dims, true).unwrap();
+        assert_eq!(co.kernels[i].name, f.name);
         let a = r.add_managed(fb, "m", &[1, 2, 3, 4], 64).unwrap();
         assert_eq!(a % 64, 0);
         assert!(r.remove_fatbin(fb));

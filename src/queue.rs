@@ -136,7 +136,34 @@ impl Runtime {
             cleanup(Some(signal));
             return Err(hipError_t::hipErrorOutOfMemory);
         }
-        let page_off = a.doorbell_offset & !(KFD_DOORBELL_PROCESS_SLICE - 1);
+        let (page, doorbell) = match self.doorbell_map(a.doorbell_offset) {
+            Ok(m) => m,
+            Err(e) => {
+                let _ = self.kfd.destroy_queue(a.queue_id);
+                let _ = self.kfd.destroy_event(event.event_id);
+                cleanup(Some(signal));
+                return Err(e);
+            }
+        };
+        crate::log::hipkfd_log!("SDMA queue {} on device {dev}: ring {:#x}", a.queue_id, ring.va);
+        Ok(SdmaQueue {
+            dev,
+            queue_id: a.queue_id,
+            ring,
+            rw,
+            doorbell,
+            doorbell_page: page,
+            signal,
+            event,
+            state: Mutex::new(QState { wptr: 0, seq: self.seq_start }),
+        })
+    }
+
+    /// Maps the process's doorbell page holding the doorbell at `doorbell_offset` (what
+    /// CREATE_QUEUE returned) from `/dev/kfd`; returns the page and the doorbell's address.
+    /// Errors: `hipErrorOutOfMemory`.
+    pub fn doorbell_map(&self, doorbell_offset: u64) -> Result<(u64, u64), hipError_t> {
+        let page_off = doorbell_offset & !(KFD_DOORBELL_PROCESS_SLICE - 1);
         // SAFETY: maps the process's doorbell page of this GPU from /dev/kfd at the offset the
         // KFD returned; a fresh mapping the kernel places.
         let page = unsafe {
@@ -150,32 +177,22 @@ impl Runtime {
             )
         };
         if page == libc::MAP_FAILED {
-            let _ = self.kfd.destroy_queue(a.queue_id);
-            let _ = self.kfd.destroy_event(event.event_id);
-            cleanup(Some(signal));
             return Err(hipError_t::hipErrorOutOfMemory);
         }
-        let doorbell = page as u64 + (a.doorbell_offset & (KFD_DOORBELL_PROCESS_SLICE - 1));
-        crate::log::hipkfd_log!("SDMA queue {} on device {dev}: ring {:#x}", a.queue_id, ring.va);
-        Ok(SdmaQueue {
-            dev,
-            queue_id: a.queue_id,
-            ring,
-            rw,
-            doorbell,
-            doorbell_page: page as u64,
-            signal,
-            event,
-            state: Mutex::new(QState { wptr: 0, seq: self.seq_start }),
-        })
+        Ok((page as u64, page as u64 + (doorbell_offset & (KFD_DOORBELL_PROCESS_SLICE - 1))))
+    }
+
+    /// Unmaps a page mapped by [`doorbell_map`](Self::doorbell_map).
+    pub fn doorbell_unmap(&self, page: u64) {
+        // SAFETY: unmapping the doorbell page mapped by doorbell_map.
+        unsafe { libc::munmap(page as *mut libc::c_void, KFD_DOORBELL_PROCESS_SLICE as usize) };
     }
 
     /// Destroys a queue made by [`queue_create`](Self::queue_create) after its work is done.
     pub fn queue_destroy(&self, q: &SdmaQueue) {
         let _ = self.queue_wait(q, q.last_seq());
         let _ = self.kfd.destroy_queue(q.queue_id);
-        // SAFETY: unmapping the doorbell page mapped in queue_create.
-        unsafe { libc::munmap(q.doorbell_page as *mut libc::c_void, KFD_DOORBELL_PROCESS_SLICE as usize) };
+        self.doorbell_unmap(q.doorbell_page);
         let _ = self.kfd.destroy_event(q.event.event_id);
         self.bo_free(&q.rw);
         self.bo_free(&q.ring);

@@ -99,6 +99,8 @@ pub struct DeviceStreams {
     /// Queues of their own given to streams by [`Runtime::stream_detach`], with their stream;
     /// reused once that stream is gone and the queue idle.
     pub private: Mutex<Vec<(Weak<Stream>, Arc<SdmaQueue>)>>,
+    /// The device's AQL queue for kernel dispatch (src/aql.rs), made on the first launch.
+    pub aql: Mutex<Option<Arc<crate::aql::AqlQueue>>>,
 }
 
 impl Runtime {
@@ -164,6 +166,19 @@ impl Runtime {
         let mut all = self.implicit_waits(s);
         all.extend(waits.iter().cloned());
         let mut last = s.last.lock();
+        self.stream_submit_locked(s, &mut last, all, build)
+    }
+
+    /// The body of [`stream_submit`](Self::stream_submit), with the stream's `last` lock held by
+    /// the caller (`last` is its guard) and the waits (`all`, the implicit ones included)
+    /// computed before that lock was taken.
+    pub(crate) fn stream_submit_locked(
+        &self,
+        s: &Stream,
+        last: &mut Option<Fence>,
+        mut all: Vec<Fence>,
+        build: impl FnOnce(&mut Vec<u32>) -> Result<(), sdma::EncodeError>,
+    ) -> Result<Fence, hipError_t> {
         let q = s.queue.lock().clone();
         // After a move to a queue of its own, the stream's earlier work is on the old queue.
         all.extend(last.iter().filter(|l| !Arc::ptr_eq(&l.queue, &q)).cloned());
@@ -178,6 +193,12 @@ impl Runtime {
         let f = Fence { queue: q, seq };
         *last = Some(f.clone());
         Ok(f)
+    }
+
+    /// Locks stream `s` for a submission made of several steps (a kernel launch: src/aql.rs);
+    /// the guard's `Option<Fence>` is the stream's last submission.
+    pub(crate) fn stream_lock<'a>(&self, s: &'a Stream) -> parking_lot::MutexGuard<'a, Option<Fence>> {
+        s.last.lock()
     }
 
     /// `s`'s proxy on device `dev` (made on first use): a non-blocking stream of `dev` that runs

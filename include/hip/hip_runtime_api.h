@@ -1992,10 +1992,9 @@ hipError_t hipGraphAddHostNode(hipGraphNode_t *pGraphNode,
                                size_t numDependencies,
                                const struct hipHostNodeParams *pNodeParams);
 
-// `hipGraphAddKernelNode`: a kernel launch. The node is kept and reported, but launching a
-// graph that holds one fails with `hipErrorNotSupported`, as `hipLaunchKernel` does (kernels
-// cannot run yet). Errors: `hipErrorInvalidValue` (null params or `func`),
-// `hipErrorInvalidDeviceFunction` (unknown kernel), and as [`hipGraphAddEmptyNode`].
+// `hipGraphAddKernelNode`: a kernel launch, with a copy of its arguments taken now; the
+// parameters reported later point `kernelParams` at that copy. Errors as `kernel_op`
+// (`hipErrorInvalidValue`, `hipErrorInvalidDeviceFunction`), and as [`hipGraphAddEmptyNode`].
 hipError_t hipGraphAddKernelNode(hipGraphNode_t *pGraphNode,
                                  hipGraph_t graph,
                                  const hipGraphNode_t *pDependencies,
@@ -2212,8 +2211,8 @@ hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *pGraphExec,
                                         unsigned long long flags);
 
 // `hipGraphLaunch`: queues the executable graph's nodes on `stream`, in a topological order,
-// asynchronously and in stream order (independent branches run one after another). Graphs with
-// kernel nodes: `hipErrorNotSupported` (at that node; the nodes before it are queued). Errors:
+// asynchronously and in stream order (independent branches run one after another); kernel nodes
+// run as `hipLaunchKernel` with the arguments copied when the node was made. Errors:
 // `hipErrorInvalidValue` (null or destroyed executable graph), `hipErrorContextIsDestroyed`
 // (unknown stream), the nodes' operations'.
 hipError_t hipGraphLaunch(hipGraphExec_t graphExec, hipStream_t stream);
@@ -2953,8 +2952,8 @@ hipError_t hipSetupArgument(const void *arg, size_t size, size_t offset);
 // `args` for a kernel with parameters), `hipErrorInvalidConfiguration` (a zero dimension, a
 // block dimension or block size over the device's limits, a grid over `maxGridSize`),
 // `hipErrorInvalidResourceHandle` (stream of another device), `hipErrorNoBinaryForGpu`,
-// `hipErrorLaunchFailure` (block over the kernel's launch bounds); otherwise
-// `hipErrorNotSupported`: kernels cannot run yet (logged once per kernel).
+// `hipErrorLaunchFailure` (block over the kernel's launch bounds), `hipErrorIllegalAddress`
+// (after a GPU fault).
 hipError_t hipLaunchKernel(const void *function_address,
                            struct dim3 numBlocks,
                            struct dim3 dimBlocks,
@@ -2964,8 +2963,10 @@ hipError_t hipLaunchKernel(const void *function_address,
 
 // `hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks, dim3
 // dimBlocks, void** args, size_t sharedMemBytes, hipStream_t stream, hipEvent_t startEvent,
-// hipEvent_t stopEvent, int flags)`: [`hipLaunchKernel`] with events around the kernel.
-// Errors: `hipErrorInvalidValue` for an unknown event, else as [`hipLaunchKernel`].
+// hipEvent_t stopEvent, int flags)`: [`hipLaunchKernel`] with `startEvent` recorded just before
+// the kernel and `stopEvent` just after it (each when non-null; nothing is recorded when the
+// launch is refused). Errors: `hipErrorInvalidValue` for an unknown event, else as
+// [`hipLaunchKernel`].
 hipError_t hipExtLaunchKernel(const void *function_address,
                               struct dim3 numBlocks,
                               struct dim3 dimBlocks,
@@ -2982,7 +2983,8 @@ hipError_t hipExtLaunchKernel(const void *function_address,
 // `hipErrorContextIsDestroyed` (destroyed stream), `hipErrorInvalidDeviceFunction`,
 // `hipErrorInvalidConfiguration` (geometry as [`hipLaunchKernel`]),
 // `hipErrorCooperativeLaunchTooLarge` (`sharedMemBytes` over the LDS), then as
-// [`hipLaunchKernel`]; otherwise `hipErrorNotSupported`.
+// [`hipLaunchKernel`]. The grid is not limited to what fits on the device at once (the
+// simulated GPU runs workgroups one after another).
 hipError_t hipLaunchCooperativeKernel(const void *f,
                                       struct dim3 gridDim,
                                       struct dim3 blockDimX,
@@ -2998,8 +3000,8 @@ hipError_t hipLaunchCooperativeKernel(const void *f,
 // dimension, a dimension over the device's limits, `sharedMemBytes` over `sharedMemPerBlock`,
 // both `kernelParams` and `extra`, a malformed `extra`, no arguments for a kernel with
 // parameters), `hipErrorInvalidResourceHandle` (null, unknown or unloaded `f`; a stream of
-// another device), `hipErrorLaunchFailure` (block over the kernel's launch bounds); otherwise
-// `hipErrorNotSupported`: kernels cannot run yet (logged once per kernel).
+// another device), `hipErrorLaunchFailure` (block over the kernel's launch bounds),
+// `hipErrorIllegalAddress` (after a GPU fault).
 hipError_t hipModuleLaunchKernel(hipFunction_t f,
                                  unsigned int gridDimX,
                                  unsigned int gridDimY,
@@ -3030,7 +3032,7 @@ hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f,
 // `hipError_t hipLaunchByPtr(const void* func)`: launches `func` with the configuration and
 // arguments of `hipConfigureCall` + `hipSetupArgument` (popped). Errors:
 // `hipErrorMissingConfiguration`, `hipErrorInvalidDeviceFunction`, `hipErrorInvalidValue`
-// (geometry), then as [`hipModuleLaunchKernel`]; otherwise `hipErrorNotSupported`.
+// (geometry), then as [`hipModuleLaunchKernel`].
 hipError_t hipLaunchByPtr(const void *func);
 
 // `hipError_t hipModuleLoad(hipModule_t* module, const char* fname)`: loads a code object file

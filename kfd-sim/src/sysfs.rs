@@ -334,6 +334,10 @@ pub fn node_properties(topo: &Topology, node: u32) -> String {
             p("num_sdma_xgmi_engines", g.num_sdma_xgmi_engines.into());
             p("num_sdma_queues_per_engine", g.num_sdma_queues_per_engine.into());
             p("num_cp_queues", g.num_cp_queues.into());
+            if let Some(q) = g.queue_sizes() {
+                p("cwsr_size", q.cwsr_size.into());
+                p("ctl_stack_size", q.ctl_stack_size.into());
+            }
             p("max_engine_clk_fcompute", g.max_engine_clk_fcompute.into());
             p("local_mem_size", 0);
             p("fw_version", g.fw_version.into());

@@ -213,6 +213,22 @@ pub struct Gpu {
     pub l2_cache_kb: u32,
 }
 
+/// A node's compute-queue buffer sizes ([`Gpu::queue_sizes`]), bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueSizes {
+    pub ctl_stack_size: u32,
+    pub cwsr_size: u32,
+    pub debug_memory_size: u32,
+    pub eop_buffer_size: u32,
+}
+
+impl QueueSizes {
+    /// The CWSR area a queue maps: `(cwsr_size + debug_memory_size) * num_xcc`, page aligned.
+    pub fn total_cwsr(&self, num_xcc: u32) -> u64 {
+        ((self.cwsr_size as u64 + self.debug_memory_size as u64) * num_xcc.max(1) as u64).div_ceil(4096) * 4096
+    }
+}
+
 /// HSA_CAP_* bits from the kernel's `kfd_topology.h`.
 pub mod cap {
     pub const WATCH_POINTS_SUPPORTED: u32 = 0x0000_0080;
@@ -352,6 +368,44 @@ impl Gpu {
             (self.vram_size >> 32) as u32,
         ];
         buf.iter().fold(0, |h, v| h ^ hash_32(*v, 16))
+    }
+
+    /// The compute-queue buffer sizes the kernel computes for the node
+    /// (`kfd_queue_ctx_save_restore_size`, kfd_queue.c) and checks in CREATE_QUEUE
+    /// (`kfd_queue_acquire_buffers`); `cwsr_size` and `ctl_stack_size` are published in the
+    /// node's properties. None below gfx8 (no CWSR).
+    pub fn queue_sizes(&self) -> Option<QueueSizes> {
+        let gfxv = self.gfx_target_version;
+        if gfxv < 80001 {
+            return None;
+        }
+        let align = |v: u32, a: u32| v.div_ceil(a) * a;
+        let cu_num = self.simd_count / self.simd_per_cu.max(1) / self.num_xcc.max(1);
+        let wave_num = if gfxv < 100100 {
+            (cu_num * 40).min(self.array_count / self.simd_arrays_per_engine.max(1) * 512)
+        } else {
+            cu_num * 32
+        };
+        let vgpr: u32 = if gfxv / 100 * 100 == 90400 || gfxv == 90010 || gfxv == 90008 || gfxv == 90500 {
+            0x80000
+        } else if matches!(gfxv, 110000 | 110001 | 120000 | 120001) {
+            0x60000
+        } else {
+            0x40000
+        };
+        let lds = if gfxv == 90500 { self.lds_size_in_kb << 10 } else { 0x10000 };
+        let wg_data_size = align(cu_num * (vgpr + 0x4000 + lds + 0x1000), 4096);
+        let per_wave = if gfxv >= 100100 { 12 } else { 8 };
+        let mut ctl_stack_size = align(40 + wave_num * per_wave + 8, 4096);
+        if gfxv / 10000 * 10000 == 100000 {
+            ctl_stack_size = ctl_stack_size.min(0x7000);
+        }
+        Some(QueueSizes {
+            ctl_stack_size,
+            cwsr_size: ctl_stack_size + wg_data_size,
+            debug_memory_size: align(wave_num * 32, 64),
+            eop_buffer_size: if gfxv == 80002 { 0x8000 } else { 4096 },
+        })
     }
 
     /// Fills the fields a kernel derives, except those named in `explicit`.

@@ -162,6 +162,22 @@ pub struct Sdma {
     pub wptr: u64,
 }
 
+/// Maps the doorbell slice holding the doorbell at `doorbell_offset` (what CREATE_QUEUE
+/// returned); returns the doorbell.
+pub fn map_doorbell(doorbell_offset: u64) -> *mut u64 {
+    assert_eq!(doorbell_offset >> 62, 3);
+    let base = sys_mmap(
+        std::ptr::null_mut(),
+        8192,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_SHARED,
+        env().kfd.as_raw_fd(),
+        (doorbell_offset & !0x1fff) as i64,
+    )
+    .expect("doorbell mmap");
+    (base as u64 + (doorbell_offset & 0x1fff)) as *mut u64
+}
+
 /// CREATE_QUEUE (SDMA, 64 KiB ring) on GPU `gpu_idx`, and its doorbell mapped.
 pub fn create_sdma(gpu_idx: usize) -> Sdma {
     let e = env();
@@ -181,23 +197,7 @@ pub fn create_sdma(gpu_idx: usize) -> Sdma {
         ..Default::default()
     };
     kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q).unwrap();
-    assert_eq!(q.doorbell_offset >> 62, 3);
-    let base = sys_mmap(
-        std::ptr::null_mut(),
-        8192,
-        libc::PROT_READ | libc::PROT_WRITE,
-        libc::MAP_SHARED,
-        e.kfd.as_raw_fd(),
-        (q.doorbell_offset & !0x1fff) as i64,
-    )
-    .expect("doorbell mmap");
-    Sdma {
-        ring,
-        ptrs,
-        doorbell: (base as u64 + (q.doorbell_offset & 0x1fff)) as *mut u64,
-        queue_id: q.queue_id,
-        wptr: 0,
-    }
+    Sdma { ring, ptrs, doorbell: map_doorbell(q.doorbell_offset), queue_id: q.queue_id, wptr: 0 }
 }
 
 impl Sdma {

@@ -190,13 +190,15 @@ fn host_op(p: *const hipHostNodeParams) -> Result<Op, hipError_t> {
     Ok(Op::Host { fn_: f, data: p.userData as usize })
 }
 
-/// clr `ihipGraphAddKernelNode` / `GraphKernelNode::validateKernelParams`: the node is checked
-/// as a launch on the current device would be (`ihipLaunchKernel_validate`). Errors:
-/// `hipErrorInvalidValue` (null function, both `kernelParams` and `extra`, an empty grid or block,
+/// A kernel node's operation: the function and a copy of the arguments (`kernelParams`, or
+/// `extra`'s buffer), for the current device's code object, checked as clr's
+/// `ihipGraphAddKernelNode` / `GraphKernelNode::validateKernelParams` check it: as a launch on the
+/// current device would be (`ihipLaunchKernel_validate`). Errors: `hipErrorInvalidValue` (null
+/// params or `func`, both `kernelParams` and `extra`, a malformed `extra`, an empty grid or block,
 /// a block over `maxThreadsPerBlock`, too much dynamic LDS, no arguments for a kernel that has
-/// some), `hipErrorInvalidDeviceFunction` (unknown function), the launch checks' codes
-/// ([`crate::module::validate_launch`]), `hipErrorInvalidConfiguration` (grid × block past 32
-/// bits in a dimension).
+/// some), `hipErrorInvalidDeviceFunction` (unknown kernel), `hipErrorNoBinaryForGpu`, the launch
+/// checks' codes ([`crate::module::validate_launch`]), `hipErrorInvalidConfiguration` (grid ×
+/// block past 32 bits in a dimension).
 fn kernel_op(p: *const hipKernelNodeParams) -> Result<Op, hipError_t> {
     let p = read_in(p)?;
     check(!p.func.is_null())?;
@@ -216,7 +218,15 @@ fn kernel_op(p: *const hipKernelNodeParams) -> Result<Op, hipError_t> {
     if (0..3).any(|i| work(i) > u32::MAX as u64) {
         return Err(hipError_t::hipErrorInvalidConfiguration);
     }
-    Ok(Op::Kernel(CParams(p)))
+    let args = if !p.kernelParams.is_null() {
+        crate::aql::Args::Params(p.kernelParams)
+    } else if !p.extra.is_null() {
+        crate::api::module::extra_args(p.extra)?
+    } else {
+        crate::aql::Args::None
+    };
+    let arch = crate::api::device_props::arch_name(props);
+    Ok(Op::Kernel(Arc::new(crate::aql::KernelNode::new(f, p, args, &arch)?)))
 }
 
 /// Adds a node made by `op` to `graph` after `pDependencies[numDependencies]` and writes its
@@ -576,10 +586,9 @@ pub extern "C" fn hipGraphAddHostNode(
     add_node(pGraphNode, graph, pDependencies, numDependencies, || host_op(pNodeParams))
 }
 
-/// `hipGraphAddKernelNode`: a kernel launch. The node is kept and reported, but launching a
-/// graph that holds one fails with `hipErrorNotSupported`, as `hipLaunchKernel` does (kernels
-/// cannot run yet). Errors: `hipErrorInvalidValue` (null params or `func`),
-/// `hipErrorInvalidDeviceFunction` (unknown kernel), and as [`hipGraphAddEmptyNode`].
+/// `hipGraphAddKernelNode`: a kernel launch, with a copy of its arguments taken now; the
+/// parameters reported later point `kernelParams` at that copy. Errors as `kernel_op`
+/// (`hipErrorInvalidValue`, `hipErrorInvalidDeviceFunction`), and as [`hipGraphAddEmptyNode`].
 #[no_mangle]
 pub extern "C" fn hipGraphAddKernelNode(
     pGraphNode: *mut hipGraphNode_t,
@@ -999,7 +1008,7 @@ pub extern "C" fn hipGraphKernelNodeGetParams(
     api(|| {
         check(!pNodeParams.is_null())?;
         match op_of(node, hipGraphNodeType::hipGraphNodeTypeKernel)? {
-            Op::Kernel(p) => write_out(pNodeParams, p.0),
+            Op::Kernel(n) => write_out(pNodeParams, n.params()),
             _ => Err(hipError_t::hipErrorInvalidValue),
         }
     })
@@ -1227,8 +1236,8 @@ pub extern "C" fn hipGraphInstantiateWithFlags(
 }
 
 /// `hipGraphLaunch`: queues the executable graph's nodes on `stream`, in a topological order,
-/// asynchronously and in stream order (independent branches run one after another). Graphs with
-/// kernel nodes: `hipErrorNotSupported` (at that node; the nodes before it are queued). Errors:
+/// asynchronously and in stream order (independent branches run one after another); kernel nodes
+/// run as `hipLaunchKernel` with the arguments copied when the node was made. Errors:
 /// `hipErrorInvalidValue` (null or destroyed executable graph), `hipErrorContextIsDestroyed`
 /// (unknown stream), the nodes' operations'.
 #[no_mangle]

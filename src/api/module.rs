@@ -4,20 +4,22 @@
 //! `__hipPopCallConfiguration`, `hipLaunchKernel`), and the module API (`hipModuleLoad*`,
 //! `hipModuleGetFunction`, `hipModuleLaunchKernel`, `hipFuncGetAttributes`, ...).
 //!
-//! Registration and module loading parse the code objects for real (src/module.rs). Kernels
-//! cannot run yet: every launch validates its arguments with the error codes AMD's hip-tests
-//! expect (ROCm 7: `Unit_hipLaunchKernel_Negative_Parameters`,
-//! `hip_module_launch_kernel_common.hh`), then returns `hipErrorNotSupported` (also recorded as
-//! the thread's last error) and prints once per kernel on stderr. Device globals are real: the
+//! Registration and module loading parse the code objects for real (src/module.rs). Every launch
+//! validates its arguments with the error codes AMD's hip-tests expect (ROCm 7:
+//! `Unit_hipLaunchKernel_Negative_Parameters`, `hip_module_launch_kernel_common.hh`), then runs
+//! asynchronously on the device's AQL queue in stream order (src/aql.rs), or becomes a kernel
+//! node of the stream's capture. A kernel that faults makes later synchronisation return
+//! `hipErrorIllegalAddress`, as a faulting copy does. Device globals are real: the
 //! code object's segments are loaded into device memory on first use of a symbol
 //! (`hipGetSymbolAddress`, `hipMemcpyToSymbol`, `hipModuleGetGlobal`), relocated, with their
 //! initial values.
 
 use crate::api::common::{api, check, current_device, event_of, rt_dev, stream_of, write_out};
 use crate::api::types::*;
+use crate::aql::{Args, KernelNode};
 use crate::module::{
-    refuse_launch, registry, validate_launch, CodeObjectError, Function, Image, ImageBytes, LaunchDims, Registry,
-    BUNDLE_MAGIC, COMPRESSED_MAGIC, ELF_MAGIC,
+    registry, validate_launch, CodeObjectError, Function, Image, ImageBytes, LaunchDims, Registry, BUNDLE_MAGIC,
+    COMPRESSED_MAGIC, ELF_MAGIC,
 };
 use crate::runtime::{runtime, Runtime};
 use std::cell::RefCell;
@@ -362,29 +364,49 @@ fn launch_device(rt: &Runtime, stream: hipStream_t, bad_stream: hipError_t) -> R
 
 /// The checks every launch shares once its geometry is valid (clr `ihipModuleLaunchKernel`):
 /// the stream's device is the current one (`hipErrorInvalidResourceHandle`), then
-/// [`validate_launch`]; then the launch is refused with `hipErrorNotSupported`, unless `node`
-/// names a capturing stream: the launch is then recorded as a kernel node of the capture's graph
-/// (src/graph.rs; launching that graph is refused the same way).
+/// [`validate_launch`]; then the launch, with its own copy of the arguments, goes to the stream
+/// (src/aql.rs) or, on a capturing stream, into the capture's graph as a kernel node
+/// (`Runtime::enqueue`).
+#[allow(clippy::too_many_arguments)]
 fn launch(
     rt: &Runtime,
     dev: usize,
-    f: &Function,
+    f: &Arc<Function>,
     d: &LaunchDims,
-    has_args: bool,
-    node: Option<(hipStream_t, hipKernelNodeParams)>,
+    stream: hipStream_t,
+    args: Args,
+    params: hipKernelNodeParams,
+    events: Around,
 ) -> Result<(), hipError_t> {
     if dev != current_device() {
         return Err(hipError_t::hipErrorInvalidResourceHandle);
     }
-    let (co, _) = validate_launch(f, &rt.devices[dev].props, d, has_args)?;
-    if let Some((stream, p)) = node {
-        let s = stream_of(rt, stream)?;
-        let op = crate::graph::Op::Kernel(crate::graph::CParams(p));
-        if crate::graph::capture_op(&s, op)?.is_none() {
-            return Ok(());
-        }
+    let props = &rt.devices[dev].props;
+    validate_launch(f, props, d, args.given())?;
+    let s = stream_of(rt, stream)?;
+    let node = KernelNode::new(f.clone(), params, args, &crate::api::device_props::arch_name(props))?;
+    let record = |e: &Option<Arc<crate::event::Event>>| match e {
+        Some(e) => rt.enqueue(&s, crate::graph::Op::EventRecord(Arc::downgrade(e))),
+        None => Ok(()),
+    };
+    record(&events[0])?;
+    rt.enqueue(&s, crate::graph::Op::Kernel(Arc::new(node)))?;
+    record(&events[1])
+}
+
+/// Events recorded just before and just after a launch (`hipExtLaunchKernel`).
+type Around = [Option<Arc<crate::event::Event>>; 2];
+
+/// The kernel-node parameters of a launch (what a capture records).
+fn node_params(func: *const c_void, grid: [c_uint; 3], block: [c_uint; 3], shared: usize) -> hipKernelNodeParams {
+    hipKernelNodeParams {
+        blockDim: dim3 { x: block[0], y: block[1], z: block[2] },
+        extra: std::ptr::null_mut(),
+        func: func as *mut c_void,
+        gridDim: dim3 { x: grid[0], y: grid[1], z: grid[2] },
+        kernelParams: std::ptr::null_mut(),
+        sharedMemBytes: shared as u32,
     }
-    Err(refuse_launch(f, dev, &co))
 }
 
 /// `hipLaunchKernel` and `hipExtLaunchKernel` (clr `ihipLaunchKernel`, ROCm 7).
@@ -395,6 +417,7 @@ fn launch_kernel(
     args: *mut *mut c_void,
     shared: usize,
     stream: hipStream_t,
+    events: Around,
 ) -> Result<(), hipError_t> {
     if f.is_null() {
         return Err(hipError_t::hipErrorInvalidDeviceFunction);
@@ -407,15 +430,8 @@ fn launch_kernel(
     if !d.valid_for(p) {
         return Err(hipError_t::hipErrorInvalidConfiguration);
     }
-    let node = hipKernelNodeParams {
-        blockDim: block,
-        extra: std::ptr::null_mut(),
-        func: f as *mut c_void,
-        gridDim: grid,
-        kernelParams: args,
-        sharedMemBytes: shared as u32,
-    };
-    launch(rt, dev, &func, &d, !args.is_null(), Some((stream, node)))
+    let params = node_params(f, d.grid, d.block, shared);
+    launch(rt, dev, &func, &d, stream, Args::Params(args), params, events)
 }
 
 /// `hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks,
@@ -426,8 +442,8 @@ fn launch_kernel(
 /// `args` for a kernel with parameters), `hipErrorInvalidConfiguration` (a zero dimension, a
 /// block dimension or block size over the device's limits, a grid over `maxGridSize`),
 /// `hipErrorInvalidResourceHandle` (stream of another device), `hipErrorNoBinaryForGpu`,
-/// `hipErrorLaunchFailure` (block over the kernel's launch bounds); otherwise
-/// `hipErrorNotSupported`: kernels cannot run yet (logged once per kernel).
+/// `hipErrorLaunchFailure` (block over the kernel's launch bounds), `hipErrorIllegalAddress`
+/// (after a GPU fault).
 #[no_mangle]
 pub extern "C" fn hipLaunchKernel(
     function_address: *const c_void,
@@ -437,13 +453,15 @@ pub extern "C" fn hipLaunchKernel(
     sharedMemBytes: usize,
     stream: hipStream_t,
 ) -> hipError_t {
-    api(|| launch_kernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream))
+    api(|| launch_kernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream, Default::default()))
 }
 
 /// `hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks, dim3
 /// dimBlocks, void** args, size_t sharedMemBytes, hipStream_t stream, hipEvent_t startEvent,
-/// hipEvent_t stopEvent, int flags)`: [`hipLaunchKernel`] with events around the kernel.
-/// Errors: `hipErrorInvalidValue` for an unknown event, else as [`hipLaunchKernel`].
+/// hipEvent_t stopEvent, int flags)`: [`hipLaunchKernel`] with `startEvent` recorded just before
+/// the kernel and `stopEvent` just after it (each when non-null; nothing is recorded when the
+/// launch is refused). Errors: `hipErrorInvalidValue` for an unknown event, else as
+/// [`hipLaunchKernel`].
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn hipExtLaunchKernel(
@@ -459,12 +477,12 @@ pub extern "C" fn hipExtLaunchKernel(
 ) -> hipError_t {
     let _ = flags;
     api(|| {
-        for e in [startEvent, stopEvent] {
-            if !e.is_null() {
-                event_of(e).map_err(|_| hipError_t::hipErrorInvalidValue)?;
-            }
-        }
-        launch_kernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream)
+        let ev = |e: hipEvent_t| match e.is_null() {
+            true => Ok(None),
+            false => event_of(e).map(Some).map_err(|_| hipError_t::hipErrorInvalidValue),
+        };
+        let events = [ev(startEvent)?, ev(stopEvent)?];
+        launch_kernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream, events)
     })
 }
 
@@ -474,7 +492,8 @@ pub extern "C" fn hipExtLaunchKernel(
 /// `hipErrorContextIsDestroyed` (destroyed stream), `hipErrorInvalidDeviceFunction`,
 /// `hipErrorInvalidConfiguration` (geometry as [`hipLaunchKernel`]),
 /// `hipErrorCooperativeLaunchTooLarge` (`sharedMemBytes` over the LDS), then as
-/// [`hipLaunchKernel`]; otherwise `hipErrorNotSupported`.
+/// [`hipLaunchKernel`]. The grid is not limited to what fits on the device at once (the
+/// simulated GPU runs workgroups one after another).
 #[no_mangle]
 pub extern "C" fn hipLaunchCooperativeKernel(
     f: *const c_void,
@@ -499,14 +518,15 @@ pub extern "C" fn hipLaunchCooperativeKernel(
         if d.shared > p.sharedMemPerBlock {
             return Err(hipError_t::hipErrorCooperativeLaunchTooLarge);
         }
-        launch(rt, dev, &func, &d, !kernelParams.is_null(), None)
+        let params = node_params(f, d.grid, d.block, d.shared);
+        launch(rt, dev, &func, &d, stream, Args::Params(kernelParams), params, Default::default())
     })
 }
 
 /// Reads `extra[]` (`HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE,
-/// &size, HIP_LAUNCH_PARAM_END`) and tells whether it carries arguments. Errors:
-/// `hipErrorInvalidValue` for any other shape (clr `ihipLaunchKernelCommand`).
-fn extra_has_args(extra: *mut *mut c_void) -> Result<bool, hipError_t> {
+/// &size, HIP_LAUNCH_PARAM_END`): the argument buffer it names (`Args::None` for a null or empty
+/// one). Errors: `hipErrorInvalidValue` for any other shape (clr `ihipLaunchKernelCommand`).
+pub(crate) fn extra_args<'a>(extra: *mut *mut c_void) -> Result<Args<'a>, hipError_t> {
     let at = |i: usize| crate::api::common::read_in(extra.wrapping_add(i) as *const *mut c_void);
     if at(0)? != HIP_LAUNCH_PARAM_BUFFER_POINTER
         || at(2)? != HIP_LAUNCH_PARAM_BUFFER_SIZE
@@ -514,8 +534,12 @@ fn extra_has_args(extra: *mut *mut c_void) -> Result<bool, hipError_t> {
     {
         return Err(hipError_t::hipErrorInvalidValue);
     }
-    let size_ptr = at(3)? as *const usize;
-    Ok(!at(1)?.is_null() && crate::api::common::read_in(size_ptr).unwrap_or(0) > 0)
+    let size = crate::api::common::read_in(at(3)? as *const usize).unwrap_or(0);
+    let buf = at(1)?;
+    if buf.is_null() || size == 0 {
+        return Ok(Args::None);
+    }
+    Ok(Args::Buffer(crate::api::common::slice_in(buf as *const u8, size)?))
 }
 
 /// `hipModuleLaunchKernel` and `hipModuleLaunchCooperativeKernel` (clr ROCm 7): the stream
@@ -551,8 +575,15 @@ fn module_launch(
         if !kernelParams.is_null() && !extra.is_null() {
             return Err(hipError_t::hipErrorInvalidValue);
         }
-        let has_args = !kernelParams.is_null() || (!extra.is_null() && extra_has_args(extra)?);
-        launch(rt, dev, &func, &d, has_args, None)
+        let args = if !kernelParams.is_null() {
+            Args::Params(kernelParams)
+        } else if !extra.is_null() {
+            extra_args(extra)?
+        } else {
+            Args::None
+        };
+        let params = node_params(f as *const c_void, d.grid, d.block, d.shared);
+        launch(rt, dev, &func, &d, stream, args, params, Default::default())
     })
 }
 
@@ -564,8 +595,8 @@ fn module_launch(
 /// dimension, a dimension over the device's limits, `sharedMemBytes` over `sharedMemPerBlock`,
 /// both `kernelParams` and `extra`, a malformed `extra`, no arguments for a kernel with
 /// parameters), `hipErrorInvalidResourceHandle` (null, unknown or unloaded `f`; a stream of
-/// another device), `hipErrorLaunchFailure` (block over the kernel's launch bounds); otherwise
-/// `hipErrorNotSupported`: kernels cannot run yet (logged once per kernel).
+/// another device), `hipErrorLaunchFailure` (block over the kernel's launch bounds),
+/// `hipErrorIllegalAddress` (after a GPU fault).
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn hipModuleLaunchKernel(
@@ -612,7 +643,7 @@ pub extern "C" fn hipModuleLaunchCooperativeKernel(
 /// `hipError_t hipLaunchByPtr(const void* func)`: launches `func` with the configuration and
 /// arguments of `hipConfigureCall` + `hipSetupArgument` (popped). Errors:
 /// `hipErrorMissingConfiguration`, `hipErrorInvalidDeviceFunction`, `hipErrorInvalidValue`
-/// (geometry), then as [`hipModuleLaunchKernel`]; otherwise `hipErrorNotSupported`.
+/// (geometry), then as [`hipModuleLaunchKernel`].
 #[no_mangle]
 pub extern "C" fn hipLaunchByPtr(func: *const c_void) -> hipError_t {
     api(|| {
@@ -624,7 +655,8 @@ pub extern "C" fn hipLaunchByPtr(func: *const c_void) -> hipError_t {
         if !d.valid_for(&rt.devices[dev].props) {
             return Err(hipError_t::hipErrorInvalidValue);
         }
-        launch(rt, dev, &f, &d, !e.args.is_empty(), None)
+        let params = node_params(func, d.grid, d.block, d.shared);
+        launch(rt, dev, &f, &d, e.stream, Args::Buffer(&e.args), params, Default::default())
     })
 }
 

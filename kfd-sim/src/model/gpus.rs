@@ -19,6 +19,9 @@ pub struct GpuInfo {
     pub max_engine_clk_fcompute: u32,
     pub pci_bdf: String,
     pub unique_id: u64,
+    /// Compute-queue buffer sizes (`kfd_queue_ctx_save_restore_size`).
+    pub queue_sizes: Option<crate::topology::QueueSizes>,
+    pub num_xcc: u32,
 }
 
 static GPUS: OnceLock<Vec<GpuInfo>> = OnceLock::new();
@@ -42,6 +45,8 @@ fn load() -> Vec<GpuInfo> {
             max_engine_clk_fcompute: g.max_engine_clk_fcompute,
             pci_bdf: g.pci_bdf.clone(),
             unique_id: g.unique_id,
+            queue_sizes: g.queue_sizes(),
+            num_xcc: g.num_xcc,
         })
         .collect()
 }

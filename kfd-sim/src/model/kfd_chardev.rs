@@ -285,6 +285,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         stopped: AtomicBool::new(false),
         exec: parking_lot::Mutex::new(()),
         is_sdma,
+        is_aql: args.queue_type == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
         engine,
         last_run: AtomicU64::new(0),
     });
@@ -302,7 +303,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         },
     );
     drop(st);
-    if is_sdma {
+    if is_sdma || rt.is_aql {
         p.engine.add_queue(rt);
     }
     args.queue_id = queue_id;

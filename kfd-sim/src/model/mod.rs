@@ -7,7 +7,8 @@
 //! - [`process`]: `kfd_process` / `kfd_process_device` state;
 //! - [`bo`], [`gpuvm`]: memfd-backed BOs and per-(process, GPU) address spaces;
 //! - [`memfd`]: the memfds behind BOs and syncobjs, mapped but not kept open;
-//! - [`events`] (`kfd_events.c`), [`queue`] (`kfd_queue.c`), [`sdma`] (the SDMA engine);
+//! - [`events`] (`kfd_events.c`), [`queue`] (`kfd_queue.c`), [`sdma`] (the SDMA engine),
+//!   [`aql`] (the compute queues' command processor);
 //! - [`drm`]: render-node ioctls and mmap (`amdgpu_gem.c`, `amdgpu_kms.c`, `drm_prime.c`);
 //! - [`syncobj`]: DRM syncobjs shared across processes (`drm_syncobj.c`);
 //! - [`vram`]: VRAM use per GPU across the processes of a session (`adev->kfd.vram_used`).
@@ -21,6 +22,7 @@
 //! and stay below 1 TiB, one page-aligned range per BO; `/dev/kfd` offsets use the kernel's
 //! encoding (`kfd_ioctl::mmap`: type in bits 63:62, gpu_id in 61:46).
 
+pub mod aql;
 pub mod bo;
 pub mod dbwatch;
 pub mod drm;

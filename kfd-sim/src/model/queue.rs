@@ -3,7 +3,8 @@
 //! A queue owns a doorbell slot in its pdd's 8 KiB doorbell slice and holds a `queue_refcount`
 //! on the GPUVM mappings of its rptr, wptr and ring (`kfd_queue_acquire_buffers`), which makes
 //! UNMAP of those BOs fail with EBUSY until the queue is destroyed. SDMA queues are executed by
-//! the process's engine ([`super::sdma`]); compute queues are accepted and never run.
+//! the process's engine ([`super::sdma`]), AQL compute queues by a processor thread each
+//! ([`super::aql`], run by the same worker loop); PM4 compute queues are accepted and never run.
 
 use super::bo::Bo;
 use super::gpuvm::Gpuvm;
@@ -21,7 +22,7 @@ pub const DOORBELLS_PER_SLICE: u32 = (kfd_ioctl::mmap::KFD_DOORBELL_PROCESS_SLIC
 /// `KFD_MAX_NUM_OF_QUEUES_PER_PROCESS`.
 pub const KFD_MAX_NUM_OF_QUEUES_PER_PROCESS: u32 = 1024;
 
-/// What the engine needs to run one SDMA queue; shared between the ioctl side and the engine.
+/// What the engine needs to run one SDMA or AQL queue; shared between the ioctl side and the engine.
 pub struct QueueRt {
     pub queue_id: u32,
     pub gpu_id: u32,
@@ -41,6 +42,9 @@ pub struct QueueRt {
     /// Held by the engine while it executes this queue; DESTROY takes it to wait for the engine.
     pub exec: Mutex<()>,
     pub is_sdma: bool,
+    /// An AQL compute queue (run by its own processor thread, [`super::aql`]); the read index
+    /// and doorbell count packets.
+    pub is_aql: bool,
     /// The SDMA engine that runs it (`sdma_engine_id`: PCIe engines first, then xGMI).
     pub engine: u32,
     /// When the engine last ran packets of it (ns on the model's monotonic clock,
@@ -53,9 +57,27 @@ impl QueueRt {
     /// Whether the doorbell holds work the engine has not finished (a live SDMA queue whose
     /// doorbell value differs from its read index, e.g. one waiting in a POLL_REGMEM).
     pub fn pending(&self) -> bool {
-        !self.stopped.load(Ordering::Acquire)
-            && self.is_sdma
-            && self.doorbell.read_u64(self.doorbell_off).is_ok_and(|v| v != self.rptr.load(Ordering::Acquire))
+        if self.stopped.load(Ordering::Acquire) {
+            return false;
+        }
+        let written = if self.is_aql {
+            self.aql_write_index()
+        } else if self.is_sdma {
+            self.doorbell.read_u64(self.doorbell_off).ok()
+        } else {
+            None
+        };
+        written.is_some_and(|v| v != self.rptr.load(Ordering::Acquire))
+    }
+
+    /// An AQL queue's write index (packets): the u64 at its write-pointer location
+    /// (`amd_queue_t.write_dispatch_id`, which ROCr bumps before writing a packet and the CP
+    /// polls); None where that location no longer translates.
+    pub fn aql_write_index(&self) -> Option<u64> {
+        let vm = self.vm.read();
+        let mut b = [0u8; 8];
+        super::sdma::read_va(&vm, self.wptr_va, &mut b).ok()?;
+        Some(u64::from_le_bytes(b))
     }
 }
 
@@ -100,13 +122,35 @@ pub fn queue_buffers_put(vm: &mut Gpuvm, held: &[u64]) {
 /// `kfd_queue_acquire_buffers` for the parts that apply to SDMA and compute queues: wptr and
 /// rptr each in a one-page mapping starting at their page, the ring in one mapping of exactly
 /// `ring_size` bytes (AQL on gfx7/gfx8 would be half; the model presents gfx9+ only).
+///
+/// Compute queues (COMPUTE, COMPUTE_AQL) also: an EOP buffer, when given, of exactly the node's
+/// `eop_buffer_size` in one mapping of that size; `ctl_stack_size` and `ctx_save_restore_size`
+/// equal to the node's `ctl_stack_size` and `cwsr_size` (published in its sysfs properties); the
+/// CWSR area one mapping of `(cwsr_size + debug_memory_size) * num_xcc` bytes, page aligned
+/// (the kernel then tries an SVM range, which the model does not have). Any miss is EINVAL.
 pub fn acquire_buffers(pdd: &Pdd, args: &kfd_ioctl_create_queue_args) -> Result<Vec<u64>, Errno> {
     let mut vm = pdd.vm.write();
-    let mut held = Vec::with_capacity(3);
+    let mut held = Vec::with_capacity(5);
+    let compute = matches!(args.queue_type, KFD_IOC_QUEUE_TYPE_COMPUTE | KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
     let r = (|| {
         held.push(queue_buffer_get(&mut vm, args.write_pointer_address, PAGE_SIZE)?);
         held.push(queue_buffer_get(&mut vm, args.read_pointer_address, PAGE_SIZE)?);
         held.push(queue_buffer_get(&mut vm, args.ring_base_address, args.ring_size as u64)?);
+        if !compute {
+            return Ok(());
+        }
+        let sizes = pdd.gpu.queue_sizes.ok_or(Errno::EINVAL)?;
+        if args.eop_buffer_address != 0 {
+            if args.eop_buffer_size != sizes.eop_buffer_size as u64 {
+                return Err(Errno::EINVAL);
+            }
+            held.push(queue_buffer_get(&mut vm, args.eop_buffer_address, args.eop_buffer_size)?);
+        }
+        if args.ctl_stack_size != sizes.ctl_stack_size || args.ctx_save_restore_size != sizes.cwsr_size {
+            return Err(Errno::EINVAL);
+        }
+        let total = sizes.total_cwsr(pdd.gpu.num_xcc);
+        held.push(queue_buffer_get(&mut vm, args.ctx_save_restore_address, total)?);
         Ok(())
     })();
     match r {

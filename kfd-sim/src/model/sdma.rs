@@ -56,6 +56,9 @@ const BACKOFF_MAX: Duration = Duration::from_millis(2);
 /// idle engines protecting). Until then an idle thread polls with the backoff.
 const QUIET: Duration = Duration::from_millis(5);
 
+/// Engine-key bit of an AQL queue's processor (`(gpu_id, AQL_ENGINE | queue_id)`).
+const AQL_ENGINE: u32 = 0x8000_0000;
+
 /// Monotonic ns since the model's first use (for `QueueRt::last_run`).
 pub fn now_ns() -> u64 {
     static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
@@ -194,15 +197,24 @@ impl Sdma {
     }
 
     /// Adds a queue to the thread of its engine, starting the thread if needed.
+    ///
+    /// An AQL queue gets a thread of its own whatever the limit (its command processor: a
+    /// long kernel must not hold SDMA queues, and a barrier waiting for an SDMA signal must not
+    /// wait behind itself).
     pub fn add_queue(&self, q: Arc<QueueRt>) {
-        let key = (q.gpu_id, q.engine);
+        let key = (q.gpu_id, if q.is_aql { AQL_ENGINE | q.queue_id } else { q.engine });
         let w = {
             let mut ws = self.workers.lock();
             let Workers { threads, by_engine } = &mut *ws;
             let i = match by_engine.iter().find(|(k, _)| *k == key) {
                 Some((_, i)) => *i,
                 None => {
-                    let i = if threads.len() < self.limit {
+                    // The SDMA threads (AQL threads are never shared), in order of creation.
+                    let mut sdma: Vec<usize> =
+                        by_engine.iter().filter(|(k, _)| k.1 & AQL_ENGINE == 0).map(|(_, i)| *i).collect();
+                    sdma.sort_unstable();
+                    sdma.dedup();
+                    let i = if q.is_aql || sdma.len() < self.limit {
                         let w = Arc::new(Worker {
                             shared: self.shared.clone(),
                             queues: Mutex::new(Vec::new()),
@@ -214,11 +226,13 @@ impl Sdma {
                         let me = w.clone();
                         // The JoinHandle is dropped (detached): the thread lives as long as the
                         // process.
-                        let _ = std::thread::Builder::new().name("kfdsim-sdma".into()).spawn(move || me.run());
+                        let name = if q.is_aql { "kfdsim-aql" } else { "kfdsim-sdma" };
+                        let _ = std::thread::Builder::new().name(name.into()).spawn(move || me.run());
                         threads.push(w);
                         threads.len() - 1
                     } else {
-                        by_engine.len() % threads.len()
+                        // Round robin over the SDMA threads.
+                        sdma[by_engine.iter().filter(|(k, _)| k.1 & AQL_ENGINE == 0).count() % sdma.len()]
                     };
                     by_engine.push((key, i));
                     i
@@ -368,7 +382,18 @@ impl Worker {
     }
 
     fn run_locked(&self, q: &Arc<QueueRt>, traps: &mut Vec<u32>) -> (bool, Option<Fault>) {
-        if q.stopped.load(Ordering::Acquire) || !q.is_sdma {
+        if q.stopped.load(Ordering::Acquire) {
+            return (false, None);
+        }
+        if q.is_aql {
+            let pass = super::aql::run(q);
+            if pass.waiting {
+                self.polling.store(true, Ordering::Relaxed);
+            }
+            traps.extend(pass.events);
+            return (pass.progress || pass.fault.is_some(), pass.fault);
+        }
+        if !q.is_sdma {
             return (false, None);
         }
         let wptr = match q.doorbell.read_u64(q.doorbell_off) {

@@ -677,3 +677,343 @@ fn sdma_copy_sub_window_3d() {
     }
     q.destroy();
 }
+
+/// An AQL compute queue (CREATE_QUEUE type COMPUTE_AQL) with the EOP buffer and CWSR area the
+/// node's sizes ask for, and its doorbell mapped; `slots` 64-byte packets.
+struct Aql {
+    ring: Buf,
+    ptrs: Buf,
+    eop: Buf,
+    cwsr: Buf,
+    doorbell: *mut u64,
+    queue_id: u32,
+    gpu_id: u32,
+    wptr: u64,
+}
+
+const AQL_SLOTS: u64 = 64;
+
+fn aql_args(gpu_idx: usize, ring: &Buf, ptrs: &Buf, eop: &Buf, cwsr: &Buf) -> kfd_ioctl_create_queue_args {
+    let e = env();
+    let sizes = gpus::all()[gpu_idx].queue_sizes.unwrap();
+    kfd_ioctl_create_queue_args {
+        ring_base_address: ring.va,
+        ring_size: ring.size as u32,
+        gpu_id: e.gpus[gpu_idx],
+        queue_type: KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
+        queue_percentage: 100,
+        queue_priority: 7,
+        read_pointer_address: ptrs.va,
+        write_pointer_address: ptrs.va + 8,
+        eop_buffer_address: eop.va,
+        eop_buffer_size: sizes.eop_buffer_size as u64,
+        ctx_save_restore_address: cwsr.va,
+        ctx_save_restore_size: sizes.cwsr_size,
+        ctl_stack_size: sizes.ctl_stack_size,
+        ..Default::default()
+    }
+}
+
+fn create_aql(gpu_idx: usize) -> Aql {
+    let e = env();
+    let g = &gpus::all()[gpu_idx];
+    let sizes = g.queue_sizes.unwrap();
+    let ring = alloc(gpu_idx, AQL_SLOTS * 64, GTT);
+    let ptrs = alloc(gpu_idx, 4096, GTT);
+    let eop = alloc(gpu_idx, sizes.eop_buffer_size as u64, VRAM);
+    let cwsr = alloc(gpu_idx, sizes.total_cwsr(g.num_xcc), GTT);
+    for b in [&ring, &ptrs, &eop, &cwsr] {
+        map(b, &e.gpus[gpu_idx..=gpu_idx]).unwrap();
+    }
+    // Every slot starts INVALID (as ROCr fills a new ring).
+    for i in 0..AQL_SLOTS {
+        // SAFETY: the ring is CPU-mapped read-write.
+        unsafe { *((ring.va + i * 64) as *mut u16) = 1 };
+    }
+    let mut q = aql_args(gpu_idx, &ring, &ptrs, &eop, &cwsr);
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q).unwrap();
+    Aql {
+        ring,
+        ptrs,
+        eop,
+        cwsr,
+        doorbell: map_doorbell(q.doorbell_offset),
+        queue_id: q.queue_id,
+        gpu_id: e.gpus[gpu_idx],
+        wptr: 0,
+    }
+}
+
+impl Aql {
+    /// Writes a packet (body first, header last with release) and rings the doorbell.
+    fn submit(&mut self, header: u16, body: &[u8; 64]) {
+        let at = self.ring.va + (self.wptr % AQL_SLOTS) * 64;
+        // SAFETY: the ring is CPU-mapped read-write; the slot is free (INVALID).
+        unsafe {
+            std::ptr::copy_nonoverlapping(body[2..].as_ptr(), (at + 2) as *mut u8, 62);
+            (*(at as *const std::sync::atomic::AtomicU16)).store(header, std::sync::atomic::Ordering::Release);
+        }
+        self.wptr += 1;
+        self.ring_doorbell();
+    }
+
+    /// Publishes the write index (the queue's write pointer, `write_dispatch_id`), then rings
+    /// the doorbell with the last packet's index, as ROCr does.
+    fn ring_doorbell(&self) {
+        // SAFETY: the pointers page and the doorbell are mapped.
+        unsafe {
+            (*((self.ptrs.va + 8) as *const std::sync::atomic::AtomicU64))
+                .store(self.wptr, std::sync::atomic::Ordering::Release);
+            std::ptr::write_volatile(self.doorbell, self.wptr - 1);
+        }
+    }
+
+    fn rptr(&self) -> u64 {
+        // SAFETY: mapped.
+        unsafe { std::ptr::read_volatile(self.ptrs.va as *const u64) }
+    }
+
+    fn destroy(self) {
+        let mut d = kfd_ioctl_destroy_queue_args { queue_id: self.queue_id, pad: 0 };
+        kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_QUEUE, &mut d).unwrap();
+        let gpu = [gpus::by_id(self.gpu_id).unwrap().gpu_id];
+        for b in [self.ring, self.ptrs, self.eop, self.cwsr] {
+            unmap(&b, &gpu).unwrap();
+            free(&b).unwrap();
+        }
+    }
+}
+
+/// A GTT page for signals, mapped on GPU `gpu_idx` and the CPU.
+fn signal_page(gpu_idx: usize) -> Buf {
+    let b = alloc(gpu_idx, 4096, GTT);
+    map(&b, &env().gpus[gpu_idx..=gpu_idx]).unwrap();
+    b
+}
+
+fn signal_page_free(b: Buf, gpu_idx: usize) {
+    unmap(&b, &env().gpus[gpu_idx..=gpu_idx]).unwrap();
+    free(&b).unwrap();
+}
+
+/// Waits (bounded) until `signal` is 0 and the queue's read index is `rptr`.
+fn wait_completed(q: &Aql, signal: u64, rptr: u64) {
+    let t = std::time::Instant::now();
+    while signal_load(signal) != 0 || q.rptr() != rptr {
+        assert!(t.elapsed() < std::time::Duration::from_secs(10), "packets never ran");
+        std::thread::yield_now();
+    }
+}
+
+fn barrier_body(deps: &[u64], completion: u64) -> [u8; 64] {
+    let mut b = [0u8; 64];
+    for (i, d) in deps.iter().enumerate() {
+        b[8 + i * 8..16 + i * 8].copy_from_slice(&d.to_le_bytes());
+    }
+    b[56..].copy_from_slice(&completion.to_le_bytes());
+    b
+}
+
+/// An `amd_signal_t` at `va`: value, event mailbox, event id.
+fn signal_init(va: u64, value: i64, mailbox: u64, event_id: u32) {
+    // SAFETY: `va` is a CPU-mapped GTT BO with room for the 64-byte signal.
+    unsafe {
+        *(va as *mut i64) = 1; // kind: user
+        *((va + 8) as *mut i64) = value;
+        *((va + 16) as *mut u64) = mailbox;
+        *((va + 24) as *mut u32) = event_id;
+    }
+}
+
+fn signal_load(va: u64) -> i64 {
+    // SAFETY: as signal_init.
+    unsafe { (*((va + 8) as *const std::sync::atomic::AtomicI64)).load(std::sync::atomic::Ordering::Acquire) }
+}
+
+#[test]
+fn aql_create_checks_eop_and_cwsr_sizes() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let g = &gpus::all()[0];
+    let sizes = g.queue_sizes.unwrap();
+    // MI210 (gfx90a, 104 CUs): ctl stack 0x9000, CWSR 0x9000 + 104 * 0x95000, EOP 4 KiB.
+    assert_eq!(sizes.ctl_stack_size, 0x9000);
+    assert_eq!(sizes.cwsr_size, 0x9000 + 104 * 0x95000);
+    assert_eq!(sizes.eop_buffer_size, 4096);
+    let ring = alloc(0, AQL_SLOTS * 64, GTT);
+    let ptrs = alloc(0, 4096, GTT);
+    let eop = alloc(0, 4096, VRAM);
+    let cwsr = alloc(0, sizes.total_cwsr(g.num_xcc), GTT);
+    for b in [&ring, &ptrs, &eop, &cwsr] {
+        map(b, &e.gpus[..1]).unwrap();
+    }
+    let good = aql_args(0, &ring, &ptrs, &eop, &cwsr);
+    for bad in [
+        kfd_ioctl_create_queue_args { eop_buffer_size: 8192, ..good },
+        kfd_ioctl_create_queue_args { ctl_stack_size: 0, ..good },
+        kfd_ioctl_create_queue_args { ctx_save_restore_size: sizes.cwsr_size + 4096, ..good },
+        kfd_ioctl_create_queue_args { ctx_save_restore_address: eop.va, ..good },
+    ] {
+        let mut a = bad;
+        assert_eq!(kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut a), Err(Errno::EINVAL));
+    }
+    let mut a = good;
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut a).unwrap();
+    // The EOP buffer and CWSR area are held by the queue like its ring.
+    assert_eq!(unmap(&cwsr, &e.gpus[..1]), Err(Errno::EBUSY));
+    assert_eq!(unmap(&eop, &e.gpus[..1]), Err(Errno::EBUSY));
+    let mut d = kfd_ioctl_destroy_queue_args { queue_id: a.queue_id, pad: 0 };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_QUEUE, &mut d).unwrap();
+    for b in [&ring, &ptrs, &eop, &cwsr] {
+        unmap(b, &e.gpus[..1]).unwrap();
+        free(b).unwrap();
+    }
+}
+
+#[test]
+fn aql_barrier_and_waits_then_completes_with_event() {
+    let _g = SERIAL.lock().unwrap();
+    let slots = event_page();
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let mut q = create_aql(0);
+    let sig = signal_page(0);
+    let (dep, done, dep_or) = (sig.va, sig.va + 64, sig.va + 128);
+    signal_init(dep, 1, 0, 0);
+    signal_init(done, 1, slots + ev.event_slot_index as u64 * 8, ev.event_id);
+    q.submit(3 | 1 << 8, &barrier_body(&[0, dep], done));
+    // The dependency is not 0: nothing completes.
+    let (r, res, _) = wait(&[ev.event_id], 30);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_TIMEOUT));
+    assert_eq!((q.rptr(), signal_load(done)), (0, 1));
+    // Set later (by the host here): the barrier passes, the completion signal goes 1 -> 0 and
+    // raises the event; the slot is INVALID again and the read index published.
+    // SAFETY: mapped.
+    unsafe { (*((dep + 8) as *const std::sync::atomic::AtomicI64)).store(0, std::sync::atomic::Ordering::Release) };
+    let (r, res, _) = wait(&[ev.event_id], 5000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    assert_eq!((q.rptr(), signal_load(done)), (1, 0));
+    // SAFETY: mapped.
+    assert_eq!(unsafe { *(q.ring.va as *const u16) }, 1);
+    // BARRIER_OR: one of two dependencies at 0 is enough.
+    signal_init(dep, 5, 0, 0);
+    signal_init(dep_or, 0, 0, 0);
+    signal_init(done, 1, slots + ev.event_slot_index as u64 * 8, ev.event_id);
+    q.submit(5, &barrier_body(&[dep, dep_or], done));
+    let (r, res, _) = wait(&[ev.event_id], 5000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    assert_eq!((q.rptr(), signal_load(done)), (2, 0));
+    q.destroy();
+    signal_page_free(sig, 0);
+}
+
+#[test]
+fn aql_invalid_header_stalls_until_written() {
+    let _g = SERIAL.lock().unwrap();
+    let mut q = create_aql(0);
+    let sig = signal_page(0);
+    signal_init(sig.va, 1, 0, 0);
+    // The doorbell announces a packet whose header is still INVALID: the queue waits.
+    q.wptr += 1;
+    q.ring_doorbell();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!((q.rptr(), signal_load(sig.va)), (0, 1));
+    // Header written: the packet runs.
+    let body = barrier_body(&[], sig.va);
+    // SAFETY: slot 0 of the mapped ring.
+    unsafe {
+        std::ptr::copy_nonoverlapping(body[2..].as_ptr(), (q.ring.va + 2) as *mut u8, 62);
+        (*(q.ring.va as *const std::sync::atomic::AtomicU16)).store(3, std::sync::atomic::Ordering::Release);
+    }
+    wait_completed(&q, sig.va, 1);
+    q.destroy();
+    signal_page_free(sig, 0);
+}
+
+#[test]
+fn aql_bad_packet_and_faulting_dispatch_stop_the_queue() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let mem_ev = create_event(KFD_IOC_EVENT_MEMORY, false);
+    let sig = signal_page(1);
+    // A packet of type AGENT_DISPATCH (4): an invalid packet for this queue, a fault at it.
+    let mut q = create_aql(1);
+    signal_init(sig.va, 1, 0, 0);
+    q.submit(4, &barrier_body(&[], sig.va));
+    let (r, res, evs) = wait(&[mem_ev.event_id], 5000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    let d = evs[0].memory_exception_data();
+    assert_eq!((d.va, d.gpu_id, d.failure.NotPresent), (q.ring.va & !0xfff, e.gpus[1], 1));
+    // Stopped: a later good packet does not run.
+    q.submit(3, &barrier_body(&[], sig.va));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!((q.rptr(), signal_load(sig.va)), (0, 1));
+    q.destroy();
+    // A fresh MEMORY event for the next fault (this one stays set).
+    let mut d = kfd_ioctl_destroy_event_args { event_id: mem_ev.event_id, pad: 0 };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut d).unwrap();
+    let mem_ev = create_event(KFD_IOC_EVENT_MEMORY, false);
+    // A dispatch whose kernel descriptor is not mapped: a VM fault at the descriptor's page.
+    let mut q = create_aql(1);
+    let kd = reserve(1 << 20) + 0x5000;
+    let mut body = [0u8; 64];
+    body[2..4].copy_from_slice(&1u16.to_le_bytes());
+    body[4..6].copy_from_slice(&64u16.to_le_bytes());
+    body[6..8].copy_from_slice(&1u16.to_le_bytes());
+    body[8..10].copy_from_slice(&1u16.to_le_bytes());
+    body[12..16].copy_from_slice(&64u32.to_le_bytes());
+    body[16..20].copy_from_slice(&1u32.to_le_bytes());
+    body[20..24].copy_from_slice(&1u32.to_le_bytes());
+    body[32..40].copy_from_slice(&kd.to_le_bytes());
+    body[56..64].copy_from_slice(&sig.va.to_le_bytes());
+    q.submit(2, &body);
+    let (r, res, evs) = wait(&[mem_ev.event_id], 5000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    let d = evs[0].memory_exception_data();
+    assert_eq!((d.va, d.gpu_id, d.failure.NotPresent), (kd & !0xfff, e.gpus[1], 1));
+    assert_eq!((q.rptr(), signal_load(sig.va)), (0, 1));
+    q.destroy();
+    let mut d = kfd_ioctl_destroy_event_args { event_id: mem_ev.event_id, pad: 0 };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut d).unwrap();
+    signal_page_free(sig, 1);
+}
+
+#[test]
+fn aql_vendor_barrier_value_and_pm4_cache_ib() {
+    let _g = SERIAL.lock().unwrap();
+    let mut q = create_aql(0);
+    let sig = signal_page(0);
+    let (watched, done, ib) = (sig.va, sig.va + 64, sig.va + 2048);
+    signal_init(watched, 5, 0, 0);
+    signal_init(done, 2, 0, 0);
+    // BARRIER_VALUE (vendor packet, AmdFormat 2): wait until (value & 0xff) < 3.
+    let mut b = [0u8; 64];
+    b[2] = 2;
+    b[8..16].copy_from_slice(&watched.to_le_bytes());
+    b[16..24].copy_from_slice(&3i64.to_le_bytes());
+    b[24..32].copy_from_slice(&0xffi64.to_le_bytes());
+    b[32..36].copy_from_slice(&2u32.to_le_bytes());
+    b[56..64].copy_from_slice(&done.to_le_bytes());
+    q.submit(0, &b);
+    // A PM4 IB (AmdFormat 1) holding an ACQUIRE_MEM (7 dwords): a cache operation, nothing to do.
+    let acquire = [0xc005_5800u32, 0, 0x2884_0000, 0xffff_ffff, 0xff, 0, 0];
+    for (i, d) in acquire.iter().enumerate() {
+        // SAFETY: mapped.
+        unsafe { *((ib + i as u64 * 4) as *mut u32) = *d };
+    }
+    let mut p = [0u8; 64];
+    p[2] = 1;
+    p[4..8].copy_from_slice(&0xc002_3f00u32.to_le_bytes());
+    p[8..16].copy_from_slice(&ib.to_le_bytes());
+    p[16..20].copy_from_slice(&(0x0080_0000u32 | 7).to_le_bytes());
+    p[56..64].copy_from_slice(&done.to_le_bytes());
+    q.submit(0, &p);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!((q.rptr(), signal_load(done)), (0, 2));
+    // SAFETY: mapped.
+    unsafe {
+        (*((watched + 8) as *const std::sync::atomic::AtomicI64)).store(0x102, std::sync::atomic::Ordering::Release)
+    };
+    wait_completed(&q, done, 2);
+    q.destroy();
+    signal_page_free(sig, 0);
+}

@@ -7,6 +7,8 @@
 //!
 //! The handle points to an [`ArrayObj`], whose head is clr's `struct hipArray`
 //! (`hipamd/src/hip_internal.hpp`): opaque in ROCm 7's headers, but laid out as clr's.
+//! A mipmapped array ([`MipmapObj`], clr's `struct hipMipmappedArray` at its head) is one such
+//! array per level.
 
 use crate::api::types::{
     hipArrayCubemap, hipArrayLayered, hipArraySurfaceLoadStore, hipArrayTextureGather, hipArray_Format,

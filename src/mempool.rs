@@ -8,6 +8,10 @@
 //! (`hipMemPoolReuseAllowOpportunistic`). Blocks are reused whole, smallest fit first. Kept
 //! blocks beyond the release threshold whose fence is done go back to the system when the pool
 //! next allocates; `hipMemPoolTrimTo` and `hipMemPoolDestroy` release explicitly.
+//!
+//! Sharing (clr `MemoryPool::Export`/`Import`): a pool's shareable handle is a memfd describing
+//! it ([`PoolExport`]), from which another process makes a pool of its own; a pool allocation
+//! travels as its IPC handle (src/ipc.rs) and is imported through the IPC path.
 
 use crate::api::types::hipError_t;
 use crate::runtime::Runtime;

@@ -523,9 +523,11 @@ impl Runtime {
         let job = move || {
             let mut nap = std::time::Duration::from_micros(1);
             // SAFETY: `addr` is an 8-aligned word inside a live allocation that the CPU maps at
-            // the same address (checked above); the caller keeps it alive until the wait passes,
-            // as CUDA requires of `cuStreamWaitValue64`. Other agents write it concurrently, hence
-            // an atomic load.
+            // the same address (checked above). It stays mapped while this job runs: every path
+            // that frees or unmaps memory (hipFree, hipHostUnregister, hipMemUnmap,
+            // hipIpcCloseMemHandle) first waits for all devices' queued work, which includes
+            // this stream's poll of the word written after this job. Other agents write the word
+            // concurrently, hence an atomic load.
             let word = unsafe { &*(addr as *const std::sync::atomic::AtomicU64) };
             while !op.test(word.load(std::sync::atomic::Ordering::Acquire), value, mask) {
                 std::thread::sleep(nap);

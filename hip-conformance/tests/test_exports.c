@@ -15,6 +15,7 @@
 #include "common.h"
 #include "proc.h"
 #include "../fdpass.h"
+#include "fatbin.h"
 
 #include <stdatomic.h>
 
@@ -324,30 +325,14 @@ TEST(mem_alloc_pitch)
 
 /* ---- kernel node attributes ------------------------------------------------------------------- */
 
-/* hip-clang's registration entry points (as test_module.c): a host-only bundle registers
- * `dummy_kernel`, enough for kernel nodes, which are only recorded here. */
-void **__hipRegisterFatBinary(const void *data);
-void __hipUnregisterFatBinary(void **modules);
-void __hipRegisterFunction(void **modules, const void *hostFunction, char *deviceFunction,
-                           const char *deviceName, unsigned int threadLimit, void *tid, void *bid,
-                           dim3 *blockDim, dim3 *gridDim, int *wSize);
-struct fatbin_wrapper {
-    unsigned magic, version;
-    const void *binary;
-    void *dummy;
-};
-static const unsigned char host_only_bundle[] = "__CLANG_OFFLOAD_BUNDLE__"
-                                                "\x01\0\0\0\0\0\0\0"
-                                                "\x51\0\0\0\0\0\0\0"
-                                                "\0\0\0\0\0\0\0\0"
-                                                "\x19\0\0\0\0\0\0\0"
-                                                "host-x86_64-unknown-linux";
+/* `dummy_kernel` is registered from a host-only bundle (fatbin.h): enough for kernel nodes,
+ * which are only recorded here. */
 
 static void dummy_kernel(void) {}
 
 TEST(graph_kernel_node_attributes)
 {
-    struct fatbin_wrapper w = {0x48495046, 1, host_only_bundle, NULL};
+    struct fatbin_wrapper w = {FATBIN_MAGIC, 1, host_only_bundle, NULL};
     void **mod = __hipRegisterFatBinary(&w);
     REQUIRE(mod != NULL);
     __hipRegisterFunction(mod, (const void *)dummy_kernel, (char *)"k", "k", (unsigned)-1, NULL, NULL, NULL, NULL,

@@ -1284,7 +1284,8 @@ typedef struct ihipMemPoolHandle_t *hipMemPool_t;
 typedef struct hipMemPoolProps {
   // Must be `hipMemAllocationTypePinned`.
   hipMemAllocationType allocType;
-  // Handle types allocations may be exported as (pool export is not supported).
+  // Handle types the pool may be exported as (`hipMemPoolExportToShareableHandle`:
+  // `hipMemHandleTypePosixFileDescriptor`).
   hipMemAllocationHandleType handleTypes;
   // Must be a device.
   hipMemLocation location;

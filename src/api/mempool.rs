@@ -1,6 +1,7 @@
 //! Stream-ordered memory allocation (HIP "Stream Ordered Memory Allocator" group; clr
 //! `hip_mempool.cpp`): `hipMallocAsync`, `hipFreeAsync`, memory pools. The pools are
-//! src/mempool.rs; pool IPC export is not supported.
+//! src/mempool.rs; pools and their allocations are shared between processes through a memfd and
+//! IPC handles (`hipMemPoolExportToShareableHandle` … `hipMemPoolImportPointer`).
 
 use crate::api::common::{api, check, read_in, rt_dev, slice_in, stream_of, write_out};
 use crate::api::types::*;

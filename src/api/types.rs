@@ -762,7 +762,8 @@ pub struct hipPointerAttribute_t {
 pub struct hipMemPoolProps {
     /// Must be `hipMemAllocationTypePinned`.
     pub allocType: hipMemAllocationType,
-    /// Handle types allocations may be exported as (pool export is not supported).
+    /// Handle types the pool may be exported as (`hipMemPoolExportToShareableHandle`:
+    /// `hipMemHandleTypePosixFileDescriptor`).
     pub handleTypes: hipMemAllocationHandleType,
     /// Must be a device.
     pub location: hipMemLocation,

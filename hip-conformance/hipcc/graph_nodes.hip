@@ -2,7 +2,8 @@
  * checks them (hip_graph.cpp ihipGraphAddKernelNode, GraphKernelNode::validateKernelParams,
  * GraphMemcpyNode{To,From}Symbol::SetParams, hipGraphExecMemcpyNodeSetParams{To,From}Symbol);
  * hip-tests catch/unit/graph/hipGraphAddKernelNode.cc (Negative),
- * hipGraph[Exec]MemcpyNodeSetParams{To,From}Symbol_old.cc (Negative). Nothing is launched. */
+ * hipGraph[Exec]MemcpyNodeSetParams{To,From}Symbol_old.cc (Negative); kernel node attributes.
+ * Nothing is launched. */
 #include <hip/hip_runtime.h>
 #include "check.h"
 
@@ -12,8 +13,80 @@ __device__ int var_b[16];
 __global__ void __launch_bounds__(256) fill(int* p, int v) { p[threadIdx.x] = v; }
 __global__ void nop() {}
 
+/* ROCm 6+ (not in HIP 5.2's header). */
+extern "C" hipError_t hipGraphKernelNodeCopyAttributes(hipGraphNode_t hSrc, hipGraphNode_t hDst);
+
+/* Kernel node attributes (hip-tests hipGraphKernelNode{Get,Set}Attribute.cc,
+ * hipGraphKernelNodeCopyAttributes.cc; clr GraphKernelNode::SetAttrParams): recorded on the node,
+ * checked, copied, and kept by a clone. */
+static void kernel_node_attributes(void) {
+  hipGraph_t g;
+  CHECK_OK(hipGraphCreate(&g, 0));
+  hipKernelNodeParams kp;
+  memset(&kp, 0, sizeof kp);
+  kp.func = (void*)nop;
+  kp.gridDim.x = kp.gridDim.y = kp.gridDim.z = 1;
+  kp.blockDim.x = kp.blockDim.y = kp.blockDim.z = 1;
+  hipGraphNode_t k = NULL, k2 = NULL, empty = NULL;
+  CHECK_OK(hipGraphAddKernelNode(&k, g, NULL, 0, &kp));
+  CHECK_OK(hipGraphAddKernelNode(&k2, g, NULL, 0, &kp));
+  CHECK_OK(hipGraphAddEmptyNode(&empty, g, NULL, 0));
+  int maxw = 0;
+  CHECK_OK(hipDeviceGetAttribute(&maxw, hipDeviceAttributeAccessPolicyMaxWindowSize, 0));
+  hipKernelNodeAttrValue v, r;
+  memset(&v, 0, sizeof v);
+  v.accessPolicyWindow.base_ptr = (void *)0x1000;
+  v.accessPolicyWindow.num_bytes = maxw > 0 ? (size_t)maxw : 0;
+  v.accessPolicyWindow.hitRatio = 0.5f;
+  v.accessPolicyWindow.hitProp = hipAccessPropertyPersisting;
+  v.accessPolicyWindow.missProp = hipAccessPropertyStreaming;
+  CHECK_OK(hipGraphKernelNodeSetAttribute(k, hipKernelNodeAttributeAccessPolicyWindow, &v));
+  memset(&r, 0, sizeof r);
+  CHECK_OK(hipGraphKernelNodeGetAttribute(k, hipKernelNodeAttributeAccessPolicyWindow, &r));
+  CHECK(r.accessPolicyWindow.base_ptr == (void *)0x1000 && r.accessPolicyWindow.hitRatio == 0.5f &&
+        r.accessPolicyWindow.hitProp == hipAccessPropertyPersisting &&
+        r.accessPolicyWindow.missProp == hipAccessPropertyStreaming &&
+        r.accessPolicyWindow.num_bytes == v.accessPolicyWindow.num_bytes);
+  /* another attribute than the one in use */
+  CHECK_ERR(hipGraphKernelNodeGetAttribute(k, hipKernelNodeAttributeCooperative, &r), hipErrorInvalidValue);
+  /* bad windows leave the node as it was */
+  hipKernelNodeAttrValue bad = v;
+  bad.accessPolicyWindow.hitRatio = 1.5f;
+  CHECK_ERR(hipGraphKernelNodeSetAttribute(k, hipKernelNodeAttributeAccessPolicyWindow, &bad), hipErrorInvalidValue);
+  bad = v;
+  bad.accessPolicyWindow.missProp = hipAccessPropertyPersisting;
+  CHECK_ERR(hipGraphKernelNodeSetAttribute(k, hipKernelNodeAttributeAccessPolicyWindow, &bad), hipErrorInvalidValue);
+  bad = v;
+  bad.accessPolicyWindow.num_bytes = (size_t)maxw + 1;
+  CHECK_ERR(hipGraphKernelNodeSetAttribute(k, hipKernelNodeAttributeAccessPolicyWindow, &bad), hipErrorInvalidValue);
+  CHECK_OK(hipGraphKernelNodeGetAttribute(k, hipKernelNodeAttributeAccessPolicyWindow, &r));
+  CHECK(r.accessPolicyWindow.hitRatio == 0.5f);
+  CHECK_ERR(hipGraphKernelNodeSetAttribute(empty, hipKernelNodeAttributeCooperative, &v), hipErrorInvalidValue);
+  CHECK_ERR(hipGraphKernelNodeSetAttribute(NULL, hipKernelNodeAttributeCooperative, &v), hipErrorInvalidValue);
+  CHECK_ERR(hipGraphKernelNodeSetAttribute(k, (hipKernelNodeAttrID)-1, &v), hipErrorInvalidValue);
+  CHECK_ERR(hipGraphKernelNodeSetAttribute(k, hipKernelNodeAttributeCooperative, NULL), hipErrorInvalidValue);
+  /* cooperative on k2; copying k's window onto it: another attribute in use */
+  hipKernelNodeAttrValue c;
+  memset(&c, 0, sizeof c);
+  c.cooperative = 2;
+  CHECK_OK(hipGraphKernelNodeSetAttribute(k2, hipKernelNodeAttributeCooperative, &c));
+  CHECK_ERR(hipGraphKernelNodeCopyAttributes(k, k2), hipErrorInvalidContext);
+  CHECK_OK(hipGraphKernelNodeGetAttribute(k2, hipKernelNodeAttributeCooperative, &r));
+  CHECK(r.cooperative == 2);
+  /* a clone keeps the attributes */
+  hipGraph_t cl;
+  CHECK_OK(hipGraphClone(&cl, g));
+  hipGraphNode_t kc = NULL;
+  CHECK_OK(hipGraphNodeFindInClone(&kc, k, cl));
+  CHECK_OK(hipGraphKernelNodeGetAttribute(kc, hipKernelNodeAttributeAccessPolicyWindow, &r));
+  CHECK(r.accessPolicyWindow.base_ptr == (void *)0x1000);
+  CHECK_OK(hipGraphDestroy(cl));
+  CHECK_OK(hipGraphDestroy(g));
+}
+
 int main(void) {
   check_bound_to_expected_library((void*)&hipGraphAddKernelNode);
+  kernel_node_attributes();
   hipGraph_t g;
   CHECK_OK(hipGraphCreate(&g, 0));
   int* d = NULL;

@@ -15,7 +15,6 @@
 #include "common.h"
 #include "proc.h"
 #include "../fdpass.h"
-#include "fatbin.h"
 
 #include <stdatomic.h>
 
@@ -321,85 +320,6 @@ TEST(mem_alloc_pitch)
     CHECK_HIP(hipMemAllocPitch(&p, &pitch, 0, 7, 4), hipErrorInvalidValue);
     CHECK_HIP(hipMemAllocPitch(&p, &pitch, 100, 0, 8), hipErrorInvalidValue);
     CHECK_HIP(hipMemAllocPitch(NULL, &pitch, 100, 7, 16), hipErrorInvalidValue);
-}
-
-/* ---- kernel node attributes ------------------------------------------------------------------- */
-
-/* `dummy_kernel` is registered from a host-only bundle (fatbin.h): enough for kernel nodes,
- * which are only recorded here. */
-
-static void dummy_kernel(void) {}
-
-TEST(graph_kernel_node_attributes)
-{
-    struct fatbin_wrapper w = {FATBIN_MAGIC, 1, host_only_bundle, NULL};
-    void **mod = __hipRegisterFatBinary(&w);
-    REQUIRE(mod != NULL);
-    __hipRegisterFunction(mod, (const void *)dummy_kernel, (char *)"k", "k", (unsigned)-1, NULL, NULL, NULL, NULL,
-                          NULL);
-    hipGraph_t g;
-    HIP_OK(hipGraphCreate(&g, 0));
-    hipKernelNodeParams kp;
-    memset(&kp, 0, sizeof kp);
-    kp.func = (void *)dummy_kernel;
-    kp.gridDim.x = kp.gridDim.y = kp.gridDim.z = 1;
-    kp.blockDim.x = kp.blockDim.y = kp.blockDim.z = 1;
-    hipGraphNode_t k = NULL, k2 = NULL, empty = NULL;
-    HIP_OK(hipGraphAddKernelNode(&k, g, NULL, 0, &kp));
-    HIP_OK(hipGraphAddKernelNode(&k2, g, NULL, 0, &kp));
-    HIP_OK(hipGraphAddEmptyNode(&empty, g, NULL, 0));
-    int maxw = 0;
-    HIP_OK(hipDeviceGetAttribute(&maxw, hipDeviceAttributeAccessPolicyMaxWindowSize, 0));
-    hipKernelNodeAttrValue v, r;
-    memset(&v, 0, sizeof v);
-    v.accessPolicyWindow.base_ptr = (void *)0x1000;
-    v.accessPolicyWindow.num_bytes = maxw > 0 ? (size_t)maxw : 0;
-    v.accessPolicyWindow.hitRatio = 0.5f;
-    v.accessPolicyWindow.hitProp = hipAccessPropertyPersisting;
-    v.accessPolicyWindow.missProp = hipAccessPropertyStreaming;
-    HIP_OK(hipGraphKernelNodeSetAttribute(k, hipKernelNodeAttributeAccessPolicyWindow, &v));
-    memset(&r, 0, sizeof r);
-    HIP_OK(hipGraphKernelNodeGetAttribute(k, hipKernelNodeAttributeAccessPolicyWindow, &r));
-    CHECK(r.accessPolicyWindow.base_ptr == (void *)0x1000 && r.accessPolicyWindow.hitRatio == 0.5f &&
-          r.accessPolicyWindow.hitProp == hipAccessPropertyPersisting &&
-          r.accessPolicyWindow.missProp == hipAccessPropertyStreaming &&
-          r.accessPolicyWindow.num_bytes == v.accessPolicyWindow.num_bytes);
-    /* another attribute than the one in use */
-    CHECK_HIP(hipGraphKernelNodeGetAttribute(k, hipKernelNodeAttributeCooperative, &r), hipErrorInvalidValue);
-    /* bad windows leave the node as it was */
-    hipKernelNodeAttrValue bad = v;
-    bad.accessPolicyWindow.hitRatio = 1.5f;
-    CHECK_HIP(hipGraphKernelNodeSetAttribute(k, hipKernelNodeAttributeAccessPolicyWindow, &bad), hipErrorInvalidValue);
-    bad = v;
-    bad.accessPolicyWindow.missProp = hipAccessPropertyPersisting;
-    CHECK_HIP(hipGraphKernelNodeSetAttribute(k, hipKernelNodeAttributeAccessPolicyWindow, &bad), hipErrorInvalidValue);
-    bad = v;
-    bad.accessPolicyWindow.num_bytes = (size_t)maxw + 1;
-    CHECK_HIP(hipGraphKernelNodeSetAttribute(k, hipKernelNodeAttributeAccessPolicyWindow, &bad), hipErrorInvalidValue);
-    HIP_OK(hipGraphKernelNodeGetAttribute(k, hipKernelNodeAttributeAccessPolicyWindow, &r));
-    CHECK(r.accessPolicyWindow.hitRatio == 0.5f);
-    CHECK_HIP(hipGraphKernelNodeSetAttribute(empty, hipKernelNodeAttributeCooperative, &v), hipErrorInvalidValue);
-    CHECK_HIP(hipGraphKernelNodeSetAttribute(NULL, hipKernelNodeAttributeCooperative, &v), hipErrorInvalidValue);
-    CHECK_HIP(hipGraphKernelNodeSetAttribute(k, (hipKernelNodeAttrID)-1, &v), hipErrorInvalidValue);
-    CHECK_HIP(hipGraphKernelNodeSetAttribute(k, hipKernelNodeAttributeCooperative, NULL), hipErrorInvalidValue);
-    /* cooperative on k2; copying k's window onto it: another attribute in use */
-    hipKernelNodeAttrValue c;
-    memset(&c, 0, sizeof c);
-    c.cooperative = 2;
-    HIP_OK(hipGraphKernelNodeSetAttribute(k2, hipKernelNodeAttributeCooperative, &c));
-    CHECK_HIP(hipGraphKernelNodeCopyAttributes(k, k2), hipErrorInvalidContext);
-    HIP_OK(hipGraphKernelNodeGetAttribute(k2, hipKernelNodeAttributeCooperative, &r));
-    CHECK(r.cooperative == 2);
-    /* a clone keeps the attributes */
-    hipGraph_t cl;
-    HIP_OK(hipGraphClone(&cl, g));
-    hipGraphNode_t kc = NULL;
-    HIP_OK(hipGraphNodeFindInClone(&kc, k, cl));
-    HIP_OK(hipGraphKernelNodeGetAttribute(kc, hipKernelNodeAttributeAccessPolicyWindow, &r));
-    CHECK(r.accessPolicyWindow.base_ptr == (void *)0x1000);
-    HIP_OK(hipGraphDestroy(cl));
-    HIP_OK(hipGraphDestroy(g));
-    __hipUnregisterFatBinary(mod);
 }
 
 /* ---- memory pools shared between processes ----------------------------------------------------- */

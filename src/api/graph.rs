@@ -919,7 +919,7 @@ pub extern "C" fn hipGraphMemcpyNodeSetParams1D(
     kind: hipMemcpyKind,
 ) -> hipError_t {
     set_node(node, || {
-        check(src != dst as *const c_void)?;
+        check(!std::ptr::eq(src, dst))?;
         memcpy_1d_op(dst, src, count, kind)
     })
 }
@@ -1297,7 +1297,7 @@ pub extern "C" fn hipGraphExecMemcpyNodeSetParams1D(
     kind: hipMemcpyKind,
 ) -> hipError_t {
     set_exec_node(hGraphExec, node, Some(kind), || {
-        check(src != dst as *const c_void)?;
+        check(!std::ptr::eq(src, dst))?;
         memcpy_1d_op(dst, src, count, kind)
     })
 }

@@ -68,7 +68,7 @@ struct row {
     double ratio;
     int has_stock; /* stock HIP's figure is in .stock; else .stock_note says why not */
     double stock;
-    char stock_note[160];
+    char stock_note[256];
 };
 static struct row rows[64];
 static int nrows;

@@ -15,11 +15,23 @@
  * The process forks before HIP initialises: the child imports IPC handles on
  * the last device. With >= 8 GPUs, all ordered GPU pairs copy at once.
  * Env: SCORE_LIVE (live 256 B allocations, default 200000), SCORE_N (cycles of
- * the per-call timings, default 20000).
+ * the per-call timings, default 20000), SCORE_KERNEL_CO (a `hipcc --genco` code
+ * object with `saxpy`, bench/saxpy.hip: the kernel rows; without it they are skipped).
+ *
+ * Stock HIP beside ours: the same source is built against AMD's HIP 5.2 header
+ * and libamdhip64.so.5 (build/scoreboard-stock) and run by bench/stock.sh once
+ * per section (SCORE_ONLY=<section>: ipc, malloc, live, peer, sdma, pairs,
+ * kernel), each under a timeout; SCORE_ROWS=path appends each row as
+ * "row<TAB>section<TAB>index<TAB>value". stock.sh adds
+ * "section<TAB>name<TAB>reason" for a section that failed or timed out. Our run
+ * reads that file from SCORE_STOCK and prints a "stock HIP" column ("n/a" and
+ * the reason listed under the table where stock HIP has no figure) and writes
+ * "stock_hip" (a number or null) and "stock_hip_note" into the JSON.
  */
 #define _GNU_SOURCE
 #include "bench.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -54,9 +66,56 @@ struct row {
     double ours, ref;
     char ref_what[40];
     double ratio;
+    int has_stock; /* stock HIP's figure is in .stock; else .stock_note says why not */
+    double stock;
+    char stock_note[256];
 };
 static struct row rows[64];
 static int nrows;
+
+/* The section running now and its row count; SCORE_ONLY, SCORE_ROWS, SCORE_STOCK. */
+static const char *section = "";
+static int section_rows;
+static const char *only;
+static FILE *rows_out;
+static const char *stock_path;
+
+/* Runs a section (sets it current) unless SCORE_ONLY names another. */
+static int run_section(const char *name)
+{
+    if (only && strcmp(only, name) != 0)
+        return 0;
+    section = name;
+    section_rows = 0;
+    return 1;
+}
+
+/* Stock HIP's figure for row `idx` of the current section from SCORE_STOCK, or why there is none. */
+static void stock_lookup(struct row *r, int idx)
+{
+    FILE *f = fopen(stock_path, "r");
+    snprintf(r->stock_note, sizeof r->stock_note, "stock run produced no figure for this row");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        char *save = NULL, *kind = strtok_r(line, "\t", &save), *sec = strtok_r(NULL, "\t", &save);
+        char *rest = strtok_r(NULL, "", &save);
+        if (!kind || !sec || !rest || strcmp(sec, section) != 0)
+            continue;
+        if (strcmp(kind, "row") == 0) {
+            char *val = strchr(rest, '\t');
+            if (val && atoi(rest) == idx) {
+                r->has_stock = 1;
+                r->stock = strtod(val + 1, NULL);
+            }
+        } else if (strcmp(kind, "section") == 0) {
+            snprintf(r->stock_note, sizeof r->stock_note, "%s", rest);
+        }
+    }
+    fclose(f);
+}
 
 static void row(const char *op, double ours, const char *unit, double ref, const char *ref_what, double ratio,
                 const char *goal)
@@ -69,8 +128,21 @@ static void row(const char *op, double ours, const char *unit, double ref, const
     r->ours = ours;
     r->ref = ref;
     r->ratio = ratio;
-    printf("  %-52s %10.3f %-6s | %-22s %10.3f | ratio %8.3f | goal %s\n", op, ours, unit, ref_what, ref, ratio,
-           goal);
+    int idx = section_rows++;
+    if (rows_out) {
+        fprintf(rows_out, "row\t%s\t%d\t%.6g\n", section, idx, ours);
+        fflush(rows_out);
+    }
+    char stock[24] = "";
+    if (stock_path) {
+        stock_lookup(r, idx);
+        if (r->has_stock)
+            snprintf(stock, sizeof stock, "| stock %10.3f ", r->stock);
+        else
+            snprintf(stock, sizeof stock, "| stock %10s ", "n/a");
+    }
+    printf("  %-52s %10.3f %-6s | %-22s %10.3f | ratio %8.3f %s| goal %s\n", op, ours, unit, ref_what, ref, ratio,
+           stock, goal);
     fflush(stdout);
 }
 
@@ -86,8 +158,17 @@ static void json(const char *path)
         struct row *r = &rows[i];
         fprintf(f,
                 "  {\"operation\": \"%s\", \"ours\": %.6g, \"unit\": \"%s\", \"reference\": \"%s\", "
-                "\"reference_value\": %.6g, \"ratio\": %.6g, \"goal\": \"%s\"}%s\n",
-                r->op, r->ours, r->unit, r->ref_what, r->ref, r->ratio, r->goal, i + 1 < nrows ? "," : "");
+                "\"reference_value\": %.6g, \"ratio\": %.6g, \"goal\": \"%s\"",
+                r->op, r->ours, r->unit, r->ref_what, r->ref, r->ratio, r->goal);
+        if (stock_path && r->has_stock)
+            fprintf(f, ", \"stock_hip\": %.6g, \"stock_hip_note\": \"\"", r->stock);
+        else if (stock_path) {
+            fprintf(f, ", \"stock_hip\": null, \"stock_hip_note\": \"");
+            for (const char *c = r->stock_note; *c; c++)
+                fprintf(f, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+            fprintf(f, "\"");
+        }
+        fprintf(f, "}%s\n", i + 1 < nrows ? "," : "");
     }
     fprintf(f, "]\n");
     fclose(f);
@@ -266,31 +347,103 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The kernel rows (section "kernel"): SAXPY y = a x + y on 1M floats, launch + sync. */
+static void kernel_rows(const char *co)
+{
+    enum { N = 1 << 20, REPS = 5 };
+    hipModule_t m;
+    hipFunction_t f;
+    OK(hipSetDevice(0));
+    OK(hipModuleLoad(&m, co));
+    OK(hipModuleGetFunction(&f, m, "saxpy"));
+    float *hx = malloc(N * sizeof(float)), *hy = malloc(N * sizeof(float)), *out = malloc(N * sizeof(float));
+    for (int i = 0; i < N; i++) {
+        hx[i] = (float)(i % 97);
+        hy[i] = (float)(i % 13);
+    }
+    float *dx, *dy, a = 2.0f;
+    int nn = N;
+    OK(hipMalloc((void **)&dx, N * sizeof(float)));
+    OK(hipMalloc((void **)&dy, N * sizeof(float)));
+    OK(hipMemcpy(dx, hx, N * sizeof(float), hipMemcpyHostToDevice));
+    OK(hipMemcpy(dy, hy, N * sizeof(float), hipMemcpyHostToDevice));
+    void *args[] = {&nn, &a, &dx, &dy};
+    uint64_t (*stat)(const char *) = (uint64_t(*)(const char *))dlsym(RTLD_DEFAULT, "kfdsim_stat");
+    OK(hipModuleLaunchKernel(f, N / 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+    OK(hipDeviceSynchronize());
+    uint64_t l0 = stat ? stat("aql.lane_instructions") : 0, t0 = stat ? stat("aql.dispatch_thread_ns") : 0;
+    double v[REPS];
+    for (int i = 0; i < REPS; i++) {
+        double t = now_us();
+        OK(hipModuleLaunchKernel(f, N / 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+        OK(hipDeviceSynchronize());
+        v[i] = (now_us() - t) / 1e3;
+    }
+    uint64_t l1 = stat ? stat("aql.lane_instructions") : 0, t1 = stat ? stat("aql.dispatch_thread_ns") : 0;
+    OK(hipMemcpy(out, dy, N * sizeof(float), hipMemcpyDeviceToHost));
+    for (int i = 0; i < N; i += 4099)
+        if (out[i] != hy[i] + (REPS + 1) * a * hx[i]) {
+            fprintf(stderr, "scoreboard: SAXPY result %d: %g, want %g\n", i, out[i], hy[i] + (REPS + 1) * a * hx[i]);
+            exit(1);
+        }
+    /* The host reference: the same loop on the CPU. */
+    double t = now_us();
+    for (int r = 0; r < REPS; r++) {
+        for (int i = 0; i < N; i++)
+            hy[i] = a * hx[i] + hy[i];
+        sink ^= (uint8_t)hy[r];
+    }
+    double host_ms = (now_us() - t) / 1e3 / REPS;
+    double ours = median(v, REPS);
+    row("SAXPY launch + sync, 1M floats (median)", ours, "ms", host_ms, "host SAXPY loop (ms)", ours / host_ms, "-");
+    double rate = t1 > t0 ? (double)(l1 - l0) / ((double)(t1 - t0) * 1e-9) / 1e6 : 0;
+    row("  interpreter: lane-instr/s per host core", rate, "M/s", 100, "goal (M/s)", rate / 100,
+        ">= 100 M lane-instr/s per core");
+    OK(hipFree(dx));
+    OK(hipFree(dy));
+    OK(hipModuleUnload(m));
+    free(hx);
+    free(hy);
+    free(out);
+}
+
 int main(int argc, char **argv)
 {
     const char *json_path = argc > 1 ? argv[1] : getenv("BENCH_JSON");
     int live = getenv("SCORE_LIVE") ? atoi(getenv("SCORE_LIVE")) : 200000;
     int n = getenv("SCORE_N") ? atoi(getenv("SCORE_N")) : 20000;
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+    only = getenv("SCORE_ONLY");
+    stock_path = getenv("SCORE_STOCK");
+    if (stock_path && !*stock_path)
+        stock_path = NULL;
+    if (getenv("SCORE_ROWS") && !(rows_out = fopen(getenv("SCORE_ROWS"), "a"))) {
+        perror(getenv("SCORE_ROWS"));
         return 1;
-    pid_t child = fork();
-    if (child == 0) {
-        close(sv[0]);
-        importer(sv[1], n / 4);
     }
-    close(sv[1]);
+    int sv[2];
+    pid_t child = -1;
+    if (!only || strcmp(only, "ipc") == 0) {
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+            return 1;
+        child = fork();
+        if (child == 0) {
+            close(sv[0]);
+            importer(sv[1], n / 4);
+        }
+        close(sv[1]);
+    }
     int ndev = 0;
     OK(hipGetDeviceCount(&ndev));
     struct rlimit rl;
     getrlimit(RLIMIT_NOFILE, &rl);
     printf("hipkfd scoreboard: %d GPU(s), fd limit %llu, %ld CPU(s) online\n", ndev, (unsigned long long)rl.rlim_cur,
            sysconf(_SC_NPROCESSORS_ONLN));
-    printf("  %-52s %17s | %-33s | %14s | goal\n", "operation", "ours", "reference (same run)", "");
+    printf("  %-52s %17s | %-33s | %14s %s| goal\n", "operation", "ours", "reference (same run)", "",
+           stock_path ? "| stock HIP 5.2    " : "");
     OK(hipSetDevice(0));
 
     /* IPC open + close, 2 MiB, importer on the last device. */
-    {
+    if (run_section("ipc")) {
         void *buf;
         hipIpcMemHandle_t h;
         OK(hipMalloc(&buf, 2 * MiB));
@@ -318,7 +471,7 @@ int main(int argc, char **argv)
     }
 
     /* hipMalloc + hipFree, 256 B, and 8 threads of it. */
-    {
+    if (run_section("malloc")) {
         double *v = calloc((size_t)n, sizeof(double)), *r = calloc((size_t)n, sizeof(double));
         for (int i = 0; i < n; i++) {
             void *p;
@@ -343,7 +496,7 @@ int main(int argc, char **argv)
     }
 
     /* Live allocations, then pointer lookups among them, then hipMemGetInfo after freeing. */
-    {
+    if (run_section("live")) {
         size_t free0, total, free1;
         OK(hipMemGetInfo(&free0, &total));
         void **ptrs = calloc((size_t)live, sizeof(void *));
@@ -405,7 +558,7 @@ int main(int argc, char **argv)
     }
 
     /* Peer copies GPU 0 -> GPU 1. */
-    if (ndev >= 2) {
+    if (ndev >= 2 && run_section("peer")) {
         size_t max = 64 * MiB;
         uint8_t *h0 = malloc(max), *h1 = malloc(max);
         memset(h0, 0x5a, max);
@@ -464,7 +617,7 @@ int main(int argc, char **argv)
     /* SDMA engines (issue 12): CPU while idle with queues on every device, and a small copy
      * submitted after a pause next to the same copy back to back. The host polls the bytes
      * (no HIP call, so no ioctl wakes the engine: only the doorbell store does). */
-    {
+    if (run_section("sdma")) {
         for (int d = 0; d < ndev; d++) {
             void *p;
             OK(hipSetDevice(d));
@@ -516,7 +669,7 @@ int main(int argc, char **argv)
     }
 
     /* All ordered GPU pairs copying at once (>= 8 GPUs). */
-    if (ndev >= 8) {
+    if (ndev >= 8 && run_section("pairs")) {
         int np = ndev * (ndev - 1);
         size_t sz = 4 * MiB;
         struct pair *pp = calloc((size_t)np, sizeof *pp);
@@ -554,6 +707,24 @@ int main(int argc, char **argv)
             OK(hipFree(bufs[d]));
     }
 
+    /* A SAXPY launch + sync on 1M floats (the code object of SCORE_KERNEL_CO, run by kfd-sim's
+     * gfx90a interpreter), and the interpreter's lane-instructions per second per host core
+     * (kfd-sim's counters, found with dlsym: lane-instructions over dispatch time x threads). */
+    if (run_section("kernel")) {
+        const char *co = getenv("SCORE_KERNEL_CO");
+        if (co && *co)
+            kernel_rows(co);
+        else
+            printf("  (kernel rows skipped: SCORE_KERNEL_CO names no code object)\n");
+    }
+
+    if (stock_path) {
+        int na = 0;
+        for (int i = 0; i < nrows; i++)
+            if (!rows[i].has_stock)
+                printf("%s  %-52s stock HIP n/a: %s\n", na++ ? "" : "stock HIP 5.2 n/a rows:\n", rows[i].op,
+                       rows[i].stock_note);
+    }
     if (json_path && *json_path)
         json(json_path);
     return 0;

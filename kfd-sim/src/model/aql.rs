@@ -96,6 +96,36 @@ fn cu_threads() -> usize {
     })
 }
 
+/// Kernel dispatches run by this process: count, lane-instructions, wall nanoseconds in the
+/// interpreter, and those nanoseconds times the host threads that ran workgroups.
+static DISPATCHES: AtomicU64 = AtomicU64::new(0);
+static LANE_INSTRUCTIONS: AtomicU64 = AtomicU64::new(0);
+static DISPATCH_NS: AtomicU64 = AtomicU64::new(0);
+static DISPATCH_THREAD_NS: AtomicU64 = AtomicU64::new(0);
+
+fn count_dispatch(s: Option<&amdgcn_isa::Stats>, dt: std::time::Duration, workgroups: u64) {
+    let ns = dt.as_nanos() as u64;
+    let threads = (cu_threads() as u64).min(workgroups).max(1);
+    DISPATCHES.fetch_add(1, Ordering::Relaxed);
+    LANE_INSTRUCTIONS.fetch_add(s.map_or(0, |s| s.lane_instructions), Ordering::Relaxed);
+    DISPATCH_NS.fetch_add(ns, Ordering::Relaxed);
+    DISPATCH_THREAD_NS.fetch_add(ns * threads, Ordering::Relaxed);
+}
+
+/// The dispatch counters for `kfdsim_stat`: `aql.dispatches`, `aql.lane_instructions`,
+/// `aql.dispatch_ns` (wall time in the interpreter), `aql.dispatch_thread_ns` (that time times
+/// the host threads running workgroups); `None` for another key.
+pub fn dispatch_stat(key: &str) -> Option<u64> {
+    let c = match key {
+        "aql.dispatches" => &DISPATCHES,
+        "aql.lane_instructions" => &LANE_INSTRUCTIONS,
+        "aql.dispatch_ns" => &DISPATCH_NS,
+        "aql.dispatch_thread_ns" => &DISPATCH_THREAD_NS,
+        _ => return None,
+    };
+    Some(c.load(Ordering::Relaxed))
+}
+
 /// What one pass over a queue did.
 pub struct Pass {
     /// Packets consumed.
@@ -343,8 +373,14 @@ fn packet(q: &QueueRt, vm: &Gpuvm, at: u64) -> Step {
             };
             trace(&format_args!("dispatch {d:x?}"));
             let mem = VmMemory { vm };
-            match amdgcn_isa::run(&mem, &d, cu_threads()) {
-                Ok(()) => Ok(()),
+            let max_wave_instructions =
+                std::env::var("AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS").ok().and_then(|v| v.parse().ok());
+            let t0 = std::time::Instant::now();
+            let r = amdgcn_isa::run_with(&mem, &d, cu_threads(), &amdgcn_isa::Options { max_wave_instructions });
+            let wgs = (0..3).map(|k| (d.grid_size[k] as u64).div_ceil(d.workgroup_size[k].max(1) as u64)).product();
+            count_dispatch(r.as_ref().ok(), t0.elapsed(), wgs);
+            match r {
+                Ok(_) => Ok(()),
                 Err(amdgcn_isa::ExecError::Fault(f)) => Err(mem.fault_of(f)),
                 Err(e) => {
                     eprintln!(

@@ -168,11 +168,11 @@ pub struct KernelNode {
     params: hipKernelNodeParams,
     /// The explicit arguments at their kernarg offsets.
     image: Box<[u8]>,
-    /// One pointer into `image` per explicit argument.
-    ptrs: Box<[*mut c_void]>,
+    /// One pointer into `image` per explicit argument: what `params.kernelParams` points to.
+    _ptrs: Box<[*mut c_void]>,
 }
 
-// SAFETY: `params` and `ptrs` point into `image`, owned by the node and never written after
+// SAFETY: `params` and `_ptrs` point into `image`, owned by the node and never written after
 // construction; the function pointer in `params` is only compared, never called.
 unsafe impl Send for KernelNode {}
 // SAFETY: as above (shared reads only).
@@ -205,12 +205,11 @@ impl KernelNode {
         let mut params = params;
         params.kernelParams = ptrs.as_ptr() as *mut *mut c_void;
         params.extra = std::ptr::null_mut();
-        Ok(KernelNode { func, params, image, ptrs })
+        Ok(KernelNode { func, params, image, _ptrs: ptrs })
     }
 
     /// The parameters, `kernelParams` pointing at the node's copy of the arguments.
     pub fn params(&self) -> hipKernelNodeParams {
-        let _ = &self.ptrs;
         self.params
     }
 

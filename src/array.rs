@@ -7,6 +7,8 @@
 //!
 //! The handle points to an [`ArrayObj`], whose head is clr's `struct hipArray`
 //! (`hipamd/src/hip_internal.hpp`): opaque in ROCm 7's headers, but laid out as clr's.
+//! A mipmapped array ([`MipmapObj`], clr's `struct hipMipmappedArray` at its head) is one such
+//! array per level.
 
 use crate::api::types::{
     hipArrayCubemap, hipArrayLayered, hipArraySurfaceLoadStore, hipArrayTextureGather, hipArray_Format,
@@ -201,6 +203,7 @@ impl Runtime {
             flags: 0,
             owner: dev,
             backing: Backing::Array(obj),
+            id: 0,
         });
         crate::log::hipkfd_log!("array {g:?} on device {dev} at {base:#x}");
         Ok(handle)
@@ -225,6 +228,120 @@ impl Runtime {
         let base = a.base;
         drop(a);
         self.free_synced(base).map_err(|_| hipError_t::hipErrorContextIsDestroyed)
+    }
+}
+
+/// What a `hipMipmappedArray_t` points to. The head is clr's `struct hipMipmappedArray`
+/// (`hip/driver_types.h`: data@0, desc@8, type@28, width@32, height@36, depth@40,
+/// min_mipmap_level@44, max_mipmap_level@48, flags@52, format@56, num_channels@60; 64 bytes),
+/// filled in as clr's `ihipMipmapArrayCreate` fills it; then the levels, one array each
+/// (level `l` is `max(1, extent >> l)` elements in each present dimension).
+#[repr(C)]
+#[derive(Debug)]
+pub struct MipmapObj {
+    /// Level 0's memory.
+    data: u64,
+    desc: hipChannelFormatDesc,
+    r#type: c_uint,
+    width: c_uint,
+    height: c_uint,
+    depth: c_uint,
+    min_mipmap_level: c_uint,
+    max_mipmap_level: c_uint,
+    flags: c_uint,
+    format: hipArray_Format,
+    num_channels: c_uint,
+    /// The level arrays, level 0 first (handles of live `MemKind::Array` allocations).
+    levels: Vec<u64>,
+    /// The device the levels are on.
+    owner: usize,
+}
+
+/// The live mipmapped arrays, by handle.
+#[derive(Debug, Default)]
+pub struct Mipmaps(parking_lot::Mutex<std::collections::HashMap<u64, Box<MipmapObj>>>);
+
+/// The number of levels a full mip chain of an array of extent `(w, h, d)` has:
+/// `1 + floor(log2(max(w, h, d)))` (CUDA `cudaMallocMipmappedArray`).
+pub fn mip_levels_max((w, h, d): (usize, usize, usize)) -> u32 {
+    let m = w.max(h).max(d).max(1);
+    usize::BITS - m.leading_zeros()
+}
+
+impl Runtime {
+    /// `hipMallocMipmappedArray`: `levels` arrays (0 counts as 1) of `g`'s format, level `l` of
+    /// extent `max(1, extent >> l)` in each dimension `g` has, on device `dev`. Errors:
+    /// `hipErrorInvalidValue` (more levels than the full chain), `hipErrorOutOfMemory` (nothing
+    /// is left allocated then).
+    pub fn mipmap_create(&self, dev: usize, g: ArrayGeom, levels: u32) -> Result<*const MipmapObj, hipError_t> {
+        let (w, h, d) = (g.width as usize, g.height as usize, g.depth as usize);
+        let levels = levels.max(1);
+        if levels > mip_levels_max((w, h, d)) {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        let mut handles: Vec<u64> = Vec::with_capacity(levels as usize);
+        for l in 0..levels {
+            let shrink = |v: usize| if v == 0 { 0 } else { (v >> l).max(1) };
+            let made = self
+                .array_geom(dev, (shrink(w), shrink(h), shrink(d)), g.format, g.channels, g.flags)
+                .and_then(|lg| self.array_create(dev, lg));
+            match made {
+                Ok(a) => handles.push(a as u64),
+                Err(e) => {
+                    for &a in &handles {
+                        let _ = self.array_destroy(a as *const ArrayObj);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        let data = self.allocs.array(handles[0]).map_or(0, |a| a.base);
+        let obj = Box::new(MipmapObj {
+            data,
+            desc: g.channel_desc(),
+            r#type: 0,
+            width: g.width as c_uint,
+            height: g.height as c_uint,
+            depth: g.depth as c_uint,
+            min_mipmap_level: 0,
+            max_mipmap_level: levels - 1,
+            flags: g.flags,
+            format: g.format,
+            num_channels: g.channels,
+            levels: handles,
+            owner: dev,
+        });
+        let handle: *const MipmapObj = &*obj;
+        self.mipmaps.0.lock().insert(handle as u64, obj);
+        Ok(handle)
+    }
+
+    /// `hipFreeMipmappedArray`: waits for the devices, then frees every level. Errors:
+    /// `hipErrorContextIsDestroyed` for a handle that names no live mipmapped array (hip-tests
+    /// `hipFreeMipmappedArray.cc` `Negative_DoubleFree`).
+    pub fn mipmap_destroy(&self, handle: *const MipmapObj) -> Result<(), hipError_t> {
+        let obj = self.mipmaps.0.lock().remove(&(handle as u64)).ok_or(hipError_t::hipErrorContextIsDestroyed)?;
+        for &a in &obj.levels {
+            // A level the user freed with hipFreeArray is gone already.
+            let _ = self.array_destroy(a as *const ArrayObj);
+        }
+        Ok(())
+    }
+
+    /// `hipDeviceReset`: forgets device `dev`'s mipmapped arrays (their levels are freed with
+    /// the device's other arrays).
+    pub fn mipmap_reset(&self, dev: usize) {
+        self.mipmaps.0.lock().retain(|_, m| m.owner != dev);
+    }
+
+    /// `hipGetMipmappedArrayLevel`: the array of level `level` (owned by the mipmapped array).
+    /// Errors: `hipErrorInvalidResourceHandle` (no live mipmapped array), `hipErrorInvalidValue`
+    /// (a level past the last).
+    pub fn mipmap_level(&self, handle: *const MipmapObj, level: u32) -> Result<*const ArrayObj, hipError_t> {
+        let m = self.mipmaps.0.lock();
+        let obj = m.get(&(handle as u64)).ok_or(hipError_t::hipErrorInvalidResourceHandle)?;
+        let a = obj.levels.get(level as usize).ok_or(hipError_t::hipErrorInvalidValue)?;
+        Ok(*a as *const ArrayObj)
     }
 }
 
@@ -280,6 +397,27 @@ mod tests {
         assert_eq!(offset_of!(ArrayObj, texture_type), 56);
         assert_eq!(offset_of!(ArrayObj, flags), 60);
         assert_eq!(offset_of!(ArrayObj, geom), 64);
+    }
+
+    /// The head of [`MipmapObj`] is clr's `struct hipMipmappedArray` (`driver_types.h`).
+    #[test]
+    fn head_is_clr_hip_mipmapped_array() {
+        assert_eq!(offset_of!(MipmapObj, desc), 8);
+        assert_eq!(offset_of!(MipmapObj, r#type), 28);
+        assert_eq!(offset_of!(MipmapObj, min_mipmap_level), 44);
+        assert_eq!(offset_of!(MipmapObj, max_mipmap_level), 48);
+        assert_eq!(offset_of!(MipmapObj, flags), 52);
+        assert_eq!(offset_of!(MipmapObj, format), 56);
+        assert_eq!(offset_of!(MipmapObj, num_channels), 60);
+        assert_eq!(offset_of!(MipmapObj, levels), 64);
+    }
+
+    #[test]
+    fn full_mip_chain_lengths() {
+        assert_eq!(mip_levels_max((1, 0, 0)), 1);
+        assert_eq!(mip_levels_max((6, 6, 6)), 3);
+        assert_eq!(mip_levels_max((64, 0, 0)), 7);
+        assert_eq!(mip_levels_max((100, 3, 0)), 7);
     }
 
     #[test]

@@ -169,6 +169,12 @@ impl Runtime {
         if dst == 0 || src == 0 {
             return Err(hipError_t::hipErrorInvalidValue);
         }
+        let piece =
+            [self.vmm_first_piece(dst, len, true), self.vmm_first_piece(src, len, false)].into_iter().flatten().min();
+        if let Some(k) = piece {
+            self.memcpy(dst, src, k, kind, s, false)?;
+            return self.memcpy(dst + k, src + k, len - k, kind, s, sync);
+        }
         let (ld, ls) = self.pick_pair(self.locate(dst, len, true)?, self.locate(src, len, false)?, s);
         match (ld, ls) {
             (Loc::Pageable, Loc::Pageable) => {

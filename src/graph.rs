@@ -114,6 +114,21 @@ pub struct Node {
     /// The graph the node belongs to.
     pub graph: Weak<Graph>,
     op: Mutex<Op>,
+    /// A kernel node's attributes (`hipGraphKernelNodeSetAttribute`).
+    pub attrs: Mutex<KernelAttrs>,
+}
+
+/// The attributes of a kernel node, as clr's `GraphKernelNode` keeps them (`kernelAttr_`, and
+/// `kernelAttrInUse_`: the last attribute set, 0 for none). Recorded only: an SDMA runtime has
+/// no L2 persistence window, and a cooperative or prioritised launch runs as any other.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KernelAttrs {
+    /// The `hipLaunchAttributeID` last set (0: none).
+    pub in_use: i32,
+    /// `accessPolicyWindow`: `base_ptr`, `hitProp`, `hitRatio`, `missProp`, `num_bytes`.
+    pub window: (u64, i32, f32, i32, u64),
+    pub cooperative: i32,
+    pub priority: i32,
 }
 
 impl Node {
@@ -209,7 +224,13 @@ impl Graph {
 
     fn new_node(self: &Arc<Self>, op: Op, origin: Option<u64>) -> Arc<Node> {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let n = Arc::new(Node { id, origin: origin.unwrap_or(id), graph: Arc::downgrade(self), op: Mutex::new(op) });
+        let n = Arc::new(Node {
+            id,
+            origin: origin.unwrap_or(id),
+            graph: Arc::downgrade(self),
+            op: Mutex::new(op),
+            attrs: Mutex::new(KernelAttrs::default()),
+        });
         registry().nodes.lock().insert(n.handle(), Arc::downgrade(&n));
         n
     }
@@ -348,6 +369,7 @@ impl Graph {
         let mut new_nodes = Vec::with_capacity(nodes.len());
         for n in &nodes {
             let c = g.new_node(n.op().deep_clone(), Some(n.origin));
+            *c.attrs.lock() = *n.attrs.lock();
             map.insert(n.id, c.id);
             new_nodes.push(c);
         }
@@ -420,6 +442,14 @@ impl Exec {
         Ok(s.enabled)
     }
 
+    /// The copy direction of the step made from graph node `n` (`None`: not a copy). Errors:
+    /// `hipErrorInvalidValue` when `n` is not in the executable graph.
+    pub fn copy_kind(&self, n: &Node) -> Result<Option<hipMemcpyKind>, hipError_t> {
+        let steps = self.steps.lock();
+        let s = steps.iter().find(|s| s.ids.contains(&n.id)).ok_or(hipError_t::hipErrorInvalidValue)?;
+        Ok(s.op.copy_kind())
+    }
+
     /// Replaces the operation of the step made from graph node `n` (`hipGraphExec*NodeSetParams`).
     /// Errors: `hipErrorInvalidValue` when `n` is not in the executable graph or `op` is of
     /// another type than the step's.
@@ -435,7 +465,8 @@ impl Exec {
 
     /// `hipGraphExecUpdate`: takes the operations of `g`, matched to the steps in topological
     /// order, as clr checks them: the same node count (else TopologyChanged, no node), then per
-    /// node the same type (NodeTypeChanged), the same copy direction (ParametersChanged), the
+    /// node the same type (NodeTypeChanged), unless a host or empty node the same device as the
+    /// instantiated graph's (UnsupportedFunctionChange), the same copy direction (ParametersChanged), the
     /// same number of dependencies (TopologyChanged); finally the same edges (TopologyChanged).
     /// On a mismatch → `(why, the node of g)` and the executable graph is left as it was.
     pub fn update(&self, g: &Graph) -> Result<(), (hipGraphExecUpdateResult, Option<Arc<Node>>)> {
@@ -448,8 +479,14 @@ impl Exec {
         let indeg = |e: &[(usize, usize)], i: usize| e.iter().filter(|x| x.1 == i).count();
         for (i, (n, s)) in order.iter().zip(steps.iter()).enumerate() {
             let op = n.op();
-            let why = if op.node_type() != s.op.node_type() {
+            let t = op.node_type();
+            let why = if t != s.op.node_type() {
                 Some(R::hipGraphExecUpdateErrorNodeTypeChanged)
+            } else if g.dev != self.dev
+                && t != hipGraphNodeType::hipGraphNodeTypeHost
+                && t != hipGraphNodeType::hipGraphNodeTypeEmpty
+            {
+                Some(R::hipGraphExecUpdateErrorUnsupportedFunctionChange)
             } else if op.copy_kind() != s.op.copy_kind() {
                 Some(R::hipGraphExecUpdateErrorParametersChanged)
             } else if indeg(&edges, i) != indeg(&self.edges, i) {

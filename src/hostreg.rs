@@ -145,6 +145,7 @@ impl Runtime {
             flags,
             owner: dev,
             backing: Backing::UserPages(starts),
+            id: 0,
         });
         Ok(())
     }

@@ -571,6 +571,15 @@ impl Runtime {
         Ok(Handle { kind: KIND_MEM, instance: ipc.instance, token, size: a.size, offset: ptr - a.base })
     }
 
+    /// The base of this process's own allocation that memory handle `h` names, if it is one
+    /// of ours and still live (`hipMemPoolImportPointer` in the exporting process).
+    pub fn ipc_local_base(&self, h: &Handle) -> Option<u64> {
+        if h.instance != ipc().instance {
+            return None;
+        }
+        self.allocs.with_export(&h.token, |a| (a.size == h.size).then_some(a.base)).flatten()
+    }
+
     /// `hipIpcOpenMemHandle`: maps the exporter's allocation (or reuses this process's import of
     /// it) and returns base + the handle's offset. `dev` is the current device (used when the
     /// memory's own GPU is not visible here). Errors: `hipErrorInvalidContext` (our own handle),

@@ -301,6 +301,9 @@ pub struct Allocation {
     /// allocated it).
     pub owner: usize,
     pub backing: Backing,
+    /// Unique among the process's allocations, never reused (`HIP_POINTER_ATTRIBUTE_BUFFER_ID`,
+    /// clr's `amd::Memory::getUniqueId`): set by [`Registry::insert`], 0 before.
+    pub id: u64,
 }
 
 impl Allocation {
@@ -315,12 +318,12 @@ impl Allocation {
 
     /// An allocation backed by a BO of its own at `bo.va`.
     pub fn with_bo(size: u64, kind: MemKind, flags: u32, bo: Bo) -> Allocation {
-        Allocation { base: bo.va, size, kind, flags, owner: bo.owner, backing: Backing::Bo(bo) }
+        Allocation { base: bo.va, size, kind, flags, owner: bo.owner, backing: Backing::Bo(bo), id: 0 }
     }
 
     /// An allocation at `base` (inside `bo`) backed by a BO of its own.
     pub fn with_bo_at(base: u64, size: u64, kind: MemKind, bo: Bo) -> Allocation {
-        Allocation { base, size, kind, flags: 0, owner: bo.owner, backing: Backing::Bo(bo) }
+        Allocation { base, size, kind, flags: 0, owner: bo.owner, backing: Backing::Bo(bo), id: 0 }
     }
 
     /// The BO behind it (its own, or the block it is a slot of), if it has one (every kind
@@ -419,7 +422,9 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub fn insert(&self, a: Allocation) -> Arc<Allocation> {
+    pub fn insert(&self, mut a: Allocation) -> Arc<Allocation> {
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        a.id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let a = Arc::new(a);
         let mut m = self.map.write();
         if let Backing::Sub(b) = &a.backing {
@@ -721,6 +726,13 @@ impl Runtime {
     /// `hipMalloc`: `size` bytes of VRAM on device `dev`, GPU-mapped there and CPU-mapped when
     /// the BAR is large. Returns the base address.
     pub fn mem_alloc_device(&self, dev: usize, size: u64) -> Result<u64, hipError_t> {
+        self.mem_alloc_device_with(dev, size, 0)
+    }
+
+    /// [`mem_alloc_device`](Self::mem_alloc_device) with `KFD_IOC_ALLOC_MEM_FLAGS_*` `extra`
+    /// added to the VRAM flags (`hipExtMallocWithFlags`: fine-grained is `COHERENT`, uncached
+    /// adds `UNCACHED`); such an allocation always has a BO of its own.
+    pub fn mem_alloc_device_with(&self, dev: usize, size: u64, extra: u32) -> Result<u64, hipError_t> {
         let d = &self.devices[dev];
         if size > d.topo.node.vram_size {
             return Err(hipError_t::hipErrorOutOfMemory);
@@ -733,7 +745,7 @@ impl Runtime {
         let (_peers, map_on) = self.peer_alloc_targets(dev);
         let mut retried = false;
         let a = loop {
-            let a = match small_class(size) {
+            let a = match small_class(size).filter(|_| extra == 0) {
                 Some(slot) => self.small_alloc(dev, slot, &map_on, d.large_bar).map(|(b, off)| Allocation {
                     base: b.bo.va + off,
                     size,
@@ -741,9 +753,10 @@ impl Runtime {
                     flags: 0,
                     owner: dev,
                     backing: Backing::Sub(b),
+                    id: 0,
                 }),
                 None => self
-                    .bo_alloc(dev, size, vram_flags(d.large_bar), &map_on, d.large_bar)
+                    .bo_alloc(dev, size, vram_flags(d.large_bar) | extra, &map_on, d.large_bar)
                     .map(|bo| Allocation::with_bo(size, MemKind::Device, 0, bo)),
             };
             match a {

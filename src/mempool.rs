@@ -8,12 +8,17 @@
 //! (`hipMemPoolReuseAllowOpportunistic`). Blocks are reused whole, smallest fit first. Kept
 //! blocks beyond the release threshold whose fence is done go back to the system when the pool
 //! next allocates; `hipMemPoolTrimTo` and `hipMemPoolDestroy` release explicitly.
+//!
+//! Sharing (clr `MemoryPool::Export`/`Import`): a pool's shareable handle is a memfd describing
+//! it ([`PoolExport`]), from which another process makes a pool of its own; a pool allocation
+//! travels as its IPC handle (src/ipc.rs) and is imported through the IPC path.
 
 use crate::api::types::hipError_t;
 use crate::runtime::Runtime;
 use crate::stream::{Fence, Stream};
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
 /// A freed block waiting for reuse.
@@ -71,7 +76,54 @@ impl PoolState {
 #[derive(Debug)]
 pub struct MemPool {
     pub dev: usize,
+    /// `hipMemPoolProps::handleTypes` (`hipMemAllocationHandleType` bits).
+    pub handle_types: i32,
     state: Mutex<PoolState>,
+    /// The pool's shareable handle once exported (`hipMemPoolExportToShareableHandle`): a memfd
+    /// holding its [`PoolExport`] description, closed with the pool (clr `MemoryPool::Export`).
+    export: Mutex<Option<OwnedFd>>,
+}
+
+/// What a pool's shareable handle carries (clr's `SharedMemPool`: the pool's state and access
+/// map), in the memfd: magic, owner GPU id, then `(gpu_id, hipMemAccessFlags)` per device.
+/// GPU ids, not ordinals: the importer may see other devices (`HIP_VISIBLE_DEVICES`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolExport {
+    pub gpu_id: u32,
+    pub access: Vec<(u32, i32)>,
+}
+
+impl PoolExport {
+    /// "hkfdpool".
+    const MAGIC: u64 = u64::from_le_bytes(*b"hkfdpool");
+    /// The most devices a description names (the memfd's size is bounded).
+    const MAX_DEVICES: usize = 64;
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(16 + 8 * self.access.len());
+        b.extend_from_slice(&Self::MAGIC.to_le_bytes());
+        b.extend_from_slice(&self.gpu_id.to_le_bytes());
+        b.extend_from_slice(&(self.access.len() as u32).to_le_bytes());
+        for (g, f) in &self.access {
+            b.extend_from_slice(&g.to_le_bytes());
+            b.extend_from_slice(&f.to_le_bytes());
+        }
+        b
+    }
+
+    /// Parses [`to_bytes`](Self::to_bytes)'s output; `None` for anything else.
+    pub fn parse(b: &[u8]) -> Option<PoolExport> {
+        let u32_at = |o: usize| Some(u32::from_le_bytes(b.get(o..o + 4)?.try_into().ok()?));
+        if b.get(0..8)? != Self::MAGIC.to_le_bytes() {
+            return None;
+        }
+        let n = u32_at(12)? as usize;
+        if n > Self::MAX_DEVICES || b.len() != 16 + 8 * n {
+            return None;
+        }
+        let access = (0..n).map(|i| Some((u32_at(16 + 8 * i)?, u32_at(20 + 8 * i)? as i32))).collect::<Option<_>>()?;
+        Some(PoolExport { gpu_id: u32_at(8)?, access })
+    }
 }
 
 /// The pools of the process: each device's default and current pool, and every pool by handle.
@@ -81,6 +133,10 @@ pub struct MemPools {
     all: Mutex<HashMap<usize, Arc<MemPool>>>,
     /// Per device: its default and current pool.
     per_dev: Mutex<HashMap<usize, DevicePools>>,
+    /// Pointers `hipMemPoolImportPointer` mapped into this process from another's pool, with
+    /// their count of imports (IPC opens, each closed by one `hipFree`/`hipFreeAsync`, whether
+    /// or not their pool still exists).
+    imported: Mutex<HashMap<u64, u32>>,
 }
 
 /// A device's (default, current) pools.
@@ -105,12 +161,13 @@ pub enum AttrValue {
 }
 
 impl Runtime {
-    /// A new pool on device `dev` (`hipMemPoolCreate`), registered under its handle.
-    pub fn mempool_create(&self, dev: usize) -> Arc<MemPool> {
+    /// A new pool on device `dev` (`hipMemPoolCreate`) whose allocations may be exported as
+    /// `handle_types`, registered under its handle.
+    pub fn mempool_create(&self, dev: usize, handle_types: i32) -> Arc<MemPool> {
         let mut access = vec![0; self.devices.len()];
         access[dev] = 3;
         let st = PoolState { reuse: [1, 1, 1], access, ..Default::default() };
-        let p = Arc::new(MemPool { dev, state: Mutex::new(st) });
+        let p = Arc::new(MemPool { dev, handle_types, state: Mutex::new(st), export: Mutex::new(None) });
         self.mempools.all.lock().insert(Arc::as_ptr(&p) as usize, p.clone());
         p
     }
@@ -124,7 +181,7 @@ impl Runtime {
         if let Some(p) = self.mempools.per_dev.lock().get(&dev) {
             return p.clone();
         }
-        let p = self.mempool_create(dev);
+        let p = self.mempool_create(dev, 0);
         self.mempools.per_dev.lock().entry(dev).or_insert((p.clone(), p)).clone()
     }
 
@@ -206,6 +263,10 @@ impl Runtime {
     /// at once after `s`'s work (clr falls back to `hipFree`). Errors: `hipErrorInvalidValue`
     /// (not an allocation's base, or a block its pool already got back).
     pub fn mempool_free(&self, base: u64, s: &Arc<Stream>) -> Result<(), hipError_t> {
+        if self.mempool_take_import(base) {
+            self.stream_sync(s)?;
+            return self.ipc_close_mem(base);
+        }
         for p in self.mempools_all() {
             let mut st = p.state.lock();
             if let Some(size) = st.used.remove(&base) {
@@ -222,6 +283,18 @@ impl Runtime {
         }
         self.stream_sync(s)?;
         self.mem_free(base)
+    }
+
+    /// Whether `ptr` is a pointer `hipMemPoolImportPointer` imported; it is forgotten (the caller
+    /// closes the import).
+    pub fn mempool_take_import(&self, ptr: u64) -> bool {
+        let mut im = self.mempools.imported.lock();
+        let Some(n) = im.get_mut(&ptr) else { return false };
+        *n -= 1;
+        if *n == 0 {
+            im.remove(&ptr);
+        }
+        true
     }
 
     fn mempools_all(&self) -> Vec<Arc<MemPool>> {
@@ -285,8 +358,9 @@ impl Runtime {
     }
 
     /// `hipMemPoolSetAttribute` (clr `MemoryPool::SetAttribute`): the reuse flags and the
-    /// release threshold are set; the high marks only reset to 0; the current counters are
-    /// read-only. Errors: `hipErrorInvalidValue` otherwise.
+    /// release threshold are set; the high marks only reset, to 0 (clr: `max_total_size_ = 0`,
+    /// not the current value as CUDA; the next allocation or free raises them again); the current
+    /// counters are read-only. Errors: `hipErrorInvalidValue` otherwise.
     pub fn mempool_set_attr(&self, p: &MemPool, a: i32, v: AttrValue) -> Result<(), hipError_t> {
         let mut st = p.state.lock();
         match (a, v) {
@@ -294,8 +368,8 @@ impl Runtime {
                 st.reuse[(a - 1) as usize] = i
             }
             (attr::RELEASE_THRESHOLD, AttrValue::U64(t)) => st.counters.release_threshold = t,
-            (attr::RESERVED_MEM_HIGH, AttrValue::U64(0)) => st.counters.reserved_high = st.reserved_bytes(),
-            (attr::USED_MEM_HIGH, AttrValue::U64(0)) => st.counters.used_high = st.used_bytes(),
+            (attr::RESERVED_MEM_HIGH, AttrValue::U64(0)) => st.counters.reserved_high = 0,
+            (attr::USED_MEM_HIGH, AttrValue::U64(0)) => st.counters.used_high = 0,
             _ => return Err(hipError_t::hipErrorInvalidValue),
         }
         Ok(())
@@ -329,5 +403,83 @@ impl Runtime {
     /// `hipMemPoolGetAccess` for one device.
     pub fn mempool_get_access(&self, p: &MemPool, dev: usize) -> i32 {
         p.state.lock().access[dev]
+    }
+}
+
+// ---- sharing pools between processes (clr `MemoryPool::Export`/`Import`, `hip_mempool.cpp`) ----
+
+impl Runtime {
+    /// `hipMemPoolExportToShareableHandle`: the pool's POSIX fd: a memfd describing the pool
+    /// ([`PoolExport`]), made on the first export and the same fd on later ones (as clr), open
+    /// until the pool is destroyed. Errors: `hipErrorInvalidValue` (the pool was not created
+    /// for fd handles), `hipErrorOutOfMemory` (no memfd).
+    pub fn mempool_export(&self, p: &MemPool) -> Result<RawFd, hipError_t> {
+        use crate::api::types::hipMemAllocationHandleType as H;
+        if p.handle_types & H::hipMemHandleTypePosixFileDescriptor.0 == 0 {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        let mut ex = p.export.lock();
+        if let Some(fd) = &*ex {
+            return Ok(fd.as_raw_fd());
+        }
+        let desc = PoolExport {
+            gpu_id: self.devices[p.dev].gpu_id,
+            access: p.state.lock().access.iter().enumerate().map(|(d, &f)| (self.devices[d].gpu_id, f)).collect(),
+        };
+        let name = c"hipkfd-mempool";
+        // SAFETY: valid NUL-terminated name; returns a new fd or -1.
+        let raw = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(hipError_t::hipErrorOutOfMemory);
+        }
+        // SAFETY: `raw` is a fresh fd that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let bytes = desc.to_bytes();
+        nix::sys::uio::pwrite(&fd, &bytes, 0)
+            .ok()
+            .filter(|&n| n == bytes.len())
+            .ok_or(hipError_t::hipErrorOutOfMemory)?;
+        let r = fd.as_raw_fd();
+        *ex = Some(fd);
+        Ok(r)
+    }
+
+    /// `hipMemPoolImportFromShareableHandle`: a new pool of this process with the exported
+    /// pool's device (by GPU id; device 0 when it is not visible here, as clr's `g_devices[0]`)
+    /// and access flags, able to import the exporter's pointers. `fd` stays the caller's.
+    /// Errors: `hipErrorOutOfMemory` (not a pool handle: clr's `Import` failing).
+    pub fn mempool_import(&self, fd: RawFd) -> Result<Arc<MemPool>, hipError_t> {
+        let mut buf = [0u8; 16 + 8 * PoolExport::MAX_DEVICES + 1];
+        // SAFETY: `fd` is the caller's open descriptor (HIP API contract), borrowed for this read.
+        let bfd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        let n = nix::sys::uio::pread(bfd, &mut buf, 0).map_err(|_| hipError_t::hipErrorOutOfMemory)?;
+        let desc = PoolExport::parse(&buf[..n]).ok_or(hipError_t::hipErrorOutOfMemory)?;
+        let ordinal = |gpu: u32| self.devices.iter().position(|d| d.gpu_id == gpu);
+        let dev = ordinal(desc.gpu_id).unwrap_or(0);
+        let p = self
+            .mempool_create(dev, crate::api::types::hipMemAllocationHandleType::hipMemHandleTypePosixFileDescriptor.0);
+        {
+            let mut st = p.state.lock();
+            for (g, f) in desc.access {
+                if let Some(d) = ordinal(g) {
+                    st.access[d] = if d == dev { 3 } else { f };
+                }
+            }
+        }
+        Ok(p)
+    }
+
+    /// `hipMemPoolImportPointer`: maps the exporter's pool allocation named by IPC handle `h`
+    /// (`hipMemPoolExportPointer`) into this process through the IPC path (src/ipc.rs,
+    /// `ipc_open_mem`), on `p`'s device, and records it; `hipFree`/`hipFreeAsync` release it. A handle of this process's own allocation gives that allocation's pointer.
+    /// Errors: `hipErrorOutOfMemory` (exporter gone, freed or forged handle; clr's
+    /// `IpcAttach` failing).
+    pub fn mempool_import_pointer(&self, p: &MemPool, h: &crate::ipc::Handle) -> Result<u64, hipError_t> {
+        if let Some(base) = self.ipc_local_base(h) {
+            return Ok(base + h.offset);
+        }
+        let ptr = self.ipc_open_mem(h, p.dev).map_err(|_| hipError_t::hipErrorOutOfMemory)?;
+        *self.mempools.imported.lock().entry(ptr).or_insert(0) += 1;
+        Ok(ptr)
     }
 }

@@ -33,8 +33,9 @@
 //! waits (POLL_REGMEM) for the prior work of all streams of both devices and of the issuing
 //! stream, and leaves a marker on the issuing stream (and on the null streams of both devices
 //! when issued on a null stream) so that later work and `hipStreamQuery` see it. Direct copies
-//! of at least [`SPREAD_MIN`] bytes are split over up to [`MAX_PEER_QUEUES`] queues, i.e.
-//! several SDMA engines (the KFD spreads a process's SDMA queues over the engines).
+//! of at least [`SPREAD_MIN`] bytes are split, in pieces of at least [`SPREAD_PIECE_MIN`], over
+//! up to [`MAX_PEER_QUEUES`] queues, i.e. several SDMA engines (the KFD spreads a process's SDMA
+//! queues over the engines), which copy at once.
 
 use crate::api::types::hipError_t;
 use crate::device::TopologyGpu;
@@ -56,8 +57,11 @@ pub const IOLINK_TYPE_PCIE: u32 = 2;
 /// Most peer-copy queues per device and kind (each lands on an SDMA engine of its own while the
 /// engines last).
 pub const MAX_PEER_QUEUES: usize = 4;
-/// Direct copies of at least this many bytes are split over several queues.
-pub const SPREAD_MIN: u64 = 16 << 20;
+/// Direct copies of at least this many bytes are split over several queues (one engine copying
+/// a MiB alone takes as long as the submission, wake-up and completion of several together).
+pub const SPREAD_MIN: u64 = 1 << 20;
+/// Smallest piece of a split copy: each piece costs a submission and a completion.
+pub const SPREAD_PIECE_MIN: u64 = 256 << 10;
 /// Bytes of the pinned staging buffer of copies without a peer mapping.
 pub const PEER_STAGING_SIZE: u64 = 8 << 20;
 /// Bounds of the chunk of a staged copy ([`staging_chunk`]).
@@ -408,15 +412,17 @@ impl Runtime {
         waits: &[Fence],
     ) -> Result<Vec<Fence>, hipError_t> {
         let qs = self.peer_queues(engine, self.xgmi_linked(engine, other))?;
-        let pieces = if len >= SPREAD_MIN { qs.len().min((len / (SPREAD_MIN / 4)) as usize).max(1) } else { 1 };
+        let pieces = if len >= SPREAD_MIN { qs.len().min((len / SPREAD_PIECE_MIN) as usize).max(1) } else { 1 };
         // A copy in one piece goes to the first idle queue (a run of copies stays on one engine,
-        // which is still polling its doorbell), pieces and copies meeting busy queues rotate over
-        // them (several engines at once).
-        let idle = || qs.iter().position(|q| q.done(q.last_seq()));
-        let first = match (pieces, idle()) {
-            (1, Some(i)) => i,
-            _ => self.peer.next.fetch_add(1, Ordering::Relaxed),
-        };
+        // which is still polling its doorbell); the pieces of a copy that finds every queue idle
+        // go to them in order (a repeated copy keeps each part on one engine); pieces and copies
+        // meeting busy queues rotate over them (several engines at once).
+        let idle = |q: &Arc<SdmaQueue>| q.done(q.last_seq());
+        let first = match pieces {
+            1 => qs.iter().position(idle),
+            _ => qs.iter().all(idle).then_some(0),
+        }
+        .unwrap_or_else(|| self.peer.next.fetch_add(1, Ordering::Relaxed));
         let piece = len.div_ceil(pieces as u64).next_multiple_of(4096);
         let mut fences = vec![];
         let mut off = 0;

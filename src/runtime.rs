@@ -48,6 +48,8 @@ pub struct Runtime {
     pub userpages: UserPages,
     /// Stream-ordered memory pools (src/mempool.rs).
     pub mempools: MemPools,
+    /// Mipmapped arrays (src/array.rs).
+    pub mipmaps: crate::array::Mipmaps,
     /// Where sequence numbers start (queue seqs, IPC event record counters): 0, or
     /// `HIPKFD_SEQ_START` (a debug knob to run across 2^32 quickly).
     pub seq_start: u64,
@@ -130,6 +132,7 @@ impl Runtime {
             vmm: VmmState::default(),
             userpages: UserPages::default(),
             mempools: MemPools::default(),
+            mipmaps: Default::default(),
             seq_start: seq_start(),
         };
         let page = rt.event_page_init().map_err(|e| {

@@ -386,3 +386,191 @@ impl Runtime {
         let _ = w.as_ref().expect("set above").send((f, job));
     }
 }
+
+/// The compare of `hipStreamWaitValue32/64` (`hipStreamWaitValueGte` … `Nor`, clr
+/// `hip_stream_ops.cpp` `ihipStreamOperation`; the conditions as clr's stream-ops wait kernel
+/// and CUDA's `cuStreamWaitValue32` define them, `x` the word, `m` the mask, `v` the value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitOp {
+    /// `(x & m) >= v` (unsigned).
+    Gte,
+    /// `(x & m) == v`.
+    Eq,
+    /// `(x & m & v) != 0`.
+    And,
+    /// `!((x & m) | v) & m != 0`.
+    Nor,
+}
+
+impl WaitOp {
+    /// From `hipStreamWaitValueGte` (0), `Eq` (1), `And` (2), `Nor` (3).
+    pub fn from_flags(flags: u32) -> Option<WaitOp> {
+        use crate::api::types::{
+            hipStreamWaitValueAnd, hipStreamWaitValueEq, hipStreamWaitValueGte, hipStreamWaitValueNor,
+        };
+        #[allow(non_upper_case_globals)]
+        Some(match flags {
+            hipStreamWaitValueGte => WaitOp::Gte,
+            hipStreamWaitValueEq => WaitOp::Eq,
+            hipStreamWaitValueAnd => WaitOp::And,
+            hipStreamWaitValueNor => WaitOp::Nor,
+            _ => return None,
+        })
+    }
+
+    /// Whether word `x` passes the wait for `value` under `mask`.
+    pub fn test(self, x: u64, value: u64, mask: u64) -> bool {
+        let x = x & mask;
+        match self {
+            WaitOp::Gte => x >= value,
+            WaitOp::Eq => x == value,
+            WaitOp::And => x & value != 0,
+            WaitOp::Nor => !(x | value) & mask != 0,
+        }
+    }
+
+    /// The SDMA POLL_REGMEM `(func, reference, mask)` that waits for this condition on one dword
+    /// whose relevant bits are `mask` (32-bit `value`/`mask`): Gte and Eq directly, And as "bits
+    /// `m & v` not all clear", Nor as "bits `m & !v` not all set".
+    fn poll(self, value: u32, mask: u32) -> (sdma::PollFunc, u32, u32) {
+        use sdma::PollFunc;
+        match self {
+            WaitOp::Gte => (PollFunc::Ge, value, mask),
+            WaitOp::Eq => (PollFunc::Eq, value, mask),
+            WaitOp::And => (PollFunc::Ne, 0, mask & value),
+            WaitOp::Nor => (PollFunc::Ne, mask & !value, mask & !value),
+        }
+    }
+
+    /// The one-dword POLL_REGMEM `(byte offset, func, reference, mask)` equal to this 64-bit
+    /// condition, when it depends on one half of the word only; `None` otherwise.
+    fn poll64(self, value: u64, mask: u64) -> Option<(u64, sdma::PollFunc, u32, u32)> {
+        let halves = |bits: u64, other: u64| -> Option<u64> {
+            // Little-endian: the low half is at offset 0, the high half at 4.
+            if bits >> 32 == 0 && other >> 32 == 0 {
+                Some(0)
+            } else if bits as u32 == 0 && other as u32 == 0 {
+                Some(4)
+            } else {
+                None
+            }
+        };
+        let off = match self {
+            WaitOp::Gte | WaitOp::Eq => halves(mask, value)?,
+            WaitOp::And => halves(mask & value, 0)?,
+            WaitOp::Nor => halves(mask & !value, 0)?,
+        };
+        let shift = off * 8;
+        let (f, r, m) = self.poll((value >> shift) as u32, (mask >> shift) as u32);
+        Some((off, f, r, m))
+    }
+}
+
+impl Runtime {
+    /// Checks that stream `s` may read or write the `bytes`-byte word at `addr`: inside one live
+    /// allocation, aligned to its size, mapped on `s`'s device. Errors: `hipErrorInvalidValue`.
+    fn stream_word(&self, s: &Stream, addr: u64, bytes: u64) -> Result<Arc<crate::memory::Allocation>, hipError_t> {
+        let inv = hipError_t::hipErrorInvalidValue;
+        let a = self.allocs.find(addr).ok_or(inv)?;
+        let inside = addr.checked_add(bytes).is_some_and(|e| e <= a.end());
+        let gpu = self.devices[s.dev].gpu_id;
+        let mapped = a.bo().is_none_or(|bo| a.is_host_memory() || bo.mapped.lock().contains(&gpu));
+        if !inside || !addr.is_multiple_of(bytes) || !mapped {
+            return Err(inv);
+        }
+        Ok(a)
+    }
+
+    /// `hipStreamWriteValue32/64`: after the work queued on `s` so far, the GPU writes the low
+    /// `bytes` (4 or 8) bytes of `value` at `addr` (SDMA WRITE_LINEAR). Errors:
+    /// `hipErrorInvalidValue` (an address outside a live allocation of the stream's device or of
+    /// host memory, misaligned).
+    pub fn stream_write_value(&self, s: &Stream, addr: u64, value: u64, bytes: u64) -> Result<(), hipError_t> {
+        self.stream_word(s, addr, bytes)?;
+        let words = [value as u32, (value >> 32) as u32];
+        self.stream_submit(s, &[], |pk| sdma::write_linear(pk, addr, &words[..(bytes / 4) as usize]).map(|_| ()))?;
+        Ok(())
+    }
+
+    /// `hipStreamWaitValue32/64`: work queued on `s` later starts only once the `bytes`-byte word
+    /// at `addr` passes `op` against `value` under `mask`. The stream gets a queue of its own
+    /// first (the wait may last long). A 32-bit wait, and a 64-bit one that depends on one half
+    /// of the word, is an SDMA POLL_REGMEM on that dword; any other 64-bit wait (POLL_REGMEM
+    /// compares one dword) is a host function that polls the word from the CPU (host memory, or
+    /// device memory with a CPU mapping; `hipErrorNotSupported` without one). Errors:
+    /// `hipErrorInvalidValue` as [`stream_write_value`](Self::stream_write_value),
+    /// `hipErrorOutOfMemory`.
+    pub fn stream_wait_value(
+        &self,
+        s: &Arc<Stream>,
+        addr: u64,
+        op: WaitOp,
+        value: u64,
+        mask: u64,
+        bytes: u64,
+    ) -> Result<(), hipError_t> {
+        let a = self.stream_word(s, addr, bytes)?;
+        let poll = if bytes == 4 {
+            let (f, r, m) = op.poll(value as u32, mask as u32);
+            Some((0, f, r, m))
+        } else {
+            op.poll64(value, mask)
+        };
+        if let Some((off, f, r, m)) = poll {
+            self.stream_detach(s)?;
+            self.stream_submit(s, &[], |pk| sdma::poll_regmem(pk, addr + off, f, r, m))?;
+            return Ok(());
+        }
+        if !a.is_host_memory() && !a.bo().is_some_and(|bo| bo.cpu_mapped) {
+            return Err(hipError_t::hipErrorNotSupported);
+        }
+        let job = move || {
+            let mut nap = std::time::Duration::from_micros(1);
+            // SAFETY: `addr` is an 8-aligned word inside a live allocation that the CPU maps at
+            // the same address (checked above). It stays mapped while this job runs: every path
+            // that frees or unmaps memory (hipFree, hipHostUnregister, hipMemUnmap,
+            // hipIpcCloseMemHandle) first waits for all devices' queued work, which includes
+            // this stream's poll of the word written after this job. Other agents write the word
+            // concurrently, hence an atomic load.
+            let word = unsafe { &*(addr as *const std::sync::atomic::AtomicU64) };
+            while !op.test(word.load(std::sync::atomic::Ordering::Acquire), value, mask) {
+                std::thread::sleep(nap);
+                nap = (nap * 2).min(std::time::Duration::from_millis(1));
+            }
+        };
+        drop(a);
+        self.stream_host_func(s, Box::new(job))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hip-tests `hipStreamValue.cc` cases: each op's POLL_REGMEM agrees with `test` on the
+    /// "fail" and "pass" words.
+    #[test]
+    fn wait_ops_as_polls() {
+        let cases32: &[(WaitOp, u32, u32, u32, u32)] = &[
+            (WaitOp::Gte, 0xF, 0x4, 0x3, 0x6),
+            (WaitOp::Eq, 0xFFFF, 0x1, 0x0FFF_0000, 0x0FFF_0001),
+            (WaitOp::And, 0xFF, 0xF4A, 0xF35, 0x02),
+            (WaitOp::Nor, u32::MAX, 0x7AAA_AAAA, 0x8555_5555, 0x9AAA_AAAA),
+            (WaitOp::Gte, u32::MAX, 0x7FFF_0001, 0x7FFF_0000, 0x7FFF_0010),
+        ];
+        for &(op, mask, value, fail, pass) in cases32 {
+            let (f, r, m) = op.poll(value, mask);
+            assert!(!f.test(fail, m, r) && f.test(pass, m, r), "{op:?}");
+            assert!(
+                !op.test(fail as u64, value as u64, mask as u64) && op.test(pass as u64, value as u64, mask as u64)
+            );
+        }
+        // 64-bit: one half → a poll; both halves → none.
+        assert!(WaitOp::Gte.poll64(0x7FFF_0001, 0x0000_FFFF_FFFF_FFFF).is_none());
+        assert_eq!(WaitOp::Eq.poll64(0x11, 0xFF).map(|p| p.0), Some(0));
+        assert_eq!(WaitOp::Eq.poll64(0x11 << 32, 0xFF << 32).map(|p| (p.0, p.2)), Some((4, 0x11)));
+        assert!(WaitOp::Nor.poll64(0x4724_7247_4724_7247, u64::MAX).is_none());
+        assert!(WaitOp::Nor.test(0xbddb_ddbd_bddb_ddb3, 0x4724_7247_4724_7247, u64::MAX));
+        assert!(!WaitOp::Nor.test(0xbddb_ddbd_bddb_ddbd, 0x4724_7247_4724_7247, u64::MAX));
+    }
+}

@@ -430,13 +430,17 @@ impl Runtime {
 
     /// `hipMemMap`: maps `[offset, offset + size)` of chunk `id` at `va`, inside one reservation
     /// and over no other mapping. `offset` may be any page multiple (ROCm requires 0). No device
-    /// has access until `hipMemSetAccess`. Errors: `hipErrorInvalidValue`.
+    /// has access until `hipMemSetAccess`. `id` may be a handle already released whose chunk is
+    /// still mapped somewhere. Errors: `hipErrorInvalidValue`.
     pub fn vmm_map(&self, va: u64, size: u64, offset: u64, id: u64) -> HipResult<()> {
         if va == 0 || size == 0 || !(va | size | offset).is_multiple_of(GRANULARITY_MIN) {
             return Err(INVALID);
         }
         let inner = self.vmm.inner.lock();
-        let c = inner.live(id)?;
+        // A handle released while still mapped names its chunk until the last unmap: clr maps
+        // through the handle's object, which the mappings keep alive (hip-tests map such a
+        // handle again, Unit_hipMemSetAccess_Vmm2VMMInterDevMemCpy).
+        let c = inner.chunks.get(&id).cloned().ok_or(INVALID)?;
         if offset.checked_add(size).is_none_or(|e| e > c.size) {
             return Err(INVALID);
         }
@@ -463,6 +467,7 @@ impl Runtime {
             flags: 0,
             owner: c.owner,
             backing: Backing::Vmm(m),
+            id: 0,
         });
         Ok(())
     }
@@ -778,6 +783,20 @@ impl Runtime {
             },
             None => true,
         }
+    }
+
+    /// For copies: when `[ptr, ptr + len)` runs from VMM mapping into adjacent ones and no one
+    /// device may read (`write == false`) or write all of it, though one may the first mapping's
+    /// part, the length of that part: the copy is then made piece by piece, each by a device that
+    /// may (CUDA copies any range every byte of which is accessible; hip-tests
+    /// Unit_hipMemSetAccess_MapPhysChksFromMulDev copies across chunks of two devices, each
+    /// accessible by its own device only).
+    pub fn vmm_first_piece(&self, ptr: u64, len: u64, write: bool) -> Option<u64> {
+        let a = self.allocs.find(ptr)?;
+        let Backing::Vmm(m) = &a.backing else { return None };
+        let first = m.va + m.size - ptr;
+        (len > first && m.device_mask(write) != 0 && self.vmm_span_devices(m, ptr, len, write) == Ok(0))
+            .then_some(first)
     }
 
     /// For copies and fills: the devices (bit per ordinal) that may read (`write == false`) or

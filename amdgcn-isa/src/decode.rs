@@ -550,6 +550,9 @@ fn decode_fields(w: [u32; 3]) -> Result<Inst, DecodeError> {
                 }
                 inst.neg = ((d >> 20) & 1 | ((d >> 28) & 1) << 1) as u8;
                 inst.abs = ((d >> 21) & 1 | ((d >> 29) & 1) << 1) as u8;
+                if (d >> 8) & 7 == 7 || (d >> 16) & 7 == 7 || (d >> 24) & 7 == 7 {
+                    return Err(err("SDWA select 7 (reserved)".into()));
+                }
                 inst.sdwa = Some(Sdwa {
                     dst_sel: if inst.enc == Enc::Vopc { 6 } else { ((d >> 8) & 7) as u8 },
                     dst_unused: if inst.enc == Enc::Vopc { 0 } else { ((d >> 11) & 3) as u8 },

@@ -73,6 +73,10 @@ impl Hasher for PcHasher {
 /// Instructions a wave runs before the other waves of its workgroup get a turn.
 const WAVE_SLICE: u64 = 1 << 14;
 
+/// Instructions a workgroup runs before it gives its thread to another workgroup that is
+/// waiting (a ready one, or a fresh one while fewer than `2 * threads + 8` are resident).
+const WG_SLICE: u64 = 1 << 20;
+
 type Code = HashMap<u64, Inst, BuildHasherDefault<PcHasher>>;
 
 /// Everything the waves of one dispatch share (read-only).
@@ -137,6 +141,7 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
     let wave_insts = AtomicU64::new(0);
     let lane_insts = AtomicU64::new(0);
     let nthreads = threads.max(1).min(total.min(256) as usize);
+    let resident_cap = 2 * nthreads + 8;
     let fail = |idx: u64, e: ExecError| {
         let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
         if g.as_ref().is_none_or(|(i, _)| idx < *i) {
@@ -158,16 +163,19 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
                     if sh.abort.load(Ordering::Relaxed) {
                         break None;
                     }
-                    if let Some(wg) = st.ready.pop_front() {
-                        st.running += 1;
-                        break Some(wg);
-                    }
-                    if st.next < total {
+                    // Fresh workgroups first while few are resident (a preempted one may wait
+                    // for one of them), then those released or preempted.
+                    if st.next < total && (st.resident < resident_cap || st.ready.is_empty()) {
                         let idx = st.next;
                         st.next += 1;
                         st.running += 1;
+                        st.resident += 1;
                         let mut wg = spare.take().unwrap_or_default();
                         wg.idx = idx;
+                        break Some(wg);
+                    }
+                    if let Some(wg) = st.ready.pop_front() {
+                        st.running += 1;
                         break Some(wg);
                     }
                     if st.running == 0 {
@@ -191,16 +199,27 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
             if wg.waves_live == 0 {
                 init_workgroup(&sh, wg);
             }
-            let r = resume_workgroup(&sh, wg, &mut code, &mut m, &mut stats);
+            // Long-running workgroups step aside when others could run (one of them may be
+            // what this one waits for).
+            let preempt = || {
+                let st = sched.lock().unwrap_or_else(|p| p.into_inner());
+                !st.ready.is_empty() || (st.next < total && st.resident < resident_cap)
+            };
+            let r = resume_workgroup(&sh, wg, &mut code, &mut m, &mut stats, &preempt);
             let mut st = sched.lock().unwrap_or_else(|p| p.into_inner());
             st.running -= 1;
             match r {
                 Ok(WgEnd::Done) => {
                     wg.waves_live = 0;
+                    st.resident -= 1;
                     spare = Some(std::mem::take(wg));
                     if st.running == 0 {
                         wake.notify_all();
                     }
+                }
+                Ok(WgEnd::Preempted) => {
+                    st.ready.push_back(std::mem::take(wg));
+                    wake.notify_one();
                 }
                 Ok(WgEnd::Gws(target)) => {
                     st.gws_arrived += wg.gws_waiting();
@@ -248,10 +267,12 @@ struct Sched {
     next: u64,
     /// Workgroups on a thread right now.
     running: usize,
+    /// Workgroups started and not finished (running, ready, parked).
+    resident: usize,
     /// Workgroups whose waves wait in `ds_gws_barrier`, and the waves arrived so far.
     parked: Vec<Wg>,
     gws_arrived: u32,
-    /// Workgroups released from the GWS barrier, to resume.
+    /// Workgroups released from the GWS barrier or preempted, to resume.
     ready: std::collections::VecDeque<Wg>,
 }
 
@@ -282,6 +303,8 @@ impl Wg {
 /// Why a workgroup stopped running on its thread.
 enum WgEnd {
     Done,
+    /// Ran for [`WG_SLICE`] instructions while other workgroups were waiting to run.
+    Preempted,
     /// Waves wait in `ds_gws_barrier` for this many waves of the dispatch.
     Gws(u32),
 }
@@ -404,8 +427,10 @@ fn resume_workgroup(
     code: &mut Code,
     m: &mut Mem,
     stats: &mut Stats,
+    preempt: &dyn Fn() -> bool,
 ) -> Result<WgEnd, ExecError> {
     let kd = &sh.kd;
+    let mut slice_end = stats.wave_instructions + WG_SLICE;
     let idx = g.idx;
     let nwaves = g.waves_live;
     let waves = &mut g.waves;
@@ -441,6 +466,12 @@ fn resume_workgroup(
                 return Ok(WgEnd::Gws(gws_target));
             }
             return Err(ExecError::Invalid("workgroup deadlocked".into()));
+        }
+        if stats.wave_instructions >= slice_end {
+            if preempt() {
+                return Ok(WgEnd::Preempted);
+            }
+            slice_end = stats.wave_instructions + WG_SLICE;
         }
     }
 }

@@ -14,8 +14,11 @@
 //! thread pool, barriers, the per-run decode cache).
 //!
 //! Model: wave64 only. Memory operations complete at once (`s_waitcnt` is ordering only).
-//! The waves of a workgroup run interleaved on one host thread, switching at `s_barrier`;
-//! workgroups run on up to `threads` threads. LDS is per workgroup (zeroed), scratch per
+//! The waves of a workgroup run interleaved on one host thread, switching at `s_barrier`,
+//! `s_sleep` and every 16k instructions; workgroups run on up to `threads` threads. A
+//! workgroup that ran 1M instructions gives its thread to a waiting one (so a workgroup
+//! spinning on a later one progresses), and `ds_gws_barrier` (cooperative-groups grid sync)
+//! parks the workgroup until the whole grid arrived. LDS is per workgroup (zeroed), scratch per
 //! work-item (host memory; the private segment buffer V# is marked ADD_TID_ENABLE and the
 //! flat-scratch / wave-offset SGPRs are 0, so scratch offsets are per-lane offsets). Flat
 //! addresses in the LDS aperture (`1 << 48`) and the private aperture (`2 << 48`), KFD's GFX9
@@ -27,8 +30,8 @@
 //! `*_format_*` and `lds` forms, GDS and GWS other than `ds_gws_barrier`, MFMA (`v_mfma_*`),
 //! SMEM atomics and `s_scratch_*`, `s_cbranch_*_fork`/`join`, `s_set_gpr_idx_*`/`s_movrel*`
 //! indexing modes, `ds_*` forms without a plain memory meaning (`ds_mskor`, `ds_wrap`,
-//! `ds_append`/`ds_consume`, `ds_*_addtid`), DPP on 64-bit operands (`row_newbcast`), a few
-//! conversions (`v_cvt_norm*`, `v_cvt_pknorm*`, `v_sat_pk_u8_i16`, `v_cube*`, `v_*sad*_u8`).
+//! `ds_append`/`ds_consume`, `ds_*_addtid`), DPP on 64-bit operands (`row_newbcast`), `v_cube*`,
+//! `v_qsad*`/`v_mqsad*`.
 //! `examples/coverage.rs` measures support over real code objects.
 
 mod decode;

@@ -324,6 +324,11 @@ pub fn exec_scalar(w: &mut Wave, i: &Inst, pc: u64, env: &Env) -> Result<Flow, E
             w.set_s64(d, r);
             w.scc = r != 0;
         }
+        s_bitreplicate_b64_b32 => {
+            let a = a32(w) as u64;
+            let r = (0..32).fold(0u64, |r, k| r | (((a >> k) & 1) * (3 << (2 * k))));
+            w.set_s64(d, r);
+        }
         s_brev_b32 => w.set_s(d, a32(w).reverse_bits()),
         s_brev_b64 => w.set_s64(d, a64(w).reverse_bits()),
         s_bcnt0_i32_b32 | s_bcnt1_i32_b32 | s_bcnt0_i32_b64 | s_bcnt1_i32_b64 => {

@@ -1007,6 +1007,75 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
         v_mad_i16 | v_mad_legacy_i16 => {
             u3!(|a: u32, b: u32, c: u32| (a as u16).wrapping_mul(b as u16).wrapping_add(c as u16) as u32)
         }
+        v_clrexcp => {}
+        v_cvt_pknorm_i16_f32 => f32pair(w, i, cx, em, |a, b| norm_i16(a) | norm_i16(b) << 16),
+        v_cvt_pknorm_u16_f32 => f32pair(w, i, cx, em, |a, b| norm_u16(a) | norm_u16(b) << 16),
+        v_cvt_pknorm_i16_f16 | v_cvt_pknorm_u16_f16 => {
+            let a = src(w, i, cx, 0, Ty::F16);
+            let b = src(w, i, cx, 1, Ty::F16);
+            let f = if i.op == v_cvt_pknorm_i16_f16 { norm_i16 } else { norm_u16 };
+            lanes!(em, |l| {
+                let r = f(f16in(w.rd(a, l), i, 0)) | f(f16in(w.rd(b, l), i, 1)) << 16;
+                w.wr(d, l, r);
+            });
+        }
+        v_cvt_norm_i16_f16 | v_cvt_norm_u16_f16 => {
+            let a = src(w, i, cx, 0, Ty::F16);
+            let f = if i.op == v_cvt_norm_i16_f16 { norm_i16 } else { norm_u16 };
+            lanes!(em, |l| {
+                let r = f(f16in(w.rd(a, l), i, 0));
+                w.wr(d, l, r);
+            });
+        }
+        v_sat_pk_u8_i16 => u1!(|a: u32| {
+            let s = |h: u32| (h as u16 as i16).clamp(0, 255) as u32;
+            s(a) | s(a >> 16) << 8
+        }),
+        v_sad_u8 | v_sad_hi_u8 | v_msad_u8 => u3!(|a: u32, b: u32, c: u32| {
+            let mut sum = 0u32;
+            for k in 0..4 {
+                let (x, y) = ((a >> (8 * k)) & 0xff, (b >> (8 * k)) & 0xff);
+                if i.op != v_msad_u8 || y != 0 {
+                    sum += x.abs_diff(y);
+                }
+            }
+            if i.op == v_sad_hi_u8 {
+                (sum << 16).wrapping_add(c)
+            } else {
+                sum.wrapping_add(c)
+            }
+        }),
+        v_sad_u16 => u3!(|a: u32, b: u32, c: u32| {
+            ((a & 0xffff).abs_diff(b & 0xffff) + (a >> 16).abs_diff(b >> 16)).wrapping_add(c)
+        }),
+        v_lerp_u8 => u3!(|a: u32, b: u32, c: u32| {
+            let mut r = 0u32;
+            for k in 0..4 {
+                let f = |v: u32| (v >> (8 * k)) & 0xff;
+                r |= ((f(a) + f(b) + (f(c) & 1)) >> 1) << (8 * k);
+            }
+            r
+        }),
+        v_cvt_pk_u8_f32 => {
+            let a = src(w, i, cx, 0, Ty::F32);
+            let b = src(w, i, cx, 1, Ty::B32);
+            let c = src(w, i, cx, 2, Ty::B32);
+            lanes!(em, |l| {
+                let byte = f0(w.rd(a, l)).round_ties_even().clamp(0.0, 255.0) as u32;
+                let sh = 8 * (w.rd(b, l) & 3);
+                let r = (w.rd(c, l) & !(0xff << sh)) | byte << sh;
+                w.wr(d, l, r);
+            });
+        }
+        v_cvt_off_f32_i4 => u1!(|a: u32| ((((a << 28) as i32) >> 28) as f32 / 16.0).to_bits()),
+        v_frexp_mant_f16 => h1!(|a: f32| frexp(a as f64).0 as f32),
+        v_frexp_exp_i16_f16 => {
+            let a = src(w, i, cx, 0, Ty::F16);
+            lanes!(em, |l| {
+                let e = frexp(f16in(w.rd(a, l), i, 0) as f64).1;
+                w.wr(d, l, e as i16 as u16 as u32);
+            });
+        }
         v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => accvgpr(w, i, em),
         v_dot2c_f32_f16 | v_dot2c_i32_i16 | v_dot4c_i32_i8 | v_dot8c_i32_i4 => {
             u3!(|a: u32, b: u32, c: u32| dot(i.op, a, b, c))
@@ -1113,6 +1182,30 @@ fn dot(op: Op, a: u32, b: u32, c: u32) -> u32 {
         v_dot8_i32_i4 | v_dot8c_i32_i4 => isum(4, true),
         _ => isum(4, false),
     }
+}
+
+/// Normalised conversions (`v_cvt_*norm*`): [-1, 1] to i16, [0, 1] to u16, round to nearest.
+fn norm_i16(f: f32) -> u32 {
+    let f = if f.is_nan() { 0.0 } else { f.clamp(-1.0, 1.0) };
+    (f * 32767.0).round_ties_even() as i32 as u16 as u32
+}
+
+fn norm_u16(f: f32) -> u32 {
+    let f = if f.is_nan() { 0.0 } else { f.clamp(0.0, 1.0) };
+    (f * 65535.0).round_ties_even() as u32
+}
+
+/// A VOP3 op of two f32 sources (with |x|/-x) producing 32 bits.
+fn f32pair(w: &mut Wave, i: &Inst, cx: &Cx, em: u64, f: impl Fn(f32, f32) -> u32) {
+    let a = src(w, i, cx, 0, Ty::F32);
+    let b = src(w, i, cx, 1, Ty::F32);
+    let (am, xm) = mask32(i, 0);
+    let (bm, ym) = mask32(i, 1);
+    lanes!(em, |l| {
+        let x = f32::from_bits((w.rd(a, l) & am) ^ xm);
+        let y = f32::from_bits((w.rd(b, l) & bm) ^ ym);
+        w.wr(i.dst, l, f(x, y));
+    });
 }
 
 fn acc(s: Src) -> Opnd {

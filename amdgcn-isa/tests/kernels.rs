@@ -10,6 +10,10 @@ fn gpu() -> Option<Gpu> {
 #[test]
 fn saxpy() {
     let Some(g) = gpu() else { return };
+    check_saxpy(&g);
+}
+
+fn check_saxpy(g: &Gpu) {
     let n = 1000usize;
     let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
     let y: Vec<f32> = (0..n).map(|i| 100.0 - i as f32).collect();
@@ -44,6 +48,10 @@ fn vadd_int() {
 #[test]
 fn reduce_with_lds_barrier_atomic() {
     let Some(g) = gpu() else { return };
+    check_reduce(&g);
+}
+
+fn check_reduce(g: &Gpu) {
     let n = 10_000usize;
     let v: Vec<i32> = (0..n as i32).map(|i| (i * 31) % 1000 - 300).collect();
     let (ia, oa) = (g.upload(&v), g.mem.alloc(4));
@@ -73,6 +81,10 @@ fn index_2d() {
 #[test]
 fn loop_divergent_branches() {
     let Some(g) = gpu() else { return };
+    check_collatz(&g);
+}
+
+fn check_collatz(g: &Gpu) {
     let n = 500usize;
     let v: Vec<u32> = (1..=n as u32).collect();
     let (ia, oa) = (g.upload(&v), g.mem.alloc(4 * n as u64));
@@ -145,6 +157,10 @@ fn double_and_half() {
 #[test]
 fn scratch_local_array() {
     let Some(g) = gpu() else { return };
+    check_scratch_array(&g);
+}
+
+fn check_scratch_array(g: &Gpu) {
     let n = 300usize;
     let idx: Vec<i32> = (0..n as i32).map(|i| i * 13 + 1).collect();
     let (ia, oa) = (g.upload(&idx), g.mem.alloc(4 * n as u64));
@@ -530,41 +546,38 @@ fn index_3d() {
 #[test]
 fn unoptimised_kernels() {
     let Some(g) = Gpu::new("basic.hip", &["-O0"]) else { return };
-    let n = 300usize;
-    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
-    let y: Vec<f32> = (0..n).map(|i| 100.0 - i as f32).collect();
-    let (xa, ya) = (g.upload(&x), g.upload(&y));
-    g.launch("saxpy", [320, 1, 1], [64, 1, 1], Args::default().i32(n as i32).f32(2.5).ptr(xa).ptr(ya), 2).unwrap();
-    let out: Vec<f32> = g.download(ya, n);
-    for i in 0..n {
-        assert_eq!(out[i], 2.5 * x[i] + y[i], "saxpy -O0 lane {i}");
-    }
-    let v: Vec<u32> = (1..=n as u32).collect();
+    check_saxpy(&g);
+    check_collatz(&g);
+    check_reduce(&g);
+    check_scratch_array(&g);
+}
+
+#[test]
+fn workgroups_take_turns_when_one_waits_for_a_later_one() {
+    let Some(g) = gpu() else { return };
+    let n = 6usize;
+    let fa = g.mem.alloc(8 * n as u64);
+    g.launch("wait_for_next", [64 * n as u32, 1, 1], [64, 1, 1], Args::default().ptr(fa).i32(n as i32), 1).unwrap();
+    let f: Vec<i32> = g.download(fa, 2 * n);
+    assert_eq!(f, [vec![1; n], vec![2; n]].concat());
+}
+
+#[test]
+fn recursive_device_function_calls() {
+    let Some(g) = gpu() else { return };
+    let n = 100usize;
+    let v: Vec<i32> = (0..n as i32).map(|i| i % 15).collect();
     let (ia, oa) = (g.upload(&v), g.mem.alloc(4 * n as u64));
-    g.launch("collatz", [320, 1, 1], [64, 1, 1], Args::default().ptr(ia).ptr(oa).i32(n as i32), 2).unwrap();
-    let steps: Vec<u32> = g.download(oa, n);
-    let want = |mut x: u32| {
-        let mut s = 0;
-        while x != 1 && s < 1000 {
-            x = if x & 1 == 1 { 3 * x + 1 } else { x >> 1 };
-            s += 1;
-        }
-        s
-    };
-    for i in 0..n {
-        assert_eq!(steps[i], want(v[i]), "collatz -O0 {}", v[i]);
-    }
-    let r: Vec<i32> = (0..1000).map(|i| i % 17 - 5).collect();
-    let (ra, sa) = (g.upload(&r), g.mem.alloc(4));
-    g.launch("reduce_sum", [1024, 1, 1], [256, 1, 1], Args::default().ptr(ra).ptr(sa).i32(1000), 2).unwrap();
-    assert_eq!(g.download::<i32>(sa, 1)[0], r.iter().sum::<i32>());
-    let idx: Vec<i32> = (0..n as i32).map(|i| i * 13 + 1).collect();
-    let (ia, oa) = (g.upload(&idx), g.mem.alloc(4 * n as u64));
-    g.launch("scratch_array", [320, 1, 1], [64, 1, 1], Args::default().ptr(ia).ptr(oa).i32(n as i32), 2).unwrap();
+    g.launch("recurse", [128, 1, 1], [64, 1, 1], Args::default().ptr(ia).ptr(oa).i32(n as i32), 2).unwrap();
     let o: Vec<i32> = g.download(oa, n);
+    fn fib(n: i32) -> i32 {
+        if n < 2 {
+            n
+        } else {
+            fib(n - 1) + fib(n - 2)
+        }
+    }
     for i in 0..n {
-        let j = (idx[i] % 48) as usize;
-        let arr = |k: usize| (k as i32) * i as i32 + 7;
-        assert_eq!(o[i], arr(j) + arr((j + 5) % 48), "scratch -O0 lane {i}");
+        assert_eq!(o[i], fib(v[i]), "fib({})", v[i]);
     }
 }

@@ -513,3 +513,28 @@ TEST(hipCtx_negative)
     HIP_OK(hipDevicePrimaryCtxGetState(0, NULL, &active));
     CHECK(active == 1);
 }
+
+/* HIP_HIDDEN_FREE_MEM (MiB, clr flag) lowers the free memory hipMemGetInfo reports, on every
+ * device, and not the total; a value larger than the free memory hides nothing (hip-tests
+ * multiproc/hipMemGetInfoMProc.cc). */
+TEST(hipMemGetInfo_HIP_HIDDEN_FREE_MEM)
+{
+    int n = 0;
+    HIP_OK(hipGetDeviceCount(&n));
+    for (int d = 0; d < n; d++) {
+        HIP_OK(hipSetDevice(d));
+        size_t free0 = 0, total0 = 0, free1 = 0, total1 = 0, free2 = 0;
+        unsetenv("HIP_HIDDEN_FREE_MEM");
+        HIP_OK(hipMemGetInfo(&free0, &total0));
+        REQUIRE(free0 > ((size_t)1 << 30));
+        setenv("HIP_HIDDEN_FREE_MEM", "1024", 1);
+        HIP_OK(hipMemGetInfo(&free1, &total1));
+        setenv("HIP_HIDDEN_FREE_MEM", "100000000", 1);
+        HIP_OK(hipMemGetInfo(&free2, NULL));
+        unsetenv("HIP_HIDDEN_FREE_MEM");
+        CHECKF(total1 == total0 && free1 == free0 - ((size_t)1 << 30), "device %d: free %zu -> %zu", d,
+               free0, free1);
+        CHECK(free2 == free0);
+    }
+    HIP_OK(hipSetDevice(0));
+}

@@ -281,3 +281,33 @@ TEST(hipMemAdvise_two_gpus)
     CHECK(range_attr(m + n / 2, n / 2, hipMemRangeAttributeLastPrefetchLocation) == 1);
     HIP_OK(hipFree(m));
 }
+
+/* Device memory is not HMM memory: hipMemAdvise refuses it (hip-tests
+ * Unit_hipMemAdvise_Negative_Parameters) and hipMemRangeGetAttribute answers only the coherency
+ * mode, the memory's grain (coarse for hipMalloc, fine for coherent pinned memory; hip-tests
+ * Unit_hipMalloc_CoherentTst), refusing the other attributes (Unit_hipMemRangeGetAttribute). */
+TEST(hipMemAdvise_hipMemRangeGetAttribute_non_managed)
+{
+    void *d = NULL, *h = NULL, *nc = NULL;
+    HIP_OK(hipMalloc(&d, 4096));
+    HIP_OK(hipHostMalloc(&h, 4096, 0));
+    HIP_OK(hipHostMalloc(&nc, 4096, hipHostMallocNonCoherent));
+    CHECK_HIP(hipMemAdvise(d, 4096, hipMemAdviseSetReadMostly, 0), hipErrorInvalidValue);
+    CHECK_HIP(hipMemAdvise(d, 4096, hipMemAdviseSetAccessedBy, 0), hipErrorInvalidValue);
+    HIP_OK(hipMemAdvise(h, 4096, hipMemAdviseSetReadMostly, 0));
+    uint32_t mode = 7;
+    HIP_OK(hipMemRangeGetAttribute(&mode, sizeof mode, hipMemRangeAttributeCoherencyMode, d, 4));
+    CHECK(mode == 1); /* hipMemRangeCoherencyModeCoarseGrain */
+    HIP_OK(hipMemRangeGetAttribute(&mode, sizeof mode, hipMemRangeAttributeCoherencyMode, h, 4096));
+    CHECK(mode == 0); /* hipMemRangeCoherencyModeFineGrain */
+    HIP_OK(hipMemRangeGetAttribute(&mode, sizeof mode, hipMemRangeAttributeCoherencyMode, nc, 4096));
+    CHECK(mode == 1); /* hipMemRangeCoherencyModeCoarseGrain */
+    int rm = 7;
+    CHECK_HIP(hipMemRangeGetAttribute(&rm, sizeof rm, hipMemRangeAttributeReadMostly, d, 4096),
+              hipErrorInvalidValue);
+    CHECK_HIP(hipMemRangeGetAttribute(&mode, sizeof mode, hipMemRangeAttributeCoherencyMode, d, 8192),
+              hipErrorInvalidValue);
+    HIP_OK(hipFree(d));
+    HIP_OK(hipHostFree(h));
+    HIP_OK(hipHostFree(nc));
+}

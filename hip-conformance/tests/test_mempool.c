@@ -80,6 +80,13 @@ TEST(hipMallocAsync_pool_counters_and_trim)
     HIP_OK(hipStreamSynchronize(NULL));
     HIP_OK(hipMemPoolTrimTo(p, 0));
     CHECK(pool_u64(p, hipMemPoolAttrReservedMemCurrent) == pool_u64(p, hipMemPoolAttrUsedMemCurrent));
+    /* a high mark resets to 0, not to the current value (clr; hip-tests
+     * Unit_hipMemPoolSetAttribute_ResetMemHighAttr) */
+    CHECK(pool_u64(p, hipMemPoolAttrUsedMemCurrent) == used0 + 1 * MiB);
+    HIP_OK(hipMemPoolSetAttribute(p, hipMemPoolAttrUsedMemHigh, &zero));
+    HIP_OK(hipMemPoolSetAttribute(p, hipMemPoolAttrReservedMemHigh, &zero));
+    CHECK(pool_u64(p, hipMemPoolAttrUsedMemHigh) == 0);
+    CHECK(pool_u64(p, hipMemPoolAttrReservedMemHigh) == 0);
     /* the release threshold round-trips; the counters are read-only; high marks reset to 0 only */
     uint64_t t = 64 * MiB;
     HIP_OK(hipMemPoolSetAttribute(p, hipMemPoolAttrReleaseThreshold, &t));

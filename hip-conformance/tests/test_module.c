@@ -10,30 +10,9 @@
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "fatbin.h"
 
 #include <string.h>
-
-/* hip-clang's registration entry points: exported, not declared by AMD's headers nor ours. */
-void** __hipRegisterFatBinary(const void* data);
-void __hipUnregisterFatBinary(void** modules);
-void __hipRegisterFunction(void** modules, const void* hostFunction, char* deviceFunction,
-                           const char* deviceName, unsigned int threadLimit, void* tid, void* bid,
-                           dim3* blockDim, dim3* gridDim, int* wSize);
-
-struct fatbin_wrapper {
-    unsigned magic, version;
-    const void* binary;
-    void* dummy;
-};
-
-/* A clang offload bundle with one entry, for the host only (no GPU code object). */
-static const unsigned char host_only_bundle[] =
-    "__CLANG_OFFLOAD_BUNDLE__"
-    "\x01\0\0\0\0\0\0\0"                  /* 1 entry */
-    "\x51\0\0\0\0\0\0\0"                  /* offset 81 (after the header) */
-    "\0\0\0\0\0\0\0\0"                    /* size 0 */
-    "\x19\0\0\0\0\0\0\0"                  /* id length 25 */
-    "host-x86_64-unknown-linux";
 
 static void host_stub(void) {}
 static void other_function(void) {}
@@ -98,7 +77,7 @@ TEST(fat_binary_without_code_for_the_gpu)
     struct fatbin_wrapper bad = {0x12345678, 1, host_only_bundle, NULL};
     CHECK(__hipRegisterFatBinary(&bad) == NULL);
     CHECK(__hipRegisterFatBinary(NULL) == NULL);
-    struct fatbin_wrapper w = {0x48495046, 1, host_only_bundle, NULL};
+    struct fatbin_wrapper w = {FATBIN_MAGIC, 1, host_only_bundle, NULL};
     void** h = __hipRegisterFatBinary(&w);
     REQUIRE(h != NULL);
     __hipRegisterFunction(h, (const void*)host_stub, (char*)"k", "k", (unsigned)-1, NULL, NULL,

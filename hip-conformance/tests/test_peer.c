@@ -575,3 +575,36 @@ TEST(peer_device_reset_ends_access)
     CHECK_HIP(hipDeviceEnablePeerAccess(1, 0), hipSuccess);
     peer_copy_check(1, 0, 1 * MiB + 3, 0, 0, 0);
 }
+
+/* hipMemcpyPeer returns once its bytes are there (clr: isAsync = false), so later work on the
+ * destination device, on a stream of its own that knows nothing of device 0's null stream,
+ * reads them (the 2-GPU fuzzer failure: stale bytes read back after a peer copy). */
+TEST(peer_memcpy_visible_to_later_work_on_the_destination_device)
+{
+    REQUIRE_GPUS(2);
+    const size_t n = 32 << 20;
+    HIP_OK(hipSetDevice(0));
+    void *src = dev_pattern(n, 91);
+    HIP_OK(hipSetDevice(1));
+    void *dst = NULL;
+    HIP_OK(hipMalloc(&dst, n));
+    HIP_OK(hipMemset(dst, 0, n));
+    hipStream_t s;
+    HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+    uint8_t *h = xmalloc(n);
+    for (int round = 0; round < 4; round++) {
+        HIP_OK(hipSetDevice(0));
+        HIP_OK(hipMemcpyPeer(dst, 1, src, 0, n));
+        HIP_OK(hipSetDevice(1));
+        memset(h, 0, n);
+        HIP_OK(hipMemcpyAsync(h, dst, n, hipMemcpyDeviceToHost, s));
+        HIP_OK(hipStreamSynchronize(s));
+        CHECK_PATTERN(h, n, 91);
+        HIP_OK(hipMemset(dst, 0, n));
+    }
+    free(h);
+    HIP_OK(hipStreamDestroy(s));
+    HIP_OK(hipFree(dst));
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipFree(src));
+}

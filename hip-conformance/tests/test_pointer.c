@@ -282,3 +282,21 @@ TEST(threads_hipMemGetAddressRange_concurrent)
         CHECKF(r[i].errors == 0, "thread %d saw %d errors", i, r[i].errors);
     }
 }
+
+/* HIP_POINTER_ATTRIBUTE_BUFFER_ID is never reused: an allocation made at the address of a freed
+ * one gets another id (hip-tests Unit_hipPointerGetAttribute_BufferID; clr getUniqueId), and an
+ * interior pointer reports its allocation's id. */
+TEST(hipPointerGetAttribute_buffer_id_not_reused)
+{
+    unsigned int id1 = 0, id2 = 0, id3 = 0;
+    char *a = NULL, *b = NULL;
+    HIP_OK(hipMalloc((void **)&a, 4096));
+    HIP_OK(hipPointerGetAttribute(&id1, HIP_POINTER_ATTRIBUTE_BUFFER_ID, (hipDeviceptr_t)a));
+    HIP_OK(hipPointerGetAttribute(&id3, HIP_POINTER_ATTRIBUTE_BUFFER_ID, (hipDeviceptr_t)(a + 100)));
+    CHECK(id1 != 0 && id3 == id1);
+    HIP_OK(hipFree(a));
+    HIP_OK(hipMalloc((void **)&b, 4096));
+    HIP_OK(hipPointerGetAttribute(&id2, HIP_POINTER_ATTRIBUTE_BUFFER_ID, (hipDeviceptr_t)b));
+    CHECK(id2 != 0 && id2 != id1);
+    HIP_OK(hipFree(b));
+}

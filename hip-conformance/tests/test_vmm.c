@@ -1034,3 +1034,62 @@ TEST(vmm_map_array_async)
     CHECK_HIP(hipMemMapArrayAsync((hipArrayMapInfo *)info, 0, NULL), hipErrorInvalidValue);
     CHECK_HIP(hipMemMapArrayAsync((hipArrayMapInfo *)info, 1, NULL), hipErrorNotSupported);
 }
+
+/* A handle released while its chunk is still mapped may be mapped again (clr maps through the
+ * handle's object, kept alive by the mapping): both VAs alias the chunk, and the chunk lives
+ * until the last unmap; once unmapped everywhere the handle is gone (hip-tests
+ * Unit_hipMemSetAccess_Vmm2VMMInterDevMemCpy maps such a handle). */
+TEST(vmm_map_released_but_mapped_handle)
+{
+    size_t g = granularity(0);
+    void *a = NULL, *b = NULL;
+    HIP_OK(hipMemAddressReserve(&a, g, 0, NULL, 0));
+    HIP_OK(hipMemAddressReserve(&b, g, 0, NULL, 0));
+    hipMemGenericAllocationHandle_t h = create(0, g);
+    HIP_OK(hipMemMap(a, g, 0, h, 0));
+    HIP_OK(hipMemRelease(h));
+    set_access(a, g, 0, RW);
+    h2d_pattern(a, g, 7);
+    HIP_OK(hipMemMap(b, g, 0, h, 0));
+    set_access(b, g, 0, RW);
+    check_dev_pattern(b, g, 7);
+    CHECK_HIP(hipMemRelease(h), hipErrorInvalidValue);
+    HIP_OK(hipMemUnmap(a, g));
+    check_dev_pattern(b, g, 7);
+    HIP_OK(hipMemUnmap(b, g));
+    CHECK_HIP(hipMemMap(a, g, 0, h, 0), hipErrorInvalidValue);
+    HIP_OK(hipMemAddressFree(a, g));
+    HIP_OK(hipMemAddressFree(b, g));
+}
+
+/* One reservation holding a chunk of each of two devices, each accessible by its own device
+ * only: host copies across both run piece by piece, each piece by the device that may access it
+ * (hip-tests Unit_hipMemSetAccess_MapPhysChksFromMulDev); a range with a part no device may
+ * access is still refused. */
+TEST(vmm_copy_across_chunks_of_two_devices)
+{
+    if (hc_device_count() < 2)
+        SKIP("needs two GPUs");
+    size_t g0 = granularity(0), g1 = granularity(1);
+    void *va = NULL;
+    HIP_OK(hipMemAddressReserve(&va, g0 + g1, 0, NULL, 0));
+    char *p = va;
+    hipMemGenericAllocationHandle_t h0 = create(0, g0), h1 = create(1, g1);
+    HIP_OK(hipMemMap(p, g0, 0, h0, 0));
+    HIP_OK(hipMemMap(p + g0, g1, 0, h1, 0));
+    HIP_OK(hipMemRelease(h0));
+    HIP_OK(hipMemRelease(h1));
+    set_access(p, g0, 0, RW);
+    void *h = xmalloc(g0 + g1);
+    CHECK_HIP(hipMemcpyHtoD(p, h, g0 + g1), hipErrorInvalidValue); /* p + g0: no access yet */
+    free(h);
+    set_access(p + g0, g1, 1, RW);
+    size_t n = g0 + g1 - 4096, off = 4096;
+    h2d_pattern(p + off, n - off, 11);
+    check_dev_pattern(p + off, n - off, 11);
+    /* Each device sees its own part. */
+    check_dev_pattern(p + off, g0 - off, 11);
+    HIP_OK(hipMemUnmap(p, g0));
+    HIP_OK(hipMemUnmap(p + g0, g1));
+    HIP_OK(hipMemAddressFree(va, g0 + g1));
+}

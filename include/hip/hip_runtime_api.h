@@ -61,6 +61,10 @@
 #define hipMallocSignalMemory 0x2
 #define hipDeviceMallocUncached 0x3
 #define hipDeviceMallocContiguous 0x4
+#define hipStreamWaitValueGte 0x0
+#define hipStreamWaitValueEq 0x1
+#define hipStreamWaitValueAnd 0x2
+#define hipStreamWaitValueNor 0x3
 #define hipHostRegisterDefault 0x0
 #define hipHostRegisterPortable 0x1
 #define hipHostRegisterMapped 0x2
@@ -550,6 +554,20 @@ typedef enum hipGraphNodeType {
   hipGraphNodeTypeCount = 14
 } hipGraphNodeType;
 
+typedef enum hipAccessProperty {
+  hipAccessPropertyNormal = 0,
+  hipAccessPropertyStreaming = 1,
+  hipAccessPropertyPersisting = 2
+} hipAccessProperty;
+
+typedef enum hipLaunchAttributeID {
+  hipLaunchAttributeAccessPolicyWindow = 1,
+  hipLaunchAttributeCooperative = 2,
+  hipLaunchAttributePriority = 8,
+  hipKernelNodeAttributeAccessPolicyWindow = 1,
+  hipKernelNodeAttributeCooperative = 2
+} hipLaunchAttributeID;
+
 typedef enum hipStreamCaptureMode {
   hipStreamCaptureModeGlobal = 0,
   hipStreamCaptureModeThreadLocal = 1,
@@ -779,7 +797,8 @@ typedef struct hipGraphExec hipGraphExec;
 // Opaque node object behind [`hipGraphNode_t`] (`typedef struct hipGraphNode* hipGraphNode_t;`).
 typedef struct hipGraphNode hipGraphNode;
 
-// Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no mipmapped arrays.
+// Mipmapped array (`hipMipmappedArray`): opaque here; the object is clr's `struct
+// hipMipmappedArray` (src/array.rs `MipmapObj`).
 typedef struct hipMipmappedArray hipMipmappedArray;
 
 // Opaque context object behind [`hipCtx_t`] (`typedef struct ihipCtx_t* hipCtx_t;`).
@@ -831,6 +850,12 @@ typedef struct HIP_ARRAY3D_DESCRIPTOR {
   unsigned int NumChannels;
   unsigned int Flags;
 } HIP_ARRAY3D_DESCRIPTOR;
+
+// `typedef hipMipmappedArray* hipMipmappedArray_t;`
+typedef struct hipMipmappedArray *hipMipmappedArray_t;
+
+// `typedef const hipMipmappedArray* hipMipmappedArray_const_t;`
+typedef const struct hipMipmappedArray *hipMipmappedArray_const_t;
 
 // Stream handle; null is the legacy default (null) stream.
 typedef struct ihipStream_t *hipStream_t;
@@ -1181,14 +1206,37 @@ typedef struct hipKernelNodeParams {
   unsigned int sharedMemBytes;
 } hipKernelNodeParams;
 
+// `typedef hipLaunchAttributeID hipKernelNodeAttrID;`
+typedef hipLaunchAttributeID hipKernelNodeAttrID;
+
+// `hipAccessPolicyWindow`: base_ptr@0, hitProp@8, hitRatio@12, missProp@16, num_bytes@24.
+// 32 bytes.
+typedef struct hipAccessPolicyWindow {
+  void *base_ptr;
+  hipAccessProperty hitProp;
+  float hitRatio;
+  hipAccessProperty missProp;
+  size_t num_bytes;
+} hipAccessPolicyWindow;
+
+// `hipLaunchAttributeValue` (`hipKernelNodeAttrValue`): 64 bytes in ROCm 7 (`pad[64]`); ROCm
+// 5's `hipKernelNodeAttrValue` is the first 32 (window or cooperative), so readers and writers
+// touch only the member of the attribute at hand.
+typedef union hipLaunchAttributeValue {
+  char pad[64];
+  struct hipAccessPolicyWindow accessPolicyWindow;
+  int cooperative;
+  int priority;
+} hipLaunchAttributeValue;
+
+// `typedef hipLaunchAttributeValue hipKernelNodeAttrValue;`
+typedef union hipLaunchAttributeValue hipKernelNodeAttrValue;
+
 // Executable graph handle.
 typedef struct hipGraphExec *hipGraphExec_t;
 
 // An imported external memory object (`typedef void* hipExternalMemory_t;`).
 typedef void *hipExternalMemory_t;
-
-// `typedef hipMipmappedArray* hipMipmappedArray_t;`
-typedef struct hipMipmappedArray *hipMipmappedArray_t;
 
 // An imported external semaphore (`typedef void* hipExternalSemaphore_t;`).
 typedef void *hipExternalSemaphore_t;
@@ -1236,7 +1284,8 @@ typedef struct ihipMemPoolHandle_t *hipMemPool_t;
 typedef struct hipMemPoolProps {
   // Must be `hipMemAllocationTypePinned`.
   hipMemAllocationType allocType;
-  // Handle types allocations may be exported as (pool export is not supported).
+  // Handle types the pool may be exported as (`hipMemPoolExportToShareableHandle`:
+  // `hipMemHandleTypePosixFileDescriptor`).
   hipMemAllocationHandleType handleTypes;
   // Must be a device.
   hipMemLocation location;
@@ -1251,6 +1300,12 @@ typedef struct hipMemAccessDesc {
   hipMemLocation location;
   hipMemAccessFlags flags;
 } hipMemAccessDesc;
+
+// `hipMemPoolPtrExportData`: 64 opaque bytes describing one pool allocation for another
+// process (hipkfd: the allocation's IPC handle, src/ipc.rs).
+typedef struct hipMemPoolPtrExportData {
+  uint8_t reserved[64];
+} hipMemPoolPtrExportData;
 
 // A kernel of a module (`hipModuleGetFunction`) or of the program (`hipGetFuncBySymbol`).
 typedef struct ihipModuleSymbol_t *hipFunction_t;
@@ -1332,6 +1387,47 @@ hipError_t hipFreeArray(hipArray_t array);
 
 // `hipArrayDestroy`: `hipFreeArray` (driver spelling).
 hipError_t hipArrayDestroy(hipArray_t array);
+
+// `hipMallocMipmappedArray`: a mipmapped array of `numLevels` levels (0 counts as 1) of
+// `desc`'s format, level 0 of `extent` elements (1D, 2D, 3D or layered as `hipMalloc3DArray`),
+// each next level half as large in every present dimension (at least 1). Each level is an
+// array as `hipMalloc3DArray` makes (linear pitched VRAM). Errors (clr `hipMallocMipmappedArray`,
+// `ihipMipmapArrayCreate`; hip-tests `hipMallocMipmappedArray.cc`): `hipErrorInvalidValue`
+// (null `mipmappedArray` or `desc`; a bad channel layout or format as `hipMallocArray`; unknown
+// or cubemap flags; zero width; extents past the texture limits; more than `1 +
+// floor(log2(max extent))` levels), `hipErrorOutOfMemory`.
+hipError_t hipMallocMipmappedArray(hipMipmappedArray_t *mipmappedArray,
+                                   const hipChannelFormatDesc *desc,
+                                   hipExtent extent,
+                                   unsigned int numLevels,
+                                   unsigned int flags);
+
+// `hipMipmappedArrayCreate`: `hipMallocMipmappedArray` from a driver descriptor. Errors as
+// `hipMallocMipmappedArray` (null pointers, bad descriptor: `hipErrorInvalidValue`).
+hipError_t hipMipmappedArrayCreate(hipMipmappedArray_t *pHandle,
+                                   struct HIP_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
+                                   unsigned int numMipmapLevels);
+
+// `hipFreeMipmappedArray`: frees a mipmapped array (every level) after the devices are idle.
+// Errors (clr `ihipMipmappedArrayDestroy`; hip-tests `hipFreeMipmappedArray.cc`):
+// `hipErrorInvalidValue` (null), `hipErrorContextIsDestroyed` (freed already, or unknown).
+hipError_t hipFreeMipmappedArray(hipMipmappedArray_t mipmappedArray);
+
+// `hipMipmappedArrayDestroy`: `hipFreeMipmappedArray` (driver spelling).
+hipError_t hipMipmappedArrayDestroy(hipMipmappedArray_t hMipmappedArray);
+
+// `hipGetMipmappedArrayLevel`: the array of level `level` of `mipmappedArray`; it belongs to
+// the mipmapped array (freed with it). Errors (clr `ihipMipmappedArrayGetLevel`; hip-tests
+// `Unit_hipGetMipmappedArrayLevel_Negative`): `hipErrorInvalidValue` (null `levelArray`, a
+// level past the last), `hipErrorInvalidResourceHandle` (null or freed `mipmappedArray`).
+hipError_t hipGetMipmappedArrayLevel(hipArray_t *levelArray,
+                                     hipMipmappedArray_const_t mipmappedArray,
+                                     unsigned int level);
+
+// `hipMipmappedArrayGetLevel`: `hipGetMipmappedArrayLevel` (driver spelling).
+hipError_t hipMipmappedArrayGetLevel(hipArray_t *pLevelArray,
+                                     hipMipmappedArray_t hMipMappedArray,
+                                     unsigned int level);
 
 // `hipArrayGetInfo`: any of `desc` (channel format), `extent` (elements, 0 for absent
 // dimensions) and `flags` of `array`; null outputs are skipped. Errors (clr, hip-tests
@@ -1579,7 +1675,8 @@ hipError_t hipDeviceGetAttribute(int *pi, hipDeviceAttribute_t attr, int device)
 
 // `hipMemGetInfo`: free and total VRAM of the current device, bytes (`AMDKFD_IOC_AVAILABLE_MEMORY`
 // and the topology's memory banks). Empty blocks of small `hipMalloc`s are given back first, so
-// memory freed by the user counts as free.
+// memory freed by the user counts as free. Free memory is lowered by `HIP_HIDDEN_FREE_MEM` MiB
+// when it is larger than that (clr rocdevice.cpp `globalFreeMemory`).
 hipError_t hipMemGetInfo(size_t *free, size_t *total);
 
 // `hipDriverGetVersion`. Null: `hipErrorInvalidValue`.
@@ -1921,9 +2018,10 @@ hipError_t hipGraphAddEventWaitNode(hipGraphNode_t *pGraphNode,
                                     size_t numDependencies,
                                     hipEvent_t event);
 
-// `hipGraphAddChildGraphNode`: runs a copy of `childGraph` (taken now) as one node. Errors:
-// `hipErrorInvalidValue` (null or unknown child graph, the graph itself), and as
-// [`hipGraphAddEmptyNode`].
+// `hipGraphAddChildGraphNode`: runs a copy of `childGraph` (taken now) as one node.
+// `childGraph` may be `graph` itself: the node then runs the graph as it was before the node
+// was added (clr clones the child). Errors: `hipErrorInvalidValue` (null or unknown child
+// graph), and as [`hipGraphAddEmptyNode`].
 hipError_t hipGraphAddChildGraphNode(hipGraphNode_t *pGraphNode,
                                      hipGraph_t graph,
                                      const hipGraphNode_t *pDependencies,
@@ -2047,6 +2145,32 @@ hipError_t hipGraphHostNodeSetParams(hipGraphNode_t node,
 // node, null `pNodeParams`).
 hipError_t hipGraphKernelNodeGetParams(hipGraphNode_t node,
                                        struct hipKernelNodeParams *pNodeParams);
+
+// `hipGraphKernelNodeSetAttribute`: records attribute `attr` of kernel node `hNode` (the last
+// one set is the node's attribute in use). Recorded only: there is no L2 persistence window or
+// cooperative launch mode to apply. Errors (clr `hipGraphKernelNodeSetAttribute`,
+// `GraphKernelNode::SetAttrParams`; hip-tests `hipGraphKernelNodeSetAttribute.cc`):
+// `hipErrorInvalidValue` (null node or value, unknown node or attribute, not a kernel node; an
+// access policy window with a hit ratio outside [0, 1], a `missProp` of
+// `hipAccessPropertyPersisting`, bytes but a zero hit ratio, more bytes than
+// `hipDeviceAttributeAccessPolicyMaxWindowSize`; a priority outside [-1, 1]).
+hipError_t hipGraphKernelNodeSetAttribute(hipGraphNode_t hNode,
+                                          hipKernelNodeAttrID attr,
+                                          const hipKernelNodeAttrValue *value);
+
+// `hipGraphKernelNodeGetAttribute`: attribute `attr` of kernel node `hNode` (zero when never
+// set); only the member of `attr` is written. Errors (clr `GraphKernelNode::GetAttrParams`;
+// hip-tests `hipGraphKernelNodeGetAttribute.cc`): `hipErrorInvalidValue` (null node or value,
+// unknown node or attribute, not a kernel node, another attribute in use).
+hipError_t hipGraphKernelNodeGetAttribute(hipGraphNode_t hNode,
+                                          hipKernelNodeAttrID attr,
+                                          hipKernelNodeAttrValue *value);
+
+// `hipGraphKernelNodeCopyAttributes`: gives kernel node `hDst` the attributes of kernel node
+// `hSrc`. Errors (clr `GraphKernelNode::CopyAttr`): `hipErrorInvalidValue` (null or unknown
+// nodes, not kernel nodes), `hipErrorInvalidContext` (`hDst` has an attribute in use that
+// `hSrc` has not).
+hipError_t hipGraphKernelNodeCopyAttributes(hipGraphNode_t hSrc, hipGraphNode_t hDst);
 
 // `hipGraphKernelNodeSetParams`. Errors as [`hipGraphAddKernelNode`]'s checks, and
 // `hipErrorInvalidValue` (unknown node, not a kernel node).
@@ -2222,18 +2346,22 @@ hipError_t hipMemPrefetchAsync(const void *dev_ptr, size_t count, int device, hi
 // `hipMemAdvise`: remembered for managed memory (read-mostly, preferred location, accessed-by,
 // coarse grain, and their unset forms) and reported by `hipMemRangeGetAttribute(s)`; no
 // advice changes where managed memory lives (it is fine-grained system memory on every
-// device). Advice on other known memory is accepted and forgotten. Errors (clr):
-// `hipErrorInvalidDevice` (bad device, except for the read-mostly advice),
-// `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end, memory the runtime
-// does not know, unknown advice).
+// device). Advice on other system memory the runtime knows (pinned, registered) is accepted and
+// forgotten. Errors (clr): `hipErrorInvalidDevice` (bad device, except for the read-mostly
+// advice), `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end, memory the
+// runtime does not know, device memory (clr's `SetSvmAttributes` fails on a `hipMalloc` range;
+// hip-tests Unit_hipMemAdvise_Negative_Parameters), unknown advice).
 hipError_t hipMemAdvise(const void *dev_ptr, size_t count, hipMemoryAdvise advice, int device);
 
 // `hipMemRangeGetAttribute`: one attribute of a managed range, what all its pages have in
 // common: read-mostly (1 only if every page is), preferred and last-prefetch location (the
 // common one, else `hipInvalidDeviceId`), accessed-by (devices advised for every page),
-// coherency mode (0 fine-grain, 1 coarse-grain advice on every page, 2 mixed). Errors:
-// `hipErrorInvalidValue` (null, zero sizes, not managed memory, a range past the allocation, a
-// `data_size` that does not fit the attribute, unknown attribute).
+// coherency mode (0 fine-grain, 1 coarse-grain advice on every page, 2 mixed). The coherency
+// mode of other memory the runtime knows is its grain (clr `GetSvmAttributes` asks ROCr's
+// pointer info): device memory 1, pinned host memory 0 (1 if `hipHostMallocNonCoherent`).
+// Errors: `hipErrorInvalidValue` (null, zero sizes, not managed memory for the other
+// attributes, a range past the allocation, a `data_size` that does not fit the attribute,
+// unknown attribute).
 hipError_t hipMemRangeGetAttribute(void *data,
                                    size_t data_size,
                                    hipMemRangeAttribute attribute,
@@ -2363,6 +2491,16 @@ hipError_t hipIpcOpenEventHandle(hipEvent_t *event, hipIpcEventHandle_t handle);
 // `hipMalloc`: `size` bytes of device memory on the current device. `size == 0` gives a null
 // pointer and `hipSuccess`. Errors: `hipErrorInvalidValue` (null `ptr`), `hipErrorOutOfMemory`.
 hipError_t hipMalloc(void **ptr, size_t size);
+
+// `hipExtMallocWithFlags`: `hipMalloc` with a memory kind: `hipDeviceMallocDefault` (as
+// `hipMalloc`), `hipDeviceMallocFinegrained` (fine-grained VRAM, KFD `COHERENT`),
+// `hipDeviceMallocUncached` (`COHERENT | UNCACHED`), `hipDeviceMallocContiguous` (`UNCACHED`;
+// every BO of the simulated and real KFD is contiguous enough for SDMA), `hipMallocSignalMemory`
+// (8 bytes of coherent pinned system memory, CPU- and GPU-visible, as a ROCr signal's value).
+// `size == 0` gives a null pointer. Errors (clr `hipExtMallocWithFlags`; hip-tests
+// `hipExtMallocWithFlags.cc`): `hipErrorInvalidValue` (null `ptr`; other flags, combinations
+// included; signal memory of a size other than 8), `hipErrorOutOfMemory`.
+hipError_t hipExtMallocWithFlags(void **ptr, size_t sizeBytes, unsigned int flags);
 
 // `hipFree`: frees memory from `hipMalloc` (or `hipHostMalloc`), after waiting for the devices.
 // Null is a no-op; `hipMallocAsync` memory leaves its pool. Errors: `hipErrorInvalidValue` for a
@@ -2502,19 +2640,38 @@ hipError_t hipMemcpyWithStream(void *dst,
 // with the width clr writes: `MEMORY_TYPE`, `BUFFER_ID`, `RANGE_SIZE`, `ACCESS_FLAGS` 32-bit;
 // `IS_MANAGED`, `MAPPED`, `SYNC_MEMOPS` one byte (bool); `DEVICE_ORDINAL` int; pointers
 // pointer-sized. Memory type: `hipMemoryTypeHost` for host, registered and managed memory (clr
-// reports fine-grained memory so), else `hipMemoryTypeDevice`. `BUFFER_ID` is the allocation's
-// page number in the aperture (unique among live allocations). Errors (clr
+// reports fine-grained memory so), else `hipMemoryTypeDevice` (ROCm 5's values for a caller built
+// against ROCm 5). `BUFFER_ID` is the allocation's unique id, never reused (clr `getUniqueId`).
+// Errors (clr
 // `ihipPointerGetAttributes`): `hipErrorInvalidValue` (null, memory the runtime does not know:
 // the out value is zeroed, `DEVICE_ORDINAL` -2; `HOST_POINTER` of device memory; unknown
 // attribute), `hipErrorNotSupported` (`CONTEXT`, `P2P_TOKENS`, `IS_LEGACY_HIP_IPC_CAPABLE`,
 // `ALLOWED_HANDLE_TYPES`, `IS_GPU_DIRECT_RDMA_CAPABLE`, `MEMPOOL_HANDLE`).
 hipError_t hipPointerGetAttribute(void *data, hipPointer_attribute attribute, hipDeviceptr_t ptr);
 
+// `hipDrvPointerGetAttributes`: `hipPointerGetAttribute(data[i], attributes[i], ptr)` for
+// each of the `numAttributes` attributes; their errors are ignored (an attribute of unknown
+// memory gets its default value), as clr does. Errors (clr): `hipErrorInvalidValue` (zero
+// `numAttributes`, null `attributes`, `data` or `ptr`).
+hipError_t hipDrvPointerGetAttributes(unsigned int numAttributes,
+                                      hipPointer_attribute *attributes,
+                                      void **data,
+                                      hipDeviceptr_t ptr);
+
 // `hipMallocPitch`: `height` rows of `width` bytes, each row starting `*pitch` bytes after the
 // previous (`width` rounded up to 256). Freed with `hipFree`. Errors (clr `ihipMallocPitch`,
 // hip-tests `Unit_hipMallocPitch_Negative`): `hipErrorInvalidValue` (null `ptr` or `pitch`,
 // `width` near `SIZE_MAX`), `hipErrorOutOfMemory` (the size overflows or does not fit).
 hipError_t hipMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height);
+
+// `hipMemAllocPitch`: `hipMallocPitch` (driver spelling) with an element size that clr only
+// checks. Errors (clr `hipMemAllocPitch`): `hipErrorInvalidValue` (zero width or height, an
+// element size other than 4, 8 or 16), then as `hipMallocPitch`.
+hipError_t hipMemAllocPitch(hipDeviceptr_t *dptr,
+                            size_t *pitch,
+                            size_t widthInBytes,
+                            size_t height,
+                            unsigned int elementSizeBytes);
 
 // `hipMalloc3D`: as `hipMallocPitch` with `extent.depth` slices of `extent.height` rows;
 // returns `{ptr, pitch, extent.width, extent.height}`. Errors as `hipMallocPitch` (clr).
@@ -2719,6 +2876,44 @@ hipError_t hipMemPoolGetAccess(hipMemAccessFlags *flags,
                                hipMemPool_t mem_pool,
                                hipMemLocation *location);
 
+// `hipMemPoolExportToShareableHandle`: writes the pool's POSIX fd (an `int`) to
+// `*shared_handle`: a memfd describing the pool, the same fd on every export, open until the
+// pool is destroyed; send it to another process (`SCM_RIGHTS`), which imports it with
+// `hipMemPoolImportFromShareableHandle`. Errors (clr; hip-tests
+// `hipMemPoolExportToShareableHandle.cc`): `hipErrorInvalidValue` (null handle or pool, nonzero
+// `flags`, a handle type other than the pool's `handleTypes` or `hipMemHandleTypeNone`),
+// `hipErrorOutOfMemory`.
+hipError_t hipMemPoolExportToShareableHandle(void *shared_handle,
+                                             hipMemPool_t mem_pool,
+                                             hipMemAllocationHandleType handle_type,
+                                             unsigned int flags);
+
+// `hipMemPoolImportFromShareableHandle`: a pool of this process standing for the exporter's
+// (its device and access flags), from the fd `hipMemPoolExportToShareableHandle` gave, passed
+// as the pointer's value (its low 32 bits, as clr reads it); the fd stays the caller's.
+// Errors (clr): `hipErrorInvalidValue` (null `mem_pool` or handle, nonzero `flags`,
+// `hipMemHandleTypeNone`), `hipErrorOutOfMemory` (not a pool's handle).
+hipError_t hipMemPoolImportFromShareableHandle(hipMemPool_t *mem_pool,
+                                               void *shared_handle,
+                                               hipMemAllocationHandleType handle_type,
+                                               unsigned int flags);
+
+// `hipMemPoolExportPointer`: the 64-byte IPC description of `ptr` (an allocation of a pool,
+// or any `hipMalloc` memory, as clr allows), for `hipMemPoolImportPointer` in a process that
+// imported the pool: the handle `hipIpcGetMemHandle` gives (src/ipc.rs). Errors (clr):
+// `hipErrorInvalidValue` (null arguments), `hipErrorOutOfMemory` (not device memory of this
+// process).
+hipError_t hipMemPoolExportPointer(struct hipMemPoolPtrExportData *export_data, void *ptr);
+
+// `hipMemPoolImportPointer`: maps the allocation `export_data` describes into this process (on
+// `mem_pool`'s device) and returns its pointer; in the exporting process, its own pointer.
+// Free it with `hipFree`/`hipFreeAsync` (before the exporter frees it). Errors (clr):
+// `hipErrorInvalidValue` (null arguments, unknown pool), `hipErrorOutOfMemory` (not a pointer
+// export, exporter gone, allocation freed).
+hipError_t hipMemPoolImportPointer(void **ptr,
+                                   hipMemPool_t mem_pool,
+                                   struct hipMemPoolPtrExportData *export_data);
+
 // `hipError_t __hipPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
 // hipStream_t stream)`: pushes a launch configuration on the calling thread's stack (hip-clang
 // emits it for `<<<...>>>`; the kernel stub pops it). Always `hipSuccess`.
@@ -2894,8 +3089,8 @@ hipError_t hipGetSymbolAddress(void **devPtr, const void *symbol);
 
 // `hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t sizeBytes, size_t
 // offset, hipMemcpyKind kind)`: `hipMemcpy` to the variable's device memory at `offset`.
-// Errors: `hipErrorInvalidSymbol`, `hipErrorInvalidValue` (range past the variable), then
-// `hipMemcpy`'s.
+// Errors: `hipErrorInvalidMemcpyDirection` (`kind` not host-to-device or device-to-device),
+// `hipErrorInvalidSymbol`, `hipErrorInvalidValue` (range past the variable), then `hipMemcpy`'s.
 hipError_t hipMemcpyToSymbol(const void *symbol,
                              const void *src,
                              size_t sizeBytes,
@@ -3038,6 +3233,19 @@ hipError_t hipMemcpyPeerAsync(void *dst,
                               size_t sizeBytes,
                               hipStream_t stream);
 
+// `hipExtGetLinkTypeAndHopCount`: the link from `device1` to `device2` as clr's
+// `Device::findLinkInfo` reports it from ROCr's link info: `*linktype` is an
+// `hsa_amd_link_info_type_t` (`HSA_AMD_LINK_INFO_TYPE_XGMI` 4 for a direct xGMI link, else
+// `HSA_AMD_LINK_INFO_TYPE_PCIE` 2), `*hopcount` 1 for a direct link (xGMI or PCIe P2P) and 2
+// through the CPU root complex (ROCr's hop distance over the one-hop distance). Errors (clr
+// `hipExtGetLinkTypeAndHopCount`; hip-tests `hipExtGetLinkTypeAndHopCount.cc`):
+// `hipErrorInvalidValue` (a null output, `device1 == device2`, a negative ordinal),
+// `hipErrorInvalidDevice` (an ordinal past the last device).
+hipError_t hipExtGetLinkTypeAndHopCount(int device1,
+                                        int device2,
+                                        uint32_t *linktype,
+                                        uint32_t *hopcount);
+
 // `hipDeviceGetStreamPriorityRange`: least 1, greatest -1 (clr); either pointer may be null.
 hipError_t hipDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
 
@@ -3113,6 +3321,38 @@ hipError_t hipExtStreamCreateWithCUMask(hipStream_t *stream,
 // `hipErrorInvalidValue` (null `cuMask`, `cuMaskSize` below the device's CUs / 32),
 // `hipErrorContextIsDestroyed` (unknown stream).
 hipError_t hipExtStreamGetCUMask(hipStream_t stream, uint32_t cuMaskSize, uint32_t *cuMask);
+
+// `hipStreamWaitValue32`: work queued on `stream` later waits until the 32-bit word at `ptr`
+// (device, pinned or registered memory, 4-aligned) passes `flags`' compare against `value`
+// under `mask`: `hipStreamWaitValueGte` `(*ptr & mask) >= value`, `Eq` `==`, `And`
+// `(*ptr & mask & value) != 0`, `Nor` `~((*ptr & mask) | value) & mask != 0`. Runs on the GPU
+// (SDMA POLL_REGMEM). Errors (clr `ihipStreamOperation`; hip-tests `hipStreamValue.cc`):
+// `hipErrorInvalidValue` (null or unknown `ptr`, other `flags`), `hipErrorContextIsDestroyed`
+// (unknown stream).
+hipError_t hipStreamWaitValue32(hipStream_t stream,
+                                void *ptr,
+                                uint32_t value,
+                                unsigned int flags,
+                                uint32_t mask);
+
+// `hipStreamWaitValue64`: `hipStreamWaitValue32` on a 64-bit word (8-aligned). A compare that
+// involves both halves of the word is polled by a runtime thread (SDMA compares 32 bits); it
+// needs memory the CPU maps (`hipErrorNotSupported` otherwise). Errors as
+// `hipStreamWaitValue32`.
+hipError_t hipStreamWaitValue64(hipStream_t stream,
+                                void *ptr,
+                                uint64_t value,
+                                unsigned int flags,
+                                uint64_t mask);
+
+// `hipStreamWriteValue32`: after the work queued on `stream` so far, the GPU writes `value` to
+// the 32-bit word at `ptr` (device, pinned or registered memory, 4-aligned; SDMA
+// WRITE_LINEAR). `flags` is ignored (clr). Errors: `hipErrorInvalidValue` (null or unknown
+// `ptr`), `hipErrorContextIsDestroyed` (unknown stream).
+hipError_t hipStreamWriteValue32(hipStream_t stream, void *ptr, uint32_t value, unsigned int flags);
+
+// `hipStreamWriteValue64`: `hipStreamWriteValue32` of a 64-bit word (8-aligned).
+hipError_t hipStreamWriteValue64(hipStream_t stream, void *ptr, uint64_t value, unsigned int flags);
 
 // `hipMemGetAllocationGranularity`: the granularity (bytes) of chunks with properties `prop`:
 // 4 KiB (`hipMemAllocationGranularityMinimum`) or 2 MiB (`...Recommended`). Errors:

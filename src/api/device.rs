@@ -95,6 +95,7 @@ pub extern "C" fn hipDeviceReset() -> hipError_t {
             }
         }
         rt.mempool_reset(d);
+        rt.mipmap_reset(d);
         for a in rt.allocs.all() {
             match a.kind {
                 crate::memory::MemKind::Device | crate::memory::MemKind::External if a.owner == d => {
@@ -165,9 +166,16 @@ pub extern "C" fn hipDeviceGetAttribute(pi: *mut c_int, attr: hipDeviceAttribute
     })
 }
 
+/// `HIP_HIDDEN_FREE_MEM`: MiB of free memory `hipMemGetInfo` hides (clr flag, default 0); read
+/// at each call, so a value set by the program before asking counts.
+fn hidden_free_mem() -> u64 {
+    std::env::var("HIP_HIDDEN_FREE_MEM").ok().and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(0) << 20
+}
+
 /// `hipMemGetInfo`: free and total VRAM of the current device, bytes (`AMDKFD_IOC_AVAILABLE_MEMORY`
 /// and the topology's memory banks). Empty blocks of small `hipMalloc`s are given back first, so
-/// memory freed by the user counts as free.
+/// memory freed by the user counts as free. Free memory is lowered by `HIP_HIDDEN_FREE_MEM` MiB
+/// when it is larger than that (clr rocdevice.cpp `globalFreeMemory`).
 #[no_mangle]
 pub extern "C" fn hipMemGetInfo(free: *mut usize, total: *mut usize) -> hipError_t {
     api(|| {
@@ -178,7 +186,8 @@ pub extern "C" fn hipMemGetInfo(free: *mut usize, total: *mut usize) -> hipError
         let tot = dev.topo.node.vram_size;
         // Either out-pointer may be null (clr: what is not asked for is not written).
         if !free.is_null() {
-            write_out(free, avail.min(tot) as usize)?;
+            let (avail, hidden) = (avail.min(tot), hidden_free_mem());
+            write_out(free, if avail > hidden { avail - hidden } else { avail } as usize)?;
         }
         if !total.is_null() {
             write_out(total, tot as usize)?;

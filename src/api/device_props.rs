@@ -7,8 +7,8 @@
 //!
 //! Where clr reports a runtime feature that hipkfd does not implement, we report it absent so
 //! that callers (hip-tests) skip instead of failing: pageable memory access
-//! (`pageableMemoryAccess` = 0, XNACK off), `hipStreamWaitValue*` and images (attributes
-//! `CanUseStreamWaitValue`, `ImageSupport` = 0). VMM is supported
+//! (`pageableMemoryAccess` = 0, XNACK off) and images (`ImageSupport` = 0). `hipStreamWaitValue*`
+//! (`CanUseStreamWaitValue` = 1) and VMM are supported
 //! (`VirtualMemoryManagementSupported` = 1), and so is dma-buf sharing.
 
 use std::collections::BTreeMap;
@@ -522,8 +522,9 @@ pub fn device_attribute(p: &hipDeviceProp_t, k: &KfdNode, attr: hipDeviceAttribu
         A::hipDeviceAttributeIsLargeBar => p.isLargeBar,
         // clr: the runtime always uses SVM for host allocations.
         A::hipDeviceAttributeUnifiedAddressing => 1,
+        // hipStreamWaitValue32/64 (SDMA POLL_REGMEM), as clr: 1.
+        A::hipDeviceAttributeCanUseStreamWaitValue => 1,
         // Not implemented by hipkfd (clr: 1).
-        A::hipDeviceAttributeCanUseStreamWaitValue => 0,
         A::hipDeviceAttributeImageSupport => 0,
         A::hipDeviceAttributePhysicalMultiProcessorCount => p.multiProcessorCount,
         A::hipDeviceAttributeFineGrainSupport => 1,

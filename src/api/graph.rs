@@ -7,9 +7,10 @@ use crate::api::common::{api, check, event_of, read_in, rt_dev, slice_in, stream
 use crate::api::types::*;
 use crate::event::Event;
 use crate::graph::{self, CParams, Exec, Graph, Node, Op};
+use crate::memory::MemKind;
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::ffi::{c_char, c_uint, c_ulonglong, c_void};
+use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 use std::sync::{Arc, OnceLock};
 
 /// Graphs the program owns (`hipGraphCreate`, `hipStreamEndCapture`, `hipGraphClone`) until
@@ -120,6 +121,54 @@ fn from_symbol_op(
     memcpy_1d_op(dst, src as *const c_void, count, kind)
 }
 
+/// clr's checks when a symbol copy node's parameters are set
+/// (`hipGraph[Exec]MemcpyNodeSetParams{To,From}Symbol`, `GraphMemcpyNode{To,From}Symbol::SetParams`)
+/// on `p`, the other side of the copy (its source for a copy to the symbol, its destination for
+/// one from it): a null symbol is `hipErrorInvalidSymbol`; `p` must not be null (nor `count` 0)
+/// and may be neither the symbol itself nor another variable's symbol covering
+/// `[offset, offset + count)`; then the symbol is looked up (`hipErrorInvalidSymbol`, or
+/// `hipErrorInvalidValue` for a range past it); then the direction must fit `p`: memory hipkfd does not know
+/// (pageable) is copied host-to-device (to) or device-to-host (from), `hipMalloc` memory
+/// device-to-device; `hipMemcpyDefault` fits both; host-to-host and the opposite direction never.
+/// Errors: `hipErrorInvalidValue`; a direction that does not fit a copy from the symbol:
+/// `hipErrorInvalidMemcpyDirection` (clr).
+fn symbol_node_checks(
+    p: *const c_void,
+    symbol: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+    to_symbol: bool,
+) -> Result<(), hipError_t> {
+    use hipMemcpyKind as K;
+    if symbol.is_null() {
+        return Err(hipError_t::hipErrorInvalidSymbol);
+    }
+    check(!p.is_null() && count != 0 && p != symbol && crate::api::module::symbol_range(p, count, offset).is_err())?;
+    crate::api::module::symbol_range(symbol, count, offset)?;
+    let (rt, _) = rt_dev()?;
+    let (host_side, opposite) = if to_symbol {
+        (K::hipMemcpyHostToDevice, K::hipMemcpyDeviceToHost)
+    } else {
+        (K::hipMemcpyDeviceToHost, K::hipMemcpyHostToDevice)
+    };
+    let is = |ks: &[hipMemcpyKind]| ks.contains(&kind);
+    let fits = match rt.allocs.find(p as u64) {
+        None => is(&[host_side, K::hipMemcpyDefault]),
+        Some(a) if a.kind == MemKind::Device => {
+            is(&[K::hipMemcpyDeviceToDevice, K::hipMemcpyDeviceToDeviceNoCU, K::hipMemcpyDefault])
+        }
+        Some(_) => true,
+    };
+    if fits && !is(&[K::hipMemcpyHostToHost, opposite]) {
+        Ok(())
+    } else if to_symbol {
+        Err(hipError_t::hipErrorInvalidValue)
+    } else {
+        Err(hipError_t::hipErrorInvalidMemcpyDirection)
+    }
+}
+
 /// clr `ihipGraphAddMemsetNode`'s checks: element size 1, 2 or 4, nonzero width and height,
 /// `pitch >= width * elementSize` for several rows, the whole block inside device or pinned
 /// memory.
@@ -142,15 +191,33 @@ fn host_op(p: *const hipHostNodeParams) -> Result<Op, hipError_t> {
 }
 
 /// A kernel node's operation: the function and a copy of the arguments (`kernelParams`, or
-/// `extra`'s buffer), for the current device's code object. Errors: `hipErrorInvalidValue` (null
-/// params or `func`, both `kernelParams` and `extra`, a malformed `extra`, no arguments for a
-/// kernel that has some), `hipErrorInvalidDeviceFunction` (unknown kernel),
-/// `hipErrorNoBinaryForGpu`.
+/// `extra`'s buffer), for the current device's code object, checked as clr's
+/// `ihipGraphAddKernelNode` / `GraphKernelNode::validateKernelParams` check it: as a launch on the
+/// current device would be (`ihipLaunchKernel_validate`). Errors: `hipErrorInvalidValue` (null
+/// params or `func`, both `kernelParams` and `extra`, a malformed `extra`, an empty grid or block,
+/// a block over `maxThreadsPerBlock`, too much dynamic LDS, no arguments for a kernel that has
+/// some), `hipErrorInvalidDeviceFunction` (unknown kernel), `hipErrorNoBinaryForGpu`, the launch
+/// checks' codes ([`crate::module::validate_launch`]), `hipErrorInvalidConfiguration` (grid ×
+/// block past 32 bits in a dimension).
 fn kernel_op(p: *const hipKernelNodeParams) -> Result<Op, hipError_t> {
     let p = read_in(p)?;
     check(!p.func.is_null())?;
     let f = crate::api::module::host_function(p.func)?;
     check(p.kernelParams.is_null() || p.extra.is_null())?;
+    let d = crate::module::LaunchDims {
+        grid: [p.gridDim.x, p.gridDim.y, p.gridDim.z],
+        block: [p.blockDim.x, p.blockDim.y, p.blockDim.z],
+        shared: p.sharedMemBytes as usize,
+    };
+    let work = |i: usize| d.grid[i] as u64 * d.block[i] as u64;
+    check((0..3).all(|i| work(i) != 0))?;
+    let (rt, dev) = rt_dev()?;
+    let props = &rt.devices[dev].props;
+    check(d.threads() <= props.maxThreadsPerBlock as u64)?;
+    crate::module::validate_launch(&f, props, &d, !p.kernelParams.is_null() || !p.extra.is_null())?;
+    if (0..3).any(|i| work(i) > u32::MAX as u64) {
+        return Err(hipError_t::hipErrorInvalidConfiguration);
+    }
     let args = if !p.kernelParams.is_null() {
         crate::aql::Args::Params(p.kernelParams)
     } else if !p.extra.is_null() {
@@ -158,8 +225,7 @@ fn kernel_op(p: *const hipKernelNodeParams) -> Result<Op, hipError_t> {
     } else {
         crate::aql::Args::None
     };
-    let (rt, d) = rt_dev()?;
-    let arch = crate::api::device_props::arch_name(&rt.devices[d].props);
+    let arch = crate::api::device_props::arch_name(props);
     Ok(Op::Kernel(Arc::new(crate::aql::KernelNode::new(f, p, args, &arch)?)))
 }
 
@@ -562,9 +628,10 @@ pub extern "C" fn hipGraphAddEventWaitNode(
     add_node(pGraphNode, graph, pDependencies, numDependencies, || Ok(Op::EventWait(Arc::downgrade(&event_in(event)?))))
 }
 
-/// `hipGraphAddChildGraphNode`: runs a copy of `childGraph` (taken now) as one node. Errors:
-/// `hipErrorInvalidValue` (null or unknown child graph, the graph itself), and as
-/// [`hipGraphAddEmptyNode`].
+/// `hipGraphAddChildGraphNode`: runs a copy of `childGraph` (taken now) as one node.
+/// `childGraph` may be `graph` itself: the node then runs the graph as it was before the node
+/// was added (clr clones the child). Errors: `hipErrorInvalidValue` (null or unknown child
+/// graph), and as [`hipGraphAddEmptyNode`].
 #[no_mangle]
 pub extern "C" fn hipGraphAddChildGraphNode(
     pGraphNode: *mut hipGraphNode_t,
@@ -573,10 +640,7 @@ pub extern "C" fn hipGraphAddChildGraphNode(
     numDependencies: usize,
     childGraph: hipGraph_t,
 ) -> hipError_t {
-    add_node(pGraphNode, graph, pDependencies, numDependencies, || {
-        check(childGraph != graph)?;
-        Ok(Op::Child(graph_in(childGraph)?.deep_clone()))
-    })
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || Ok(Op::Child(graph_in(childGraph)?.deep_clone())))
 }
 
 /// `hipGraphAddDependencies` (`add`) / `hipGraphRemoveDependencies`: checks that every pair is
@@ -780,17 +844,23 @@ fn set_node(node: hipGraphNode_t, op: impl FnOnce() -> Result<Op, hipError_t>) -
     })
 }
 
-/// Sets the operation of the executable graph's step made from `node`. Errors:
-/// `hipErrorInvalidValue` (unknown executable graph or node, a node not instantiated in it,
-/// another type), `op`'s.
+/// Sets the operation of the executable graph's step made from `node`. A copy (`kind` given)
+/// must keep the step's direction, checked before the new parameters as clr does
+/// (`hipGraphExecMemcpyNodeSetParams*`: `oldkind != kind`). Errors: `hipErrorInvalidValue`
+/// (unknown executable graph or node, a node not instantiated in it, another type, another
+/// direction), `op`'s.
 fn set_exec_node(
     exec: hipGraphExec_t,
     node: hipGraphNode_t,
+    kind: Option<hipMemcpyKind>,
     op: impl FnOnce() -> Result<Op, hipError_t>,
 ) -> hipError_t {
     api(|| {
         let x = exec_in(exec)?;
         let n = node_in(node)?;
+        if let Some(k) = kind {
+            check(x.copy_kind(&n)? == Some(k))?;
+        }
         x.set_op(&n, op()?)
     })
 }
@@ -848,7 +918,10 @@ pub extern "C" fn hipGraphMemcpyNodeSetParams1D(
     count: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    set_node(node, || memcpy_1d_op(dst, src, count, kind))
+    set_node(node, || {
+        check(!std::ptr::eq(src, dst))?;
+        memcpy_1d_op(dst, src, count, kind)
+    })
 }
 
 /// `hipGraphMemcpyNodeSetParamsToSymbol`. Errors as [`hipGraphAddMemcpyNodeToSymbol`].
@@ -861,7 +934,10 @@ pub extern "C" fn hipGraphMemcpyNodeSetParamsToSymbol(
     offset: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    set_node(node, || to_symbol_op(symbol, src, count, offset, kind))
+    set_node(node, || {
+        symbol_node_checks(src, symbol, count, offset, kind, true)?;
+        to_symbol_op(symbol, src, count, offset, kind)
+    })
 }
 
 /// `hipGraphMemcpyNodeSetParamsFromSymbol`. Errors as [`hipGraphAddMemcpyNodeFromSymbol`].
@@ -874,7 +950,10 @@ pub extern "C" fn hipGraphMemcpyNodeSetParamsFromSymbol(
     offset: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    set_node(node, || from_symbol_op(dst, symbol, count, offset, kind))
+    set_node(node, || {
+        symbol_node_checks(dst, symbol, count, offset, kind, false)?;
+        from_symbol_op(dst, symbol, count, offset, kind)
+    })
 }
 
 /// `hipGraphMemsetNodeGetParams`. Errors: `hipErrorInvalidValue` (unknown node, not a memset,
@@ -932,6 +1011,119 @@ pub extern "C" fn hipGraphKernelNodeGetParams(
             Op::Kernel(n) => write_out(pNodeParams, n.params()),
             _ => Err(hipError_t::hipErrorInvalidValue),
         }
+    })
+}
+
+/// The kernel node `h` names, for the attribute calls, after clr's checks of `attr`
+/// (`AccessPolicyWindow`, `Cooperative`, `Priority`). Errors: `hipErrorInvalidValue` (unknown
+/// node or attribute, not a kernel node).
+fn kernel_node(h: hipGraphNode_t, attr: hipKernelNodeAttrID) -> Result<Arc<Node>, hipError_t> {
+    type A = hipLaunchAttributeID;
+    check(matches!(
+        attr,
+        A::hipLaunchAttributeAccessPolicyWindow | A::hipLaunchAttributeCooperative | A::hipLaunchAttributePriority
+    ))?;
+    let n = node_in(h)?;
+    check(n.node_type() == hipGraphNodeType::hipGraphNodeTypeKernel)?;
+    Ok(n)
+}
+
+/// `hipGraphKernelNodeSetAttribute`: records attribute `attr` of kernel node `hNode` (the last
+/// one set is the node's attribute in use). Recorded only: there is no L2 persistence window or
+/// cooperative launch mode to apply. Errors (clr `hipGraphKernelNodeSetAttribute`,
+/// `GraphKernelNode::SetAttrParams`; hip-tests `hipGraphKernelNodeSetAttribute.cc`):
+/// `hipErrorInvalidValue` (null node or value, unknown node or attribute, not a kernel node; an
+/// access policy window with a hit ratio outside [0, 1], a `missProp` of
+/// `hipAccessPropertyPersisting`, bytes but a zero hit ratio, more bytes than
+/// `hipDeviceAttributeAccessPolicyMaxWindowSize`; a priority outside [-1, 1]).
+#[no_mangle]
+pub extern "C" fn hipGraphKernelNodeSetAttribute(
+    hNode: hipGraphNode_t,
+    attr: hipKernelNodeAttrID,
+    value: *const hipKernelNodeAttrValue,
+) -> hipError_t {
+    api(|| {
+        check(!hNode.is_null() && !value.is_null())?;
+        let n = kernel_node(hNode, attr)?;
+        let mut a = *n.attrs.lock();
+        type A = hipLaunchAttributeID;
+        match attr {
+            A::hipLaunchAttributeAccessPolicyWindow => {
+                let w = read_in(value as *const hipAccessPolicyWindow)?;
+                let (rt, d) = rt_dev()?;
+                let max = rt.devices[d].props.accessPolicyMaxWindowSize.max(0) as usize;
+                check((0.0..=1.0).contains(&w.hitRatio))?;
+                check(w.missProp != hipAccessProperty::hipAccessPropertyPersisting)?;
+                check(w.num_bytes == 0 || w.hitRatio != 0.0)?;
+                check(w.num_bytes <= max)?;
+                a.window = (w.base_ptr as u64, w.hitProp.0, w.hitRatio, w.missProp.0, w.num_bytes as u64);
+            }
+            A::hipLaunchAttributeCooperative => a.cooperative = read_in(value as *const c_int)?,
+            _ => {
+                // clr tests `priority < Low (1) || priority > High (-1)`, which refuses every
+                // value; the intended range is High..=Low.
+                let p = read_in(value as *const c_int)?;
+                check((-1..=1).contains(&p))?;
+                a.priority = p;
+            }
+        }
+        a.in_use = attr.0;
+        *n.attrs.lock() = a;
+        Ok(())
+    })
+}
+
+/// `hipGraphKernelNodeGetAttribute`: attribute `attr` of kernel node `hNode` (zero when never
+/// set); only the member of `attr` is written. Errors (clr `GraphKernelNode::GetAttrParams`;
+/// hip-tests `hipGraphKernelNodeGetAttribute.cc`): `hipErrorInvalidValue` (null node or value,
+/// unknown node or attribute, not a kernel node, another attribute in use).
+#[no_mangle]
+pub extern "C" fn hipGraphKernelNodeGetAttribute(
+    hNode: hipGraphNode_t,
+    attr: hipKernelNodeAttrID,
+    value: *mut hipKernelNodeAttrValue,
+) -> hipError_t {
+    api(|| {
+        check(!hNode.is_null() && !value.is_null())?;
+        let a = *kernel_node(hNode, attr)?.attrs.lock();
+        check(a.in_use == 0 || a.in_use == attr.0)?;
+        type A = hipLaunchAttributeID;
+        match attr {
+            A::hipLaunchAttributeAccessPolicyWindow => {
+                let (base, hit, ratio, miss, bytes) = a.window;
+                let w = hipAccessPolicyWindow {
+                    base_ptr: base as *mut c_void,
+                    hitProp: hipAccessProperty(hit),
+                    hitRatio: ratio,
+                    missProp: hipAccessProperty(miss),
+                    num_bytes: bytes as usize,
+                };
+                write_out(value as *mut hipAccessPolicyWindow, w)
+            }
+            A::hipLaunchAttributeCooperative => write_out(value as *mut c_int, a.cooperative),
+            _ => write_out(value as *mut c_int, a.priority),
+        }
+    })
+}
+
+/// `hipGraphKernelNodeCopyAttributes`: gives kernel node `hDst` the attributes of kernel node
+/// `hSrc`. Errors (clr `GraphKernelNode::CopyAttr`): `hipErrorInvalidValue` (null or unknown
+/// nodes, not kernel nodes), `hipErrorInvalidContext` (`hDst` has an attribute in use that
+/// `hSrc` has not).
+#[no_mangle]
+pub extern "C" fn hipGraphKernelNodeCopyAttributes(hSrc: hipGraphNode_t, hDst: hipGraphNode_t) -> hipError_t {
+    api(|| {
+        check(!hSrc.is_null() && !hDst.is_null())?;
+        let (src, dst) = (node_in(hSrc)?, node_in(hDst)?);
+        let kernel = hipGraphNodeType::hipGraphNodeTypeKernel;
+        check(src.node_type() == kernel && dst.node_type() == kernel)?;
+        let s = *src.attrs.lock();
+        let mut d = dst.attrs.lock();
+        if d.in_use != 0 && d.in_use != s.in_use {
+            return Err(hipError_t::hipErrorInvalidContext);
+        }
+        *d = s;
+        Ok(())
     })
 }
 
@@ -1090,7 +1282,7 @@ pub extern "C" fn hipGraphExecMemcpyNodeSetParams(
     node: hipGraphNode_t,
     pNodeParams: *const hipMemcpy3DParms,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || memcpy_op(pNodeParams))
+    set_exec_node(hGraphExec, node, read_in(pNodeParams).ok().map(|p| p.kind), || memcpy_op(pNodeParams))
 }
 
 /// `hipGraphExecMemcpyNodeSetParams1D`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
@@ -1104,7 +1296,10 @@ pub extern "C" fn hipGraphExecMemcpyNodeSetParams1D(
     count: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || memcpy_1d_op(dst, src, count, kind))
+    set_exec_node(hGraphExec, node, Some(kind), || {
+        check(!std::ptr::eq(src, dst))?;
+        memcpy_1d_op(dst, src, count, kind)
+    })
 }
 
 /// `hipGraphExecMemcpyNodeSetParamsToSymbol`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
@@ -1120,7 +1315,10 @@ pub extern "C" fn hipGraphExecMemcpyNodeSetParamsToSymbol(
     offset: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || to_symbol_op(symbol, src, count, offset, kind))
+    set_exec_node(hGraphExec, node, Some(kind), || {
+        symbol_node_checks(src, symbol, count, offset, kind, true)?;
+        to_symbol_op(symbol, src, count, offset, kind)
+    })
 }
 
 /// `hipGraphExecMemcpyNodeSetParamsFromSymbol`. Errors as [`hipGraphExecMemcpyNodeSetParams`]
@@ -1136,7 +1334,10 @@ pub extern "C" fn hipGraphExecMemcpyNodeSetParamsFromSymbol(
     offset: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || from_symbol_op(dst, symbol, count, offset, kind))
+    set_exec_node(hGraphExec, node, Some(kind), || {
+        symbol_node_checks(dst, symbol, count, offset, kind, false)?;
+        from_symbol_op(dst, symbol, count, offset, kind)
+    })
 }
 
 /// `hipGraphExecMemsetNodeSetParams`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
@@ -1147,7 +1348,7 @@ pub extern "C" fn hipGraphExecMemsetNodeSetParams(
     node: hipGraphNode_t,
     pNodeParams: *const hipMemsetParams,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || memset_op(pNodeParams))
+    set_exec_node(hGraphExec, node, None, || memset_op(pNodeParams))
 }
 
 /// `hipGraphExecHostNodeSetParams`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
@@ -1158,7 +1359,7 @@ pub extern "C" fn hipGraphExecHostNodeSetParams(
     node: hipGraphNode_t,
     pNodeParams: *const hipHostNodeParams,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || host_op(pNodeParams))
+    set_exec_node(hGraphExec, node, None, || host_op(pNodeParams))
 }
 
 /// `hipGraphExecKernelNodeSetParams`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
@@ -1169,7 +1370,7 @@ pub extern "C" fn hipGraphExecKernelNodeSetParams(
     node: hipGraphNode_t,
     pNodeParams: *const hipKernelNodeParams,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || kernel_op(pNodeParams))
+    set_exec_node(hGraphExec, node, None, || kernel_op(pNodeParams))
 }
 
 /// `hipGraphExecEventRecordNodeSetEvent`. Errors as [`hipGraphExecMemcpyNodeSetParams`] and
@@ -1180,7 +1381,7 @@ pub extern "C" fn hipGraphExecEventRecordNodeSetEvent(
     hNode: hipGraphNode_t,
     event: hipEvent_t,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, hNode, || event_op(event, true))
+    set_exec_node(hGraphExec, hNode, None, || event_op(event, true))
 }
 
 /// `hipGraphExecEventWaitNodeSetEvent`. Errors as [`hipGraphExecEventRecordNodeSetEvent`].
@@ -1190,7 +1391,7 @@ pub extern "C" fn hipGraphExecEventWaitNodeSetEvent(
     hNode: hipGraphNode_t,
     event: hipEvent_t,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, hNode, || event_op(event, false))
+    set_exec_node(hGraphExec, hNode, None, || event_op(event, false))
 }
 
 /// `hipGraphExecChildGraphNodeSetParams`: the executable graph's child graph step made from
@@ -1203,7 +1404,7 @@ pub extern "C" fn hipGraphExecChildGraphNodeSetParams(
     node: hipGraphNode_t,
     childGraph: hipGraph_t,
 ) -> hipError_t {
-    set_exec_node(hGraphExec, node, || {
+    set_exec_node(hGraphExec, node, None, || {
         let n = node_in(node)?;
         let g = graph_in(childGraph)?;
         check(n.graph.upgrade().is_none_or(|p| !Arc::ptr_eq(&p, &g)))?;

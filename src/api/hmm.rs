@@ -74,10 +74,11 @@ pub extern "C" fn hipMemPrefetchAsync(
 /// `hipMemAdvise`: remembered for managed memory (read-mostly, preferred location, accessed-by,
 /// coarse grain, and their unset forms) and reported by `hipMemRangeGetAttribute(s)`; no
 /// advice changes where managed memory lives (it is fine-grained system memory on every
-/// device). Advice on other known memory is accepted and forgotten. Errors (clr):
-/// `hipErrorInvalidDevice` (bad device, except for the read-mostly advice),
-/// `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end, memory the runtime
-/// does not know, unknown advice).
+/// device). Advice on other system memory the runtime knows (pinned, registered) is accepted and
+/// forgotten. Errors (clr): `hipErrorInvalidDevice` (bad device, except for the read-mostly
+/// advice), `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end, memory the
+/// runtime does not know, device memory (clr's `SetSvmAttributes` fails on a `hipMalloc` range;
+/// hip-tests Unit_hipMemAdvise_Negative_Parameters), unknown advice).
 #[no_mangle]
 pub extern "C" fn hipMemAdvise(
     dev_ptr: *const c_void,
@@ -93,7 +94,7 @@ pub extern "C" fn hipMemAdvise(
             rt.device(device)?;
         }
         let managed = check_range(dev_ptr, count)?;
-        check(advice.name().is_some() && rt.allocs.find(dev_ptr as u64).is_some())?;
+        check(advice.name().is_some() && rt.allocs.find(dev_ptr as u64).is_some_and(|a| a.is_host_memory()))?;
         if !managed {
             return Ok(());
         }
@@ -152,9 +153,12 @@ fn write_attr(
 /// `hipMemRangeGetAttribute`: one attribute of a managed range, what all its pages have in
 /// common: read-mostly (1 only if every page is), preferred and last-prefetch location (the
 /// common one, else `hipInvalidDeviceId`), accessed-by (devices advised for every page),
-/// coherency mode (0 fine-grain, 1 coarse-grain advice on every page, 2 mixed). Errors:
-/// `hipErrorInvalidValue` (null, zero sizes, not managed memory, a range past the allocation, a
-/// `data_size` that does not fit the attribute, unknown attribute).
+/// coherency mode (0 fine-grain, 1 coarse-grain advice on every page, 2 mixed). The coherency
+/// mode of other memory the runtime knows is its grain (clr `GetSvmAttributes` asks ROCr's
+/// pointer info): device memory 1, pinned host memory 0 (1 if `hipHostMallocNonCoherent`).
+/// Errors: `hipErrorInvalidValue` (null, zero sizes, not managed memory for the other
+/// attributes, a range past the allocation, a `data_size` that does not fit the attribute,
+/// unknown attribute).
 #[no_mangle]
 pub extern "C" fn hipMemRangeGetAttribute(
     data: *mut c_void,
@@ -165,8 +169,17 @@ pub extern "C" fn hipMemRangeGetAttribute(
 ) -> hipError_t {
     api(|| {
         check(!data.is_null() && data_size != 0)?;
-        check(check_range(dev_ptr, count)?)?;
+        let managed = check_range(dev_ptr, count)?;
         let rt = runtime()?;
+        if !managed && attribute == hipMemRangeAttribute::hipMemRangeAttributeCoherencyMode {
+            // clr answers this one for allocations ROCr knows from their pool's grain: device
+            // memory coarse (1), pinned host memory fine (0) unless allocated non-coherent.
+            let a = rt.allocs.find(dev_ptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
+            let fine = a.is_host_memory() && a.flags & hipHostMallocNonCoherent == 0;
+            check(data_size == 4)?;
+            return write_out(data as *mut c_int, if fine { 0 } else { 1 });
+        }
+        check(managed)?;
         let r = rt.advice.query(dev_ptr as u64, count as u64);
         write_attr(data, data_size, attribute, &r, rt.devices.len())
     })

@@ -1,7 +1,7 @@
 //! Memory management (HIP "Memory Management" group; clr `hip_memory.cpp`): allocation, copies,
 //! fills, pointer queries.
 
-use crate::api::common::{api, check, read_in, rocm5_caller, rt_dev, stream_of, write_out};
+use crate::api::common::{api, check, read_in, rocm5_caller, rt_dev, slice_in, stream_of, write_out};
 use crate::api::types::*;
 use crate::copy::Block;
 use crate::graph::{check_sync_copy, check_unsafe_call, CParams, Op};
@@ -27,6 +27,46 @@ pub extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> hipError_t {
     })
 }
 
+/// `hipExtMallocWithFlags`: `hipMalloc` with a memory kind: `hipDeviceMallocDefault` (as
+/// `hipMalloc`), `hipDeviceMallocFinegrained` (fine-grained VRAM, KFD `COHERENT`),
+/// `hipDeviceMallocUncached` (`COHERENT | UNCACHED`), `hipDeviceMallocContiguous` (`UNCACHED`;
+/// every BO of the simulated and real KFD is contiguous enough for SDMA), `hipMallocSignalMemory`
+/// (8 bytes of coherent pinned system memory, CPU- and GPU-visible, as a ROCr signal's value).
+/// `size == 0` gives a null pointer. Errors (clr `hipExtMallocWithFlags`; hip-tests
+/// `hipExtMallocWithFlags.cc`): `hipErrorInvalidValue` (null `ptr`; other flags, combinations
+/// included; signal memory of a size other than 8), `hipErrorOutOfMemory`.
+#[no_mangle]
+pub extern "C" fn hipExtMallocWithFlags(ptr: *mut *mut c_void, sizeBytes: usize, flags: c_uint) -> hipError_t {
+    use kfd_ioctl::kfd::{KFD_IOC_ALLOC_MEM_FLAGS_COHERENT as COHERENT, KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED as UNCACHED};
+    api(|| {
+        check_unsafe_call()?;
+        #[allow(non_upper_case_globals)]
+        let extra = match flags {
+            hipDeviceMallocDefault => 0,
+            hipDeviceMallocFinegrained => COHERENT,
+            hipDeviceMallocUncached => COHERENT | UNCACHED,
+            hipDeviceMallocContiguous => UNCACHED,
+            hipMallocSignalMemory => {
+                check(sizeBytes == 8)?;
+                0
+            }
+            _ => return Err(hipError_t::hipErrorInvalidValue),
+        };
+        check(!ptr.is_null())?;
+        if sizeBytes == 0 {
+            return write_out(ptr, std::ptr::null_mut());
+        }
+        let (rt, d) = rt_dev()?;
+        write_out(ptr, std::ptr::null_mut())?;
+        let base = if flags == hipMallocSignalMemory {
+            rt.mem_alloc_host(d, 8, 0)?
+        } else {
+            rt.mem_alloc_device_with(d, sizeBytes as u64, extra)?
+        };
+        write_out(ptr, base as *mut c_void)
+    })
+}
+
 /// `hipFree`: frees memory from `hipMalloc` (or `hipHostMalloc`), after waiting for the devices.
 /// Null is a no-op; `hipMallocAsync` memory leaves its pool. Errors: `hipErrorInvalidValue` for a
 /// pointer that is not an allocation's base, or a pool block already freed by `hipFreeAsync`.
@@ -38,6 +78,9 @@ pub extern "C" fn hipFree(ptr: *mut c_void) -> hipError_t {
             return Ok(());
         }
         let rt = runtime()?;
+        if rt.mempool_take_import(ptr as u64) {
+            return rt.ipc_close_mem(ptr as u64);
+        }
         rt.mempool_before_free(ptr as u64)?;
         rt.mem_free(ptr as u64)
     })
@@ -448,8 +491,9 @@ pub extern "C" fn hipMemcpyWithStream(
 /// with the width clr writes: `MEMORY_TYPE`, `BUFFER_ID`, `RANGE_SIZE`, `ACCESS_FLAGS` 32-bit;
 /// `IS_MANAGED`, `MAPPED`, `SYNC_MEMOPS` one byte (bool); `DEVICE_ORDINAL` int; pointers
 /// pointer-sized. Memory type: `hipMemoryTypeHost` for host, registered and managed memory (clr
-/// reports fine-grained memory so), else `hipMemoryTypeDevice`. `BUFFER_ID` is the allocation's
-/// page number in the aperture (unique among live allocations). Errors (clr
+/// reports fine-grained memory so), else `hipMemoryTypeDevice` (ROCm 5's values for a caller built
+/// against ROCm 5). `BUFFER_ID` is the allocation's unique id, never reused (clr `getUniqueId`).
+/// Errors (clr
 /// `ihipPointerGetAttributes`): `hipErrorInvalidValue` (null, memory the runtime does not know:
 /// the out value is zeroed, `DEVICE_ORDINAL` -2; `HOST_POINTER` of device memory; unknown
 /// attribute), `hipErrorNotSupported` (`CONTEXT`, `P2P_TOKENS`, `IS_LEGACY_HIP_IPC_CAPABLE`,
@@ -460,54 +504,83 @@ pub extern "C" fn hipPointerGetAttribute(
     attribute: hipPointer_attribute,
     ptr: hipDeviceptr_t,
 ) -> hipError_t {
-    api(|| {
-        check(!ptr.is_null() && !data.is_null())?;
-        let rt = runtime()?;
-        let a = rt.allocs.find(ptr as u64);
-        type P = hipPointer_attribute;
-        let host = a.as_ref().is_some_and(|a| a.is_host_memory());
-        let found = a.is_some();
-        let u32_out = |v: u32| {
-            write_out(data as *mut u32, v)?;
-            check(found)
-        };
-        let bool_out = |v: bool| {
-            write_out(data as *mut u8, v as u8)?;
-            check(found)
-        };
-        let ptr_out = |v: u64| {
-            write_out(data as *mut *mut c_void, v as *mut c_void)?;
-            check(found)
-        };
-        match attribute {
-            P::HIP_POINTER_ATTRIBUTE_MEMORY_TYPE => {
-                let t = if host { hipMemoryType::hipMemoryTypeHost } else { hipMemoryType::hipMemoryTypeDevice };
-                u32_out(if found { t.0 as u32 } else { 0 })
-            }
-            P::HIP_POINTER_ATTRIBUTE_DEVICE_POINTER => ptr_out(if found { ptr as u64 } else { 0 }),
-            P::HIP_POINTER_ATTRIBUTE_HOST_POINTER => {
-                ptr_out(if host { ptr as u64 } else { 0 })?;
-                check(host)
-            }
-            P::HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS => bool_out(false),
-            P::HIP_POINTER_ATTRIBUTE_BUFFER_ID => u32_out(a.as_ref().map_or(0, |a| (a.base >> 12) as u32)),
-            P::HIP_POINTER_ATTRIBUTE_IS_MANAGED => bool_out(a.as_ref().is_some_and(|a| a.kind == MemKind::Managed)),
-            P::HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL => {
-                write_out(data as *mut c_int, a.as_ref().map_or(hipInvalidDeviceId, |a| a.owner as c_int))?;
-                check(found)
-            }
-            P::HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR => ptr_out(a.as_ref().map_or(0, |a| a.base)),
-            P::HIP_POINTER_ATTRIBUTE_RANGE_SIZE => u32_out(a.as_ref().map_or(0, |a| a.size as u32)),
-            P::HIP_POINTER_ATTRIBUTE_MAPPED => bool_out(found),
-            P::HIP_POINTER_ATTRIBUTE_ACCESS_FLAGS => write_out(data as *mut u32, a.as_ref().map_or(0, |a| a.flags)),
-            P::HIP_POINTER_ATTRIBUTE_CONTEXT
-            | P::HIP_POINTER_ATTRIBUTE_P2P_TOKENS
-            | P::HIP_POINTER_ATTRIBUTE_IS_LEGACY_HIP_IPC_CAPABLE
-            | P::HIP_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
-            | P::HIP_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
-            | P::HIP_POINTER_ATTRIBUTE_MEMPOOL_HANDLE => Err(hipError_t::hipErrorNotSupported),
-            _ => Err(hipError_t::hipErrorInvalidValue),
+    api(|| pointer_attribute(data, attribute, ptr))
+}
+
+/// The body of [`hipPointerGetAttribute`].
+fn pointer_attribute(
+    data: *mut c_void,
+    attribute: hipPointer_attribute,
+    ptr: hipDeviceptr_t,
+) -> Result<(), hipError_t> {
+    check(!ptr.is_null() && !data.is_null())?;
+    let rt = runtime()?;
+    let a = rt.allocs.find(ptr as u64);
+    type P = hipPointer_attribute;
+    let host = a.as_ref().is_some_and(|a| a.is_host_memory());
+    let found = a.is_some();
+    let u32_out = |v: u32| {
+        write_out(data as *mut u32, v)?;
+        check(found)
+    };
+    let bool_out = |v: bool| {
+        write_out(data as *mut u8, v as u8)?;
+        check(found)
+    };
+    let ptr_out = |v: u64| {
+        write_out(data as *mut *mut c_void, v as *mut c_void)?;
+        check(found)
+    };
+    match attribute {
+        P::HIP_POINTER_ATTRIBUTE_MEMORY_TYPE => {
+            let t = if host { hipMemoryType::hipMemoryTypeHost } else { hipMemoryType::hipMemoryTypeDevice };
+            u32_out(if found { memory_type_for_caller(t).0 as u32 } else { 0 })
         }
+        P::HIP_POINTER_ATTRIBUTE_DEVICE_POINTER => ptr_out(if found { ptr as u64 } else { 0 }),
+        P::HIP_POINTER_ATTRIBUTE_HOST_POINTER => {
+            ptr_out(if host { ptr as u64 } else { 0 })?;
+            check(host)
+        }
+        P::HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS => bool_out(false),
+        P::HIP_POINTER_ATTRIBUTE_BUFFER_ID => u32_out(a.as_ref().map_or(0, |a| a.id as u32)),
+        P::HIP_POINTER_ATTRIBUTE_IS_MANAGED => bool_out(a.as_ref().is_some_and(|a| a.kind == MemKind::Managed)),
+        P::HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL => {
+            write_out(data as *mut c_int, a.as_ref().map_or(hipInvalidDeviceId, |a| a.owner as c_int))?;
+            check(found)
+        }
+        P::HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR => ptr_out(a.as_ref().map_or(0, |a| a.base)),
+        P::HIP_POINTER_ATTRIBUTE_RANGE_SIZE => u32_out(a.as_ref().map_or(0, |a| a.size as u32)),
+        P::HIP_POINTER_ATTRIBUTE_MAPPED => bool_out(found),
+        P::HIP_POINTER_ATTRIBUTE_ACCESS_FLAGS => write_out(data as *mut u32, a.as_ref().map_or(0, |a| a.flags)),
+        P::HIP_POINTER_ATTRIBUTE_CONTEXT
+        | P::HIP_POINTER_ATTRIBUTE_P2P_TOKENS
+        | P::HIP_POINTER_ATTRIBUTE_IS_LEGACY_HIP_IPC_CAPABLE
+        | P::HIP_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+        | P::HIP_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+        | P::HIP_POINTER_ATTRIBUTE_MEMPOOL_HANDLE => Err(hipError_t::hipErrorNotSupported),
+        _ => Err(hipError_t::hipErrorInvalidValue),
+    }
+}
+
+/// `hipDrvPointerGetAttributes`: `hipPointerGetAttribute(data[i], attributes[i], ptr)` for
+/// each of the `numAttributes` attributes; their errors are ignored (an attribute of unknown
+/// memory gets its default value), as clr does. Errors (clr): `hipErrorInvalidValue` (zero
+/// `numAttributes`, null `attributes`, `data` or `ptr`).
+#[no_mangle]
+pub extern "C" fn hipDrvPointerGetAttributes(
+    numAttributes: c_uint,
+    attributes: *mut hipPointer_attribute,
+    data: *mut *mut c_void,
+    ptr: hipDeviceptr_t,
+) -> hipError_t {
+    api(|| {
+        check(numAttributes != 0 && !ptr.is_null())?;
+        let attrs = slice_in(attributes, numAttributes as usize)?;
+        let outs = slice_in(data as *const *mut c_void, numAttributes as usize)?;
+        for (&a, &d) in attrs.iter().zip(outs) {
+            let _ = pointer_attribute(d, a, ptr);
+        }
+        Ok(())
     })
 }
 
@@ -549,6 +622,27 @@ pub extern "C" fn hipMallocPitch(ptr: *mut *mut c_void, pitch: *mut usize, width
             p => write_out(pitch, p),
         }
     })
+}
+
+/// `hipMemAllocPitch`: `hipMallocPitch` (driver spelling) with an element size that clr only
+/// checks. Errors (clr `hipMemAllocPitch`): `hipErrorInvalidValue` (zero width or height, an
+/// element size other than 4, 8 or 16), then as `hipMallocPitch`.
+#[no_mangle]
+pub extern "C" fn hipMemAllocPitch(
+    dptr: *mut hipDeviceptr_t,
+    pitch: *mut usize,
+    widthInBytes: usize,
+    height: usize,
+    elementSizeBytes: c_uint,
+) -> hipError_t {
+    let e = api(|| {
+        check_unsafe_call()?;
+        check(widthInBytes != 0 && height != 0 && matches!(elementSizeBytes, 4 | 8 | 16))
+    });
+    if e != hipError_t::hipSuccess {
+        return e;
+    }
+    hipMallocPitch(dptr, pitch, widthInBytes, height)
 }
 
 /// `hipMalloc3D`: as `hipMallocPitch` with `extent.depth` slices of `extent.height` rows;

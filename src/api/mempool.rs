@@ -1,13 +1,14 @@
 //! Stream-ordered memory allocation (HIP "Stream Ordered Memory Allocator" group; clr
 //! `hip_mempool.cpp`): `hipMallocAsync`, `hipFreeAsync`, memory pools. The pools are
-//! src/mempool.rs; pool IPC export is not supported.
+//! src/mempool.rs; pools and their allocations are shared between processes through a memfd and
+//! IPC handles (`hipMemPoolExportToShareableHandle` … `hipMemPoolImportPointer`).
 
 use crate::api::common::{api, check, read_in, rt_dev, slice_in, stream_of, write_out};
 use crate::api::types::*;
 use crate::mempool::{attr, AttrValue, MemPool};
 use crate::runtime::{runtime, Runtime};
 use crate::stream::Stream;
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_int, c_uint, c_void};
 use std::sync::Arc;
 
 fn pool_of(rt: &Runtime, p: hipMemPool_t) -> Result<Arc<MemPool>, hipError_t> {
@@ -92,7 +93,7 @@ pub extern "C" fn hipMemPoolCreate(mem_pool: *mut hipMemPool_t, pool_props: *con
         check(props.location.r#type == hipMemLocationType::hipMemLocationTypeDevice)?;
         let rt = runtime()?;
         let dev = rt.device(props.location.id).map_err(|_| hipError_t::hipErrorInvalidValue)?.ordinal;
-        write_out(mem_pool, handle(&rt.mempool_create(dev)))
+        write_out(mem_pool, handle(&rt.mempool_create(dev, props.handleTypes.0)))
     })
 }
 
@@ -251,5 +252,89 @@ pub extern "C" fn hipMemPoolGetAccess(
         check(loc.r#type == hipMemLocationType::hipMemLocationTypeDevice)?;
         let dev = rt.device(loc.id).map_err(|_| hipError_t::hipErrorInvalidValue)?.ordinal;
         write_out(flags, hipMemAccessFlags(rt.mempool_get_access(&p, dev)))
+    })
+}
+
+// ---- sharing pools between processes (clr `hip_mempool.cpp`) ---------------------------------
+
+/// `hipMemPoolExportToShareableHandle`: writes the pool's POSIX fd (an `int`) to
+/// `*shared_handle`: a memfd describing the pool, the same fd on every export, open until the
+/// pool is destroyed; send it to another process (`SCM_RIGHTS`), which imports it with
+/// `hipMemPoolImportFromShareableHandle`. Errors (clr; hip-tests
+/// `hipMemPoolExportToShareableHandle.cc`): `hipErrorInvalidValue` (null handle or pool, nonzero
+/// `flags`, a handle type other than the pool's `handleTypes` or `hipMemHandleTypeNone`),
+/// `hipErrorOutOfMemory`.
+#[no_mangle]
+pub extern "C" fn hipMemPoolExportToShareableHandle(
+    shared_handle: *mut c_void,
+    mem_pool: hipMemPool_t,
+    handle_type: hipMemAllocationHandleType,
+    flags: c_uint,
+) -> hipError_t {
+    api(|| {
+        check(!mem_pool.is_null() && !shared_handle.is_null() && flags == 0)?;
+        let rt = runtime()?;
+        let p = pool_of(rt, mem_pool)?;
+        check(handle_type.0 == p.handle_types && handle_type != hipMemAllocationHandleType::hipMemHandleTypeNone)?;
+        let fd = rt.mempool_export(&p)?;
+        write_out(shared_handle as *mut c_int, fd)
+    })
+}
+
+/// `hipMemPoolImportFromShareableHandle`: a pool of this process standing for the exporter's
+/// (its device and access flags), from the fd `hipMemPoolExportToShareableHandle` gave, passed
+/// as the pointer's value (its low 32 bits, as clr reads it); the fd stays the caller's.
+/// Errors (clr): `hipErrorInvalidValue` (null `mem_pool` or handle, nonzero `flags`,
+/// `hipMemHandleTypeNone`), `hipErrorOutOfMemory` (not a pool's handle).
+#[no_mangle]
+pub extern "C" fn hipMemPoolImportFromShareableHandle(
+    mem_pool: *mut hipMemPool_t,
+    shared_handle: *mut c_void,
+    handle_type: hipMemAllocationHandleType,
+    flags: c_uint,
+) -> hipError_t {
+    api(|| {
+        check(!mem_pool.is_null() && !shared_handle.is_null() && flags == 0)?;
+        check(handle_type != hipMemAllocationHandleType::hipMemHandleTypeNone)?;
+        let rt = runtime()?;
+        let p = rt.mempool_import(shared_handle as usize as u32 as c_int)?;
+        write_out(mem_pool, handle(&p))
+    })
+}
+
+/// `hipMemPoolExportPointer`: the 64-byte IPC description of `ptr` (an allocation of a pool,
+/// or any `hipMalloc` memory, as clr allows), for `hipMemPoolImportPointer` in a process that
+/// imported the pool: the handle `hipIpcGetMemHandle` gives (src/ipc.rs). Errors (clr):
+/// `hipErrorInvalidValue` (null arguments), `hipErrorOutOfMemory` (not device memory of this
+/// process).
+#[no_mangle]
+pub extern "C" fn hipMemPoolExportPointer(export_data: *mut hipMemPoolPtrExportData, ptr: *mut c_void) -> hipError_t {
+    api(|| {
+        check(!export_data.is_null() && !ptr.is_null())?;
+        let h = runtime()?.ipc_get_mem_handle(ptr as u64).map_err(|_| hipError_t::hipErrorOutOfMemory)?;
+        write_out(export_data, hipMemPoolPtrExportData { reserved: h.to_bytes() })
+    })
+}
+
+/// `hipMemPoolImportPointer`: maps the allocation `export_data` describes into this process (on
+/// `mem_pool`'s device) and returns its pointer; in the exporting process, its own pointer.
+/// Free it with `hipFree`/`hipFreeAsync` (before the exporter frees it). Errors (clr):
+/// `hipErrorInvalidValue` (null arguments, unknown pool), `hipErrorOutOfMemory` (not a pointer
+/// export, exporter gone, allocation freed).
+#[no_mangle]
+pub extern "C" fn hipMemPoolImportPointer(
+    ptr: *mut *mut c_void,
+    mem_pool: hipMemPool_t,
+    export_data: *mut hipMemPoolPtrExportData,
+) -> hipError_t {
+    api(|| {
+        check(!mem_pool.is_null() && !export_data.is_null() && !ptr.is_null())?;
+        let rt = runtime()?;
+        let p = pool_of(rt, mem_pool)?;
+        let data = read_in(export_data)?;
+        let h =
+            crate::ipc::Handle::parse(&data.reserved, crate::ipc::KIND_MEM).ok_or(hipError_t::hipErrorOutOfMemory)?;
+        let v = rt.mempool_import_pointer(&p, &h)?;
+        write_out(ptr, v as *mut c_void)
     })
 }

@@ -835,6 +835,31 @@ pub extern "C" fn hipGetSymbolAddress(devPtr: *mut *mut c_void, symbol: *const c
     })
 }
 
+/// clr's direction check of the symbol copies (`hipMemcpy{To,From}Symbol[Async]_common`): to a
+/// symbol only host-to-device or device-to-device, from one only device-to-host or
+/// device-to-device (`hipMemcpyDefault` is refused). Errors: `hipErrorInvalidMemcpyDirection`.
+fn symbol_kind(kind: hipMemcpyKind, to_symbol: bool) -> Result<(), hipError_t> {
+    let k = |x: hipMemcpyKind| kind == x;
+    let host_side = if to_symbol { hipMemcpyKind::hipMemcpyHostToDevice } else { hipMemcpyKind::hipMemcpyDeviceToHost };
+    if k(host_side) || k(hipMemcpyKind::hipMemcpyDeviceToDevice) || k(hipMemcpyKind::hipMemcpyDeviceToDeviceNoCU) {
+        Ok(())
+    } else {
+        Err(hipError_t::hipErrorInvalidMemcpyDirection)
+    }
+}
+
+/// The direction check, then the device range of a symbol copy.
+fn symbol_copy_range(
+    sym: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+    to_symbol: bool,
+) -> Result<u64, hipError_t> {
+    symbol_kind(kind, to_symbol)?;
+    symbol_range(sym, size, offset)
+}
+
 /// The device range `[offset, offset + size)` of a symbol. Errors: `hipErrorInvalidSymbol`,
 /// `hipErrorInvalidValue` when the range leaves the variable.
 pub(crate) fn symbol_range(sym: *const c_void, size: usize, offset: usize) -> Result<u64, hipError_t> {
@@ -845,8 +870,8 @@ pub(crate) fn symbol_range(sym: *const c_void, size: usize, offset: usize) -> Re
 
 /// `hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t sizeBytes, size_t
 /// offset, hipMemcpyKind kind)`: `hipMemcpy` to the variable's device memory at `offset`.
-/// Errors: `hipErrorInvalidSymbol`, `hipErrorInvalidValue` (range past the variable), then
-/// `hipMemcpy`'s.
+/// Errors: `hipErrorInvalidMemcpyDirection` (`kind` not host-to-device or device-to-device),
+/// `hipErrorInvalidSymbol`, `hipErrorInvalidValue` (range past the variable), then `hipMemcpy`'s.
 #[no_mangle]
 pub extern "C" fn hipMemcpyToSymbol(
     symbol: *const c_void,
@@ -855,7 +880,7 @@ pub extern "C" fn hipMemcpyToSymbol(
     offset: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    match symbol_range(symbol, sizeBytes, offset) {
+    match symbol_copy_range(symbol, sizeBytes, offset, kind, true) {
         Ok(dst) => crate::api::memory::hipMemcpy(dst as *mut c_void, src, sizeBytes, kind),
         Err(e) => api(|| Err(e)),
     }
@@ -872,7 +897,7 @@ pub extern "C" fn hipMemcpyFromSymbol(
     offset: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    match symbol_range(symbol, sizeBytes, offset) {
+    match symbol_copy_range(symbol, sizeBytes, offset, kind, false) {
         Ok(src) => crate::api::memory::hipMemcpy(dst, src as *const c_void, sizeBytes, kind),
         Err(e) => api(|| Err(e)),
     }
@@ -890,7 +915,7 @@ pub extern "C" fn hipMemcpyToSymbolAsync(
     kind: hipMemcpyKind,
     stream: hipStream_t,
 ) -> hipError_t {
-    match symbol_range(symbol, sizeBytes, offset) {
+    match symbol_copy_range(symbol, sizeBytes, offset, kind, true) {
         Ok(dst) => crate::api::memory::hipMemcpyAsync(dst as *mut c_void, src, sizeBytes, kind, stream),
         Err(e) => api(|| Err(e)),
     }
@@ -908,7 +933,7 @@ pub extern "C" fn hipMemcpyFromSymbolAsync(
     kind: hipMemcpyKind,
     stream: hipStream_t,
 ) -> hipError_t {
-    match symbol_range(symbol, sizeBytes, offset) {
+    match symbol_copy_range(symbol, sizeBytes, offset, kind, false) {
         Ok(src) => crate::api::memory::hipMemcpyAsync(dst, src as *const c_void, sizeBytes, kind, stream),
         Err(e) => api(|| Err(e)),
     }

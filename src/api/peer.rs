@@ -211,3 +211,37 @@ pub extern "C" fn hipMemcpyPeerAsync(
 ) -> hipError_t {
     memcpy_peer(dst, dstDevice, src, srcDevice, sizeBytes, stream)
 }
+
+/// `hipExtGetLinkTypeAndHopCount`: the link from `device1` to `device2` as clr's
+/// `Device::findLinkInfo` reports it from ROCr's link info: `*linktype` is an
+/// `hsa_amd_link_info_type_t` (`HSA_AMD_LINK_INFO_TYPE_XGMI` 4 for a direct xGMI link, else
+/// `HSA_AMD_LINK_INFO_TYPE_PCIE` 2), `*hopcount` 1 for a direct link (xGMI or PCIe P2P) and 2
+/// through the CPU root complex (ROCr's hop distance over the one-hop distance). Errors (clr
+/// `hipExtGetLinkTypeAndHopCount`; hip-tests `hipExtGetLinkTypeAndHopCount.cc`):
+/// `hipErrorInvalidValue` (a null output, `device1 == device2`, a negative ordinal),
+/// `hipErrorInvalidDevice` (an ordinal past the last device).
+#[no_mangle]
+pub extern "C" fn hipExtGetLinkTypeAndHopCount(
+    device1: c_int,
+    device2: c_int,
+    linktype: *mut u32,
+    hopcount: *mut u32,
+) -> hipError_t {
+    /// `HSA_AMD_LINK_INFO_TYPE_PCIE`, `HSA_AMD_LINK_INFO_TYPE_XGMI` (ROCr `hsa_ext_amd.h`).
+    const HSA_LINK_PCIE: u32 = 2;
+    const HSA_LINK_XGMI: u32 = 4;
+    api(|| {
+        check(!linktype.is_null() && !hopcount.is_null() && device1 != device2 && device1 >= 0 && device2 >= 0)?;
+        let rt = runtime()?;
+        let (a, b) = (ordinal(rt, device1)?, ordinal(rt, device2)?);
+        let (ty, hops) = if rt.xgmi_linked(a, b) {
+            (HSA_LINK_XGMI, 1)
+        } else if rt.can_access_peer(a, b) {
+            (HSA_LINK_PCIE, 1)
+        } else {
+            (HSA_LINK_PCIE, 2)
+        };
+        write_out(linktype, ty)?;
+        write_out(hopcount, hops)
+    })
+}

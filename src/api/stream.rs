@@ -282,3 +282,98 @@ mod tests {
         assert_eq!(super::full_cu_mask(1), vec![1]);
     }
 }
+
+// ---- stream memory operations (clr `hip_stream_ops.cpp`) ---------------------------------------
+
+/// The checks `hipStreamWaitValue*`/`hipStreamWriteValue*` share (clr `ihipStreamOperation`):
+/// `hipErrorInvalidValue` for a null `ptr`, `hipErrorContextIsDestroyed` for an unknown stream,
+/// `hipErrorStreamCaptureUnsupported` on a capturing stream (no graph node for them).
+fn value_op(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+) -> Result<(&'static crate::runtime::Runtime, std::sync::Arc<crate::stream::Stream>), hipError_t> {
+    check(!ptr.is_null())?;
+    let (rt, _) = rt_dev()?;
+    let s = stream_of(rt, stream)?;
+    if s.capture.lock().is_some() {
+        return Err(hipError_t::hipErrorStreamCaptureUnsupported);
+    }
+    Ok((rt, s))
+}
+
+/// Shared body of the two waits.
+fn wait_value(stream: hipStream_t, ptr: *mut c_void, value: u64, flags: c_uint, mask: u64, bytes: u64) -> hipError_t {
+    api(|| {
+        let (rt, s) = value_op(stream, ptr)?;
+        let op = crate::stream::WaitOp::from_flags(flags).ok_or(hipError_t::hipErrorInvalidValue)?;
+        rt.stream_wait_value(&s, ptr as u64, op, value, mask, bytes)
+    })
+}
+
+/// `hipStreamWaitValue32`: work queued on `stream` later waits until the 32-bit word at `ptr`
+/// (device, pinned or registered memory, 4-aligned) passes `flags`' compare against `value`
+/// under `mask`: `hipStreamWaitValueGte` `(*ptr & mask) >= value`, `Eq` `==`, `And`
+/// `(*ptr & mask & value) != 0`, `Nor` `~((*ptr & mask) | value) & mask != 0`. Runs on the GPU
+/// (SDMA POLL_REGMEM). Errors (clr `ihipStreamOperation`; hip-tests `hipStreamValue.cc`):
+/// `hipErrorInvalidValue` (null or unknown `ptr`, other `flags`), `hipErrorContextIsDestroyed`
+/// (unknown stream).
+#[no_mangle]
+pub extern "C" fn hipStreamWaitValue32(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u32,
+    flags: c_uint,
+    mask: u32,
+) -> hipError_t {
+    wait_value(stream, ptr, value as u64, flags, mask as u64, 4)
+}
+
+/// `hipStreamWaitValue64`: `hipStreamWaitValue32` on a 64-bit word (8-aligned). A compare that
+/// involves both halves of the word is polled by a runtime thread (SDMA compares 32 bits); it
+/// needs memory the CPU maps (`hipErrorNotSupported` otherwise). Errors as
+/// `hipStreamWaitValue32`.
+#[no_mangle]
+pub extern "C" fn hipStreamWaitValue64(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u64,
+    flags: c_uint,
+    mask: u64,
+) -> hipError_t {
+    wait_value(stream, ptr, value, flags, mask, 8)
+}
+
+/// Shared body of the two writes (`flags` is unused, as in clr).
+fn write_value(stream: hipStream_t, ptr: *mut c_void, value: u64, bytes: u64) -> hipError_t {
+    api(|| {
+        let (rt, s) = value_op(stream, ptr)?;
+        rt.stream_write_value(&s, ptr as u64, value, bytes)
+    })
+}
+
+/// `hipStreamWriteValue32`: after the work queued on `stream` so far, the GPU writes `value` to
+/// the 32-bit word at `ptr` (device, pinned or registered memory, 4-aligned; SDMA
+/// WRITE_LINEAR). `flags` is ignored (clr). Errors: `hipErrorInvalidValue` (null or unknown
+/// `ptr`), `hipErrorContextIsDestroyed` (unknown stream).
+#[no_mangle]
+pub extern "C" fn hipStreamWriteValue32(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u32,
+    flags: c_uint,
+) -> hipError_t {
+    let _ = flags;
+    write_value(stream, ptr, value as u64, 4)
+}
+
+/// `hipStreamWriteValue64`: `hipStreamWriteValue32` of a 64-bit word (8-aligned).
+#[no_mangle]
+pub extern "C" fn hipStreamWriteValue64(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u64,
+    flags: c_uint,
+) -> hipError_t {
+    let _ = flags;
+    write_value(stream, ptr, value, 8)
+}

@@ -762,7 +762,8 @@ pub struct hipPointerAttribute_t {
 pub struct hipMemPoolProps {
     /// Must be `hipMemAllocationTypePinned`.
     pub allocType: hipMemAllocationType,
-    /// Handle types allocations may be exported as (pool export is not supported).
+    /// Handle types the pool may be exported as (`hipMemPoolExportToShareableHandle`:
+    /// `hipMemHandleTypePosixFileDescriptor`).
     pub handleTypes: hipMemAllocationHandleType,
     /// Must be a device.
     pub location: hipMemLocation,
@@ -770,6 +771,14 @@ pub struct hipMemPoolProps {
     /// Largest pool size, bytes (0: no limit).
     pub maxSize: usize,
     pub reserved: [u8; 56],
+}
+
+/// `hipMemPoolPtrExportData`: 64 opaque bytes describing one pool allocation for another
+/// process (hipkfd: the allocation's IPC handle, src/ipc.rs).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct hipMemPoolPtrExportData {
+    pub reserved: [u8; 64],
 }
 
 /// `typedef struct hipPitchedPtr { void* ptr; size_t pitch; size_t xsize; size_t ysize; }`
@@ -949,6 +958,55 @@ pub struct hipKernelNodeParams {
     pub kernelParams: *mut *mut c_void,
     pub sharedMemBytes: c_uint,
 }
+
+c_enum! {
+    /// `hipAccessProperty` (`hip_runtime_api.h`): the cache hint of an access policy window.
+    pub struct hipAccessProperty {
+        hipAccessPropertyNormal = 0,
+        hipAccessPropertyStreaming = 1,
+        hipAccessPropertyPersisting = 2,
+    }
+}
+
+/// `hipAccessPolicyWindow`: base_ptr@0, hitProp@8, hitRatio@12, missProp@16, num_bytes@24.
+/// 32 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipAccessPolicyWindow {
+    pub base_ptr: *mut c_void,
+    pub hitProp: hipAccessProperty,
+    pub hitRatio: f32,
+    pub missProp: hipAccessProperty,
+    pub num_bytes: usize,
+}
+
+c_enum! {
+    /// `hipLaunchAttributeID` (`hip_runtime_api.h`; `hipKernelNodeAttrID` is its typedef, and
+    /// the `hipKernelNodeAttribute*` names its values): the kernel node attributes hipkfd keeps.
+    pub struct hipLaunchAttributeID {
+        hipLaunchAttributeAccessPolicyWindow = 1,
+        hipLaunchAttributeCooperative = 2,
+        hipLaunchAttributePriority = 8,
+        hipKernelNodeAttributeAccessPolicyWindow = 1,
+        hipKernelNodeAttributeCooperative = 2,
+    }
+}
+/// `typedef hipLaunchAttributeID hipKernelNodeAttrID;`
+pub type hipKernelNodeAttrID = hipLaunchAttributeID;
+
+/// `hipLaunchAttributeValue` (`hipKernelNodeAttrValue`): 64 bytes in ROCm 7 (`pad[64]`); ROCm
+/// 5's `hipKernelNodeAttrValue` is the first 32 (window or cooperative), so readers and writers
+/// touch only the member of the attribute at hand.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union hipLaunchAttributeValue {
+    pub pad: [c_char; 64],
+    pub accessPolicyWindow: hipAccessPolicyWindow,
+    pub cooperative: c_int,
+    pub priority: c_int,
+}
+/// `typedef hipLaunchAttributeValue hipKernelNodeAttrValue;`
+pub type hipKernelNodeAttrValue = hipLaunchAttributeValue;
 
 /// `HIP_ARRAY_DESCRIPTOR` (`driver_types.h`): Width@0, Height@8 (elements; 0 for 1D),
 /// Format@16, NumChannels@20. 24 bytes.
@@ -1544,12 +1602,15 @@ pub type hipExternalMemory_t = *mut c_void;
 /// An imported external semaphore (`typedef void* hipExternalSemaphore_t;`).
 pub type hipExternalSemaphore_t = *mut c_void;
 
-/// Opaque mipmapped array (`hipMipmappedArray`); hipkfd has no mipmapped arrays.
+/// Mipmapped array (`hipMipmappedArray`): opaque here; the object is clr's `struct
+/// hipMipmappedArray` (src/array.rs `MipmapObj`).
 pub struct hipMipmappedArray {
     _opaque: [u8; 0],
 }
 /// `typedef hipMipmappedArray* hipMipmappedArray_t;`
 pub type hipMipmappedArray_t = *mut hipMipmappedArray;
+/// `typedef const hipMipmappedArray* hipMipmappedArray_const_t;`
+pub type hipMipmappedArray_const_t = *const hipMipmappedArray;
 
 // The interop structs have anonymous unions and nested anonymous structs, which cbindgen cannot
 // emit: their C text is [`INTEROP_C`] (ROCm 7 `driver_types.h` / `hip_runtime_api.h`).
@@ -1859,6 +1920,12 @@ c_defines! {
     pub const hipDeviceMallocUncached: c_uint = 0x3;
     pub const hipDeviceMallocContiguous: c_uint = 0x4;
 
+    /// `hipStreamWaitValue32/64` compare operations.
+    pub const hipStreamWaitValueGte: c_uint = 0x0;
+    pub const hipStreamWaitValueEq: c_uint = 0x1;
+    pub const hipStreamWaitValueAnd: c_uint = 0x2;
+    pub const hipStreamWaitValueNor: c_uint = 0x3;
+
     /// `hipHostRegister` flags.
     pub const hipHostRegisterDefault: c_uint = 0x0;
     pub const hipHostRegisterPortable: c_uint = 0x1;
@@ -1971,6 +2038,8 @@ pub fn c_header_prelude() -> String {
         ("hipSharedMemConfig", ints(hipSharedMemConfig::ENUMERATORS)),
         ("hipLimit_t", ints(hipLimit_t::ENUMERATORS)),
         ("hipGraphNodeType", ints(hipGraphNodeType::ENUMERATORS)),
+        ("hipAccessProperty", ints(hipAccessProperty::ENUMERATORS)),
+        ("hipLaunchAttributeID", ints(hipLaunchAttributeID::ENUMERATORS)),
         ("hipStreamCaptureMode", ints(hipStreamCaptureMode::ENUMERATORS)),
         ("hipStreamCaptureStatus", ints(hipStreamCaptureStatus::ENUMERATORS)),
         ("hipStreamUpdateCaptureDependenciesFlags", ints(hipStreamUpdateCaptureDependenciesFlags::ENUMERATORS)),

@@ -62,7 +62,7 @@ impl VecMem {
     }
 
     fn find(&self, va: u64, len: u64) -> Option<(*mut u8, bool)> {
-        let r = self.regions.lock().unwrap();
+        let r = self.regions.lock().unwrap_or_else(|p| p.into_inner());
         r.iter()
             .find(|r| va >= r.va && va.checked_add(len).is_some_and(|e| e <= r.va + r.len))
             .map(|r| (r.ptr().wrapping_add((va - r.va) as usize), r.writable))
@@ -70,9 +70,9 @@ impl VecMem {
 
     /// The page of the first unmapped byte of `[va, va+len)`.
     fn fault(&self, va: u64, len: u64, write: bool) -> Fault {
-        let r = self.regions.lock().unwrap();
+        let r = self.regions.lock().unwrap_or_else(|p| p.into_inner());
         let mut a = va;
-        while a < va + len {
+        while a < va.saturating_add(len) {
             match r.iter().find(|r| a >= r.va && a < r.va + r.len) {
                 Some(r) if !write || r.writable => a = r.va + r.len,
                 _ => break,
@@ -304,7 +304,11 @@ impl Gpu {
             p[4 + 2 * k..6 + 2 * k].copy_from_slice(&block[k].to_le_bytes());
             p[12 + 4 * k..16 + 4 * k].copy_from_slice(&grid[k].to_le_bytes());
         }
-        p[24..28].copy_from_slice(&kd_parsed.private_segment_fixed_size.to_le_bytes());
+        // Like the runtime: the kernel's fixed scratch plus a stack for dynamic-stack kernels
+        // (kernel_code_properties USES_DYNAMIC_STACK).
+        let dynamic = if kd_parsed.kernel_code_properties & (1 << 11) != 0 { 16384 } else { 0 };
+        let private = kd_parsed.private_segment_fixed_size + dynamic;
+        p[24..28].copy_from_slice(&private.to_le_bytes());
         p[28..32].copy_from_slice(&kd_parsed.group_segment_fixed_size.to_le_bytes());
         p[32..40].copy_from_slice(&kd.to_le_bytes());
         p[40..48].copy_from_slice(&kernarg.to_le_bytes());
@@ -318,7 +322,7 @@ impl Gpu {
             grid_size: grid,
             workgroup_size: block,
             group_segment_size: kd_parsed.group_segment_fixed_size,
-            private_segment_size: kd_parsed.private_segment_fixed_size,
+            private_segment_size: private,
         };
         amdgcn_isa::run(&self.mem, &d, threads)
     }

@@ -178,3 +178,22 @@ extern "C" __global__ void index3d(int* out, int w, int h, int d) {
     int z = blockIdx.z * blockDim.z + threadIdx.z;
     if (x < w && y < h && z < d) out[(z * h + y) * w + x] = x + 100 * y + 10000 * z + 1000000 * (int)gridDim.z;
 }
+
+// Every workgroup waits for the next one to have started (a chain across the grid): needs
+// workgroups to take turns when there are more of them than host threads.
+extern "C" __global__ void wait_for_next(volatile int* flags, int n) {
+    int b = blockIdx.x;
+    if (threadIdx.x == 0) {
+        flags[b] = 1;
+        if (b + 1 < n) while (flags[b + 1] == 0) {}
+        flags[n + b] = 2;
+    }
+}
+
+// Real calls: a recursive non-inlined function (dynamic stack in scratch, s_swappc/s_setpc).
+__device__ __noinline__ int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+
+extern "C" __global__ void recurse(const int* in, int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = fib(in[i]);
+}

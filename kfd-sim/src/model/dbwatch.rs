@@ -69,11 +69,23 @@ struct UffdMsg {
     _ptid: u64,
 }
 
+/// A user mapping of a doorbell slice registered with the userfaultfd.
+struct Range {
+    start: u64,
+    len: u64,
+    gpu_id: u32,
+    /// Write-protected since the last fault in it lifted the protection (changed only under the
+    /// `ranges` lock, together with the protection itself).
+    protected: bool,
+}
+
 /// The userfaultfd of one process and the user's doorbell mappings registered with it.
 pub struct DoorbellWatch {
     fd: OwnedFd,
-    /// User mappings of doorbell slices: (start, length, gpu_id).
-    ranges: Mutex<Vec<(u64, u64, u32)>>,
+    /// User mappings of doorbell slices. Its lock also orders protecting against a fault's
+    /// wake-up and lift: see [`DoorbellWatch::protect`]. Lock order: `ranges`, then the
+    /// engines' locks (the wake-up).
+    ranges: Mutex<Vec<Range>>,
     /// False once a registration failed: some doorbell stores are not seen.
     usable: AtomicBool,
     started: AtomicBool,
@@ -139,8 +151,8 @@ impl DoorbellWatch {
         {
             let mut r = self.ranges.lock();
             // An earlier mapping at these addresses is gone (the kernel dropped its registration).
-            r.retain(|(s, l, _)| *s + *l <= start || start + len <= *s);
-            r.push((start, len, gpu_id));
+            r.retain(|x| x.start + x.len <= start || start + len <= x.start);
+            r.push(Range { start, len, gpu_id, protected: false });
         }
         if !self.started.swap(true, Ordering::AcqRel) {
             let me = self.clone();
@@ -153,17 +165,35 @@ impl DoorbellWatch {
 
     /// Write-protects the user's doorbell pages of `gpu_id`; false when the user has no
     /// (registered) mapping of them, so that stores to them would not be seen. Ranges whose
-    /// mapping is gone are forgotten.
+    /// mapping is gone are forgotten. A range still protected since the last call costs no
+    /// system call (`UFFDIO_WRITEPROTECT` flushes the TLBs of every CPU running the process).
+    ///
+    /// Why a caller that gets true, then finds no work in the doorbells, may sleep until woken:
+    /// a store that completed before the protection is visible to that read (the protecting
+    /// ioctl is a full barrier), and one after it faults. For each fault the watch thread clears
+    /// the range's flag, wakes the engines and lifts the protection in one critical section of
+    /// the `ranges` lock ([`DoorbellWatch::run`]), so a protection the caller relied on is
+    /// either still in place (a store faults, and the wake-up comes after this call) or was
+    /// lifted before this call took the lock (the flag is clear and the range is protected
+    /// again here); it is never lifted without a wake-up after the caller's protect. A store
+    /// held in its fault lands after the lift: the woken engine sees it, or protects again
+    /// first (after the lift, as it waits for the lock) and the store faults again.
     pub fn protect(&self, gpu_id: u32) -> bool {
         let mut r = self.ranges.lock();
         let mut all = true;
-        r.retain(|&(start, len, g)| {
-            if g != gpu_id {
+        r.retain_mut(|x| {
+            if x.gpu_id != gpu_id || x.protected {
                 return true;
             }
-            let mut wp = UffdioWriteprotect { range: UffdioRange { start, len }, mode: UFFDIO_WRITEPROTECT_MODE_WP };
+            let mut wp = UffdioWriteprotect {
+                range: UffdioRange { start: x.start, len: x.len },
+                mode: UFFDIO_WRITEPROTECT_MODE_WP,
+            };
             match ioctl(&self.fd, UFFDIO_WRITEPROTECT, &mut wp) {
-                Ok(()) => true,
+                Ok(()) => {
+                    x.protected = true;
+                    true
+                }
                 // The address space is changing (fork, mremap): keep it, do not rely on it now.
                 Err(Errno::EAGAIN) => {
                     all = false;
@@ -172,7 +202,7 @@ impl DoorbellWatch {
                 Err(_) => false,
             }
         });
-        all && self.usable() && r.iter().any(|(_, _, g)| *g == gpu_id)
+        all && self.usable() && r.iter().any(|x| x.gpu_id == gpu_id)
     }
 
     /// The watch thread: for each write fault, wakes the engines of the page's GPU, then lifts
@@ -199,15 +229,81 @@ impl DoorbellWatch {
                     continue;
                 }
                 let page = m.address & !(PAGE_SIZE - 1);
-                let gpu = self.ranges.lock().iter().find(|(s, l, _)| (*s..*s + *l).contains(&page)).map(|r| r.2);
-                wake(gpu);
+                // Flag, wake and lift in one critical section (see `protect`): an engine woken
+                // re-protects only after the lift. Waking first lets the engine's wake-up run
+                // while the writer's store is let through.
+                let mut r = self.ranges.lock();
+                let hit = r.iter_mut().find(|x| (x.start..x.start + x.len).contains(&page));
+                wake(hit.map(|x| {
+                    x.protected = false;
+                    x.gpu_id
+                }));
                 let mut wp = UffdioWriteprotect { range: UffdioRange { start: page, len: PAGE_SIZE }, mode: 0 };
                 if ioctl(&self.fd, UFFDIO_WRITEPROTECT, &mut wp).is_err() {
                     // The page went away meanwhile: let the writer retry (and fault as it must).
-                    let mut r = UffdioRange { start: page, len: PAGE_SIZE };
-                    let _ = ioctl(&self.fd, UFFDIO_WAKE, &mut r);
+                    let mut range = UffdioRange { start: page, len: PAGE_SIZE };
+                    let _ = ioctl(&self.fd, UFFDIO_WAKE, &mut range);
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    /// A store to a protected page wakes the engines before it completes; a range that a fault
+    /// unprotected is protected again by the next `protect` (so the next store faults too), and
+    /// one still protected is left as it is.
+    #[test]
+    fn each_store_after_protect_wakes_once() {
+        let Some(w) = DoorbellWatch::new() else {
+            eprintln!("userfaultfd refused here: nothing to check");
+            return;
+        };
+        let w = Arc::new(w);
+        let len = PAGE_SIZE as usize;
+        // SAFETY: a fresh shared anonymous (shmem) page, unmapped at the end.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let seen = wakes.clone();
+        w.register(p as u64, len as u64, 7, move |g| {
+            assert_eq!(g, Some(7));
+            seen.fetch_add(1, Ordering::SeqCst);
+        });
+        if !w.usable() {
+            eprintln!("write-protect of shmem refused here: nothing to check");
+            // SAFETY: the mapping made above.
+            unsafe { libc::munmap(p, len) };
+            return;
+        }
+        let db = p as *mut u64;
+        for i in 1..=3u64 {
+            assert!(w.protect(7));
+            // Still protected: no second fault, nothing changes.
+            assert!(w.protect(7));
+            // SAFETY: within the mapping; the store blocks until the watch lifts the protection.
+            unsafe { std::ptr::write_volatile(db, i) };
+            assert_eq!(wakes.load(Ordering::SeqCst), i as usize);
+            // Lifted: this store does not fault.
+            // SAFETY: as above.
+            unsafe { std::ptr::write_volatile(db, i) };
+            assert_eq!(wakes.load(Ordering::SeqCst), i as usize);
+        }
+        assert!(!w.protect(8), "no mapping of GPU 8");
+        // SAFETY: the mapping made above.
+        unsafe { libc::munmap(p, len) };
     }
 }

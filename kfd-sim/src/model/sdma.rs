@@ -18,8 +18,10 @@
 //! read lock of that VM only; TRAPs and faults take the process lock afterwards (lock order
 //! `state` → `vm` is never inverted). When no queue made progress the thread lingers
 //! ([`LINGER`]) re-reading its doorbells, then parks on a condvar with an exponential backoff
-//! (20 µs doubling to 2 ms), so an idle engine costs ~500 cheap wake-ups per second at most,
-//! and a process without SDMA queues none (no thread is started before its first queue); every
+//! (20 µs doubling to 2 ms); once every queue of its GPUs has been idle for [`QUIET`] it
+//! write-protects their doorbell pages ([`DoorbellWatch`]) and sleeps until a store faults
+//! (at most [`WATCHED_SLEEP`]), so an idle engine costs about one wake-up a second, and a
+//! process without SDMA queues none (no thread is started before its first queue); every
 //! KFD ioctl of the process but memory management (WAIT_EVENTS in particular) wakes at once each thread that has a
 //! queue with unread doorbell work ([`Sdma::kick`]).
 //!
@@ -62,9 +64,11 @@ pub fn now_ns() -> u64 {
     static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     EPOCH.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
 }
-/// Longest sleep of a thread whose doorbell pages are write-protected (a store wakes it sooner;
-/// this bounds a store the watch could miss).
-const WATCHED_SLEEP: Duration = Duration::from_millis(20);
+/// Longest sleep of a thread whose doorbell pages are write-protected and whose queues are
+/// drained: a store wakes it (`DoorbellWatch::protect` says why none is missed), so this bound
+/// only caps the cost of a protection the kernel dropped unseen; long, so that an idle process
+/// costs next to no CPU (one cheap wake-up a second per engine thread).
+const WATCHED_SLEEP: Duration = Duration::from_secs(1);
 /// Longest pause while a queue waits in a memory POLL_REGMEM: the engine re-reads the word at
 /// the packet's poll interval (microseconds on hardware), whoever writes it (the CPU, another
 /// process, another engine), so a write is seen within this bound.

@@ -1,5 +1,9 @@
-//! Kernel dispatch: one AQL compute queue per device (made on the first launch), kernarg
-//! segments, and the ordering of kernels with the stream's SDMA work.
+//! Kernel dispatch: AQL compute queues, kernarg segments, and the ordering of kernels with the
+//! stream's SDMA work. Each SDMA queue that streams submit to gets an AQL queue of its own on its
+//! first launch (src/queue.rs, `SdmaQueue::aql`), so kernels are exactly as FIFO as the copies
+//! around them: streams that share a pool queue share its AQL queue, and a stream with a queue of
+//! its own (the null stream; one waiting on an external semaphore) holds no other stream's
+//! kernels behind its waits.
 //!
 //! The queue (`AMDKFD_IOC_CREATE_QUEUE` type `COMPUTE_AQL`): a ring of [`SLOTS`] 64-byte packets
 //! in GTT, its read index (u64, packets, written by the CP) and write index in one GTT page, an
@@ -32,6 +36,7 @@
 use crate::api::types::{hipError_t, hipKernelNodeParams};
 use crate::memory::{gtt_flags, Bo};
 use crate::module::{Function, KernelInfo, LaunchDims};
+use crate::queue::SdmaQueue;
 use crate::runtime::Runtime;
 use crate::stream::{Fence, Stream};
 use kfd_ioctl::kfd::*;
@@ -47,7 +52,7 @@ pub const SLOTS: u64 = 256;
 /// Bytes of one launch record: go signal at 0, completion signal at 64, kernarg at [`KERNARG_AT`].
 pub const RECORD: u64 = 8192;
 /// Records in a queue's pool.
-const RECORDS: u64 = 256;
+const RECORDS: u64 = 128;
 /// Offset of the kernarg segment in a record (its alignment, beyond the 16 the ABI asks).
 const KERNARG_AT: u64 = 256;
 /// Largest kernarg segment a launch may have (bytes).
@@ -163,11 +168,11 @@ pub struct KernelNode {
     params: hipKernelNodeParams,
     /// The explicit arguments at their kernarg offsets.
     image: Box<[u8]>,
-    /// One pointer into `image` per explicit argument.
-    ptrs: Box<[*mut c_void]>,
+    /// One pointer into `image` per explicit argument: what `params.kernelParams` points to.
+    _ptrs: Box<[*mut c_void]>,
 }
 
-// SAFETY: `params` and `ptrs` point into `image`, owned by the node and never written after
+// SAFETY: `params` and `_ptrs` point into `image`, owned by the node and never written after
 // construction; the function pointer in `params` is only compared, never called.
 unsafe impl Send for KernelNode {}
 // SAFETY: as above (shared reads only).
@@ -200,12 +205,11 @@ impl KernelNode {
         let mut params = params;
         params.kernelParams = ptrs.as_ptr() as *mut *mut c_void;
         params.extra = std::ptr::null_mut();
-        Ok(KernelNode { func, params, image, ptrs })
+        Ok(KernelNode { func, params, image, _ptrs: ptrs })
     }
 
     /// The parameters, `kernelParams` pointing at the node's copy of the arguments.
     pub fn params(&self) -> hipKernelNodeParams {
-        let _ = &self.ptrs;
         self.params
     }
 
@@ -371,13 +375,14 @@ fn dispatch(k: &KernelInfo, kernel_object: u64, d: &LaunchDims, kernarg: u64, si
 }
 
 impl Runtime {
-    /// Device `dev`'s AQL queue, made on first use. Errors: `hipErrorOutOfMemory`.
-    pub fn aql_queue(&self, dev: usize) -> Result<Arc<AqlQueue>, hipError_t> {
-        let mut q = self.streams[dev].aql.lock();
+    /// The AQL queue paired with SDMA queue `sq` (on its device), made on first use. Errors:
+    /// `hipErrorOutOfMemory`.
+    pub fn aql_queue(&self, sq: &SdmaQueue) -> Result<Arc<AqlQueue>, hipError_t> {
+        let mut q = sq.aql.lock();
         if let Some(q) = &*q {
             return Ok(q.clone());
         }
-        let made = Arc::new(self.aql_create(dev)?);
+        let made = Arc::new(self.aql_create(sq.dev)?);
         *q = Some(made.clone());
         Ok(made)
     }
@@ -466,9 +471,9 @@ impl Runtime {
         let (co, base) = f.image.load(self, s.dev)?;
         let k = co.kernel(&f.name).ok_or(hipError_t::hipErrorInvalidDeviceFunction)?;
         let image = kernarg(k, dims, args)?;
-        let q = self.aql_queue(s.dev)?;
         let implicit = self.implicit_waits(s);
-        let mut last = self.stream_lock(s);
+        let (mut last, sq) = self.stream_lock(s);
+        let q = self.aql_queue(&sq)?;
         let r = q.take_record(self)?;
         let (go, done, ka) = (q.record(r), q.record(r) + 64, q.record(r) + KERNARG_AT);
         signal_init(go, 1);

@@ -54,6 +54,9 @@ pub struct SdmaQueue {
     pub signal: Signal,
     event: KfdEvent,
     state: Mutex<QState>,
+    /// The AQL queue that runs the kernels of the streams on this queue (src/aql.rs), made on
+    /// their first launch: kernels are as FIFO as the copies around them, no more.
+    pub aql: Mutex<Option<std::sync::Arc<crate::aql::AqlQueue>>>,
 }
 
 impl SdmaQueue {
@@ -156,6 +159,7 @@ impl Runtime {
             signal,
             event,
             state: Mutex::new(QState { wptr: 0, seq: self.seq_start }),
+            aql: Mutex::new(None),
         })
     }
 

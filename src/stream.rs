@@ -99,8 +99,6 @@ pub struct DeviceStreams {
     /// Queues of their own given to streams by [`Runtime::stream_detach`], with their stream;
     /// reused once that stream is gone and the queue idle.
     pub private: Mutex<Vec<(Weak<Stream>, Arc<SdmaQueue>)>>,
-    /// The device's AQL queue for kernel dispatch (src/aql.rs), made on the first launch.
-    pub aql: Mutex<Option<Arc<crate::aql::AqlQueue>>>,
 }
 
 impl Runtime {
@@ -196,9 +194,15 @@ impl Runtime {
     }
 
     /// Locks stream `s` for a submission made of several steps (a kernel launch: src/aql.rs);
-    /// the guard's `Option<Fence>` is the stream's last submission.
-    pub(crate) fn stream_lock<'a>(&self, s: &'a Stream) -> parking_lot::MutexGuard<'a, Option<Fence>> {
-        s.last.lock()
+    /// the guard's `Option<Fence>` is the stream's last submission, and the queue the stream
+    /// submits to comes with it.
+    pub(crate) fn stream_lock<'a>(
+        &self,
+        s: &'a Stream,
+    ) -> (parking_lot::MutexGuard<'a, Option<Fence>>, Arc<SdmaQueue>) {
+        let last = s.last.lock();
+        let q = s.queue.lock().clone();
+        (last, q)
     }
 
     /// `s`'s proxy on device `dev` (made on first use): a non-blocking stream of `dev` that runs

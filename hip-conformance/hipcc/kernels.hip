@@ -7,6 +7,7 @@
  * synchronisation returns hipErrorIllegalAddress. */
 #include <hip/hip_runtime.h>
 #include <hip/hip_ext.h>
+#include <pthread.h>
 #include "check.h"
 
 __device__ int table[16] = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
@@ -179,6 +180,58 @@ static void stream_order_case(void) {
   CHECK_OK(hipFree(d2));
   CHECK_OK(hipHostFree(h));
   CHECK_OK(hipHostFree(back));
+}
+
+/* Many launches queued without a wait (more than a queue's launch records: later ones wait for
+ * earlier ones), then four threads each running copy → kernel → copy rounds on streams of
+ * their own. */
+enum { MT_N = 8192, MT_ROUNDS = 40 };
+static int g_mt_bad;
+static void* mt_worker(void* arg) {
+  int id = (int)(long)arg, *h = NULL, *d = NULL;
+  hipStream_t s;
+  if (hipStreamCreateWithFlags(&s, hipStreamNonBlocking) != hipSuccess ||
+      hipHostMalloc((void**)&h, MT_N * sizeof(int), 0) != hipSuccess || hipMalloc((void**)&d, MT_N * sizeof(int)) != hipSuccess) {
+    __atomic_add_fetch(&g_mt_bad, 1, __ATOMIC_RELAXED);
+    return NULL;
+  }
+  for (int r = 0; r < MT_ROUNDS; r++) {
+    for (int i = 0; i < MT_N; i++) h[i] = i + r;
+    int bad = hipMemcpyAsync(d, h, MT_N * sizeof(int), hipMemcpyHostToDevice, s) != hipSuccess;
+    scale_add<<<8, 256, 0, s>>>(d, MT_N, 2, id);
+    bad += hipGetLastError() != hipSuccess;
+    bad += hipMemcpyAsync(h, d, MT_N * sizeof(int), hipMemcpyDeviceToHost, s) != hipSuccess;
+    bad += hipStreamSynchronize(s) != hipSuccess;
+    for (int i = 0; i < MT_N; i++) bad += h[i] != (i + r) * 2 + id;
+    if (bad) __atomic_add_fetch(&g_mt_bad, 1, __ATOMIC_RELAXED);
+  }
+  hipFree(d);
+  hipHostFree(h);
+  hipStreamDestroy(s);
+  return NULL;
+}
+
+static void many_launches_case(void) {
+  enum { N = 1024, LAUNCHES = 300 };
+  int h[N], *d;
+  for (int i = 0; i < N; i++) h[i] = i;
+  CHECK_OK(hipMalloc((void**)&d, sizeof h));
+  hipStream_t s;
+  CHECK_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  CHECK_OK(hipMemcpyAsync(d, h, sizeof h, hipMemcpyHostToDevice, s));
+  for (int i = 0; i < LAUNCHES; i++) scale_add<<<2, 128, 0, s>>>(d, N, 1, 1);
+  CHECK_OK(hipGetLastError());
+  CHECK_OK(hipMemcpyAsync(h, d, sizeof h, hipMemcpyDeviceToHost, s));
+  CHECK_OK(hipStreamSynchronize(s));
+  int bad = 0;
+  for (int i = 0; i < N; i++) bad += h[i] != i + LAUNCHES;
+  CHECK(bad == 0);
+  CHECK_OK(hipStreamDestroy(s));
+  CHECK_OK(hipFree(d));
+  pthread_t t[4];
+  for (long i = 0; i < 4; i++) CHECK(pthread_create(&t[i], NULL, mt_worker, (void*)i) == 0);
+  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  CHECK(g_mt_bad == 0);
 }
 
 /* Graphs: a captured copy → kernel → copy runs on each launch; a kernel node added by hand keeps a
@@ -367,6 +420,7 @@ int main(int argc, char** argv) {
   saxpy_case();
   reduce_case();
   stream_order_case();
+  many_launches_case();
   graph_case();
 
   /* hipDeviceReset frees device memory, the loaded globals included: they load again. */

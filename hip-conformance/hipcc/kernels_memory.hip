@@ -5,7 +5,8 @@
  *   second device 1's (skipped with one GPU or without peer access);
  * - external memory: a kernel reads a dma-buf (udmabuf over a sealed memfd) imported with
  *   hipImportExternalMemory, queued behind hipWaitExternalSemaphoresAsync on a DRM syncobj: it
- *   runs only after the host has written the input and signalled the syncobj. */
+ *   runs only after the host has written the input and signalled the syncobj, while kernels of
+ *   other streams run meanwhile. */
 #include <hip/hip_runtime.h>
 #include <fcntl.h>
 #include <linux/udmabuf.h>
@@ -187,6 +188,19 @@ static void external_case(void) {
   CHECK_OK(hipMemcpyAsync(host, out, bytes, hipMemcpyDeviceToHost, st));
   usleep(20 * 1000);
   CHECK_ERR(hipStreamQuery(st), hipErrorNotReady);
+  /* Kernels of other streams (the null stream, and a stream made after `st`) run meanwhile. */
+  hipStream_t other;
+  CHECK_OK(hipStreamCreateWithFlags(&other, hipStreamNonBlocking));
+  int* tmp = NULL;
+  CHECK_OK(hipMalloc((void**)&tmp, 1024 * sizeof(int)));
+  iota<<<4, 256, 0, other>>>(tmp, 1024, 5);
+  CHECK_OK(hipStreamSynchronize(other));
+  iota<<<4, 256>>>(tmp, 1024, 9);
+  CHECK_OK(hipStreamSynchronize(0));
+  int probe[2] = {0, 0};
+  CHECK_OK(hipMemcpy(probe, tmp + 1022, sizeof probe, hipMemcpyDeviceToHost));
+  CHECK(probe[0] == 9 + 1022 && probe[1] == 9 + 1023);
+  CHECK_ERR(hipStreamQuery(st), hipErrorNotReady);
   /* The producer writes the input, then signals: the kernel sees what was written. */
   for (int i = 0; i < N; i++) cpu[i] = i - 7;
   uint32_t handle = sc.handle;
@@ -201,6 +215,8 @@ static void external_case(void) {
   CHECK(bad == 0);
 
   CHECK_OK(hipStreamDestroy(st));
+  CHECK_OK(hipStreamDestroy(other)); /* hipFree waits for every stream: after the signal */
+  CHECK_OK(hipFree(tmp));
   CHECK_OK(hipFree(out));
   CHECK_OK(hipHostFree(host));
   CHECK_OK(hipFree(in));

@@ -296,7 +296,10 @@ impl Runtime {
     }
 
     /// `hipMemset*`: fills `count` elements of `elem` bytes (1, 2 or 4) at `dst` with `value`.
-    /// Errors: `hipErrorInvalidValue` (null, not device or pinned memory, range past the
+    /// `sync` (the non-`Async` calls) waits only when `dst` is host memory (pinned, registered,
+    /// managed): on device memory they are asynchronous to the host (CUDA's "API synchronization
+    /// behavior"; hip-tests `hipMemsetSync.cc` wants the stream still busy after `hipMemset` on
+    /// `hipMalloc` memory behind a running kernel). Errors: `hipErrorInvalidValue` (null, not device or pinned memory, range past the
     /// allocation), `hipErrorIllegalAddress`.
     pub fn memset(
         &self,
@@ -319,6 +322,7 @@ impl Runtime {
             Loc::Pinned => None,
             _ => return Err(hipError_t::hipErrorInvalidValue),
         };
+        let sync = sync && owner.is_none();
         let es = self.exec_stream(s, owner)?;
         let v = value.to_le_bytes();
         let byte_at = |addr: u64| v[((addr - dst) % elem) as usize];
@@ -493,7 +497,7 @@ impl Runtime {
 
     /// `hipMemset2D`/`hipMemset3D`/`hipMemsetD2D*` (+Async): sets block `b` (width in bytes, a
     /// multiple of `elem`) of `dst` to `elem`-byte elements (1, 2 or 4) of `value`, in stream
-    /// order; `sync` waits. One fill when the block is contiguous, else one per row. The whole
+    /// order; `sync` waits (host memory only, as [`memset`](Self::memset)). One fill when the block is contiguous, else one per row. The whole
     /// block is range-checked first. Errors: `hipErrorInvalidValue` (null, pageable or unknown
     /// memory, a block past its allocation or overflowing), `hipErrorIllegalAddress`.
     pub fn memset_3d(
@@ -512,9 +516,12 @@ impl Runtime {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         let span = b.span(&dst)?;
-        if !matches!(Self::pick(self.locate(dst.addr, span, true)?, Some(s.dev)), Loc::Vram(_) | Loc::Pinned) {
-            return Err(hipError_t::hipErrorInvalidValue);
-        }
+        let sync = match Self::pick(self.locate(dst.addr, span, true)?, Some(s.dev)) {
+            // As memset: synchronous to the host for host memory only.
+            Loc::Vram(_) => false,
+            Loc::Pinned => sync,
+            _ => return Err(hipError_t::hipErrorInvalidValue),
+        };
         if b.contiguous(&dst) {
             return self.memset(dst.addr, value, elem, span / elem, s, sync);
         }

@@ -296,8 +296,12 @@ impl Runtime {
     }
 
     /// `hipMemset*`: fills `count` elements of `elem` bytes (1, 2 or 4) at `dst` with `value`.
-    /// Errors: `hipErrorInvalidValue` (null, not device or pinned memory, range past the
-    /// allocation), `hipErrorIllegalAddress`.
+    /// `sync` (the non-`Async` calls) waits unless `dst` is device memory (`hipMalloc`, imported
+    /// VRAM; VMM ranges are waited for): there they are asynchronous to the host (CUDA's "API
+    /// synchronization behavior"; hip-tests `hipMemsetSync.cc`, enabled in AMD's Linux config,
+    /// wants the stream still busy after `hipMemset` behind a running kernel). Errors:
+    /// `hipErrorInvalidValue` (null, not device or pinned memory, range past the allocation),
+    /// `hipErrorIllegalAddress`.
     pub fn memset(
         &self,
         dst: u64,
@@ -314,7 +318,10 @@ impl Runtime {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         let len = count.checked_mul(elem).ok_or(hipError_t::hipErrorInvalidValue)?;
-        let owner = match Self::pick(self.locate(dst, len, true)?, Some(s.dev)) {
+        let loc = self.locate(dst, len, true)?;
+        // Plain device memory only: VMM ranges (their chunks may be host memory) are waited for.
+        let sync = sync && !matches!(loc, Loc::Vram(_));
+        let owner = match Self::pick(loc, Some(s.dev)) {
             Loc::Vram(o) => Some(o),
             Loc::Pinned => None,
             _ => return Err(hipError_t::hipErrorInvalidValue),
@@ -493,7 +500,9 @@ impl Runtime {
 
     /// `hipMemset2D`/`hipMemset3D`/`hipMemsetD2D*` (+Async): sets block `b` (width in bytes, a
     /// multiple of `elem`) of `dst` to `elem`-byte elements (1, 2 or 4) of `value`, in stream
-    /// order; `sync` waits. One fill when the block is contiguous, else one per row. The whole
+    /// order; `sync` waits, whatever the memory (unlike [`memset`](Self::memset): AMD's Linux
+    /// hip-tests config disables `Unit_hipMemset2DSync`/`3DSync`, which want device memory not
+    /// waited for). One fill when the block is contiguous, else one per row. The whole
     /// block is range-checked first. Errors: `hipErrorInvalidValue` (null, pageable or unknown
     /// memory, a block past its allocation or overflowing), `hipErrorIllegalAddress`.
     pub fn memset_3d(
@@ -516,7 +525,8 @@ impl Runtime {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         if b.contiguous(&dst) {
-            return self.memset(dst.addr, value, elem, span / elem, s, sync);
+            self.memset(dst.addr, value, elem, span / elem, s, false)?;
+            return if sync { self.stream_sync(s) } else { Ok(()) };
         }
         for row in b.rows(dst) {
             self.memset(row, value, elem, b.width / elem, s, false)?;

@@ -567,7 +567,10 @@ impl Image {
         let size = co.load_size().map_err(bad)?;
         let base = rt.mem_alloc_device(dev, size)?;
         let copied = co.memory_image(base).map_err(bad).and_then(|img| {
-            let s = rt.null_stream(dev)?;
+            // Not in any user stream's order (clr loads through ROCr's synchronous copies): a
+            // blocked null stream (a host function still running) must not hold a launch.
+            let s = rt.stream_create(dev, crate::stream::STREAM_NON_BLOCKING, 0)?;
+            rt.stream_detach(&s)?;
             rt.memcpy(base, img.as_ptr() as u64, img.len() as u64, hipMemcpyKind::hipMemcpyHostToDevice, &s, true)
         });
         if let Err(e) = copied {

@@ -100,7 +100,8 @@ TEST(interop_mem_data_both_ways)
         pat_fill(src, n, 21 + i);
         HIP_OK(hipMemcpy(d, src, n, hipMemcpyHostToDevice));
         CHECK_PATTERN(b.cpu, n, 21 + i);
-        HIP_OK(hipMemset(d + 4096, 0x5a, 8192));
+        HIP_OK(hipMemset(d + 4096, 0x5a, 8192)); /* asynchronous on device memory */
+        HIP_OK(hipDeviceSynchronize());
         CHECK_BYTES(b.cpu + 4096, 8192, 0x5a);
         /* device to device, both directions */
         void *own = NULL;

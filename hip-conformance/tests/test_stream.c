@@ -285,6 +285,7 @@ TEST(hipStreamWaitEvent_null_stream_waits)
     HIP_OK(hipEventCreate(&ev));
     HIP_OK(hipMalloc((void **)&x, n));
     HIP_OK(hipMemset(x, 0, n));
+    HIP_OK(hipDeviceSynchronize()); /* hipMemset is asynchronous on device memory */
     REQUIRE_BUSY(&b, a);
     HIP_OK(hipMemsetAsync(x, 0x3a, n, a));
     HIP_OK(hipEventRecord(ev, a));

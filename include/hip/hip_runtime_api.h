@@ -1335,6 +1335,9 @@ typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void 
 // hipMemGenericAllocationHandle_t;`). The runtime's values are ids, never dereferenced.
 typedef struct ihipMemGenericAllocationHandle *hipMemGenericAllocationHandle_t;
 
+// `typedef hipMipmappedArray_t hipmipmappedArray;` (the driver API's spelling, `hipMemMapArrayAsync`).
+typedef hipMipmappedArray_t hipmipmappedArray;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus

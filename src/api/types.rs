@@ -1609,6 +1609,8 @@ pub struct hipMipmappedArray {
 }
 /// `typedef hipMipmappedArray* hipMipmappedArray_t;`
 pub type hipMipmappedArray_t = *mut hipMipmappedArray;
+/// `typedef hipMipmappedArray_t hipmipmappedArray;` (the driver API's spelling, `hipMemMapArrayAsync`).
+pub type hipmipmappedArray = hipMipmappedArray_t;
 /// `typedef const hipMipmappedArray* hipMipmappedArray_const_t;`
 pub type hipMipmappedArray_const_t = *const hipMipmappedArray;
 

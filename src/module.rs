@@ -571,7 +571,10 @@ impl Image {
             // blocked null stream (a host function still running) must not hold a launch.
             let s = rt.stream_create(dev, crate::stream::STREAM_NON_BLOCKING, 0)?;
             rt.stream_detach(&s)?;
-            rt.memcpy(base, img.as_ptr() as u64, img.len() as u64, hipMemcpyKind::hipMemcpyHostToDevice, &s, true)
+            rt.memcpy(base, img.as_ptr() as u64, img.len() as u64, hipMemcpyKind::hipMemcpyHostToDevice, &s, true)?;
+            // A synchronous copy from pageable memory returns once the source is staged (CUDA's
+            // rule); the launch that follows is on another queue, so the code must have landed.
+            rt.stream_sync(&s)
         });
         if let Err(e) = copied {
             let _ = rt.mem_free(base);

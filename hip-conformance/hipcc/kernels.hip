@@ -4,7 +4,8 @@
  * order with copies both ways and across streams through events, graphs with kernel nodes
  * (captured and added); device globals are loaded with their initial values and copied to and
  * from. `kernels fault` runs one kernel that writes through a bad pointer: the next
- * synchronisation returns hipErrorIllegalAddress. */
+ * synchronisation returns hipErrorIllegalAddress. A kernel spinning on a host flag does not hold
+ * up allocations, host registration or copies on other streams. */
 #include <hip/hip_runtime.h>
 #include <hip/hip_ext.h>
 #include <pthread.h>
@@ -49,6 +50,49 @@ __global__ void reverse_block(int* p) {
 }
 
 __global__ void write_bad(int* p) { p[threadIdx.x] = 1; }
+
+/* Spins until the host sets *flag (system-scope load), then writes *out = *flag + 1. */
+__global__ void wait_flag(volatile int* flag, int* out) {
+  while (__atomic_load_n((int*)flag, __ATOMIC_ACQUIRE) == 0) __builtin_amdgcn_s_sleep(10);
+  *out = *flag + 1;
+}
+
+/* While a kernel runs, the driver keeps working: a kernel spinning on a host flag does not hold
+ * up hipMalloc of a new BO, hipHostRegister (a USERPTR BO), stream creation or a copy on another
+ * stream, and
+ * sees the flag the host sets after them (kfd-sim gives the VM up while a kernel runs). */
+static void busy_kernel_case(void) {
+  int *flag = NULL, *out = NULL, *d = NULL, *h2 = NULL;
+  CHECK_OK(hipHostMalloc((void**)&flag, sizeof(int), hipHostMallocCoherent));
+  CHECK_OK(hipMalloc((void**)&out, sizeof(int)));
+  *flag = 0;
+  hipStream_t s1, s2;
+  CHECK_OK(hipStreamCreateWithFlags(&s1, hipStreamNonBlocking));
+  wait_flag<<<1, 1, 0, s1>>>(flag, out);
+  CHECK_OK(hipGetLastError());
+  CHECK_OK(hipMalloc((void**)&d, 64 << 20));
+  h2 = (int*)aligned_alloc(4096, 1 << 20);
+  CHECK_OK(hipHostRegister(h2, 1 << 20, 0)); /* a USERPTR BO mapped on every GPU */
+  CHECK_OK(hipStreamCreateWithFlags(&s2, hipStreamNonBlocking));
+  for (int i = 0; i < 256; i++) h2[i] = i * 3;
+  CHECK_OK(hipMemcpyAsync(d, h2, 1 << 20, hipMemcpyHostToDevice, s2));
+  CHECK_OK(hipStreamSynchronize(s2));
+  CHECK_ERR(hipStreamQuery(s1), hipErrorNotReady);
+  __atomic_store_n(flag, 41, __ATOMIC_RELEASE);
+  CHECK_OK(hipStreamSynchronize(s1));
+  int got = 0, back = 0;
+  CHECK_OK(hipMemcpy(&got, out, sizeof got, hipMemcpyDeviceToHost));
+  CHECK(got == 42);
+  CHECK_OK(hipMemcpy(&back, d + 255, sizeof back, hipMemcpyDeviceToHost));
+  CHECK(back == 255 * 3);
+  CHECK_OK(hipStreamDestroy(s1));
+  CHECK_OK(hipStreamDestroy(s2));
+  CHECK_OK(hipFree(d));
+  CHECK_OK(hipFree(out));
+  CHECK_OK(hipHostUnregister(h2));
+  free(h2);
+  CHECK_OK(hipHostFree(flag));
+}
 
 /* `kernels fault`: a kernel writing through a pointer nothing maps faults the GPU; the launch
  * itself succeeds, the synchronisation after it reports hipErrorIllegalAddress, and so does
@@ -422,6 +466,7 @@ int main(int argc, char** argv) {
   stream_order_case();
   many_launches_case();
   graph_case();
+  busy_kernel_case();
 
   /* hipDeviceReset frees device memory, the loaded globals included: they load again. */
   CHECK_OK(hipDeviceReset());

@@ -38,10 +38,13 @@
 //! (an unsupported instruction, an invalid descriptor) prints one line on stderr and stops the
 //! queues the same way, so the waiting program sees a failed GPU instead of a hang.
 
+use super::bo::Bo;
 use super::gpuvm::{Fault, FaultKind, Gpuvm};
 use super::queue::QueueRt;
 use super::sdma::{read_va, write_va};
+use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Bytes per AQL packet.
 pub const PACKET: u64 = 64;
@@ -138,15 +141,34 @@ pub struct Pass {
 }
 
 /// A queue GPU's VM as the interpreter sees it: reads, writes and real host atomics on the BOs.
+/// The VM's lock is taken per access, never for the whole dispatch: the driver keeps working
+/// while a kernel runs (a kernel may spin on a flag the host sets after a `hipMalloc`, whose
+/// ioctls take the VM for writing). The BOs behind the host pointers handed to the
+/// interpreter's TLB are pinned until the dispatch ends, so a BO freed meanwhile stays backed
+/// for it (like a real GPU's stale TLB entry; the page is not reused under the kernel).
 pub struct VmMemory<'a> {
-    pub vm: &'a Gpuvm,
+    pub vm: &'a RwLock<Gpuvm>,
+    pins: Mutex<Vec<Arc<Bo>>>,
 }
 
-impl VmMemory<'_> {
+impl<'a> VmMemory<'a> {
+    pub fn new(vm: &'a RwLock<Gpuvm>) -> Self {
+        VmMemory { vm, pins: Mutex::new(Vec::new()) }
+    }
+
     /// The model's fault for an interpreter fault: a write to a mapped page is ReadOnly.
     fn fault_of(&self, f: amdgcn_isa::Fault) -> Fault {
-        let kind = if f.write && self.vm.lookup(f.va).is_some() { FaultKind::ReadOnly } else { FaultKind::NotPresent };
+        let kind =
+            if f.write && self.vm.read().lookup(f.va).is_some() { FaultKind::ReadOnly } else { FaultKind::NotPresent };
         Fault { va: f.va & !0xfff, kind }
+    }
+
+    /// Keeps `bo` (and so its mapping) alive until the dispatch ends.
+    fn pin(&self, bo: &Arc<Bo>) {
+        let mut pins = self.pins.lock();
+        if !pins.iter().rev().any(|b| Arc::ptr_eq(b, bo)) {
+            pins.push(bo.clone());
+        }
     }
 }
 
@@ -156,20 +178,22 @@ fn isa_fault(f: Fault, write: bool) -> amdgcn_isa::Fault {
 
 impl amdgcn_isa::Memory for VmMemory<'_> {
     fn read(&self, va: u64, dst: &mut [u8]) -> Result<(), amdgcn_isa::Fault> {
-        read_va(self.vm, va, dst).map_err(|f| isa_fault(f, false))
+        read_va(&self.vm.read(), va, dst).map_err(|f| isa_fault(f, false))
     }
 
     fn write(&self, va: u64, src: &[u8]) -> Result<(), amdgcn_isa::Fault> {
-        write_va(self.vm, va, src).map_err(|f| isa_fault(f, true))
+        write_va(&self.vm.read(), va, src).map_err(|f| isa_fault(f, true))
     }
 
     fn atomic(&self, va: u64, width: u32, op: &mut dyn FnMut(u64) -> u64) -> Result<u64, amdgcn_isa::Fault> {
         let w = if width == 8 { 8u64 } else { 4 };
-        let segs = self.vm.translate(va, w, true).map_err(|f| isa_fault(f, true))?;
+        let vm = self.vm.read();
+        let segs = vm.translate(va, w, true).map_err(|f| isa_fault(f, true))?;
         if segs.len() == 1 && va.is_multiple_of(w) {
             if let Some(p) = segs[0].bo.ptr(segs[0].bo_offset) {
                 let old = if w == 8 {
-                    // SAFETY: aligned, inside the live memfd mapping `translate` validated.
+                    // SAFETY: aligned, inside the live memfd mapping `translate` validated (the
+                    // VM lock is held, so the BO stays mapped).
                     let a = unsafe { &*(p as *const AtomicU64) };
                     a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |o| Some(op(o))).unwrap_or_else(|o| o)
                 } else {
@@ -183,17 +207,21 @@ impl amdgcn_isa::Memory for VmMemory<'_> {
         }
         // A BO without a model mapping (or an unaligned word): not atomic against the host.
         let mut b = [0u8; 8];
-        read_va(self.vm, va, &mut b[..w as usize]).map_err(|f| isa_fault(f, false))?;
+        read_va(&vm, va, &mut b[..w as usize]).map_err(|f| isa_fault(f, false))?;
         let old = u64::from_le_bytes(b);
         let new = op(old);
-        write_va(self.vm, va, &new.to_le_bytes()[..w as usize]).map_err(|f| isa_fault(f, true))?;
+        write_va(&vm, va, &new.to_le_bytes()[..w as usize]).map_err(|f| isa_fault(f, true))?;
         Ok(old)
     }
 
     fn host_ptr(&self, va: u64, len: u64, write: bool) -> Result<Option<*mut u8>, amdgcn_isa::Fault> {
-        let segs = self.vm.translate(va, len, write).map_err(|f| isa_fault(f, write))?;
+        let segs = self.vm.read().translate(va, len, write).map_err(|f| isa_fault(f, write))?;
         if segs.len() == 1 {
-            return Ok(segs[0].bo.ptr(segs[0].bo_offset));
+            let p = segs[0].bo.ptr(segs[0].bo_offset);
+            if p.is_some() {
+                self.pin(&segs[0].bo);
+            }
+            return Ok(p);
         }
         Ok(None)
     }
@@ -269,10 +297,7 @@ pub fn run(q: &QueueRt) -> Pass {
     }
     while rptr < wptr && !q.stopped.load(Ordering::Acquire) {
         let at = q.ring_base + (rptr % slots) * PACKET;
-        let step = {
-            let vm = q.vm.read();
-            packet(q, &vm, at)
-        };
+        let step = packet(q, at);
         match step {
             Step::Wait => {
                 pass.waiting = true;
@@ -296,9 +321,11 @@ pub fn run(q: &QueueRt) -> Pass {
 }
 
 /// Executes the packet at `at` (ring VA). On completion its header is INVALID again.
-fn packet(q: &QueueRt, vm: &Gpuvm, at: u64) -> Step {
+fn packet(q: &QueueRt, at: u64) -> Step {
+    // The VM lock, given up while a kernel runs (see VmMemory).
+    let mut vm = q.vm.read();
     let mut p = [0u8; 64];
-    if let Err(f) = read_va(vm, at, &mut p) {
+    if let Err(f) = read_va(&vm, at, &mut p) {
         return Step::Fault(f);
     }
     let header = u16_at(&p, 0);
@@ -315,7 +342,7 @@ fn packet(q: &QueueRt, vm: &Gpuvm, at: u64) -> Step {
             let deps: Vec<u64> = (0..5).map(|i| u64_at(&p, 8 + i * 8)).filter(|s| *s != 0).collect();
             let mut zero = 0usize;
             for d in &deps {
-                match signal_value(vm, *d) {
+                match signal_value(&vm, *d) {
                     Ok(0) => zero += 1,
                     Ok(_) => {}
                     Err(f) => return Step::Fault(f),
@@ -330,7 +357,7 @@ fn packet(q: &QueueRt, vm: &Gpuvm, at: u64) -> Step {
         }
         TYPE_VENDOR_SPECIFIC if p[2] == AMD_FORMAT_BARRIER_VALUE => {
             let (sig, value, mask) = (u64_at(&p, 8), u64_at(&p, 16) as i64, u64_at(&p, 24) as i64);
-            let v = match signal_value(vm, sig) {
+            let v = match signal_value(&vm, sig) {
                 Ok(v) => v & mask,
                 Err(f) => return Step::Fault(f),
             };
@@ -350,7 +377,7 @@ fn packet(q: &QueueRt, vm: &Gpuvm, at: u64) -> Step {
             trace(&format_args!("barrier-value {sig:#x} {v} vs {value}"));
             Ok(())
         }
-        TYPE_VENDOR_SPECIFIC if p[2] == AMD_FORMAT_PM4_IB => match pm4_ib(vm, &p) {
+        TYPE_VENDOR_SPECIFIC if p[2] == AMD_FORMAT_PM4_IB => match pm4_ib(&vm, &p) {
             Ok(()) => {
                 trace(&"pm4-ib (cache operations only)");
                 Ok(())
@@ -372,25 +399,28 @@ fn packet(q: &QueueRt, vm: &Gpuvm, at: u64) -> Step {
                 private_segment_size: u32_at(&p, 24),
             };
             trace(&format_args!("dispatch {d:x?}"));
-            let mem = VmMemory { vm };
-            let max_wave_instructions =
-                std::env::var("AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS").ok().and_then(|v| v.parse().ok());
-            let t0 = std::time::Instant::now();
-            let r = amdgcn_isa::run_with(&mem, &d, cu_threads(), &amdgcn_isa::Options { max_wave_instructions });
-            let wgs = (0..3).map(|k| (d.grid_size[k] as u64).div_ceil(d.workgroup_size[k].max(1) as u64)).product();
-            count_dispatch(r.as_ref().ok(), t0.elapsed(), wgs);
-            match r {
-                Ok(_) => Ok(()),
-                Err(amdgcn_isa::ExecError::Fault(f)) => Err(mem.fault_of(f)),
-                Err(e) => {
-                    eprintln!(
-                        "kfdsim: kernel dispatch on gpu {:#x} (kernel descriptor {:#x}) cannot run: {e}; \
-                         the GPU's queues stop",
-                        q.gpu_id, d.kernel_object
-                    );
-                    Err(Fault { va: d.kernel_object & !0xfff, kind: FaultKind::NotPresent })
+            let run = || {
+                let mem = VmMemory::new(&q.vm);
+                let max_wave_instructions =
+                    std::env::var("AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS").ok().and_then(|v| v.parse().ok());
+                let t0 = std::time::Instant::now();
+                let r = amdgcn_isa::run_with(&mem, &d, cu_threads(), &amdgcn_isa::Options { max_wave_instructions });
+                let wgs = (0..3).map(|k| (d.grid_size[k] as u64).div_ceil(d.workgroup_size[k].max(1) as u64)).product();
+                count_dispatch(r.as_ref().ok(), t0.elapsed(), wgs);
+                match r {
+                    Ok(_) => Ok(()),
+                    Err(amdgcn_isa::ExecError::Fault(f)) => Err(mem.fault_of(f)),
+                    Err(e) => {
+                        eprintln!(
+                            "kfdsim: kernel dispatch on gpu {:#x} (kernel descriptor {:#x}) cannot run: {e}; \
+                             the GPU's queues stop",
+                            q.gpu_id, d.kernel_object
+                        );
+                        Err(Fault { va: d.kernel_object & !0xfff, kind: FaultKind::NotPresent })
+                    }
                 }
-            }
+            };
+            RwLockReadGuard::unlocked(&mut vm, run)
         }
         _ => {
             trace(&format_args!("invalid packet type {ty}: {p:02x?}"));
@@ -401,10 +431,10 @@ fn packet(q: &QueueRt, vm: &Gpuvm, at: u64) -> Step {
         return Step::Fault(f);
     }
     // Consumed: the slot is free again (header INVALID), then the completion signal.
-    if let Err(f) = write_va(vm, at, &(TYPE_INVALID as u16).to_le_bytes()) {
+    if let Err(f) = write_va(&vm, at, &(TYPE_INVALID as u16).to_le_bytes()) {
         return Step::Fault(f);
     }
-    match complete(vm, signal) {
+    match complete(&vm, signal) {
         Ok(ev) => Step::Done(ev),
         Err(f) => Step::Fault(f),
     }

@@ -61,6 +61,32 @@ __global__ void wait_flag(volatile int* flag, int* out) {
  * up hipMalloc of a new BO, hipHostRegister (a USERPTR BO), stream creation or a copy on another
  * stream, and
  * sees the flag the host sets after them (kfd-sim gives the VM up while a kernel runs). */
+/* A launch on a stream of another device than the current one runs on the stream's device (clr
+ * ihipLaunchKernel; hip-tests hipMemcpyPeerAsync.cc launch on a stream made before hipSetDevice). */
+static void other_device_stream_case(void) {
+  int n = 0;
+  CHECK_OK(hipGetDeviceCount(&n));
+  if (n < 2) return;
+  int* d0 = NULL;
+  hipStream_t s0;
+  CHECK_OK(hipSetDevice(0));
+  CHECK_OK(hipMalloc((void**)&d0, 64 * sizeof(int)));
+  CHECK_OK(hipStreamCreate(&s0));
+  CHECK_OK(hipMemset(d0, 0, 64 * sizeof(int)));
+  CHECK_OK(hipDeviceSynchronize());
+  CHECK_OK(hipSetDevice(1));
+  scale_add<<<1, 64, 0, s0>>>(d0, 64, 1, 30);
+  CHECK_OK(hipGetLastError());
+  CHECK_OK(hipStreamSynchronize(s0));
+  int back[64] = {0}, bad = 0;
+  CHECK_OK(hipMemcpy(back, d0, sizeof back, hipMemcpyDeviceToHost));
+  for (int i = 0; i < 64; i++) bad += back[i] != 30;
+  CHECK(bad == 0);
+  CHECK_OK(hipSetDevice(0));
+  CHECK_OK(hipStreamDestroy(s0));
+  CHECK_OK(hipFree(d0));
+}
+
 static void busy_kernel_case(void) {
   int *flag = NULL, *out = NULL, *d = NULL, *h2 = NULL;
   CHECK_OK(hipHostMalloc((void**)&flag, sizeof(int), hipHostMallocCoherent));
@@ -467,6 +493,7 @@ int main(int argc, char** argv) {
   many_launches_case();
   graph_case();
   busy_kernel_case();
+  other_device_stream_case();
 
   /* hipDeviceReset frees device memory, the loaded globals included: they load again. */
   CHECK_OK(hipDeviceReset());

@@ -363,10 +363,11 @@ fn launch_device(rt: &Runtime, stream: hipStream_t, bad_stream: hipError_t) -> R
 }
 
 /// The checks every launch shares once its geometry is valid (clr `ihipModuleLaunchKernel`):
-/// the stream's device is the current one (`hipErrorInvalidResourceHandle`), then
-/// [`validate_launch`]; then the launch, with its own copy of the arguments, goes to the stream
-/// (src/aql.rs) or, on a capturing stream, into the capture's graph as a kernel node
-/// (`Runtime::enqueue`).
+/// [`validate_launch`] against the stream's device `dev`; then the launch, with its own copy of
+/// the arguments, goes to the stream (src/aql.rs) or, on a capturing stream, into the capture's
+/// graph as a kernel node (`Runtime::enqueue`). A kernel launched on another device's stream
+/// runs on that stream's device, as clr's `ihipLaunchKernel` does (`hip::Stream::DeviceId`;
+/// hip-tests `hipMemcpyPeerAsync.cc` launch on a stream made before `hipSetDevice`).
 #[allow(clippy::too_many_arguments)]
 fn launch(
     rt: &Runtime,
@@ -378,9 +379,6 @@ fn launch(
     params: hipKernelNodeParams,
     events: Around,
 ) -> Result<(), hipError_t> {
-    if dev != current_device() {
-        return Err(hipError_t::hipErrorInvalidResourceHandle);
-    }
     let props = &rt.devices[dev].props;
     validate_launch(f, props, d, args.given())?;
     let s = stream_of(rt, stream)?;

@@ -95,6 +95,12 @@ pub struct PeerState {
     /// Recent stream markers of peer copies, with the copy fences each one stands for: a later
     /// copy waits for those directly (FIFO on the same queue) instead of for the marker.
     markers: Mutex<Vec<(Fence, Vec<Fence>)>>,
+    /// Copies of `hipMemcpyPeer` (asynchronous to the host) not yet known done, with the devices
+    /// whose later work, on any stream, must follow them (the current, source and destination
+    /// devices: CUDA's `cudaMemcpyPeer` contract). [`Runtime::implicit_waits`] adds them.
+    pending: Mutex<Vec<(usize, Fence)>>,
+    /// `pending` is not empty (a submission's fast path skips its lock).
+    any_pending: std::sync::atomic::AtomicBool,
 }
 
 impl PeerState {
@@ -106,7 +112,21 @@ impl PeerState {
             uses: Mutex::new(vec![]),
             staging: Mutex::new(PeerStaging::default()),
             markers: Mutex::new(vec![]),
+            pending: Mutex::new(vec![]),
+            any_pending: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// The pending `hipMemcpyPeer` copies later work on device `dev` must wait for.
+    pub fn pending_for(&self, dev: usize) -> Vec<Fence> {
+        use std::sync::atomic::Ordering;
+        if !self.any_pending.load(Ordering::Acquire) {
+            return vec![];
+        }
+        let mut p = self.pending.lock();
+        p.retain(|(_, f)| !f.done());
+        self.any_pending.store(!p.is_empty(), Ordering::Release);
+        p.iter().filter(|(d, _)| *d == dev).map(|(_, f)| f.clone()).collect()
     }
 }
 
@@ -396,6 +416,14 @@ impl Runtime {
             for f in &done {
                 self.fence_wait(f)?;
             }
+        } else if s.is_null {
+            // hipMemcpyPeer: later work on the three devices, non-blocking streams included,
+            // follows the copy, though the host does not wait for it.
+            let mut p = self.peer.pending.lock();
+            for d in [s.dev, sdev, ddev] {
+                p.extend(done.iter().map(|f| (d, f.clone())));
+            }
+            self.peer.any_pending.store(true, std::sync::atomic::Ordering::Release);
         }
         Ok(())
     }

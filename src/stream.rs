@@ -136,8 +136,15 @@ impl Runtime {
         Ok(s)
     }
 
-    /// The fences a submission to `s` must wait for first (null-stream semantics).
+    /// The fences a submission to `s` must wait for first (null-stream semantics, and the
+    /// `hipMemcpyPeer` copies still pending on its device: `PeerState::pending_for`).
     pub(crate) fn implicit_waits(&self, s: &Stream) -> Vec<Fence> {
+        let mut v = self.null_stream_waits(s);
+        v.extend(self.peer.pending_for(s.dev));
+        v
+    }
+
+    fn null_stream_waits(&self, s: &Stream) -> Vec<Fence> {
         let ds = &self.streams[s.dev];
         if s.is_null {
             ds.streams

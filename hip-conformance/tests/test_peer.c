@@ -576,9 +576,11 @@ TEST(peer_device_reset_ends_access)
     peer_copy_check(1, 0, 1 * MiB + 3, 0, 0, 0);
 }
 
-/* hipMemcpyPeer returns once its bytes are there (clr: isAsync = false), so later work on the
- * destination device, on a stream of its own that knows nothing of device 0's null stream,
- * reads them (the 2-GPU fuzzer failure: stale bytes read back after a peer copy). */
+/* hipMemcpyPeer is asynchronous to the host (clr's ihipMemcpy with isHostAsync; CUDA), yet later
+ * work on the destination device, even on a non-blocking stream that knows nothing of device 0's
+ * null stream, follows it and reads its bytes (CUDA: "serialized with respect to all pending and
+ * future asynchronous work to the current device, srcDevice, and dstDevice"; the 2-GPU fuzzer
+ * failure: stale bytes read back after a peer copy). */
 TEST(peer_memcpy_visible_to_later_work_on_the_destination_device)
 {
     REQUIRE_GPUS(2);

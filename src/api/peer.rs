@@ -173,17 +173,18 @@ fn memcpy_peer(
         ordinal(rt, srcDevice)?;
         rt_dev()?;
         let s = stream_of(rt, stream)?;
-        // hipMemcpyPeer (null stream) returns once the copy is done, as clr's does (ihipMemcpy
-        // with isAsync = false): later work on either device, on any stream, sees its bytes.
-        let sync = stream.is_null();
-        rt.memcpy(dst as u64, src as u64, sizeBytes as u64, hipMemcpyKind::hipMemcpyDeviceToDevice, &s, sync)
+        // hipMemcpyPeer is asynchronous to the host (clr: ihipMemcpy with isHostAsync = true;
+        // CUDA documents the same) and ordered with all work of the current device and of both
+        // devices, before and after it (markers on their null streams: Runtime::memcpy_peer).
+        rt.memcpy(dst as u64, src as u64, sizeBytes as u64, hipMemcpyKind::hipMemcpyDeviceToDevice, &s, false)
     })
 }
 
 /// `hipMemcpyPeer`: copies `sizeBytes` bytes from `src` (memory of `srcDevice`) to `dst`
 /// (memory of `dstDevice`) on the current device's null stream, ordered after prior work on both
-/// devices, and synchronous to the host as clr's `hipMemcpyPeer` is (so also ordered before later
-/// work on any device, which CUDA's `cudaMemcpyPeer` promises for the two devices). Runs on an SDMA engine of
+/// devices and before later work on them (their null streams wait for it), and asynchronous to
+/// the host, as clr's `hipMemcpyPeer` and CUDA's `cudaMemcpyPeer` are (hip-tests
+/// `Unit_hipMemcpyPeer_Positive_Synchronization_Behavior`). Runs on an SDMA engine of
 /// the source device (xGMI engine over xGMI), through host staging when no peer mapping exists
 /// (src/peer.rs). Size 0 succeeds. Errors: `hipErrorInvalidDevice` (device ordinals),
 /// `hipErrorInvalidValue` (null pointers, ranges past an allocation), `hipErrorIllegalAddress`.

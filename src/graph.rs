@@ -772,8 +772,7 @@ pub fn check_device_sync() -> Result<(), hipError_t> {
 /// `hipStreamSynchronize`/`hipStreamQuery` on `s` (clr `Stream::StreamCaptureOngoing`): refused
 /// when `s` takes part in a capture (invalidating it), or, unless this thread is in Relaxed mode,
 /// while any thread captures in Global mode or this thread captures in ThreadLocal/Global mode
-/// (invalidating those). The null stream is refused only while it captures itself (as
-/// `hipStreamPerThread`). Errors: `hipErrorStreamCaptureUnsupported`.
+/// (invalidating those). The null stream, which never captures, is not refused. Errors: `hipErrorStreamCaptureUnsupported`.
 pub fn check_stream_sync(s: &Stream) -> Result<(), hipError_t> {
     let e = hipError_t::hipErrorStreamCaptureUnsupported;
     if let Some(sc) = s.capture.lock().as_ref() {

@@ -175,19 +175,42 @@ pub fn stream_take(h: hipStream_t) -> Result<Arc<Stream>, hipError_t> {
     streams().lock().remove(&(h as usize)).ok_or(hipError_t::hipErrorContextIsDestroyed)
 }
 
-/// The stream a handle names: null (and `hipStreamLegacy`, `hipStreamPerThread`) is the current
-/// device's null stream. Errors: `hipErrorContextIsDestroyed` (unknown or destroyed).
+/// The stream a handle names: null and `hipStreamLegacy` are the current device's null stream;
+/// `hipStreamPerThread` is this thread's default stream of the current device, made on first
+/// use: a blocking stream, so it follows and precedes the null stream's work but not other
+/// streams' (CUDA's per-thread default stream; clr `getPerThreadDefaultStream`). Errors:
+/// `hipErrorContextIsDestroyed` (unknown or destroyed), `hipErrorInvalidDevice`.
 pub fn stream_of(rt: &Runtime, h: hipStream_t) -> Result<Arc<Stream>, hipError_t> {
     match h as usize {
-        0..=2 => {
+        k @ 0..=2 => {
             let d = current_device();
             if d >= rt.devices.len() {
                 return Err(hipError_t::hipErrorInvalidDevice);
             }
-            rt.null_stream(d)
+            if k < 2 {
+                return rt.null_stream(d);
+            }
+            PER_THREAD_STREAMS.with(|p| {
+                let mut p = p.borrow_mut();
+                if p.len() <= d {
+                    p.resize(d + 1, None);
+                }
+                if let Some(s) = &p[d] {
+                    return Ok(s.clone());
+                }
+                let s = rt.stream_create(d, 0, 0)?;
+                p[d] = Some(s.clone());
+                Ok(s)
+            })
         }
         k => streams().lock().get(&k).cloned().ok_or(hipError_t::hipErrorContextIsDestroyed),
     }
+}
+
+thread_local! {
+    /// This thread's `hipStreamPerThread` stream of each device (by ordinal).
+    static PER_THREAD_STREAMS: std::cell::RefCell<Vec<Option<Arc<Stream>>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Every registered stream (for `hipDeviceReset`).

@@ -253,8 +253,7 @@ fn add_node(
 // ---------------------------------------------------------------------------------------------
 
 /// Whether `h` is the null stream or `hipStreamLegacy`, which cannot capture.
-/// `hipStreamPerThread` can (hip-tests capture it); in hipkfd it names the null stream object
-/// too, so while it captures, async work given the null stream is captured with it.
+/// `hipStreamPerThread` can (hip-tests capture it): it is a stream of its own (`stream_of`).
 fn is_null_stream(h: hipStream_t) -> bool {
     (h as usize) <= 1
 }

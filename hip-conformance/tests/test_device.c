@@ -470,6 +470,24 @@ TEST(HIP_VISIBLE_DEVICES_negative_gives_no_device)
     CHECK(count == 0);
 }
 
+/* Without a device, entry points answer hipErrorNoDevice before looking at their arguments (clr's
+ * HIP_INIT_API; hip-tests multiproc/hipNoGpuTsts.cc). */
+TEST(no_device_answers_before_argument_checks)
+{
+    setenv("HIP_VISIBLE_DEVICES", "-1", 1);
+    int dev = 0, anything = 0;
+    unsigned flags = 0, mask = 1;
+    hipStream_t s = NULL;
+    void *p = NULL;
+    CHECK_HIP(hipDeviceGetByPCIBusId(&dev, "0000:00:00.0"), hipErrorNoDevice);
+    CHECK_HIP(hipStreamGetFlags(NULL, &flags), hipErrorNoDevice);
+    CHECK_HIP(hipExtStreamCreateWithCUMask(&s, 1, &mask), hipErrorNoDevice);
+    CHECK_HIP(hipExtMallocWithFlags(&p, 128, 0), hipErrorNoDevice);
+    CHECK_HIP(hipHostFree(NULL), hipErrorNoDevice);
+    CHECK_HIP(hipFuncSetCacheConfig(&anything, hipFuncCachePreferShared), hipErrorNoDevice);
+    CHECK_HIP(hipFuncSetSharedMemConfig(&anything, hipSharedMemBankSizeFourByte), hipErrorNoDevice);
+}
+
 TEST(ROCR_VISIBLE_DEVICES_selects_second_gpu)
 {
     struct probe all = probe_all_devices();

@@ -313,6 +313,8 @@ fn parse_pci_bus_id(s: &str) -> Option<(u32, u32, u32, u32)> {
 #[no_mangle]
 pub extern "C" fn hipDeviceGetByPCIBusId(device: *mut c_int, pciBusIdstr: *const c_char) -> hipError_t {
     api(|| {
+        // clr HIP_INIT_API: without a usable device, hipErrorNoDevice before any argument check.
+        runtime()?;
         check(!device.is_null())?;
         let s = cstr_in(pciBusIdstr)?.to_string_lossy();
         let want = parse_pci_bus_id(&s).ok_or(hipError_t::hipErrorInvalidValue)?;

@@ -39,6 +39,8 @@ pub extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> hipError_t {
 pub extern "C" fn hipExtMallocWithFlags(ptr: *mut *mut c_void, sizeBytes: usize, flags: c_uint) -> hipError_t {
     use kfd_ioctl::kfd::{KFD_IOC_ALLOC_MEM_FLAGS_COHERENT as COHERENT, KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED as UNCACHED};
     api(|| {
+        // clr HIP_INIT_API: without a usable device, hipErrorNoDevice before any argument check.
+        runtime()?;
         check_unsafe_call()?;
         #[allow(non_upper_case_globals)]
         let extra = match flags {
@@ -113,6 +115,8 @@ pub extern "C" fn hipHostMalloc(ptr: *mut *mut c_void, size: usize, flags: c_uin
 #[no_mangle]
 pub extern "C" fn hipHostFree(ptr: *mut c_void) -> hipError_t {
     api(|| {
+        // clr HIP_INIT_API: without a usable device, hipErrorNoDevice before any argument check.
+        runtime()?;
         check_unsafe_call()?;
         if ptr.is_null() {
             return Ok(());

@@ -1066,6 +1066,8 @@ pub extern "C" fn hipFuncSetAttribute(func: *const c_void, attr: hipFuncAttribut
 #[no_mangle]
 pub extern "C" fn hipFuncSetCacheConfig(func: *const c_void, config: hipFuncCache_t) -> hipError_t {
     api(|| {
+        // clr HIP_INIT_API: without a usable device, hipErrorNoDevice before any argument check.
+        runtime()?;
         if func.is_null() {
             return Err(hipError_t::hipErrorInvalidDeviceFunction);
         }
@@ -1080,6 +1082,8 @@ pub extern "C" fn hipFuncSetCacheConfig(func: *const c_void, config: hipFuncCach
 #[no_mangle]
 pub extern "C" fn hipFuncSetSharedMemConfig(func: *const c_void, config: hipSharedMemConfig) -> hipError_t {
     api(|| {
+        // clr HIP_INIT_API: without a usable device, hipErrorNoDevice before any argument check.
+        runtime()?;
         if func.is_null() {
             return Err(hipError_t::hipErrorInvalidDeviceFunction);
         }

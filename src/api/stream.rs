@@ -134,6 +134,8 @@ pub extern "C" fn hipStreamWaitEvent(stream: hipStream_t, event: hipEvent_t, fla
 #[no_mangle]
 pub extern "C" fn hipStreamGetFlags(stream: hipStream_t, flags: *mut c_uint) -> hipError_t {
     api(|| {
+        // clr HIP_INIT_API: without a usable device, hipErrorNoDevice before any argument check.
+        crate::runtime::runtime()?;
         check(!flags.is_null() && !stream.is_null())?;
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
@@ -232,6 +234,8 @@ pub extern "C" fn hipExtStreamCreateWithCUMask(
     cuMask: *const u32,
 ) -> hipError_t {
     api(|| {
+        // clr HIP_INIT_API: without a usable device, hipErrorNoDevice before any argument check.
+        crate::runtime::runtime()?;
         if stream.is_null() {
             return Err(hipError_t::hipErrorInvalidHandle);
         }

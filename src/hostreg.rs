@@ -35,6 +35,9 @@ struct Span {
 #[derive(Debug, Default)]
 pub struct UserPages {
     spans: Mutex<BTreeMap<u64, Span>>,
+    /// Registrations made again at the base of a live one, within its size, by base: each needs
+    /// its own `hipHostUnregister` before the first one goes.
+    again: Mutex<BTreeMap<u64, usize>>,
 }
 
 impl Runtime {
@@ -75,7 +78,11 @@ impl Runtime {
     /// `hipHostRegister`: registers the user's `[ptr, ptr + size)` (any alignment) with
     /// `hipHostRegister*` `flags` (already validated), on behalf of device `dev`. Afterwards the
     /// range is pinned host memory to every API, at the same address on every device.
-    /// Errors: `hipErrorHostMemoryAlreadyRegistered` (overlaps a registration or
+    /// A registration at the base of a live one and within its size succeeds and stacks on it
+    /// (clr registers the same pages again; hip-tests such as `Unit_hipFreeNegativeHost` and
+    /// `Unit_hipStreamWaitValue_Default` register a heap block, free it without unregistering,
+    /// and register the block the allocator hands out again at that address).
+    /// Errors: `hipErrorHostMemoryAlreadyRegistered` (any other overlap with a registration or
     /// `hipHostMalloc` memory, CUDA's rule), `hipErrorInvalidValue` (wraps, inside the GPU
     /// aperture, outside the GPUVM range, or pages not mapped: clr's answer when
     /// `amd::Memory::create` fails), `hipErrorOutOfMemory`.
@@ -84,6 +91,10 @@ impl Runtime {
         // Held from the overlap check to the insert: concurrent registrations serialise.
         let mut spans = self.userpages.spans.lock();
         if let Some(a) = self.allocs.find_in(ptr, size) {
+            if a.kind == MemKind::Registered && a.base == ptr && size <= a.size {
+                *self.userpages.again.lock().entry(ptr).or_default() += 1;
+                return Ok(());
+            }
             return Err(match a.kind {
                 MemKind::Registered | MemKind::Host => hipError_t::hipErrorHostMemoryAlreadyRegistered,
                 _ => hipError_t::hipErrorInvalidValue,
@@ -151,7 +162,8 @@ impl Runtime {
     }
 
     /// `hipHostUnregister`: waits for every device (clr syncs the registering device's streams;
-    /// queued copies may use the pages), then drops the registration whose base is `ptr`, freeing
+    /// queued copies may use the pages), then drops the registration whose base is `ptr` (the
+    /// latest one stacked there first, see [`host_register`](Self::host_register)), freeing
     /// the spans no other registration uses. Errors: `hipErrorHostMemoryNotRegistered` for any
     /// other pointer (an interior one included).
     pub fn host_unregister(&self, ptr: u64) -> Result<(), hipError_t> {
@@ -162,6 +174,16 @@ impl Runtime {
         }
         for d in 0..self.devices.len() {
             self.device_sync(d)?;
+        }
+        {
+            let mut again = self.userpages.again.lock();
+            if let Some(n) = again.get_mut(&ptr) {
+                *n -= 1;
+                if *n == 0 {
+                    again.remove(&ptr);
+                }
+                return Ok(());
+            }
         }
         let a = self.allocs.remove(ptr).ok_or(not_reg)?;
         let Backing::UserPages(starts) = &a.backing else { return Err(not_reg) };

@@ -4,7 +4,8 @@
  *
  * Expected codes: hip-tests catch/unit/memory/{hipHostRegister,hipHostUnregister,
  * hipHostGetDevicePointer,hipHostGetFlags}.cc; clr hip_memory.cpp (ihipHostRegister); CUDA's
- * cudaHostRegister for overlapping registrations (hipErrorHostMemoryAlreadyRegistered).
+ * cudaHostRegister for overlapping registrations (hipErrorHostMemoryAlreadyRegistered), except a
+ * registration again at the base of a live one, which stacks (clr).
  */
 #define _GNU_SOURCE
 #include "common.h"
@@ -203,10 +204,20 @@ TEST(hipHostRegister_negative)
     void *d = NULL;
     HIP_OK(hipMalloc(&d, n));
     CHECK_HIP(hipHostRegister(d, n, 0), hipErrorInvalidValue);
-    /* overlaps */
+    /* overlaps; the same base again within the size stacks (clr; hip-tests' leaky loops):
+     * each needs its own hipHostUnregister */
     HIP_OK(hipHostRegister(h, n, 0));
-    CHECK_HIP(hipHostRegister(h, n, 0), hipErrorHostMemoryAlreadyRegistered);
+    HIP_OK(hipHostRegister(h, n, 0));
+    HIP_OK(hipHostRegister(h, 1, 0));
+    CHECK_HIP(hipHostRegister(h, n + 1, 0), hipErrorHostMemoryAlreadyRegistered);
+    CHECK_HIP(hipHostRegister(h + 1, 2, 0), hipErrorHostMemoryAlreadyRegistered);
     CHECK_HIP(hipHostRegister(h + n - 1, 2, 0), hipErrorHostMemoryAlreadyRegistered);
+    HIP_OK(hipHostUnregister(h));
+    HIP_OK(hipHostUnregister(h));
+    {
+        void *dp = NULL;
+        HIP_OK(hipHostGetDevicePointer(&dp, h, 0)); /* still registered once */
+    }
     void *pinned = NULL;
     HIP_OK(hipHostMalloc(&pinned, n, 0));
     CHECK_HIP(hipHostRegister(pinned, n, 0), hipErrorHostMemoryAlreadyRegistered);

@@ -87,6 +87,29 @@ static void other_device_stream_case(void) {
   CHECK_OK(hipFree(d0));
 }
 
+/* Occupancy from the kernels' metadata, as clr computes it: LDS limits blocks per CU, the
+ * register file the rest; the potential block size fills a CU within the device's limit. */
+static void occupancy_case(void) {
+  int n = -1, g = -1, b = -1;
+  CHECK_OK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&n, reverse_block, 64, 32768));
+  CHECK(n == 2); /* 64 KiB of LDS per CU, 32 KiB per block */
+  CHECK_OK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&n, scale_add, 256, 0));
+  CHECK(n >= 1 && n * 256 <= 2048); /* at most 8 waves per SIMD, 4 SIMDs */
+  CHECK_OK(hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&n, scale_add, 2048, 0, hipOccupancyDefault));
+  CHECK(n == 0); /* larger than a block may be */
+  CHECK_OK(hipOccupancyMaxPotentialBlockSize(&g, &b, scale_add, 0, 0));
+  hipDeviceProp_t p;
+  CHECK_OK(hipGetDeviceProperties(&p, 0));
+  CHECK(b > 0 && b <= 1024 && b % 64 == 0 && g > 0 && g % p.multiProcessorCount == 0);
+  CHECK_OK(hipOccupancyMaxPotentialBlockSize(&g, &b, scale_add, 0, 100));
+  CHECK(b == 128); /* the limit, rounded up to whole waves */
+  CHECK_ERR(hipOccupancyMaxActiveBlocksPerMultiprocessor(NULL, scale_add, 64, 0), hipErrorInvalidValue);
+  CHECK_ERR(hipOccupancyMaxActiveBlocksPerMultiprocessor(&n, scale_add, 0, 0), hipErrorInvalidValue);
+  CHECK_ERR(hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&n, scale_add, 64, 0, 7), hipErrorInvalidValue);
+  CHECK_ERR(hipOccupancyMaxActiveBlocksPerMultiprocessor(&n, (const void*)&g_passed, 64, 0), hipErrorInvalidDeviceFunction);
+  CHECK_ERR(hipOccupancyMaxPotentialBlockSize(NULL, &b, scale_add, 0, 0), hipErrorInvalidValue);
+}
+
 static void busy_kernel_case(void) {
   int *flag = NULL, *out = NULL, *d = NULL, *h2 = NULL;
   CHECK_OK(hipHostMalloc((void**)&flag, sizeof(int), hipHostMallocCoherent));
@@ -494,6 +517,7 @@ int main(int argc, char** argv) {
   graph_case();
   busy_kernel_case();
   other_device_stream_case();
+  occupancy_case();
 
   /* hipDeviceReset frees device memory, the loaded globals included: they load again. */
   CHECK_OK(hipDeviceReset());

@@ -3169,6 +3169,62 @@ hipError_t hipFuncSetCacheConfig(const void *func, hipFuncCache_t config);
 // [`hipFuncSetCacheConfig`].
 hipError_t hipFuncSetSharedMemConfig(const void *func, hipSharedMemConfig config);
 
+// `hipOccupancyMaxActiveBlocksPerMultiprocessor`: how many blocks of `blockSize` threads of
+// kernel `f` (with `dynSharedMemPerBlk` bytes of dynamic LDS) fit on one CU at once. Errors:
+// `hipErrorInvalidValue` (null `numBlocks`, `blockSize` ≤ 0), `hipErrorInvalidDeviceFunction`.
+// A block larger than the device allows gives 0 blocks.
+hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks,
+                                                        const void *f,
+                                                        int blockSize,
+                                                        size_t dynSharedMemPerBlk);
+
+// `hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`: as the call without flags; `flags`
+// is `hipOccupancyDefault` or `hipOccupancyDisableCachingOverride` (else `hipErrorInvalidValue`).
+hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks,
+                                                                 const void *f,
+                                                                 int blockSize,
+                                                                 size_t dynSharedMemPerBlk,
+                                                                 unsigned int flags);
+
+// `hipOccupancyMaxPotentialBlockSize`: the block size (≤ `blockSizeLimit`, 0 = the device's
+// limit) that gives kernel `f` the most resident threads per CU, and the grid (blocks) that
+// fills every CU at that size. Errors: `hipErrorInvalidValue` (null outs),
+// `hipErrorInvalidDeviceFunction`.
+hipError_t hipOccupancyMaxPotentialBlockSize(int *gridSize,
+                                             int *blockSize,
+                                             const void *f,
+                                             size_t dynSharedMemPerBlk,
+                                             int blockSizeLimit);
+
+// `hipModuleOccupancyMaxActiveBlocksPerMultiprocessor`: as the runtime call, for a
+// `hipFunction_t` (null: `hipErrorInvalidValue`).
+hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks,
+                                                              hipFunction_t f,
+                                                              int blockSize,
+                                                              size_t dynSharedMemPerBlk);
+
+// `hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`: with the flags check.
+hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks,
+                                                                       hipFunction_t f,
+                                                                       int blockSize,
+                                                                       size_t dynSharedMemPerBlk,
+                                                                       unsigned int flags);
+
+// `hipModuleOccupancyMaxPotentialBlockSize`: as the runtime call, for a `hipFunction_t`.
+hipError_t hipModuleOccupancyMaxPotentialBlockSize(int *gridSize,
+                                                   int *blockSize,
+                                                   hipFunction_t f,
+                                                   size_t dynSharedMemPerBlk,
+                                                   int blockSizeLimit);
+
+// `hipModuleOccupancyMaxPotentialBlockSizeWithFlags`: with the flags check.
+hipError_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(int *gridSize,
+                                                            int *blockSize,
+                                                            hipFunction_t f,
+                                                            size_t dynSharedMemPerBlk,
+                                                            int blockSizeLimit,
+                                                            unsigned int flags);
+
 // `hipDeviceCanAccessPeer`: `*canAccessPeer` = 1 when `deviceId` can map `peerDeviceId`'s
 // memory (a direct xGMI or PCIe P2P link in the KFD topology; src/peer.rs explains why links
 // that libhsakmt would invent do not count), else 0; a device and itself → 0 (checked before

@@ -16,6 +16,7 @@ pub mod ipc;
 pub mod memory;
 pub mod mempool;
 pub mod module;
+pub mod occupancy;
 pub mod peer;
 pub mod stream;
 pub mod types;

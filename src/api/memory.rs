@@ -131,6 +131,12 @@ pub extern "C" fn hipMallocHost(ptr: *mut *mut c_void, size: usize) -> hipError_
     hipHostMalloc(ptr, size, 0)
 }
 
+/// `hipMemAllocHost` (driver spelling): `hipHostMalloc(ptr, size, 0)` (clr `hip_memory.cpp`).
+#[no_mangle]
+pub extern "C" fn hipMemAllocHost(ptr: *mut *mut c_void, size: usize) -> hipError_t {
+    hipHostMalloc(ptr, size, 0)
+}
+
 /// `hipHostAlloc` (deprecated spelling): `hipHostMalloc(ptr, size, flags)`.
 #[no_mangle]
 pub extern "C" fn hipHostAlloc(ptr: *mut *mut c_void, size: usize, flags: c_uint) -> hipError_t {
@@ -507,6 +513,30 @@ pub extern "C" fn hipPointerGetAttribute(
     api(|| pointer_attribute(data, attribute, ptr))
 }
 
+/// `hipPointerSetAttribute`: sets `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` (an `unsigned int`, 0 or
+/// 1, at `value`) of the allocation holding `ptr` (device or pinned host memory); the only
+/// attribute clr lets a program set. With it set on both sides, a device-to-device `hipMemcpy`
+/// returns only once the copy is done. Errors (clr `hipPointerSetAttribute`,
+/// `ihipPointerSetAttribute`, in order; hip-tests `hipPointerSetAttribute.cc`):
+/// `hipErrorInvalidValue` (null `ptr` or `value`, any other attribute, a value other than 0
+/// or 1), `hipErrorInvalidDevicePointer` (memory the runtime does not know, freed memory).
+#[no_mangle]
+pub extern "C" fn hipPointerSetAttribute(
+    value: *const c_void,
+    attribute: hipPointer_attribute,
+    ptr: hipDeviceptr_t,
+) -> hipError_t {
+    api(|| {
+        check(!ptr.is_null() && !value.is_null())?;
+        check(attribute == hipPointer_attribute::HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS)?;
+        let v = read_in(value as *const c_uint)?;
+        check(v <= 1)?;
+        let a = runtime()?.allocs.find(ptr as u64).ok_or(hipError_t::hipErrorInvalidDevicePointer)?;
+        a.sync_memops.store(v == 1, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    })
+}
+
 /// The body of [`hipPointerGetAttribute`].
 fn pointer_attribute(
     data: *mut c_void,
@@ -541,7 +571,9 @@ fn pointer_attribute(
             ptr_out(if host { ptr as u64 } else { 0 })?;
             check(host)
         }
-        P::HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS => bool_out(false),
+        P::HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS => {
+            bool_out(a.as_ref().is_some_and(|a| a.sync_memops.load(std::sync::atomic::Ordering::Relaxed)))
+        }
         P::HIP_POINTER_ATTRIBUTE_BUFFER_ID => u32_out(a.as_ref().map_or(0, |a| a.id as u32)),
         P::HIP_POINTER_ATTRIBUTE_IS_MANAGED => bool_out(a.as_ref().is_some_and(|a| a.kind == MemKind::Managed)),
         P::HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL => {

@@ -4,7 +4,7 @@
  *
  * Expected codes: clr hip_mempool.cpp / hip_mempool_impl.cpp (MemoryPool::SetAttribute);
  * hip-tests catch/unit/memory/{hipMallocAsync,hipFreeAsync,hipMemPoolApi,hipMemPoolCreate,
- * hipMemPoolSetGetAttribute}.cc.
+ * hipMemPoolSetGetAttribute}.cc (ROCm 7: hipMemPoolProps::maxSize).
  */
 #define _GNU_SOURCE
 #include "common.h"
@@ -325,4 +325,63 @@ TEST(hipFreeAsync_twice)
     HIP_OK(hipFreeAsync(b, s));
     HIP_OK(hipStreamDestroy(s));
     HIP_OK(hipMemPoolTrimTo(p, 0));
+}
+
+/* ROCm 7 hipMemPoolProps::maxSize (hip-tests Unit_hipMemPoolCreate_With_maxSize /
+ * _Without_maxSize; clr MemoryPool::AllocateMemory): a pool never holds more than maxSize bytes;
+ * a new allocation past it is hipErrorOutOfMemory. 0 is no limit. */
+TEST(hipMemPoolCreate_maxSize)
+{
+    CHECK(offsetof(hipMemPoolProps, maxSize) == 24);
+    CHECK(sizeof(hipMemPoolProps) == 88);
+    hipMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = hipMemAllocationTypePinned;
+    props.handleTypes = hipMemHandleTypeNone;
+    props.location.type = hipMemLocationTypeDevice;
+    props.location.id = 0;
+    props.maxSize = 1 * MiB;
+    hipStream_t s = NULL;
+    HIP_OK(hipStreamCreate(&s));
+    hipMemPool_t p = NULL;
+    HIP_OK(hipMemPoolCreate(&p, &props));
+    void *a = NULL, *b = (void *)0x1;
+    HIP_OK(hipMallocFromPoolAsync(&a, 768 * KiB, p, s));
+    CHECK_HIP(hipMallocFromPoolAsync(&b, 512 * KiB, p, s), hipErrorOutOfMemory);
+    HIP_OK(hipMallocFromPoolAsync(&b, 256 * KiB, p, s)); /* exactly up to the limit */
+    CHECK(pool_u64(p, hipMemPoolAttrReservedMemCurrent) <= 1 * MiB);
+    HIP_OK(hipFreeAsync(a, s));
+    HIP_OK(hipFreeAsync(b, s));
+    HIP_OK(hipStreamSynchronize(s));
+    /* what it holds now counts: the freed blocks go back, a whole 1 MiB fits */
+    HIP_OK(hipMallocFromPoolAsync(&a, 1 * MiB, p, s));
+    HIP_OK(hipMemsetAsync(a, 0x3c, 1 * MiB, s));
+    HIP_OK(hipStreamSynchronize(s));
+    check_dev_bytes(a, 1 * MiB, 0x3c);
+    HIP_OK(hipFreeAsync(a, s));
+    HIP_OK(hipStreamSynchronize(s));
+    HIP_OK(hipMemPoolDestroy(p));
+
+    /* hip-tests' figures: 1 GiB pool, 512 MiB then 513 MiB */
+    size_t free_b = 0, total = 0;
+    HIP_OK(hipMemGetInfo(&free_b, &total));
+    if (free_b >= 1100 * MiB) {
+        props.maxSize = 1024 * MiB;
+        HIP_OK(hipMemPoolCreate(&p, &props));
+        HIP_OK(hipMallocFromPoolAsync(&a, 512 * MiB, p, s));
+        CHECK_HIP(hipMallocFromPoolAsync(&b, 513 * MiB, p, s), hipErrorOutOfMemory);
+        HIP_OK(hipFreeAsync(a, s));
+        HIP_OK(hipStreamSynchronize(s));
+        HIP_OK(hipMemPoolDestroy(p));
+    }
+    /* no limit */
+    props.maxSize = 0;
+    HIP_OK(hipMemPoolCreate(&p, &props));
+    HIP_OK(hipMallocFromPoolAsync(&a, 768 * KiB, p, s));
+    HIP_OK(hipMallocFromPoolAsync(&b, 768 * KiB, p, s));
+    HIP_OK(hipFreeAsync(a, s));
+    HIP_OK(hipFreeAsync(b, s));
+    HIP_OK(hipStreamSynchronize(s));
+    HIP_OK(hipMemPoolDestroy(p));
+    HIP_OK(hipStreamDestroy(s));
 }

@@ -280,6 +280,38 @@ TEST(hipDeviceSharedMemConfig_is_four_bytes)
     CHECK_HIP(hipDeviceGetSharedMemConfig(NULL), hipErrorInvalidValue);
 }
 
+/* hip-tests hipDeviceSetGetLimit.cc, hipDeviceSetLimit_old.cc (clr hipDeviceSetLimit/GetLimit):
+ * set then get on every device; a limit at or past hipLimitRange is hipErrorInvalidValue. */
+TEST(hipDeviceLimit_hip_tests_cases)
+{
+    size_t v = 0, old = 0;
+    int n = hc_device_count();
+    for (int d = 0; d < n; d++) {
+        HIP_OK(hipSetDevice(d));
+        HIP_OK(hipDeviceSetLimit(hipLimitStackSize, 512));
+        HIP_OK(hipDeviceGetLimit(&v, hipLimitStackSize));
+        CHECK(v >= 512);
+        HIP_OK(hipDeviceSetLimit(hipLimitStackSize, 16 * KiB));
+        HIP_OK(hipDeviceGetLimit(&v, hipLimitStackSize));
+        CHECK(v >= 16 * KiB);
+    }
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipDeviceGetLimit(&old, hipLimitStackSize));
+    CHECK(old != 0);
+    HIP_OK(hipDeviceSetLimit(hipLimitStackSize, old + 8));
+    HIP_OK(hipDeviceGetLimit(&v, hipLimitStackSize));
+    CHECK(v >= old + 8);
+    /* the other negatives are in hipDeviceLimit_negative */
+    HIP_OK(hipDeviceGetLimit(&v, hipLimitMallocHeapSize));
+    CHECK_HIP(hipDeviceSetLimit((hipLimit_t)0xffff, v / 2), hipErrorInvalidValue);
+    CHECK_HIP(hipDeviceGetLimit(&v, (hipLimit_t)0xffff), hipErrorInvalidValue);
+    /* a failed set leaves the value as it was */
+    HIP_OK(hipDeviceGetLimit(&old, hipLimitStackSize));
+    CHECK_HIP(hipDeviceSetLimit(hipLimitStackSize, (size_t)-1), hipErrorInvalidValue);
+    HIP_OK(hipDeviceGetLimit(&v, hipLimitStackSize));
+    CHECK(v == old);
+}
+
 TEST(hipDeviceLimit_set_get)
 {
     size_t v = 0;

@@ -257,6 +257,52 @@ TEST(hipStreamGetDevice)
     CHECK_HIP(hipStreamGetDevice(hipStreamPerThread, NULL), hipErrorInvalidValue);
 }
 
+static void *stream_device_thread(void *p)
+{
+    hipStream_t s = NULL;
+    int dev = -1;
+    *(int *)p = hipStreamCreate(&s) == hipSuccess && hipStreamGetDevice(s, &dev) == hipSuccess && dev == 0 &&
+                hipStreamDestroy(s) == hipSuccess;
+    return NULL;
+}
+
+/* hip-tests hipStreamGetDevice.cc: hipStreamLegacy and 0 name the current device's null stream,
+ * the ordinal matches hipDeviceGet's, new threads start on device 0, a stream keeps its device. */
+TEST(hipStreamGetDevice_legacy_threads_other_device)
+{
+    int n = hc_device_count(), dev = -1;
+    hipDevice_t ord = -1;
+    for (int d = 0; d < n; d++) {
+        HIP_OK(hipSetDevice(d));
+        HIP_OK(hipStreamGetDevice(hipStreamLegacy, &dev));
+        CHECK(dev == d);
+        HIP_OK(hipStreamGetDevice(0, &dev));
+        HIP_OK(hipDeviceGet(&ord, d));
+        CHECK(dev == ord);
+    }
+    HIP_OK(hipSetDevice(n - 1));
+    enum { T = 10 };
+    pthread_t th[T];
+    int ok[T] = {0};
+    for (int i = 0; i < T; i++)
+        REQUIRE(pthread_create(&th[i], NULL, stream_device_thread, &ok[i]) == 0);
+    for (int i = 0; i < T; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(ok[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        hipStream_t s = NULL;
+        HIP_OK(hipSetDevice(i));
+        HIP_OK(hipStreamCreate(&s));
+        for (int j = 0; j < n; j++) {
+            HIP_OK(hipSetDevice(j));
+            HIP_OK(hipStreamGetDevice(s, &dev));
+            CHECK(dev == i);
+        }
+        HIP_OK(hipStreamDestroy(s));
+    }
+}
+
 TEST(hipStreamGetFlags_null_stream)
 {
     /* hip-tests Unit_hipStreamGetFlags_Negative (clr: the null stream is InvalidValue) */

@@ -106,13 +106,21 @@ TEST(hipMallocAsync_pool_counters_and_trim)
     HIP_OK(hipMemPoolTrimTo(p, 0));
 }
 
-TEST(hipMemPoolCreate_from_pool_and_destroy)
+/* Pinned memory of device `dev`, no handle types, no size limit. */
+static hipMemPoolProps device_pool_props(int dev)
 {
     hipMemPoolProps props;
     memset(&props, 0, sizeof props);
     props.allocType = hipMemAllocationTypePinned;
+    props.handleTypes = hipMemHandleTypeNone;
     props.location.type = hipMemLocationTypeDevice;
-    props.location.id = 0;
+    props.location.id = dev;
+    return props;
+}
+
+TEST(hipMemPoolCreate_from_pool_and_destroy)
+{
+    hipMemPoolProps props = device_pool_props(0);
     hipMemPool_t p = NULL;
     HIP_OK(hipMemPoolCreate(&p, &props));
     const size_t n = 300 * KiB;
@@ -334,12 +342,7 @@ TEST(hipMemPoolCreate_maxSize)
 {
     CHECK(offsetof(hipMemPoolProps, maxSize) == 24);
     CHECK(sizeof(hipMemPoolProps) == 88);
-    hipMemPoolProps props;
-    memset(&props, 0, sizeof props);
-    props.allocType = hipMemAllocationTypePinned;
-    props.handleTypes = hipMemHandleTypeNone;
-    props.location.type = hipMemLocationTypeDevice;
-    props.location.id = 0;
+    hipMemPoolProps props = device_pool_props(0);
     props.maxSize = 1 * MiB;
     hipStream_t s = NULL;
     HIP_OK(hipStreamCreate(&s));

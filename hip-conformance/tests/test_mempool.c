@@ -373,9 +373,13 @@ TEST(hipMemPoolCreate_maxSize)
         HIP_OK(hipMemPoolCreate(&p, &props));
         HIP_OK(hipMallocFromPoolAsync(&a, 512 * MiB, p, s));
         CHECK_HIP(hipMallocFromPoolAsync(&b, 513 * MiB, p, s), hipErrorOutOfMemory);
+        HIP_OK(hipMemPoolDestroy(p)); /* as hip-tests: with `a` still allocated */
+        HIP_OK(hipMemsetAsync(a, 1, 512 * MiB, s));
         HIP_OK(hipFreeAsync(a, s));
         HIP_OK(hipStreamSynchronize(s));
-        HIP_OK(hipMemPoolDestroy(p));
+        size_t free_after = 0;
+        HIP_OK(hipMemGetInfo(&free_after, &total));
+        CHECKF(free_after == free_b, "%zu B not given back", free_b - free_after);
     }
     /* no limit */
     props.maxSize = 0;

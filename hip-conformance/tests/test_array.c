@@ -694,6 +694,17 @@ TEST(hipArrayGetInfo_GetDescriptor_hip_tests_shapes)
     HIP_OK(hipArrayDestroy(a));
     CHECK_HIP(hipArray3DGetDescriptor(&g3, a), hipErrorInvalidHandle);
 
+    /* hip-tests Unit_hipGetProcAddress_MemoryApisArrayRelated: a 2D driver array's info */
+    HIP_ARRAY_DESCRIPTOR d2 = {.Width = 64, .Height = 64, .Format = HIP_AD_FORMAT_FLOAT, .NumChannels = 1};
+    HIP_OK(hipArrayCreate(&a, &d2));
+    flags = 1;
+    memset(&e, 0xff, sizeof e);
+    HIP_OK(hipArrayGetInfo(&desc, &e, &flags, a));
+    CHECK(desc.x == 32 && desc.y == 0 && desc.z == 0 && desc.w == 0 && desc.f == hipChannelFormatKindFloat);
+    CHECK(e.width == 64 && e.height == 64 && e.depth == 0 && flags == 0);
+    HIP_OK(hipFreeArray(a));
+    CHECK_HIP(hipArrayGetInfo(&desc, &e, &flags, a), hipErrorInvalidHandle);
+
     /* a device pointer is no array (Unit_hipArrayGetDescriptor_Negative_Scenarios) */
     void *dptr = NULL;
     HIP_OK(hipMalloc(&dptr, 1024));

@@ -308,6 +308,13 @@ impl Runtime {
         self.mempools.all.lock().values().cloned().collect()
     }
 
+    /// Whether `ptr` lies in a block a pool keeps for reuse: memory its program freed
+    /// (`hipFreeAsync`), which the pointer queries no longer know (hip-tests
+    /// `hipGetProcAddress_Memory_APIs.cc`: `hipMemPtrGetInfo` after `hipFreeAsync`).
+    pub fn mempool_keeps(&self, ptr: u64) -> bool {
+        self.mempools_all().iter().any(|p| p.state.lock().free.iter().any(|b| ptr >= b.base && ptr - b.base < b.size))
+    }
+
     /// Before `hipFree(base)`: pool memory in use leaves its pool (`hipFree` of `hipMallocAsync`
     /// memory frees it, as clr's does). Errors: `hipErrorInvalidValue` for a block a pool keeps
     /// for reuse: the caller freed it already (`hipFreeAsync`), and freeing it would leave the

@@ -365,6 +365,21 @@ TEST(hipMemPoolCreate_maxSize)
     HIP_OK(hipStreamSynchronize(s));
     HIP_OK(hipMemPoolDestroy(p));
 
+    /* hip-tests Unit_hipGetProcAddress_MemoryApisStreamOrderedMemory: a 1024-byte pool is full
+     * after 1024 bytes; the reserved bytes of the props are not looked at */
+    memset(props.reserved, 0xa5, sizeof props.reserved);
+    props.maxSize = 1024;
+    HIP_OK(hipMemPoolCreate(&p, &props));
+    HIP_OK(hipMallocFromPoolAsync(&a, 1024, p, s));
+    size_t got = 0;
+    HIP_OK(hipMemPtrGetInfo(a, &got));
+    CHECK(got == 1024);
+    CHECK_HIP(hipMallocFromPoolAsync(&b, 1, p, s), hipErrorOutOfMemory);
+    HIP_OK(hipFreeAsync(a, s));
+    HIP_OK(hipStreamSynchronize(s));
+    CHECK_HIP(hipMemPtrGetInfo(a, &got), hipErrorInvalidValue);
+    HIP_OK(hipMemPoolDestroy(p));
+
     /* hip-tests' figures: 1 GiB pool, 512 MiB then 513 MiB */
     size_t free_b = 0, total = 0;
     HIP_OK(hipMemGetInfo(&free_b, &total));
@@ -390,5 +405,13 @@ TEST(hipMemPoolCreate_maxSize)
     HIP_OK(hipFreeAsync(b, s));
     HIP_OK(hipStreamSynchronize(s));
     HIP_OK(hipMemPoolDestroy(p));
+    /* the default pool's memory too: unknown to the pointer queries once freed */
+    HIP_OK(hipMallocAsync(&a, 256, s));
+    HIP_OK(hipStreamSynchronize(s));
+    HIP_OK(hipMemPtrGetInfo(a, &got));
+    CHECK(got == 256);
+    HIP_OK(hipFreeAsync(a, s));
+    HIP_OK(hipStreamSynchronize(s));
+    CHECK_HIP(hipMemPtrGetInfo(a, &got), hipErrorInvalidValue);
     HIP_OK(hipStreamDestroy(s));
 }

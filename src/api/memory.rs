@@ -435,12 +435,15 @@ pub extern "C" fn hipHostGetFlags(flagsPtr: *mut c_uint, hostPtr: *mut c_void) -
 }
 
 /// `hipMemPtrGetInfo`: the size (bytes) of the allocation containing `ptr`. Errors:
-/// `hipErrorInvalidValue` (null `size`, unknown memory; clr `hipMemPtrGetInfo`).
+/// `hipErrorInvalidValue` (null `size`, unknown memory, pool memory freed with `hipFreeAsync`
+/// that its pool keeps; clr `hipMemPtrGetInfo`, hip-tests `hipGetProcAddress_Memory_APIs.cc`).
 #[no_mangle]
 pub extern "C" fn hipMemPtrGetInfo(ptr: *mut c_void, size: *mut usize) -> hipError_t {
     api(|| {
         check(!size.is_null())?;
-        let a = runtime()?.allocs.find(ptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
+        let rt = runtime()?;
+        check(!rt.mempool_keeps(ptr as u64))?;
+        let a = rt.allocs.find(ptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
         write_out(size, a.size as usize)
     })
 }

@@ -385,6 +385,12 @@ typedef enum hipMemRangeAttribute {
   hipMemRangeAttributeCoherencyMode = 100
 } hipMemRangeAttribute;
 
+typedef enum hipMemRangeCoherencyMode {
+  hipMemRangeCoherencyModeFineGrain = 0,
+  hipMemRangeCoherencyModeCoarseGrain = 1,
+  hipMemRangeCoherencyModeIndeterminate = 2
+} hipMemRangeCoherencyMode;
+
 typedef enum hipPointer_attribute {
   HIP_POINTER_ATTRIBUTE_CONTEXT = 1,
   HIP_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
@@ -2645,7 +2651,8 @@ hipError_t hipHostGetDevicePointer(void **devicePointer, void *hostPointer, unsi
 hipError_t hipHostGetFlags(unsigned int *flagsPtr, void *hostPtr);
 
 // `hipMemPtrGetInfo`: the size (bytes) of the allocation containing `ptr`. Errors:
-// `hipErrorInvalidValue` (null `size`, unknown memory; clr `hipMemPtrGetInfo`).
+// `hipErrorInvalidValue` (null `size`, unknown memory, pool memory freed with `hipFreeAsync`
+// that its pool keeps; clr `hipMemPtrGetInfo`, hip-tests `hipGetProcAddress_Memory_APIs.cc`).
 hipError_t hipMemPtrGetInfo(void *ptr, size_t *size);
 
 // `hipMemcpyHtoDAsync`: host to device, ordered on `stream` (as `hipMemcpyAsync`). Errors as

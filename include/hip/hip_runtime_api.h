@@ -2565,8 +2565,11 @@ hipError_t hipHostAlloc(void **ptr, size_t size, unsigned int flags);
 hipError_t hipFreeHost(void *ptr);
 
 // `hipMemcpy`: copies `sizeBytes` bytes, synchronously, on the null stream. Any direction,
-// pageable host memory included; `hipMemcpyDefault` infers it. Errors: `hipErrorInvalidValue`,
-// `hipErrorInvalidMemcpyDirection`, `hipErrorIllegalAddress`.
+// pageable host memory included; `hipMemcpyDefault` infers it. As clr's `ihipMemcpy`, a copy
+// between two device allocations of one GPU returns once queued unless both have
+// `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` set (`hipPointerSetAttribute`); later work still runs
+// after it. Errors: `hipErrorInvalidValue`, `hipErrorInvalidMemcpyDirection`,
+// `hipErrorIllegalAddress`.
 hipError_t hipMemcpy(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind);
 
 // `hipMemcpyAsync`: as `hipMemcpy`, ordered on `stream`, asynchronous to the host when both
@@ -2583,7 +2586,7 @@ hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void *src, size_t sizeBytes);
 // `hipMemcpyDtoH`.
 hipError_t hipMemcpyDtoH(void *dst, hipDeviceptr_t src, size_t sizeBytes);
 
-// `hipMemcpyDtoD`.
+// `hipMemcpyDtoD`: `hipMemcpy` of device memory (host-asynchronous as it is).
 hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes);
 
 // `hipMemset`: sets `sizeBytes` bytes to the low byte of `value`, synchronously.
@@ -2669,7 +2672,8 @@ hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst,
                               hipStream_t stream);
 
 // `hipMemcpyWithStream`: as `hipMemcpy` but ordered on `stream`, and synchronous: returns when
-// the copy is done (clr `ihipMemcpy(..., isAsync = false)`). Errors as `hipMemcpy`;
+// the copy is done (clr `ihipMemcpy(..., isAsync = false)`; the device-to-device exception of
+// `hipMemcpy` included). Errors as `hipMemcpy`;
 // `hipErrorContextIsDestroyed` for a destroyed stream (checked first, as clr).
 hipError_t hipMemcpyWithStream(void *dst,
                                const void *src,

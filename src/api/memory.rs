@@ -170,8 +170,11 @@ fn memcpy(
 }
 
 /// `hipMemcpy`: copies `sizeBytes` bytes, synchronously, on the null stream. Any direction,
-/// pageable host memory included; `hipMemcpyDefault` infers it. Errors: `hipErrorInvalidValue`,
-/// `hipErrorInvalidMemcpyDirection`, `hipErrorIllegalAddress`.
+/// pageable host memory included; `hipMemcpyDefault` infers it. As clr's `ihipMemcpy`, a copy
+/// between two device allocations of one GPU returns once queued unless both have
+/// `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` set (`hipPointerSetAttribute`); later work still runs
+/// after it. Errors: `hipErrorInvalidValue`, `hipErrorInvalidMemcpyDirection`,
+/// `hipErrorIllegalAddress`.
 #[no_mangle]
 pub extern "C" fn hipMemcpy(dst: *mut c_void, src: *const c_void, sizeBytes: usize, kind: hipMemcpyKind) -> hipError_t {
     memcpy(dst, src, sizeBytes, kind, std::ptr::null_mut(), true)
@@ -202,7 +205,7 @@ pub extern "C" fn hipMemcpyDtoH(dst: *mut c_void, src: hipDeviceptr_t, sizeBytes
     memcpy(dst, src, sizeBytes, hipMemcpyKind::hipMemcpyDeviceToHost, std::ptr::null_mut(), true)
 }
 
-/// `hipMemcpyDtoD`.
+/// `hipMemcpyDtoD`: `hipMemcpy` of device memory (host-asynchronous as it is).
 #[no_mangle]
 pub extern "C" fn hipMemcpyDtoD(dst: hipDeviceptr_t, src: hipDeviceptr_t, sizeBytes: usize) -> hipError_t {
     memcpy(dst, src, sizeBytes, hipMemcpyKind::hipMemcpyDeviceToDevice, std::ptr::null_mut(), true)
@@ -483,7 +486,8 @@ pub extern "C" fn hipMemcpyDtoDAsync(
 }
 
 /// `hipMemcpyWithStream`: as `hipMemcpy` but ordered on `stream`, and synchronous: returns when
-/// the copy is done (clr `ihipMemcpy(..., isAsync = false)`). Errors as `hipMemcpy`;
+/// the copy is done (clr `ihipMemcpy(..., isAsync = false)`; the device-to-device exception of
+/// `hipMemcpy` included). Errors as `hipMemcpy`;
 /// `hipErrorContextIsDestroyed` for a destroyed stream (checked first, as clr).
 #[no_mangle]
 pub extern "C" fn hipMemcpyWithStream(

@@ -335,6 +335,36 @@ TEST(hipFreeAsync_twice)
     HIP_OK(hipMemPoolTrimTo(p, 0));
 }
 
+/* ROCm 7 clr hipMemPoolCreate: refused while this thread captures in Global or ThreadLocal mode
+ * (clr tls.capture_streams_), the capture goes on; allowed in Relaxed mode and after the end. */
+TEST(hipMemPoolCreate_during_capture)
+{
+    hipMemPoolProps props = device_pool_props(0);
+    hipStream_t s = NULL;
+    HIP_OK(hipStreamCreate(&s));
+    hipMemPool_t p = NULL;
+    const hipStreamCaptureMode modes[] = {hipStreamCaptureModeGlobal, hipStreamCaptureModeThreadLocal,
+                                          hipStreamCaptureModeRelaxed};
+    for (int i = 0; i < 3; i++) {
+        HIP_OK(hipStreamBeginCapture(s, modes[i]));
+        if (modes[i] == hipStreamCaptureModeRelaxed) {
+            HIP_OK(hipMemPoolCreate(&p, &props));
+            HIP_OK(hipMemPoolDestroy(p));
+        } else {
+            CHECK_HIP(hipMemPoolCreate(&p, &props), hipErrorStreamCaptureUnsupported);
+        }
+        hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
+        HIP_OK(hipStreamIsCapturing(s, &st));
+        CHECK(st == hipStreamCaptureStatusActive);
+        hipGraph_t g = NULL;
+        HIP_OK(hipStreamEndCapture(s, &g));
+        HIP_OK(hipGraphDestroy(g));
+    }
+    HIP_OK(hipMemPoolCreate(&p, &props));
+    HIP_OK(hipMemPoolDestroy(p));
+    HIP_OK(hipStreamDestroy(s));
+}
+
 /* ROCm 7 hipMemPoolProps::maxSize (hip-tests Unit_hipMemPoolCreate_With_maxSize /
  * _Without_maxSize; clr MemoryPool::AllocateMemory): a pool never holds more than maxSize bytes;
  * a new allocation past it is hipErrorOutOfMemory. 0 is no limit. */

@@ -83,8 +83,10 @@ pub extern "C" fn hipFreeAsync(dev_ptr: *mut c_void, stream: hipStream_t) -> hip
 }
 
 /// `hipMemPoolCreate`: a pool of device memory holding at most `maxSize` bytes (0: no limit;
-/// ROCm 7 `hipMemPoolProps`; a ROCm 5 caller's pool has no limit). Errors (clr): `hipErrorInvalidValue` (null arguments, `allocType`
-/// other than pinned, a location that is not a visible device).
+/// ROCm 7 `hipMemPoolProps`; a ROCm 5 caller's pool has no limit). Errors (clr, in order):
+/// `hipErrorInvalidValue` (null arguments, `allocType` other than pinned, a location that is not
+/// a visible device), `hipErrorStreamCaptureUnsupported` (this thread captures in Global or
+/// ThreadLocal mode, or another in Global mode; the captures go on).
 #[no_mangle]
 pub extern "C" fn hipMemPoolCreate(mem_pool: *mut hipMemPool_t, pool_props: *const hipMemPoolProps) -> hipError_t {
     api(|| {
@@ -94,6 +96,7 @@ pub extern "C" fn hipMemPoolCreate(mem_pool: *mut hipMemPool_t, pool_props: *con
         check(props.location.r#type == hipMemLocationType::hipMemLocationTypeDevice)?;
         let rt = runtime()?;
         let dev = rt.device(props.location.id).map_err(|_| hipError_t::hipErrorInvalidValue)?.ordinal;
+        crate::graph::check_no_capture()?;
         // ROCm 5's hipMemPoolProps has reserved bytes where maxSize is.
         let max_size = if rocm5_caller() { 0 } else { props.maxSize as u64 };
         write_out(mem_pool, handle(&rt.mempool_create(dev, props.handleTypes.0, max_size)))

@@ -2881,10 +2881,11 @@ hipError_t hipMallocFromPoolAsync(void **dev_ptr,
 hipError_t hipFreeAsync(void *dev_ptr, hipStream_t stream);
 
 // `hipMemPoolCreate`: a pool of device memory holding at most `maxSize` bytes (0: no limit;
-// ROCm 7 `hipMemPoolProps`; a ROCm 5 caller's pool has no limit). Errors (clr): `hipErrorInvalidValue` (null arguments, `allocType`
-// other than pinned, a location that is not a visible device).
-hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
-                            const struct hipMemPoolProps *pool_props);
+// ROCm 7 `hipMemPoolProps`; a ROCm 5 caller's pool has no limit). Errors (clr, in order):
+// `hipErrorInvalidValue` (null arguments, `allocType` other than pinned, a location that is not
+// a visible device), `hipErrorStreamCaptureUnsupported` (this thread captures in Global or
+// ThreadLocal mode, or another in Global mode; the captures go on).
+hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool, const struct hipMemPoolProps *pool_props);
 
 // `hipMemPoolDestroy`: frees the pool's kept blocks (after their work) and forgets it.
 // Errors (clr): `hipErrorInvalidValue` (null, destroyed, a device's default pool).

@@ -3272,8 +3272,9 @@ hipError_t hipDeviceGetP2PAttribute(int *value,
 
 // `hipMemcpyPeer`: copies `sizeBytes` bytes from `src` (memory of `srcDevice`) to `dst`
 // (memory of `dstDevice`) on the current device's null stream, ordered after prior work on both
-// devices, and synchronous to the host as clr's `hipMemcpyPeer` is (so also ordered before later
-// work on any device, which CUDA's `cudaMemcpyPeer` promises for the two devices). Runs on an SDMA engine of
+// devices and before later work on them (their null streams wait for it), and asynchronous to
+// the host, as clr's `hipMemcpyPeer` and CUDA's `cudaMemcpyPeer` are (hip-tests
+// `Unit_hipMemcpyPeer_Positive_Synchronization_Behavior`). Runs on an SDMA engine of
 // the source device (xGMI engine over xGMI), through host staging when no peer mapping exists
 // (src/peer.rs). Size 0 succeeds. Errors: `hipErrorInvalidDevice` (device ordinals),
 // `hipErrorInvalidValue` (null pointers, ranges past an allocation), `hipErrorIllegalAddress`.

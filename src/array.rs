@@ -204,6 +204,7 @@ impl Runtime {
             owner: dev,
             backing: Backing::Array(obj),
             id: 0,
+            sync_memops: Default::default(),
         });
         crate::log::hipkfd_log!("array {g:?} on device {dev} at {base:#x}");
         Ok(handle)

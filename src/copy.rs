@@ -176,10 +176,7 @@ impl Runtime {
             return self.memcpy(dst + k, src + k, len - k, kind, s, sync);
         }
         let (ld, ls) = (self.locate(dst, len, true)?, self.locate(src, len, false)?);
-        // Device memory to device memory of one device is asynchronous to the host (CUDA's "API
-        // synchronization behavior"; clr `ihipMemcpy`: "Device to Device copies do not need to
-        // host side synchronization"); VMM ranges, which the caller may unmap next, are waited for.
-        let host_async = matches!((ld, ls), (Loc::Vram(a), Loc::Vram(b)) if a == b);
+        let host_async = self.d2d_host_async(ld, ls, dst, src);
         let (ld, ls) = self.pick_pair(ld, ls, s);
         match (ld, ls) {
             (Loc::Pageable, Loc::Pageable) => {
@@ -202,6 +199,18 @@ impl Runtime {
                 self.finish(Some(f), &es, s, sync && !host_async)
             }
         }
+    }
+
+    /// Whether a synchronous copy between `dst` and `src` (located as `ld`, `ls`, before a VMM
+    /// side is settled) may return before it is done: device memory to device memory of one
+    /// device is asynchronous to the host (CUDA's "API synchronization behavior"; clr
+    /// `ihipMemcpy`: "Device to Device copies do not need to host side synchronization") unless
+    /// both allocations have `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` set (`hipPointerSetAttribute`;
+    /// clr `sync_mem_ops_`). VMM ranges, which the caller may unmap next, are waited for.
+    fn d2d_host_async(&self, ld: Loc, ls: Loc, dst: u64, src: u64) -> bool {
+        let sync_memops =
+            |p: u64| self.allocs.find(p).is_some_and(|a| a.sync_memops.load(std::sync::atomic::Ordering::Relaxed));
+        matches!((ld, ls), (Loc::Vram(a), Loc::Vram(b)) if a == b) && !(sync_memops(dst) && sync_memops(src))
     }
 
     /// The range checks [`memcpy`](Self::memcpy) makes, without copying (graph memcpy nodes are
@@ -475,9 +484,9 @@ impl Runtime {
             return self.memcpy(dst.addr, src.addr, dspan, kind, s, sync);
         }
         let (ld, ls) = (self.locate(dst.addr, dspan, true)?, self.locate(src.addr, sspan, false)?);
-        // As in `memcpy`: device to device memory of one device does not wait (clr
-        // `ihipMemcpyParam3D`; hip-tests `Unit_hipMemcpyParam2D_Positive_Synchronization_Behavior`).
-        let host_async = matches!((ld, ls), (Loc::Vram(a), Loc::Vram(b)) if a == b);
+        // As in `memcpy` (clr `ihipMemcpyParam3D`; hip-tests
+        // `Unit_hipMemcpyParam2D_Positive_Synchronization_Behavior`).
+        let host_async = self.d2d_host_async(ld, ls, dst.addr, src.addr);
         let (ld, ls) = self.pick_pair(ld, ls, s);
         let owner = match (ld, ls) {
             (Loc::Vram(a), Loc::Vram(c)) if a != c => None,

@@ -752,6 +752,17 @@ pub fn check_unsafe_call() -> Result<(), hipError_t> {
     }
 }
 
+/// Calls clr refuses while this thread captures in Global or ThreadLocal mode or any thread
+/// captures in Global mode, without ending those captures (`hipMemPoolCreate`, ROCm 7). Errors:
+/// `hipErrorStreamCaptureUnsupported`.
+pub fn check_no_capture() -> Result<(), hipError_t> {
+    if mine().is_empty() && global_captures().is_empty() {
+        Ok(())
+    } else {
+        Err(hipError_t::hipErrorStreamCaptureUnsupported)
+    }
+}
+
 fn global_captures() -> Vec<Arc<Capture>> {
     active().into_iter().filter(|c| c.mode == hipStreamCaptureMode::hipStreamCaptureModeGlobal).collect()
 }

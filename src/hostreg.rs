@@ -157,6 +157,7 @@ impl Runtime {
             owner: dev,
             backing: Backing::UserPages(starts),
             id: 0,
+            sync_memops: Default::default(),
         });
         Ok(())
     }

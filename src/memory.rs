@@ -304,6 +304,9 @@ pub struct Allocation {
     /// Unique among the process's allocations, never reused (`HIP_POINTER_ATTRIBUTE_BUFFER_ID`,
     /// clr's `amd::Memory::getUniqueId`): set by [`Registry::insert`], 0 before.
     pub id: u64,
+    /// `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` (`hipPointerSetAttribute`; clr `sync_mem_ops_`): a
+    /// synchronous device-to-device `hipMemcpy` between two such allocations waits for the copy.
+    pub sync_memops: std::sync::atomic::AtomicBool,
 }
 
 impl Allocation {
@@ -318,12 +321,30 @@ impl Allocation {
 
     /// An allocation backed by a BO of its own at `bo.va`.
     pub fn with_bo(size: u64, kind: MemKind, flags: u32, bo: Bo) -> Allocation {
-        Allocation { base: bo.va, size, kind, flags, owner: bo.owner, backing: Backing::Bo(bo), id: 0 }
+        Allocation {
+            base: bo.va,
+            size,
+            kind,
+            flags,
+            owner: bo.owner,
+            backing: Backing::Bo(bo),
+            id: 0,
+            sync_memops: Default::default(),
+        }
     }
 
     /// An allocation at `base` (inside `bo`) backed by a BO of its own.
     pub fn with_bo_at(base: u64, size: u64, kind: MemKind, bo: Bo) -> Allocation {
-        Allocation { base, size, kind, flags: 0, owner: bo.owner, backing: Backing::Bo(bo), id: 0 }
+        Allocation {
+            base,
+            size,
+            kind,
+            flags: 0,
+            owner: bo.owner,
+            backing: Backing::Bo(bo),
+            id: 0,
+            sync_memops: Default::default(),
+        }
     }
 
     /// The BO behind it (its own, or the block it is a slot of), if it has one (every kind
@@ -754,6 +775,7 @@ impl Runtime {
                     owner: dev,
                     backing: Backing::Sub(b),
                     id: 0,
+                    sync_memops: Default::default(),
                 }),
                 None => self
                     .bo_alloc(dev, size, vram_flags(d.large_bar) | extra, &map_on, d.large_bar)

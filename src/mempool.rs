@@ -78,6 +78,8 @@ pub struct MemPool {
     pub dev: usize,
     /// `hipMemPoolProps::handleTypes` (`hipMemAllocationHandleType` bits).
     pub handle_types: i32,
+    /// `hipMemPoolProps::maxSize`: the most bytes the pool may hold, bytes (0: no limit).
+    pub max_size: u64,
     state: Mutex<PoolState>,
     /// The pool's shareable handle once exported (`hipMemPoolExportToShareableHandle`): a memfd
     /// holding its [`PoolExport`] description, closed with the pool (clr `MemoryPool::Export`).
@@ -162,12 +164,13 @@ pub enum AttrValue {
 
 impl Runtime {
     /// A new pool on device `dev` (`hipMemPoolCreate`) whose allocations may be exported as
-    /// `handle_types`, registered under its handle.
-    pub fn mempool_create(&self, dev: usize, handle_types: i32) -> Arc<MemPool> {
+    /// `handle_types` and which holds at most `max_size` bytes (0: no limit), registered under
+    /// its handle.
+    pub fn mempool_create(&self, dev: usize, handle_types: i32, max_size: u64) -> Arc<MemPool> {
         let mut access = vec![0; self.devices.len()];
         access[dev] = 3;
         let st = PoolState { reuse: [1, 1, 1], access, ..Default::default() };
-        let p = Arc::new(MemPool { dev, handle_types, state: Mutex::new(st), export: Mutex::new(None) });
+        let p = Arc::new(MemPool { dev, handle_types, max_size, state: Mutex::new(st), export: Mutex::new(None) });
         self.mempools.all.lock().insert(Arc::as_ptr(&p) as usize, p.clone());
         p
     }
@@ -181,7 +184,7 @@ impl Runtime {
         if let Some(p) = self.mempools.per_dev.lock().get(&dev) {
             return p.clone();
         }
-        let p = self.mempool_create(dev, 0);
+        let p = self.mempool_create(dev, 0, 0);
         self.mempools.per_dev.lock().entry(dev).or_insert((p.clone(), p)).clone()
     }
 
@@ -207,7 +210,8 @@ impl Runtime {
 
     /// `hipMallocAsync`/`hipMallocFromPoolAsync`: `size` bytes from pool `p` for use on `s`: a
     /// kept block that is free in `s`'s order, else a new device allocation. Errors:
-    /// `hipErrorOutOfMemory`.
+    /// `hipErrorOutOfMemory` (also when a new allocation would take the pool past its
+    /// `maxSize`, as clr `MemoryPool::AllocateMemory`, counting the bytes it holds now).
     pub fn mempool_alloc(&self, p: &MemPool, size: u64, s: &Stream) -> Result<u64, hipError_t> {
         let sid = s as *const Stream as usize;
         // The queue `s` last used: work after a fence on it runs after that fence (FIFO).
@@ -233,6 +237,9 @@ impl Runtime {
         }
         let keep = st.counters.release_threshold;
         self.mempool_release(&mut st, keep);
+        if p.max_size != 0 && st.reserved_bytes().saturating_add(size) > p.max_size {
+            return Err(hipError_t::hipErrorOutOfMemory);
+        }
         drop(st);
         let base = self.mem_alloc_device(p.dev, size)?;
         let mut st = p.state.lock();
@@ -299,6 +306,13 @@ impl Runtime {
 
     fn mempools_all(&self) -> Vec<Arc<MemPool>> {
         self.mempools.all.lock().values().cloned().collect()
+    }
+
+    /// Whether `ptr` lies in a block a pool keeps for reuse: memory its program freed
+    /// (`hipFreeAsync`), which the pointer queries no longer know (hip-tests
+    /// `hipGetProcAddress_Memory_APIs.cc`: `hipMemPtrGetInfo` after `hipFreeAsync`).
+    pub fn mempool_keeps(&self, ptr: u64) -> bool {
+        self.mempools_all().iter().any(|p| p.state.lock().free.iter().any(|b| ptr >= b.base && ptr - b.base < b.size))
     }
 
     /// Before `hipFree(base)`: pool memory in use leaves its pool (`hipFree` of `hipMallocAsync`
@@ -456,8 +470,11 @@ impl Runtime {
         let desc = PoolExport::parse(&buf[..n]).ok_or(hipError_t::hipErrorOutOfMemory)?;
         let ordinal = |gpu: u32| self.devices.iter().position(|d| d.gpu_id == gpu);
         let dev = ordinal(desc.gpu_id).unwrap_or(0);
-        let p = self
-            .mempool_create(dev, crate::api::types::hipMemAllocationHandleType::hipMemHandleTypePosixFileDescriptor.0);
+        let p = self.mempool_create(
+            dev,
+            crate::api::types::hipMemAllocationHandleType::hipMemHandleTypePosixFileDescriptor.0,
+            0,
+        );
         {
             let mut st = p.state.lock();
             for (g, f) in desc.access {

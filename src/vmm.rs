@@ -468,6 +468,7 @@ impl Runtime {
             owner: c.owner,
             backing: Backing::Vmm(m),
             id: 0,
+            sync_memops: Default::default(),
         });
         Ok(())
     }

@@ -3,12 +3,14 @@
  * hipArrayCreate, hipArray3DCreate, hipFreeArray/hipArrayDestroy, hipArrayGetInfo,
  * hipArray(3D)GetDescriptor, hipCreate/GetChannelDesc, and every copy that names an array
  * (hipMemcpy2DToArray/FromArray(+Async), hipMemcpyToArray/FromArray, hipMemcpyAtoH/HtoA(+Async),
+ * hipMemcpyAtoD/DtoA/AtoA,
  * hipMemcpy2DArrayToArray, hipMemcpy3D, hipDrvMemcpy3D(+Async), hipMemcpyParam2D(+Async)), with
  * data round trips over several formats and extents, and AMD's negative cases.
  *
  * Expected codes: hip-tests catch/unit/memory/{hipMallocArray,hipMalloc3DArray,hipArrayCreate,
  * hipFreeArray,hipArrayGetInfo,hipMemcpy2DToArray,hipMemcpy2DFromArray,hipMemcpyAtoH,
- * hipMemcpyHtoA,hipMemcpyParam2D,hipDrvMemcpy2DUnaligned}.cc; clr hip_memory.cpp
+ * hipMemcpyHtoA,hipMemcpyParam2D,hipDrvMemcpy2DUnaligned,hipMemcpyAtoD,hipMemcpyAtoA,
+ * hipArrayGetDescriptor,hipArray3DGetDescriptor}.cc; clr hip_memory.cpp
  * (ihipArrayCreate, ihipArrayDestroy, hipMemcpy2DValidate*, ihipMemcpyParam3D).
  */
 #define _GNU_SOURCE
@@ -561,4 +563,154 @@ TEST(hipDeviceReset_frees_arrays)
     HIP_OK(hipDeviceReset());
     CHECK(vram_free() == free0);
     CHECK_HIP(hipFreeArray(a), hipErrorContextIsDestroyed);
+}
+
+/* hip-tests hipMemcpyAtoD.cc, hipMemcpyAtoA.cc (ROCm 7); clr ihipMemcpyAtoDValidate,
+ * ihipMemcpyDtoAValidate, ihipMemcpyAtoAValidate: 1D copies between arrays and device memory. */
+TEST(hipMemcpyAtoD_DtoA_AtoA)
+{
+    hipChannelFormatDesc desc = hipCreateChannelDesc(32, 0, 0, 0, hipChannelFormatKindSigned);
+    const size_t cols[] = {3, 4, 100};
+    for (size_t k = 0; k < 3; k++) {
+        size_t col = cols[k], n = col * sizeof(int);
+        int *a_h = xmalloc(n), *b_h = xmalloc(n);
+        for (size_t i = 0; i < col; i++)
+            a_h[i] = (int)(i * 7 + k);
+        hipArray_t a = NULL, b = NULL;
+        int *a_d = NULL;
+        HIP_OK(hipMallocArray(&a, &desc, col, 1, hipArrayDefault));
+        HIP_OK(hipMallocArray(&b, &desc, col, 1, hipArrayDefault));
+        HIP_OK(hipMalloc((void **)&a_d, n));
+        HIP_OK(hipMemcpy2DToArray(a, 0, 0, a_h, n, n, 1, hipMemcpyHostToDevice));
+        HIP_OK(hipMemcpyAtoD(a_d, a, 0, n));
+        memset(b_h, 0, n);
+        HIP_OK(hipMemcpyDtoH(b_h, a_d, n));
+        CHECK(memcmp(a_h, b_h, n) == 0);
+        HIP_OK(hipMemcpyAtoA(b, 0, a, 0, n));
+        memset(b_h, 0, n);
+        HIP_OK(hipMemcpy2DFromArray(b_h, n, b, 0, 0, n, 1, hipMemcpyDeviceToHost));
+        CHECK(memcmp(a_h, b_h, n) == 0);
+        /* device → array at an offset: elements 1.. of b become a_d's first ones */
+        HIP_OK(hipMemset(a_d, 0x5a, n));
+        HIP_OK(hipMemcpyDtoA(b, sizeof(int), a_d, n - sizeof(int)));
+        memset(b_h, 0, n);
+        HIP_OK(hipMemcpyAtoH(b_h, b, 0, n));
+        CHECK(b_h[0] == a_h[0]);
+        for (size_t i = 1; i < col; i++)
+            CHECK(b_h[i] == 0x5a5a5a5a);
+        /* array → array at offsets */
+        HIP_OK(hipMemcpyAtoA(b, 0, a, sizeof(int), n - sizeof(int)));
+        HIP_OK(hipMemcpyAtoH(b_h, b, 0, n));
+        for (size_t i = 0; i + 1 < col; i++)
+            CHECK(b_h[i] == a_h[i + 1]);
+        HIP_OK(hipFreeArray(a));
+        HIP_OK(hipFreeArray(b));
+        HIP_OK(hipFree(a_d));
+        free(a_h);
+        free(b_h);
+    }
+}
+
+TEST(hipMemcpyAtoD_DtoA_AtoA_negative)
+{
+    hipChannelFormatDesc desc = hipCreateChannelDesc(32, 0, 0, 0, hipChannelFormatKindFloat);
+    const size_t n = 64 * sizeof(float);
+    hipArray_t a = NULL, b = NULL;
+    void *d = NULL;
+    HIP_OK(hipMallocArray(&a, &desc, 64, 0, hipArrayDefault));
+    HIP_OK(hipMallocArray(&b, &desc, 64, 0, hipArrayDefault));
+    HIP_OK(hipMalloc(&d, n));
+    int host[64];
+    /* null or unknown arrays, device pointers the runtime does not know */
+    CHECK_HIP(hipMemcpyAtoD(d, NULL, 0, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpyAtoD(NULL, a, 0, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpyAtoD(host, a, 0, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpyDtoA(NULL, 0, d, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpyDtoA(a, 0, NULL, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpyDtoA(a, 0, host, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpyAtoA(NULL, 0, a, 0, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpyAtoA(b, 0, NULL, 0, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpyAtoA(b, 0, (hipArray_t)host, 0, n), hipErrorInvalidValue);
+    /* spans past the array or the allocation */
+    CHECK_HIP(hipMemcpyAtoD(d, a, 4, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpyDtoA(a, 4, d, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpyAtoD((char *)d + 4, a, 0, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpyAtoA(b, 4, a, 0, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpyAtoA(b, 0, a, 4, n), hipErrorInvalidValue);
+    /* freed array */
+    HIP_OK(hipFreeArray(b));
+    CHECK_HIP(hipMemcpyAtoA(b, 0, a, 0, n), hipErrorInvalidValue);
+    CHECK_HIP(hipMemcpyDtoA(b, 0, d, n), hipErrorInvalidValue);
+    HIP_OK(hipFreeArray(a));
+    HIP_OK(hipFree(d));
+}
+
+/* hip-tests hipArrayGetInfo.cc, hipArrayGetDescriptor.cc, hipArray3DGetDescriptor.cc. */
+TEST(hipArrayGetInfo_GetDescriptor_hip_tests_shapes)
+{
+    hipChannelFormatDesc f = hipCreateChannelDesc(32, 0, 0, 0, hipChannelFormatKindFloat);
+    hipArray_t a = NULL;
+    HIP_OK(hipMalloc3DArray(&a, &f, ext3(1024, 4, 2), hipArrayDefault));
+    hipChannelFormatDesc desc;
+    hipExtent e;
+    unsigned flags = 1;
+    HIP_OK(hipArrayGetInfo(&desc, &e, &flags, a));
+    CHECK(e.width == 1024 && e.height == 4 && e.depth == 2);
+    CHECK(flags == 0);
+    CHECK(desc.x == 32 && desc.y == 0 && desc.z == 0 && desc.w == 0 && desc.f == hipChannelFormatKindFloat);
+    HIP_OK(hipFreeArray(a));
+    CHECK_HIP(hipArrayGetInfo(&desc, &e, &flags, a), hipErrorInvalidHandle);
+
+    /* driver arrays: 1D (Height 0) and 2D, every format and channel count */
+    const hipArray_Format fmts[] = {HIP_AD_FORMAT_UNSIGNED_INT8, HIP_AD_FORMAT_UNSIGNED_INT16,
+                                    HIP_AD_FORMAT_UNSIGNED_INT32, HIP_AD_FORMAT_SIGNED_INT8,
+                                    HIP_AD_FORMAT_SIGNED_INT16,   HIP_AD_FORMAT_SIGNED_INT32,
+                                    HIP_AD_FORMAT_HALF,           HIP_AD_FORMAT_FLOAT};
+    const unsigned chans[] = {1, 2, 4};
+    for (int h = 0; h < 2; h++)
+        for (size_t i = 0; i < 8; i++)
+            for (size_t c = 0; c < 3; c++) {
+                HIP_ARRAY_DESCRIPTOR d = {.Width = h ? 4 : 16, .Height = h ? 4 : 0, .Format = fmts[i],
+                                          .NumChannels = chans[c]};
+                hipArray_t x = NULL;
+                HIP_OK(hipArrayCreate(&x, &d));
+                HIP_ARRAY_DESCRIPTOR g;
+                memset(&g, 0xff, sizeof(g));
+                HIP_OK(hipArrayGetDescriptor(&g, x));
+                CHECK(g.Width == d.Width && g.Height == d.Height && g.Format == fmts[i] &&
+                      g.NumChannels == chans[c]);
+                HIP_OK(hipArrayDestroy(x));
+            }
+
+    /* 3D driver array of 1024 bytes × 4 × 2 floats */
+    HIP_ARRAY3D_DESCRIPTOR d3 = {.Width = 1024 / sizeof(float), .Height = 4, .Depth = 2,
+                                 .Format = HIP_AD_FORMAT_FLOAT, .NumChannels = 1, .Flags = 0};
+    HIP_OK(hipArray3DCreate(&a, &d3));
+    HIP_ARRAY3D_DESCRIPTOR g3;
+    memset(&g3, 0xff, sizeof(g3));
+    HIP_OK(hipArray3DGetDescriptor(&g3, a));
+    CHECK(g3.Width == 256 && g3.Height == 4 && g3.Depth == 2 && g3.Format == HIP_AD_FORMAT_FLOAT &&
+          g3.NumChannels == 1 && g3.Flags == 0);
+    HIP_OK(hipArrayDestroy(a));
+    CHECK_HIP(hipArray3DGetDescriptor(&g3, a), hipErrorInvalidHandle);
+
+    /* hip-tests Unit_hipGetProcAddress_MemoryApisArrayRelated: a 2D driver array's info */
+    HIP_ARRAY_DESCRIPTOR d2 = {.Width = 64, .Height = 64, .Format = HIP_AD_FORMAT_FLOAT, .NumChannels = 1};
+    HIP_OK(hipArrayCreate(&a, &d2));
+    flags = 1;
+    memset(&e, 0xff, sizeof e);
+    HIP_OK(hipArrayGetInfo(&desc, &e, &flags, a));
+    CHECK(desc.x == 32 && desc.y == 0 && desc.z == 0 && desc.w == 0 && desc.f == hipChannelFormatKindFloat);
+    CHECK(e.width == 64 && e.height == 64 && e.depth == 0 && flags == 0);
+    HIP_OK(hipFreeArray(a));
+    CHECK_HIP(hipArrayGetInfo(&desc, &e, &flags, a), hipErrorInvalidHandle);
+
+    /* a device pointer is no array (Unit_hipArrayGetDescriptor_Negative_Scenarios) */
+    void *dptr = NULL;
+    HIP_OK(hipMalloc(&dptr, 1024));
+    HIP_ARRAY_DESCRIPTOR g;
+    CHECK_HIP(hipArrayGetDescriptor(&g, (hipArray_t)dptr), hipErrorInvalidHandle);
+    CHECK_HIP(hipArray3DGetDescriptor(&g3, (hipArray_t)dptr), hipErrorInvalidHandle);
+    CHECK_HIP(hipArrayGetInfo(&desc, &e, &flags, (hipArray_t)dptr), hipErrorInvalidHandle);
+    HIP_OK(hipFree(dptr));
 }

@@ -3,7 +3,8 @@
  * hipDeviceComputeCapability, hipDeviceGetUuid, hipDeviceGetPCIBusId,
  * hipDeviceGetByPCIBusId, hipChooseDevice(R0000/R0600), hipGet/SetDeviceFlags,
  * hipDeviceGet/SetCacheConfig, hipDeviceGet/SetSharedMemConfig, hipDeviceGet/SetLimit,
- * hipSetValidDevices, the HDP flush attributes, hipGetProcAddress, hipGetDriverEntryPoint,
+ * hipSetValidDevices, the HDP flush attributes, hipGetProcAddress (every memory API hip-tests
+ * resolves), hipGetDriverEntryPoint,
  * and the deprecated context APIs.
  *
  * Expected codes: hip-tests catch/unit/device/{hipDeviceGetName,hipDeviceTotalMem,
@@ -280,6 +281,38 @@ TEST(hipDeviceSharedMemConfig_is_four_bytes)
     CHECK_HIP(hipDeviceGetSharedMemConfig(NULL), hipErrorInvalidValue);
 }
 
+/* hip-tests hipDeviceSetGetLimit.cc, hipDeviceSetLimit_old.cc (clr hipDeviceSetLimit/GetLimit):
+ * set then get on every device; a limit at or past hipLimitRange is hipErrorInvalidValue. */
+TEST(hipDeviceLimit_hip_tests_cases)
+{
+    size_t v = 0, old = 0;
+    int n = hc_device_count();
+    for (int d = 0; d < n; d++) {
+        HIP_OK(hipSetDevice(d));
+        HIP_OK(hipDeviceSetLimit(hipLimitStackSize, 512));
+        HIP_OK(hipDeviceGetLimit(&v, hipLimitStackSize));
+        CHECK(v >= 512);
+        HIP_OK(hipDeviceSetLimit(hipLimitStackSize, 16 * KiB));
+        HIP_OK(hipDeviceGetLimit(&v, hipLimitStackSize));
+        CHECK(v >= 16 * KiB);
+    }
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipDeviceGetLimit(&old, hipLimitStackSize));
+    CHECK(old != 0);
+    HIP_OK(hipDeviceSetLimit(hipLimitStackSize, old + 8));
+    HIP_OK(hipDeviceGetLimit(&v, hipLimitStackSize));
+    CHECK(v >= old + 8);
+    /* the other negatives are in hipDeviceLimit_negative */
+    HIP_OK(hipDeviceGetLimit(&v, hipLimitMallocHeapSize));
+    CHECK_HIP(hipDeviceSetLimit((hipLimit_t)0xffff, v / 2), hipErrorInvalidValue);
+    CHECK_HIP(hipDeviceGetLimit(&v, (hipLimit_t)0xffff), hipErrorInvalidValue);
+    /* a failed set leaves the value as it was */
+    HIP_OK(hipDeviceGetLimit(&old, hipLimitStackSize));
+    CHECK_HIP(hipDeviceSetLimit(hipLimitStackSize, (size_t)-1), hipErrorInvalidValue);
+    HIP_OK(hipDeviceGetLimit(&v, hipLimitStackSize));
+    CHECK(v == old);
+}
+
 TEST(hipDeviceLimit_set_get)
 {
     size_t v = 0;
@@ -397,6 +430,69 @@ TEST(hipGetProcAddress_returns_our_functions)
     CHECK(f == (void *)hipChooseDeviceR0600);
     HIP_OK(hipGetProcAddress("hipChooseDevice", &f, 500, 0, NULL));
     CHECK(f == unversioned("hipChooseDevice"));
+}
+
+/* Every name hip-tests' hipGetProcAddress_Memory_APIs.cc (ROCm 7) asks for. */
+#define HIP_TESTS_MEMORY_APIS(X) \
+    X(hipArray3DCreate) X(hipArray3DGetDescriptor) X(hipArrayCreate) X(hipArrayDestroy) \
+    X(hipArrayGetDescriptor) X(hipArrayGetInfo) X(hipDrvMemcpy3D) X(hipDrvMemcpy3DAsync) \
+    X(hipDrvPointerGetAttributes) X(hipExtMallocWithFlags) X(hipFree) X(hipFreeArray) \
+    X(hipFreeAsync) X(hipFreeHost) X(hipGetProcAddress) X(hipHostAlloc) X(hipHostFree) \
+    X(hipHostGetDevicePointer) X(hipHostGetFlags) X(hipHostMalloc) X(hipHostRegister) \
+    X(hipHostUnregister) X(hipMalloc) X(hipMalloc3D) X(hipMalloc3DArray) X(hipMallocArray) \
+    X(hipMallocAsync) X(hipMallocFromPoolAsync) X(hipMallocHost) X(hipMallocManaged) \
+    X(hipMallocPitch) X(hipMemAdvise) X(hipMemAllocHost) X(hipMemAllocPitch) \
+    X(hipMemGetAddressRange) X(hipMemGetInfo) X(hipMemPoolCreate) X(hipMemPoolDestroy) \
+    X(hipMemPoolGetAccess) X(hipMemPoolGetAttribute) X(hipMemPoolSetAccess) \
+    X(hipMemPoolSetAttribute) X(hipMemPoolTrimTo) X(hipMemPrefetchAsync) X(hipMemPtrGetInfo) \
+    X(hipMemRangeGetAttribute) X(hipMemRangeGetAttributes) X(hipMemcpy) X(hipMemcpy2D) \
+    X(hipMemcpy2DAsync) X(hipMemcpy2DFromArray) X(hipMemcpy2DFromArrayAsync) X(hipMemcpy2DToArray) \
+    X(hipMemcpy2DToArrayAsync) X(hipMemcpy3D) X(hipMemcpy3DAsync) X(hipMemcpyAsync) \
+    X(hipMemcpyAtoH) X(hipMemcpyDtoD) X(hipMemcpyDtoDAsync) X(hipMemcpyDtoH) X(hipMemcpyDtoHAsync) \
+    X(hipMemcpyFromArray) X(hipMemcpyHtoA) X(hipMemcpyHtoD) X(hipMemcpyHtoDAsync) \
+    X(hipMemcpyParam2D) X(hipMemcpyParam2DAsync) X(hipMemcpyPeer) X(hipMemcpyPeerAsync) \
+    X(hipMemcpyToArray) X(hipMemcpyWithStream) X(hipMemset) X(hipMemset2D) X(hipMemset2DAsync) \
+    X(hipMemset3D) X(hipMemset3DAsync) X(hipMemsetAsync) X(hipMemsetD16) X(hipMemsetD16Async) \
+    X(hipMemsetD32) X(hipMemsetD32Async) X(hipMemsetD8) X(hipMemsetD8Async) \
+    X(hipPointerGetAttribute) X(hipPointerGetAttributes) X(hipPointerSetAttribute) \
+    X(hipStreamAttachMemAsync)
+
+#define MEMORY_API_ENTRY(f) {#f, (void *)f},
+static const struct {
+    const char *name;
+    void *fn;
+} memory_apis[] = {HIP_TESTS_MEMORY_APIS(MEMORY_API_ENTRY)};
+
+/* hip-tests Unit_hipGetProcAddress_MemoryApis*: each memory API resolves to our own entry point
+ * (hipGetProcAddress answers for every export), and the driver-style hipMemAllocHost got this
+ * way allocates pinned memory that hipMemPtrGetInfo sizes and hipFree frees. */
+TEST(hipGetProcAddress_memory_apis)
+{
+    int ver = 0;
+    HIP_OK(hipRuntimeGetVersion(&ver));
+    for (size_t i = 0; i < sizeof(memory_apis) / sizeof(memory_apis[0]); i++) {
+        void *f = NULL;
+        hipDriverProcAddressQueryResult st = (hipDriverProcAddressQueryResult)77;
+        hipError_t r = hipGetProcAddress(memory_apis[i].name, &f, ver, 0, &st);
+        CHECKF(r == hipSuccess && f == memory_apis[i].fn && st == HIP_GET_PROC_ADDRESS_SUCCESS,
+               "hipGetProcAddress(%s): %s, %p (want %p)", memory_apis[i].name, hipGetErrorName(r), f,
+               memory_apis[i].fn);
+    }
+    void *f = NULL;
+    HIP_OK(hipGetProcAddress("hipMemAllocHost", &f, ver, 0, NULL));
+    void *h = NULL;
+    HIP_OK(((hipError_t(*)(void **, size_t))f)(&h, 256));
+    REQUIRE(h != NULL);
+    size_t size = 0;
+    HIP_OK(hipMemPtrGetInfo(h, &size));
+    CHECK(size == 256);
+    unsigned flags = 77;
+    HIP_OK(hipHostGetFlags(&flags, h));
+    CHECK(flags == hipHostMallocDefault);
+    memset(h, 0x5a, 256); /* host memory */
+    HIP_OK(hipFree(h));
+    CHECK_HIP(hipMemPtrGetInfo(h, &size), hipErrorInvalidValue);
+    CHECK_HIP(hipMemAllocHost(NULL, 256), hipErrorInvalidValue);
 }
 
 TEST(hipGetProcAddress_negative)

@@ -1,6 +1,7 @@
 /*
  * Errors: hipGetLastError, hipPeekAtLastError, hipGetErrorName,
- * hipGetErrorString, and the ROCm 7 numeric values of hipError_t.
+ * hipGetErrorString, hipDrvGetErrorName, hipDrvGetErrorString, and the ROCm 7
+ * numeric values of hipError_t.
  *
  * Expected behaviour: hip-tests catch/unit/errorHandling/ (last error is
  * per thread; hipGetLastError resets it, hipPeekAtLastError does not; unknown
@@ -233,6 +234,35 @@ TEST(hipGetErrorString_known_and_unknown)
            u ? u : "(null)");
     u = hipGetErrorString((hipError_t)12345);
     CHECK(u != NULL && u[0] != '\0');
+}
+
+/* hip-tests hipDrvGetErrorName.cc, hipDrvGetErrorString.cc: every known code succeeds with the
+ * same text as hipGetErrorName/String; an unknown code and a null out pointer are
+ * hipErrorInvalidValue (clr hip_error.cpp). */
+TEST(hipDrvGetErrorName_String)
+{
+    for (size_t i = 0; i < sizeof(known_errors) / sizeof(known_errors[0]); i++) {
+        hipError_t c = known_errors[i].code;
+        const char *s = NULL;
+        CHECK_HIP(hipDrvGetErrorName(c, &s), hipSuccess);
+        CHECKF(s != NULL && strcmp(s, known_errors[i].name) == 0, "hipDrvGetErrorName(%d) = \"%s\"", (int)c,
+               s ? s : "(null)");
+        s = NULL;
+        CHECK_HIP(hipDrvGetErrorString(c, &s), hipSuccess);
+        CHECKF(s != NULL && strcmp(s, hipGetErrorString(c)) == 0, "hipDrvGetErrorString(%d) = \"%s\"", (int)c,
+               s ? s : "(null)");
+    }
+    const char *s = NULL;
+    CHECK_HIP(hipDrvGetErrorString(hipErrorOutOfMemory, &s), hipSuccess);
+    CHECK(s != NULL && strcmp(s, "out of memory") == 0);
+    CHECK_HIP(hipDrvGetErrorName((hipError_t)-1, &s), hipErrorInvalidValue);
+    CHECK(s != NULL && strcmp(s, "hipErrorUnknown") == 0);
+    CHECK_HIP(hipDrvGetErrorString((hipError_t)-1, &s), hipErrorInvalidValue);
+    CHECK(s != NULL && strcmp(s, "unknown error") == 0);
+    CHECK_HIP(hipDrvGetErrorName((hipError_t)12345, &s), hipErrorInvalidValue);
+    CHECK_HIP(hipDrvGetErrorName(hipErrorInvalidValue, NULL), hipErrorInvalidValue);
+    CHECK_HIP(hipDrvGetErrorString(hipErrorInvalidValue, NULL), hipErrorInvalidValue);
+    CHECK_HIP(hipDrvGetErrorString((hipError_t)0, NULL), hipErrorInvalidValue);
 }
 
 TEST(hipGetErrorName_String_before_init_and_no_side_effect)

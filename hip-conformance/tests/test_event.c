@@ -4,7 +4,7 @@
  *
  * Expected codes: hip-tests catch/unit/event/{Unit_hipEvent,
  * Unit_hipEventElapsedTime,Unit_hipEventRecord,Unit_hipEvent_Negative,
- * hipEventDestroy}.cc; clr hip_event.cpp (DisableTiming and never-recorded
+ * hipEventDestroy,hipEventCreateWithFlags}.cc; clr hip_event.cpp (DisableTiming and never-recorded
  * events in hipEventElapsedTime -> hipErrorInvalidHandle, not InvalidValue).
  */
 #define _GNU_SOURCE
@@ -35,7 +35,9 @@ TEST(hipEventCreateWithFlags_valid)
                               hipEventBlockingSync | hipEventDisableTiming,
                               hipEventInterprocess | hipEventDisableTiming,
                               hipEventReleaseToDevice,
-                              hipEventReleaseToSystem};
+                              hipEventReleaseToSystem,
+                              hipEventDisableSystemFence,
+                              hipEventDisableSystemFence | hipEventDisableTiming | hipEventBlockingSync};
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
         hipEvent_t e = NULL;
         hipError_t r = hipEventCreateWithFlags(&e, flags[i]);
@@ -61,6 +63,62 @@ TEST(hipEventCreateWithFlags_negative)
                                               hipEventInterprocess),
               hipErrorInvalidValue);
     CHECK_HIP(hipEventCreateWithFlags(&e, 0x08000000), hipErrorInvalidValue);
+    /* clr ihipEventCreateWithFlags: at most one of the three release scopes */
+    CHECK_HIP(hipEventCreateWithFlags(&e, hipEventDisableSystemFence | hipEventReleaseToDevice),
+              hipErrorInvalidValue);
+    CHECK_HIP(hipEventCreateWithFlags(&e, hipEventDisableSystemFence | hipEventReleaseToSystem),
+              hipErrorInvalidValue);
+    CHECK_HIP(hipEventCreateWithFlags(&e, hipEventDisableSystemFence | hipEventReleaseToSystem |
+                                              hipEventReleaseToDevice),
+              hipErrorInvalidValue);
+}
+
+/* hip-tests Unit_hipEventCreateWithFlags_{DisableSystemFence,DefaultFlg}_{HstVisMem,NonCohHstMem,
+ * CohHstMem} without a kernel: device work on device, non-coherent and coherent host memory, an
+ * event of each flag recorded after it, then each synchronisation; the host sees the data. */
+TEST(hipEventCreateWithFlags_DisableSystemFence_coherency)
+{
+    const size_t n = 256 * KiB;
+    const unsigned flags[] = {hipEventDefault, hipEventDisableSystemFence};
+    uint8_t *h = xmalloc(n);
+    for (int mem = 0; mem < 3; mem++)
+        for (size_t f = 0; f < 2; f++)
+            for (int sync = 0; sync < 3; sync++) {
+                void *buf = NULL;
+                if (mem == 0)
+                    HIP_OK(hipMalloc(&buf, n));
+                else
+                    HIP_OK(hipHostMalloc(&buf, n, mem == 1 ? hipHostMallocNonCoherent : hipHostMallocCoherent));
+                hipEvent_t e = NULL;
+                hipStream_t s = NULL;
+                HIP_OK(hipEventCreateWithFlags(&e, flags[f]));
+                HIP_OK(hipStreamCreateWithFlags(&s, 0));
+                for (int iter = 0; iter < 3; iter++) {
+                    int v = 0x10 + mem * 16 + (int)f * 4 + sync + iter;
+                    HIP_OK(hipMemsetAsync(buf, v, n, s));
+                    HIP_OK(hipEventRecord(e, s));
+                    if (sync == 0)
+                        HIP_OK(hipStreamSynchronize(s));
+                    else if (sync == 1)
+                        HIP_OK(hipDeviceSynchronize());
+                    else
+                        HIP_OK(hipEventSynchronize(e));
+                    const uint8_t *seen = buf;
+                    if (mem == 0) {
+                        HIP_OK(hipMemcpy(h, buf, n, hipMemcpyDeviceToHost));
+                        seen = h;
+                    }
+                    CHECKF(seen[0] == v && seen[n - 1] == v && seen[n / 2] == v, "mem %d flags 0x%x sync %d",
+                           mem, flags[f], sync);
+                }
+                HIP_OK(hipStreamDestroy(s));
+                HIP_OK(hipEventDestroy(e));
+                if (mem == 0)
+                    HIP_OK(hipFree(buf));
+                else
+                    HIP_OK(hipHostFree(buf));
+            }
+    free(h);
 }
 
 TEST(hipEventDestroy_negative)

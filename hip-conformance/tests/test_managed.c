@@ -311,3 +311,58 @@ TEST(hipMemAdvise_hipMemRangeGetAttribute_non_managed)
     HIP_OK(hipHostFree(h));
     HIP_OK(hipHostFree(nc));
 }
+
+/* hip-tests Unit_hipGetProcAddress_MemoryApisManagedMemory, in its order: each advice read back
+ * through hipMemRangeGetAttribute, the last prefetch location, and hipStreamAttachMemAsync with
+ * every flag. */
+TEST(hipMemAdvise_each_advice_read_back)
+{
+    const size_t n = 16 * sizeof(int);
+    int *m = NULL, v = -2;
+    unsigned flags[] = {hipMemAttachGlobal, hipMemAttachHost};
+    for (int i = 0; i < 2; i++) {
+        size_t size = 0;
+        HIP_OK(hipMallocManaged((void **)&m, n, flags[i]));
+        HIP_OK(hipMemPtrGetInfo(m, &size));
+        CHECK(size == n);
+        HIP_OK(hipMemset(m, 10, n));
+        HIP_OK(hipDeviceSynchronize());
+        CHECK(((unsigned char *)m)[n - 1] == 10);
+        HIP_OK(hipFree(m));
+    }
+    HIP_OK(hipMallocManaged((void **)&m, n, hipMemAttachGlobal));
+    struct {
+        hipMemoryAdvise advice;
+        hipMemRangeAttribute attr;
+        int want, equal;
+    } steps[] = {
+        {hipMemAdviseSetReadMostly, hipMemRangeAttributeReadMostly, 1, 1},
+        {hipMemAdviseUnsetReadMostly, hipMemRangeAttributeReadMostly, 0, 1},
+        {hipMemAdviseSetPreferredLocation, hipMemRangeAttributePreferredLocation, 0, 1},
+        {hipMemAdviseUnsetPreferredLocation, hipMemRangeAttributePreferredLocation, 0, 0},
+        {hipMemAdviseSetAccessedBy, hipMemRangeAttributeAccessedBy, 0, 1},
+        {hipMemAdviseUnsetAccessedBy, hipMemRangeAttributeAccessedBy, 0, 0},
+        {hipMemAdviseSetCoarseGrain, hipMemRangeAttributeCoherencyMode, hipMemRangeCoherencyModeCoarseGrain, 1},
+        {hipMemAdviseUnsetCoarseGrain, hipMemRangeAttributeCoherencyMode, hipMemRangeCoherencyModeFineGrain, 1},
+    };
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        HIP_OK(hipMemAdvise(m, n, steps[i].advice, 0));
+        v = -2;
+        HIP_OK(hipMemRangeGetAttribute(&v, sizeof(int), steps[i].attr, m, n));
+        CHECKF(steps[i].equal ? v == steps[i].want : v != steps[i].want, "advice %d: attribute %d is %d",
+               (int)steps[i].advice, (int)steps[i].attr, v);
+    }
+    HIP_OK(hipMemPrefetchAsync(m, n, hipCpuDeviceId, NULL));
+    v = -2;
+    HIP_OK(hipMemRangeGetAttribute(&v, sizeof(int), hipMemRangeAttributeLastPrefetchLocation, m, n));
+    CHECK(v == hipCpuDeviceId);
+    unsigned attach[] = {hipMemAttachGlobal, hipMemAttachHost, hipMemAttachSingle};
+    for (int i = 0; i < 3; i++) {
+        hipStream_t s = NULL;
+        HIP_OK(hipStreamCreate(&s));
+        HIP_OK(hipStreamAttachMemAsync(s, m, n, attach[i]));
+        HIP_OK(hipStreamSynchronize(s));
+        HIP_OK(hipStreamDestroy(s));
+    }
+    HIP_OK(hipFree(m));
+}

@@ -4,7 +4,7 @@
  *
  * Expected codes: clr hip_mempool.cpp / hip_mempool_impl.cpp (MemoryPool::SetAttribute);
  * hip-tests catch/unit/memory/{hipMallocAsync,hipFreeAsync,hipMemPoolApi,hipMemPoolCreate,
- * hipMemPoolSetGetAttribute}.cc.
+ * hipMemPoolSetGetAttribute}.cc (ROCm 7: hipMemPoolProps::maxSize).
  */
 #define _GNU_SOURCE
 #include "common.h"
@@ -106,13 +106,21 @@ TEST(hipMallocAsync_pool_counters_and_trim)
     HIP_OK(hipMemPoolTrimTo(p, 0));
 }
 
-TEST(hipMemPoolCreate_from_pool_and_destroy)
+/* Pinned memory of device `dev`, no handle types, no size limit. */
+static hipMemPoolProps device_pool_props(int dev)
 {
     hipMemPoolProps props;
     memset(&props, 0, sizeof props);
     props.allocType = hipMemAllocationTypePinned;
+    props.handleTypes = hipMemHandleTypeNone;
     props.location.type = hipMemLocationTypeDevice;
-    props.location.id = 0;
+    props.location.id = dev;
+    return props;
+}
+
+TEST(hipMemPoolCreate_from_pool_and_destroy)
+{
+    hipMemPoolProps props = device_pool_props(0);
     hipMemPool_t p = NULL;
     HIP_OK(hipMemPoolCreate(&p, &props));
     const size_t n = 300 * KiB;
@@ -325,4 +333,115 @@ TEST(hipFreeAsync_twice)
     HIP_OK(hipFreeAsync(b, s));
     HIP_OK(hipStreamDestroy(s));
     HIP_OK(hipMemPoolTrimTo(p, 0));
+}
+
+/* ROCm 7 clr hipMemPoolCreate: refused while this thread captures in Global or ThreadLocal mode
+ * (clr tls.capture_streams_), the capture goes on; allowed in Relaxed mode and after the end. */
+TEST(hipMemPoolCreate_during_capture)
+{
+    hipMemPoolProps props = device_pool_props(0);
+    hipStream_t s = NULL;
+    HIP_OK(hipStreamCreate(&s));
+    hipMemPool_t p = NULL;
+    const hipStreamCaptureMode modes[] = {hipStreamCaptureModeGlobal, hipStreamCaptureModeThreadLocal,
+                                          hipStreamCaptureModeRelaxed};
+    for (int i = 0; i < 3; i++) {
+        HIP_OK(hipStreamBeginCapture(s, modes[i]));
+        if (modes[i] == hipStreamCaptureModeRelaxed) {
+            HIP_OK(hipMemPoolCreate(&p, &props));
+            HIP_OK(hipMemPoolDestroy(p));
+        } else {
+            CHECK_HIP(hipMemPoolCreate(&p, &props), hipErrorStreamCaptureUnsupported);
+        }
+        hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
+        HIP_OK(hipStreamIsCapturing(s, &st));
+        CHECK(st == hipStreamCaptureStatusActive);
+        hipGraph_t g = NULL;
+        HIP_OK(hipStreamEndCapture(s, &g));
+        HIP_OK(hipGraphDestroy(g));
+    }
+    HIP_OK(hipMemPoolCreate(&p, &props));
+    HIP_OK(hipMemPoolDestroy(p));
+    HIP_OK(hipStreamDestroy(s));
+}
+
+/* ROCm 7 hipMemPoolProps::maxSize (hip-tests Unit_hipMemPoolCreate_With_maxSize /
+ * _Without_maxSize; clr MemoryPool::AllocateMemory): a pool never holds more than maxSize bytes;
+ * a new allocation past it is hipErrorOutOfMemory. 0 is no limit. */
+TEST(hipMemPoolCreate_maxSize)
+{
+    CHECK(offsetof(hipMemPoolProps, maxSize) == 24);
+    CHECK(sizeof(hipMemPoolProps) == 88);
+    hipMemPoolProps props = device_pool_props(0);
+    props.maxSize = 1 * MiB;
+    hipStream_t s = NULL;
+    HIP_OK(hipStreamCreate(&s));
+    hipMemPool_t p = NULL;
+    HIP_OK(hipMemPoolCreate(&p, &props));
+    void *a = NULL, *b = (void *)0x1;
+    HIP_OK(hipMallocFromPoolAsync(&a, 768 * KiB, p, s));
+    CHECK_HIP(hipMallocFromPoolAsync(&b, 512 * KiB, p, s), hipErrorOutOfMemory);
+    HIP_OK(hipMallocFromPoolAsync(&b, 256 * KiB, p, s)); /* exactly up to the limit */
+    CHECK(pool_u64(p, hipMemPoolAttrReservedMemCurrent) <= 1 * MiB);
+    HIP_OK(hipFreeAsync(a, s));
+    HIP_OK(hipFreeAsync(b, s));
+    HIP_OK(hipStreamSynchronize(s));
+    /* what it holds now counts: the freed blocks go back, a whole 1 MiB fits */
+    HIP_OK(hipMallocFromPoolAsync(&a, 1 * MiB, p, s));
+    HIP_OK(hipMemsetAsync(a, 0x3c, 1 * MiB, s));
+    HIP_OK(hipStreamSynchronize(s));
+    check_dev_bytes(a, 1 * MiB, 0x3c);
+    HIP_OK(hipFreeAsync(a, s));
+    HIP_OK(hipStreamSynchronize(s));
+    HIP_OK(hipMemPoolDestroy(p));
+
+    /* hip-tests Unit_hipGetProcAddress_MemoryApisStreamOrderedMemory: a 1024-byte pool is full
+     * after 1024 bytes; the reserved bytes of the props are not looked at */
+    memset(props.reserved, 0xa5, sizeof props.reserved);
+    props.maxSize = 1024;
+    HIP_OK(hipMemPoolCreate(&p, &props));
+    HIP_OK(hipMallocFromPoolAsync(&a, 1024, p, s));
+    size_t got = 0;
+    HIP_OK(hipMemPtrGetInfo(a, &got));
+    CHECK(got == 1024);
+    CHECK_HIP(hipMallocFromPoolAsync(&b, 1, p, s), hipErrorOutOfMemory);
+    HIP_OK(hipFreeAsync(a, s));
+    HIP_OK(hipStreamSynchronize(s));
+    CHECK_HIP(hipMemPtrGetInfo(a, &got), hipErrorInvalidValue);
+    HIP_OK(hipMemPoolDestroy(p));
+
+    /* hip-tests' figures: 1 GiB pool, 512 MiB then 513 MiB */
+    size_t free_b = 0, total = 0;
+    HIP_OK(hipMemGetInfo(&free_b, &total));
+    if (free_b >= 1100 * MiB) {
+        props.maxSize = 1024 * MiB;
+        HIP_OK(hipMemPoolCreate(&p, &props));
+        HIP_OK(hipMallocFromPoolAsync(&a, 512 * MiB, p, s));
+        CHECK_HIP(hipMallocFromPoolAsync(&b, 513 * MiB, p, s), hipErrorOutOfMemory);
+        HIP_OK(hipMemPoolDestroy(p)); /* as hip-tests: with `a` still allocated */
+        HIP_OK(hipMemsetAsync(a, 1, 512 * MiB, s));
+        HIP_OK(hipFreeAsync(a, s));
+        HIP_OK(hipStreamSynchronize(s));
+        size_t free_after = 0;
+        HIP_OK(hipMemGetInfo(&free_after, &total));
+        CHECKF(free_after == free_b, "%zu B not given back", free_b - free_after);
+    }
+    /* no limit */
+    props.maxSize = 0;
+    HIP_OK(hipMemPoolCreate(&p, &props));
+    HIP_OK(hipMallocFromPoolAsync(&a, 768 * KiB, p, s));
+    HIP_OK(hipMallocFromPoolAsync(&b, 768 * KiB, p, s));
+    HIP_OK(hipFreeAsync(a, s));
+    HIP_OK(hipFreeAsync(b, s));
+    HIP_OK(hipStreamSynchronize(s));
+    HIP_OK(hipMemPoolDestroy(p));
+    /* the default pool's memory too: unknown to the pointer queries once freed */
+    HIP_OK(hipMallocAsync(&a, 256, s));
+    HIP_OK(hipStreamSynchronize(s));
+    HIP_OK(hipMemPtrGetInfo(a, &got));
+    CHECK(got == 256);
+    HIP_OK(hipFreeAsync(a, s));
+    HIP_OK(hipStreamSynchronize(s));
+    CHECK_HIP(hipMemPtrGetInfo(a, &got), hipErrorInvalidValue);
+    HIP_OK(hipStreamDestroy(s));
 }

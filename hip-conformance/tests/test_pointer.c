@@ -1,8 +1,8 @@
 /*
- * Pointer queries: hipPointerGetAttributes and hipMemGetAddressRange.
+ * Pointer queries: hipPointerGetAttributes, hipMemGetAddressRange, hipPointerSetAttribute.
  *
  * Expected behaviour: hip-tests catch/unit/memory/{hipPointerGetAttributes,
- * hipMemGetAddressRange}.cc; clr hip_memory.cpp. A host pointer HIP does not
+ * hipMemGetAddressRange,hipPointerSetAttribute}.cc; clr hip_memory.cpp. A host pointer HIP does not
  * know is not an error: hipSuccess with type hipMemoryTypeUnregistered and
  * device hipInvalidDeviceId (HIP >= 6.0). Unknown pointers in
  * hipMemGetAddressRange -> hipErrorNotFound.
@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 TEST(hipMemoryType_rocm7_values)
 {
@@ -299,4 +300,122 @@ TEST(hipPointerGetAttribute_buffer_id_not_reused)
     HIP_OK(hipPointerGetAttribute(&id2, HIP_POINTER_ATTRIBUTE_BUFFER_ID, (hipDeviceptr_t)b));
     CHECK(id2 != 0 && id2 != id1);
     HIP_OK(hipFree(b));
+}
+
+/* A host function that holds its stream until the gate opens. */
+struct gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int open, ran;
+};
+
+static void gate_wait(void *p)
+{
+    struct gate *g = p;
+    pthread_mutex_lock(&g->mu);
+    while (!g->open)
+        pthread_cond_wait(&g->cv, &g->mu);
+    g->ran = 1;
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void gate_open(struct gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->open = 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void *gate_open_later(void *p)
+{
+    usleep(100 * 1000); /* only gives a hipMemcpy that does not wait the chance to return early */
+    gate_open(p);
+    return NULL;
+}
+
+/* hip-tests Unit_hipPointerSetAttribute_Positive_SyncMemops; clr ihipMemcpy: a device-to-device
+ * hipMemcpy returns before the copy is done unless both sides have SYNC_MEMOPS set. The blocking
+ * stream `s` is held by a host function, so the null-stream copy waits for it on the GPU. */
+TEST(hipPointerSetAttribute_sync_memops)
+{
+    const size_t n = 1 << 20;
+    char *src = NULL, *dst = NULL;
+    HIP_OK(hipMalloc((void **)&src, n));
+    HIP_OK(hipMalloc((void **)&dst, n));
+    HIP_OK(hipMemset(src, 0x11, n));
+    HIP_OK(hipMemset(dst, 0, n));
+    HIP_OK(hipDeviceSynchronize());
+    unsigned char flag = 0xff;
+    HIP_OK(hipPointerGetAttribute(&flag, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, src));
+    CHECK(flag == 0);
+    hipStream_t s = NULL;
+    HIP_OK(hipStreamCreate(&s));
+
+    struct gate g1 = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+    HIP_OK(hipLaunchHostFunc(s, gate_wait, &g1));
+    HIP_OK(hipMemcpy(dst, src, n, hipMemcpyDeviceToDevice)); /* returns: the copy is queued */
+    CHECK_HIP(hipStreamQuery(s), hipErrorNotReady);
+    CHECK(!g1.ran);
+    gate_open(&g1);
+    HIP_OK(hipDeviceSynchronize());
+    char *h = xmalloc(n);
+    HIP_OK(hipMemcpy(h, dst, n, hipMemcpyDeviceToHost));
+    CHECK(h[0] == 0x11 && h[n - 1] == 0x11);
+
+    unsigned v = 1;
+    HIP_OK(hipPointerSetAttribute(&v, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, src));
+    HIP_OK(hipPointerSetAttribute(&v, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, dst + 64)); /* inside */
+    flag = 0;
+    HIP_OK(hipPointerGetAttribute(&flag, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, dst));
+    CHECK(flag == 1);
+    HIP_OK(hipMemset(src, 0x22, n));
+    struct gate g2 = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+    HIP_OK(hipLaunchHostFunc(s, gate_wait, &g2));
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, gate_open_later, &g2) == 0);
+    HIP_OK(hipMemcpy(dst, src, n, hipMemcpyDeviceToDevice)); /* waits for the copy, so for s */
+    pthread_mutex_lock(&g2.mu);
+    CHECK(g2.ran);
+    pthread_mutex_unlock(&g2.mu);
+    HIP_OK(hipStreamQuery(s));
+    pthread_join(t, NULL);
+    HIP_OK(hipMemcpy(h, dst, n, hipMemcpyDeviceToHost));
+    CHECK(h[0] == 0x22 && h[n - 1] == 0x22);
+
+    /* clearing it again */
+    v = 0;
+    HIP_OK(hipPointerSetAttribute(&v, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, dst));
+    flag = 1;
+    HIP_OK(hipPointerGetAttribute(&flag, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, dst));
+    CHECK(flag == 0);
+    free(h);
+    HIP_OK(hipStreamDestroy(s));
+    HIP_OK(hipFree(src));
+    HIP_OK(hipFree(dst));
+}
+
+/* hip-tests Unit_hipPointerSetAttribute_Negative_Parameters; clr ihipPointerSetAttribute. */
+TEST(hipPointerSetAttribute_negative)
+{
+    int *mem = NULL;
+    HIP_OK(hipMalloc((void **)&mem, 4));
+    unsigned value = 0;
+    CHECK_HIP(hipPointerSetAttribute(NULL, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, mem), hipErrorInvalidValue);
+    CHECK_HIP(hipPointerSetAttribute(&value, (hipPointer_attribute)-1, mem), hipErrorInvalidValue);
+    CHECK_HIP(hipPointerSetAttribute(&value, HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, mem), hipErrorInvalidValue);
+    CHECK_HIP(hipPointerSetAttribute(&value, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, NULL), hipErrorInvalidValue);
+    value = 2;
+    CHECK_HIP(hipPointerSetAttribute(&value, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, mem), hipErrorInvalidValue);
+    value = 0;
+    int mem_host;
+    CHECK_HIP(hipPointerSetAttribute(&value, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, &mem_host),
+              hipErrorInvalidDevicePointer);
+    /* pinned host memory is memory the runtime knows */
+    void *pinned = NULL;
+    HIP_OK(hipHostMalloc(&pinned, 64, 0));
+    HIP_OK(hipPointerSetAttribute(&value, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, pinned));
+    HIP_OK(hipHostFree(pinned));
+    HIP_OK(hipFree(mem));
+    CHECK_HIP(hipPointerSetAttribute(&value, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, mem), hipErrorInvalidDevicePointer);
 }

@@ -1,11 +1,11 @@
 /*
  * Stream and event extras: hipLaunchHostFunc and hipStreamAddCallback (stream order both
  * ways), hipStreamGetDevice, hipStreamGetFlags on the null stream, stream priorities,
- * hipExtStreamCreateWithCUMask / hipExtStreamGetCUMask, hipEventRecordWithFlags.
+ * hipExtStreamCreateWithCUMask / hipExtStreamGetCUMask, hipEventRecordWithFlags, hipStreamLegacy.
  *
  * Expected codes: hip-tests catch/unit/stream/{hipLaunchHostFunc,hipStreamAddCallback,
  * hipStreamGetDevice,hipStreamGetFlags,hipDeviceGetStreamPriorityRange,hipStreamWithCUMask,
- * hipStreamGetCUMask}.cc; clr hip_stream.cpp, hip_event.cpp.
+ * hipStreamGetCUMask,hipStreamLegacy}.cc; clr hip_stream.cpp, hip_event.cpp.
  */
 #define _GNU_SOURCE
 #include "common.h"
@@ -257,6 +257,52 @@ TEST(hipStreamGetDevice)
     CHECK_HIP(hipStreamGetDevice(hipStreamPerThread, NULL), hipErrorInvalidValue);
 }
 
+static void *stream_device_thread(void *p)
+{
+    hipStream_t s = NULL;
+    int dev = -1;
+    *(int *)p = hipStreamCreate(&s) == hipSuccess && hipStreamGetDevice(s, &dev) == hipSuccess && dev == 0 &&
+                hipStreamDestroy(s) == hipSuccess;
+    return NULL;
+}
+
+/* hip-tests hipStreamGetDevice.cc: hipStreamLegacy and 0 name the current device's null stream,
+ * the ordinal matches hipDeviceGet's, new threads start on device 0, a stream keeps its device. */
+TEST(hipStreamGetDevice_legacy_threads_other_device)
+{
+    int n = hc_device_count(), dev = -1;
+    hipDevice_t ord = -1;
+    for (int d = 0; d < n; d++) {
+        HIP_OK(hipSetDevice(d));
+        HIP_OK(hipStreamGetDevice(hipStreamLegacy, &dev));
+        CHECK(dev == d);
+        HIP_OK(hipStreamGetDevice(0, &dev));
+        HIP_OK(hipDeviceGet(&ord, d));
+        CHECK(dev == ord);
+    }
+    HIP_OK(hipSetDevice(n - 1));
+    enum { T = 10 };
+    pthread_t th[T];
+    int ok[T] = {0};
+    for (int i = 0; i < T; i++)
+        REQUIRE(pthread_create(&th[i], NULL, stream_device_thread, &ok[i]) == 0);
+    for (int i = 0; i < T; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(ok[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        hipStream_t s = NULL;
+        HIP_OK(hipSetDevice(i));
+        HIP_OK(hipStreamCreate(&s));
+        for (int j = 0; j < n; j++) {
+            HIP_OK(hipSetDevice(j));
+            HIP_OK(hipStreamGetDevice(s, &dev));
+            CHECK(dev == i);
+        }
+        HIP_OK(hipStreamDestroy(s));
+    }
+}
+
 TEST(hipStreamGetFlags_null_stream)
 {
     /* hip-tests Unit_hipStreamGetFlags_Negative (clr: the null stream is InvalidValue) */
@@ -392,4 +438,80 @@ TEST(hipStreamAddCallback_many_threads)
     HIP_OK(hipStreamSynchronize(g_many_stream));
     CHECK(atomic_load(&g_many) == 400);
     HIP_OK(hipStreamDestroy(g_many_stream));
+}
+
+/* hip-tests hipStreamLegacy.cc (no kernel): hipStreamLegacy is the legacy null stream for
+ * copies (H2H, H2 pinned, pinned 2H; H2D, D2D, D2H), prefetches and stream-ordered
+ * allocation; it cannot capture, and while a blocking stream captures in global mode, asking
+ * it for capture info is hipErrorStreamCaptureImplicit. */
+TEST(hipStreamLegacy_copies_capture_info_pools)
+{
+    const size_t n = 1 << 20;
+    int *a_h = xmalloc(n), *b_h = xmalloc(n), *a_p = NULL, *b_p = NULL, *a_d = NULL, *b_d = NULL;
+    for (size_t i = 0; i < n / sizeof(int); i++)
+        a_h[i] = (int)(i * 3 + 1);
+    HIP_OK(hipHostMalloc((void **)&a_p, n, 0));
+    HIP_OK(hipHostMalloc((void **)&b_p, n, 0));
+    HIP_OK(hipMalloc((void **)&a_d, n));
+    HIP_OK(hipMalloc((void **)&b_d, n));
+    memset(b_h, 0, n);
+    HIP_OK(hipMemcpyWithStream(b_h, a_h, n, hipMemcpyHostToHost, hipStreamLegacy));
+    HIP_OK(hipMemcpyWithStream(a_p, b_h, n, hipMemcpyHostToHost, hipStreamLegacy));
+    HIP_OK(hipMemcpyWithStream(b_p, a_p, n, hipMemcpyHostToHost, hipStreamLegacy));
+    CHECK(memcmp(a_h, b_p, n) == 0);
+    memset(b_h, 0, n);
+    HIP_OK(hipMemcpyWithStream(a_d, a_h, n, hipMemcpyHostToDevice, hipStreamLegacy));
+    HIP_OK(hipMemcpyWithStream(b_d, a_d, n, hipMemcpyDeviceToDevice, hipStreamLegacy));
+    HIP_OK(hipMemcpyWithStream(b_h, b_d, n, hipMemcpyDeviceToHost, hipStreamLegacy));
+    CHECK(memcmp(a_h, b_h, n) == 0);
+
+    hipStream_t s = NULL;
+    HIP_OK(hipStreamCreate(&s));
+    hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    CHECK_HIP(hipStreamBeginCapture(hipStreamLegacy, hipStreamCaptureModeGlobal),
+              hipErrorStreamCaptureUnsupported);
+    HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+    CHECK_HIP(hipStreamGetCaptureInfo(hipStreamLegacy, &st, &id), hipErrorStreamCaptureImplicit);
+    CHECK_HIP(hipStreamGetCaptureInfo_v2(hipStreamLegacy, &st, &id, NULL, NULL, NULL),
+              hipErrorStreamCaptureImplicit);
+    HIP_OK(hipStreamIsCapturing(s, &st));
+    CHECK(st == hipStreamCaptureStatusActive);
+    HIP_OK(hipMemcpyAsync(a_d, a_h, n, hipMemcpyHostToDevice, s));
+    hipGraph_t g = NULL;
+    HIP_OK(hipStreamEndCapture(s, &g));
+    CHECK(g != NULL);
+    HIP_OK(hipStreamGetCaptureInfo(hipStreamLegacy, &st, &id));
+    CHECK(st == hipStreamCaptureStatusNone);
+    HIP_OK(hipStreamGetCaptureInfo_v2(hipStreamLegacy, &st, &id, NULL, NULL, NULL));
+    HIP_OK(hipGraphDestroy(g));
+    HIP_OK(hipStreamDestroy(s));
+
+    /* managed memory prefetched to the CPU on hipStreamLegacy */
+    int *m = NULL;
+    HIP_OK(hipMallocManaged((void **)&m, 4096, hipMemAttachGlobal));
+    for (int i = 0; i < 1024; i++)
+        m[i] = 42;
+    HIP_OK(hipMemPrefetchAsync(m, 4096, hipCpuDeviceId, hipStreamLegacy));
+    HIP_OK(hipStreamSynchronize(NULL));
+    CHECK(m[0] == 42 && m[1023] == 42);
+    HIP_OK(hipFree(m));
+
+    /* stream-ordered allocation on hipStreamLegacy from the default pool */
+    hipMemPool_t pool = NULL;
+    HIP_OK(hipDeviceGetDefaultMemPool(&pool, 0));
+    HIP_OK(hipDeviceSetMemPool(0, pool));
+    float *f = NULL;
+    HIP_OK(hipMallocAsync((void **)&f, 64 * MiB, hipStreamLegacy));
+    CHECK(f != NULL);
+    HIP_OK(hipMemsetAsync(f, 0, 64 * MiB, hipStreamLegacy));
+    HIP_OK(hipFreeAsync(f, hipStreamLegacy));
+    HIP_OK(hipStreamSynchronize(hipStreamLegacy));
+
+    HIP_OK(hipFree(a_d));
+    HIP_OK(hipFree(b_d));
+    HIP_OK(hipHostFree(a_p));
+    HIP_OK(hipHostFree(b_p));
+    free(a_h);
+    free(b_h);
 }

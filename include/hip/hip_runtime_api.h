@@ -385,6 +385,12 @@ typedef enum hipMemRangeAttribute {
   hipMemRangeAttributeCoherencyMode = 100
 } hipMemRangeAttribute;
 
+typedef enum hipMemRangeCoherencyMode {
+  hipMemRangeCoherencyModeFineGrain = 0,
+  hipMemRangeCoherencyModeCoarseGrain = 1,
+  hipMemRangeCoherencyModeIndeterminate = 2
+} hipMemRangeCoherencyMode;
+
 typedef enum hipPointer_attribute {
   HIP_POINTER_ATTRIBUTE_CONTEXT = 1,
   HIP_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
@@ -1561,6 +1567,33 @@ hipError_t hipMemcpyAtoHAsync(void *dstHost,
                               size_t ByteCount,
                               hipStream_t stream);
 
+// `hipMemcpyAtoD`: `ByteCount` bytes of the first row of `srcArray` from byte `srcOffset` to
+// device memory at `dstDevice`, synchronously. Errors (clr `ihipMemcpyAtoDValidate`):
+// `hipErrorInvalidValue` (null or freed array, `dstDevice` not device memory of this runtime,
+// offset + count past the first row or past the destination allocation).
+hipError_t hipMemcpyAtoD(hipDeviceptr_t dstDevice,
+                         hipArray_t srcArray,
+                         size_t srcOffset,
+                         size_t ByteCount);
+
+// `hipMemcpyDtoA`: `ByteCount` bytes of device memory at `srcDevice` into the first row of
+// `dstArray` from byte `dstOffset`, synchronously. Errors (clr `ihipMemcpyDtoAValidate`): as
+// `hipMemcpyAtoD`.
+hipError_t hipMemcpyDtoA(hipArray_t dstArray,
+                         size_t dstOffset,
+                         hipDeviceptr_t srcDevice,
+                         size_t ByteCount);
+
+// `hipMemcpyAtoA`: `ByteCount` bytes of the first row of `srcArray` from byte `srcOffset` into
+// the first row of `dstArray` from byte `dstOffset`, synchronously. Errors (clr
+// `ihipMemcpyAtoAValidate`): `hipErrorInvalidValue` (null or freed arrays, a span past either
+// first row).
+hipError_t hipMemcpyAtoA(hipArray_t dstArray,
+                         size_t dstOffset,
+                         hipArray_t srcArray,
+                         size_t srcOffset,
+                         size_t ByteCount);
+
 // `hipDrvMemcpy3D`: copies `WidthInBytes × Height × Depth` between host, device, unified
 // (`*Device` is the pointer) or array memory, synchronously. A caller built against ROCm 5
 // passes ROCm 5's struct (`unsigned int` fields) and memory type values. Pointer sides: `*Pitch` bytes
@@ -1821,8 +1854,9 @@ hipError_t hipDrvGetErrorName(hipError_t hipError, const char **errorString);
 // `errorString` is null or valid for one pointer write.
 hipError_t hipDrvGetErrorString(hipError_t hipError, const char **errorString);
 
-// `hipEventCreateWithFlags`. Errors: `hipErrorInvalidValue` (null, unknown flags,
-// `hipEventInterprocess` without `hipEventDisableTiming`).
+// `hipEventCreateWithFlags`. Errors (clr `ihipEventCreateWithFlags`): `hipErrorInvalidValue`
+// (null, unknown flags, more than one of `hipEventReleaseToDevice`, `hipEventReleaseToSystem`
+// and `hipEventDisableSystemFence`, `hipEventInterprocess` without `hipEventDisableTiming`).
 hipError_t hipEventCreateWithFlags(hipEvent_t *event, unsigned int flags);
 
 // `hipEventCreate`: an event with timing.
@@ -2521,6 +2555,9 @@ hipError_t hipHostFree(void *ptr);
 // `hipMallocHost` (deprecated spelling): `hipHostMalloc(ptr, size, 0)`.
 hipError_t hipMallocHost(void **ptr, size_t size);
 
+// `hipMemAllocHost` (driver spelling): `hipHostMalloc(ptr, size, 0)` (clr `hip_memory.cpp`).
+hipError_t hipMemAllocHost(void **ptr, size_t size);
+
 // `hipHostAlloc` (deprecated spelling): `hipHostMalloc(ptr, size, flags)`.
 hipError_t hipHostAlloc(void **ptr, size_t size, unsigned int flags);
 
@@ -2528,8 +2565,11 @@ hipError_t hipHostAlloc(void **ptr, size_t size, unsigned int flags);
 hipError_t hipFreeHost(void *ptr);
 
 // `hipMemcpy`: copies `sizeBytes` bytes, synchronously, on the null stream. Any direction,
-// pageable host memory included; `hipMemcpyDefault` infers it. Errors: `hipErrorInvalidValue`,
-// `hipErrorInvalidMemcpyDirection`, `hipErrorIllegalAddress`.
+// pageable host memory included; `hipMemcpyDefault` infers it. As clr's `ihipMemcpy`, a copy
+// between two device allocations of one GPU returns once queued unless both have
+// `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` set (`hipPointerSetAttribute`); later work still runs
+// after it. Errors: `hipErrorInvalidValue`, `hipErrorInvalidMemcpyDirection`,
+// `hipErrorIllegalAddress`.
 hipError_t hipMemcpy(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind);
 
 // `hipMemcpyAsync`: as `hipMemcpy`, ordered on `stream`, asynchronous to the host when both
@@ -2546,7 +2586,7 @@ hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void *src, size_t sizeBytes);
 // `hipMemcpyDtoH`.
 hipError_t hipMemcpyDtoH(void *dst, hipDeviceptr_t src, size_t sizeBytes);
 
-// `hipMemcpyDtoD`.
+// `hipMemcpyDtoD`: `hipMemcpy` of device memory (host-asynchronous as it is).
 hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes);
 
 // `hipMemset`: sets `sizeBytes` bytes to the low byte of `value`, synchronously.
@@ -2614,7 +2654,8 @@ hipError_t hipHostGetDevicePointer(void **devicePointer, void *hostPointer, unsi
 hipError_t hipHostGetFlags(unsigned int *flagsPtr, void *hostPtr);
 
 // `hipMemPtrGetInfo`: the size (bytes) of the allocation containing `ptr`. Errors:
-// `hipErrorInvalidValue` (null `size`, unknown memory; clr `hipMemPtrGetInfo`).
+// `hipErrorInvalidValue` (null `size`, unknown memory, pool memory freed with `hipFreeAsync`
+// that its pool keeps; clr `hipMemPtrGetInfo`, hip-tests `hipGetProcAddress_Memory_APIs.cc`).
 hipError_t hipMemPtrGetInfo(void *ptr, size_t *size);
 
 // `hipMemcpyHtoDAsync`: host to device, ordered on `stream` (as `hipMemcpyAsync`). Errors as
@@ -2631,7 +2672,8 @@ hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst,
                               hipStream_t stream);
 
 // `hipMemcpyWithStream`: as `hipMemcpy` but ordered on `stream`, and synchronous: returns when
-// the copy is done (clr `ihipMemcpy(..., isAsync = false)`). Errors as `hipMemcpy`;
+// the copy is done (clr `ihipMemcpy(..., isAsync = false)`; the device-to-device exception of
+// `hipMemcpy` included). Errors as `hipMemcpy`;
 // `hipErrorContextIsDestroyed` for a destroyed stream (checked first, as clr).
 hipError_t hipMemcpyWithStream(void *dst,
                                const void *src,
@@ -2651,6 +2693,17 @@ hipError_t hipMemcpyWithStream(void *dst,
 // attribute), `hipErrorNotSupported` (`CONTEXT`, `P2P_TOKENS`, `IS_LEGACY_HIP_IPC_CAPABLE`,
 // `ALLOWED_HANDLE_TYPES`, `IS_GPU_DIRECT_RDMA_CAPABLE`, `MEMPOOL_HANDLE`).
 hipError_t hipPointerGetAttribute(void *data, hipPointer_attribute attribute, hipDeviceptr_t ptr);
+
+// `hipPointerSetAttribute`: sets `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` (an `unsigned int`, 0 or
+// 1, at `value`) of the allocation holding `ptr` (device or pinned host memory); the only
+// attribute clr lets a program set. With it set on both sides, a device-to-device `hipMemcpy`
+// returns only once the copy is done. Errors (clr `hipPointerSetAttribute`,
+// `ihipPointerSetAttribute`, in order; hip-tests `hipPointerSetAttribute.cc`):
+// `hipErrorInvalidValue` (null `ptr` or `value`, any other attribute, a value other than 0
+// or 1), `hipErrorInvalidDevicePointer` (memory the runtime does not know, freed memory).
+hipError_t hipPointerSetAttribute(const void *value,
+                                  hipPointer_attribute attribute,
+                                  hipDeviceptr_t ptr);
 
 // `hipDrvPointerGetAttributes`: `hipPointerGetAttribute(data[i], attributes[i], ptr)` for
 // each of the `numAttributes` attributes; their errors are ignored (an attribute of unknown
@@ -2827,8 +2880,11 @@ hipError_t hipMallocFromPoolAsync(void **dev_ptr,
 // stream).
 hipError_t hipFreeAsync(void *dev_ptr, hipStream_t stream);
 
-// `hipMemPoolCreate`: a pool of device memory. Errors (clr): `hipErrorInvalidValue` (null
-// arguments, `allocType` other than pinned, a location that is not a visible device).
+// `hipMemPoolCreate`: a pool of device memory holding at most `maxSize` bytes (0: no limit;
+// ROCm 7 `hipMemPoolProps`; a ROCm 5 caller's pool has no limit). Errors (clr, in order):
+// `hipErrorInvalidValue` (null arguments, `allocType` other than pinned, a location that is not
+// a visible device), `hipErrorStreamCaptureUnsupported` (this thread captures in Global or
+// ThreadLocal mode, or another in Global mode; the captures go on).
 hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool, const struct hipMemPoolProps *pool_props);
 
 // `hipMemPoolDestroy`: frees the pool's kept blocks (after their work) and forgets it.

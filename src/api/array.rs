@@ -764,6 +764,66 @@ pub extern "C" fn hipMemcpyAtoHAsync(
     atoh(dstHost, srcArray, srcOffset, ByteCount, stream, false)
 }
 
+/// Device memory at `ptr` (rows `pitch` apart) as a copy side: checked against the allocation
+/// registry, as clr's `getMemoryObject`.
+fn device_side(ptr: *const c_void, pitch: usize) -> Side {
+    Side { ty: hipMemoryType::hipMemoryTypeDevice, ..Side::ptr(ptr, pitch) }
+}
+
+/// `hipMemcpyAtoD`: `ByteCount` bytes of the first row of `srcArray` from byte `srcOffset` to
+/// device memory at `dstDevice`, synchronously. Errors (clr `ihipMemcpyAtoDValidate`):
+/// `hipErrorInvalidValue` (null or freed array, `dstDevice` not device memory of this runtime,
+/// offset + count past the first row or past the destination allocation).
+#[no_mangle]
+pub extern "C" fn hipMemcpyAtoD(
+    dstDevice: hipDeviceptr_t,
+    srcArray: hipArray_t,
+    srcOffset: usize,
+    ByteCount: usize,
+) -> hipError_t {
+    api(|| {
+        check(!srcArray.is_null())?;
+        let b = block(ByteCount, 1, 1);
+        copy(device_side(dstDevice, ByteCount), Side::array(srcArray, srcOffset, 0), b, std::ptr::null_mut(), true)
+    })
+}
+
+/// `hipMemcpyDtoA`: `ByteCount` bytes of device memory at `srcDevice` into the first row of
+/// `dstArray` from byte `dstOffset`, synchronously. Errors (clr `ihipMemcpyDtoAValidate`): as
+/// `hipMemcpyAtoD`.
+#[no_mangle]
+pub extern "C" fn hipMemcpyDtoA(
+    dstArray: hipArray_t,
+    dstOffset: usize,
+    srcDevice: hipDeviceptr_t,
+    ByteCount: usize,
+) -> hipError_t {
+    api(|| {
+        check(!dstArray.is_null())?;
+        let b = block(ByteCount, 1, 1);
+        copy(Side::array(dstArray, dstOffset, 0), device_side(srcDevice, ByteCount), b, std::ptr::null_mut(), true)
+    })
+}
+
+/// `hipMemcpyAtoA`: `ByteCount` bytes of the first row of `srcArray` from byte `srcOffset` into
+/// the first row of `dstArray` from byte `dstOffset`, synchronously. Errors (clr
+/// `ihipMemcpyAtoAValidate`): `hipErrorInvalidValue` (null or freed arrays, a span past either
+/// first row).
+#[no_mangle]
+pub extern "C" fn hipMemcpyAtoA(
+    dstArray: hipArray_t,
+    dstOffset: usize,
+    srcArray: hipArray_t,
+    srcOffset: usize,
+    ByteCount: usize,
+) -> hipError_t {
+    api(|| {
+        check(!dstArray.is_null() && !srcArray.is_null())?;
+        let (d, s) = (Side::array(dstArray, dstOffset, 0), Side::array(srcArray, srcOffset, 0));
+        copy(d, s, block(ByteCount, 1, 1), std::ptr::null_mut(), true)
+    })
+}
+
 /// The two sides and block of a `HIP_MEMCPY3D`.
 fn drv3d(p: &HIP_MEMCPY3D) -> (Side, Side, Block) {
     let src = Side::drv(

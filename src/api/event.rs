@@ -12,17 +12,19 @@ const EVENT_FLAGS: c_uint = hipEventBlockingSync
     | hipEventReleaseToDevice
     | hipEventReleaseToSystem;
 
-/// `hipEventCreateWithFlags`. Errors: `hipErrorInvalidValue` (null, unknown flags,
-/// `hipEventInterprocess` without `hipEventDisableTiming`).
+/// `hipEventCreateWithFlags`. Errors (clr `ihipEventCreateWithFlags`): `hipErrorInvalidValue`
+/// (null, unknown flags, more than one of `hipEventReleaseToDevice`, `hipEventReleaseToSystem`
+/// and `hipEventDisableSystemFence`, `hipEventInterprocess` without `hipEventDisableTiming`).
 #[no_mangle]
 pub extern "C" fn hipEventCreateWithFlags(event: *mut hipEvent_t, flags: c_uint) -> hipError_t {
     api(|| {
         check(!event.is_null())?;
         check(flags & !EVENT_FLAGS == 0)?;
         check(flags & hipEventInterprocess == 0 || flags & hipEventDisableTiming != 0)?;
+        // At most one of the release scopes (clr `ihipEventCreateWithFlags`).
         check(
-            flags & (hipEventReleaseToDevice | hipEventReleaseToSystem)
-                != (hipEventReleaseToDevice | hipEventReleaseToSystem),
+            (flags & (hipEventReleaseToDevice | hipEventReleaseToSystem | hipEventDisableSystemFence)).count_ones()
+                <= 1,
         )?;
         let (rt, _) = rt_dev()?;
         let e = rt.event_create(flags, crate::api::common::current_device())?;

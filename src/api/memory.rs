@@ -135,6 +135,12 @@ pub extern "C" fn hipMallocHost(ptr: *mut *mut c_void, size: usize) -> hipError_
     hipHostMalloc(ptr, size, 0)
 }
 
+/// `hipMemAllocHost` (driver spelling): `hipHostMalloc(ptr, size, 0)` (clr `hip_memory.cpp`).
+#[no_mangle]
+pub extern "C" fn hipMemAllocHost(ptr: *mut *mut c_void, size: usize) -> hipError_t {
+    hipHostMalloc(ptr, size, 0)
+}
+
 /// `hipHostAlloc` (deprecated spelling): `hipHostMalloc(ptr, size, flags)`.
 #[no_mangle]
 pub extern "C" fn hipHostAlloc(ptr: *mut *mut c_void, size: usize, flags: c_uint) -> hipError_t {
@@ -168,8 +174,11 @@ fn memcpy(
 }
 
 /// `hipMemcpy`: copies `sizeBytes` bytes, synchronously, on the null stream. Any direction,
-/// pageable host memory included; `hipMemcpyDefault` infers it. Errors: `hipErrorInvalidValue`,
-/// `hipErrorInvalidMemcpyDirection`, `hipErrorIllegalAddress`.
+/// pageable host memory included; `hipMemcpyDefault` infers it. As clr's `ihipMemcpy`, a copy
+/// between two device allocations of one GPU returns once queued unless both have
+/// `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` set (`hipPointerSetAttribute`); later work still runs
+/// after it. Errors: `hipErrorInvalidValue`, `hipErrorInvalidMemcpyDirection`,
+/// `hipErrorIllegalAddress`.
 #[no_mangle]
 pub extern "C" fn hipMemcpy(dst: *mut c_void, src: *const c_void, sizeBytes: usize, kind: hipMemcpyKind) -> hipError_t {
     memcpy(dst, src, sizeBytes, kind, std::ptr::null_mut(), true)
@@ -200,7 +209,7 @@ pub extern "C" fn hipMemcpyDtoH(dst: *mut c_void, src: hipDeviceptr_t, sizeBytes
     memcpy(dst, src, sizeBytes, hipMemcpyKind::hipMemcpyDeviceToHost, std::ptr::null_mut(), true)
 }
 
-/// `hipMemcpyDtoD`.
+/// `hipMemcpyDtoD`: `hipMemcpy` of device memory (host-asynchronous as it is).
 #[no_mangle]
 pub extern "C" fn hipMemcpyDtoD(dst: hipDeviceptr_t, src: hipDeviceptr_t, sizeBytes: usize) -> hipError_t {
     memcpy(dst, src, sizeBytes, hipMemcpyKind::hipMemcpyDeviceToDevice, std::ptr::null_mut(), true)
@@ -433,12 +442,15 @@ pub extern "C" fn hipHostGetFlags(flagsPtr: *mut c_uint, hostPtr: *mut c_void) -
 }
 
 /// `hipMemPtrGetInfo`: the size (bytes) of the allocation containing `ptr`. Errors:
-/// `hipErrorInvalidValue` (null `size`, unknown memory; clr `hipMemPtrGetInfo`).
+/// `hipErrorInvalidValue` (null `size`, unknown memory, pool memory freed with `hipFreeAsync`
+/// that its pool keeps; clr `hipMemPtrGetInfo`, hip-tests `hipGetProcAddress_Memory_APIs.cc`).
 #[no_mangle]
 pub extern "C" fn hipMemPtrGetInfo(ptr: *mut c_void, size: *mut usize) -> hipError_t {
     api(|| {
         check(!size.is_null())?;
-        let a = runtime()?.allocs.find(ptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
+        let rt = runtime()?;
+        check(!rt.mempool_keeps(ptr as u64))?;
+        let a = rt.allocs.find(ptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
         write_out(size, a.size as usize)
     })
 }
@@ -478,7 +490,8 @@ pub extern "C" fn hipMemcpyDtoDAsync(
 }
 
 /// `hipMemcpyWithStream`: as `hipMemcpy` but ordered on `stream`, and synchronous: returns when
-/// the copy is done (clr `ihipMemcpy(..., isAsync = false)`). Errors as `hipMemcpy`;
+/// the copy is done (clr `ihipMemcpy(..., isAsync = false)`; the device-to-device exception of
+/// `hipMemcpy` included). Errors as `hipMemcpy`;
 /// `hipErrorContextIsDestroyed` for a destroyed stream (checked first, as clr).
 #[no_mangle]
 pub extern "C" fn hipMemcpyWithStream(
@@ -509,6 +522,30 @@ pub extern "C" fn hipPointerGetAttribute(
     ptr: hipDeviceptr_t,
 ) -> hipError_t {
     api(|| pointer_attribute(data, attribute, ptr))
+}
+
+/// `hipPointerSetAttribute`: sets `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` (an `unsigned int`, 0 or
+/// 1, at `value`) of the allocation holding `ptr` (device or pinned host memory); the only
+/// attribute clr lets a program set. With it set on both sides, a device-to-device `hipMemcpy`
+/// returns only once the copy is done. Errors (clr `hipPointerSetAttribute`,
+/// `ihipPointerSetAttribute`, in order; hip-tests `hipPointerSetAttribute.cc`):
+/// `hipErrorInvalidValue` (null `ptr` or `value`, any other attribute, a value other than 0
+/// or 1), `hipErrorInvalidDevicePointer` (memory the runtime does not know, freed memory).
+#[no_mangle]
+pub extern "C" fn hipPointerSetAttribute(
+    value: *const c_void,
+    attribute: hipPointer_attribute,
+    ptr: hipDeviceptr_t,
+) -> hipError_t {
+    api(|| {
+        check(!ptr.is_null() && !value.is_null())?;
+        check(attribute == hipPointer_attribute::HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS)?;
+        let v = read_in(value as *const c_uint)?;
+        check(v <= 1)?;
+        let a = runtime()?.allocs.find(ptr as u64).ok_or(hipError_t::hipErrorInvalidDevicePointer)?;
+        a.sync_memops.store(v == 1, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    })
 }
 
 /// The body of [`hipPointerGetAttribute`].
@@ -545,7 +582,9 @@ fn pointer_attribute(
             ptr_out(if host { ptr as u64 } else { 0 })?;
             check(host)
         }
-        P::HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS => bool_out(false),
+        P::HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS => {
+            bool_out(a.as_ref().is_some_and(|a| a.sync_memops.load(std::sync::atomic::Ordering::Relaxed)))
+        }
         P::HIP_POINTER_ATTRIBUTE_BUFFER_ID => u32_out(a.as_ref().map_or(0, |a| a.id as u32)),
         P::HIP_POINTER_ATTRIBUTE_IS_MANAGED => bool_out(a.as_ref().is_some_and(|a| a.kind == MemKind::Managed)),
         P::HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL => {

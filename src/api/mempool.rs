@@ -3,7 +3,7 @@
 //! src/mempool.rs; pools and their allocations are shared between processes through a memfd and
 //! IPC handles (`hipMemPoolExportToShareableHandle` … `hipMemPoolImportPointer`).
 
-use crate::api::common::{api, check, read_in, rt_dev, slice_in, stream_of, write_out};
+use crate::api::common::{api, check, read_in, rocm5_caller, rt_dev, slice_in, stream_of, write_out};
 use crate::api::types::*;
 use crate::mempool::{attr, AttrValue, MemPool};
 use crate::runtime::{runtime, Runtime};
@@ -82,8 +82,11 @@ pub extern "C" fn hipFreeAsync(dev_ptr: *mut c_void, stream: hipStream_t) -> hip
     })
 }
 
-/// `hipMemPoolCreate`: a pool of device memory. Errors (clr): `hipErrorInvalidValue` (null
-/// arguments, `allocType` other than pinned, a location that is not a visible device).
+/// `hipMemPoolCreate`: a pool of device memory holding at most `maxSize` bytes (0: no limit;
+/// ROCm 7 `hipMemPoolProps`; a ROCm 5 caller's pool has no limit). Errors (clr, in order):
+/// `hipErrorInvalidValue` (null arguments, `allocType` other than pinned, a location that is not
+/// a visible device), `hipErrorStreamCaptureUnsupported` (this thread captures in Global or
+/// ThreadLocal mode, or another in Global mode; the captures go on).
 #[no_mangle]
 pub extern "C" fn hipMemPoolCreate(mem_pool: *mut hipMemPool_t, pool_props: *const hipMemPoolProps) -> hipError_t {
     api(|| {
@@ -93,7 +96,10 @@ pub extern "C" fn hipMemPoolCreate(mem_pool: *mut hipMemPool_t, pool_props: *con
         check(props.location.r#type == hipMemLocationType::hipMemLocationTypeDevice)?;
         let rt = runtime()?;
         let dev = rt.device(props.location.id).map_err(|_| hipError_t::hipErrorInvalidValue)?.ordinal;
-        write_out(mem_pool, handle(&rt.mempool_create(dev, props.handleTypes.0)))
+        crate::graph::check_no_capture()?;
+        // ROCm 5's hipMemPoolProps has reserved bytes where maxSize is.
+        let max_size = if rocm5_caller() { 0 } else { props.maxSize as u64 };
+        write_out(mem_pool, handle(&rt.mempool_create(dev, props.handleTypes.0, max_size)))
     })
 }
 

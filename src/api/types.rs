@@ -434,6 +434,17 @@ c_enum! {
 }
 
 c_enum! {
+    /// `hipMemRangeCoherencyMode` (`hip_runtime_api.h`): what
+    /// `hipMemRangeAttributeCoherencyMode` reads (`hipMemAdviseSet/UnsetCoarseGrain`).
+    pub struct hipMemRangeCoherencyMode {
+        hipMemRangeCoherencyModeFineGrain = 0,
+        hipMemRangeCoherencyModeCoarseGrain = 1,
+        /// The range mixes fine- and coarse-grained pages.
+        hipMemRangeCoherencyModeIndeterminate = 2,
+    }
+}
+
+c_enum! {
     /// `hipLimit_t` (`hip_runtime_api.h`, ROCm 7 values): `hipDeviceGetLimit`/`hipDeviceSetLimit`.
     pub struct hipLimit_t {
         /// Per-thread stack size, bytes.
@@ -2021,6 +2032,7 @@ pub fn c_header_prelude() -> String {
     for (name, e) in [
         ("hipMemoryAdvise", ints(hipMemoryAdvise::ENUMERATORS)),
         ("hipMemRangeAttribute", ints(hipMemRangeAttribute::ENUMERATORS)),
+        ("hipMemRangeCoherencyMode", ints(hipMemRangeCoherencyMode::ENUMERATORS)),
         ("hipPointer_attribute", ints(hipPointer_attribute::ENUMERATORS)),
         ("hipMemRangeHandleType", ints(hipMemRangeHandleType::ENUMERATORS)),
         ("hipMemPoolAttr", ints(hipMemPoolAttr::ENUMERATORS)),

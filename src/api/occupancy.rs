@@ -121,7 +121,7 @@ pub fn occupancy(
     };
     let alu_threads = (d.simd_per_cu as u64 * max_waves_per_simd.min(gpr_waves) * wave) as i64;
     let lds_used = k.group_segment_fixed_size as u64 + dyn_lds;
-    let lds_wgs = if lds_used != 0 { (d.lds / lds_used) as i64 } else { i32::MAX as i64 };
+    let lds_wgs = d.lds.checked_div(lds_used).map_or(i32::MAX as i64, |n| n as i64);
     let aligned = align_up(block as u64, wave) as i64;
     let blocks_per_cu = (alu_threads / aligned).min(lds_wgs);
     let best = alu_threads.min(aligned);

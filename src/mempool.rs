@@ -240,8 +240,14 @@ impl Runtime {
         if p.max_size != 0 && st.reserved_bytes().saturating_add(size) > p.max_size {
             return Err(hipError_t::hipErrorOutOfMemory);
         }
+        let access: Vec<usize> = (0..st.access.len()).filter(|&d| d != p.dev && st.access[d] != 0).collect();
         drop(st);
         let base = self.mem_alloc_device(p.dev, size)?;
+        // Devices given access to the pool map its new blocks too.
+        if let Err(e) = access.iter().try_for_each(|&d| self.mempool_map_block(base, d)) {
+            let _ = self.mem_free(base);
+            return Err(e);
+        }
         let mut st = p.state.lock();
         st.used.insert(base, size);
         Self::mempool_high_marks(&mut st);
@@ -405,13 +411,43 @@ impl Runtime {
         })
     }
 
-    /// `hipMemPoolSetAccess` for one device: records `flags` (the owner stays read-write).
-    /// Peer devices reach pool memory as they reach `hipMalloc` memory: through
-    /// `hipDeviceEnablePeerAccess`.
-    pub fn mempool_set_access(&self, p: &MemPool, dev: usize, flags: i32) {
-        if dev != p.dev {
-            p.state.lock().access[dev] = flags;
+    /// `hipMemPoolSetAccess` for one device: records `flags` (the owner stays read-write) and
+    /// maps the pool's blocks, those it holds and those it will hand out, into that device's
+    /// GPUVM, so its kernels and copies reach them without `hipDeviceEnablePeerAccess` (CUDA's
+    /// `cudaMemPoolSetAccess`; hip-tests `Unit_hipMemPoolSetAccess_SetAccess`). Errors:
+    /// `hipErrorOutOfMemory` (a map failed; the blocks mapped before stay mapped).
+    pub fn mempool_set_access(&self, p: &MemPool, dev: usize, flags: i32) -> Result<(), hipError_t> {
+        if dev == p.dev {
+            return Ok(());
         }
+        let mut st = p.state.lock();
+        if flags != 0 {
+            let blocks: Vec<u64> = st.used.keys().copied().chain(st.free.iter().map(|b| b.base)).collect();
+            for base in blocks {
+                self.mempool_map_block(base, dev)?;
+            }
+        }
+        st.access[dev] = flags;
+        Ok(())
+    }
+
+    /// Maps the BO behind pool block `base` into device `dev`'s GPUVM (a pool another device
+    /// may access: `hipMemPoolSetAccess`), unless it is there already (peer access, an earlier
+    /// block of the same small-allocation BO). Errors: `hipErrorOutOfMemory` (the map failed).
+    fn mempool_map_block(&self, base: u64, dev: usize) -> Result<(), hipError_t> {
+        let gpu = self.devices[dev].gpu_id;
+        let Some(a) = self.allocs.get(base) else { return Ok(()) };
+        let Some(bo) = a.bo() else { return Ok(()) };
+        let mut mapped = bo.mapped.lock();
+        if mapped.contains(&gpu) {
+            return Ok(());
+        }
+        self.kfd.map_memory_to_gpu(bo.handle, &[gpu]).map_err(|(e, _)| {
+            crate::log::hipkfd_log!("mempool map {:#x} on gpu {gpu:#x}: {e}", bo.va);
+            hipError_t::hipErrorOutOfMemory
+        })?;
+        mapped.push(gpu);
+        Ok(())
     }
 
     /// `hipMemPoolGetAccess` for one device.

@@ -110,6 +110,51 @@ static void occupancy_case(void) {
   CHECK_ERR(hipOccupancyMaxPotentialBlockSize(NULL, &b, scale_add, 0, 0), hipErrorInvalidValue);
 }
 
+/* hipMemPoolSetAccess maps the pool's blocks, present and future, for the device given access:
+ * a kernel on device 1 writes a device-0 pool's memory without peer access (CUDA's
+ * cudaMemPoolSetAccess; hip-tests Unit_hipMemPoolSetAccess_SetAccess). */
+static void pool_access_case(void) {
+  int n = 0;
+  CHECK_OK(hipGetDeviceCount(&n));
+  if (n < 2) return;
+  hipMemPoolProps props = {};
+  props.allocType = hipMemAllocationTypePinned;
+  props.location.type = hipMemLocationTypeDevice;
+  props.location.id = 0;
+  hipMemPool_t pool;
+  CHECK_OK(hipSetDevice(0));
+  CHECK_OK(hipMemPoolCreate(&pool, &props));
+  hipStream_t s0, s1;
+  CHECK_OK(hipStreamCreate(&s0));
+  int *before = NULL, *after = NULL;
+  CHECK_OK(hipMallocFromPoolAsync((void**)&before, 4 << 20, pool, s0));
+  CHECK_OK(hipMemsetAsync(before, 0, 4 << 20, s0));
+  hipMemAccessDesc d = {};
+  d.location.type = hipMemLocationTypeDevice;
+  d.location.id = 1;
+  d.flags = hipMemAccessFlagsProtReadWrite;
+  CHECK_OK(hipMemPoolSetAccess(pool, &d, 1));
+  CHECK_OK(hipMallocFromPoolAsync((void**)&after, 4 << 20, pool, s0));
+  CHECK_OK(hipMemsetAsync(after, 0, 4 << 20, s0));
+  CHECK_OK(hipStreamSynchronize(s0));
+  CHECK_OK(hipSetDevice(1));
+  CHECK_OK(hipStreamCreate(&s1));
+  scale_add<<<4, 256, 0, s1>>>(before, 1024, 1, 7);
+  scale_add<<<4, 256, 0, s1>>>(after, 1024, 1, 9);
+  CHECK_OK(hipStreamSynchronize(s1));
+  int b[2] = {0, 0};
+  CHECK_OK(hipMemcpy(&b[0], before + 1023, sizeof(int), hipMemcpyDeviceToHost));
+  CHECK_OK(hipMemcpy(&b[1], after + 1023, sizeof(int), hipMemcpyDeviceToHost));
+  CHECK(b[0] == 7 && b[1] == 9);
+  CHECK_OK(hipStreamDestroy(s1));
+  CHECK_OK(hipSetDevice(0));
+  CHECK_OK(hipFreeAsync(before, s0));
+  CHECK_OK(hipFreeAsync(after, s0));
+  CHECK_OK(hipStreamSynchronize(s0));
+  CHECK_OK(hipStreamDestroy(s0));
+  CHECK_OK(hipMemPoolDestroy(pool));
+}
+
 static void busy_kernel_case(void) {
   int *flag = NULL, *out = NULL, *d = NULL, *h2 = NULL;
   CHECK_OK(hipHostMalloc((void**)&flag, sizeof(int), hipHostMallocCoherent));
@@ -518,6 +563,7 @@ int main(int argc, char** argv) {
   busy_kernel_case();
   other_device_stream_case();
   occupancy_case();
+  pool_access_case();
 
   /* hipDeviceReset frees device memory, the loaded globals included: they load again. */
   CHECK_OK(hipDeviceReset());

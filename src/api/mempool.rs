@@ -235,7 +235,7 @@ pub extern "C" fn hipMemPoolSetAccess(
                 d.flags == hipMemAccessFlags::hipMemAccessFlagsProtRead
                     || d.flags == hipMemAccessFlags::hipMemAccessFlagsProtReadWrite,
             )?;
-            rt.mempool_set_access(&p, dev, d.flags.0);
+            rt.mempool_set_access(&p, dev, d.flags.0)?;
         }
         Ok(())
     })

@@ -806,7 +806,12 @@ static void op_host_register(void)
             free(p);
             return;
         }
-        must_fail(C(hipHostRegister)(p, size, flags), "hipHostRegister twice");
+        /* Again at the same base, within the size, it stacks (clr): one more unregister then. */
+        if (C(hipHostRegister)(p, size, flags) != hipSuccess ||
+            C(hipHostUnregister)(p) != hipSuccess)
+            fail(calls, "hipHostRegister twice at one base");
+        if (size > 1)
+            must_fail(C(hipHostRegister)(p + 1, size, flags), "hipHostRegister overlapping a registration");
         void *dp = NULL;
         if (C(hipHostGetDevicePointer)(&dp, p, 0) != hipSuccess)
             fail(calls, "hipHostGetDevicePointer of a fresh registration");

@@ -519,9 +519,9 @@ impl Runtime {
 
     /// `hipMemset2D`/`hipMemset3D`/`hipMemsetD2D*` (+Async): sets block `b` (width in bytes, a
     /// multiple of `elem`) of `dst` to `elem`-byte elements (1, 2 or 4) of `value`, in stream
-    /// order; `sync` waits unless `dst` is device memory, as [`memset`](Self::memset) (CUDA's
-    /// "API synchronization behavior"; hip-tests `Unit_hipMemset2DSync`/`3DSync`, which AMD's
-    /// Linux config disables because clr waits there). One fill when the block is contiguous, else one per row. The whole
+    /// order; `sync` waits, whatever the memory, as clr does (unlike [`memset`](Self::memset);
+    /// AMD's Linux hip-tests config disables `Unit_hipMemset2DSync`/`3DSync`, which want CUDA's
+    /// "no wait on device memory"). One fill when the block is contiguous, else one per row. The whole
     /// block is range-checked first. Errors: `hipErrorInvalidValue` (null, pageable or unknown
     /// memory, a block past its allocation or overflowing), `hipErrorIllegalAddress`.
     pub fn memset_3d(
@@ -544,7 +544,6 @@ impl Runtime {
         if !matches!(Self::pick(loc, Some(s.dev)), Loc::Vram(_) | Loc::Pinned) {
             return Err(hipError_t::hipErrorInvalidValue);
         }
-        let sync = sync && !matches!(loc, Loc::Vram(_));
         if b.contiguous(&dst) {
             self.memset(dst.addr, value, elem, span / elem, s, false)?;
             return if sync { self.stream_sync(s) } else { Ok(()) };

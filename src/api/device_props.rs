@@ -131,9 +131,24 @@ impl KfdNode {
 
     /// Compute units: `simd_count / simd_per_cu` (ROCr `HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT`).
     pub fn compute_units(&self) -> u32 {
-        let simds = self.prop("simd_count").unwrap_or(0);
-        let per_cu = self.prop("simd_per_cu").filter(|v| *v != 0).unwrap_or(4);
-        (simds / per_cu) as u32
+        (self.prop("simd_count").unwrap_or(0) / self.simd_per_cu() as u64) as u32
+    }
+
+    /// SIMDs per CU (the node's `simd_per_cu`, 4 when absent).
+    pub fn simd_per_cu(&self) -> u32 {
+        self.prop("simd_per_cu").filter(|v| *v != 0).unwrap_or(4) as u32
+    }
+
+    /// VGPRs per SIMD lane and their allocation granule (clr `rocdevice.cpp` `vgprsPerSimd_`,
+    /// `vgprAllocGranularity_`).
+    pub fn vgpr_file(&self) -> (u32, u32) {
+        match self.gfx_version() {
+            (9, ..) if WIDE_VGPR_ISAS.contains(&self.gfx_name().as_str()) => (512, 8),
+            (0..=9, ..) => (256, 4),
+            (10, 0 | 1, _) => (1024, 8),
+            (11, 0, 0 | 1) | (11, 5, 1) => (1536, 24),
+            _ => (1024, 16),
+        }
     }
 
     /// PCI (domain, bus, device, function) from `domain` + `location_id` (bus<<8 | dev<<3 |
@@ -158,7 +173,7 @@ impl KfdNode {
     /// VGPRs a CU can hand out (clr `availableVGPRs_` = AddressableNumVGPRs × SIMDs per CU).
     fn available_vgprs(&self) -> u64 {
         let per_simd = if WIDE_VGPR_ISAS.contains(&self.gfx_name().as_str()) { 512 } else { 256 };
-        per_simd * self.prop("simd_per_cu").filter(|v| *v != 0).unwrap_or(4)
+        per_simd * self.simd_per_cu() as u64
     }
 
     fn host_atomics(&self) -> bool {

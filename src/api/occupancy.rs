@@ -36,30 +36,18 @@ pub struct DeviceLimits {
 }
 
 impl DeviceLimits {
-    /// The limits of a device from its properties (`gcnArchName` gives the gfx version).
-    pub fn of(p: &hipDeviceProp_t) -> DeviceLimits {
-        let arch = arch_name(p);
-        let gfx = arch.trim_start_matches("gfx").split(':').next().unwrap_or("").to_string();
-        let (major, minor, step) = if gfx.len() >= 3 {
-            let (m, rest) = gfx.split_at(gfx.len() - 2);
-            let hex = |c: &str| u32::from_str_radix(c, 16).unwrap_or(0);
-            (m.parse().unwrap_or(9), hex(&rest[..1]), hex(&rest[1..]))
-        } else {
-            (9, 0, 0)
-        };
-        let (vgprs_per_simd, vgpr_granule) = match (major, minor, step) {
-            (9, 0, 10) | (9, 4, _) => (512, 8),
-            (0..=9, _, _) => (256, 4),
-            (10, 0 | 1, _) => (1024, 8),
-            (11, 0, 0 | 1) | (11, 5, 1) => (1536, 24),
-            _ => (1024, 16),
-        };
+    /// The limits of a device, from its KFD node (gfx version, register file, SIMDs) and its
+    /// properties (LDS, block size, CUs).
+    pub fn of(dev: &crate::device::Device) -> DeviceLimits {
+        let (node, p) = (&dev.topo.node, &dev.props);
+        let gfx_major = node.gfx_version().0;
+        let (vgprs_per_simd, vgpr_granule) = node.vgpr_file();
         DeviceLimits {
-            gfx_major: major,
+            gfx_major,
             vgprs_per_simd,
             vgpr_granule,
-            sgprs_per_simd: if major < 10 { 800 } else { u32::MAX },
-            simd_per_cu: 4,
+            sgprs_per_simd: if gfx_major < 10 { 800 } else { u32::MAX },
+            simd_per_cu: node.simd_per_cu(),
             lds: p.sharedMemPerBlock as u64,
             max_workgroup: p.maxThreadsPerBlock.max(1) as u32,
             cus: p.multiProcessorCount.max(1) as u32,
@@ -136,14 +124,14 @@ pub fn occupancy(
 fn kernel_of(f: *const c_void, module: bool) -> Result<(KernelInfo, DeviceLimits), hipError_t> {
     let rt = runtime()?;
     let d = current_device();
-    let props = &rt.devices.get(d).ok_or(hipError_t::hipErrorInvalidDevice)?.props;
+    let dev = rt.devices.get(d).ok_or(hipError_t::hipErrorInvalidDevice)?;
     let func: Arc<Function> = if module {
         registry().lock().function(f as usize).ok_or(hipError_t::hipErrorInvalidDeviceFunction)?
     } else {
         host_function(f)?
     };
-    let (co, i) = func.kernel(&arch_name(props))?;
-    Ok((co.kernels[i].clone(), DeviceLimits::of(props)))
+    let (co, i) = func.kernel(&arch_name(&dev.props))?;
+    Ok((co.kernels[i].clone(), DeviceLimits::of(dev)))
 }
 
 fn active_blocks(

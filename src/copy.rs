@@ -540,8 +540,7 @@ impl Runtime {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         let span = b.span(&dst)?;
-        let loc = self.locate(dst.addr, span, true)?;
-        if !matches!(Self::pick(loc, Some(s.dev)), Loc::Vram(_) | Loc::Pinned) {
+        if !matches!(Self::pick(self.locate(dst.addr, span, true)?, Some(s.dev)), Loc::Vram(_) | Loc::Pinned) {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         if b.contiguous(&dst) {

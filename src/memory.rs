@@ -744,6 +744,22 @@ pub fn gtt_flags(coherent: bool) -> u32 {
 pub const HOST_MALLOC_FLAGS: u32 = 0x1 | 0x2 | 0x4 | 0x1000_0000 | 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
 
 impl Runtime {
+    /// Maps `bo` into the GPUVM of `gpu` too (peer access, a memory pool's access list), unless
+    /// it is there already; returns whether it mapped it now. Errors: `hipErrorOutOfMemory` (the
+    /// `MAP_MEMORY_TO_GPU` ioctl failed; nothing changed).
+    pub fn bo_map_on(&self, bo: &Bo, gpu: u32) -> Result<bool, hipError_t> {
+        let mut mapped = bo.mapped.lock();
+        if mapped.contains(&gpu) {
+            return Ok(false);
+        }
+        self.kfd.map_memory_to_gpu(bo.handle, &[gpu]).map_err(|(e, _)| {
+            crate::log::hipkfd_log!("map {:#x} on gpu {gpu:#x}: {e}", bo.va);
+            hipError_t::hipErrorOutOfMemory
+        })?;
+        mapped.push(gpu);
+        Ok(true)
+    }
+
     /// `hipMalloc`: `size` bytes of VRAM on device `dev`, GPU-mapped there and CPU-mapped when
     /// the BAR is large. Returns the base address.
     pub fn mem_alloc_device(&self, dev: usize, size: u64) -> Result<u64, hipError_t> {

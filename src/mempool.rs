@@ -437,17 +437,10 @@ impl Runtime {
     fn mempool_map_block(&self, base: u64, dev: usize) -> Result<(), hipError_t> {
         let gpu = self.devices[dev].gpu_id;
         let Some(a) = self.allocs.get(base) else { return Ok(()) };
-        let Some(bo) = a.bo() else { return Ok(()) };
-        let mut mapped = bo.mapped.lock();
-        if mapped.contains(&gpu) {
-            return Ok(());
+        match a.bo() {
+            Some(bo) => self.bo_map_on(bo, gpu).map(drop),
+            None => Ok(()),
         }
-        self.kfd.map_memory_to_gpu(bo.handle, &[gpu]).map_err(|(e, _)| {
-            crate::log::hipkfd_log!("mempool map {:#x} on gpu {gpu:#x}: {e}", bo.va);
-            hipError_t::hipErrorOutOfMemory
-        })?;
-        mapped.push(gpu);
-        Ok(())
     }
 
     /// `hipMemPoolGetAccess` for one device.

@@ -193,19 +193,17 @@ impl Runtime {
             .filter(|a| matches!(a.kind, MemKind::Device | MemKind::Array) && a.owner == peer)
             .filter_map(|a| a.bo());
         for bo in bos {
-            if bo.mapped.lock().contains(&gpu) {
-                continue;
-            }
-            if let Err((e, _)) = self.kfd.map_memory_to_gpu(bo.handle, &[gpu]) {
-                crate::log::hipkfd_log!("peer map {:#x} on gpu {gpu:#x}: {e}", bo.va);
-                for bo in done {
-                    let _ = self.kfd.unmap_memory_from_gpu(bo.handle, &[gpu]);
-                    bo.mapped.lock().retain(|g| *g != gpu);
+            match self.bo_map_on(bo, gpu) {
+                Ok(false) => {}
+                Ok(true) => done.push(bo),
+                Err(e) => {
+                    for bo in done {
+                        let _ = self.kfd.unmap_memory_from_gpu(bo.handle, &[gpu]);
+                        bo.mapped.lock().retain(|g| *g != gpu);
+                    }
+                    return Err(e);
                 }
-                return Err(hipError_t::hipErrorOutOfMemory);
             }
-            bo.mapped.lock().push(gpu);
-            done.push(bo);
         }
         crate::log::hipkfd_log!("peer access {dev} -> {peer}: {} BO(s) mapped", done.len());
         en[dev][peer] = true;

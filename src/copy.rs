@@ -220,9 +220,20 @@ impl Runtime {
         if dst == 0 || src == 0 || len == 0 {
             return Err(hipError_t::hipErrorInvalidValue);
         }
-        self.locate(dst, len, true)?;
-        self.locate(src, len, false)?;
+        self.locate_for_node(dst, len, true)?;
+        self.locate_for_node(src, len, false)?;
         Ok(())
+    }
+
+    /// [`locate`](Self::locate) for a graph node's parameters, which may name graph memory that
+    /// its allocation node has not allocated yet (clr keeps the reserved range findable for the
+    /// same reason). Errors as `locate`'s.
+    fn locate_for_node(&self, ptr: u64, len: u64, write: bool) -> Result<Loc, hipError_t> {
+        match self.graph_mem_range(ptr) {
+            Some((dev, va, size)) if ptr.checked_add(len).is_some_and(|end| end <= va + size) => Ok(Loc::Vram(dev)),
+            Some(_) => Err(hipError_t::hipErrorInvalidValue),
+            None => self.locate(ptr, len, write),
+        }
     }
 
     /// The range check [`memset`](Self::memset) makes, without filling: `len` bytes at `dst` of
@@ -231,7 +242,7 @@ impl Runtime {
         if dst == 0 || len == 0 {
             return Err(hipError_t::hipErrorInvalidValue);
         }
-        match Self::pick(self.locate(dst, len, true)?, None) {
+        match Self::pick(self.locate_for_node(dst, len, true)?, None) {
             Loc::Vram(_) | Loc::Pinned => Ok(()),
             _ => Err(hipError_t::hipErrorInvalidValue),
         }

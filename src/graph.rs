@@ -63,6 +63,12 @@ pub enum Op {
     /// A kernel launch (`hipGraphAddKernelNode`, a captured launch) with its own copy of the
     /// arguments (src/aql.rs).
     Kernel(Arc<crate::aql::KernelNode>),
+    /// Allocates graph memory at the node's address (`hipGraphAddMemAllocNode`, a captured
+    /// `hipMallocAsync`; src/graph_mem.rs).
+    MemAlloc(Arc<crate::graph_mem::GraphAlloc>),
+    /// Frees the graph memory at this address (`hipGraphAddMemFreeNode`, a captured
+    /// `hipFreeAsync`).
+    MemFree(u64),
 }
 
 impl Op {
@@ -77,6 +83,8 @@ impl Op {
             Op::EventWait(_) => hipGraphNodeType::hipGraphNodeTypeWaitEvent,
             Op::Child(_) => hipGraphNodeType::hipGraphNodeTypeGraph,
             Op::Kernel(_) => hipGraphNodeType::hipGraphNodeTypeKernel,
+            Op::MemAlloc(_) => hipGraphNodeType::hipGraphNodeTypeMemAlloc,
+            Op::MemFree(_) => hipGraphNodeType::hipGraphNodeTypeMemFree,
         }
     }
 
@@ -177,12 +185,22 @@ pub struct Graph {
     /// Made by `hipGraphClone` (or as a child graph's copy): `hipGraphNodeFindInClone` needs one.
     pub cloned: bool,
     inner: Mutex<Inner>,
+    /// References the graph owns to user objects: handle → count (`hipGraphRetainUserObject`).
+    user_objects: Mutex<HashMap<usize, u32>>,
+    /// Graph memory nodes are in it (alloc or free): it may have one executable graph at a time
+    /// (CUDA; hip-tests `Unit_hipGraphAddMemAllocNode_Negative_NotSupported`).
+    mem_nodes: AtomicBool,
+    /// Held by the executable graph made from this one while it lives (graphs with memory nodes).
+    exec_token: Mutex<Weak<()>>,
 }
 
 impl Drop for Graph {
     fn drop(&mut self) {
         let me = self as *const Graph as usize;
         registry().graphs.lock().remove(&me);
+        for (h, n) in std::mem::take(&mut *self.user_objects.lock()) {
+            user_object_release(h, n);
+        }
     }
 }
 
@@ -212,7 +230,14 @@ pub fn node_of(h: usize) -> Option<Arc<Node>> {
 
 impl Graph {
     pub fn new(dev: usize, cloned: bool) -> Arc<Graph> {
-        let g = Arc::new(Graph { dev, cloned, inner: Mutex::new(Inner::default()) });
+        let g = Arc::new(Graph {
+            dev,
+            cloned,
+            inner: Mutex::new(Inner::default()),
+            user_objects: Mutex::default(),
+            mem_nodes: AtomicBool::new(false),
+            exec_token: Mutex::default(),
+        });
         registry().graphs.lock().insert(Arc::as_ptr(&g) as usize, Arc::downgrade(&g));
         g
     }
@@ -248,6 +273,9 @@ impl Graph {
             if !self.owns(d) || !seen.insert(d.id) {
                 return Err(hipError_t::hipErrorInvalidValue);
             }
+        }
+        if matches!(op, Op::MemAlloc(_) | Op::MemFree(_)) {
+            self.mem_nodes.store(true, Ordering::Relaxed);
         }
         let n = self.new_node(op, None);
         let mut inner = self.inner.lock();
@@ -377,7 +405,44 @@ impl Graph {
         inner.nodes = new_nodes;
         inner.edges = edges.iter().map(|(a, b)| (map[a], map[b])).collect();
         drop(inner);
+        // The clone owns one reference to each user object the original owns (clr
+        // `Graph::clone`).
+        let objects: Vec<usize> = self.user_objects.lock().keys().copied().collect();
+        for h in objects {
+            if user_object_retain(h, 1) {
+                g.user_objects.lock().insert(h, 1);
+            }
+        }
+        g.mem_nodes.store(self.mem_nodes.load(Ordering::Relaxed), Ordering::Relaxed);
         g
+    }
+
+    /// `hipGraphRetainUserObject`: the graph takes `count` references to user object `h`, new
+    /// ones, or (`take`: `hipGraphUserObjectMove`) the caller's. A destroyed object is ignored
+    /// (clr).
+    pub fn retain_user_object(&self, h: usize, count: u32, take: bool) {
+        if take && !user_object_live(h) || !take && !user_object_retain(h, count) {
+            return;
+        }
+        let mut m = self.user_objects.lock();
+        let held = m.entry(h).or_insert(0);
+        *held = held.saturating_add(count);
+    }
+
+    /// `hipGraphReleaseUserObject`: gives back up to `count` of the references the graph owns to
+    /// `h` (none owned: nothing happens, as clr).
+    pub fn release_user_object(&self, h: usize, count: u32) {
+        let n = {
+            let mut m = self.user_objects.lock();
+            let Some(held) = m.get_mut(&h) else { return };
+            let n = count.min(*held);
+            *held -= n;
+            if *held == 0 {
+                m.remove(&h);
+            }
+            n
+        };
+        user_object_release(h, n);
     }
 
     /// The node of this graph (a clone) copied from `original` (`hipGraphNodeFindInClone`).
@@ -404,6 +469,19 @@ pub struct Exec {
     pub flags: u64,
     steps: Mutex<Vec<Step>>,
     edges: Vec<(usize, usize)>,
+    /// One reference to each user object of the graph, released with the executable graph
+    /// (CUDA: an executable graph owns the references of the graph it was made from).
+    user_objects: Vec<usize>,
+    /// Keeps a graph with memory nodes from a second instantiation while this one lives.
+    _mem_token: Option<Arc<()>>,
+}
+
+impl Drop for Exec {
+    fn drop(&mut self) {
+        for &h in &self.user_objects {
+            user_object_release(h, 1);
+        }
+    }
 }
 
 /// A graph's nodes in topological order and its edges as positions in that order.
@@ -418,11 +496,26 @@ fn snapshot(g: &Graph) -> Result<Snapshot, hipError_t> {
 }
 
 impl Exec {
-    /// Instantiates `g` with `flags`. Errors: `hipErrorInvalidValue` (a cycle).
+    /// Instantiates `g` with `flags`. Errors: `hipErrorInvalidValue` (a cycle),
+    /// `hipErrorNotSupported` (`g` has graph memory nodes and an executable graph made from it
+    /// lives: CUDA allows one).
     pub fn new(g: &Graph, flags: u64) -> Result<Exec, hipError_t> {
         let (order, edges) = snapshot(g)?;
+        let mem_token = if g.mem_nodes.load(Ordering::Relaxed) {
+            let mut t = g.exec_token.lock();
+            if t.upgrade().is_some() {
+                return Err(hipError_t::hipErrorNotSupported);
+            }
+            let token = Arc::new(());
+            *t = Arc::downgrade(&token);
+            Some(token)
+        } else {
+            None
+        };
         let steps = order.iter().map(|n| Step { ids: vec![n.id], op: n.op().deep_clone(), enabled: true }).collect();
-        Ok(Exec { dev: g.dev, flags, steps: Mutex::new(steps), edges })
+        let objects: Vec<usize> = g.user_objects.lock().keys().copied().collect();
+        let user_objects = objects.into_iter().filter(|&h| user_object_retain(h, 1)).collect();
+        Ok(Exec { dev: g.dev, flags, steps: Mutex::new(steps), edges, user_objects, _mem_token: mem_token })
     }
 
     /// `hipGraphNodeSetEnabled` (`Some`) / `hipGraphNodeGetEnabled` (`None`) of the step made from
@@ -541,6 +634,15 @@ impl Runtime {
             Op::EventWait(e) => self.stream_wait_event(s, &*wait_event(e)?),
             Op::Child(g) => self.graph_run(g, s),
             Op::Kernel(n) => self.kernel_node_run(s, n),
+            Op::MemAlloc(a) => self.graph_mem_alloc(a),
+            // Graph memory the program freed already has nothing left to free; other memory (a
+            // captured hipFreeAsync of it) is freed as hipFreeAsync frees it.
+            Op::MemFree(ptr) => {
+                if self.graph_mem_free(*ptr, s) || self.graph_mem_node(*ptr).is_some() {
+                    return Ok(());
+                }
+                self.mempool_free(*ptr, s)
+            }
         }
     }
 
@@ -575,11 +677,19 @@ impl Runtime {
     }
 
     /// `hipGraphLaunch`: runs the executable graph's steps on `s`, asynchronously and in stream
-    /// order. Errors: the first failing step's (later steps are not queued).
+    /// order. Errors: `hipErrorInvalidValue` (memory of an allocation node is still allocated
+    /// from the last launch, unless instantiated with `hipGraphInstantiateFlagAutoFreeOnLaunch`:
+    /// CUDA), the first failing step's (later steps are not queued).
     pub fn exec_launch(&self, x: &Exec, s: &Arc<Stream>) -> Result<(), hipError_t> {
         let steps = x.steps.lock().clone();
+        let auto_free = x.flags & hipGraphInstantiateFlags::hipGraphInstantiateFlagAutoFreeOnLaunch.0 as u64 != 0;
         // Refused launches queue nothing: what would fail at a later node is checked first.
         for st in steps.iter().filter(|st| st.enabled) {
+            if let Op::MemAlloc(a) = &st.op {
+                if !auto_free && self.graph_mem_live(a.va) {
+                    return Err(hipError_t::hipErrorInvalidValue);
+                }
+            }
             op_check(&st.op, s)?;
         }
         for st in steps.iter().filter(|st| st.enabled) {
@@ -1050,4 +1160,70 @@ pub fn capture_op(s: &Stream, op: Op) -> Result<Option<Op>, hipError_t> {
     CAPTURING.with(|f| f.set(false));
     sc.set_deps(vec![n?]);
     Ok(None)
+}
+
+// ---------------------------------------------------------------------------------------------
+// User objects
+// ---------------------------------------------------------------------------------------------
+
+/// A user object (`hipUserObjectCreate`; CUDA "Graph Object Lifetime"; clr `hip::UserObject`):
+/// a destructor and its argument, run once when the last reference (the program's, a graph's,
+/// an executable graph's) is released.
+struct UserObject {
+    destroy: unsafe extern "C" fn(*mut c_void),
+    ptr: usize,
+    /// References, all owners together.
+    refs: u32,
+}
+
+/// The live user objects by handle. Handles are never reused, so a handle kept by a graph
+/// after its object was destroyed (the program released more than it should) names nothing.
+fn user_objects() -> &'static Mutex<HashMap<usize, UserObject>> {
+    static U: OnceLock<Mutex<HashMap<usize, UserObject>>> = OnceLock::new();
+    U.get_or_init(Default::default)
+}
+
+/// `hipUserObjectCreate`: a user object with `refs` (≥ 1) references → its handle.
+pub fn user_object_create(destroy: unsafe extern "C" fn(*mut c_void), ptr: usize, refs: u32) -> usize {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    // Handles are small multiples of 16, never null and never reused.
+    let h = NEXT.fetch_add(1, Ordering::Relaxed) as usize * 16;
+    user_objects().lock().insert(h, UserObject { destroy, ptr, refs });
+    h
+}
+
+fn user_object_live(h: usize) -> bool {
+    user_objects().lock().contains_key(&h)
+}
+
+/// `hipUserObjectRetain`: `count` more references → whether the object lives (a destroyed one
+/// is ignored, as clr does).
+pub fn user_object_retain(h: usize, count: u32) -> bool {
+    match user_objects().lock().get_mut(&h) {
+        Some(o) => {
+            o.refs = o.refs.saturating_add(count);
+            true
+        }
+        None => false,
+    }
+}
+
+/// `hipUserObjectRelease`: `count` fewer references; the last one runs the destructor (on the
+/// calling thread). Releasing more than there are, or a destroyed object, does nothing (clr).
+pub fn user_object_release(h: usize, count: u32) {
+    let gone = {
+        let mut m = user_objects().lock();
+        match m.get_mut(&h) {
+            Some(o) if o.refs > count => {
+                o.refs -= count;
+                None
+            }
+            Some(o) if o.refs == count => m.remove(&h),
+            _ => None,
+        }
+    };
+    if let Some(o) = gone {
+        // SAFETY: the program's destructor with the pointer it gave (HIP contract).
+        unsafe { (o.destroy)(o.ptr as *mut c_void) };
+    }
 }

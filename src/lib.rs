@@ -11,6 +11,7 @@ mod device;
 mod event;
 mod event_page;
 mod graph;
+mod graph_mem;
 mod hostreg;
 mod interop;
 mod ipc;

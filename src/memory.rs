@@ -34,6 +34,9 @@ pub struct Bo {
     /// `mem->dmabuf` (`kfd_mem_export_dmabuf`): every importer gets this one file
     /// ([`Bo::ipc_dmabuf`]).
     pub dmabuf: Mutex<Option<Arc<DmabufFd>>>,
+    /// The VA range is the caller's (a graph allocation node's, src/graph_mem.rs): freeing the
+    /// BO leaves it reserved.
+    pub va_kept: bool,
 }
 
 /// An exported dma-buf fd (`EXPORT_DMABUF`), closed when the last holder drops it.
@@ -59,7 +62,17 @@ impl Drop for DmabufFd {
 
 impl Bo {
     fn new(va: u64, size: u64, handle: u64, owner: usize, flags: u32, mapped: Vec<u32>, cpu_mapped: bool) -> Bo {
-        Bo { va, size, handle, owner, flags, mapped: Mutex::new(mapped), cpu_mapped, dmabuf: Mutex::new(None) }
+        Bo {
+            va,
+            size,
+            handle,
+            owner,
+            flags,
+            mapped: Mutex::new(mapped),
+            cpu_mapped,
+            dmabuf: Mutex::new(None),
+            va_kept: false,
+        }
     }
 
     /// The BO's dma-buf for IPC: the one it keeps, else a new export (`EXPORT_DMABUF`), kept if
@@ -117,24 +130,48 @@ impl Runtime {
         let size = align_up(size.max(1), PAGE_SIZE);
         let align = if size >= LARGE_ALIGN { LARGE_ALIGN } else { PAGE_SIZE };
         let va = self.va.alloc(size, align).ok_or(hipError_t::hipErrorOutOfMemory)?;
+        let bo = self.bo_alloc_at(owner, va, size, flags, map_on, cpu);
+        match bo {
+            Ok(mut bo) => {
+                bo.va_kept = false;
+                Ok(bo)
+            }
+            Err(e) => {
+                self.va.free(va, size);
+                Err(e)
+            }
+        }
+    }
+
+    /// [`bo_alloc`](Self::bo_alloc) at `va`, a page-aligned range of `size` bytes the caller
+    /// has reserved in the VA manager and keeps: the BO is made with `va_kept`, and neither a
+    /// failure nor [`bo_free`](Self::bo_free) gives the range back.
+    pub fn bo_alloc_at(
+        &self,
+        owner: usize,
+        va: u64,
+        size: u64,
+        flags: u32,
+        map_on: &[usize],
+        cpu: bool,
+    ) -> Result<Bo, hipError_t> {
         let dev = &self.devices[owner];
         let mut args =
             kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: dev.gpu_id, flags, ..Default::default() };
         if let Err(e) = self.kfd.alloc_memory_of_gpu(&mut args) {
-            self.va.free(va, size);
             crate::log::hipkfd_log!(
                 "ALLOC_MEMORY_OF_GPU size {size} flags {} failed: {e}",
                 alloc_flags_to_string(flags)
             );
             return Err(alloc_errno(e));
         }
-        let bo = Bo::new(va, size, args.handle, owner, flags, vec![], cpu);
+        let mut bo = Bo::new(va, size, args.handle, owner, flags, vec![], cpu);
+        bo.va_kept = true;
         let undo = |bo: &Bo, cpu_done: bool| {
             if cpu_done {
                 self.va.unmap_cpu(bo.va, bo.size);
             }
             let _ = self.kfd.free_memory_of_gpu(bo.handle);
-            self.va.free(bo.va, bo.size);
         };
         // The MMIO remap page is mapped through /dev/kfd (`kfd_mmap`, KFD_MMAP_TYPE_MMIO), every
         // other BO through the render node.
@@ -168,7 +205,11 @@ impl Runtime {
         if let Err(e) = self.kfd.free_memory_of_gpu(bo.handle) {
             crate::log::hipkfd_log!("FREE_MEMORY_OF_GPU {:#x}: {e}", bo.handle);
         }
-        self.va.free(bo.va, bo.size);
+        if bo.va_kept {
+            self.graph_mem_released(bo.va);
+        } else {
+            self.va.free(bo.va, bo.size);
+        }
     }
 }
 
@@ -870,7 +911,7 @@ impl Runtime {
     /// Gives back what an allocation removed from the registry holds: its slot of a shared block
     /// (small `hipMalloc`) or its own BO. VMM mappings and registered pages are released by
     /// their own paths (`hipMemUnmap`, `hipHostUnregister`).
-    fn release(&self, a: &Allocation) {
+    pub(crate) fn release(&self, a: &Allocation) {
         if a.kind == MemKind::Managed {
             self.advice.forget(a.base, a.size);
         }

@@ -276,6 +276,9 @@ impl Runtime {
     /// at once after `s`'s work (clr falls back to `hipFree`). Errors: `hipErrorInvalidValue`
     /// (not an allocation's base, or a block its pool already got back).
     pub fn mempool_free(&self, base: u64, s: &Arc<Stream>) -> Result<(), hipError_t> {
+        if self.graph_mem_free(base, s) {
+            return Ok(());
+        }
         if self.mempool_take_import(base) {
             self.stream_sync(s)?;
             return self.ipc_close_mem(base);

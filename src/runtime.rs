@@ -48,6 +48,8 @@ pub struct Runtime {
     pub userpages: UserPages,
     /// Stream-ordered memory pools (src/mempool.rs).
     pub mempools: MemPools,
+    /// Graph allocation nodes' memory (src/graph_mem.rs).
+    pub graph_mem: crate::graph_mem::GraphMem,
     /// Mipmapped arrays (src/array.rs).
     pub mipmaps: crate::array::Mipmaps,
     /// Where sequence numbers start (queue seqs, IPC event record counters): 0, or
@@ -132,6 +134,7 @@ impl Runtime {
             vmm: VmmState::default(),
             userpages: UserPages::default(),
             mempools: MemPools::default(),
+            graph_mem: Default::default(),
             mipmaps: Default::default(),
             seq_start: seq_start(),
         };

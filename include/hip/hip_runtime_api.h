@@ -609,6 +609,42 @@ typedef enum hipGraphInstantiateFlags {
   hipGraphInstantiateFlagUseNodePriority = 8
 } hipGraphInstantiateFlags;
 
+typedef enum hipGraphInstantiateResult {
+  hipGraphInstantiateSuccess = 0,
+  hipGraphInstantiateError = 1,
+  hipGraphInstantiateInvalidStructure = 2,
+  hipGraphInstantiateNodeOperationNotSupported = 3,
+  hipGraphInstantiateMultipleDevicesNotSupported = 4
+} hipGraphInstantiateResult;
+
+typedef enum hipGraphMemAttributeType {
+  hipGraphMemAttrUsedMemCurrent = 0,
+  hipGraphMemAttrUsedMemHigh = 1,
+  hipGraphMemAttrReservedMemCurrent = 2,
+  hipGraphMemAttrReservedMemHigh = 3
+} hipGraphMemAttributeType;
+
+typedef enum hipUserObjectFlags {
+  hipUserObjectNoDestructorSync = 1
+} hipUserObjectFlags;
+
+typedef enum hipUserObjectRetainFlags {
+  hipGraphUserObjectMove = 1
+} hipUserObjectRetainFlags;
+
+typedef enum hipGraphDebugDotFlags {
+  hipGraphDebugDotFlagsVerbose = 1,
+  hipGraphDebugDotFlagsKernelNodeParams = 4,
+  hipGraphDebugDotFlagsMemcpyNodeParams = 8,
+  hipGraphDebugDotFlagsMemsetNodeParams = 16,
+  hipGraphDebugDotFlagsHostNodeParams = 32,
+  hipGraphDebugDotFlagsEventNodeParams = 64,
+  hipGraphDebugDotFlagsExtSemasSignalNodeParams = 128,
+  hipGraphDebugDotFlagsExtSemasWaitNodeParams = 256,
+  hipGraphDebugDotFlagsKernelNodeAttributes = 512,
+  hipGraphDebugDotFlagsHandles = 1024
+} hipGraphDebugDotFlags;
+
 typedef enum hipDriverProcAddressQueryResult {
   HIP_GET_PROC_ADDRESS_SUCCESS = 0,
   HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
@@ -806,6 +842,9 @@ typedef struct hipGraphNode hipGraphNode;
 // Mipmapped array (`hipMipmappedArray`): opaque here; the object is clr's `struct
 // hipMipmappedArray` (src/array.rs `MipmapObj`).
 typedef struct hipMipmappedArray hipMipmappedArray;
+
+// Opaque user object behind [`hipUserObject_t`] (`typedef struct hipUserObject* hipUserObject_t;`).
+typedef struct hipUserObject hipUserObject;
 
 // Opaque context object behind [`hipCtx_t`] (`typedef struct ihipCtx_t* hipCtx_t;`).
 typedef struct ihipCtx_t ihipCtx_t;
@@ -1241,6 +1280,60 @@ typedef union hipLaunchAttributeValue hipKernelNodeAttrValue;
 // Executable graph handle.
 typedef struct hipGraphExec *hipGraphExec_t;
 
+// User object handle (`hipUserObjectCreate`).
+typedef struct hipUserObject *hipUserObject_t;
+
+// `typedef struct hipMemPoolProps {...}` (`hip_runtime_api.h`): allocType@0, handleTypes@4,
+// location@8, win32SecurityAttributes@16, maxSize@24, reserved[56]@32. 88 bytes.
+typedef struct hipMemPoolProps {
+  // Must be `hipMemAllocationTypePinned`.
+  hipMemAllocationType allocType;
+  // Handle types the pool may be exported as (`hipMemPoolExportToShareableHandle`:
+  // `hipMemHandleTypePosixFileDescriptor`).
+  hipMemAllocationHandleType handleTypes;
+  // Must be a device.
+  hipMemLocation location;
+  void *win32SecurityAttributes;
+  // Largest pool size, bytes (0: no limit).
+  size_t maxSize;
+  uint8_t reserved[56];
+} hipMemPoolProps;
+
+// `typedef struct hipMemAccessDesc { hipMemLocation location; hipMemAccessFlags flags; }`. 12 bytes.
+typedef struct hipMemAccessDesc {
+  hipMemLocation location;
+  hipMemAccessFlags flags;
+} hipMemAccessDesc;
+
+// `typedef struct hipMemAllocNodeParams { hipMemPoolProps poolProps; const hipMemAccessDesc*
+// accessDescs; size_t accessDescCount; size_t bytesize; void* dptr; }`
+// (`hipGraphAddMemAllocNode`): poolProps@0, accessDescs@88, accessDescCount@96, bytesize@104,
+// dptr@112. 120 bytes.
+typedef struct hipMemAllocNodeParams {
+  // Pinned memory of a device (`allocType`, `location`).
+  struct hipMemPoolProps poolProps;
+  // Devices that get access besides the owner (read-write or none).
+  const struct hipMemAccessDesc *accessDescs;
+  size_t accessDescCount;
+  // Bytes.
+  size_t bytesize;
+  // Out: the allocation's address, fixed when the node is made.
+  void *dptr;
+} hipMemAllocNodeParams;
+
+// `typedef struct hipGraphInstantiateParams { hipGraphNode_t errNode_out; unsigned long long
+// flags; hipGraphInstantiateResult result_out; hipStream_t uploadStream; }`
+// (`hipGraphInstantiateWithParams`). 32 bytes.
+typedef struct hipGraphInstantiateParams {
+  // The node that made instantiation fail (hipkfd: always null).
+  hipGraphNode_t errNode_out;
+  // `hipGraphInstantiateFlags`.
+  unsigned long long flags;
+  hipGraphInstantiateResult result_out;
+  // The stream of `hipGraphInstantiateFlagUpload`.
+  hipStream_t uploadStream;
+} hipGraphInstantiateParams;
+
 // An imported external memory object (`typedef void* hipExternalMemory_t;`).
 typedef void *hipExternalMemory_t;
 
@@ -1284,28 +1377,6 @@ typedef struct hipPointerAttribute_t {
 
 // Memory pool handle (`hipMallocAsync` and friends).
 typedef struct ihipMemPoolHandle_t *hipMemPool_t;
-
-// `typedef struct hipMemPoolProps {...}` (`hip_runtime_api.h`): allocType@0, handleTypes@4,
-// location@8, win32SecurityAttributes@16, maxSize@24, reserved[56]@32. 88 bytes.
-typedef struct hipMemPoolProps {
-  // Must be `hipMemAllocationTypePinned`.
-  hipMemAllocationType allocType;
-  // Handle types the pool may be exported as (`hipMemPoolExportToShareableHandle`:
-  // `hipMemHandleTypePosixFileDescriptor`).
-  hipMemAllocationHandleType handleTypes;
-  // Must be a device.
-  hipMemLocation location;
-  void *win32SecurityAttributes;
-  // Largest pool size, bytes (0: no limit).
-  size_t maxSize;
-  uint8_t reserved[56];
-} hipMemPoolProps;
-
-// `typedef struct hipMemAccessDesc { hipMemLocation location; hipMemAccessFlags flags; }`. 12 bytes.
-typedef struct hipMemAccessDesc {
-  hipMemLocation location;
-  hipMemAccessFlags flags;
-} hipMemAccessDesc;
 
 // `hipMemPoolPtrExportData`: 64 opaque bytes describing one pool allocation for another
 // process (hipkfd: the allocation's IPC handle, src/ipc.rs).
@@ -2366,6 +2437,96 @@ hipError_t hipGraphNodeGetEnabled(hipGraphExec_t hGraphExec,
 // `hipGraphExecGetFlags`: the flags the executable graph was instantiated with. Errors:
 // `hipErrorInvalidValue` (null, unknown executable graph).
 hipError_t hipGraphExecGetFlags(hipGraphExec_t graphExec, unsigned long long *flags);
+
+// `hipUserObjectCreate`: a user object whose destructor `destroy(ptr)` runs when its last
+// reference goes, with `initialRefcount` references. Errors: `hipErrorInvalidValue` (null
+// `object_out` or `destroy`, a count of 0 or above `INT_MAX`, `flags` other than
+// `hipUserObjectNoDestructorSync`).
+hipError_t hipUserObjectCreate(hipUserObject_t *object_out,
+                               void *ptr,
+                               hipHostFn_t destroy,
+                               unsigned int initialRefcount,
+                               unsigned int flags);
+
+// `hipUserObjectRelease`: `count` fewer references; the last runs the destructor. Releasing
+// more than the object has, or a destroyed object, does nothing (clr). Errors:
+// `hipErrorInvalidValue` (null, a count of 0 or above `INT_MAX`).
+hipError_t hipUserObjectRelease(hipUserObject_t object, unsigned int count);
+
+// `hipUserObjectRetain`: `count` more references (a destroyed object is ignored, as clr).
+// Errors: as [`hipUserObjectRelease`].
+hipError_t hipUserObjectRetain(hipUserObject_t object, unsigned int count);
+
+// `hipGraphRetainUserObject`: `graph` owns `count` more references to `object`, new ones, or
+// with `hipGraphUserObjectMove` the caller's. Executable graphs made from it and its clones own
+// one each. Errors: `hipErrorInvalidValue` (null or unknown graph, null object, a count of 0
+// or above `INT_MAX`, `flags` other than 0 and `hipGraphUserObjectMove`).
+hipError_t hipGraphRetainUserObject(hipGraph_t graph,
+                                    hipUserObject_t object,
+                                    unsigned int count,
+                                    unsigned int flags);
+
+// `hipGraphReleaseUserObject`: `graph` gives back up to `count` of its references to `object`
+// (none held: nothing happens). Errors: `hipErrorInvalidValue` (null or unknown graph, null
+// object, a count of 0 or above `INT_MAX`).
+hipError_t hipGraphReleaseUserObject(hipGraph_t graph, hipUserObject_t object, unsigned int count);
+
+// `hipGraphAddMemAllocNode`: a node that allocates `pNodeParams->bytesize` bytes of pinned
+// device memory at an address fixed now and written to `pNodeParams->dptr`; the memory exists
+// from the node's run until a free node, `hipFreeAsync` or `hipFree` (src/graph_mem.rs). The
+// devices of `accessDescs` with read or read-write access map it too. Errors:
+// `hipErrorInvalidValue` (null arguments, `bytesize` 0, `allocType` other than pinned, a location
+// or access descriptor that is not a visible device, more descriptors than devices), and as
+// [`hipGraphAddEmptyNode`]; `hipErrorOutOfMemory` (more than the device's VRAM).
+hipError_t hipGraphAddMemAllocNode(hipGraphNode_t *pGraphNode,
+                                   hipGraph_t graph,
+                                   const hipGraphNode_t *pDependencies,
+                                   size_t numDependencies,
+                                   struct hipMemAllocNodeParams *pNodeParams);
+
+// `hipGraphMemAllocNodeGetParams`: the parameters the allocation node was made with, `dptr`
+// its address. Errors: `hipErrorInvalidValue` (null, unknown node, not an allocation node).
+hipError_t hipGraphMemAllocNodeGetParams(hipGraphNode_t node,
+                                         struct hipMemAllocNodeParams *pNodeParams);
+
+// `hipGraphAddMemFreeNode`: a node that frees the memory of the allocation node whose address
+// is `dev_ptr`. Errors: `hipErrorInvalidValue` (null arguments, a null or empty dependency
+// list with the other given, `dev_ptr` not the address of a live allocation node or already
+// named by a free node: clr), and as [`hipGraphAddEmptyNode`].
+hipError_t hipGraphAddMemFreeNode(hipGraphNode_t *pGraphNode,
+                                  hipGraph_t graph,
+                                  const hipGraphNode_t *pDependencies,
+                                  size_t numDependencies,
+                                  void *dev_ptr);
+
+// `hipGraphMemFreeNodeGetParams`: writes the address a free node frees to `*(void**)dev_ptr`.
+// Errors: `hipErrorInvalidValue` (null, unknown node, not a free node).
+hipError_t hipGraphMemFreeNodeGetParams(hipGraphNode_t node, void *dev_ptr);
+
+// `hipDeviceGetGraphMemAttribute`: writes a `size_t` of bytes to `value`: graph memory in use
+// now (`hipGraphMemAttrUsedMemCurrent`), reserved now (the same, plus freed memory still waiting
+// for its stream), or their high-water marks since the last reset. Errors:
+// `hipErrorInvalidDevice`, `hipErrorInvalidValue` (null `value`, not an attribute).
+hipError_t hipDeviceGetGraphMemAttribute(int device, hipGraphMemAttributeType attr, void *value);
+
+// `hipDeviceSetGraphMemAttribute`: resets `hipGraphMemAttrUsedMemHigh` or
+// `hipGraphMemAttrReservedMemHigh`; `*(size_t*)value` must be 0 (CUDA: "can only be reset to
+// zero"; the mark then restarts from the current value). Errors: `hipErrorInvalidDevice`,
+// `hipErrorInvalidValue` (null `value`, another attribute, a value other than 0).
+hipError_t hipDeviceSetGraphMemAttribute(int device, hipGraphMemAttributeType attr, void *value);
+
+// `hipDeviceGraphMemTrim`: gives back graph memory that is freed and whose work is done (freed
+// graph memory is never kept otherwise). Errors: `hipErrorInvalidDevice`.
+hipError_t hipDeviceGraphMemTrim(int device);
+
+// `hipGraphInstantiateWithParams`: [`hipGraphInstantiateWithFlags`] with
+// `instantiateParams->flags`; `result_out` says whether it worked, `errNode_out` is null.
+// `hipGraphInstantiateFlagUpload` also checks `uploadStream` as [`hipGraphUpload`]. Errors:
+// `hipErrorInvalidValue` (null arguments, flags other than one of
+// `hipGraphInstantiateFlags`), and as [`hipGraphInstantiate`].
+hipError_t hipGraphInstantiateWithParams(hipGraphExec_t *pGraphExec,
+                                         hipGraph_t graph,
+                                         struct hipGraphInstantiateParams *instantiateParams);
 
 // `hipMallocManaged`: `size` bytes of managed memory. Errors (clr): `hipErrorInvalidValue`
 // (null `dev_ptr`, `size == 0`, `flags` other than `hipMemAttachGlobal` or `hipMemAttachHost`),

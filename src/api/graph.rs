@@ -1483,3 +1483,277 @@ pub extern "C" fn hipGraphExecGetFlags(graphExec: hipGraphExec_t, flags: *mut c_
         write_out(flags, exec_in(graphExec)?.flags)
     })
 }
+
+// ---------------------------------------------------------------------------------------------
+// User objects
+// ---------------------------------------------------------------------------------------------
+
+/// A count argument of the user object calls: 1 to `INT_MAX` (clr). Errors:
+/// `hipErrorInvalidValue`.
+fn ref_count(count: c_uint) -> Result<u32, hipError_t> {
+    check(count != 0 && count <= c_int::MAX as c_uint)?;
+    Ok(count)
+}
+
+/// `hipUserObjectCreate`: a user object whose destructor `destroy(ptr)` runs when its last
+/// reference goes, with `initialRefcount` references. Errors: `hipErrorInvalidValue` (null
+/// `object_out` or `destroy`, a count of 0 or above `INT_MAX`, `flags` other than
+/// `hipUserObjectNoDestructorSync`).
+#[no_mangle]
+pub extern "C" fn hipUserObjectCreate(
+    object_out: *mut hipUserObject_t,
+    ptr: *mut c_void,
+    destroy: hipHostFn_t,
+    initialRefcount: c_uint,
+    flags: c_uint,
+) -> hipError_t {
+    api(|| {
+        check(!object_out.is_null() && flags == hipUserObjectFlags::hipUserObjectNoDestructorSync.0 as c_uint)?;
+        let destroy = destroy.ok_or(hipError_t::hipErrorInvalidValue)?;
+        let refs = ref_count(initialRefcount)?;
+        rt_dev()?;
+        write_out(object_out, graph::user_object_create(destroy, ptr as usize, refs) as hipUserObject_t)
+    })
+}
+
+/// `hipUserObjectRelease`: `count` fewer references; the last runs the destructor. Releasing
+/// more than the object has, or a destroyed object, does nothing (clr). Errors:
+/// `hipErrorInvalidValue` (null, a count of 0 or above `INT_MAX`).
+#[no_mangle]
+pub extern "C" fn hipUserObjectRelease(object: hipUserObject_t, count: c_uint) -> hipError_t {
+    api(|| {
+        check(!object.is_null())?;
+        graph::user_object_release(object as usize, ref_count(count)?);
+        Ok(())
+    })
+}
+
+/// `hipUserObjectRetain`: `count` more references (a destroyed object is ignored, as clr).
+/// Errors: as [`hipUserObjectRelease`].
+#[no_mangle]
+pub extern "C" fn hipUserObjectRetain(object: hipUserObject_t, count: c_uint) -> hipError_t {
+    api(|| {
+        check(!object.is_null())?;
+        graph::user_object_retain(object as usize, ref_count(count)?);
+        Ok(())
+    })
+}
+
+/// `hipGraphRetainUserObject`: `graph` owns `count` more references to `object`, new ones, or
+/// with `hipGraphUserObjectMove` the caller's. Executable graphs made from it and its clones own
+/// one each. Errors: `hipErrorInvalidValue` (null or unknown graph, null object, a count of 0
+/// or above `INT_MAX`, `flags` other than 0 and `hipGraphUserObjectMove`).
+#[no_mangle]
+pub extern "C" fn hipGraphRetainUserObject(
+    graph: hipGraph_t,
+    object: hipUserObject_t,
+    count: c_uint,
+    flags: c_uint,
+) -> hipError_t {
+    api(|| {
+        let g = graph_in(graph)?;
+        let count = ref_count(count)?;
+        let take = hipUserObjectRetainFlags::hipGraphUserObjectMove.0 as c_uint;
+        check(!object.is_null() && (flags == 0 || flags == take))?;
+        g.retain_user_object(object as usize, count, flags == take);
+        Ok(())
+    })
+}
+
+/// `hipGraphReleaseUserObject`: `graph` gives back up to `count` of its references to `object`
+/// (none held: nothing happens). Errors: `hipErrorInvalidValue` (null or unknown graph, null
+/// object, a count of 0 or above `INT_MAX`).
+#[no_mangle]
+pub extern "C" fn hipGraphReleaseUserObject(graph: hipGraph_t, object: hipUserObject_t, count: c_uint) -> hipError_t {
+    api(|| {
+        let g = graph_in(graph)?;
+        let count = ref_count(count)?;
+        check(!object.is_null())?;
+        g.release_user_object(object as usize, count);
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graph memory nodes
+// ---------------------------------------------------------------------------------------------
+
+/// The device ordinal a graph-memory location or access descriptor names. Errors:
+/// `hipErrorInvalidValue` (not a device, not a visible one).
+fn graph_mem_device(l: &hipMemLocation) -> Result<usize, hipError_t> {
+    check(l.r#type == hipMemLocationType::hipMemLocationTypeDevice)?;
+    let rt = crate::runtime::runtime()?;
+    rt.device(l.id).map(|d| d.ordinal).map_err(|_| hipError_t::hipErrorInvalidValue)
+}
+
+/// `hipGraphAddMemAllocNode`: a node that allocates `pNodeParams->bytesize` bytes of pinned
+/// device memory at an address fixed now and written to `pNodeParams->dptr`; the memory exists
+/// from the node's run until a free node, `hipFreeAsync` or `hipFree` (src/graph_mem.rs). The
+/// devices of `accessDescs` with read or read-write access map it too. Errors:
+/// `hipErrorInvalidValue` (null arguments, `bytesize` 0, `allocType` other than pinned, a location
+/// or access descriptor that is not a visible device, more descriptors than devices), and as
+/// [`hipGraphAddEmptyNode`]; `hipErrorOutOfMemory` (more than the device's VRAM).
+#[no_mangle]
+pub extern "C" fn hipGraphAddMemAllocNode(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    pNodeParams: *mut hipMemAllocNodeParams,
+) -> hipError_t {
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || {
+        let mut p = read_in(pNodeParams)?;
+        p.dptr = std::ptr::null_mut();
+        write_out(pNodeParams, p)?;
+        check(p.bytesize != 0 && p.poolProps.allocType == hipMemAllocationType::hipMemAllocationTypePinned)?;
+        let dev = graph_mem_device(&p.poolProps.location)?;
+        let rt = crate::runtime::runtime()?;
+        check(p.accessDescCount <= rt.devices.len())?;
+        let mut access = vec![];
+        let descs = if p.accessDescCount == 0 { &[][..] } else { slice_in(p.accessDescs, p.accessDescCount)? };
+        for d in descs {
+            let peer = graph_mem_device(&d.location)?;
+            if peer != dev && d.flags != hipMemAccessFlags::hipMemAccessFlagsProtNone {
+                access.push(peer);
+            }
+        }
+        let a = rt.graph_mem_reserve(dev, access, p)?;
+        write_out(pNodeParams, a.params.0)?;
+        Ok(Op::MemAlloc(a))
+    })
+}
+
+/// `hipGraphMemAllocNodeGetParams`: the parameters the allocation node was made with, `dptr`
+/// its address. Errors: `hipErrorInvalidValue` (null, unknown node, not an allocation node).
+#[no_mangle]
+pub extern "C" fn hipGraphMemAllocNodeGetParams(
+    node: hipGraphNode_t,
+    pNodeParams: *mut hipMemAllocNodeParams,
+) -> hipError_t {
+    api(|| {
+        check(!pNodeParams.is_null())?;
+        match op_of(node, hipGraphNodeType::hipGraphNodeTypeMemAlloc)? {
+            Op::MemAlloc(a) => write_out(pNodeParams, a.params.0),
+            _ => Err(hipError_t::hipErrorInvalidValue),
+        }
+    })
+}
+
+/// `hipGraphAddMemFreeNode`: a node that frees the memory of the allocation node whose address
+/// is `dev_ptr`. Errors: `hipErrorInvalidValue` (null arguments, a null or empty dependency
+/// list with the other given, `dev_ptr` not the address of a live allocation node or already
+/// named by a free node: clr), and as [`hipGraphAddEmptyNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphAddMemFreeNode(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    dev_ptr: *mut c_void,
+) -> hipError_t {
+    if !pDependencies.is_null() && numDependencies == 0 || dev_ptr.is_null() {
+        return hipError_t::hipErrorInvalidValue;
+    }
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || {
+        let rt = crate::runtime::runtime()?;
+        let a = rt.graph_mem_node(dev_ptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
+        check(!a.freed_by_node.swap(true, std::sync::atomic::Ordering::Relaxed))?;
+        Ok(Op::MemFree(a.va))
+    })
+}
+
+/// `hipGraphMemFreeNodeGetParams`: writes the address a free node frees to `*(void**)dev_ptr`.
+/// Errors: `hipErrorInvalidValue` (null, unknown node, not a free node).
+#[no_mangle]
+pub extern "C" fn hipGraphMemFreeNodeGetParams(node: hipGraphNode_t, dev_ptr: *mut c_void) -> hipError_t {
+    api(|| {
+        check(!dev_ptr.is_null())?;
+        match op_of(node, hipGraphNodeType::hipGraphNodeTypeMemFree)? {
+            Op::MemFree(p) => write_out(dev_ptr as *mut *mut c_void, p as *mut c_void),
+            _ => Err(hipError_t::hipErrorInvalidValue),
+        }
+    })
+}
+
+/// The device argument of the graph-memory device calls. Errors: `hipErrorInvalidDevice`.
+fn graph_mem_dev(device: c_int) -> Result<(&'static crate::runtime::Runtime, usize), hipError_t> {
+    let rt = crate::runtime::runtime()?;
+    Ok((rt, rt.device(device)?.ordinal))
+}
+
+/// `hipDeviceGetGraphMemAttribute`: writes a `size_t` of bytes to `value`: graph memory in use
+/// now (`hipGraphMemAttrUsedMemCurrent`), reserved now (the same, plus freed memory still waiting
+/// for its stream), or their high-water marks since the last reset. Errors:
+/// `hipErrorInvalidDevice`, `hipErrorInvalidValue` (null `value`, not an attribute).
+#[no_mangle]
+pub extern "C" fn hipDeviceGetGraphMemAttribute(
+    device: c_int,
+    attr: hipGraphMemAttributeType,
+    value: *mut c_void,
+) -> hipError_t {
+    api(|| {
+        let (rt, d) = graph_mem_dev(device)?;
+        check(!value.is_null())?;
+        write_out(value as *mut usize, rt.graph_mem_attr(d, attr)? as usize)
+    })
+}
+
+/// `hipDeviceSetGraphMemAttribute`: resets `hipGraphMemAttrUsedMemHigh` or
+/// `hipGraphMemAttrReservedMemHigh`; `*(size_t*)value` must be 0 (CUDA: "can only be reset to
+/// zero"; the mark then restarts from the current value). Errors: `hipErrorInvalidDevice`,
+/// `hipErrorInvalidValue` (null `value`, another attribute, a value other than 0).
+#[no_mangle]
+pub extern "C" fn hipDeviceSetGraphMemAttribute(
+    device: c_int,
+    attr: hipGraphMemAttributeType,
+    value: *mut c_void,
+) -> hipError_t {
+    api(|| {
+        let (rt, d) = graph_mem_dev(device)?;
+        let v = read_in(value as *const usize)?;
+        rt.graph_mem_reset_high(d, attr, v as u64)
+    })
+}
+
+/// `hipDeviceGraphMemTrim`: gives back graph memory that is freed and whose work is done (freed
+/// graph memory is never kept otherwise). Errors: `hipErrorInvalidDevice`.
+#[no_mangle]
+pub extern "C" fn hipDeviceGraphMemTrim(device: c_int) -> hipError_t {
+    api(|| {
+        let (rt, _) = graph_mem_dev(device)?;
+        rt.graph_mem_trim();
+        Ok(())
+    })
+}
+
+/// `hipGraphInstantiateWithParams`: [`hipGraphInstantiateWithFlags`] with
+/// `instantiateParams->flags`; `result_out` says whether it worked, `errNode_out` is null.
+/// `hipGraphInstantiateFlagUpload` also checks `uploadStream` as [`hipGraphUpload`]. Errors:
+/// `hipErrorInvalidValue` (null arguments, flags other than one of
+/// `hipGraphInstantiateFlags`), and as [`hipGraphInstantiate`].
+#[no_mangle]
+pub extern "C" fn hipGraphInstantiateWithParams(
+    pGraphExec: *mut hipGraphExec_t,
+    graph: hipGraph_t,
+    instantiateParams: *mut hipGraphInstantiateParams,
+) -> hipError_t {
+    api(|| {
+        check(!pGraphExec.is_null() && !graph.is_null())?;
+        let p = read_in(instantiateParams)?;
+        let set = |r: hipGraphInstantiateResult| {
+            let out = hipGraphInstantiateParams { result_out: r, errNode_out: std::ptr::null_mut(), ..p };
+            let _ = write_out(instantiateParams, out);
+        };
+        let result = check(matches!(p.flags, 0 | 1 | 2 | 4 | 8)).and_then(|_| instantiate(pGraphExec, graph, p.flags));
+        if let Err(e) = result {
+            set(hipGraphInstantiateResult::hipGraphInstantiateError);
+            return Err(e);
+        }
+        set(hipGraphInstantiateResult::hipGraphInstantiateSuccess);
+        if p.flags == hipGraphInstantiateFlags::hipGraphInstantiateFlagUpload.0 as u64 {
+            let (rt, _) = rt_dev()?;
+            stream_of(rt, p.uploadStream)?;
+        }
+        Ok(())
+    })
+}

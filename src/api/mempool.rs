@@ -41,9 +41,39 @@ fn malloc_async(dev_ptr: *mut *mut c_void, size: usize, pool: Option<hipMemPool_
             None => rt.mempool_current(s.dev),
         };
         write_out(dev_ptr, std::ptr::null_mut())?;
+        if crate::graph_mem::capturing(&s) {
+            return write_out(dev_ptr, capture_alloc(rt, &p, size, &s)? as *mut c_void);
+        }
         let base = rt.mempool_alloc(&p, size as u64, &s)?;
         write_out(dev_ptr, base as *mut c_void)
     })
+}
+
+/// `hipMallocAsync` on a capturing stream: an allocation node of `p`'s device, with the pool's
+/// access for the other devices (clr `capturehipMallocAsync`) → its address.
+fn capture_alloc(rt: &Runtime, p: &MemPool, size: usize, s: &Arc<Stream>) -> Result<u64, hipError_t> {
+    let params = hipMemAllocNodeParams {
+        poolProps: hipMemPoolProps {
+            allocType: hipMemAllocationType::hipMemAllocationTypePinned,
+            handleTypes: hipMemAllocationHandleType::default(),
+            location: hipMemLocation { r#type: hipMemLocationType::hipMemLocationTypeDevice, id: p.dev as c_int },
+            win32SecurityAttributes: std::ptr::null_mut(),
+            maxSize: 0,
+            reserved: [0; 56],
+        },
+        accessDescs: std::ptr::null(),
+        accessDescCount: 0,
+        bytesize: size,
+        dptr: std::ptr::null_mut(),
+    };
+    let access = (0..rt.devices.len()).filter(|&d| d != p.dev && rt.mempool_get_access(p, d) != 0).collect();
+    let a = rt.graph_mem_reserve(p.dev, access, params)?;
+    let va = a.va;
+    match crate::graph::capture_op(s, crate::graph::Op::MemAlloc(a))? {
+        None => Ok(va),
+        // The capture ended meanwhile: allocate as outside a capture.
+        Some(_) => rt.mempool_alloc(p, size as u64, s),
+    }
 }
 
 /// `hipMallocAsync`: `size` bytes of device memory from the current pool of `stream`'s device,
@@ -78,6 +108,14 @@ pub extern "C" fn hipFreeAsync(dev_ptr: *mut c_void, stream: hipStream_t) -> hip
         check(!dev_ptr.is_null())?;
         let (rt, _) = rt_dev()?;
         let s = alloc_stream(rt, stream)?;
+        if crate::graph_mem::capturing(&s) {
+            // A free node (clr `capturehipFreeAsync`); memory other than graph memory is freed
+            // when it runs, as here.
+            return match crate::graph::capture_op(&s, crate::graph::Op::MemFree(dev_ptr as u64))? {
+                None => Ok(()),
+                Some(_) => rt.mempool_free(dev_ptr as u64, &s),
+            };
+        }
         rt.mempool_free(dev_ptr as u64, &s)
     })
 }

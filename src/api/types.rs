@@ -19,7 +19,7 @@
 //! (see `tests/header.rs`).
 #![allow(non_camel_case_types, non_snake_case, non_upper_case_globals)]
 
-use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 use std::fmt;
 use std::fmt::Write as _;
 
@@ -921,6 +921,97 @@ c_enum! {
         hipGraphInstantiateFlagDeviceLaunch = 4,
         hipGraphInstantiateFlagUseNodePriority = 8,
     }
+}
+
+c_enum! {
+    /// `hipGraphInstantiateResult` (`hip_runtime_api.h`): `hipGraphInstantiateParams::result_out`.
+    pub struct hipGraphInstantiateResult {
+        hipGraphInstantiateSuccess = 0,
+        hipGraphInstantiateError = 1,
+        hipGraphInstantiateInvalidStructure = 2,
+        hipGraphInstantiateNodeOperationNotSupported = 3,
+        hipGraphInstantiateMultipleDevicesNotSupported = 4,
+    }
+}
+
+/// `typedef struct hipGraphInstantiateParams { hipGraphNode_t errNode_out; unsigned long long
+/// flags; hipGraphInstantiateResult result_out; hipStream_t uploadStream; }`
+/// (`hipGraphInstantiateWithParams`). 32 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipGraphInstantiateParams {
+    /// The node that made instantiation fail (hipkfd: always null).
+    pub errNode_out: hipGraphNode_t,
+    /// `hipGraphInstantiateFlags`.
+    pub flags: c_ulonglong,
+    pub result_out: hipGraphInstantiateResult,
+    /// The stream of `hipGraphInstantiateFlagUpload`.
+    pub uploadStream: hipStream_t,
+}
+
+c_enum! {
+    /// `hipGraphMemAttributeType` (`hip_runtime_api.h`): `hipDeviceGet/SetGraphMemAttribute`.
+    pub struct hipGraphMemAttributeType {
+        hipGraphMemAttrUsedMemCurrent = 0,
+        hipGraphMemAttrUsedMemHigh = 1,
+        hipGraphMemAttrReservedMemCurrent = 2,
+        hipGraphMemAttrReservedMemHigh = 3,
+    }
+}
+
+c_enum! {
+    /// `hipUserObjectFlags` (`hip_runtime_api.h`).
+    pub struct hipUserObjectFlags {
+        hipUserObjectNoDestructorSync = 0x1,
+    }
+}
+
+c_enum! {
+    /// `hipUserObjectRetainFlags` (`hip_runtime_api.h`).
+    pub struct hipUserObjectRetainFlags {
+        hipGraphUserObjectMove = 0x1,
+    }
+}
+
+c_enum! {
+    /// `hipGraphDebugDotFlags` (`hip_runtime_api.h`): what `hipGraphDebugDotPrint` adds.
+    pub struct hipGraphDebugDotFlags {
+        hipGraphDebugDotFlagsVerbose = 1 << 0,
+        hipGraphDebugDotFlagsKernelNodeParams = 1 << 2,
+        hipGraphDebugDotFlagsMemcpyNodeParams = 1 << 3,
+        hipGraphDebugDotFlagsMemsetNodeParams = 1 << 4,
+        hipGraphDebugDotFlagsHostNodeParams = 1 << 5,
+        hipGraphDebugDotFlagsEventNodeParams = 1 << 6,
+        hipGraphDebugDotFlagsExtSemasSignalNodeParams = 1 << 7,
+        hipGraphDebugDotFlagsExtSemasWaitNodeParams = 1 << 8,
+        hipGraphDebugDotFlagsKernelNodeAttributes = 1 << 9,
+        hipGraphDebugDotFlagsHandles = 1 << 10,
+    }
+}
+
+/// Opaque user object behind [`hipUserObject_t`] (`typedef struct hipUserObject* hipUserObject_t;`).
+pub struct hipUserObject {
+    _opaque: [u8; 0],
+}
+/// User object handle (`hipUserObjectCreate`).
+pub type hipUserObject_t = *mut hipUserObject;
+
+/// `typedef struct hipMemAllocNodeParams { hipMemPoolProps poolProps; const hipMemAccessDesc*
+/// accessDescs; size_t accessDescCount; size_t bytesize; void* dptr; }`
+/// (`hipGraphAddMemAllocNode`): poolProps@0, accessDescs@88, accessDescCount@96, bytesize@104,
+/// dptr@112. 120 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipMemAllocNodeParams {
+    /// Pinned memory of a device (`allocType`, `location`).
+    pub poolProps: hipMemPoolProps,
+    /// Devices that get access besides the owner (read-write or none).
+    pub accessDescs: *const hipMemAccessDesc,
+    pub accessDescCount: usize,
+    /// Bytes.
+    pub bytesize: usize,
+    /// Out: the allocation's address, fixed when the node is made.
+    pub dptr: *mut c_void,
 }
 
 /// `typedef struct hipGraphEdgeData { unsigned char from_port; unsigned char reserved[5];
@@ -2059,6 +2150,11 @@ pub fn c_header_prelude() -> String {
         ("hipStreamUpdateCaptureDependenciesFlags", ints(hipStreamUpdateCaptureDependenciesFlags::ENUMERATORS)),
         ("hipGraphExecUpdateResult", ints(hipGraphExecUpdateResult::ENUMERATORS)),
         ("hipGraphInstantiateFlags", ints(hipGraphInstantiateFlags::ENUMERATORS)),
+        ("hipGraphInstantiateResult", ints(hipGraphInstantiateResult::ENUMERATORS)),
+        ("hipGraphMemAttributeType", ints(hipGraphMemAttributeType::ENUMERATORS)),
+        ("hipUserObjectFlags", ints(hipUserObjectFlags::ENUMERATORS)),
+        ("hipUserObjectRetainFlags", ints(hipUserObjectRetainFlags::ENUMERATORS)),
+        ("hipGraphDebugDotFlags", ints(hipGraphDebugDotFlags::ENUMERATORS)),
         ("hipDriverProcAddressQueryResult", ints(hipDriverProcAddressQueryResult::ENUMERATORS)),
         ("hipDriverEntryPointQueryResult", ints(hipDriverEntryPointQueryResult::ENUMERATORS)),
         ("hipFunction_attribute", ints(hipFunction_attribute::ENUMERATORS)),

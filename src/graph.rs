@@ -445,6 +445,66 @@ impl Graph {
         user_object_release(h, n);
     }
 
+    /// `hipGraphDebugDotPrint`'s text: a DOT digraph with one dashed cluster per graph (child
+    /// graphs after their parent), a node per graph node labelled with its id, its kind as clr
+    /// names it (`MEMCPY`, `MEMSET`, `KERNEL`, ...) and, for copies and fills, direction or
+    /// value and bytes; one edge per dependency (the layout of clr's `Graph::GenerateDOT`).
+    /// `flags` (`hipGraphDebugDotFlags`) add nothing here.
+    pub fn dot(&self, flags: u32) -> String {
+        let _ = flags;
+        let mut out = String::from("digraph dot {\n");
+        let mut clusters = vec![(0usize, self.nodes(), self.inner.lock().edges.clone())];
+        let mut next = 1;
+        while let Some((gid, nodes, edges)) = clusters.pop() {
+            out += &format!("subgraph cluster_{gid} {{\nlabel=\"graph_{gid}\"graph[style=\"dashed\"];\n");
+            let name = |id: u64| format!("graph_{gid}_node_{id}");
+            for n in &nodes {
+                let op = n.op();
+                let (shape, mut label) = match &op {
+                    Op::Memcpy { .. } | Op::Memcpy3D { .. } => ("trapezium", "MEMCPY".to_string()),
+                    Op::Memset { .. } => ("invtrapezium", "MEMSET".to_string()),
+                    Op::Kernel(k) => ("octagon", format!("KERNEL\n{}", k.func.name)),
+                    Op::Child(g) => {
+                        clusters.push((next, g.nodes(), g.inner.lock().edges.clone()));
+                        next += 1;
+                        ("rectangle", format!("graph_{}", next - 1))
+                    }
+                    Op::Empty => ("rectangle", "EMPTY".into()),
+                    Op::Host { .. } => ("rectangle", "HOST".into()),
+                    Op::EventRecord(_) => ("rectangle", "EVENT_RECORD".into()),
+                    Op::EventWait(_) => ("rectangle", "EVENT_WAIT".into()),
+                    Op::MemAlloc(_) => ("rectangle", "MEM_ALLOC".into()),
+                    Op::MemFree(_) => ("rectangle", "MEM_FREE".into()),
+                };
+                match &op {
+                    Op::Memcpy { len, kind, .. } => {
+                        label += &format!("\n({},{len})", dot_direction(*kind, false, false))
+                    }
+                    Op::Memcpy3D { parms, block, .. } => {
+                        let p = &parms.0;
+                        let dir = dot_direction(p.kind, !p.srcArray.is_null(), !p.dstArray.is_null());
+                        label += &format!("\n({dir},{})", block.width * block.height * block.depth);
+                    }
+                    Op::Memset { p, depth, .. } => {
+                        let bytes = p.0.width * p.0.height * depth * p.0.elementSize as usize;
+                        label += &format!("\n({},{bytes})", p.0.value);
+                    }
+                    _ => {}
+                }
+                let style = if matches!(op, Op::Kernel(_)) { "bold" } else { "solid" };
+                out +=
+                    &format!("\n\"{}\"[style=\"{style}\"shape=\"{shape}\"label=\"{}\n{label}\"];\n", name(n.id), n.id);
+            }
+            out += "\n";
+            for (a, b) in edges {
+                out += &format!("\"{}\" -> \"{}\"\n", name(a), name(b));
+            }
+            out += "}\n";
+        }
+        out += "}\n";
+        out
+    }
+
     /// The node of this graph (a clone) copied from `original` (`hipGraphNodeFindInClone`).
     pub fn find_clone_of(&self, original: &Node) -> Option<Arc<Node>> {
         self.inner.lock().nodes.iter().find(|n| n.origin == original.origin).cloned()
@@ -1226,4 +1286,19 @@ pub fn user_object_release(h: usize, count: u32) {
         // SAFETY: the program's destructor with the pointer it gave (HIP contract).
         unsafe { (o.destroy)(o.ptr as *mut c_void) };
     }
+}
+
+/// A copy's direction as clr's DOT labels name it (`HtoD`, `DtoA`, ...): an array side is `A`,
+/// the rest follows the copy kind (`Default` when the kind leaves it to the pointers).
+fn dot_direction(kind: hipMemcpyKind, src_array: bool, dst_array: bool) -> String {
+    use hipMemcpyKind as K;
+    let (src, dst) = match kind {
+        K::hipMemcpyHostToHost => ('H', 'H'),
+        K::hipMemcpyHostToDevice => ('H', 'D'),
+        K::hipMemcpyDeviceToHost => ('D', 'H'),
+        K::hipMemcpyDeviceToDevice | K::hipMemcpyDeviceToDeviceNoCU => ('D', 'D'),
+        _ => return "Default".into(),
+    };
+    let side = |array: bool, c: char| if array { 'A' } else { c };
+    format!("{}to{}", side(src_array, src), side(dst_array, dst))
 }

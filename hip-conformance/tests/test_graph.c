@@ -1096,3 +1096,57 @@ TEST(hipGraphNodeSetEnabled_skips_step)
     HIP_OK(hipGraphDestroy(g));
     HIP_OK(hipFree(d));
 }
+
+static int count_substr(const char *s, const char *sub)
+{
+    int n = 0;
+    for (const char *p = strstr(s, sub); p; p = strstr(p + strlen(sub), sub))
+        n++;
+    return n;
+}
+
+/* hipGraphDebugDotPrint: one cluster per graph (a child graph's after its parent's), one node
+ * statement per node with clr's kind names, one line per edge; file errors are
+ * hipErrorOperatingSystem. */
+TEST(hipGraphDebugDotPrint_writes_dot)
+{
+    void *d = NULL;
+    static uint8_t host[4096];
+    HIP_OK(hipMalloc(&d, 4096));
+    hipGraph_t g, child;
+    hipGraphNode_t a, b, c, e;
+    HIP_OK(hipGraphCreate(&g, 0));
+    HIP_OK(hipGraphCreate(&child, 0));
+    HIP_OK(hipGraphAddMemcpyNode1D(&a, child, NULL, 0, d, host, 4096, hipMemcpyHostToDevice));
+    b = add_memset(g, NULL, 0, d, 1, 7, 4096);
+    HIP_OK(hipGraphAddChildGraphNode(&c, g, &b, 1, child));
+    HIP_OK(hipGraphAddMemcpyNode1D(&e, g, &c, 1, host, d, 4096, hipMemcpyDeviceToHost));
+    add_host(g, &e, 1, 1);
+
+    char path[] = "/tmp/hipkfd-dot-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    HIP_OK(hipGraphDebugDotPrint(g, path, hipGraphDebugDotFlagsVerbose));
+    char text[8192] = {0};
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    size_t len = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    unlink(path);
+    CHECK(len > 0 && strncmp(text, "digraph dot {", 13) == 0);
+    CHECK(count_substr(text, "subgraph cluster_") == 2);
+    CHECK(count_substr(text, "->") == 3);
+    CHECK(count_substr(text, "MEMCPY") == 2);
+    CHECK(count_substr(text, "HtoD") == 1 && count_substr(text, "DtoH") == 1);
+    CHECK(count_substr(text, "MEMSET") == 1 && count_substr(text, "HOST") == 1);
+
+    CHECK_HIP(hipGraphDebugDotPrint(NULL, path, 0), hipErrorInvalidValue);
+    CHECK_HIP(hipGraphDebugDotPrint(g, NULL, 0), hipErrorInvalidValue);
+    CHECK_HIP(hipGraphDebugDotPrint(g, "", 0), hipErrorOperatingSystem);
+    CHECK_HIP(hipGraphDebugDotPrint(g, "/nonexistent-dir/x.dot", 0), hipErrorOperatingSystem);
+    HIP_OK(hipGraphDestroy(g));
+    HIP_OK(hipGraphDestroy(child));
+    HIP_OK(hipFree(d));
+}

@@ -2528,6 +2528,13 @@ hipError_t hipGraphInstantiateWithParams(hipGraphExec_t *pGraphExec,
                                          hipGraph_t graph,
                                          struct hipGraphInstantiateParams *instantiateParams);
 
+// `hipGraphDebugDotPrint`: writes a DOT description of `graph` (its nodes, edges and child
+// graphs; src/graph.rs `Graph::dot`) to the file at `path`, replacing it. `flags`
+// (`hipGraphDebugDotFlags`, any value accepted as clr does) add no detail here. Errors:
+// `hipErrorInvalidValue` (null or unknown graph, null path), `hipErrorOperatingSystem` (the file
+// cannot be written, an empty path among others).
+hipError_t hipGraphDebugDotPrint(hipGraph_t graph, const char *path, unsigned int flags);
+
 // `hipMallocManaged`: `size` bytes of managed memory. Errors (clr): `hipErrorInvalidValue`
 // (null `dev_ptr`, `size == 0`, `flags` other than `hipMemAttachGlobal` or `hipMemAttachHost`),
 // `hipErrorOutOfMemory`.

@@ -11,6 +11,7 @@ use crate::memory::MemKind;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
+use std::os::unix::ffi::OsStrExt;
 use std::sync::{Arc, OnceLock};
 
 /// Graphs the program owns (`hipGraphCreate`, `hipStreamEndCapture`, `hipGraphClone`) until
@@ -1755,5 +1756,19 @@ pub extern "C" fn hipGraphInstantiateWithParams(
             stream_of(rt, p.uploadStream)?;
         }
         Ok(())
+    })
+}
+
+/// `hipGraphDebugDotPrint`: writes a DOT description of `graph` (its nodes, edges and child
+/// graphs; src/graph.rs `Graph::dot`) to the file at `path`, replacing it. `flags`
+/// (`hipGraphDebugDotFlags`, any value accepted as clr does) add no detail here. Errors:
+/// `hipErrorInvalidValue` (null or unknown graph, null path), `hipErrorOperatingSystem` (the file
+/// cannot be written, an empty path among others).
+#[no_mangle]
+pub extern "C" fn hipGraphDebugDotPrint(graph: hipGraph_t, path: *const c_char, flags: c_uint) -> hipError_t {
+    api(|| {
+        let g = graph_in(graph)?;
+        let path = std::path::Path::new(std::ffi::OsStr::from_bytes(crate::api::common::cstr_in(path)?.to_bytes()));
+        std::fs::write(path, g.dot(flags)).map_err(|_| hipError_t::hipErrorOperatingSystem)
     })
 }

@@ -1711,6 +1711,10 @@ pub extern "C" fn hipDeviceSetGraphMemAttribute(
 ) -> hipError_t {
     api(|| {
         let (rt, d) = graph_mem_dev(device)?;
+        check(!value.is_null())?;
+        // The attribute first: `value` is not read for the others (clr; hip-tests pass -1).
+        use hipGraphMemAttributeType as A;
+        check(matches!(attr, A::hipGraphMemAttrUsedMemHigh | A::hipGraphMemAttrReservedMemHigh))?;
         let v = read_in(value as *const usize)?;
         rt.graph_mem_reset_high(d, attr, v as u64)
     })

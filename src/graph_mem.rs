@@ -87,6 +87,9 @@ impl State {
 #[derive(Default)]
 pub struct GraphMem {
     st: Mutex<State>,
+    /// Held while finished frees are given back, so that an allocation node never runs while
+    /// its VA's old BO is still being freed by another thread (the completion thread's reap).
+    reaping: Mutex<()>,
 }
 
 impl std::fmt::Debug for GraphMem {
@@ -207,6 +210,9 @@ impl Runtime {
                 self.fence_wait(&f)?;
             }
         }
+        // Never while waiting for a fence above: a fence may need the completion thread,
+        // which may be waiting for this lock.
+        let _reaping = self.graph_mem.reaping.lock();
         let done: Vec<Pending> = {
             let mut st = self.graph_mem.st.lock();
             let (done, keep) =
@@ -236,6 +242,8 @@ impl Runtime {
     /// The last node naming the range at `va` is gone: the range goes back now, or with its
     /// memory if that is still allocated.
     fn graph_mem_forget(&self, va: u64, size: u64) {
+        // Not while a reap frees this VA's BO: the range must outlive it.
+        let _reaping = self.graph_mem.reaping.lock();
         let mut st = self.graph_mem.st.lock();
         if st.nodes.get(&va).is_some_and(|w| w.strong_count() == 0) {
             st.nodes.remove(&va);

@@ -11,6 +11,7 @@ pub fn generate() -> String {
     let mut config =
         cbindgen::Config::from_file(root.join("cbindgen.toml")).unwrap_or_else(|e| panic!("cbindgen.toml: {e}"));
     config.after_includes = Some(amdhip64::api::types::c_header_prelude());
+    config.trailer = Some(amdhip64::api::types::GRAPH_NODE_PARAMS_C.to_string());
     // src/api/mod.rs as the root: cbindgen follows its `mod` declarations, so every file of
     // the API group (and nothing outside src/api) is parsed, each once.
     let bindings = cbindgen::Builder::new()

@@ -392,3 +392,73 @@ TEST(hipUserObject_lifetime)
     HIP_OK(hipGraphDestroy(g));
     CHECK(destroyed[2] == 1);
 }
+
+/* hipGraphAddNode: each node type through the one call; the ROCm 7 layout of its struct. */
+TEST(hipGraphAddNode_by_type)
+{
+    CHECK(sizeof(hipGraphNodeParams) == 256);
+    CHECK(offsetof(hipGraphNodeParams, kernel) == 16 && offsetof(hipGraphNodeParams, reserved2) == 248);
+    CHECK(offsetof(hipGraphNodeParams, alloc.dptr) == 16 + 112);
+    const size_t n = 64 * 1024;
+    hipStream_t s;
+    uint8_t *host = NULL;
+    HIP_OK(hipStreamCreate(&s));
+    HIP_OK(hipHostMalloc((void **)&host, n, 0));
+    hipGraph_t g;
+    HIP_OK(hipGraphCreate(&g, 0));
+
+    hipGraphNodeParams p;
+    hipGraphNode_t alloc, set, copy, freen, node;
+    memset(&p, 0, sizeof(p));
+    p.type = hipGraphNodeTypeMemAlloc;
+    p.alloc = alloc_params(0, n);
+    HIP_OK(hipGraphAddNode(&alloc, g, NULL, 0, &p));
+    void *d = p.alloc.dptr;
+    CHECK(d != NULL);
+
+    memset(&p, 0, sizeof(p));
+    p.type = hipGraphNodeTypeMemset;
+    p.memset.dst = d;
+    p.memset.elementSize = 1;
+    p.memset.width = n;
+    p.memset.height = 1;
+    p.memset.value = 0x3C;
+    HIP_OK(hipGraphAddNode(&set, g, &alloc, 1, &p));
+
+    memset(&p, 0, sizeof(p));
+    p.type = hipGraphNodeTypeMemcpy;
+    p.memcpy.copyParams.srcPtr = (hipPitchedPtr){d, n, n, 1};
+    p.memcpy.copyParams.dstPtr = (hipPitchedPtr){host, n, n, 1};
+    p.memcpy.copyParams.extent = (hipExtent){n, 1, 1};
+    p.memcpy.copyParams.kind = hipMemcpyDeviceToHost;
+    p.memcpy.flags = 1;
+    CHECK_HIP(hipGraphAddNode(&copy, g, &set, 1, &p), hipErrorInvalidValue);
+    p.memcpy.flags = 0;
+    HIP_OK(hipGraphAddNode(&copy, g, &set, 1, &p));
+
+    memset(&p, 0, sizeof(p));
+    p.type = hipGraphNodeTypeMemFree;
+    p.free.dptr = d;
+    HIP_OK(hipGraphAddNode(&freen, g, &copy, 1, &p));
+    hipGraphNodeType t;
+    HIP_OK(hipGraphNodeGetType(freen, &t));
+    CHECK(t == hipGraphNodeTypeMemFree);
+
+    CHECK_HIP(hipGraphAddNode(&node, g, NULL, 0, NULL), hipErrorInvalidValue);
+    p.type = (hipGraphNodeType)0x20;
+    CHECK_HIP(hipGraphAddNode(&node, g, NULL, 0, &p), hipErrorInvalidValue);
+
+    hipGraphExec_t x;
+    HIP_OK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+    memset(host, 0, n);
+    HIP_OK(hipGraphLaunch(x, s));
+    HIP_OK(hipStreamSynchronize(s));
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += host[i] != 0x3C;
+    CHECKF(bad == 0, "%d bytes wrong", bad);
+    HIP_OK(hipGraphExecDestroy(x));
+    HIP_OK(hipGraphDestroy(g));
+    HIP_OK(hipHostFree(host));
+    HIP_OK(hipStreamDestroy(s));
+}

@@ -819,6 +819,9 @@ typedef struct hipExternalSemaphoreWaitParams_st {
   unsigned int reserved[16];
 } hipExternalSemaphoreWaitParams;
 
+/* Defined at the end of the header (GRAPH_NODE_PARAMS_C). */
+typedef struct hipGraphNodeParams hipGraphNodeParams;
+
 
 // Size in bytes of IPC handles (`#define HIP_IPC_HANDLE_SIZE 64`).
 #define HIP_IPC_HANDLE_SIZE 64
@@ -1414,6 +1417,51 @@ typedef struct ihipMemGenericAllocationHandle *hipMemGenericAllocationHandle_t;
 
 // `typedef hipMipmappedArray_t hipmipmappedArray;` (the driver API's spelling, `hipMemMapArrayAsync`).
 typedef hipMipmappedArray_t hipmipmappedArray;
+
+// `typedef struct hipMemcpyNodeParams { int flags; int reserved[3]; hipMemcpy3DParms
+// copyParams; }` (a copy in [`hipGraphNodeParams`]): copyParams@16.
+typedef struct hipMemcpyNodeParams {
+  // Must be 0.
+  int flags;
+  int reserved[3];
+  struct hipMemcpy3DParms copyParams;
+} hipMemcpyNodeParams;
+
+// `typedef struct hipChildGraphNodeParams { hipGraph_t graph; }`.
+typedef struct hipChildGraphNodeParams {
+  hipGraph_t graph;
+} hipChildGraphNodeParams;
+
+// `typedef struct hipEventWaitNodeParams { hipEvent_t event; }`.
+typedef struct hipEventWaitNodeParams {
+  hipEvent_t event;
+} hipEventWaitNodeParams;
+
+// `typedef struct hipEventRecordNodeParams { hipEvent_t event; }`.
+typedef struct hipEventRecordNodeParams {
+  hipEvent_t event;
+} hipEventRecordNodeParams;
+
+// `typedef struct hipMemFreeNodeParams { void* dptr; }`.
+typedef struct hipMemFreeNodeParams {
+  void *dptr;
+} hipMemFreeNodeParams;
+
+// `typedef struct hipExternalSemaphoreSignalNodeParams { hipExternalSemaphore_t* extSemArray;
+// const hipExternalSemaphoreSignalParams* paramsArray; unsigned int numExtSems; }`.
+typedef struct hipExternalSemaphoreSignalNodeParams {
+  hipExternalSemaphore_t *extSemArray;
+  const hipExternalSemaphoreSignalParams *paramsArray;
+  unsigned int numExtSems;
+} hipExternalSemaphoreSignalNodeParams;
+
+// `typedef struct hipExternalSemaphoreWaitNodeParams { ... }`: as
+// [`hipExternalSemaphoreSignalNodeParams`] with wait parameters.
+typedef struct hipExternalSemaphoreWaitNodeParams {
+  hipExternalSemaphore_t *extSemArray;
+  const hipExternalSemaphoreWaitParams *paramsArray;
+  unsigned int numExtSems;
+} hipExternalSemaphoreWaitNodeParams;
 
 #ifdef __cplusplus
 extern "C" {
@@ -2534,6 +2582,17 @@ hipError_t hipGraphInstantiateWithParams(hipGraphExec_t *pGraphExec,
 // `hipErrorInvalidValue` (null or unknown graph, null path), `hipErrorOperatingSystem` (the file
 // cannot be written, an empty path among others).
 hipError_t hipGraphDebugDotPrint(hipGraph_t graph, const char *path, unsigned int flags);
+
+// `hipGraphAddNode`: adds a node of `nodeParams->type` with the parameters in its union, as
+// the matching `hipGraphAdd*Node` does (an allocation node's address goes to
+// `nodeParams->alloc.dptr`). Errors: `hipErrorInvalidValue` (null `nodeParams`, a type with
+// no such call, a copy with `flags` ≠ 0), `hipErrorNotSupported` (external semaphore nodes,
+// which hipkfd's graphs do not have), and those of the matching call.
+hipError_t hipGraphAddNode(hipGraphNode_t *pGraphNode,
+                           hipGraph_t graph,
+                           const hipGraphNode_t *pDependencies,
+                           size_t numDependencies,
+                           hipGraphNodeParams *nodeParams);
 
 // `hipMallocManaged`: `size` bytes of managed memory. Errors (clr): `hipErrorInvalidValue`
 // (null `dev_ptr`, `size == 0`, `flags` other than `hipMemAttachGlobal` or `hipMemAttachHost`),
@@ -3744,3 +3803,33 @@ hipError_t hipMemMapArrayAsync(struct hipArrayMapInfo *mapInfoList,
 #endif  // __cplusplus
 
 #endif  /* HIP_INCLUDE_HIP_HIP_RUNTIME_API_H */
+
+/* hipGraphNodeParams (hipGraphAddNode): after the node parameter structs its union names. */
+#ifndef HIPKFD_GRAPH_NODE_PARAMS
+#define HIPKFD_GRAPH_NODE_PARAMS
+#ifdef __cplusplus
+extern "C" {
+#endif
+struct hipGraphNodeParams {
+  hipGraphNodeType type;
+  int reserved0[3];
+  HIP_ANONYMOUS_UNION union {
+    long long reserved1[29];
+    hipKernelNodeParams kernel;
+    hipMemcpyNodeParams memcpy;
+    hipMemsetParams memset;
+    hipHostNodeParams host;
+    hipChildGraphNodeParams graph;
+    hipEventWaitNodeParams eventWait;
+    hipEventRecordNodeParams eventRecord;
+    hipExternalSemaphoreSignalNodeParams extSemSignal;
+    hipExternalSemaphoreWaitNodeParams extSemWait;
+    hipMemAllocNodeParams alloc;
+    hipMemFreeNodeParams free;
+  };
+  long long reserved2;
+};
+#ifdef __cplusplus
+}
+#endif
+#endif

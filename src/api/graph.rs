@@ -1776,3 +1776,44 @@ pub extern "C" fn hipGraphDebugDotPrint(graph: hipGraph_t, path: *const c_char, 
         std::fs::write(path, g.dot(flags)).map_err(|_| hipError_t::hipErrorOperatingSystem)
     })
 }
+
+/// `hipGraphAddNode`: adds a node of `nodeParams->type` with the parameters in its union, as
+/// the matching `hipGraphAdd*Node` does (an allocation node's address goes to
+/// `nodeParams->alloc.dptr`). Errors: `hipErrorInvalidValue` (null `nodeParams`, a type with
+/// no such call, a copy with `flags` ≠ 0), `hipErrorNotSupported` (external semaphore nodes,
+/// which hipkfd's graphs do not have), and those of the matching call.
+#[no_mangle]
+pub extern "C" fn hipGraphAddNode(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    nodeParams: *mut hipGraphNodeParams,
+) -> hipError_t {
+    let Ok(p) = read_in(nodeParams) else { return hipError_t::hipErrorInvalidValue };
+    // The union's address: its fields are read there by the call for the node type.
+    let u = nodeParams as usize + std::mem::offset_of!(hipGraphNodeParams, params);
+    let word = |i: usize| p.params[i] as usize as *mut c_void;
+    let (node, deps, n) = (pGraphNode, pDependencies, numDependencies);
+    use hipGraphNodeType as T;
+    match p.r#type {
+        T::hipGraphNodeTypeKernel => hipGraphAddKernelNode(node, graph, deps, n, u as *const hipKernelNodeParams),
+        T::hipGraphNodeTypeMemcpy => {
+            if p.params[0] as c_int != 0 {
+                return hipError_t::hipErrorInvalidValue;
+            }
+            let copy = u + std::mem::offset_of!(hipMemcpyNodeParams, copyParams);
+            hipGraphAddMemcpyNode(node, graph, deps, n, copy as *const hipMemcpy3DParms)
+        }
+        T::hipGraphNodeTypeMemset => hipGraphAddMemsetNode(node, graph, deps, n, u as *const hipMemsetParams),
+        T::hipGraphNodeTypeHost => hipGraphAddHostNode(node, graph, deps, n, u as *const hipHostNodeParams),
+        T::hipGraphNodeTypeGraph => hipGraphAddChildGraphNode(node, graph, deps, n, word(0) as hipGraph_t),
+        T::hipGraphNodeTypeWaitEvent => hipGraphAddEventWaitNode(node, graph, deps, n, word(0) as hipEvent_t),
+        T::hipGraphNodeTypeEventRecord => hipGraphAddEventRecordNode(node, graph, deps, n, word(0) as hipEvent_t),
+        T::hipGraphNodeTypeMemAlloc => hipGraphAddMemAllocNode(node, graph, deps, n, u as *mut hipMemAllocNodeParams),
+        T::hipGraphNodeTypeMemFree => hipGraphAddMemFreeNode(node, graph, deps, n, word(0)),
+        T::hipGraphNodeTypeEmpty => hipGraphAddEmptyNode(node, graph, deps, n),
+        T::hipGraphNodeTypeExtSemaphoreSignal | T::hipGraphNodeTypeExtSemaphoreWait => hipError_t::hipErrorNotSupported,
+        _ => hipError_t::hipErrorInvalidValue,
+    }
+}

@@ -19,7 +19,7 @@
 //! (see `tests/header.rs`).
 #![allow(non_camel_case_types, non_snake_case, non_upper_case_globals)]
 
-use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
+use std::ffi::{c_char, c_int, c_longlong, c_uint, c_ulonglong, c_void};
 use std::fmt;
 use std::fmt::Write as _;
 
@@ -1013,6 +1013,115 @@ pub struct hipMemAllocNodeParams {
     /// Out: the allocation's address, fixed when the node is made.
     pub dptr: *mut c_void,
 }
+
+/// `typedef struct hipMemcpyNodeParams { int flags; int reserved[3]; hipMemcpy3DParms
+/// copyParams; }` (a copy in [`hipGraphNodeParams`]): copyParams@16.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipMemcpyNodeParams {
+    /// Must be 0.
+    pub flags: c_int,
+    pub reserved: [c_int; 3],
+    pub copyParams: hipMemcpy3DParms,
+}
+
+/// `typedef struct hipChildGraphNodeParams { hipGraph_t graph; }`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipChildGraphNodeParams {
+    pub graph: hipGraph_t,
+}
+
+/// `typedef struct hipEventWaitNodeParams { hipEvent_t event; }`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipEventWaitNodeParams {
+    pub event: hipEvent_t,
+}
+
+/// `typedef struct hipEventRecordNodeParams { hipEvent_t event; }`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipEventRecordNodeParams {
+    pub event: hipEvent_t,
+}
+
+/// `typedef struct hipMemFreeNodeParams { void* dptr; }`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipMemFreeNodeParams {
+    pub dptr: *mut c_void,
+}
+
+/// `typedef struct hipExternalSemaphoreSignalNodeParams { hipExternalSemaphore_t* extSemArray;
+/// const hipExternalSemaphoreSignalParams* paramsArray; unsigned int numExtSems; }`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipExternalSemaphoreSignalNodeParams {
+    pub extSemArray: *mut hipExternalSemaphore_t,
+    pub paramsArray: *const hipExternalSemaphoreSignalParams,
+    pub numExtSems: c_uint,
+}
+
+/// `typedef struct hipExternalSemaphoreWaitNodeParams { ... }`: as
+/// [`hipExternalSemaphoreSignalNodeParams`] with wait parameters.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipExternalSemaphoreWaitNodeParams {
+    pub extSemArray: *mut hipExternalSemaphore_t,
+    pub paramsArray: *const hipExternalSemaphoreWaitParams,
+    pub numExtSems: c_uint,
+}
+
+hidden_from_cbindgen! {
+/// `typedef struct hipGraphNodeParams { hipGraphNodeType type; int reserved0[3]; union {...};
+/// long long reserved2; }` (`hipGraphAddNode`): type@0, the node type's parameters@16 (an
+/// anonymous union of 232 bytes), reserved2@248. 256 bytes. The C text is
+/// [`GRAPH_NODE_PARAMS_C`]; here the union is its bytes, read by type (src/api/graph.rs).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipGraphNodeParams {
+    pub r#type: hipGraphNodeType,
+    pub reserved0: [c_int; 3],
+    pub params: [c_longlong; 29],
+    pub reserved2: c_longlong,
+}
+}
+
+/// The C text of [`hipGraphNodeParams`] (ROCm 7 `hip_runtime_api.h`), written after the
+/// declarations (cbindgen's trailer) because its anonymous union names the node parameter
+/// structs; the prelude declares the typedef for `hipGraphAddNode`'s prototype.
+pub const GRAPH_NODE_PARAMS_C: &str = "\
+/* hipGraphNodeParams (hipGraphAddNode): after the node parameter structs its union names. */
+#ifndef HIPKFD_GRAPH_NODE_PARAMS
+#define HIPKFD_GRAPH_NODE_PARAMS
+#ifdef __cplusplus
+extern \"C\" {
+#endif
+struct hipGraphNodeParams {
+  hipGraphNodeType type;
+  int reserved0[3];
+  HIP_ANONYMOUS_UNION union {
+    long long reserved1[29];
+    hipKernelNodeParams kernel;
+    hipMemcpyNodeParams memcpy;
+    hipMemsetParams memset;
+    hipHostNodeParams host;
+    hipChildGraphNodeParams graph;
+    hipEventWaitNodeParams eventWait;
+    hipEventRecordNodeParams eventRecord;
+    hipExternalSemaphoreSignalNodeParams extSemSignal;
+    hipExternalSemaphoreWaitNodeParams extSemWait;
+    hipMemAllocNodeParams alloc;
+    hipMemFreeNodeParams free;
+  };
+  long long reserved2;
+};
+#ifdef __cplusplus
+}
+#endif
+#endif
+";
 
 /// `typedef struct hipGraphEdgeData { unsigned char from_port; unsigned char reserved[5];
 /// unsigned char to_port; unsigned char type; }`: an edge's ports and type. 8 bytes.
@@ -2168,6 +2277,7 @@ pub fn c_header_prelude() -> String {
     s.push_str(VMM_PROP_C);
     s.push('\n');
     s.push_str(INTEROP_C);
+    s.push_str("\n/* Defined at the end of the header (GRAPH_NODE_PARAMS_C). */\ntypedef struct hipGraphNodeParams hipGraphNodeParams;\n");
     // AMD's tags of the two interop enums end in `_enum`.
     for e in ["hipExternalMemoryHandleType", "hipExternalSemaphoreHandleType"] {
         s = s.replace(&format!("typedef enum {e} {{"), &format!("typedef enum {e}_enum {{"));

@@ -1150,3 +1150,59 @@ TEST(hipGraphDebugDotPrint_writes_dot)
     HIP_OK(hipGraphDestroy(child));
     HIP_OK(hipFree(d));
 }
+
+/* hipDrvGraphAddMemsetNode / hipDrvGraphAddMemcpyNode: the driver-style parameter structs. */
+TEST(hipDrvGraphAdd_memset_memcpy_nodes)
+{
+    const size_t w = 256, h = 16, pitch = 512;
+    void *d = NULL;
+    static uint8_t host[256 * 16];
+    hipCtx_t ctx = NULL;
+    HIP_OK(hipCtxGetCurrent(&ctx));
+    CHECK(ctx != NULL);
+    HIP_OK(hipMalloc(&d, pitch * h));
+    HIP_OK(hipMemset(d, 0, pitch * h));
+    hipGraph_t g;
+    hipGraphNode_t set, copy;
+    HIP_OK(hipGraphCreate(&g, 0));
+    HIP_MEMSET_NODE_PARAMS mp = {0};
+    mp.dst = d;
+    mp.pitch = pitch;
+    mp.value = 0x77;
+    mp.elementSize = 1;
+    mp.width = w;
+    mp.height = h;
+    CHECK_HIP(hipDrvGraphAddMemsetNode(&set, g, NULL, 0, &mp, NULL), hipErrorInvalidValue);
+    CHECK_HIP(hipDrvGraphAddMemsetNode(&set, g, NULL, 0, NULL, ctx), hipErrorInvalidValue);
+    HIP_OK(hipDrvGraphAddMemsetNode(&set, g, NULL, 0, &mp, ctx));
+    HIP_MEMCPY3D cp;
+    memset(&cp, 0, sizeof(cp));
+    cp.srcMemoryType = hipMemoryTypeDevice;
+    cp.srcDevice = d;
+    cp.srcPitch = pitch;
+    cp.srcHeight = h;
+    cp.dstMemoryType = hipMemoryTypeHost;
+    cp.dstHost = host;
+    cp.dstPitch = w;
+    cp.dstHeight = h;
+    cp.WidthInBytes = w;
+    cp.Height = h;
+    cp.Depth = 1;
+    CHECK_HIP(hipDrvGraphAddMemcpyNode(&copy, g, &set, 1, &cp, NULL), hipErrorInvalidValue);
+    HIP_OK(hipDrvGraphAddMemcpyNode(&copy, g, &set, 1, &cp, ctx));
+    hipGraphNodeType t;
+    HIP_OK(hipGraphNodeGetType(copy, &t));
+    CHECK(t == hipGraphNodeTypeMemcpy);
+    hipGraphExec_t x;
+    HIP_OK(hipGraphInstantiate(&x, g, NULL, NULL, 0));
+    memset(host, 0, sizeof(host));
+    HIP_OK(hipGraphLaunch(x, NULL));
+    HIP_OK(hipDeviceSynchronize());
+    int bad = 0;
+    for (size_t i = 0; i < sizeof(host); i++)
+        bad += host[i] != 0x77;
+    CHECKF(bad == 0, "%d bytes wrong", bad);
+    HIP_OK(hipGraphExecDestroy(x));
+    HIP_OK(hipGraphDestroy(g));
+    HIP_OK(hipFree(d));
+}

@@ -1337,6 +1337,22 @@ typedef struct hipGraphInstantiateParams {
   hipStream_t uploadStream;
 } hipGraphInstantiateParams;
 
+// `typedef struct HIP_MEMSET_NODE_PARAMS { hipDeviceptr_t dst; size_t pitch; unsigned int value;
+// unsigned int elementSize; size_t width; size_t height; }` (`hipDrvGraphAddMemsetNode`):
+// `hipMemsetParams`' fields in another order. 40 bytes.
+typedef struct HIP_MEMSET_NODE_PARAMS {
+  hipDeviceptr_t dst;
+  // Bytes per row (unused for one row).
+  size_t pitch;
+  unsigned int value;
+  // 1, 2 or 4 bytes.
+  unsigned int elementSize;
+  // Elements per row.
+  size_t width;
+  // Rows.
+  size_t height;
+} HIP_MEMSET_NODE_PARAMS;
+
 // An imported external memory object (`typedef void* hipExternalMemory_t;`).
 typedef void *hipExternalMemory_t;
 
@@ -2593,6 +2609,26 @@ hipError_t hipGraphAddNode(hipGraphNode_t *pGraphNode,
                            const hipGraphNode_t *pDependencies,
                            size_t numDependencies,
                            hipGraphNodeParams *nodeParams);
+
+// `hipDrvGraphAddMemcpyNode`: a copy node from `HIP_MEMCPY3D` parameters, as
+// `hipDrvMemcpy3D` copies (sides resolved when the node is made). Errors:
+// `hipErrorInvalidValue` (null arguments or context), those of `hipDrvMemcpy3D`'s checks, and
+// as [`hipGraphAddEmptyNode`].
+hipError_t hipDrvGraphAddMemcpyNode(hipGraphNode_t *phGraphNode,
+                                    hipGraph_t hGraph,
+                                    const hipGraphNode_t *dependencies,
+                                    size_t numDependencies,
+                                    const struct HIP_MEMCPY3D *copyParams,
+                                    hipCtx_t ctx);
+
+// `hipDrvGraphAddMemsetNode`: [`hipGraphAddMemsetNode`] with `HIP_MEMSET_NODE_PARAMS`.
+// Errors: as it, and `hipErrorInvalidValue` for a null context.
+hipError_t hipDrvGraphAddMemsetNode(hipGraphNode_t *phGraphNode,
+                                    hipGraph_t hGraph,
+                                    const hipGraphNode_t *dependencies,
+                                    size_t numDependencies,
+                                    const struct HIP_MEMSET_NODE_PARAMS *memsetParams,
+                                    hipCtx_t ctx);
 
 // `hipMallocManaged`: `size` bytes of managed memory. Errors (clr): `hipErrorInvalidValue`
 // (null `dev_ptr`, `size == 0`, `flags` other than `hipMemAttachGlobal` or `hipMemAttachHost`),

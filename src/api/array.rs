@@ -463,6 +463,12 @@ pub(crate) fn copy(dst: Side, src: Side, b: Block, stream: hipStream_t, sync: bo
         return rt.memcpy_3d(d, sr, b, kind, &s, true);
     }
     // Recorded while `s` captures as the pointer copy it is (arrays are linear).
+    rt.enqueue(&s, pitched_op(d, sr, b))
+}
+
+/// The stream operation of a copy between two linear surfaces (arrays are linear): a pitched
+/// block copy whose parameters name the surfaces as pointers.
+fn pitched_op(d: sdma::Pitched, sr: sdma::Pitched, b: Block) -> crate::graph::Op {
     let side = |p: &sdma::Pitched| hipPitchedPtr {
         ptr: p.addr as *mut c_void,
         pitch: p.pitch as usize,
@@ -478,9 +484,17 @@ pub(crate) fn copy(dst: Side, src: Side, b: Block, stream: hipStream_t, sync: bo
         dstPos: origin,
         dstPtr: side(&d),
         extent: hipExtent { width: b.width as usize, height: b.height as usize, depth: b.depth as usize },
-        kind,
+        kind: hipMemcpyKind::hipMemcpyDefault,
     };
-    rt.enqueue(&s, crate::graph::Op::Memcpy3D { parms: crate::graph::CParams(parms), dst: d, src: sr, block: b })
+    crate::graph::Op::Memcpy3D { parms: crate::graph::CParams(parms), dst: d, src: sr, block: b }
+}
+
+/// `hipDrvGraphAddMemcpyNode`'s operation: the `HIP_MEMCPY3D` copy (the caller's ABI) with its
+/// sides resolved now, as [`hipDrvMemcpy3D`] resolves them. Errors as `hipDrvMemcpy3D`'s checks.
+pub(crate) fn drv_copy_op(p: *const HIP_MEMCPY3D) -> Result<crate::graph::Op, hipError_t> {
+    let rt = runtime()?;
+    let (dst, src, b) = drv3d(&read_drv3d(p)?);
+    Ok(pitched_op(dst.surface(rt, &b)?, src.surface(rt, &b)?, b))
 }
 
 fn block(width: usize, height: usize, depth: usize) -> Block {

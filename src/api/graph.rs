@@ -1817,3 +1817,54 @@ pub extern "C" fn hipGraphAddNode(
         _ => hipError_t::hipErrorInvalidValue,
     }
 }
+
+/// The context argument of the driver-style node calls: a live context (its device is not
+/// used: nodes run on the launch stream's device). Errors: `hipErrorInvalidValue` (null).
+fn drv_ctx(ctx: hipCtx_t) -> Result<(), hipError_t> {
+    check(!ctx.is_null())
+}
+
+/// `hipDrvGraphAddMemcpyNode`: a copy node from `HIP_MEMCPY3D` parameters, as
+/// `hipDrvMemcpy3D` copies (sides resolved when the node is made). Errors:
+/// `hipErrorInvalidValue` (null arguments or context), those of `hipDrvMemcpy3D`'s checks, and
+/// as [`hipGraphAddEmptyNode`].
+#[no_mangle]
+pub extern "C" fn hipDrvGraphAddMemcpyNode(
+    phGraphNode: *mut hipGraphNode_t,
+    hGraph: hipGraph_t,
+    dependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    copyParams: *const HIP_MEMCPY3D,
+    ctx: hipCtx_t,
+) -> hipError_t {
+    add_node(phGraphNode, hGraph, dependencies, numDependencies, || {
+        drv_ctx(ctx)?;
+        crate::api::array::drv_copy_op(copyParams)
+    })
+}
+
+/// `hipDrvGraphAddMemsetNode`: [`hipGraphAddMemsetNode`] with `HIP_MEMSET_NODE_PARAMS`.
+/// Errors: as it, and `hipErrorInvalidValue` for a null context.
+#[no_mangle]
+pub extern "C" fn hipDrvGraphAddMemsetNode(
+    phGraphNode: *mut hipGraphNode_t,
+    hGraph: hipGraph_t,
+    dependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    memsetParams: *const HIP_MEMSET_NODE_PARAMS,
+    ctx: hipCtx_t,
+) -> hipError_t {
+    add_node(phGraphNode, hGraph, dependencies, numDependencies, || {
+        drv_ctx(ctx)?;
+        let p = read_in(memsetParams)?;
+        let m = hipMemsetParams {
+            dst: p.dst,
+            elementSize: p.elementSize,
+            height: p.height,
+            pitch: p.pitch,
+            value: p.value,
+            width: p.width,
+        };
+        memset_op(&m)
+    })
+}

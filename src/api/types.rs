@@ -1123,6 +1123,24 @@ struct hipGraphNodeParams {
 #endif
 ";
 
+/// `typedef struct HIP_MEMSET_NODE_PARAMS { hipDeviceptr_t dst; size_t pitch; unsigned int value;
+/// unsigned int elementSize; size_t width; size_t height; }` (`hipDrvGraphAddMemsetNode`):
+/// `hipMemsetParams`' fields in another order. 40 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct HIP_MEMSET_NODE_PARAMS {
+    pub dst: hipDeviceptr_t,
+    /// Bytes per row (unused for one row).
+    pub pitch: usize,
+    pub value: c_uint,
+    /// 1, 2 or 4 bytes.
+    pub elementSize: c_uint,
+    /// Elements per row.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+}
+
 /// `typedef struct hipGraphEdgeData { unsigned char from_port; unsigned char reserved[5];
 /// unsigned char to_port; unsigned char type; }`: an edge's ports and type. 8 bytes.
 #[repr(C)]

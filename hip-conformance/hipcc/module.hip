@@ -3,6 +3,7 @@
  * with AMD's codes; arguments from kernelParams or `extra`, results checked), globals in device
  * memory, unload. */
 #include <hip/hip_runtime.h>
+#include <hip/hip_ext.h>
 #include "check.h"
 
 static char* read_file(const char* path, size_t* len) {
@@ -65,6 +66,21 @@ int main(int argc, char** argv) {
   CHECK_OK(hipMemcpyAsync(&got, d, sizeof got, hipMemcpyDeviceToHost, ts));
   CHECK_OK(hipStreamSynchronize(ts));
   CHECK(got == 43 * 4);
+  /* hipExtModuleLaunchKernel: the grid in work-items, events recorded around the kernel. */
+  hipEvent_t start, stop;
+  CHECK_OK(hipEventCreate(&start));
+  CHECK_OK(hipEventCreate(&stop));
+  CHECK_OK(hipExtModuleLaunchKernel(tw, 1, 1, 1, 4, 4, 4, 0, ts, params, NULL, start, stop, 0));
+  CHECK_OK(hipMemcpyAsync(&got, d, sizeof got, hipMemcpyDeviceToHost, ts));
+  CHECK_OK(hipStreamSynchronize(ts));
+  CHECK(got == 43 * 8);
+  float ms = -1;
+  CHECK_OK(hipEventElapsedTime(&ms, start, stop));
+  CHECK(ms >= 0);
+  CHECK_ERR(hipExtModuleLaunchKernel(tw, 3, 1, 1, 2, 1, 1, 0, ts, params, NULL, NULL, NULL, 0), hipErrorInvalidValue);
+  CHECK_ERR(hipExtModuleLaunchKernel(tw, 0, 1, 1, 1, 1, 1, 0, ts, params, NULL, NULL, NULL, 0), hipErrorInvalidValue);
+  CHECK_OK(hipEventDestroy(start));
+  CHECK_OK(hipEventDestroy(stop));
   CHECK_OK(hipStreamDestroy(ts));
   CHECK_OK(hipModuleLaunchKernel(nop, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
   CHECK_ERR(hipModuleLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), hipErrorInvalidResourceHandle);

@@ -3352,6 +3352,30 @@ hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f,
                                             hipStream_t stream,
                                             void **kernelParams);
 
+// `hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX, ...,
+// uint32_t localWorkSizeZ, size_t sharedMemBytes, hipStream_t hStream, void** kernelParams,
+// void** extra, hipEvent_t startEvent, hipEvent_t stopEvent, uint32_t flags)` (`hip_ext.h`):
+// [`hipModuleLaunchKernel`] with the grid in work-items, each block dimension cut to the
+// grid's (clr `ihipModuleLaunchKernel`), and `startEvent`/`stopEvent` recorded around the
+// kernel as [`hipExtLaunchKernel`] records them. Errors: `hipErrorInvalidValue` (invalid stream
+// or event, a zero dimension, a grid that is not whole blocks: clr runs a partial last block
+// for kernels built without uniform work-groups, which hipkfd's launches do not have), else as
+// `hipModuleLaunchKernel`.
+hipError_t hipExtModuleLaunchKernel(hipFunction_t f,
+                                    uint32_t globalWorkSizeX,
+                                    uint32_t globalWorkSizeY,
+                                    uint32_t globalWorkSizeZ,
+                                    uint32_t localWorkSizeX,
+                                    uint32_t localWorkSizeY,
+                                    uint32_t localWorkSizeZ,
+                                    size_t sharedMemBytes,
+                                    hipStream_t hStream,
+                                    void **kernelParams,
+                                    void **extra,
+                                    hipEvent_t startEvent,
+                                    hipEvent_t stopEvent,
+                                    uint32_t flags);
+
 // `hipError_t hipLaunchByPtr(const void* func)`: launches `func` with the configuration and
 // arguments of `hipConfigureCall` + `hipSetupArgument` (popped). Errors:
 // `hipErrorMissingConfiguration`, `hipErrorInvalidDeviceFunction`, `hipErrorInvalidValue`
@@ -3487,6 +3511,40 @@ hipError_t hipFuncSetCacheConfig(const void *func, hipFuncCache_t config);
 // validated, then a no-op (clr: "No way to set shared memory config yet"). Errors as
 // [`hipFuncSetCacheConfig`].
 hipError_t hipFuncSetSharedMemConfig(const void *func, hipSharedMemConfig config);
+
+// HIP ≤ 5.x's `hip_ext.h` declares `hipExtModuleLaunchKernel` as a C++ function, so binaries
+// built against it call this mangled name (exported by ROCm 5.2's `libamdhip64.so.5`, node
+// `hip_4.2`): [`hipExtModuleLaunchKernel`].
+hipError_t _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j(hipFunction_t f,
+                                                                                                           uint32_t gx,
+                                                                                                           uint32_t gy,
+                                                                                                           uint32_t gz,
+                                                                                                           uint32_t lx,
+                                                                                                           uint32_t ly,
+                                                                                                           uint32_t lz,
+                                                                                                           size_t shared,
+                                                                                                           hipStream_t stream,
+                                                                                                           void **kernelParams,
+                                                                                                           void **extra,
+                                                                                                           hipEvent_t start,
+                                                                                                           hipEvent_t stop,
+                                                                                                           uint32_t flags);
+
+// HIP ≤ 5.x's C++ `hipHccModuleLaunchKernel` (deprecated; ROCm 5.2 exports this mangled name,
+// node `hip_4.2`): [`hipExtModuleLaunchKernel`] with no flags.
+hipError_t _Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_(hipFunction_t f,
+                                                                                                          uint32_t gx,
+                                                                                                          uint32_t gy,
+                                                                                                          uint32_t gz,
+                                                                                                          uint32_t lx,
+                                                                                                          uint32_t ly,
+                                                                                                          uint32_t lz,
+                                                                                                          size_t shared,
+                                                                                                          hipStream_t stream,
+                                                                                                          void **kernelParams,
+                                                                                                          void **extra,
+                                                                                                          hipEvent_t start,
+                                                                                                          hipEvent_t stop);
 
 // `hipOccupancyMaxActiveBlocksPerMultiprocessor`: how many blocks of `blockSize` threads of
 // kernel `f` (with `dynSharedMemPerBlk` bytes of dynamic LDS) fit on one CU at once. Errors:

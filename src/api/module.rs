@@ -554,6 +554,7 @@ fn module_launch(
     (bad_stream, bad_dims): (hipError_t, hipError_t),
     kernelParams: *mut *mut c_void,
     extra: *mut *mut c_void,
+    events: Around,
 ) -> hipError_t {
     api(|| {
         let rt = runtime()?;
@@ -581,7 +582,7 @@ fn module_launch(
             Args::None
         };
         let params = node_params(f as *const c_void, d.grid, d.block, d.shared);
-        launch(rt, dev, &func, &d, stream, args, params, Default::default())
+        launch(rt, dev, &func, &d, stream, args, params, events)
     })
 }
 
@@ -612,7 +613,7 @@ pub extern "C" fn hipModuleLaunchKernel(
 ) -> hipError_t {
     let codes = (hipError_t::hipErrorContextIsDestroyed, hipError_t::hipErrorInvalidValue);
     let (grid, block) = ([gridDimX, gridDimY, gridDimZ], [blockDimX, blockDimY, blockDimZ]);
-    module_launch(f, grid, block, sharedMemBytes, stream, codes, kernelParams, extra)
+    module_launch(f, grid, block, sharedMemBytes, stream, codes, kernelParams, extra, Default::default())
 }
 
 /// `hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gridDimX, ...,
@@ -635,7 +636,61 @@ pub extern "C" fn hipModuleLaunchCooperativeKernel(
 ) -> hipError_t {
     let codes = (hipError_t::hipErrorInvalidValue, hipError_t::hipErrorInvalidConfiguration);
     let (grid, block) = ([gridDimX, gridDimY, gridDimZ], [blockDimX, blockDimY, blockDimZ]);
-    module_launch(f, grid, block, sharedMemBytes, stream, codes, kernelParams, std::ptr::null_mut())
+    module_launch(f, grid, block, sharedMemBytes, stream, codes, kernelParams, std::ptr::null_mut(), Default::default())
+}
+
+/// `hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX, ...,
+/// uint32_t localWorkSizeZ, size_t sharedMemBytes, hipStream_t hStream, void** kernelParams,
+/// void** extra, hipEvent_t startEvent, hipEvent_t stopEvent, uint32_t flags)` (`hip_ext.h`):
+/// [`hipModuleLaunchKernel`] with the grid in work-items, each block dimension cut to the
+/// grid's (clr `ihipModuleLaunchKernel`), and `startEvent`/`stopEvent` recorded around the
+/// kernel as [`hipExtLaunchKernel`] records them. Errors: `hipErrorInvalidValue` (invalid stream
+/// or event, a zero dimension, a grid that is not whole blocks: clr runs a partial last block
+/// for kernels built without uniform work-groups, which hipkfd's launches do not have), else as
+/// `hipModuleLaunchKernel`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hipExtModuleLaunchKernel(
+    f: hipFunction_t,
+    globalWorkSizeX: u32,
+    globalWorkSizeY: u32,
+    globalWorkSizeZ: u32,
+    localWorkSizeX: u32,
+    localWorkSizeY: u32,
+    localWorkSizeZ: u32,
+    sharedMemBytes: usize,
+    hStream: hipStream_t,
+    kernelParams: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    startEvent: hipEvent_t,
+    stopEvent: hipEvent_t,
+    flags: u32,
+) -> hipError_t {
+    let _ = flags;
+    let global = [globalWorkSizeX, globalWorkSizeY, globalWorkSizeZ];
+    let mut local = [localWorkSizeX, localWorkSizeY, localWorkSizeZ];
+    let mut grid = [0; 3];
+    for i in 0..3 {
+        if global[i] == 0 || local[i] == 0 {
+            return hipError_t::hipErrorInvalidValue;
+        }
+        local[i] = local[i].min(global[i]);
+        if global[i] % local[i] != 0 {
+            return hipError_t::hipErrorInvalidValue;
+        }
+        grid[i] = global[i] / local[i];
+    }
+    let Ok(shared) = c_uint::try_from(sharedMemBytes) else { return hipError_t::hipErrorInvalidValue };
+    let ev = |e: hipEvent_t| match e.is_null() {
+        true => Ok(None),
+        false => event_of(e).map(Some).map_err(|_| hipError_t::hipErrorInvalidValue),
+    };
+    let events = match (ev(startEvent), ev(stopEvent)) {
+        (Ok(a), Ok(b)) => [a, b],
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    let codes = (hipError_t::hipErrorInvalidValue, hipError_t::hipErrorInvalidValue);
+    module_launch(f, grid, local, shared, hStream, codes, kernelParams, extra, events)
 }
 
 /// `hipError_t hipLaunchByPtr(const void* func)`: launches `func` with the configuration and
@@ -1090,4 +1145,50 @@ pub extern "C" fn hipFuncSetSharedMemConfig(func: *const c_void, config: hipShar
         check((0..=2).contains(&config.0))?;
         host_function(func).map(|_| ())
     })
+}
+
+/// HIP ≤ 5.x's `hip_ext.h` declares `hipExtModuleLaunchKernel` as a C++ function, so binaries
+/// built against it call this mangled name (exported by ROCm 5.2's `libamdhip64.so.5`, node
+/// `hip_4.2`): [`hipExtModuleLaunchKernel`].
+#[export_name = "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j"]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hipExtModuleLaunchKernel_cxx(
+    f: hipFunction_t,
+    gx: u32,
+    gy: u32,
+    gz: u32,
+    lx: u32,
+    ly: u32,
+    lz: u32,
+    shared: usize,
+    stream: hipStream_t,
+    kernelParams: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start: hipEvent_t,
+    stop: hipEvent_t,
+    flags: u32,
+) -> hipError_t {
+    hipExtModuleLaunchKernel(f, gx, gy, gz, lx, ly, lz, shared, stream, kernelParams, extra, start, stop, flags)
+}
+
+/// HIP ≤ 5.x's C++ `hipHccModuleLaunchKernel` (deprecated; ROCm 5.2 exports this mangled name,
+/// node `hip_4.2`): [`hipExtModuleLaunchKernel`] with no flags.
+#[export_name = "_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_"]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hipHccModuleLaunchKernel_cxx(
+    f: hipFunction_t,
+    gx: u32,
+    gy: u32,
+    gz: u32,
+    lx: u32,
+    ly: u32,
+    lz: u32,
+    shared: usize,
+    stream: hipStream_t,
+    kernelParams: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start: hipEvent_t,
+    stop: hipEvent_t,
+) -> hipError_t {
+    hipExtModuleLaunchKernel(f, gx, gy, gz, lx, ly, lz, shared, stream, kernelParams, extra, start, stop, 0)
 }

@@ -2176,8 +2176,8 @@ static void op_graph(void)
     }
     int launches = 1 + (int)below(3);
     for (int l = 0; l < launches; l++) {
-        /* An event-record node runs only on a stream of its event's device (else the launch is
-         * hipErrorInvalidHandle, as hipEventRecord). */
+        /* Event-record nodes are launched on a stream of their event's device (hipkfd records
+         * another device's event too, as clr's graph nodes do; the shadow model keeps to one). */
         hipStream_t s = any_stream();
         for (int i = 0; ev && s && i < MAXS; i++)
             if (streams[i] == s && st_dev[i] != cur_dev)

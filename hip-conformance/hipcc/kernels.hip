@@ -87,6 +87,56 @@ static void other_device_stream_case(void) {
   CHECK_OK(hipFree(d0));
 }
 
+/* hipExtLaunchMultiKernelMultiDevice / hipLaunchCooperativeKernelMultiDevice: one launch per
+ * device on its own stream; the list is checked before anything runs (clr). */
+static void multi_device_case(void) {
+  int n = 0;
+  CHECK_OK(hipGetDeviceCount(&n));
+  if (n < 2) return;
+  int* d[2] = {NULL, NULL};
+  hipStream_t s[2];
+  for (int i = 0; i < 2; i++) {
+    CHECK_OK(hipSetDevice(i));
+    CHECK_OK(hipMalloc((void**)&d[i], 64 * sizeof(int)));
+    CHECK_OK(hipMemset(d[i], 0, 64 * sizeof(int)));
+    CHECK_OK(hipStreamCreate(&s[i]));
+  }
+  CHECK_OK(hipSetDevice(0));
+  int len = 64, mul = 1, add[2] = {5, 7};
+  void* args0[] = {&d[0], &len, &mul, &add[0]};
+  void* args1[] = {&d[1], &len, &mul, &add[1]};
+  hipLaunchParams p[2];
+  for (int i = 0; i < 2; i++) {
+    p[i].func = (void*)scale_add;
+    p[i].gridDim = dim3(1);
+    p[i].blockDim = dim3(64);
+    p[i].args = i == 0 ? args0 : args1;
+    p[i].sharedMem = 0;
+    p[i].stream = s[i];
+  }
+  CHECK_OK(hipExtLaunchMultiKernelMultiDevice(p, 2, 0));
+  CHECK_OK(hipLaunchCooperativeKernelMultiDevice(p, 2, hipCooperativeLaunchMultiDeviceNoPreSync));
+  for (int i = 0; i < 2; i++) CHECK_OK(hipStreamSynchronize(s[i]));
+  for (int i = 0; i < 2; i++) {
+    int back[64] = {0}, bad = 0;
+    CHECK_OK(hipMemcpy(back, d[i], sizeof back, hipMemcpyDeviceToHost));
+    for (int j = 0; j < 64; j++) bad += back[j] != 2 * add[i];
+    CHECK(bad == 0);
+  }
+  CHECK_ERR(hipExtLaunchMultiKernelMultiDevice(NULL, 2, 0), hipErrorInvalidValue);
+  CHECK_ERR(hipExtLaunchMultiKernelMultiDevice(p, 0, 0), hipErrorInvalidValue);
+  CHECK_ERR(hipExtLaunchMultiKernelMultiDevice(p, n + 1, 0), hipErrorInvalidValue);
+  CHECK_ERR(hipExtLaunchMultiKernelMultiDevice(p, 2, 4), hipErrorInvalidValue);
+  p[1].stream = s[0];
+  CHECK_ERR(hipLaunchCooperativeKernelMultiDevice(p, 2, 0), hipErrorInvalidDevice);
+  p[1].stream = NULL;
+  CHECK_ERR(hipLaunchCooperativeKernelMultiDevice(p, 2, 0), hipErrorInvalidResourceHandle);
+  for (int i = 0; i < 2; i++) {
+    CHECK_OK(hipStreamDestroy(s[i]));
+    CHECK_OK(hipFree(d[i]));
+  }
+}
+
 /* Occupancy from the kernels' metadata, as clr computes it: LDS limits blocks per CU, the
  * register file the rest; the potential block size fills a CU within the device's limit. */
 static void occupancy_case(void) {
@@ -562,6 +612,7 @@ int main(int argc, char** argv) {
   graph_case();
   busy_kernel_case();
   other_device_stream_case();
+  multi_device_case();
   occupancy_case();
   pool_access_case();
 

@@ -821,6 +821,8 @@ typedef struct hipExternalSemaphoreWaitParams_st {
 
 /* Defined at the end of the header (GRAPH_NODE_PARAMS_C). */
 typedef struct hipGraphNodeParams hipGraphNodeParams;
+/* AMD's struct tag is hipLaunchParams_t. */
+typedef struct hipLaunchParams_t hipLaunchParams;
 
 
 // Size in bytes of IPC handles (`#define HIP_IPC_HANDLE_SIZE 64`).
@@ -1422,6 +1424,21 @@ typedef struct hipFuncAttributes {
   int ptxVersion;
   size_t sharedSizeBytes;
 } hipFuncAttributes;
+
+// `typedef struct hipLaunchParams_t { void* func; dim3 gridDim; dim3 blockDim; void** args;
+// size_t sharedMem; hipStream_t stream; } hipLaunchParams;` (the multi-device launches):
+// func@0, gridDim@8, blockDim@20, args@32, sharedMem@40, stream@48. 56 bytes. cbindgen writes
+// it under its tag (`[export.rename]`); the prelude adds the `hipLaunchParams` typedef.
+typedef struct hipLaunchParams_t {
+  // The kernel's host-side symbol (as `hipLaunchKernel`'s `function_address`).
+  void *func;
+  struct dim3 gridDim;
+  struct dim3 blockDim;
+  void **args;
+  // Dynamic LDS bytes.
+  size_t sharedMem;
+  hipStream_t stream;
+} hipLaunchParams_t;
 
 // Stream callback (`hipStreamAddCallback`):
 // `typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void* userData);`.
@@ -3545,6 +3562,18 @@ hipError_t _Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream
                                                                                                           void **extra,
                                                                                                           hipEvent_t start,
                                                                                                           hipEvent_t stop);
+
+// `hipLaunchCooperativeKernelMultiDevice(hipLaunchParams* launchParamsList, int numDevices,
+// unsigned int flags)`: one cooperative launch per device (see `multi_device_launch`).
+hipError_t hipLaunchCooperativeKernelMultiDevice(struct hipLaunchParams_t *launchParamsList,
+                                                 int numDevices,
+                                                 unsigned int flags);
+
+// `hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* launchParamsList, int numDevices,
+// unsigned int flags)`: one launch per device, each kernel its own (see `multi_device_launch`).
+hipError_t hipExtLaunchMultiKernelMultiDevice(struct hipLaunchParams_t *launchParamsList,
+                                              int numDevices,
+                                              unsigned int flags);
 
 // `hipOccupancyMaxActiveBlocksPerMultiprocessor`: how many blocks of `blockSize` threads of
 // kernel `f` (with `dynSharedMemPerBlk` bytes of dynamic LDS) fit on one CU at once. Errors:

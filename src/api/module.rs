@@ -1192,3 +1192,77 @@ pub extern "C" fn hipHccModuleLaunchKernel_cxx(
 ) -> hipError_t {
     hipExtModuleLaunchKernel(f, gx, gy, gz, lx, ly, lz, shared, stream, kernelParams, extra, start, stop, 0)
 }
+
+/// The multi-device launches (clr `ihipLaunchCooperativeKernelMultiDevice` and
+/// `ihipModuleLaunchCooperativeKernelMultiDevice`): checks the whole list first (1 to the device
+/// count of launches, `flags` within `hipCooperativeLaunchMultiDeviceNoPreSync |
+/// NoPostSync`, a non-null stream per launch, each on another device, non-empty blocks),
+/// waits for the streams unless `NoPreSync`, launches each kernel on its stream
+/// (`cooperative`: as `hipLaunchCooperativeKernel`, else as `hipLaunchKernel`), then, unless
+/// `NoPostSync`, waits for them again. Multi-grid synchronisation across devices inside the
+/// kernels is not provided (each launch's grid synchronises on its own device). Errors:
+/// `hipErrorInvalidValue`, `hipErrorInvalidResourceHandle` (a null stream),
+/// `hipErrorInvalidDevice` (two launches on one device), `hipErrorInvalidConfiguration`, then
+/// the launches'.
+fn multi_device_launch(list: *mut hipLaunchParams, numDevices: c_int, flags: c_uint, cooperative: bool) -> hipError_t {
+    api(|| {
+        let rt = runtime()?;
+        check(!list.is_null() && numDevices > 0 && numDevices as usize <= rt.devices.len() && flags <= 3)?;
+        let launches = crate::api::common::slice_in(list, numDevices as usize)?.to_vec();
+        let mut seen = vec![];
+        for l in &launches {
+            if l.stream.is_null() {
+                return Err(hipError_t::hipErrorInvalidResourceHandle);
+            }
+            let s = stream_of(rt, l.stream).map_err(|_| hipError_t::hipErrorInvalidValue)?;
+            if l.blockDim.x as u64 * l.blockDim.y as u64 * l.blockDim.z as u64 == 0 {
+                return Err(hipError_t::hipErrorInvalidConfiguration);
+            }
+            if seen.contains(&s.dev) {
+                return Err(hipError_t::hipErrorInvalidDevice);
+            }
+            seen.push(s.dev);
+        }
+        let streams = launches.iter().map(|l| stream_of(rt, l.stream)).collect::<Result<Vec<_>, _>>()?;
+        let sync_all = || streams.iter().try_for_each(|s| rt.stream_sync(s));
+        if flags & 1 == 0 {
+            sync_all()?;
+        }
+        for l in &launches {
+            let shared = c_uint::try_from(l.sharedMem).map_err(|_| hipError_t::hipErrorInvalidValue)?;
+            let e = match cooperative {
+                true => hipLaunchCooperativeKernel(l.func, l.gridDim, l.blockDim, l.args, shared, l.stream),
+                false => hipLaunchKernel(l.func, l.gridDim, l.blockDim, l.args, l.sharedMem, l.stream),
+            };
+            if e != hipError_t::hipSuccess {
+                return Err(e);
+            }
+        }
+        if flags & 2 == 0 {
+            sync_all()?;
+        }
+        Ok(())
+    })
+}
+
+/// `hipLaunchCooperativeKernelMultiDevice(hipLaunchParams* launchParamsList, int numDevices,
+/// unsigned int flags)`: one cooperative launch per device (see `multi_device_launch`).
+#[no_mangle]
+pub extern "C" fn hipLaunchCooperativeKernelMultiDevice(
+    launchParamsList: *mut hipLaunchParams,
+    numDevices: c_int,
+    flags: c_uint,
+) -> hipError_t {
+    multi_device_launch(launchParamsList, numDevices, flags, true)
+}
+
+/// `hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* launchParamsList, int numDevices,
+/// unsigned int flags)`: one launch per device, each kernel its own (see `multi_device_launch`).
+#[no_mangle]
+pub extern "C" fn hipExtLaunchMultiKernelMultiDevice(
+    launchParamsList: *mut hipLaunchParams,
+    numDevices: c_int,
+    flags: c_uint,
+) -> hipError_t {
+    multi_device_launch(launchParamsList, numDevices, flags, false)
+}

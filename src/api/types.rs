@@ -1141,6 +1141,23 @@ pub struct HIP_MEMSET_NODE_PARAMS {
     pub height: usize,
 }
 
+/// `typedef struct hipLaunchParams_t { void* func; dim3 gridDim; dim3 blockDim; void** args;
+/// size_t sharedMem; hipStream_t stream; } hipLaunchParams;` (the multi-device launches):
+/// func@0, gridDim@8, blockDim@20, args@32, sharedMem@40, stream@48. 56 bytes. cbindgen writes
+/// it under its tag (`[export.rename]`); the prelude adds the `hipLaunchParams` typedef.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipLaunchParams {
+    /// The kernel's host-side symbol (as `hipLaunchKernel`'s `function_address`).
+    pub func: *mut c_void,
+    pub gridDim: dim3,
+    pub blockDim: dim3,
+    pub args: *mut *mut c_void,
+    /// Dynamic LDS bytes.
+    pub sharedMem: usize,
+    pub stream: hipStream_t,
+}
+
 /// `typedef struct hipGraphEdgeData { unsigned char from_port; unsigned char reserved[5];
 /// unsigned char to_port; unsigned char type; }`: an edge's ports and type. 8 bytes.
 #[repr(C)]
@@ -2296,6 +2313,7 @@ pub fn c_header_prelude() -> String {
     s.push('\n');
     s.push_str(INTEROP_C);
     s.push_str("\n/* Defined at the end of the header (GRAPH_NODE_PARAMS_C). */\ntypedef struct hipGraphNodeParams hipGraphNodeParams;\n");
+    s.push_str("/* AMD's struct tag is hipLaunchParams_t. */\ntypedef struct hipLaunchParams_t hipLaunchParams;\n");
     // AMD's tags of the two interop enums end in `_enum`.
     for e in ["hipExternalMemoryHandleType", "hipExternalSemaphoreHandleType"] {
         s = s.replace(&format!("typedef enum {e} {{"), &format!("typedef enum {e}_enum {{"));

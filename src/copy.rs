@@ -225,6 +225,16 @@ impl Runtime {
         Ok(())
     }
 
+    /// The range check of one side of a graph copy node (`hipDrvGraphAddMemcpyNode`): block
+    /// `b` of `p` inside one allocation (graph memory not allocated yet included), or outside
+    /// the GPU aperture (host memory). Errors: `hipErrorInvalidValue`.
+    pub fn node_block_check(&self, p: &sdma::Pitched, b: &Block) -> Result<(), hipError_t> {
+        if b.is_empty() {
+            return Ok(());
+        }
+        self.locate_for_node(p.addr, b.span(p)?, false).map(drop)
+    }
+
     /// [`locate`](Self::locate) for a graph node's parameters, which may name graph memory that
     /// its allocation node has not allocated yet (clr keeps the reserved range findable for the
     /// same reason). Errors as `locate`'s.

@@ -1752,8 +1752,8 @@ hipError_t hipMemcpyAtoA(hipArray_t dstArray,
 // per row (0: `WidthInBytes`), `*Height` rows per slice. Errors (clr `ihipMemcpyParam3D`):
 // `hipErrorInvalidValue` (null `pCopy`, null pointers, device memory the runtime does not
 // know, freed arrays, blocks past an array, a pointer block past its pitch, its slice or its
-// allocation, a pitch above `hipDeviceAttributeMaxPitch`, an unknown memory type),
-// `hipErrorContextIsDestroyed` (bad stream); zero extents succeed.
+// allocation, a pitch of `hipDeviceAttributeMaxPitch` or more (clr `ihipMemcpy3D_validate`),
+// an unknown memory type), `hipErrorContextIsDestroyed` (bad stream); zero extents succeed.
 hipError_t hipDrvMemcpy3D(const struct HIP_MEMCPY3D *pCopy);
 
 // `hipDrvMemcpy3DAsync`: `hipDrvMemcpy3D` ordered on `stream`.

@@ -419,7 +419,7 @@ impl Side {
 
     /// The pitched surface of this side for a block of `b`, checked: a live array and a block
     /// inside it; a non-null pointer (device memory the runtime knows for
-    /// `hipMemoryTypeDevice`), a pitch of at least `pos.x + width` and at most
+    /// `hipMemoryTypeDevice`), a pitch of at least `pos.x + width` and below
     /// `hipDeviceAttributeMaxPitch`, and for several slices a block inside a slice. Errors:
     /// `hipErrorInvalidValue`.
     fn surface(&self, rt: &Runtime, b: &Block) -> Result<sdma::Pitched, hipError_t> {
@@ -435,7 +435,7 @@ impl Side {
                 check(self.ty != T::hipMemoryTypeDevice || rt.allocs.find(self.ptr as u64).is_some())?;
                 let pitch = if self.pitch == 0 { b.width as usize } else { self.pitch };
                 check((self.pos.x as u64).checked_add(b.width).is_some_and(|e| e <= pitch as u64))?;
-                check(pitch <= max_pitch()?)?;
+                check(pitch < max_pitch()?)?;
                 let rows = if self.height == 0 { b.height as usize } else { self.height };
                 check(b.depth <= 1 || (self.pos.y as u64).checked_add(b.height).is_some_and(|e| e <= rows as u64))?;
                 pitched(self.ptr, pitch, rows, self.pos)
@@ -490,11 +490,16 @@ fn pitched_op(d: sdma::Pitched, sr: sdma::Pitched, b: Block) -> crate::graph::Op
 }
 
 /// `hipDrvGraphAddMemcpyNode`'s operation: the `HIP_MEMCPY3D` copy (the caller's ABI) with its
-/// sides resolved now, as [`hipDrvMemcpy3D`] resolves them. Errors as `hipDrvMemcpy3D`'s checks.
+/// sides resolved now, as [`hipDrvMemcpy3D`] resolves them. Errors as `hipDrvMemcpy3D`'s checks,
+/// and `hipErrorInvalidValue` for a block past its allocation.
 pub(crate) fn drv_copy_op(p: *const HIP_MEMCPY3D) -> Result<crate::graph::Op, hipError_t> {
     let rt = runtime()?;
     let (dst, src, b) = drv3d(&read_drv3d(p)?);
-    Ok(pitched_op(dst.surface(rt, &b)?, src.surface(rt, &b)?, b))
+    let (d, sr) = (dst.surface(rt, &b)?, src.surface(rt, &b)?);
+    // Checked now, as clr validates a node's copy when it is added.
+    rt.node_block_check(&d, &b)?;
+    rt.node_block_check(&sr, &b)?;
+    Ok(pitched_op(d, sr, b))
 }
 
 fn block(width: usize, height: usize, depth: usize) -> Block {
@@ -969,8 +974,8 @@ fn drv_copy(p: Result<HIP_MEMCPY3D, hipError_t>, stream: hipStream_t, sync: bool
 /// per row (0: `WidthInBytes`), `*Height` rows per slice. Errors (clr `ihipMemcpyParam3D`):
 /// `hipErrorInvalidValue` (null `pCopy`, null pointers, device memory the runtime does not
 /// know, freed arrays, blocks past an array, a pointer block past its pitch, its slice or its
-/// allocation, a pitch above `hipDeviceAttributeMaxPitch`, an unknown memory type),
-/// `hipErrorContextIsDestroyed` (bad stream); zero extents succeed.
+/// allocation, a pitch of `hipDeviceAttributeMaxPitch` or more (clr `ihipMemcpy3D_validate`),
+/// an unknown memory type), `hipErrorContextIsDestroyed` (bad stream); zero extents succeed.
 #[no_mangle]
 pub extern "C" fn hipDrvMemcpy3D(pCopy: *const HIP_MEMCPY3D) -> hipError_t {
     drv_copy(read_drv3d(pCopy), std::ptr::null_mut(), true)

@@ -187,10 +187,8 @@ pub struct Graph {
     inner: Mutex<Inner>,
     /// References the graph owns to user objects: handle → count (`hipGraphRetainUserObject`).
     user_objects: Mutex<HashMap<usize, u32>>,
-    /// Graph memory nodes are in it (alloc or free): it may have one executable graph at a time
-    /// (CUDA; hip-tests `Unit_hipGraphAddMemAllocNode_Negative_NotSupported`).
-    mem_nodes: AtomicBool,
-    /// Held by the executable graph made from this one while it lives (graphs with memory nodes).
+    /// Held by the executable graph made from this one while it lives (graphs with memory nodes
+    /// have one at a time: CUDA; hip-tests `Unit_hipGraphAddMemAllocNode_Negative_NotSupported`).
     exec_token: Mutex<Weak<()>>,
 }
 
@@ -235,7 +233,6 @@ impl Graph {
             cloned,
             inner: Mutex::new(Inner::default()),
             user_objects: Mutex::default(),
-            mem_nodes: AtomicBool::new(false),
             exec_token: Mutex::default(),
         });
         registry().graphs.lock().insert(Arc::as_ptr(&g) as usize, Arc::downgrade(&g));
@@ -273,9 +270,6 @@ impl Graph {
             if !self.owns(d) || !seen.insert(d.id) {
                 return Err(hipError_t::hipErrorInvalidValue);
             }
-        }
-        if matches!(op, Op::MemAlloc(_) | Op::MemFree(_)) {
-            self.mem_nodes.store(true, Ordering::Relaxed);
         }
         let n = self.new_node(op, None);
         let mut inner = self.inner.lock();
@@ -407,14 +401,15 @@ impl Graph {
         drop(inner);
         // The clone owns one reference to each user object the original owns (clr
         // `Graph::clone`).
-        let objects: Vec<usize> = self.user_objects.lock().keys().copied().collect();
-        for h in objects {
-            if user_object_retain(h, 1) {
-                g.user_objects.lock().insert(h, 1);
-            }
-        }
-        g.mem_nodes.store(self.mem_nodes.load(Ordering::Relaxed), Ordering::Relaxed);
+        *g.user_objects.lock() = self.retain_user_objects_once().into_iter().map(|h| (h, 1)).collect();
         g
+    }
+
+    /// Takes one more reference to each live user object the graph owns → their handles (for a
+    /// clone or an executable graph made from it).
+    fn retain_user_objects_once(&self) -> Vec<usize> {
+        let objects: Vec<usize> = self.user_objects.lock().keys().copied().collect();
+        objects.into_iter().filter(|&h| user_object_retain(h, 1)).collect()
     }
 
     /// `hipGraphRetainUserObject`: the graph takes `count` references to user object `h`, new
@@ -560,8 +555,11 @@ impl Exec {
     /// `hipErrorNotSupported` (`g` has graph memory nodes and an executable graph made from it
     /// lives: CUDA allows one).
     pub fn new(g: &Graph, flags: u64) -> Result<Exec, hipError_t> {
+        use hipGraphNodeType as T;
         let (order, edges) = snapshot(g)?;
-        let mem_token = if g.mem_nodes.load(Ordering::Relaxed) {
+        let mem_nodes =
+            order.iter().any(|n| matches!(n.node_type(), T::hipGraphNodeTypeMemAlloc | T::hipGraphNodeTypeMemFree));
+        let mem_token = if mem_nodes {
             let mut t = g.exec_token.lock();
             if t.upgrade().is_some() {
                 return Err(hipError_t::hipErrorNotSupported);
@@ -573,8 +571,7 @@ impl Exec {
             None
         };
         let steps = order.iter().map(|n| Step { ids: vec![n.id], op: n.op().deep_clone(), enabled: true }).collect();
-        let objects: Vec<usize> = g.user_objects.lock().keys().copied().collect();
-        let user_objects = objects.into_iter().filter(|&h| user_object_retain(h, 1)).collect();
+        let user_objects = g.retain_user_objects_once();
         Ok(Exec { dev: g.dev, flags, steps: Mutex::new(steps), edges, user_objects, _mem_token: mem_token })
     }
 
@@ -697,12 +694,13 @@ impl Runtime {
             Op::MemAlloc(a) => self.graph_mem_alloc(a),
             // Graph memory the program freed already has nothing left to free; other memory (a
             // captured hipFreeAsync of it) is freed as hipFreeAsync frees it.
-            Op::MemFree(ptr) => {
-                if self.graph_mem_free(*ptr, s) || self.graph_mem_node(*ptr).is_some() {
-                    return Ok(());
+            Op::MemFree(ptr) => match self.graph_mem_node(*ptr) {
+                Some(_) => {
+                    self.graph_mem_free(*ptr, s);
+                    Ok(())
                 }
-                self.mempool_free(*ptr, s)
-            }
+                None => self.mempool_free(*ptr, s),
+            },
         }
     }
 

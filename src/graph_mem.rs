@@ -152,7 +152,7 @@ impl Runtime {
     /// from an earlier run stays, as `hipGraphInstantiateFlagAutoFreeOnLaunch` has it). Errors:
     /// `hipErrorOutOfMemory`.
     pub fn graph_mem_alloc(&self, a: &GraphAlloc) -> Result<(), hipError_t> {
-        self.graph_mem_reap(true, Some(a.va))?;
+        self.graph_mem_reap(Some(a.va))?;
         if self.graph_mem_live(a.va) {
             return Ok(());
         }
@@ -186,12 +186,12 @@ impl Runtime {
                 f,
                 Box::new(|| {
                     if let Ok(rt) = crate::runtime::runtime() {
-                        let _ = rt.graph_mem_reap(false, None);
+                        let _ = rt.graph_mem_reap(None);
                     }
                 }),
             ),
             _ => {
-                let _ = self.graph_mem_reap(false, None);
+                let _ = self.graph_mem_reap(None);
             }
         }
         true
@@ -200,11 +200,11 @@ impl Runtime {
     /// Gives back the BOs of stream-ordered frees whose work is done; `wait_for`: also the one
     /// at that VA, waiting for its work first (an allocation node runs again). Errors:
     /// `hipErrorIllegalAddress` (the wait saw a VM fault).
-    fn graph_mem_reap(&self, wait: bool, wait_for: Option<u64>) -> Result<(), hipError_t> {
-        if wait {
+    fn graph_mem_reap(&self, wait_for: Option<u64>) -> Result<(), hipError_t> {
+        if let Some(va) = wait_for {
             let f = {
                 let st = self.graph_mem.st.lock();
-                st.pending.iter().find(|p| Some(p.alloc.base) == wait_for).and_then(|p| p.fence.clone())
+                st.pending.iter().find(|p| p.alloc.base == va).and_then(|p| p.fence.clone())
             };
             if let Some(f) = f {
                 self.fence_wait(&f)?;
@@ -258,7 +258,7 @@ impl Runtime {
     /// `hipDeviceGetGraphMemAttribute` of device `dev` (bytes). Errors: `hipErrorInvalidValue`
     /// (not an attribute).
     pub fn graph_mem_attr(&self, dev: usize, attr: hipGraphMemAttributeType) -> Result<u64, hipError_t> {
-        let _ = self.graph_mem_reap(false, None);
+        let _ = self.graph_mem_reap(None);
         let st = self.graph_mem.st.lock();
         let high = st.high.get(&dev).copied().unwrap_or_default();
         use hipGraphMemAttributeType as A;
@@ -271,35 +271,25 @@ impl Runtime {
         })
     }
 
-    /// `hipDeviceSetGraphMemAttribute`: resets a high-water mark (to the current value, the
-    /// only reset CUDA allows being "to zero"). Errors: `hipErrorInvalidValue` (not a high
-    /// mark, `value` ≠ 0).
-    pub fn graph_mem_reset_high(
-        &self,
-        dev: usize,
-        attr: hipGraphMemAttributeType,
-        value: u64,
-    ) -> Result<(), hipError_t> {
-        use hipGraphMemAttributeType as A;
-        if value != 0 || !matches!(attr, A::hipGraphMemAttrUsedMemHigh | A::hipGraphMemAttrReservedMemHigh) {
-            return Err(hipError_t::hipErrorInvalidValue);
-        }
-        let _ = self.graph_mem_reap(false, None);
+    /// `hipDeviceSetGraphMemAttribute` (the caller checked the attribute and the value 0):
+    /// resets the used (`used_mark`) or reserved high-water mark of device `dev` to the current
+    /// value, the reset CUDA describes as "to zero".
+    pub fn graph_mem_reset_high(&self, dev: usize, used_mark: bool) {
+        let _ = self.graph_mem_reap(None);
         let mut st = self.graph_mem.st.lock();
         let (used, reserved) = (st.used(dev), st.reserved(dev));
         let h = st.high.entry(dev).or_default();
-        if attr == A::hipGraphMemAttrUsedMemHigh {
+        if used_mark {
             h.0 = used;
         } else {
             h.1 = reserved;
         }
-        Ok(())
     }
 
     /// `hipDeviceGraphMemTrim`: completes the frees whose work is done (no freed memory is
     /// kept otherwise).
     pub fn graph_mem_trim(&self) {
-        let _ = self.graph_mem_reap(false, None);
+        let _ = self.graph_mem_reap(None);
     }
 }
 

@@ -130,17 +130,7 @@ impl Runtime {
         let size = align_up(size.max(1), PAGE_SIZE);
         let align = if size >= LARGE_ALIGN { LARGE_ALIGN } else { PAGE_SIZE };
         let va = self.va.alloc(size, align).ok_or(hipError_t::hipErrorOutOfMemory)?;
-        let bo = self.bo_alloc_at(owner, va, size, flags, map_on, cpu);
-        match bo {
-            Ok(mut bo) => {
-                bo.va_kept = false;
-                Ok(bo)
-            }
-            Err(e) => {
-                self.va.free(va, size);
-                Err(e)
-            }
-        }
+        self.bo_alloc_in(owner, va, size, flags, map_on, cpu, false).inspect_err(|_| self.va.free(va, size))
     }
 
     /// [`bo_alloc`](Self::bo_alloc) at `va`, a page-aligned range of `size` bytes the caller
@@ -155,6 +145,22 @@ impl Runtime {
         map_on: &[usize],
         cpu: bool,
     ) -> Result<Bo, hipError_t> {
+        self.bo_alloc_in(owner, va, size, flags, map_on, cpu, true)
+    }
+
+    /// The BO of [`bo_alloc`](Self::bo_alloc)/[`bo_alloc_at`](Self::bo_alloc_at) at the reserved
+    /// range `va`, which it leaves reserved on failure; `va_kept` as the BO's field.
+    #[allow(clippy::too_many_arguments)]
+    fn bo_alloc_in(
+        &self,
+        owner: usize,
+        va: u64,
+        size: u64,
+        flags: u32,
+        map_on: &[usize],
+        cpu: bool,
+        va_kept: bool,
+    ) -> Result<Bo, hipError_t> {
         let dev = &self.devices[owner];
         let mut args =
             kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id: dev.gpu_id, flags, ..Default::default() };
@@ -166,7 +172,7 @@ impl Runtime {
             return Err(alloc_errno(e));
         }
         let mut bo = Bo::new(va, size, args.handle, owner, flags, vec![], cpu);
-        bo.va_kept = true;
+        bo.va_kept = va_kept;
         let undo = |bo: &Bo, cpu_done: bool| {
             if cpu_done {
                 self.va.unmap_cpu(bo.va, bo.size);

@@ -1579,14 +1579,6 @@ pub extern "C" fn hipGraphReleaseUserObject(graph: hipGraph_t, object: hipUserOb
 // Graph memory nodes
 // ---------------------------------------------------------------------------------------------
 
-/// The device ordinal a graph-memory location or access descriptor names. Errors:
-/// `hipErrorInvalidValue` (not a device, not a visible one).
-fn graph_mem_device(l: &hipMemLocation) -> Result<usize, hipError_t> {
-    check(l.r#type == hipMemLocationType::hipMemLocationTypeDevice)?;
-    let rt = crate::runtime::runtime()?;
-    rt.device(l.id).map(|d| d.ordinal).map_err(|_| hipError_t::hipErrorInvalidValue)
-}
-
 /// `hipGraphAddMemAllocNode`: a node that allocates `pNodeParams->bytesize` bytes of pinned
 /// device memory at an address fixed now and written to `pNodeParams->dptr`; the memory exists
 /// from the node's run until a free node, `hipFreeAsync` or `hipFree` (src/graph_mem.rs). The
@@ -1607,13 +1599,13 @@ pub extern "C" fn hipGraphAddMemAllocNode(
         p.dptr = std::ptr::null_mut();
         write_out(pNodeParams, p)?;
         check(p.bytesize != 0 && p.poolProps.allocType == hipMemAllocationType::hipMemAllocationTypePinned)?;
-        let dev = graph_mem_device(&p.poolProps.location)?;
+        let dev = crate::api::mempool::location_device(&p.poolProps.location)?;
         let rt = crate::runtime::runtime()?;
         check(p.accessDescCount <= rt.devices.len())?;
         let mut access = vec![];
         let descs = if p.accessDescCount == 0 { &[][..] } else { slice_in(p.accessDescs, p.accessDescCount)? };
         for d in descs {
-            let peer = graph_mem_device(&d.location)?;
+            let peer = crate::api::mempool::location_device(&d.location)?;
             if peer != dev && d.flags != hipMemAccessFlags::hipMemAccessFlagsProtNone {
                 access.push(peer);
             }
@@ -1715,8 +1707,9 @@ pub extern "C" fn hipDeviceSetGraphMemAttribute(
         // The attribute first: `value` is not read for the others (clr; hip-tests pass -1).
         use hipGraphMemAttributeType as A;
         check(matches!(attr, A::hipGraphMemAttrUsedMemHigh | A::hipGraphMemAttrReservedMemHigh))?;
-        let v = read_in(value as *const usize)?;
-        rt.graph_mem_reset_high(d, attr, v as u64)
+        check(read_in(value as *const usize)? == 0)?;
+        rt.graph_mem_reset_high(d, attr == A::hipGraphMemAttrUsedMemHigh);
+        Ok(())
     })
 }
 

@@ -16,6 +16,13 @@ fn pool_of(rt: &Runtime, p: hipMemPool_t) -> Result<Arc<MemPool>, hipError_t> {
     rt.mempool_of(p as usize)
 }
 
+/// The device ordinal a memory location names (a pool's, a graph allocation's, an access
+/// descriptor's). Errors: `hipErrorInvalidValue` (not a device, not a visible one).
+pub(crate) fn location_device(l: &hipMemLocation) -> Result<usize, hipError_t> {
+    check(l.r#type == hipMemLocationType::hipMemLocationTypeDevice)?;
+    runtime()?.device(l.id).map(|d| d.ordinal).map_err(|_| hipError_t::hipErrorInvalidValue)
+}
+
 fn handle(p: &Arc<MemPool>) -> hipMemPool_t {
     Arc::as_ptr(p) as hipMemPool_t
 }
@@ -108,15 +115,12 @@ pub extern "C" fn hipFreeAsync(dev_ptr: *mut c_void, stream: hipStream_t) -> hip
         check(!dev_ptr.is_null())?;
         let (rt, _) = rt_dev()?;
         let s = alloc_stream(rt, stream)?;
-        if crate::graph_mem::capturing(&s) {
-            // A free node (clr `capturehipFreeAsync`); memory other than graph memory is freed
-            // when it runs, as here.
-            return match crate::graph::capture_op(&s, crate::graph::Op::MemFree(dev_ptr as u64))? {
-                None => Ok(()),
-                Some(_) => rt.mempool_free(dev_ptr as u64, &s),
-            };
+        // While `s` captures: a free node (clr `capturehipFreeAsync`); memory other than graph
+        // memory is freed when it runs, as here.
+        match crate::graph::capture_op(&s, crate::graph::Op::MemFree(dev_ptr as u64))? {
+            None => Ok(()),
+            Some(_) => rt.mempool_free(dev_ptr as u64, &s),
         }
-        rt.mempool_free(dev_ptr as u64, &s)
     })
 }
 
@@ -131,9 +135,8 @@ pub extern "C" fn hipMemPoolCreate(mem_pool: *mut hipMemPool_t, pool_props: *con
         check(!mem_pool.is_null())?;
         let props = read_in(pool_props)?;
         check(props.allocType == hipMemAllocationType::hipMemAllocationTypePinned)?;
-        check(props.location.r#type == hipMemLocationType::hipMemLocationTypeDevice)?;
+        let dev = location_device(&props.location)?;
         let rt = runtime()?;
-        let dev = rt.device(props.location.id).map_err(|_| hipError_t::hipErrorInvalidValue)?.ordinal;
         crate::graph::check_no_capture()?;
         // ROCm 5's hipMemPoolProps has reserved bytes where maxSize is.
         let max_size = if rocm5_caller() { 0 } else { props.maxSize as u64 };
@@ -293,8 +296,7 @@ pub extern "C" fn hipMemPoolGetAccess(
         let loc = read_in(location as *const hipMemLocation)?;
         let rt = runtime()?;
         let p = pool_of(rt, mem_pool)?;
-        check(loc.r#type == hipMemLocationType::hipMemLocationTypeDevice)?;
-        let dev = rt.device(loc.id).map_err(|_| hipError_t::hipErrorInvalidValue)?.ordinal;
+        let dev = location_device(&loc)?;
         write_out(flags, hipMemAccessFlags(rt.mempool_get_access(&p, dev)))
     })
 }

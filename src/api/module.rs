@@ -395,6 +395,16 @@ fn launch(
 /// Events recorded just before and just after a launch (`hipExtLaunchKernel`).
 type Around = [Option<Arc<crate::event::Event>>; 2];
 
+/// The start and stop events of `hipExtLaunchKernel`/`hipExtModuleLaunchKernel`, each optional
+/// (null). Errors: `hipErrorInvalidValue` for an unknown event.
+fn launch_events(start: hipEvent_t, stop: hipEvent_t) -> Result<Around, hipError_t> {
+    let ev = |e: hipEvent_t| match e.is_null() {
+        true => Ok(None),
+        false => event_of(e).map(Some).map_err(|_| hipError_t::hipErrorInvalidValue),
+    };
+    Ok([ev(start)?, ev(stop)?])
+}
+
 /// The kernel-node parameters of a launch (what a capture records).
 fn node_params(func: *const c_void, grid: [c_uint; 3], block: [c_uint; 3], shared: usize) -> hipKernelNodeParams {
     hipKernelNodeParams {
@@ -475,11 +485,7 @@ pub extern "C" fn hipExtLaunchKernel(
 ) -> hipError_t {
     let _ = flags;
     api(|| {
-        let ev = |e: hipEvent_t| match e.is_null() {
-            true => Ok(None),
-            false => event_of(e).map(Some).map_err(|_| hipError_t::hipErrorInvalidValue),
-        };
-        let events = [ev(startEvent)?, ev(stopEvent)?];
+        let events = launch_events(startEvent, stopEvent)?;
         launch_kernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream, events)
     })
 }
@@ -675,19 +681,15 @@ pub extern "C" fn hipExtModuleLaunchKernel(
             return hipError_t::hipErrorInvalidValue;
         }
         local[i] = local[i].min(global[i]);
-        if global[i] % local[i] != 0 {
+        if !global[i].is_multiple_of(local[i]) {
             return hipError_t::hipErrorInvalidValue;
         }
         grid[i] = global[i] / local[i];
     }
     let Ok(shared) = c_uint::try_from(sharedMemBytes) else { return hipError_t::hipErrorInvalidValue };
-    let ev = |e: hipEvent_t| match e.is_null() {
-        true => Ok(None),
-        false => event_of(e).map(Some).map_err(|_| hipError_t::hipErrorInvalidValue),
-    };
-    let events = match (ev(startEvent), ev(stopEvent)) {
-        (Ok(a), Ok(b)) => [a, b],
-        (Err(e), _) | (_, Err(e)) => return e,
+    let events = match launch_events(startEvent, stopEvent) {
+        Ok(events) => events,
+        Err(e) => return e,
     };
     let codes = (hipError_t::hipErrorInvalidValue, hipError_t::hipErrorInvalidValue);
     module_launch(f, grid, local, shared, hStream, codes, kernelParams, extra, events)
@@ -1209,7 +1211,7 @@ fn multi_device_launch(list: *mut hipLaunchParams, numDevices: c_int, flags: c_u
         let rt = runtime()?;
         check(!list.is_null() && numDevices > 0 && numDevices as usize <= rt.devices.len() && flags <= 3)?;
         let launches = crate::api::common::slice_in(list, numDevices as usize)?.to_vec();
-        let mut seen = vec![];
+        let mut streams: Vec<Arc<crate::stream::Stream>> = vec![];
         for l in &launches {
             if l.stream.is_null() {
                 return Err(hipError_t::hipErrorInvalidResourceHandle);
@@ -1218,12 +1220,11 @@ fn multi_device_launch(list: *mut hipLaunchParams, numDevices: c_int, flags: c_u
             if l.blockDim.x as u64 * l.blockDim.y as u64 * l.blockDim.z as u64 == 0 {
                 return Err(hipError_t::hipErrorInvalidConfiguration);
             }
-            if seen.contains(&s.dev) {
+            if streams.iter().any(|o| o.dev == s.dev) {
                 return Err(hipError_t::hipErrorInvalidDevice);
             }
-            seen.push(s.dev);
+            streams.push(s);
         }
-        let streams = launches.iter().map(|l| stream_of(rt, l.stream)).collect::<Result<Vec<_>, _>>()?;
         let sync_all = || streams.iter().try_for_each(|s| rt.stream_sync(s));
         if flags & 1 == 0 {
             sync_all()?;

@@ -122,14 +122,17 @@ impl Runtime {
 
     /// The stream to run work touching memory of device `owner` on: `s` when it is on that
     /// device, else `s`'s proxy stream on `owner` ([`Runtime::stream_proxy`]), after a barrier
-    /// that makes it wait (on the GPU) for `s`'s work so far. Never blocks the host: `s` may be
-    /// waiting for an external semaphore that the caller signals only once this returns.
+    /// that makes it wait (on the GPU) for `s`'s work so far and, as clr runs such work on
+    /// `owner`'s null stream (hip_memory.cpp `ihipMemcpyCommand`), for the work of `owner`'s
+    /// null and blocking streams so far. Never blocks the host: `s` may be waiting for an
+    /// external semaphore that the caller signals only once this returns.
     /// [`finish`](Self::finish) then orders `s`'s later work after the proxy's.
     fn exec_stream(&self, s: &Arc<Stream>, owner: Option<usize>) -> Result<Arc<Stream>, hipError_t> {
         match owner {
             Some(d) if d != s.dev => {
                 let p = self.stream_proxy(s, d)?;
-                let before: Vec<Fence> = self.implicit_waits(s).into_iter().chain(s.last_fence()).collect();
+                let before: Vec<Fence> =
+                    self.implicit_waits(s).into_iter().chain(s.last_fence()).chain(self.blocking_fences(d)).collect();
                 self.stream_submit(&p, &before, |_| Ok(()))?;
                 Ok(p)
             }
@@ -540,9 +543,9 @@ impl Runtime {
 
     /// `hipMemset2D`/`hipMemset3D`/`hipMemsetD2D*` (+Async): sets block `b` (width in bytes, a
     /// multiple of `elem`) of `dst` to `elem`-byte elements (1, 2 or 4) of `value`, in stream
-    /// order; `sync` waits, whatever the memory, as clr does (unlike [`memset`](Self::memset);
-    /// AMD's Linux hip-tests config disables `Unit_hipMemset2DSync`/`3DSync`, which want CUDA's
-    /// "no wait on device memory"). One fill when the block is contiguous, else one per row. The whole
+    /// order; `sync` waits unless `dst` is device memory, as [`memset`](Self::memset) (clr
+    /// `ihipMemset3D`; hip-tests `Unit_hipMemset2DSync`/`3DSync` want the stream still busy
+    /// behind a running kernel). One fill when the block is contiguous, else one per row. The whole
     /// block is range-checked first. Errors: `hipErrorInvalidValue` (null, pageable or unknown
     /// memory, a block past its allocation or overflowing), `hipErrorIllegalAddress`.
     pub fn memset_3d(
@@ -561,9 +564,12 @@ impl Runtime {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         let span = b.span(&dst)?;
-        if !matches!(Self::pick(self.locate(dst.addr, span, true)?, Some(s.dev)), Loc::Vram(_) | Loc::Pinned) {
+        let loc = self.locate(dst.addr, span, true)?;
+        if !matches!(Self::pick(loc, Some(s.dev)), Loc::Vram(_) | Loc::Pinned) {
             return Err(hipError_t::hipErrorInvalidValue);
         }
+        // As hipMemset: asynchronous to the host on device memory.
+        let sync = sync && !matches!(loc, Loc::Vram(_));
         if b.contiguous(&dst) {
             self.memset(dst.addr, value, elem, span / elem, s, false)?;
             return if sync { self.stream_sync(s) } else { Ok(()) };

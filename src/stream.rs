@@ -147,18 +147,19 @@ impl Runtime {
     fn null_stream_waits(&self, s: &Stream) -> Vec<Fence> {
         let ds = &self.streams[s.dev];
         if s.is_null {
-            ds.streams
-                .lock()
-                .iter()
-                .filter_map(|w| w.upgrade())
-                .filter(|o| o.blocking())
-                .filter_map(|o| o.last_fence())
-                .collect()
+            self.blocking_fences(s.dev)
         } else if s.blocking() {
             ds.null.lock().as_ref().and_then(|n| n.last_fence()).into_iter().collect()
         } else {
             vec![]
         }
+    }
+
+    /// The last work of each blocking non-null stream of device `dev`: what work on `dev`'s null
+    /// stream waits for.
+    pub(crate) fn blocking_fences(&self, dev: usize) -> Vec<Fence> {
+        let all = self.streams[dev].streams.lock();
+        all.iter().filter_map(|w| w.upgrade()).filter(|o| o.blocking()).filter_map(|o| o.last_fence()).collect()
     }
 
     /// Submits work to stream `s` after `waits` (and the implicit null-stream waits) → its fence.
@@ -212,9 +213,12 @@ impl Runtime {
         (last, q)
     }
 
-    /// `s`'s proxy on device `dev` (made on first use): a non-blocking stream of `dev` that runs
-    /// the work of `s` on `dev`'s memory (copies and fills of memory `s`'s device does not map),
-    /// each batch after a GPU wait for `s` (src/copy.rs, `exec_stream`). It has a queue of its own
+    /// `s`'s proxy on device `dev` (made on first use): a blocking stream of `dev` that runs the
+    /// work of `s` on `dev`'s memory (copies and fills of memory `s`'s device does not map), each
+    /// batch after a GPU wait for `s` (src/copy.rs, `exec_stream`). Being blocking, it keeps the
+    /// order clr gives such work by running it on `dev`'s null stream (hip_memory.cpp
+    /// `ihipMemcpyCommand`): after `dev`'s null-stream work so far, and before its later
+    /// null-stream work. It has a queue of its own
     /// when `s` has (the null stream, or after an external-semaphore wait or a host function), so
     /// that a long wait on `s` holds no other stream's queue. Errors: `hipErrorOutOfMemory`.
     pub fn stream_proxy(&self, s: &Arc<Stream>, dev: usize) -> Result<Arc<Stream>, hipError_t> {
@@ -224,7 +228,7 @@ impl Runtime {
             match proxies.iter().find(|p| p.dev == dev) {
                 Some(p) => p.clone(),
                 None => {
-                    let p = self.stream_create(dev, STREAM_NON_BLOCKING, s.priority)?;
+                    let p = self.stream_create(dev, 0, s.priority)?;
                     proxies.push(p.clone());
                     p
                 }

@@ -2,9 +2,12 @@
  * hipDeviceSynchronize.cc, HipTest::BlockingContext): the first launch of a kernel (which loads
  * its code object) behind a null stream held by a host callback must return at once, run only
  * once the callback returns, and see the copy queued before it; hipMemset on device memory
- * (catch/unit/memory/hipMemsetSync.cc) returns while the kernel before it still runs. */
+ * (catch/unit/memory/hipMemsetSync.cc), hipMemset2D and hipMemset3D return while the kernel
+ * before them still runs; a copy of device 0's memory on a stream of device 1 follows device 0's
+ * null stream. */
 #include <hip/hip_runtime.h>
 #include <sched.h>
+#include <unistd.h>
 #include <atomic>
 
 #include "check.h"
@@ -59,6 +62,77 @@ int main(void) {
   CHECK_OK(hipDeviceSynchronize());
   CHECK_OK(hipMemcpy(h, d, sizeof(int), hipMemcpyDeviceToHost));
   CHECK(h[0] == 0x07070707); /* the memset ran after the kernel's store */
+
+  /* So are hipMemset2D and hipMemset3D (catch/unit/memory/hipMemsetSync.cc,
+   * Unit_hipMemset2DSync/3DSync; clr ihipMemset3D). */
+  for (int three = 0; three < 2; three++) {
+    go[0] = 0;
+    hipLaunchKernelGGL(wait_flag, dim3(1), dim3(1), 0, NULL, go, d);
+    CHECK_OK(hipGetLastError());
+    if (three) {
+      hipPitchedPtr pp = make_hipPitchedPtr(d, sizeof(int), sizeof(int), 1);
+      CHECK_OK(hipMemset3D(pp, 9, make_hipExtent(sizeof(int), 1, 1)));
+    } else {
+      CHECK_OK(hipMemset2D(d, sizeof(int), 9, sizeof(int), 1));
+    }
+    CHECK_ERR(hipStreamQuery(NULL), hipErrorNotReady);
+    __atomic_store_n(go, 1, __ATOMIC_SEQ_CST);
+    CHECK_OK(hipDeviceSynchronize());
+    CHECK_OK(hipMemcpy(h, d, sizeof(int), hipMemcpyDeviceToHost));
+    CHECK(h[0] == 0x09090909);
+  }
+  /* On pinned host memory the host waits. */
+  CHECK_OK(hipMemset2D(h, sizeof(int), 3, sizeof(int), 1));
+  CHECK(h[0] == 0x03030303);
+
+  /* A copy between two buffers of device 0 queued on a stream of device 1 runs where clr runs
+   * it: on device 0, behind device 0's null stream (hip_memory.cpp ihipMemcpyCommand), here
+   * behind the kernel still waiting for the host (catch/include/memcpy1d_tests_common.hh,
+   * MemcpyDeviceToDeviceShell with a stream created while device 1 was current). */
+  int ndev = 0;
+  CHECK_OK(hipGetDeviceCount(&ndev));
+  if (ndev >= 2) {
+    int* d2 = NULL;
+    CHECK_OK(hipMalloc((void**)&d2, sizeof(int)));
+    CHECK_OK(hipMemset(d2, 0, sizeof(int)));
+    CHECK_OK(hipMemset(d, 0, sizeof(int)));
+    CHECK_OK(hipDeviceSynchronize());
+    go[0] = 0;
+    hipLaunchKernelGGL(wait_flag, dim3(1), dim3(1), 0, NULL, go, d);
+    CHECK_OK(hipGetLastError());
+    CHECK_OK(hipSetDevice(1));
+    hipStream_t s1 = NULL;
+    CHECK_OK(hipStreamCreate(&s1));
+    CHECK_OK(hipMemcpyAsync(d2, d, sizeof(int), hipMemcpyDeviceToDevice, s1));
+    CHECK_ERR(hipStreamQuery(s1), hipErrorNotReady); /* the copy waits for the kernel */
+    usleep(100000); /* time for a copy that does not wait to run, so that it shows */
+    __atomic_store_n(go, 1, __ATOMIC_SEQ_CST);
+    CHECK_OK(hipStreamSynchronize(s1));
+    CHECK_OK(hipStreamDestroy(s1));
+    CHECK_OK(hipSetDevice(0));
+    CHECK_OK(hipMemcpy(h, d2, sizeof(int), hipMemcpyDeviceToHost));
+    CHECK(h[0] == 1); /* the kernel's store, copied after it */
+
+    /* The null stream of device 1 reading device 0's memory follows device 0's blocking
+     * streams, as clr's copy on device 0's null stream does. */
+    hipStream_t s0 = NULL;
+    CHECK_OK(hipStreamCreate(&s0));
+    go[0] = 0;
+    h[0] = 5;
+    hipLaunchKernelGGL(wait_flag, dim3(1), dim3(1), 0, s0, go, d2);
+    CHECK_OK(hipGetLastError());
+    CHECK_OK(hipSetDevice(1));
+    CHECK_OK(hipMemcpyAsync(h, d2, sizeof(int), hipMemcpyDeviceToHost, NULL));
+    CHECK_ERR(hipStreamQuery(NULL), hipErrorNotReady);
+    usleep(100000);
+    CHECK(h[0] == 5);
+    __atomic_store_n(go, 1, __ATOMIC_SEQ_CST);
+    CHECK_OK(hipStreamSynchronize(NULL));
+    CHECK(h[0] == 1);
+    CHECK_OK(hipSetDevice(0));
+    CHECK_OK(hipStreamDestroy(s0));
+    CHECK_OK(hipFree(d2));
+  }
   CHECK_OK(hipHostFree(go));
   CHECK_OK(hipFree(d));
   CHECK_OK(hipHostFree(h));

@@ -117,13 +117,33 @@ static size_t below(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
 static const struct alloc *last_pick; /* the allocation the current operation picked last */
 static const char *const kind_name[] = {"hipMalloc", "hipMallocManaged", "hipMallocAsync"};
 
-/* The last operations (op_table index, first call), printed at the first failure. */
+/* The last operations (op_table index, first call, the allocation picked last), printed at the
+ * first failure; '*' marks those that picked the failing operation's allocation. */
 #define HIST 40
 static struct {
     int op;
     long first;
+    const void *pick;
 } hist[HIST];
 static long nhist;
+
+/* Where the last data check that failed differed: printed with the failure. */
+static char diff_at[160];
+
+/* Whether n bytes at got differ from want (as memcmp), noting the first differing byte and how
+ * many differ. */
+static int differs(const void *got, const void *want, size_t n)
+{
+    const uint8_t *g = got, *w = want;
+    size_t first = n, count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (g[i] != w[i] && count++ == 0)
+            first = i;
+    if (count)
+        snprintf(diff_at, sizeof diff_at, "; %zu of %zu bytes differ, the first at offset %zu: %#x, want %#x", count, n,
+                 first, g[first], w[first]);
+    return count != 0;
+}
 
 static void fail(long call, const char *what)
 {
@@ -131,16 +151,18 @@ static void fail(long call, const char *what)
     if (bad == 1 && nhist) {
         printf("the last operations (op_table index: first call):");
         for (long k = nhist > HIST ? nhist - HIST : 0; k < nhist; k++)
-            printf(" %d:%ld", hist[k % HIST].op, hist[k % HIST].first);
+            printf(" %d:%ld%s", hist[k % HIST].op, hist[k % HIST].first,
+                   last_pick && hist[k % HIST].pick == last_pick->p ? "*" : "");
         printf("\n");
     }
     if (bad <= 30) {
         printf("FAIL at call %ld: %s", call, what);
         if (last_pick)
-            printf(" (last picked: %s%s of %zu bytes)", last_pick->pitch ? "hipMallocPitch" : kind_name[last_pick->kind],
-                   last_pick->pitch ? "" : "", last_pick->size);
-        printf("\n");
+            printf(" (last picked: %s%s of %zu bytes at %p)", last_pick->pitch ? "hipMallocPitch" : kind_name[last_pick->kind],
+                   last_pick->pitch ? "" : "", last_pick->size, (void *)last_pick->p);
+        printf("%s\n", diff_at);
     }
+    diff_at[0] = 0;
 }
 
 /* A call that must not succeed. */
@@ -208,6 +230,12 @@ static void remember_stale(void *p)
 }
 
 static hipStream_t any_stream(void) { return below(3) ? streams[below(MAXS)] : NULL; }
+
+/* After a synchronous copy between two places of one GPU's memory: such a copy returns before it
+ * is done (CUDA's API synchronization behavior; clr ihipMemcpy isHostAsync), and only the null
+ * stream of the current device and its blocking streams are ordered after it; the operations
+ * after this one may use any stream of any device, so the copy is waited for here. */
+static hipError_t d2d_settle(hipError_t e) { return e == hipSuccess ? C(hipStreamSynchronize)(NULL) : e; }
 
 static void op_malloc(void)
 {
@@ -345,7 +373,7 @@ static void op_read(void)
     uint8_t *dst = malloc(len + 1);
     if (C(hipMemcpy)(dst, a->p + off, len, hipMemcpyDeviceToHost) != hipSuccess)
         fail(calls, "in-bounds device-to-host copy");
-    else if (data_checks++, memcmp(dst, a->shadow + off, len) != 0) {
+    else if (data_checks++, differs(dst, a->shadow + off, len)) {
         size_t i = 0;
         while (dst[i] == a->shadow[off + i])
             i++;
@@ -368,7 +396,7 @@ static void op_d2d(void)
     if (a->dev != b->dev && below(2))
         e = C(hipMemcpyPeer)(b->p + doff, b->dev, a->p + so, a->dev, len);
     else
-        e = C(hipMemcpy)(b->p + doff, a->p + so, len, hipMemcpyDeviceToDevice);
+        e = d2d_settle(C(hipMemcpy)(b->p + doff, a->p + so, len, hipMemcpyDeviceToDevice));
     if (e != hipSuccess)
         fail(calls, "in-bounds device-to-device copy");
     else
@@ -561,7 +589,7 @@ static void op_managed(void)
         char what[96];
         snprintf(what, sizeof what, "managed memory: device copy back: %s", hipGetErrorName(e));
         fail(calls, what);
-    } else if (data_checks++, memcmp(dst, m->shadow + off, len) != 0) {
+    } else if (data_checks++, differs(dst, m->shadow + off, len)) {
         size_t i = 0;
         while (dst[i] == m->shadow[off + i])
             i++;
@@ -620,7 +648,7 @@ static void op_2d(void)
         }
         data_checks++;
         for (size_t r = 0; r < h; r++)
-            if (memcmp(host + r * hp, a->shadow + (r0 + r) * a->pitch + c0, w) != 0) {
+            if (differs(host + r * hp, a->shadow + (r0 + r) * a->pitch + c0, w)) {
                 fail(calls, "hipMemcpy2D read back differs from the shadow");
                 break;
             }
@@ -633,7 +661,11 @@ static void op_2d(void)
             if (e == hipSuccess)
                 e = C(hipStreamSynchronize)(s);
         } else {
+            /* asynchronous to the host on device memory: later work on a non-blocking stream
+             * must not overtake it */
             e = C(hipMemset2D)(d, a->pitch, v, w, h);
+            if (e == hipSuccess)
+                e = C(hipStreamSynchronize)(NULL);
         }
         if (e != hipSuccess)
             fail(calls, "in-bounds hipMemset2D/hipMemset2DAsync");
@@ -688,7 +720,7 @@ static void op_copy_driver(void)
         } else {
             e = C(hipMemcpyDtoH)(buf, (hipDeviceptr_t)(a->p + off), len);
         }
-        if (e != hipSuccess || (data_checks++, memcmp(buf, a->shadow + off, len) != 0))
+        if (e != hipSuccess || (data_checks++, differs(buf, a->shadow + off, len)))
             fail(calls, "in-bounds hipMemcpyDtoH/hipMemcpyDtoHAsync, data checked");
         break;
     }
@@ -773,7 +805,7 @@ static void op_dmabuf(void)
     } else {
         uint8_t *back = malloc(bd.size);
         if (C(hipMemcpy)(back, m, bd.size, hipMemcpyDeviceToHost) != hipSuccess ||
-            (data_checks++, memcmp(back, a->shadow + bd.offset, bd.size) != 0))
+            (data_checks++, differs(back, a->shadow + bd.offset, bd.size)))
             fail(calls, "imported dma-buf differs from the shadow");
         free(back);
         if (C(hipFree)(m) != hipSuccess)
@@ -833,7 +865,7 @@ static void op_host_register(void)
             size_t off = below(hreg[i].size), len = below(hreg[i].size - off + 1);
             uint8_t *tmp = malloc(len + 1);
             if (C(hipMemcpy)(tmp, (uint8_t *)d + off, len, hipMemcpyDeviceToHost) != hipSuccess ||
-                (data_checks++, memcmp(tmp, hreg[i].p + off, len) != 0))
+                (data_checks++, differs(tmp, hreg[i].p + off, len)))
                 fail(calls, "registered buffer read through its device pointer");
             free(tmp);
         }
@@ -1232,7 +1264,7 @@ static void sem_wait_copy(int i)
     uint8_t *back = malloc(len + 1);
     checked();
     if (C(hipMemcpy)(back, a->p + off, len, hipMemcpyDeviceToHost) != hipSuccess ||
-        memcmp(back, a->shadow + off, len) != 0)
+        differs(back, a->shadow + off, len))
         fail(calls, "a copy queued after an external-semaphore wait ran before the signal");
     free(back);
 }
@@ -1274,7 +1306,7 @@ static void sem_copy_signal(int i)
         return;
     }
     checked();
-    if (memcmp(pinned, a->shadow + off, len) != 0)
+    if (differs(pinned, a->shadow + off, len))
         fail(calls, "a semaphore signalled before the copy queued ahead of it was done");
     if (xsem[i].timeline) {
         xsem[i].point = v;
@@ -1375,7 +1407,7 @@ static void op_extsem(void)
         memcpy(a->shadow, pinned, len);
         uint8_t *back = malloc(len);
         checked();
-        if (C(hipMemcpy)(back, a->p, len, hipMemcpyDeviceToHost) != hipSuccess || memcmp(back, a->shadow, len) != 0)
+        if (C(hipMemcpy)(back, a->p, len, hipMemcpyDeviceToHost) != hipSuccess || differs(back, a->shadow, len))
             fail(calls, "a copy queued after a wait on several semaphores ran before the last signal");
         free(back);
         break;
@@ -1784,7 +1816,7 @@ static void op_partner(void)
             memset(a->shadow + q.off, (int)(uint8_t)q.val, q.len);
             data_checks++;
             if (e != hipSuccess || C(hipMemcpy)(back, a->p + q.off, q.len, hipMemcpyDeviceToHost) != hipSuccess ||
-                memcmp(back, a->shadow + q.off, q.len) != 0)
+                differs(back, a->shadow + q.off, q.len))
                 fail(calls, "partner's fill before its IPC event record not seen after the event");
             free(back);
         } else
@@ -1826,7 +1858,7 @@ static void op_partner(void)
             apply_act(&q, &r, sh, "VMM import + work");
             uint8_t *back = malloc(size);
             data_checks++;
-            if (C(hipMemcpy)(back, va, size, hipMemcpyDeviceToHost) != hipSuccess || memcmp(back, sh, size) != 0)
+            if (C(hipMemcpy)(back, va, size, hipMemcpyDeviceToHost) != hipSuccess || differs(back, sh, size))
                 fail(calls, "VMM memory after the partner's work differs from the shadow");
             free(back);
         }
@@ -1907,7 +1939,7 @@ static void op_partner(void)
         if (e == hipSuccess)
             e = C(hipStreamSynchronize)(s);
         data_checks++;
-        if (e != hipSuccess || memcmp(pinned, a->shadow + q.off, len) != 0)
+        if (e != hipSuccess || differs(pinned, a->shadow + q.off, len))
             fail(calls, "a copy after a wait on the partner's semaphore ran before the partner's fill");
         break;
     }
@@ -2000,7 +2032,7 @@ static void misc_copy(void)
     hipError_t e;
     switch (below(3)) {
     case 0:
-        e = C(hipMemcpyDtoD)((hipDeviceptr_t)(b->p + doff), (hipDeviceptr_t)(a->p + so), len);
+        e = d2d_settle(C(hipMemcpyDtoD)((hipDeviceptr_t)(b->p + doff), (hipDeviceptr_t)(a->p + so), len));
         if (e == hipSuccess)
             e = C(hipDeviceSynchronize)();
         break;
@@ -2194,7 +2226,7 @@ static void op_graph(void)
     memcpy(a->shadow + off, src, len);
     memset(a->shadow + foff, v, flen);
     data_checks++;
-    if (memcmp(dst, a->shadow + off, len) != 0)
+    if (differs(dst, a->shadow + off, len))
         fail(calls, "the graph's device-to-host copy differs from the shadow");
     if (graph_host_runs != host_want * launches)
         fail(calls, "graph host nodes ran a wrong number of times");
@@ -2323,7 +2355,8 @@ static void op_array(void)
     int from_dev = a && !a->pitch && ww * hh <= a->size && below(2);
     size_t aoff = from_dev ? below(a->size - ww * hh + 1) : 0;
     if (from_dev) {
-        e = C(hipMemcpy2DToArray)(arr, wo, y0, a->p + aoff, ww, ww, hh, below(2) ? hipMemcpyDeviceToDevice : hipMemcpyDefault);
+        e = d2d_settle(
+            C(hipMemcpy2DToArray)(arr, wo, y0, a->p + aoff, ww, ww, hh, below(2) ? hipMemcpyDeviceToDevice : hipMemcpyDefault));
         if (e != hipSuccess)
             fail(calls, "hipMemcpy2DToArray from a live allocation");
         else
@@ -2369,12 +2402,12 @@ static void op_array(void)
     data_checks++;
     if (e != hipSuccess)
         fail(calls, "reading the array back");
-    else if (memcmp(out, ash, n) != 0)
+    else if (differs(out, ash, n))
         fail(calls, "an array read back differs from its host copy");
     /* The sub-rectangle into a live allocation. */
     if (a && !a->pitch && ww * hh <= a->size && below(2)) {
         aoff = below(a->size - ww * hh + 1);
-        if (C(hipMemcpy2DFromArray)(a->p + aoff, ww, arr, wo, y0, ww, hh, hipMemcpyDeviceToDevice) != hipSuccess)
+        if (d2d_settle(C(hipMemcpy2DFromArray)(a->p + aoff, ww, arr, wo, y0, ww, hh, hipMemcpyDeviceToDevice)) != hipSuccess)
             fail(calls, "hipMemcpy2DFromArray into a live allocation");
         else
             for (size_t r = 0; r < hh; r++)
@@ -2457,8 +2490,8 @@ static void op_3d(void)
         uint8_t v = (uint8_t)rnd();
         hipPitchedPtr at = {a->p + z0 * slice + r0 * pitch + c0, pitch, pitch, ysize};
         e = async ? C(hipMemset3DAsync)(at, v, ext, s) : C(hipMemset3D)(at, v, ext);
-        if (e == hipSuccess && async)
-            e = C(hipStreamSynchronize)(s);
+        if (e == hipSuccess) /* hipMemset3D is asynchronous to the host on device memory */
+            e = C(hipStreamSynchronize)(async ? s : NULL);
         if (e != hipSuccess) {
             fail(calls, "in-bounds hipMemset3D");
             return;
@@ -2499,7 +2532,7 @@ static void op_3d(void)
                 data_checks++;
                 for (size_t z = 0; z < dep; z++)
                     for (size_t r = 0; r < h; r++)
-                        if (memcmp(back + (z * h + r) * hp, a->shadow + (z0 + z) * slice + (r0 + r) * pitch + c0, w)) {
+                        if (differs(back + (z * h + r) * hp, a->shadow + (z0 + z) * slice + (r0 + r) * pitch + c0, w)) {
                             fail(calls, "hipMemcpy3D read back differs from the shadow");
                             z = dep;
                             break;
@@ -2956,7 +2989,7 @@ static void op_misc(void)
             if (a) {
                 size_t n = size < a->size ? size : a->size;
                 if (C(hipMemcpy)(p, a->p, n, hipMemcpyDeviceToHost) != hipSuccess ||
-                    (data_checks++, memcmp(p, a->shadow, n) != 0))
+                    (data_checks++, differs(p, a->shadow, n)))
                     fail(calls, "copy into hipHostMalloc memory");
             }
             if (C(hipHostFree)(p) != hipSuccess)
@@ -3051,8 +3084,10 @@ int main(int argc, char **argv)
         long first = calls;
         size_t op = below(sizeof op_table / sizeof *op_table);
         hist[nhist % HIST].op = (int)op;
+        hist[nhist % HIST].pick = NULL;
         hist[nhist++ % HIST].first = first;
         op_table[op]();
+        hist[(nhist - 1) % HIST].pick = last_pick ? last_pick->p : NULL;
         if (trace)
             printf("op %ld: #%zu calls %ld.. pick %p cur_dev %d\n", ops, op, first, last_pick ? (void *)last_pick->p : NULL, cur_dev);
         if (sync_lo <= (long)op && (long)op <= sync_hi)
@@ -3066,7 +3101,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nlive; i++) {
         uint8_t *back = malloc(live[i].size);
         if (C(hipMemcpy)(back, live[i].p, live[i].size, hipMemcpyDeviceToHost) != hipSuccess ||
-            (data_checks++, memcmp(back, live[i].shadow, live[i].size) != 0))
+            (data_checks++, differs(back, live[i].shadow, live[i].size)))
             fail(calls, "final check: data differs from the shadow");
         free(back);
         C(hipFree)(live[i].p);

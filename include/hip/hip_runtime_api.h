@@ -3053,7 +3053,8 @@ hipError_t hipMemcpy3D(const struct hipMemcpy3DParms *p);
 hipError_t hipMemcpy3DAsync(const struct hipMemcpy3DParms *p, hipStream_t stream);
 
 // `hipMemset2D`: sets `height` rows of `width` bytes, `pitch` bytes apart, to the low byte of
-// `value`, synchronously. Errors (hip-tests `hipMemsetNegative.cc`): `hipErrorInvalidValue`
+// `value` on the null stream; the host waits unless `dst` is device memory (as `hipMemset`).
+// Errors (hip-tests `hipMemsetNegative.cc`): `hipErrorInvalidValue`
 // (null, host or unknown memory, `pitch < width`, rows past the allocation, sizes that
 // overflow); a zero `width` or `height` succeeds.
 hipError_t hipMemset2D(void *dst, size_t pitch, int value, size_t width, size_t height);
@@ -3067,7 +3068,7 @@ hipError_t hipMemset2DAsync(void *dst,
                             hipStream_t stream);
 
 // `hipMemset3D`: sets `extent` (width bytes × height rows × depth slices of `ysize` rows) of
-// `pitchedDevPtr` to the low byte of `value`, synchronously. Errors as `hipMemset2D`, and
+// `pitchedDevPtr` to the low byte of `value`, as `hipMemset2D`. Errors as `hipMemset2D`, and
 // `hipErrorInvalidValue` for several slices without `ysize`.
 hipError_t hipMemset3D(struct hipPitchedPtr pitchedDevPtr, int value, hipExtent extent);
 

@@ -916,7 +916,8 @@ fn memset_3d(
 }
 
 /// `hipMemset2D`: sets `height` rows of `width` bytes, `pitch` bytes apart, to the low byte of
-/// `value`, synchronously. Errors (hip-tests `hipMemsetNegative.cc`): `hipErrorInvalidValue`
+/// `value` on the null stream; the host waits unless `dst` is device memory (as `hipMemset`).
+/// Errors (hip-tests `hipMemsetNegative.cc`): `hipErrorInvalidValue`
 /// (null, host or unknown memory, `pitch < width`, rows past the allocation, sizes that
 /// overflow); a zero `width` or `height` succeeds.
 #[no_mangle]
@@ -940,7 +941,7 @@ pub extern "C" fn hipMemset2DAsync(
 }
 
 /// `hipMemset3D`: sets `extent` (width bytes × height rows × depth slices of `ysize` rows) of
-/// `pitchedDevPtr` to the low byte of `value`, synchronously. Errors as `hipMemset2D`, and
+/// `pitchedDevPtr` to the low byte of `value`, as `hipMemset2D`. Errors as `hipMemset2D`, and
 /// `hipErrorInvalidValue` for several slices without `ysize`.
 #[no_mangle]
 pub extern "C" fn hipMemset3D(pitchedDevPtr: hipPitchedPtr, value: c_int, extent: hipExtent) -> hipError_t {

@@ -37,7 +37,7 @@
 //! up to [`MAX_PEER_QUEUES`] queues, i.e. several SDMA engines (the KFD spreads a process's SDMA
 //! queues over the engines), which copy at once.
 
-use crate::api::types::hipError_t;
+use crate::api::types::{hipError_t, hipMemcpyKind};
 use crate::device::TopologyGpu;
 use crate::memory::{gtt_flags, Bo, MemKind};
 use crate::queue::SdmaQueue;
@@ -417,11 +417,44 @@ impl Runtime {
         } else if s.is_null {
             // hipMemcpyPeer: later work on the three devices, non-blocking streams included,
             // follows the copy, though the host does not wait for it.
-            let mut p = self.peer.pending.lock();
-            for d in [s.dev, sdev, ddev] {
-                p.extend(done.iter().map(|f| (d, f.clone())));
-            }
-            self.peer.any_pending.store(true, std::sync::atomic::Ordering::Release);
+            self.peer_pending_add(&[s.dev, sdev, ddev], &done);
+        }
+        Ok(())
+    }
+
+    /// Makes later work on each device of `devs`, on any stream, wait for `fences`.
+    fn peer_pending_add(&self, devs: &[usize], fences: &[Fence]) {
+        let mut p = self.peer.pending.lock();
+        for &d in devs {
+            p.extend(fences.iter().map(|f| (d, f.clone())));
+        }
+        self.peer.any_pending.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// `hipMemcpyPeer`: copies `len` bytes from `src` (memory of device `sdev`) to `dst` (of
+    /// `ddev`) on the null stream `s` of the current device, asynchronous to the host and
+    /// ordered as `cudaMemcpyPeer` is: after all work of both devices so far and before all
+    /// later work of the three devices, non-blocking streams included. A copy between the VRAM
+    /// of two devices gets that order in [`memcpy_peer`](Self::memcpy_peer); one that a single
+    /// device can make (memory both devices map: VMM, IPC, external, pool memory) gets it here.
+    /// Errors: as [`memcpy`](Self::memcpy).
+    pub fn memcpy_peer_call(
+        &self,
+        dst: u64,
+        ddev: usize,
+        src: u64,
+        sdev: usize,
+        len: u64,
+        s: &Arc<Stream>,
+    ) -> Result<(), hipError_t> {
+        let mut before = self.device_fences(sdev);
+        before.extend(self.device_fences(ddev));
+        if !before.is_empty() {
+            self.stream_submit(s, &before, |_| Ok(()))?;
+        }
+        self.memcpy(dst, src, len, hipMemcpyKind::hipMemcpyDeviceToDevice, s, false)?;
+        if let Some(f) = s.last_fence().filter(|f| !f.done()) {
+            self.peer_pending_add(&[s.dev, sdev, ddev], &[f]);
         }
         Ok(())
     }

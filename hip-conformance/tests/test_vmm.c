@@ -25,6 +25,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #define RW hipMemAccessFlagsProtReadWrite
@@ -853,6 +854,66 @@ TEST(vmm_range_over_two_gpus)
     HIP_OK(hipMemAddressFree(va, n));
     HIP_OK(hipFree(d0));
     HIP_OK(hipFree(d1));
+    free(b);
+    free(want);
+}
+
+static atomic_int peer_hold;
+
+/* A host function that holds its stream until peer_hold is cleared. */
+static void hold_while_set(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&peer_hold))
+        usleep(1000);
+}
+
+/* hipMemcpyPeer out of a VMM chunk both devices may access is a copy device 1 makes alone (the
+ * destination's device); it still keeps cudaMemcpyPeer's order: after the work of both devices
+ * (here a host function holding device 0's null stream) and before later work of the
+ * destination device on any stream (here an upload on a stream of device 1). Found by the fuzz
+ * (reliability/fuzz.c, seed 1): the upload ran first and the peer copy overwrote it. */
+TEST(vmm_memcpy_peer_order)
+{
+    REQUIRE_GPUS(2);
+    int p10 = 0;
+    HIP_OK(hipDeviceCanAccessPeer(&p10, 1, 0));
+    if (!p10)
+        SKIP("no P2P between devices 1 and 0");
+    size_t n = 2 * MiB;
+    void *va = NULL;
+    HIP_OK(hipMemAddressReserve(&va, n, 0, NULL, 0));
+    hipMemGenericAllocationHandle_t h = create(0, n);
+    HIP_OK(hipMemMap(va, n, 0, h, 0));
+    hipMemAccessDesc d[2] = {dev_desc(0, RW), dev_desc(1, RW)};
+    HIP_OK(hipMemSetAccess(va, n, d, 2));
+    h2d_pattern(va, n, 91);
+    HIP_OK(hipSetDevice(1));
+    void *d1 = NULL;
+    hipStream_t s1 = NULL;
+    HIP_OK(hipMalloc(&d1, n));
+    HIP_OK(hipStreamCreate(&s1));
+    HIP_OK(hipSetDevice(0));
+    atomic_store(&peer_hold, 1);
+    HIP_OK(hipLaunchHostFunc(NULL, hold_while_set, NULL));
+    HIP_OK(hipMemcpyPeer(d1, 1, va, 0, n));
+    unsigned char *up = xmalloc(n), *b = xmalloc(n), *want = xmalloc(n);
+    pat_fill(up, n, 92);
+    HIP_OK(hipMemcpyHtoDAsync(d1, up, n, s1));
+    CHECK_HIP(hipStreamQuery(s1), hipErrorNotReady); /* behind the peer copy, behind the hold */
+    usleep(100000);
+    atomic_store(&peer_hold, 0);
+    HIP_OK(hipStreamSynchronize(s1));
+    HIP_OK(hipMemcpy(b, d1, n, hipMemcpyDeviceToHost));
+    pat_fill(want, n, 92);
+    CHECK(memcmp(b, want, n) == 0); /* the upload, after the peer copy */
+    HIP_OK(hipDeviceSynchronize());
+    HIP_OK(hipStreamDestroy(s1));
+    HIP_OK(hipFree(d1));
+    HIP_OK(hipMemUnmap(va, n));
+    HIP_OK(hipMemRelease(h));
+    HIP_OK(hipMemAddressFree(va, n));
+    free(up);
     free(b);
     free(want);
 }

@@ -169,14 +169,18 @@ fn memcpy_peer(
 ) -> hipError_t {
     api(|| {
         let rt = runtime()?;
-        ordinal(rt, dstDevice)?;
-        ordinal(rt, srcDevice)?;
+        let ddev = ordinal(rt, dstDevice)?;
+        let sdev = ordinal(rt, srcDevice)?;
         rt_dev()?;
         let s = stream_of(rt, stream)?;
-        // hipMemcpyPeer is asynchronous to the host (clr: ihipMemcpy with isHostAsync = true;
-        // CUDA documents the same) and ordered with all work of the current device and of both
-        // devices, before and after it (markers on their null streams: Runtime::memcpy_peer).
-        rt.memcpy(dst as u64, src as u64, sizeBytes as u64, hipMemcpyKind::hipMemcpyDeviceToDevice, &s, false)
+        let (dst, src, len) = (dst as u64, src as u64, sizeBytes as u64);
+        if stream.is_null() {
+            // hipMemcpyPeer is asynchronous to the host (clr: ihipMemcpy with isHostAsync = true;
+            // CUDA documents the same) and ordered with all work of the current device and of
+            // both devices, before and after it.
+            return rt.memcpy_peer_call(dst, ddev, src, sdev, len, &s);
+        }
+        rt.memcpy(dst, src, len, hipMemcpyKind::hipMemcpyDeviceToDevice, &s, false)
     })
 }
 

@@ -565,21 +565,58 @@ impl Runtime {
         }
         let span = b.span(&dst)?;
         let loc = self.locate(dst.addr, span, true)?;
-        if !matches!(Self::pick(loc, Some(s.dev)), Loc::Vram(_) | Loc::Pinned) {
-            return Err(hipError_t::hipErrorInvalidValue);
-        }
+        let owner = match Self::pick(loc, Some(s.dev)) {
+            Loc::Vram(o) => Some(o),
+            Loc::Pinned => None,
+            _ => return Err(hipError_t::hipErrorInvalidValue),
+        };
         // As hipMemset: asynchronous to the host on device memory.
         let sync = sync && !matches!(loc, Loc::Vram(_));
         if b.contiguous(&dst) {
             self.memset(dst.addr, value, elem, span / elem, s, false)?;
             return if sync { self.stream_sync(s) } else { Ok(()) };
         }
-        for row in b.rows(dst) {
-            self.memset(row, value, elem, b.width / elem, s, false)?;
+        if ![dst.addr, dst.pitch, dst.slice, b.width].iter().all(|x| x.is_multiple_of(4)) {
+            // Rows that are not whole dwords: one fill (with its edge bytes) per row.
+            for row in b.rows(dst) {
+                self.memset(row, value, elem, b.width / elem, s, false)?;
+            }
+            return if sync { self.stream_sync(s) } else { Ok(()) };
         }
-        if sync {
-            self.stream_sync(s)?;
+        // Rows of whole dwords, each a whole number of elements (1, 2 or 4 bytes) after `dst`:
+        // row 0 filled, then copied over the rest by doubling (rows [0, k) to [k, 2k) of slice 0,
+        // then slices likewise), so a block of many rows takes a few packets, not one per row
+        // (which would fill the ring and block the host behind the stream's earlier work). An
+        // SDMA queue runs its packets one after another, so each copy reads finished rows.
+        let v = value.to_le_bytes();
+        let fill = u32::from_le_bytes(std::array::from_fn(|j| v[j % elem as usize]));
+        let at = |y: u64, z: u64| sdma::Pitched { addr: dst.addr + z * dst.slice + y * dst.pitch, ..dst };
+        let mut copies = vec![];
+        let mut k = 1;
+        while k < b.height {
+            let n = k.min(b.height - k);
+            copies.push(sdma::copy_3d(at(k, 0), dst, b.width, n, 1));
+            k += n;
         }
-        Ok(())
+        let mut z = 1;
+        while z < b.depth {
+            let n = z.min(b.depth - z);
+            copies.push(sdma::copy_3d(at(0, z), dst, b.width, b.height, n));
+            z += n;
+        }
+        let mut packets = copies.into_iter().flatten().peekable();
+        let es = self.exec_stream(s, owner)?;
+        let mut last =
+            Some(self.stream_submit(&es, &[], |pk| sdma::const_fill(pk, dst.addr, fill, b.width).map(drop))?);
+        while packets.peek().is_some() {
+            last = Some(self.stream_submit(&es, &[], |pk| {
+                for p in packets.by_ref().take(BLOCK_PACKETS_PER_SUBMIT) {
+                    p.validate()?;
+                    p.encode(pk);
+                }
+                Ok(())
+            })?);
+        }
+        self.finish(last, &es, s, sync)
     }
 }

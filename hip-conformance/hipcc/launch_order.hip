@@ -81,6 +81,29 @@ int main(void) {
     CHECK_OK(hipMemcpy(h, d, sizeof(int), hipMemcpyDeviceToHost));
     CHECK(h[0] == 0x09090909);
   }
+  /* A pitched block of many rows (4096, not contiguous; one fill a row would fill the 256 KiB
+   * ring and block the host) too; its padding stays as it was. */
+  {
+    const size_t pitch = 256, w = 128, rows = 128, depth = 32, n = pitch * rows * depth;
+    char* blk = NULL;
+    CHECK_OK(hipMalloc((void**)&blk, n));
+    CHECK_OK(hipMemset(blk, 1, n));
+    go[0] = 0;
+    hipLaunchKernelGGL(wait_flag, dim3(1), dim3(1), 0, NULL, go, d);
+    CHECK_OK(hipGetLastError());
+    hipPitchedPtr pp = make_hipPitchedPtr(blk, pitch, w, rows);
+    CHECK_OK(hipMemset3D(pp, 0x5a, make_hipExtent(w, rows, depth)));
+    CHECK_ERR(hipStreamQuery(NULL), hipErrorNotReady);
+    __atomic_store_n(go, 1, __ATOMIC_SEQ_CST);
+    CHECK_OK(hipDeviceSynchronize());
+    char* back = (char*)malloc(n);
+    CHECK_OK(hipMemcpy(back, blk, n, hipMemcpyDeviceToHost));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad += back[i] != ((i % pitch) < w ? 0x5a : 1);
+    CHECK(bad == 0);
+    free(back);
+    CHECK_OK(hipFree(blk));
+  }
   /* On pinned host memory the host waits. */
   CHECK_OK(hipMemset2D(h, sizeof(int), 3, sizeof(int), 1));
   CHECK(h[0] == 0x03030303);

@@ -210,6 +210,12 @@ impl Runtime {
     /// `ihipMemcpy`: "Device to Device copies do not need to host side synchronization") unless
     /// both allocations have `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` set (`hipPointerSetAttribute`;
     /// clr `sync_mem_ops_`). VMM ranges, which the caller may unmap next, are waited for.
+    /// Whether a device-to-device copy of `len` bytes from `src` to `dst` is between the VRAM of
+    /// two devices: [`memcpy`](Self::memcpy) hands it to [`Runtime::memcpy_peer`].
+    pub(crate) fn is_two_device_vram_copy(&self, dst: u64, src: u64, len: u64) -> bool {
+        matches!((self.locate(dst, len, true), self.locate(src, len, false)), (Ok(Loc::Vram(a)), Ok(Loc::Vram(b))) if a != b)
+    }
+
     fn d2d_host_async(&self, ld: Loc, ls: Loc, dst: u64, src: u64) -> bool {
         let sync_memops =
             |p: u64| self.allocs.find(p).is_some_and(|a| a.sync_memops.load(std::sync::atomic::Ordering::Relaxed));
@@ -545,7 +551,8 @@ impl Runtime {
     /// multiple of `elem`) of `dst` to `elem`-byte elements (1, 2 or 4) of `value`, in stream
     /// order; `sync` waits unless `dst` is device memory, as [`memset`](Self::memset) (clr
     /// `ihipMemset3D`; hip-tests `Unit_hipMemset2DSync`/`3DSync` want the stream still busy
-    /// behind a running kernel). One fill when the block is contiguous, else one per row. The whole
+    /// behind a running kernel). One fill when the block is contiguous; else row 0 filled and
+    /// copied over the rest by doubling, or one fill per row when rows are not whole dwords. The whole
     /// block is range-checked first. Errors: `hipErrorInvalidValue` (null, pageable or unknown
     /// memory, a block past its allocation or overflowing), `hipErrorIllegalAddress`.
     pub fn memset_3d(

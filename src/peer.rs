@@ -435,9 +435,9 @@ impl Runtime {
     /// `ddev`) on the null stream `s` of the current device, asynchronous to the host and
     /// ordered as `cudaMemcpyPeer` is: after all work of both devices so far and before all
     /// later work of the three devices, non-blocking streams included. A copy between the VRAM
-    /// of two devices gets that order in [`memcpy_peer`](Self::memcpy_peer); one that a single
-    /// device can make (memory both devices map: VMM, IPC, external, pool memory) gets it here.
-    /// Errors: as [`memcpy`](Self::memcpy).
+    /// of two devices gets that order in [`memcpy_peer`](Self::memcpy_peer); any other (one that
+    /// a single device can make, from memory both devices map) gets it here. Errors: as
+    /// [`memcpy`](Self::memcpy).
     pub fn memcpy_peer_call(
         &self,
         dst: u64,
@@ -447,6 +447,9 @@ impl Runtime {
         len: u64,
         s: &Arc<Stream>,
     ) -> Result<(), hipError_t> {
+        if self.is_two_device_vram_copy(dst, src, len) {
+            return self.memcpy(dst, src, len, hipMemcpyKind::hipMemcpyDeviceToDevice, s, false);
+        }
         let mut before = self.device_fences(sdev);
         before.extend(self.device_fences(ddev));
         if !before.is_empty() {

@@ -2032,7 +2032,7 @@ static void misc_copy(void)
     hipError_t e;
     switch (below(3)) {
     case 0:
-        e = d2d_settle(C(hipMemcpyDtoD)((hipDeviceptr_t)(b->p + doff), (hipDeviceptr_t)(a->p + so), len));
+        e = C(hipMemcpyDtoD)((hipDeviceptr_t)(b->p + doff), (hipDeviceptr_t)(a->p + so), len);
         if (e == hipSuccess)
             e = C(hipDeviceSynchronize)();
         break;

@@ -73,9 +73,13 @@ impl Hasher for PcHasher {
 /// Instructions a wave runs before the other waves of its workgroup get a turn.
 const WAVE_SLICE: u64 = 1 << 14;
 
-/// Instructions a workgroup runs before it gives its thread to another workgroup that is
-/// waiting (a ready one, or a fresh one while fewer than `2 * threads + 8` are resident).
+/// Instructions, and wall time, a workgroup runs before it gives its thread to another
+/// workgroup that is waiting (a ready one, or a fresh one while fewer than the resident cap are
+/// resident: what fits in [`Options::wave_slots`], at least `2 * threads + 8`). The time bound
+/// keeps turns short for slow instructions (a wave spinning on `s_memtime` with 64-bit
+/// divisions), so that resident workgroups all make progress as they would on the GPU.
 const WG_SLICE: u64 = 1 << 20;
+const WG_SLICE_TIME: std::time::Duration = std::time::Duration::from_millis(2);
 
 type Code = HashMap<u64, Inst, BuildHasherDefault<PcHasher>>;
 
@@ -141,7 +145,15 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
     let wave_insts = AtomicU64::new(0);
     let lane_insts = AtomicU64::new(0);
     let nthreads = threads.max(1).min(total.min(256) as usize);
-    let resident_cap = 2 * nthreads + 8;
+    // Workgroups resident at once: as many as the GPU's wave slots hold (up to
+    // MAX_RESIDENT_WAVES), not fewer than the host threads keep busy, never more than the GPU
+    // holds (a hostcall buffer has one packet per wave slot).
+    let wg_waves = wg_items.div_ceil(64);
+    let slots = opts.wave_slots.unwrap_or(0).min(crate::MAX_RESIDENT_WAVES);
+    let mut resident_cap = (2 * nthreads + 8).max((slots / wg_waves) as usize);
+    if let Some(all) = opts.wave_slots {
+        resident_cap = resident_cap.min((all / wg_waves).max(1) as usize);
+    }
     let fail = |idx: u64, e: ExecError| {
         let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
         if g.as_ref().is_none_or(|(i, _)| idx < *i) {
@@ -431,6 +443,8 @@ fn resume_workgroup(
 ) -> Result<WgEnd, ExecError> {
     let kd = &sh.kd;
     let mut slice_end = stats.wave_instructions + WG_SLICE;
+    let mut slice_start = std::time::Instant::now();
+    let mut check_at = stats.wave_instructions + 4096;
     let idx = g.idx;
     let nwaves = g.waves_live;
     let waves = &mut g.waves;
@@ -467,11 +481,17 @@ fn resume_workgroup(
             }
             return Err(ExecError::Invalid("workgroup deadlocked".into()));
         }
-        if stats.wave_instructions >= slice_end {
-            if preempt() {
-                return Ok(WgEnd::Preempted);
+        // The clock is read every 4096 instructions at most (barrier-heavy workgroups come
+        // here every few instructions).
+        if stats.wave_instructions >= check_at {
+            check_at = stats.wave_instructions + 4096;
+            if stats.wave_instructions >= slice_end || slice_start.elapsed() >= WG_SLICE_TIME {
+                if preempt() {
+                    return Ok(WgEnd::Preempted);
+                }
+                slice_end = stats.wave_instructions + WG_SLICE;
+                slice_start = std::time::Instant::now();
             }
-            slice_end = stats.wave_instructions + WG_SLICE;
         }
     }
 }

@@ -124,7 +124,17 @@ pub struct Options {
     /// Stop a wave (`ExecError::Invalid`) after this many instructions: a guard against
     /// kernels that never end. `None`: no limit ([`run`] reads `AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS`).
     pub max_wave_instructions: Option<u64>,
+    /// The GPU's wave slots (CUs × SIMDs per CU × waves per SIMD): workgroups that fit in them
+    /// are resident together and take turns on the host threads, as they would run side by side
+    /// on the GPU (workgroups that wait for one another, or spin on `s_memtime`, need that).
+    /// At most [`MAX_RESIDENT_WAVES`] are used (each wave holds 128 KiB of VGPRs). `None`, or
+    /// fewer slots: `2 × threads + 8` workgroups.
+    pub wave_slots: Option<u64>,
 }
+
+/// The most waves [`run_with`] keeps resident at once (64 MiB of VGPR state), whatever
+/// [`Options::wave_slots`] says.
+pub const MAX_RESIDENT_WAVES: u64 = 512;
 
 /// Runs every workgroup of `d` to completion on up to `threads` host threads.
 ///
@@ -133,7 +143,7 @@ pub struct Options {
 /// instruction the interpreter lacks, `Invalid` for a descriptor/dispatch that cannot run.
 pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize) -> Result<(), ExecError> {
     let max_wave_instructions = std::env::var("AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS").ok().and_then(|v| v.parse().ok());
-    run_with(mem, d, threads, &Options { max_wave_instructions }).map(|_| ())
+    run_with(mem, d, threads, &Options { max_wave_instructions, wave_slots: None }).map(|_| ())
 }
 
 /// What a dispatch executed.

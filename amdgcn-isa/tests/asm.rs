@@ -75,7 +75,7 @@ fn run_snippet(body: &str, input: &[u32; 64], lanes: u32, nout: usize) -> Option
         workgroup_size: [lanes as u16, 1, 1],
         ..Default::default()
     };
-    amdgcn_isa::run_with(&mem, &d, 1, &Options { max_wave_instructions: Some(100_000) })
+    amdgcn_isa::run_with(&mem, &d, 1, &Options { max_wave_instructions: Some(100_000), wave_slots: None })
         .unwrap_or_else(|e| panic!("{e}\n{src}"));
     let b = mem.read_vec(out, 4 * 64 * nout);
     Some(b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
@@ -308,7 +308,7 @@ fn run_code(code: &[u8], budget: Option<u64>) -> Result<amdgcn_isa::Stats, ExecE
         group_segment_size: 1024,
         private_segment_size: 16,
     };
-    amdgcn_isa::run_with(&mem, &d, 2, &Options { max_wave_instructions: budget })
+    amdgcn_isa::run_with(&mem, &d, 2, &Options { max_wave_instructions: budget, wave_slots: None })
 }
 
 /// Fuzz rounds: `AMDGCN_ISA_FUZZ_ROUNDS` for long runs, else `default`.
@@ -372,6 +372,38 @@ fn store_to_unmapped_page_faults_as_write() {
     };
     let r = run_code(&code, Some(1000));
     assert_eq!(r.map(|_| ()), Err(ExecError::Fault(amdgcn_isa::Fault { va: 0x77_0000_5000, write: true })));
+}
+
+#[test]
+fn mubuf_scratch_soffset_counts_the_whole_wave() {
+    // A swizzled private-segment V# (ADD_TID_ENABLE): the SGPR offset is the wave's (a stack
+    // pointer of 0x400 is 16 bytes per lane), the VGPR and immediate offsets each lane's. A store
+    // at soffset 0x400 + 4 is read back at lane offset 20, and through the flat private aperture.
+    let body = format!(
+        "    s_mov_b32 s8, 0
+    s_mov_b32 s9, 0
+    s_mov_b32 s10, -1
+    s_mov_b32 s11, 0x00800000
+    s_movk_i32 s33, 0x400
+    buffer_store_dword v101, off, s[8:11], s33 offset:4
+    s_waitcnt vmcnt(0)
+    v_mov_b32 v3, 20
+    buffer_load_dword v1, v3, s[8:11], 0 offen
+    s_mov_b32 s12, src_private_base
+    v_mov_b32 v6, 20
+    v_mov_b32 v7, s12
+    flat_load_dword v4, v[6:7]
+    s_waitcnt vmcnt(0) lgkmcnt(0)
+{}{}",
+        store(0, "v1"),
+        store(1, "v4")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 2) else { return };
+    for l in 0..64 {
+        assert_eq!(o[l], inp[l], "buffer_load lane {l}");
+        assert_eq!(o[64 + l], inp[l], "flat_load lane {l}");
+    }
 }
 
 #[test]

@@ -563,6 +563,23 @@ fn workgroups_take_turns_when_one_waits_for_a_later_one() {
 }
 
 #[test]
+fn workgroups_up_to_the_wave_slots_are_resident_together() {
+    let Some(g) = gpu() else { return };
+    let n = 40usize;
+    let launch = |wave_slots| {
+        let (ca, oa) = (g.mem.alloc(4), g.mem.alloc(4 * n as u64));
+        let opts = amdgcn_isa::Options { max_wave_instructions: Some(2_000_000), wave_slots };
+        let args = Args::default().ptr(ca).ptr(oa).i32(n as i32);
+        g.launch_with("all_arrive", [64 * n as u32, 1, 1], [64, 1, 1], args, 1, &opts)
+            .map(|()| g.download::<i32>(oa, n))
+    };
+    // A gfx90a's 104 CUs × 4 SIMDs × 8 waves: all 40 one-wave blocks fit and meet.
+    assert_eq!(launch(Some(3328)).unwrap(), vec![n as i32; n]);
+    // Fewer slots than blocks: the resident ones wait forever (here: until the budget ends).
+    assert!(matches!(launch(Some(16)), Err(amdgcn_isa::ExecError::Invalid(_))));
+}
+
+#[test]
 fn recursive_device_function_calls() {
     let Some(g) = gpu() else { return };
     let n = 100usize;

@@ -283,6 +283,26 @@ impl Gpu {
         args: Args,
         threads: usize,
     ) -> Result<(), ExecError> {
+        let max_wave_instructions = std::env::var("AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS").ok().and_then(|v| v.parse().ok());
+        self.launch_with(
+            name,
+            grid,
+            block,
+            args,
+            threads,
+            &amdgcn_isa::Options { max_wave_instructions, wave_slots: None },
+        )
+    }
+
+    pub fn launch_with(
+        &self,
+        name: &str,
+        grid: [u32; 3],
+        block: [u16; 3],
+        args: Args,
+        threads: usize,
+        opts: &amdgcn_isa::Options,
+    ) -> Result<(), ExecError> {
         let kd = self.co.kd(name);
         let mut b = [0u8; 64];
         self.mem.read(kd, &mut b).unwrap();
@@ -324,7 +344,7 @@ impl Gpu {
             group_segment_size: kd_parsed.group_segment_fixed_size,
             private_segment_size: private,
         };
-        amdgcn_isa::run(&self.mem, &d, threads)
+        amdgcn_isa::run_with(&self.mem, &d, threads, opts).map(|_| ())
     }
 
     pub fn upload<T: Copy>(&self, v: &[T]) -> u64 {

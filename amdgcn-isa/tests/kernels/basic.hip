@@ -190,6 +190,16 @@ extern "C" __global__ void wait_for_next(volatile int* flags, int n) {
     }
 }
 
+// A software grid barrier: every block counts itself in, then waits for all the others, so all
+// blocks must be resident at once (as on a GPU, up to its wave slots).
+extern "C" __global__ void all_arrive(int* count, int* out, int n) {
+    if (threadIdx.x == 0) {
+        atomicAdd(count, 1);
+        while (*(volatile int*)count < n) {}
+        out[blockIdx.x] = *(volatile int*)count;
+    }
+}
+
 // Real calls: a recursive non-inlined function (dynamic stack in scratch, s_swappc/s_setpc).
 __device__ __noinline__ int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 

@@ -404,7 +404,11 @@ fn packet(q: &QueueRt, at: u64) -> Step {
                 let max_wave_instructions =
                     std::env::var("AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS").ok().and_then(|v| v.parse().ok());
                 let t0 = std::time::Instant::now();
-                let r = amdgcn_isa::run_with(&mem, &d, cu_threads(), &amdgcn_isa::Options { max_wave_instructions });
+                // The GPU's wave slots: its workgroups run side by side up to what it holds.
+                let wave_slots =
+                    crate::topology::gpu_by_id(q.gpu_id).map(|g| g.simd_count as u64 * g.max_waves_per_simd as u64);
+                let opts = amdgcn_isa::Options { max_wave_instructions, wave_slots };
+                let r = amdgcn_isa::run_with(&mem, &d, cu_threads(), &opts);
                 let wgs = (0..3).map(|k| (d.grid_size[k] as u64).div_ceil(d.workgroup_size[k].max(1) as u64)).product();
                 count_dispatch(r.as_ref().ok(), t0.elapsed(), wgs);
                 match r {

@@ -4,10 +4,13 @@
 //! A pool hands out ordinary device allocations (`hipMalloc`'s path, so every other API sees
 //! device memory) and keeps freed ones for reuse. A block freed on stream `s` is recorded with
 //! the fence of `s`'s work queued before the free: an allocation on `s` may reuse it at once
-//! (its later work runs after that work), an allocation elsewhere only once the fence is done
-//! (`hipMemPoolReuseAllowOpportunistic`). Blocks are reused whole, smallest fit first. Kept
-//! blocks beyond the release threshold whose fence is done go back to the system when the pool
-//! next allocates; `hipMemPoolTrimTo` and `hipMemPoolDestroy` release explicitly.
+//! (its later work runs after that work), an allocation on a stream that waited for an event
+//! recorded after the free also may (`hipMemPoolReuseFollowEventDependencies`), an allocation
+//! elsewhere only once the fence is done (`hipMemPoolReuseAllowOpportunistic`). Blocks are
+//! reused whole, smallest fit first. When the pool makes a new block, kept blocks beyond the
+//! release threshold whose fence is done go back to the system, after the new one is made (a new
+//! allocation never lands at the address of a block it may not reuse); `hipMemPoolTrimTo` and
+//! `hipMemPoolDestroy` release explicitly.
 //!
 //! Sharing (clr `MemoryPool::Export`/`Import`): a pool's shareable handle is a memfd describing
 //! it ([`PoolExport`]), from which another process makes a pool of its own; a pool allocation
@@ -209,7 +212,8 @@ impl Runtime {
     }
 
     /// `hipMallocAsync`/`hipMallocFromPoolAsync`: `size` bytes from pool `p` for use on `s`: a
-    /// kept block that is free in `s`'s order, else a new device allocation. Errors:
+    /// kept block that is free in `s`'s order (as the pool's reuse flags allow), else a new
+    /// device allocation. Errors:
     /// `hipErrorOutOfMemory` (also when a new allocation would take the pool past its
     /// `maxSize`, as clr `MemoryPool::AllocateMemory`, counting the bytes it holds now).
     pub fn mempool_alloc(&self, p: &MemPool, size: u64, s: &Stream) -> Result<u64, hipError_t> {
@@ -219,14 +223,18 @@ impl Runtime {
         let in_order = |b: &FreeBlock| {
             b.idle() || b.fence.as_ref().zip(queue.as_ref()).is_some_and(|(f, q)| Arc::ptr_eq(&f.queue, q))
         };
+        // An event `s` waited for orders the block's free before `s`'s later work.
+        let after_event = |b: &FreeBlock| b.fence.as_ref().is_some_and(|f| s.waited_for(f));
         let mut st = p.state.lock();
-        let opportunistic = st.reuse[1] != 0;
+        let [follow_events, opportunistic, _] = st.reuse.map(|r| r != 0);
         let pick = st
             .free
             .iter()
             .enumerate()
             .filter(|(_, b)| b.size >= size && b.size <= size.saturating_mul(2).max(size + (64 << 10)))
-            .filter(|(_, b)| (b.stream == sid && in_order(b)) || (opportunistic && b.idle()))
+            .filter(|(_, b)| {
+                (b.stream == sid && in_order(b)) || (opportunistic && b.idle()) || (follow_events && after_event(b))
+            })
             .min_by_key(|(_, b)| b.size)
             .map(|(i, _)| i);
         if let Some(i) = pick {
@@ -235,14 +243,26 @@ impl Runtime {
             Self::mempool_high_marks(&mut st);
             return Ok(b.base);
         }
-        let keep = st.counters.release_threshold;
-        self.mempool_release(&mut st, keep);
         if p.max_size != 0 && st.reserved_bytes().saturating_add(size) > p.max_size {
-            return Err(hipError_t::hipErrorOutOfMemory);
+            // Room under maxSize: kept blocks whose work is done go first.
+            self.mempool_release(&mut st, p.max_size.saturating_sub(size));
+            if st.reserved_bytes().saturating_add(size) > p.max_size {
+                return Err(hipError_t::hipErrorOutOfMemory);
+            }
         }
         let access: Vec<usize> = (0..st.access.len()).filter(|&d| d != p.dev && st.access[d] != 0).collect();
         drop(st);
-        let base = self.mem_alloc_device(p.dev, size)?;
+        // The new block is made while the kept ones are still held, so it never lands at the
+        // address of a block this allocation may not reuse (hip-tests
+        // Unit_hipMemPoolSetAttribute_Opportunistic "No Reuse"); kept blocks past the release
+        // threshold go back afterwards. Out of memory: they go first, and it tries again.
+        let base = match self.mem_alloc_device(p.dev, size) {
+            Err(hipError_t::hipErrorOutOfMemory) => {
+                self.mempool_release(&mut p.state.lock(), 0);
+                self.mem_alloc_device(p.dev, size)?
+            }
+            r => r?,
+        };
         // Devices given access to the pool map its new blocks too.
         if let Err(e) = access.iter().try_for_each(|&d| self.mempool_map_block(base, d)) {
             let _ = self.mem_free(base);
@@ -251,6 +271,8 @@ impl Runtime {
         let mut st = p.state.lock();
         st.used.insert(base, size);
         Self::mempool_high_marks(&mut st);
+        let keep = st.counters.release_threshold;
+        self.mempool_release(&mut st, keep);
         Ok(base)
     }
 

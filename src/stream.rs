@@ -54,6 +54,9 @@ pub struct Stream {
     /// Streams on other devices that run this stream's work on their memory
     /// ([`Runtime::stream_proxy`]); they go with it.
     proxies: Mutex<Vec<Arc<Stream>>>,
+    /// The latest fence of each queue the stream waited for through `hipStreamWaitEvent`: its
+    /// later work runs after them (what `hipMemPoolReuseFollowEventDependencies` follows).
+    waited: Mutex<Vec<Fence>>,
 }
 
 impl Stream {
@@ -75,6 +78,21 @@ impl Stream {
             cu_mask: Default::default(),
             capture: Mutex::new(None),
             proxies: Mutex::new(Vec::new()),
+            waited: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Whether the stream's later work runs after `f`: it waited for `f`, or for later work
+    /// of `f`'s queue, through `hipStreamWaitEvent`.
+    pub fn waited_for(&self, f: &Fence) -> bool {
+        self.waited.lock().iter().any(|w| Arc::ptr_eq(&w.queue, &f.queue) && w.seq >= f.seq)
+    }
+
+    fn note_waited(&self, f: Fence) {
+        let mut w = self.waited.lock();
+        match w.iter_mut().find(|w| Arc::ptr_eq(&w.queue, &f.queue)) {
+            Some(w) => w.seq = w.seq.max(f.seq),
+            None => w.push(f),
         }
     }
 
@@ -352,8 +370,9 @@ impl Runtime {
         let f = e.fence.lock().clone();
         if let Some(f) = f {
             if !f.done() {
-                self.stream_submit(s, &[f], |_| Ok(()))?;
+                self.stream_submit(s, std::slice::from_ref(&f), |_| Ok(()))?;
             }
+            s.note_waited(f);
         }
         if let Some(p) = e.ipc.get() {
             self.ipc_event_stream_wait(p, s)?;

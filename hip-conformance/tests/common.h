@@ -8,10 +8,12 @@
 #include "../fdcount.h"
 #include "../harness.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define KiB ((size_t)1024)
 #define MiB ((size_t)1024 * 1024)
@@ -20,6 +22,13 @@
 #ifndef hipInvalidDeviceId
 #define hipInvalidDeviceId ((int)-2)
 #endif
+
+/* A host function (hipLaunchHostFunc) that holds its stream while *(atomic_int *)flag is set. */
+static inline void hold_while_set(void *flag)
+{
+    while (atomic_load((atomic_int *)flag))
+        usleep(1000);
+}
 
 /* Byte i of pattern `seed`: a cheap hash, so shifted or stale data is detected. */
 static inline uint8_t pat_byte(size_t i, unsigned seed)

@@ -57,6 +57,61 @@ TEST(hipMallocAsync_roundtrip_and_reuse)
     free(back);
 }
 
+/* The reuse flags (CUDA's cudaMemPoolReuse*, hip-tests hipMemPoolSetGetAttribute.cc
+ * Unit_hipMemPoolSetAttribute_Opportunistic / _EventDependencies): with every flag off, a stream
+ * the free is not ordered before gets a new block, even once the freeing stream is idle (the pool
+ * may give the old block back to the system, but the new one never lands at its address); with
+ * Opportunistic on, it gets the idle block; with FollowEventDependencies on, a block freed on a
+ * busy stream goes to a stream that waited for an event recorded after the free. */
+TEST(hipMallocAsync_reuse_flags)
+{
+    hipMemPoolProps props = {0};
+    props.allocType = hipMemAllocationTypePinned;
+    props.location.type = hipMemLocationTypeDevice;
+    props.location.id = 0;
+    hipMemPool_t p;
+    HIP_OK(hipMemPoolCreate(&p, &props));
+    hipStream_t s1, s2;
+    HIP_OK(hipStreamCreateWithFlags(&s1, hipStreamNonBlocking));
+    HIP_OK(hipStreamCreateWithFlags(&s2, hipStreamNonBlocking));
+    const size_t n = 32 * MiB;
+    int off = 0, on = 1;
+    HIP_OK(hipMemPoolSetAttribute(p, hipMemPoolReuseFollowEventDependencies, &off));
+    HIP_OK(hipMemPoolSetAttribute(p, hipMemPoolReuseAllowOpportunistic, &off));
+    HIP_OK(hipMemPoolSetAttribute(p, hipMemPoolReuseAllowInternalDependencies, &off));
+    void *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+    HIP_OK(hipMallocFromPoolAsync(&a, n, p, s1));
+    HIP_OK(hipFreeAsync(a, s1));
+    HIP_OK(hipStreamSynchronize(s1));
+    HIP_OK(hipMallocFromPoolAsync(&b, n, p, s2));
+    CHECK(b != NULL && b != a);
+    HIP_OK(hipMemPoolSetAttribute(p, hipMemPoolReuseAllowOpportunistic, &on));
+    HIP_OK(hipFreeAsync(b, s2));
+    HIP_OK(hipStreamSynchronize(s2));
+    HIP_OK(hipMallocFromPoolAsync(&c, n, p, s1));
+    CHECK(c == b);
+    /* s1 held by a host function: the free stays pending, only the event orders it */
+    HIP_OK(hipMemPoolSetAttribute(p, hipMemPoolReuseAllowOpportunistic, &off));
+    HIP_OK(hipMemPoolSetAttribute(p, hipMemPoolReuseFollowEventDependencies, &on));
+    static atomic_int hold;
+    atomic_store(&hold, 1);
+    HIP_OK(hipLaunchHostFunc(s1, hold_while_set, &hold));
+    HIP_OK(hipFreeAsync(c, s1));
+    hipEvent_t e;
+    HIP_OK(hipEventCreate(&e));
+    HIP_OK(hipEventRecord(e, s1));
+    HIP_OK(hipStreamWaitEvent(s2, e, 0));
+    HIP_OK(hipMallocFromPoolAsync(&d, n, p, s2));
+    CHECK(d == c);
+    atomic_store(&hold, 0);
+    HIP_OK(hipFreeAsync(d, s2));
+    HIP_OK(hipDeviceSynchronize());
+    HIP_OK(hipEventDestroy(e));
+    HIP_OK(hipStreamDestroy(s1));
+    HIP_OK(hipStreamDestroy(s2));
+    HIP_OK(hipMemPoolDestroy(p));
+}
+
 TEST(hipMallocAsync_pool_counters_and_trim)
 {
     hipMemPool_t p = NULL;

@@ -860,14 +860,6 @@ TEST(vmm_range_over_two_gpus)
 
 static atomic_int peer_hold;
 
-/* A host function that holds its stream until peer_hold is cleared. */
-static void hold_while_set(void *arg)
-{
-    (void)arg;
-    while (atomic_load(&peer_hold))
-        usleep(1000);
-}
-
 /* hipMemcpyPeer out of a VMM chunk both devices may access is a copy device 1 makes alone (the
  * destination's device); it still keeps cudaMemcpyPeer's order: after the work of both devices
  * (here a host function holding device 0's null stream) and before later work of the
@@ -895,7 +887,7 @@ TEST(vmm_memcpy_peer_order)
     HIP_OK(hipStreamCreate(&s1));
     HIP_OK(hipSetDevice(0));
     atomic_store(&peer_hold, 1);
-    HIP_OK(hipLaunchHostFunc(NULL, hold_while_set, NULL));
+    HIP_OK(hipLaunchHostFunc(NULL, hold_while_set, &peer_hold));
     HIP_OK(hipMemcpyPeer(d1, 1, va, 0, n));
     unsigned char *up = xmalloc(n), *b = xmalloc(n), *want = xmalloc(n);
     pat_fill(up, n, 92);

@@ -134,10 +134,10 @@ fn grid_dims(d: &LaunchDims) -> u16 {
 
 /// The whole kernarg segment of kernel `k` for a launch: the explicit arguments, then the hidden
 /// ones by `.value_kind` (block counts, group sizes, remainders 0 as the grid is whole blocks,
-/// grid dims, dynamic LDS size; global offsets, and the printf / hostcall / multigrid / heap /
-/// queue / completion pointers, which this runtime does not provide, 0). Errors as
-/// [`explicit_image`].
-pub fn kernarg(k: &KernelInfo, d: &LaunchDims, args: Args) -> Result<Vec<u8>, hipError_t> {
+/// grid dims, dynamic LDS size; `hostcall`, the device's hostcall buffer (src/hostcall.rs); global
+/// offsets, and the printf / multigrid / heap / queue / completion pointers, which this runtime
+/// does not provide, 0). Errors as [`explicit_image`].
+pub fn kernarg(k: &KernelInfo, d: &LaunchDims, args: Args, hostcall: u64) -> Result<Vec<u8>, hipError_t> {
     let hidden_end = k.args.iter().map(|a| (a.0 + a.1) as usize).max().unwrap_or(0);
     let mut buf = explicit_image(k, args, (k.kernarg_segment_size as usize).max(hidden_end))?;
     for (off, size, kind) in &k.args {
@@ -150,6 +150,7 @@ pub fn kernarg(k: &KernelInfo, d: &LaunchDims, args: Args) -> Result<Vec<u8>, hi
             "hidden_group_size_z" => d.block[2] as u64,
             "hidden_grid_dims" => grid_dims(d) as u64,
             "hidden_dynamic_lds_size" => d.shared as u64,
+            "hidden_hostcall_buffer" => hostcall,
             k if k.starts_with("hidden_") => 0,
             _ => continue,
         };
@@ -470,7 +471,9 @@ impl Runtime {
     ) -> Result<(), hipError_t> {
         let (co, base) = f.image.load(self, s.dev)?;
         let k = co.kernel(&f.name).ok_or(hipError_t::hipErrorInvalidDeviceFunction)?;
-        let image = kernarg(k, dims, args)?;
+        // A kernel that may call the host (device printf, malloc) gets its device's buffer.
+        let hostcall = k.args.iter().any(|a| a.2 == "hidden_hostcall_buffer");
+        let image = kernarg(k, dims, args, if hostcall { self.hostcall_buffer(s.dev)? } else { 0 })?;
         let implicit = self.implicit_waits(s);
         let (mut last, sq) = self.stream_lock(s);
         let q = self.aql_queue(&sq)?;
@@ -509,7 +512,11 @@ impl Runtime {
         // The kernel's end in stream order: the completion signal's value (1 → 0) polled.
         let end = self.stream_submit_locked(s, &mut last, vec![], |pk| sdma::poll_regmem_eq(pk, done + 8, 0, u32::MAX));
         q.release_after(r, last.clone());
-        end.map(drop)
+        let end = end?;
+        if hostcall {
+            self.hostcall_watch(end);
+        }
+        Ok(())
     }
 
     /// Runs a kernel node on `s` (`hipGraphLaunch`, an un-captured launch): the geometry and the
@@ -568,7 +575,7 @@ mod tests {
         let p: u64 = 0x1234_5678_9abc;
         let v: u32 = 42;
         let mut ptrs = [&p as *const u64 as *mut c_void, &v as *const u32 as *mut c_void];
-        let ka = kernarg(&k, &d, Args::Params(ptrs.as_mut_ptr())).unwrap();
+        let ka = kernarg(&k, &d, Args::Params(ptrs.as_mut_ptr()), 0).unwrap();
         assert_eq!(ka.len(), 256);
         assert_eq!(u64::from_le_bytes(ka[0..8].try_into().unwrap()), p);
         assert_eq!(u32::from_le_bytes(ka[8..12].try_into().unwrap()), 42);
@@ -582,12 +589,12 @@ mod tests {
         let mut buf = vec![0u8; 12];
         buf[..8].copy_from_slice(&p.to_le_bytes());
         buf[8..12].copy_from_slice(&v.to_le_bytes());
-        assert_eq!(kernarg(&k, &d, Args::Buffer(&buf)).unwrap(), ka);
+        assert_eq!(kernarg(&k, &d, Args::Buffer(&buf), 0).unwrap(), ka);
         // A null argument pointer, a segment over the limit.
         let mut bad = [std::ptr::null_mut::<c_void>(); 2];
-        assert_eq!(kernarg(&k, &d, Args::Params(bad.as_mut_ptr())), Err(hipError_t::hipErrorInvalidValue));
+        assert_eq!(kernarg(&k, &d, Args::Params(bad.as_mut_ptr()), 0), Err(hipError_t::hipErrorInvalidValue));
         let big = kernel(&[(0, 8, "global_buffer")], KERNARG_MAX as u32 + 8);
-        assert_eq!(kernarg(&big, &d, Args::None), Err(hipError_t::hipErrorInvalidValue));
+        assert_eq!(kernarg(&big, &d, Args::None, 0), Err(hipError_t::hipErrorInvalidValue));
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod event;
 mod event_page;
 mod graph;
 mod graph_mem;
+mod hostcall;
 mod hostreg;
 mod interop;
 mod ipc;

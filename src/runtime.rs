@@ -52,6 +52,8 @@ pub struct Runtime {
     pub graph_mem: crate::graph_mem::GraphMem,
     /// Mipmapped arrays (src/array.rs).
     pub mipmaps: crate::array::Mipmaps,
+    /// Hostcall buffers and their listener (src/hostcall.rs).
+    pub hostcalls: crate::hostcall::Hostcalls,
     /// Where sequence numbers start (queue seqs, IPC event record counters): 0, or
     /// `HIPKFD_SEQ_START` (a debug knob to run across 2^32 quickly).
     pub seq_start: u64,
@@ -136,6 +138,7 @@ impl Runtime {
             mempools: MemPools::default(),
             graph_mem: Default::default(),
             mipmaps: Default::default(),
+            hostcalls: Default::default(),
             seq_start: seq_start(),
         };
         let page = rt.event_page_init().map_err(|e| {

@@ -132,12 +132,21 @@ fn grid_dims(d: &LaunchDims) -> u16 {
     }
 }
 
+/// Runtime buffers a kernel's hidden arguments point to (VAs; 0 where the kernel has none).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HiddenBuffers {
+    /// `hidden_hostcall_buffer`: the device's hostcall buffer (src/hostcall.rs).
+    pub hostcall: u64,
+    /// `hidden_heap_v1`: the device's heap for code object v5 device `malloc` (src/hostcall.rs).
+    pub heap: u64,
+}
+
 /// The whole kernarg segment of kernel `k` for a launch: the explicit arguments, then the hidden
 /// ones by `.value_kind` (block counts, group sizes, remainders 0 as the grid is whole blocks,
-/// grid dims, dynamic LDS size; `hostcall`, the device's hostcall buffer (src/hostcall.rs); global
-/// offsets, and the printf / multigrid / heap / queue / completion pointers, which this runtime
-/// does not provide, 0). Errors as [`explicit_image`].
-pub fn kernarg(k: &KernelInfo, d: &LaunchDims, args: Args, hostcall: u64) -> Result<Vec<u8>, hipError_t> {
+/// grid dims, dynamic LDS size; the hostcall buffer and device heap from `bufs`; global offsets,
+/// and the printf / multigrid / queue / completion pointers, which this runtime does not provide,
+/// 0). Errors as [`explicit_image`].
+pub fn kernarg(k: &KernelInfo, d: &LaunchDims, args: Args, bufs: HiddenBuffers) -> Result<Vec<u8>, hipError_t> {
     let hidden_end = k.args.iter().map(|a| (a.0 + a.1) as usize).max().unwrap_or(0);
     let mut buf = explicit_image(k, args, (k.kernarg_segment_size as usize).max(hidden_end))?;
     for (off, size, kind) in &k.args {
@@ -150,7 +159,8 @@ pub fn kernarg(k: &KernelInfo, d: &LaunchDims, args: Args, hostcall: u64) -> Res
             "hidden_group_size_z" => d.block[2] as u64,
             "hidden_grid_dims" => grid_dims(d) as u64,
             "hidden_dynamic_lds_size" => d.shared as u64,
-            "hidden_hostcall_buffer" => hostcall,
+            "hidden_hostcall_buffer" => bufs.hostcall,
+            "hidden_heap_v1" => bufs.heap,
             k if k.starts_with("hidden_") => 0,
             _ => continue,
         };
@@ -472,8 +482,13 @@ impl Runtime {
         let (co, base) = f.image.load(self, s.dev)?;
         let k = co.kernel(&f.name).ok_or(hipError_t::hipErrorInvalidDeviceFunction)?;
         // A kernel that may call the host (device printf, malloc) gets its device's buffer.
-        let hostcall = k.args.iter().any(|a| a.2 == "hidden_hostcall_buffer");
-        let image = kernarg(k, dims, args, if hostcall { self.hostcall_buffer(s.dev)? } else { 0 })?;
+        let has = |kind: &str| k.args.iter().any(|a| a.2 == kind);
+        let hostcall = has("hidden_hostcall_buffer");
+        let bufs = HiddenBuffers {
+            hostcall: if hostcall { self.hostcall_buffer(s.dev)? } else { 0 },
+            heap: if has("hidden_heap_v1") { self.device_heap(s.dev)? } else { 0 },
+        };
+        let image = kernarg(k, dims, args, bufs)?;
         let implicit = self.implicit_waits(s);
         let (mut last, sq) = self.stream_lock(s);
         let q = self.aql_queue(&sq)?;
@@ -575,7 +590,7 @@ mod tests {
         let p: u64 = 0x1234_5678_9abc;
         let v: u32 = 42;
         let mut ptrs = [&p as *const u64 as *mut c_void, &v as *const u32 as *mut c_void];
-        let ka = kernarg(&k, &d, Args::Params(ptrs.as_mut_ptr()), 0).unwrap();
+        let ka = kernarg(&k, &d, Args::Params(ptrs.as_mut_ptr()), HiddenBuffers::default()).unwrap();
         assert_eq!(ka.len(), 256);
         assert_eq!(u64::from_le_bytes(ka[0..8].try_into().unwrap()), p);
         assert_eq!(u32::from_le_bytes(ka[8..12].try_into().unwrap()), 42);
@@ -585,16 +600,24 @@ mod tests {
         assert_eq!((u16_at(28), u16_at(30), u16_at(32), u16_at(34)), (64, 2, 1, 0));
         assert_eq!((u16_at(64), u32_at(72)), (2, 1024));
         assert!(ka[40..48].iter().chain(&ka[80..88]).all(|b| *b == 0));
+        // The runtime's buffers where the kernel has them.
+        let bufs = HiddenBuffers { hostcall: 0x7000_1000, heap: 0x7000_2000 };
+        let with = kernarg(&k, &d, Args::Params(ptrs.as_mut_ptr()), bufs).unwrap();
+        assert_eq!(u64::from_le_bytes(with[80..88].try_into().unwrap()), 0x7000_1000);
+        assert_eq!(with[..80], ka[..80]);
         // The same from a buffer (extra); too few bytes leave the rest 0.
         let mut buf = vec![0u8; 12];
         buf[..8].copy_from_slice(&p.to_le_bytes());
         buf[8..12].copy_from_slice(&v.to_le_bytes());
-        assert_eq!(kernarg(&k, &d, Args::Buffer(&buf), 0).unwrap(), ka);
+        assert_eq!(kernarg(&k, &d, Args::Buffer(&buf), HiddenBuffers::default()).unwrap(), ka);
         // A null argument pointer, a segment over the limit.
         let mut bad = [std::ptr::null_mut::<c_void>(); 2];
-        assert_eq!(kernarg(&k, &d, Args::Params(bad.as_mut_ptr()), 0), Err(hipError_t::hipErrorInvalidValue));
+        assert_eq!(
+            kernarg(&k, &d, Args::Params(bad.as_mut_ptr()), HiddenBuffers::default()),
+            Err(hipError_t::hipErrorInvalidValue)
+        );
         let big = kernel(&[(0, 8, "global_buffer")], KERNARG_MAX as u32 + 8);
-        assert_eq!(kernarg(&big, &d, Args::None, 0), Err(hipError_t::hipErrorInvalidValue));
+        assert_eq!(kernarg(&big, &d, Args::None, HiddenBuffers::default()), Err(hipError_t::hipErrorInvalidValue));
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Hostcall: kernels calling the host. Device `printf` and, in code object v4, device `malloc`
-//! and `free` (the device library's heap asks the host for memory) reach the host this way. The
+//! Hostcall: kernels calling the host. Device `printf` and device `malloc`/`free` (the device
+//! library's heap asks the host for memory) reach the host this way. The
 //! device side is the device library's (ROCm-Device-Libs `ockl/src/hostcall_impl.cl`); the host
 //! side serves it as clr does (`rocclr/device/devhostcall.cpp`, `devhcmessages.cpp`,
 //! `devhcprintf.cpp`).
@@ -19,6 +19,10 @@
 //! serves each active lane and clears READY. The device library assumes a free packet is always
 //! there, so the buffer has one per wave slot of the device (CUs × SIMDs × waves per SIMD), as
 //! clr sizes it.
+//!
+//! The device library's heap state lives in the code object (v4) or, for code object v5, in a
+//! zeroed 128 KiB buffer per device that the `hidden_heap_v1` argument points to (clr's heap
+//! buffer, without its optional initial slabs).
 //!
 //! The host side is one thread (`hipkfd-hostcall`) that polls the device buffers while a kernel
 //! that may call the host is in flight, and sleeps on a condition variable otherwise.
@@ -146,10 +150,15 @@ struct Listener {
     started: bool,
 }
 
-/// The process's hostcall buffers and their listener.
+/// Bytes of a device heap (clr's `HeapBufferSize`, 128 KiB, which the device library's `heap_t`
+/// fits; all zero is its initial state, ROCm-Device-Libs `ockl/src/dm.cl`).
+const HEAP_BYTES: u64 = 128 << 10;
+
+/// The process's hostcall buffers and their listener, and the device heaps.
 #[derive(Debug, Default)]
 pub struct Hostcalls {
     buffers: Mutex<HashMap<usize, Arc<Buffer>>>,
+    heaps: Mutex<HashMap<usize, Bo>>,
     listener: Mutex<Listener>,
     wake: Condvar,
 }
@@ -173,6 +182,22 @@ impl Runtime {
         crate::log::hipkfd_log!("hostcall buffer of device {dev}: {:#x}, {packets} packets", b.bo.va);
         let va = b.bo.va;
         bufs.insert(dev, Arc::new(b));
+        Ok(va)
+    }
+
+    /// The VA of device `dev`'s heap (what a code object v5 kernel's `hidden_heap_v1` argument
+    /// holds): the device library's allocator state, zeroed, made on first use; it asks the host
+    /// for slabs through the hostcall buffer. Errors: `hipErrorOutOfMemory`.
+    pub fn device_heap(&self, dev: usize) -> Result<u64, hipError_t> {
+        let mut heaps = self.hostcalls.heaps.lock();
+        if let Some(b) = heaps.get(&dev) {
+            return Ok(b.va);
+        }
+        let bo = self.bo_alloc(dev, HEAP_BYTES, gtt_flags(true), &[dev], true)?;
+        // SAFETY: the BO is CPU-mapped at its VA for at least HEAP_BYTES bytes, unused so far.
+        unsafe { std::ptr::write_bytes(bo.va as *mut u8, 0, HEAP_BYTES as usize) };
+        let va = bo.va;
+        heaps.insert(dev, bo);
         Ok(va)
     }
 

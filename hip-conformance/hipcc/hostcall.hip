@@ -1,4 +1,5 @@
-/* Kernels that call the host (the hostcall buffer, code object v4 as Debian's hipcc 5.2 builds):
+/* Kernels that call the host (the hostcall buffer; built as code object v4, Debian's hipcc 5.2
+ * default, and as v5, whose device malloc keeps its state in the runtime's heap buffer):
  * - device printf: several formats from several lanes of one wave (lane order within a wave),
  *   a string argument longer than one message part, a format with no arguments, `*` widths, and
  *   printf's return value; stdout is captured in a file and compared with the host's printf of

@@ -269,6 +269,37 @@ fn drm_and_pci_sysfs_as_libdrm_reads_them() {
 }
 
 #[test]
+fn pci_device_list_has_the_simulated_gpus_beside_the_hosts_devices() {
+    require_kfdsim();
+    let names = |dir: &str| -> Vec<String> {
+        let mut v: Vec<String> =
+            fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        v.sort();
+        v
+    };
+    // The directory as programs open it (no trailing slash: libpci, lspci).
+    let listed = names("/sys/bus/pci/devices");
+    assert!(listed.contains(&"0000:03:00.0".into()) && listed.contains(&"0000:23:00.0".into()), "{listed:?}");
+    // The host's own devices (read past the redirection) stay listed, and read as themselves.
+    for host in names("/sys/bus/pci/../pci/devices") {
+        assert!(listed.contains(&host), "host device {host} missing from {listed:?}");
+        let via_list = fs::read(format!("/sys/bus/pci/devices/{host}/vendor")).unwrap();
+        assert_eq!(via_list, fs::read(format!("/sys/bus/pci/../pci/devices/{host}/vendor")).unwrap(), "{host}");
+    }
+    // lspci (Debian package pciutils) names them as AMD GPUs.
+    match Command::new("lspci").arg("-D").output() {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            for bdf in ["0000:03:00.0", "0000:23:00.0"] {
+                let line = text.lines().find(|l| l.starts_with(bdf)).unwrap_or_else(|| panic!("{bdf}: {text}"));
+                assert!(line.contains("Display controller") && line.contains("AMD/ATI"), "{line}");
+            }
+        }
+        Err(_) => eprintln!("lspci not installed (Debian package pciutils): not checked"),
+    }
+}
+
+#[test]
 fn stdio_fopen_reads_the_tree() {
     require_kfdsim();
     let f = unsafe { libc::fopen(c"/sys/devices/virtual/kfd/kfd/topology/generation_id".as_ptr(), c"r".as_ptr()) };

@@ -45,7 +45,7 @@ pub const REDIRECT_PREFIXES: &[&str] = &[
 
 /// Path prefixes redirected only if the path exists in the root (the simulated PCI devices live
 /// among the host's real ones).
-pub const OVERLAY_PREFIXES: &[&str] = &["/sys/devices/pci", "/sys/bus/pci/devices/"];
+pub const OVERLAY_PREFIXES: &[&str] = &["/sys/devices/pci", "/sys/bus/pci/devices"];
 
 /// KFD topology directory (libhsakmt `KFD_SYSFS_PATH_NODES` is `<this>/nodes`).
 pub const KFD_TOPOLOGY_DIR: &str = "/sys/devices/virtual/kfd/kfd/topology";
@@ -581,6 +581,19 @@ pub fn write_tree(root: &Path, topo: &Topology) -> io::Result<()> {
         }
     }
     t.dir("/sys/bus/pci/devices")?;
+    // The directory is redirected as a whole (lspci and other programs list it): the host's own
+    // PCI devices stay listed beside the simulated ones, each a link to its real directory.
+    if let Ok(rd) = std::fs::read_dir("/sys/bus/pci/devices") {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if topo.gpus.iter().any(|g| g.pci_bdf == name) {
+                continue;
+            }
+            if let Ok(real) = std::fs::canonicalize(e.path()) {
+                let _ = t.link(&format!("/sys/bus/pci/devices/{name}"), &real.to_string_lossy());
+            }
+        }
+    }
 
     // /sys/module/amdgpu
     let m = "/sys/module/amdgpu";

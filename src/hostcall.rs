@@ -201,6 +201,17 @@ impl Runtime {
         Ok(va)
     }
 
+    /// `hipDeviceReset` of device `dev` (its memory freed, the device idle): the device heap
+    /// goes back to its empty state, as its slabs are gone. (A code object v4 heap lives in the
+    /// code object, which is loaded again.)
+    pub fn hostcall_reset(&self, dev: usize) {
+        if let Some(bo) = self.hostcalls.heaps.lock().get(&dev) {
+            // SAFETY: the BO is CPU-mapped at its VA for at least HEAP_BYTES bytes; the device is
+            // idle, so no kernel uses the heap.
+            unsafe { std::ptr::write_bytes(bo.va as *mut u8, 0, HEAP_BYTES as usize) };
+        }
+    }
+
     /// Serves the hostcall buffers until the kernel whose completion is `f` is done.
     pub fn hostcall_watch(&self, f: Fence) {
         let mut l = self.hostcalls.listener.lock();

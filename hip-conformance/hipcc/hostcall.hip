@@ -6,7 +6,8 @@
  *   the same values; the same from a kernel on device 1 (its own buffer);
  * - device malloc/free: every thread of 4 blocks allocates a small block (the device library's
  *   slabs, which it asks the host for) and some a large one (one host allocation each), writes
- *   them, a second kernel reads and frees them; new[]/delete[] likewise. */
+ *   them, a second kernel reads and frees them, also after hipDeviceReset; new[]/delete[]
+ *   likewise. */
 #include <hip/hip_runtime.h>
 #include <unistd.h>
 #include "check.h"
@@ -121,7 +122,15 @@ static void malloc_case(void) {
   CHECK_OK(hipMalloc((void**)&small, N * sizeof(int*)));
   CHECK_OK(hipMalloc((void**)&large, N * sizeof(int*)));
   CHECK_OK(hipMalloc((void**)&ok, N * sizeof(int)));
-  for (int round = 0; round < 2; round++) {
+  for (int round = 0; round < 3; round++) {
+    if (round == 2) {
+      /* hipDeviceReset frees the heap's slabs: malloc starts afresh (code object v5: the
+       * runtime's heap buffer is emptied; v4: the code object is loaded again). */
+      CHECK_OK(hipDeviceReset());
+      CHECK_OK(hipMalloc((void**)&small, N * sizeof(int*)));
+      CHECK_OK(hipMalloc((void**)&large, N * sizeof(int*)));
+      CHECK_OK(hipMalloc((void**)&ok, N * sizeof(int)));
+    }
     CHECK_OK(hipMemset(ok, 0, N * sizeof(int)));
     alloc_blocks<<<N / 64, 64>>>(small, large);
     check_and_free<<<N / 64, 64>>>(small, large, ok);

@@ -106,6 +106,7 @@ pub extern "C" fn hipDeviceReset() -> hipError_t {
             }
         }
         rt.small_trim();
+        rt.hostcall_reset(d);
         rt.peer_reset(d)?;
         // Flags, cache config and limits go back to their defaults (hip-tests
         // Unit_hipDeviceReset_Positive_Basic; CUDA's cudaDeviceReset).

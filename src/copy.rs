@@ -204,18 +204,18 @@ impl Runtime {
         }
     }
 
-    /// Whether a synchronous copy between `dst` and `src` (located as `ld`, `ls`, before a VMM
-    /// side is settled) may return before it is done: device memory to device memory of one
-    /// device is asynchronous to the host (CUDA's "API synchronization behavior"; clr
-    /// `ihipMemcpy`: "Device to Device copies do not need to host side synchronization") unless
-    /// both allocations have `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` set (`hipPointerSetAttribute`;
-    /// clr `sync_mem_ops_`). VMM ranges, which the caller may unmap next, are waited for.
     /// Whether a device-to-device copy of `len` bytes from `src` to `dst` is between the VRAM of
     /// two devices: [`memcpy`](Self::memcpy) hands it to [`Runtime::memcpy_peer`].
     pub(crate) fn is_two_device_vram_copy(&self, dst: u64, src: u64, len: u64) -> bool {
         matches!((self.locate(dst, len, true), self.locate(src, len, false)), (Ok(Loc::Vram(a)), Ok(Loc::Vram(b))) if a != b)
     }
 
+    /// Whether a synchronous copy between `dst` and `src` (located as `ld`, `ls`, before a VMM
+    /// side is settled) may return before it is done: device memory to device memory of one
+    /// device is asynchronous to the host (CUDA's "API synchronization behavior"; clr
+    /// `ihipMemcpy`: "Device to Device copies do not need to host side synchronization") unless
+    /// both allocations have `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` set (`hipPointerSetAttribute`;
+    /// clr `sync_mem_ops_`). VMM ranges, which the caller may unmap next, are waited for.
     fn d2d_host_async(&self, ld: Loc, ls: Loc, dst: u64, src: u64) -> bool {
         let sync_memops =
             |p: u64| self.allocs.find(p).is_some_and(|a| a.sync_memops.load(std::sync::atomic::Ordering::Relaxed));
@@ -598,20 +598,15 @@ impl Runtime {
         let v = value.to_le_bytes();
         let fill = u32::from_le_bytes(std::array::from_fn(|j| v[j % elem as usize]));
         let at = |y: u64, z: u64| sdma::Pitched { addr: dst.addr + z * dst.slice + y * dst.pitch, ..dst };
-        let mut copies = vec![];
-        let mut k = 1;
-        while k < b.height {
-            let n = k.min(b.height - k);
-            copies.push(sdma::copy_3d(at(k, 0), dst, b.width, n, 1));
-            k += n;
-        }
-        let mut z = 1;
-        while z < b.depth {
-            let n = z.min(b.depth - z);
-            copies.push(sdma::copy_3d(at(0, z), dst, b.width, b.height, n));
-            z += n;
-        }
-        let mut packets = copies.into_iter().flatten().peekable();
+        // (first, count) of each doubling step over `total` rows or slices, the first done.
+        let doubling = |total: u64| {
+            std::iter::successors(Some(1u64), |&k| k.checked_mul(2))
+                .take_while(move |&k| k < total)
+                .map(move |k| (k, k.min(total - k)))
+        };
+        let rows = doubling(b.height).map(|(y, n)| sdma::copy_3d(at(y, 0), dst, b.width, n, 1));
+        let slices = doubling(b.depth).map(|(z, n)| sdma::copy_3d(at(0, z), dst, b.width, b.height, n));
+        let mut packets = rows.chain(slices).flatten().peekable();
         let es = self.exec_stream(s, owner)?;
         let mut last =
             Some(self.stream_submit(&es, &[], |pk| sdma::const_fill(pk, dst.addr, fill, b.width).map(drop))?);

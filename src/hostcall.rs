@@ -49,6 +49,15 @@ use std::time::Duration;
 const SERVICE_PRINTF: u32 = 2;
 const SERVICE_DEVMEM: u32 = 3;
 
+/// `buffer_t` fields (the BO's first bytes): headers, payloads and doorbell VAs, the free and
+/// ready stacks (tagged pointers), the index mask.
+const HEADERS_VA: u64 = 0;
+const PAYLOADS_VA: u64 = 8;
+const DOORBELL_VA: u64 = 16;
+const FREE_STACK: u64 = 24;
+const READY_STACK: u64 = 32;
+const INDEX_MASK: u64 = 40;
+
 /// Offsets in the BO: `buffer_t`, the doorbell `amd_signal_t`, then the headers.
 const DOORBELL_AT: u64 = 64;
 const HEADERS_AT: u64 = 128;
@@ -89,9 +98,9 @@ impl Buffer {
     fn init(&self) {
         let n = self.index_mask + 1;
         let va = self.bo.va;
-        self.u64_at(0).store(va + HEADERS_AT, Ordering::Relaxed);
-        self.u64_at(8).store(va + self.payloads_at(), Ordering::Relaxed);
-        self.u64_at(16).store(va + DOORBELL_AT, Ordering::Relaxed);
+        self.u64_at(HEADERS_VA).store(va + HEADERS_AT, Ordering::Relaxed);
+        self.u64_at(PAYLOADS_VA).store(va + self.payloads_at(), Ordering::Relaxed);
+        self.u64_at(DOORBELL_VA).store(va + DOORBELL_AT, Ordering::Relaxed);
         // amd_signal_t: kind at +0, value at +8, event_mailbox_ptr +16 and event_id +24 zero.
         self.u64_at(DOORBELL_AT).store(AMD_SIGNAL_KIND_USER as u64, Ordering::Relaxed);
         let header = |i: u64| HEADERS_AT + HEADER_BYTES * i;
@@ -101,14 +110,14 @@ impl Buffer {
             self.u64_at(header(i)).store(next, Ordering::Relaxed);
             next = i;
         }
-        self.u64_at(24).store(next, Ordering::Relaxed);
-        self.u64_at(40).store(self.index_mask, Ordering::Relaxed);
-        self.u64_at(32).store(0, Ordering::Release);
+        self.u64_at(FREE_STACK).store(next, Ordering::Relaxed);
+        self.u64_at(INDEX_MASK).store(self.index_mask, Ordering::Relaxed);
+        self.u64_at(READY_STACK).store(0, Ordering::Release);
     }
 
     /// Serves every packet on the ready stack; whether there was any.
     fn serve(&self, rt: &Runtime, messages: &mut Messages) -> bool {
-        let mut ptr = self.u64_at(32).swap(0, Ordering::Acquire);
+        let mut ptr = self.u64_at(READY_STACK).swap(0, Ordering::Acquire);
         let any = ptr != 0;
         while ptr != 0 {
             let i = ptr & self.index_mask;
@@ -194,8 +203,7 @@ impl Runtime {
             return Ok(b.va);
         }
         let bo = self.bo_alloc(dev, HEAP_BYTES, gtt_flags(true), &[dev], true)?;
-        // SAFETY: the BO is CPU-mapped at its VA for at least HEAP_BYTES bytes, unused so far.
-        unsafe { std::ptr::write_bytes(bo.va as *mut u8, 0, HEAP_BYTES as usize) };
+        heap_clear(&bo);
         let va = bo.va;
         heaps.insert(dev, bo);
         Ok(va)
@@ -206,9 +214,7 @@ impl Runtime {
     /// code object, which is loaded again.)
     pub fn hostcall_reset(&self, dev: usize) {
         if let Some(bo) = self.hostcalls.heaps.lock().get(&dev) {
-            // SAFETY: the BO is CPU-mapped at its VA for at least HEAP_BYTES bytes; the device is
-            // idle, so no kernel uses the heap.
-            unsafe { std::ptr::write_bytes(bo.va as *mut u8, 0, HEAP_BYTES as usize) };
+            heap_clear(bo);
         }
     }
 
@@ -282,6 +288,13 @@ impl Runtime {
             }
         }
     }
+}
+
+/// Zeroes a device heap (its empty state); no kernel may be using it.
+fn heap_clear(bo: &Bo) {
+    // SAFETY: a heap BO is CPU-mapped at its VA for HEAP_BYTES bytes; the callers hold it before
+    // any kernel got it, or while its device is idle.
+    unsafe { std::ptr::write_bytes(bo.va as *mut u8, 0, HEAP_BYTES as usize) };
 }
 
 /// One printf message part (clr `MessageHandler::handlePayload`): slot 0 the descriptor (bit 0

@@ -9,7 +9,8 @@
 //! elsewhere only once the fence is done (`hipMemPoolReuseAllowOpportunistic`). Blocks are
 //! reused whole, smallest fit first. When the pool makes a new block, kept blocks beyond the
 //! release threshold whose fence is done go back to the system, after the new one is made (a new
-//! allocation never lands at the address of a block it may not reuse); `hipMemPoolTrimTo` and
+//! allocation does not land at the address of a block it may not reuse, unless memory runs
+//! short: past `maxSize` or out of memory, idle kept blocks go first); `hipMemPoolTrimTo` and
 //! `hipMemPoolDestroy` release explicitly.
 //!
 //! Sharing (clr `MemoryPool::Export`/`Import`): a pool's shareable handle is a memfd describing

@@ -359,13 +359,14 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
                 if i.offen {
                     vo = w.v[k][l] as u64;
                 }
-                let off = vo + soff as u64 + i.offset as u64;
+                let lane_off = vo + i.offset as u64;
                 if d3 & (1 << 23) != 0 {
                     // ADD_TID_ENABLE: the swizzled private segment buffer: per-lane scratch. The
                     // SGPR offset is the wave's (unswizzled bytes: the stack and frame pointers
                     // count 64 lanes' bytes), the rest each lane's.
-                    Place::Private((vo + soff as u64 / 64 + i.offset as u64) as u32)
+                    Place::Private((lane_off + soff as u64 / 64) as u32)
                 } else {
+                    let off = lane_off + soff as u64;
                     let base = d0 as u64 | ((d1 & 0xffff) as u64) << 32;
                     let idx_off = vi * stride as u64;
                     let rec = if stride == 0 { off } else { vi };

@@ -453,6 +453,7 @@ static void wait_on_record(hipEvent_t *ev, void **p, void **mine, hipStream_t *w
     recv_event_and_mem(ev_link[1], ev, p);
     HIP_OK(hipMalloc(mine, N));
     HIP_OK(hipMemset(*mine, 0, N));
+    HIP_OK(hipDeviceSynchronize()); /* the fill is asynchronous; *ws does not wait for it */
     HIP_OK(hipStreamCreateWithFlags(ws, hipStreamNonBlocking));
     CHECK(recv_u64(ev_link[1]) == 1);
     HIP_OK(hipStreamWaitEvent(*ws, *ev, 0));

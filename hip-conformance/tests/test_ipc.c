@@ -1250,6 +1250,10 @@ TEST(hipIpcEvent_destroyed_while_a_stream_waits)
     HIP_OK(hipMalloc(&p, EV_SIZE));
     HIP_OK(hipMalloc(&back, EV_SIZE));
     HIP_OK(hipMemset(p, 0, EV_SIZE));
+    /* hipMemset of device memory is asynchronous to the host, and nothing orders the importer's
+     * fill after it: without this, our zeros could land after its 0x5a (seen in CI, 1 run in 50
+     * with the CPUs busy). */
+    HIP_OK(hipDeviceSynchronize());
     send_event_and_mem(imp.fd, ev, p);
     CHECK(recv_u64(imp.fd) == 1);
     hipStream_t s;

@@ -314,11 +314,34 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
     if kind == MemKind::Nop {
         return Ok(());
     }
-    let exec = w.exec();
-    // Per-lane place.
+    if !matches!(kind, MemKind::Load { .. } | MemKind::Store { .. } | MemKind::Atomic { .. }) {
+        return Err(unsupported(i, pc, ""));
+    }
+    // What the addressing takes from SGPRs, read once for all lanes.
     let saddr = i.sbase as usize;
-    let mut places: [Option<Place>; 64] = [const { None }; 64];
-    let mut mm = exec;
+    let sbase = if i.enc == Enc::Global && saddr != 0x7f { w.sgpr64(saddr) } else { 0 };
+    let mubuf = !matches!(i.enc, Enc::Flat | Enc::Global | Enc::Scratch);
+    let (desc, soff) = if mubuf {
+        // MUBUF: V# in s[sbase..sbase+3].
+        let s = saddr;
+        let soff = w.scalar(
+            match i.soffset {
+                Some(c) => sop(c),
+                None => Src::Inline(128),
+            },
+            Ty::B32,
+        ) as u32;
+        ([w.s[s], w.s[s + 1], w.s[s + 2], w.s[s + 3]], soff)
+    } else {
+        ([0; 4], 0)
+    };
+    if coalesced(w, i, kind, m, sbase) {
+        return Ok(());
+    }
+    // One pass over the active lanes, each computing its place and accessing it: a lane reads
+    // only its own registers, so a load whose destination overlaps its address registers
+    // is safe lane by lane.
+    let mut mm = w.exec();
     while mm != 0 {
         let l = mm.trailing_zeros() as usize;
         mm &= mm - 1;
@@ -329,7 +352,7 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
                 let a = if saddr == 0x7f {
                     w.rd64(crate::wave::Opnd::V(i.addr), l)
                 } else {
-                    w.sgpr64(saddr).wrapping_add(w.v[i.addr as usize][l] as u64)
+                    sbase.wrapping_add(w.v[i.addr as usize][l] as u64)
                 };
                 Place::Global((a as i64).wrapping_add(off) as u64)
             }
@@ -338,16 +361,7 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
                 Place::Private((a as i64 + off) as u32)
             }
             _ => {
-                // MUBUF: V# in s[sbase..sbase+3].
-                let s = i.sbase as usize;
-                let (d0, d1, d2, d3) = (w.s[s], w.s[s + 1], w.s[s + 2], w.s[s + 3]);
-                let soff = w.scalar(
-                    match i.soffset {
-                        Some(c) => sop(c),
-                        None => Src::Inline(128),
-                    },
-                    Ty::B32,
-                ) as u32;
+                let [d0, d1, d2, d3] = desc;
                 let stride = (d1 >> 16) & 0x3fff;
                 let mut vo = 0u64;
                 let mut vi = 0u64;
@@ -372,7 +386,6 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
                     let rec = if stride == 0 { off } else { vi };
                     if rec >= d2 as u64 {
                         // Out of range: loads return 0, stores/atomics are dropped.
-                        places[l] = None;
                         if let MemKind::Load { bytes, sext, d16 } = kind {
                             let z = [0u8; 16];
                             scatter(w, i.dst, l, &z[..bytes as usize], bytes, sext, d16);
@@ -383,61 +396,103 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
                 }
             }
         };
-        places[l] = Some(p);
-    }
-    match kind {
-        MemKind::Load { bytes, sext, d16 } => {
-            let mut buf = [0u8; 16];
-            let n = bytes as usize;
-            for (l, p) in places.iter().enumerate() {
-                if let Some(p) = p {
-                    lane_read(w, m, loc.lds, l, p, &mut buf[..n])?;
-                    scatter(w, i.dst, l, &buf[..n], bytes, sext, d16);
-                }
+        match kind {
+            MemKind::Load { bytes, sext, d16 } => {
+                let mut buf = [0u8; 16];
+                let n = bytes as usize;
+                lane_read(w, m, loc.lds, l, &p, &mut buf[..n])?;
+                scatter(w, i.dst, l, &buf[..n], bytes, sext, d16);
             }
-        }
-        MemKind::Store { bytes, hi } => {
-            let mut buf = [0u8; 16];
-            let n = bytes as usize;
-            for (l, p) in places.iter().enumerate() {
-                if let Some(p) = p {
-                    if hi {
-                        let v = w.v[i.data as usize][l] >> 16;
-                        buf[..2].copy_from_slice(&(v as u16).to_le_bytes());
+            MemKind::Store { bytes, hi } => {
+                let mut buf = [0u8; 16];
+                let n = bytes as usize;
+                if hi {
+                    let v = w.v[i.data as usize][l] >> 16;
+                    buf[..2].copy_from_slice(&(v as u16).to_le_bytes());
+                } else {
+                    gather(w, i.data, l, &mut buf[..n]);
+                }
+                lane_write(w, m, loc.lds, l, &p, &buf[..n])?;
+            }
+            MemKind::Atomic { op, bytes, rtn } => {
+                let rtn = rtn && i.glc;
+                let wide = bytes == 8;
+                let rd = |w: &Wave, r: u16| {
+                    if wide {
+                        w.rd64(crate::wave::Opnd::V(r), l)
                     } else {
-                        gather(w, i.data, l, &mut buf[..n]);
+                        w.v[r as usize][l] as u64
                     }
-                    lane_write(w, m, loc.lds, l, p, &buf[..n])?;
-                }
-            }
-        }
-        MemKind::Atomic { op, bytes, rtn } => {
-            let rtn = rtn && i.glc;
-            let wide = bytes == 8;
-            for (l, p) in places.iter().enumerate() {
-                if let Some(p) = p {
-                    let rd = |w: &Wave, r: u16| {
-                        if wide {
-                            w.rd64(crate::wave::Opnd::V(r), l)
-                        } else {
-                            w.v[r as usize][l] as u64
-                        }
-                    };
-                    let src = rd(w, i.data);
-                    let cmp = if op == AtomicOp::CmpSwap { rd(w, i.data + if wide { 2 } else { 1 }) } else { 0 };
-                    let old = lane_atomic(w, m, loc.lds, l, p, bytes, &mut |o| atomic_apply(op, bytes, o, src, cmp))?;
-                    if rtn {
-                        w.v[i.dst as usize][l] = old as u32;
-                        if wide {
-                            w.v[i.dst as usize + 1][l] = (old >> 32) as u32;
-                        }
+                };
+                let src = rd(w, i.data);
+                let cmp = if op == AtomicOp::CmpSwap { rd(w, i.data + if wide { 2 } else { 1 }) } else { 0 };
+                let old = lane_atomic(w, m, loc.lds, l, &p, bytes, &mut |o| atomic_apply(op, bytes, o, src, cmp))?;
+                if rtn {
+                    w.v[i.dst as usize][l] = old as u32;
+                    if wide {
+                        w.v[i.dst as usize + 1][l] = (old >> 32) as u32;
                     }
                 }
             }
+            _ => unreachable!("checked above"),
         }
-        _ => return Err(unsupported(i, pc, "")),
     }
     Ok(())
+}
+
+/// A load or store of whole dwords (1 to 4 a lane) by all 64 lanes at consecutive addresses in
+/// one host-backed page of global memory (a coalesced access, as most kernels make): one host
+/// pointer for the wave instead of a translation per lane. Returns false, having done nothing,
+/// for any other access, or when the page is not host memory or is not mapped: the per-lane path
+/// then runs it (and reports a fault at its exact lane).
+fn coalesced(w: &mut Wave, i: &Inst, kind: MemKind, m: &mut Mem, sbase: u64) -> bool {
+    let (bytes, store) = match kind {
+        MemKind::Load { bytes, d16: 0, .. } if bytes % 4 == 0 => (bytes as usize, false),
+        MemKind::Store { bytes, hi: false } if bytes % 4 == 0 => (bytes as usize, true),
+        _ => return false,
+    };
+    if !matches!(i.enc, Enc::Global | Enc::Flat) || w.exec() != u64::MAX {
+        return false;
+    }
+    let off = i.offset as i64 as u64;
+    let addr = |w: &Wave, l: usize| -> u64 {
+        let a = if i.enc == Enc::Global && i.sbase != 0x7f {
+            sbase.wrapping_add(w.v[i.addr as usize][l] as u64)
+        } else {
+            w.rd64(crate::wave::Opnd::V(i.addr), l)
+        };
+        a.wrapping_add(off)
+    };
+    let a0 = addr(w, 0);
+    if (1..64).any(|l| addr(w, l) != a0.wrapping_add((l * bytes) as u64)) {
+        return false;
+    }
+    let len = 64 * bytes;
+    let last = a0.wrapping_add(len as u64 - 1);
+    if i.enc == Enc::Flat && !matches!((place_flat(a0), place_flat(last)), (Place::Global(_), Place::Global(_))) {
+        return false;
+    }
+    let Ok(Some(p)) = m.ptr(a0, len, store) else { return false };
+    let p = p as *mut u32;
+    let words = bytes / 4;
+    for k in 0..words {
+        let r = if store { i.data } else { i.dst } as usize + k;
+        let regs = &mut w.v[r];
+        for (l, v) in regs.iter_mut().enumerate() {
+            // SAFETY: `Mem::ptr` gave a host pointer valid for the `len` bytes at `a0`, all in
+            // one page mapped for the dispatch; lane `l`'s word `k` is at `(l * words + k) * 4`
+            // of them. Other waves access it as the GPU's memory would be: without ordering.
+            unsafe {
+                let q = p.add(l * words + k);
+                if store {
+                    q.write_unaligned(*v);
+                } else {
+                    *v = q.read_unaligned();
+                }
+            }
+        }
+    }
+    true
 }
 
 fn sop(c: u8) -> Src {

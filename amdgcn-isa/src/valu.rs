@@ -18,6 +18,19 @@ macro_rules! lanes {
     }};
 }
 
+/// Runs `body` for each lane set in `$m`: all 64 in one straight loop when every lane is active
+/// (the common case, which the compiler can vectorize), else lane by lane through the set bits.
+macro_rules! each {
+    ($m:expr, |$l:ident| $body:block) => {{
+        let m: u64 = $m;
+        if m == u64::MAX {
+            for $l in 0..64usize $body
+        } else {
+            lanes!(m, |$l| $body)
+        }
+    }};
+}
+
 fn mask32(i: &Inst, k: usize) -> (u32, u32) {
     (if i.abs >> k & 1 != 0 { 0x7fff_ffff } else { u32::MAX }, if i.neg >> k & 1 != 0 { 0x8000_0000 } else { 0 })
 }
@@ -292,9 +305,11 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
     let (bm, ym) = mask64(i, 1);
     let (a32m, x32m) = mask32(i, 0);
     let (b32m, y32m) = mask32(i, 1);
-    lanes!(em, |l| {
+    let (a64, b64) = if wide { (w.lanes64(a), w.lanes64(b)) } else { ([0; 64], [0; 64]) };
+    let (a32, b32) = if wide { ([0; 64], [0; 64]) } else { (w.lanes(a), w.lanes(b)) };
+    each!(em, |l| {
         let t = if wide {
-            let (x, y) = (w.rd64(a, l), w.rd64(b, l));
+            let (x, y) = (a64[l], b64[l]);
             match c.ty {
                 CmpTy::F64 => {
                     let x = f64::from_bits((x & am) ^ xm);
@@ -310,7 +325,7 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
                 _ => icmp(c.cond, x, y),
             }
         } else {
-            let (x, y) = (w.rd(a, l), w.rd(b, l));
+            let (x, y) = (a32[l], b32[l]);
             match c.ty {
                 CmpTy::F32 | CmpTy::F16 => {
                     let (fx, q, sub) = if c.ty == CmpTy::F32 {
@@ -405,61 +420,67 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
     let g2 = |v: u64| f64::from_bits((v & dm2) ^ ym2);
     macro_rules! u1 {
         ($f:expr) => {{
-            let a = src(w, i, cx, 0, Ty::B32);
-            lanes!(em, |l| {
-                let r: u32 = $f(w.rd(a, l));
-                w.wr(d, l, r);
+            let a = w.lanes(src(w, i, cx, 0, Ty::B32));
+            let out = &mut w.v[d as usize];
+            each!(em, |l| {
+                let r: u32 = $f(a[l]);
+                out[l] = r;
             });
         }};
     }
     macro_rules! u2 {
         ($f:expr) => {{
-            let a = src(w, i, cx, 0, Ty::B32);
-            let b = src(w, i, cx, 1, Ty::B32);
-            lanes!(em, |l| {
-                let r: u32 = $f(w.rd(a, l), w.rd(b, l));
-                w.wr(d, l, r);
+            let a = w.lanes(src(w, i, cx, 0, Ty::B32));
+            let b = w.lanes(src(w, i, cx, 1, Ty::B32));
+            let out = &mut w.v[d as usize];
+            each!(em, |l| {
+                let r: u32 = $f(a[l], b[l]);
+                out[l] = r;
             });
         }};
     }
     macro_rules! u3 {
         ($f:expr) => {{
-            let a = src(w, i, cx, 0, Ty::B32);
-            let b = src(w, i, cx, 1, Ty::B32);
-            let c = src(w, i, cx, 2, Ty::B32);
-            lanes!(em, |l| {
-                let r: u32 = $f(w.rd(a, l), w.rd(b, l), w.rd(c, l));
-                w.wr(d, l, r);
+            let a = w.lanes(src(w, i, cx, 0, Ty::B32));
+            let b = w.lanes(src(w, i, cx, 1, Ty::B32));
+            let c = w.lanes(src(w, i, cx, 2, Ty::B32));
+            let out = &mut w.v[d as usize];
+            each!(em, |l| {
+                let r: u32 = $f(a[l], b[l], c[l]);
+                out[l] = r;
             });
         }};
     }
     macro_rules! f1 {
         ($f:expr) => {{
-            let a = src(w, i, cx, 0, Ty::F32);
-            lanes!(em, |l| {
-                let r: f32 = $f(f0(w.rd(a, l)));
-                w.wr(d, l, omod32(i, r).to_bits());
+            let a = w.lanes(src(w, i, cx, 0, Ty::F32));
+            let out = &mut w.v[d as usize];
+            each!(em, |l| {
+                let r: f32 = $f(f0(a[l]));
+                out[l] = omod32(i, r).to_bits();
             });
         }};
     }
     macro_rules! f2 {
         ($f:expr) => {{
-            let a = src(w, i, cx, 0, Ty::F32);
-            let b = src(w, i, cx, 1, Ty::F32);
-            lanes!(em, |l| {
-                let r: f32 = $f(f0(w.rd(a, l)), f1(w.rd(b, l)));
-                w.wr(d, l, omod32(i, r).to_bits());
+            let a = w.lanes(src(w, i, cx, 0, Ty::F32));
+            let b = w.lanes(src(w, i, cx, 1, Ty::F32));
+            let out = &mut w.v[d as usize];
+            each!(em, |l| {
+                let r: f32 = $f(f0(a[l]), f1(b[l]));
+                out[l] = omod32(i, r).to_bits();
             });
         }};
     }
     macro_rules! f3 {
         ($f:expr) => {{
-            let a = src(w, i, cx, 0, Ty::F32);
-            let b = src(w, i, cx, 1, Ty::F32);
-            let c = src(w, i, cx, 2, Ty::F32);
-            lanes!(em, |l| {
-                let r: f32 = $f(f0(w.rd(a, l)), f1(w.rd(b, l)), f2(w.rd(c, l)));
-                w.wr(d, l, omod32(i, r).to_bits());
+            let a = w.lanes(src(w, i, cx, 0, Ty::F32));
+            let b = w.lanes(src(w, i, cx, 1, Ty::F32));
+            let c = w.lanes(src(w, i, cx, 2, Ty::F32));
+            let out = &mut w.v[d as usize];
+            each!(em, |l| {
+                let r: f32 = $f(f0(a[l]), f1(b[l]), f2(c[l]));
+                out[l] = omod32(i, r).to_bits();
             });
         }};
     }
@@ -549,13 +570,14 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
     // Carry-out ops: the carry mask goes to `sdst` (VCC for VOP2), inactive lanes 0.
     macro_rules! carry {
         ($cin:expr, $f:expr) => {{
-            let a = src(w, i, cx, 0, Ty::B32);
-            let b = src(w, i, cx, 1, Ty::B32);
+            let a = w.lanes(src(w, i, cx, 0, Ty::B32));
+            let b = w.lanes(src(w, i, cx, 1, Ty::B32));
             let cin: u64 = if $cin { w.scalar(i.src[2], Ty::B64) } else { 0 };
             let mut co = 0u64;
-            lanes!(em, |l| {
-                let (r, c): (u32, bool) = $f(w.rd(a, l) as u64, w.rd(b, l) as u64, (cin >> l) & 1);
-                w.wr(d, l, r);
+            let out = &mut w.v[d as usize];
+            each!(em, |l| {
+                let (r, c): (u32, bool) = $f(a[l] as u64, b[l] as u64, (cin >> l) & 1);
+                out[l] = r;
                 co |= (c as u64) << l;
             });
             w.set_s64(i.sdst as usize, co);

@@ -206,6 +206,33 @@ impl Wave {
         }
     }
 
+    /// Operand `o` in all 64 lanes (a constant in each): lane loops then index a plain array,
+    /// with no per-lane operand match or register-file bounds check.
+    #[inline(always)]
+    pub fn lanes(&self, o: Opnd) -> [u32; 64] {
+        match o {
+            Opnd::U(x) => [x as u32; 64],
+            Opnd::V(r) => self.v[r as usize],
+            Opnd::T(k) => self.tmp[k as usize],
+        }
+    }
+
+    /// The 64-bit operand `o` (a register pair, or a constant) in all 64 lanes.
+    #[inline(always)]
+    pub fn lanes64(&self, o: Opnd) -> [u64; 64] {
+        match o {
+            Opnd::U(x) => [x; 64],
+            Opnd::V(r) => {
+                let (lo, hi) = (&self.v[r as usize], &self.v[r as usize + 1]);
+                std::array::from_fn(|l| lo[l] as u64 | (hi[l] as u64) << 32)
+            }
+            Opnd::T(k) => {
+                let (lo, hi) = (&self.tmp[k as usize], &self.tmp[(k as usize + 1) & 3]);
+                std::array::from_fn(|l| lo[l] as u64 | (hi[l] as u64) << 32)
+            }
+        }
+    }
+
     #[inline(always)]
     pub fn rd64(&self, o: Opnd, l: usize) -> u64 {
         match o {

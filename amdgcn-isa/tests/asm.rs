@@ -375,6 +375,70 @@ fn store_to_unmapped_page_faults_as_write() {
 }
 
 #[test]
+fn coalesced_accesses_match_lane_by_lane() {
+    // Whole-wave accesses at consecutive addresses take one host pointer for the wave
+    // (memops.rs `coalesced`); these must read and write what the per-lane path would: a
+    // dwordx4 store then load (lane l at out + 2048 + 16l), a scattered read of the same bytes
+    // (not coalesced), and a flat dwordx2 load whose destination is its own address pair.
+    let body = format!(
+        "    v_lshlrev_b32 v10, 4, v0
+    v_mov_b32 v20, v101
+    v_add_u32 v21, 1, v101
+    v_add_u32 v22, 2, v101
+    v_add_u32 v23, 3, v101
+    global_store_dwordx4 v10, v[20:23], s[4:5] offset:2048
+    s_waitcnt vmcnt(0)
+    global_load_dwordx4 v[30:33], v10, s[4:5] offset:2048
+    v_sub_u32 v11, 63, v0
+    v_lshlrev_b32 v11, 4, v11
+    global_load_dword v34, v11, s[4:5] offset:2052
+    v_lshlrev_b32 v12, 3, v0
+    v_mov_b32 v41, s5
+    v_add_co_u32 v40, vcc, s4, v12
+    v_addc_co_u32 v41, vcc, 0, v41, vcc
+    v_add_co_u32 v40, vcc, 0x800, v40
+    v_addc_co_u32 v41, vcc, 0, v41, vcc
+    flat_load_dwordx2 v[40:41], v[40:41]
+    s_waitcnt vmcnt(0) lgkmcnt(0)
+{}{}{}{}{}",
+        store(0, "v30"),
+        store(1, "v33"),
+        store(2, "v34"),
+        store(3, "v40"),
+        store(4, "v41")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 5) else { return };
+    for l in 0..64 {
+        assert_eq!(o[l], inp[l], "dwordx4 word 0, lane {l}");
+        assert_eq!(o[64 + l], inp[l] + 3, "dwordx4 word 3, lane {l}");
+        assert_eq!(o[128 + l], inp[63 - l] + 1, "scattered read, lane {l}");
+        let w = inp[l / 2] + 2 * (l as u32 % 2);
+        assert_eq!((o[192 + l], o[256 + l]), (w, w + 1), "flat dwordx2 over its address, lane {l}");
+    }
+}
+
+#[test]
+fn coalesced_access_into_an_unmapped_page_faults_there() {
+    // 64 lanes' dwords from 128 bytes before the end of run_code's 64 KiB buffer: the second
+    // half lies on the unmapped page after it, which faults (as a read, then as a write).
+    for (op, write) in [("global_load_dword v2, v1, s[0:1]", false), ("global_store_dword v1, v1, s[0:1]", true)] {
+        let Some(code) = assemble(&format!(
+            "    s_mov_b32 s0, 0xff80
+    s_mov_b32 s1, 1
+    v_lshlrev_b32 v1, 2, v0
+    {op}
+    s_waitcnt vmcnt(0)
+    s_endpgm\n"
+        )) else {
+            return;
+        };
+        let r = run_code(&code, Some(1000));
+        assert_eq!(r.map(|_| ()), Err(ExecError::Fault(amdgcn_isa::Fault { va: 0x1_0001_0000, write })), "{op}");
+    }
+}
+
+#[test]
 fn mubuf_scratch_soffset_counts_the_whole_wave() {
     // A swizzled private-segment V# (ADD_TID_ENABLE): the SGPR offset is the wave's (a stack
     // pointer of 0x400 is 16 bytes per lane), the VGPR and immediate offsets each lane's. A store

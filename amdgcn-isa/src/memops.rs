@@ -345,20 +345,12 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
     while mm != 0 {
         let l = mm.trailing_zeros() as usize;
         mm &= mm - 1;
-        let off = i.offset as i64;
         let p = match i.enc {
-            Enc::Flat => place_flat((w.rd64(crate::wave::Opnd::V(i.addr), l) as i64 + off) as u64),
-            Enc::Global => {
-                let a = if saddr == 0x7f {
-                    w.rd64(crate::wave::Opnd::V(i.addr), l)
-                } else {
-                    sbase.wrapping_add(w.v[i.addr as usize][l] as u64)
-                };
-                Place::Global((a as i64).wrapping_add(off) as u64)
-            }
+            Enc::Flat => place_flat(lane_vaddr(w, i, sbase, l)),
+            Enc::Global => Place::Global(lane_vaddr(w, i, sbase, l)),
             Enc::Scratch => {
                 let a = if saddr == 0x7f { w.v[i.addr as usize][l] } else { w.s[saddr] };
-                Place::Private((a as i64 + off) as u32)
+                Place::Private((a as i64 + i.offset as i64) as u32)
             }
             _ => {
                 let [d0, d1, d2, d3] = desc;
@@ -440,6 +432,18 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
     Ok(())
 }
 
+/// Lane `l`'s virtual address for a FLAT or GLOBAL instruction: the VGPR pair, or with GLOBAL's
+/// `saddr` (`sbase`, its SGPR pair's value) that plus the VGPR offset; then the immediate offset.
+#[inline(always)]
+fn lane_vaddr(w: &Wave, i: &Inst, sbase: u64, l: usize) -> u64 {
+    let a = if i.enc == Enc::Global && i.sbase != 0x7f {
+        sbase.wrapping_add(w.v[i.addr as usize][l] as u64)
+    } else {
+        w.rd64(crate::wave::Opnd::V(i.addr), l)
+    };
+    a.wrapping_add(i.offset as i64 as u64)
+}
+
 /// A load or store of whole dwords (1 to 4 a lane) by all 64 lanes at consecutive addresses in
 /// one host-backed page of global memory (a coalesced access, as most kernels make): one host
 /// pointer for the wave instead of a translation per lane. Returns false, having done nothing,
@@ -454,17 +458,8 @@ fn coalesced(w: &mut Wave, i: &Inst, kind: MemKind, m: &mut Mem, sbase: u64) -> 
     if !matches!(i.enc, Enc::Global | Enc::Flat) || w.exec() != u64::MAX {
         return false;
     }
-    let off = i.offset as i64 as u64;
-    let addr = |w: &Wave, l: usize| -> u64 {
-        let a = if i.enc == Enc::Global && i.sbase != 0x7f {
-            sbase.wrapping_add(w.v[i.addr as usize][l] as u64)
-        } else {
-            w.rd64(crate::wave::Opnd::V(i.addr), l)
-        };
-        a.wrapping_add(off)
-    };
-    let a0 = addr(w, 0);
-    if (1..64).any(|l| addr(w, l) != a0.wrapping_add((l * bytes) as u64)) {
+    let a0 = lane_vaddr(w, i, sbase, 0);
+    if (1..64).any(|l| lane_vaddr(w, i, sbase, l) != a0.wrapping_add((l * bytes) as u64)) {
         return false;
     }
     let len = 64 * bytes;

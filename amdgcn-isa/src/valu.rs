@@ -290,7 +290,6 @@ fn class_bit(x: f64, quiet: bool, subnormal: bool) -> u32 {
 
 fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
     let em = cx.em;
-    let mut res = 0u64;
     let wide = matches!(c.ty, CmpTy::F64 | CmpTy::I64 | CmpTy::U64);
     let ty = match c.ty {
         CmpTy::F64 => Ty::F64,
@@ -305,66 +304,66 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
     let (bm, ym) = mask64(i, 1);
     let (a32m, x32m) = mask32(i, 0);
     let (b32m, y32m) = mask32(i, 1);
-    let (a64, b64) = if wide { (w.lanes64(a), w.lanes64(b)) } else { ([0; 64], [0; 64]) };
-    let (a32, b32) = if wide { ([0; 64], [0; 64]) } else { (w.lanes(a), w.lanes(b)) };
-    each!(em, |l| {
-        let t = if wide {
-            let (x, y) = (a64[l], b64[l]);
-            match c.ty {
-                CmpTy::F64 => {
-                    let x = f64::from_bits((x & am) ^ xm);
-                    if c.cond == 16 {
-                        let q = x.is_nan() && (x.to_bits() >> 51) & 1 != 0;
-                        let sub = x.is_subnormal();
-                        (y as u32 >> class_bit(x, q, sub)) & 1 != 0
-                    } else {
-                        f64cmp(c.cond, x, f64::from_bits((y & bm) ^ ym))
-                    }
+    let res = if wide {
+        cmp_lanes(em, &w.lanes64(a), &w.lanes64(b), |x, y| match c.ty {
+            CmpTy::F64 => {
+                let x = f64::from_bits((x & am) ^ xm);
+                if c.cond == 16 {
+                    let q = x.is_nan() && (x.to_bits() >> 51) & 1 != 0;
+                    let sub = x.is_subnormal();
+                    (y as u32 >> class_bit(x, q, sub)) & 1 != 0
+                } else {
+                    f64cmp(c.cond, x, f64::from_bits((y & bm) ^ ym))
                 }
-                CmpTy::I64 => icmp(c.cond, x as i64, y as i64),
-                _ => icmp(c.cond, x, y),
             }
-        } else {
-            let (x, y) = (a32[l], b32[l]);
-            match c.ty {
-                CmpTy::F32 | CmpTy::F16 => {
-                    let (fx, q, sub) = if c.ty == CmpTy::F32 {
-                        let f = f32::from_bits((x & a32m) ^ x32m);
-                        (f as f64, (f.to_bits() >> 22) & 1 != 0, f.is_subnormal())
+            CmpTy::I64 => icmp(c.cond, x as i64, y as i64),
+            _ => icmp(c.cond, x, y),
+        })
+    } else {
+        cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| match c.ty {
+            CmpTy::F32 | CmpTy::F16 => {
+                let (fx, q, sub) = if c.ty == CmpTy::F32 {
+                    let f = f32::from_bits((x & a32m) ^ x32m);
+                    (f as f64, (f.to_bits() >> 22) & 1 != 0, f.is_subnormal())
+                } else {
+                    let h = (x as u16 & if i.abs & 1 != 0 { 0x7fff } else { 0xffff })
+                        ^ if i.neg & 1 != 0 { 0x8000 } else { 0 };
+                    let e = (h >> 10) & 0x1f;
+                    (f16_to_f32(h) as f64, (h >> 9) & 1 != 0, e == 0 && h & 0x3ff != 0)
+                };
+                if c.cond == 16 {
+                    (y >> class_bit(fx, q, sub)) & 1 != 0
+                } else {
+                    let fy = if c.ty == CmpTy::F32 {
+                        f32::from_bits((y & b32m) ^ y32m) as f64
                     } else {
-                        let h = (x as u16 & if i.abs & 1 != 0 { 0x7fff } else { 0xffff })
-                            ^ if i.neg & 1 != 0 { 0x8000 } else { 0 };
-                        let e = (h >> 10) & 0x1f;
-                        (f16_to_f32(h) as f64, (h >> 9) & 1 != 0, e == 0 && h & 0x3ff != 0)
+                        let h = (y as u16 & if i.abs & 2 != 0 { 0x7fff } else { 0xffff })
+                            ^ if i.neg & 2 != 0 { 0x8000 } else { 0 };
+                        f16_to_f32(h) as f64
                     };
-                    if c.cond == 16 {
-                        (y >> class_bit(fx, q, sub)) & 1 != 0
-                    } else {
-                        let fy = if c.ty == CmpTy::F32 {
-                            f32::from_bits((y & b32m) ^ y32m) as f64
-                        } else {
-                            let h = (y as u16 & if i.abs & 2 != 0 { 0x7fff } else { 0xffff })
-                                ^ if i.neg & 2 != 0 { 0x8000 } else { 0 };
-                            f16_to_f32(h) as f64
-                        };
-                        f64cmp(c.cond, fx, fy)
-                    }
+                    f64cmp(c.cond, fx, fy)
                 }
-                CmpTy::I32 => icmp(c.cond, x as i32, y as i32),
-                CmpTy::U32 => icmp(c.cond, x, y),
-                CmpTy::I16 => icmp(c.cond, x as i16, y as i16),
-                _ => icmp(c.cond, x as u16, y as u16),
             }
-        };
-        if t {
-            res |= 1 << l;
-        }
-    });
+            CmpTy::I32 => icmp(c.cond, x as i32, y as i32),
+            CmpTy::U32 => icmp(c.cond, x, y),
+            CmpTy::I16 => icmp(c.cond, x as i16, y as i16),
+            _ => icmp(c.cond, x as u16, y as u16),
+        })
+    };
     w.set_s64(i.sdst as usize, res);
     if c.x {
         w.set_exec(res);
     }
     Ok(())
+}
+
+/// The mask of the lanes of `em` where `t(x[l], y[l])` holds.
+fn cmp_lanes<T: Copy>(em: u64, x: &[T; 64], y: &[T; 64], t: impl Fn(T, T) -> bool) -> u64 {
+    let mut res = 0u64;
+    each!(em, |l| {
+        res |= (t(x[l], y[l]) as u64) << l;
+    });
+    res
 }
 
 fn f16in(v: u32, i: &Inst, k: usize) -> f32 {

@@ -1,24 +1,52 @@
-//! SAXPY through the interpreter: prints lane-instructions per second (total and per host
-//! thread). `cargo run --release -p amdgcn-isa --example bench [n] [threads]`.
+//! Kernels through the interpreter: prints lane-instructions per second (total and per host
+//! thread). `cargo run --release -p amdgcn-isa --example bench [kernel] [n] [threads]`, where
+//! kernel is `saxpy` (y += 3x over n floats, the default) or `count_reverse` (hip-tests'
+//! addCountReverse, Unit_hipEvent's kernel: c = a + 100 written 100 times over n ints by a
+//! 64-bit index loop, one element per thread).
 #[path = "../tests/common/mod.rs"]
 mod common;
 
 use amdgcn_isa::{Dispatch, Memory, Options};
 use common::{Args, Gpu};
 
+/// Checks the kernel's results after the runs.
+type Check = Box<dyn Fn(&Gpu)>;
+
 fn main() {
-    let mut a = std::env::args().skip(1);
+    let mut a = std::env::args().skip(1).peekable();
+    let kernel = match a.peek() {
+        Some(k) if k.parse::<usize>().is_err() => a.next().unwrap(),
+        _ => "saxpy".to_string(),
+    };
     let n: usize = a.next().and_then(|v| v.parse().ok()).unwrap_or(1 << 22);
     let threads: usize = a.next().and_then(|v| v.parse().ok()).unwrap_or(1);
     let Some(g) = Gpu::new("basic.hip", &["-O3"]) else { return };
-    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let y: Vec<f32> = vec![1.0; n];
-    let (xa, ya) = (g.upload(&x), g.upload(&y));
-    let kd = g.co.kd("saxpy");
+    let (args, check): (Args, Check) = match kernel.as_str() {
+        "saxpy" => {
+            let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+            let y: Vec<f32> = vec![1.0; n];
+            let (xa, ya) = (g.upload(&x), g.upload(&y));
+            let check = move |g: &Gpu| {
+                let out: Vec<f32> = g.download(ya, 4);
+                assert_eq!(out[3], 1.0 + 3.0 * 3.0 * 3.0, "three runs of y += 3x");
+            };
+            (Args::default().i32(n as i32).f32(3.0).ptr(xa).ptr(ya), Box::new(check))
+        }
+        "count_reverse" => {
+            let x: Vec<i32> = (0..n as i32).collect();
+            let (xa, ca) = (g.upload(&x), g.mem.alloc(4 * n as u64));
+            let check = move |g: &Gpu| {
+                let out: Vec<i32> = g.download(ca, n);
+                assert!(out.iter().enumerate().all(|(i, &v)| v == i as i32 + 100), "c = a + 100");
+            };
+            (Args::default().ptr(xa).ptr(ca).i64(n as i64).i32(100), Box::new(check))
+        }
+        k => panic!("unknown kernel {k} (saxpy or count_reverse)"),
+    };
+    let kd = g.co.kd(&kernel);
     let mut b = [0u8; 64];
     g.mem.read(kd, &mut b).unwrap();
-    let ka = Args::default().i32(n as i32).f32(3.0).ptr(xa).ptr(ya);
-    let mut k = ka.0;
+    let mut k = args.0;
     k.resize(256, 0);
     let kernarg = g.mem.alloc_with(&k);
     let grid = n.div_ceil(256) as u32 * 256;
@@ -48,15 +76,15 @@ fn main() {
         let rate = s.lane_instructions as f64 / dt;
         best = best.max(rate);
         println!(
-            "saxpy n={n} threads={threads}: {} wave-instr, {} lane-instr in {:.3}s: {:.1} M lane-instr/s ({:.1} M per thread)",
+            "{kernel} n={n} threads={threads}: {} wave-instr, {} lane-instr in {:.3}s: {:.1} M lane-instr/s ({:.1} M per thread, {:.1} ns per wave-instr per thread)",
             s.wave_instructions,
             s.lane_instructions,
             dt,
             rate / 1e6,
-            rate / 1e6 / threads as f64
+            rate / 1e6 / threads as f64,
+            dt * threads as f64 * 1e9 / s.wave_instructions as f64
         );
     }
-    let out: Vec<f32> = g.download(ya, 4);
-    assert_eq!(out[3], 1.0 + 3.0 * 3.0 * 3.0, "three runs of y += 3x");
+    check(&g);
     println!("best: {:.1} M lane-instr/s", best / 1e6);
 }

@@ -81,7 +81,16 @@ const WAVE_SLICE: u64 = 1 << 14;
 const WG_SLICE: u64 = 1 << 20;
 const WG_SLICE_TIME: std::time::Duration = std::time::Duration::from_millis(2);
 
-type Code = HashMap<u64, Inst, BuildHasherDefault<PcHasher>>;
+/// A host thread's decoded instructions: each 4 KiB code page has a slot per byte offset
+/// holding the instruction's index in `insts` (`NONE` until first run), so a wave looks its
+/// page up once per page it enters, not once per instruction.
+#[derive(Default)]
+struct Code {
+    pages: HashMap<u64, Box<[u32]>, BuildHasherDefault<PcHasher>>,
+    insts: Vec<Inst>,
+}
+
+const NONE: u32 = u32::MAX;
 
 /// Everything the waves of one dispatch share (read-only).
 struct Shared<'a> {
@@ -610,15 +619,24 @@ fn run_wave(
     // Switch to the workgroup's other waves now and then, so a wave spinning on what another
     // wave of its workgroup writes (without s_barrier or s_sleep) still sees it happen.
     let slice_end = w.count + WAVE_SLICE;
+    let Code { pages, insts } = code;
+    let mut page_va = w.pc >> 12;
+    let mut page = pages.entry(page_va).or_insert_with(|| vec![NONE; 4096].into_boxed_slice());
     loop {
         if w.count >= slice_end {
             return Ok(None);
         }
         let pc = w.pc;
-        let i = match code.entry(pc) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(fetch(m, pc)?),
-        };
+        if pc >> 12 != page_va {
+            page_va = pc >> 12;
+            page = pages.entry(page_va).or_insert_with(|| vec![NONE; 4096].into_boxed_slice());
+        }
+        let slot = &mut page[(pc & 0xfff) as usize];
+        if *slot == NONE {
+            insts.push(fetch(m, pc)?);
+            *slot = insts.len() as u32 - 1;
+        }
+        let i = &insts[*slot as usize];
         w.count += 1;
         stats.wave_instructions += 1;
         stats.lane_instructions += w.exec().count_ones() as u64;

@@ -7,6 +7,7 @@ use crate::wave::{unsupported, Ty, Wave, APERTURE_SIZE, PRIVATE_BASE, SHARED_BAS
 use crate::{ExecError, Fault, Memory};
 
 const PAGE: u64 = 4096;
+/// Entries of the TLB: 64, indexed by the top 6 bits of a 64-bit hash (`Mem::ptr`).
 const TLB_SLOTS: usize = 64;
 
 #[derive(Clone, Copy)]
@@ -36,7 +37,10 @@ impl<'a> Mem<'a> {
             return Ok(None);
         }
         let page = va / PAGE;
-        let slot = &mut self.tlb[(page as usize) % TLB_SLOTS];
+        // Slots by a hash of the page number, not its low bits: buffers allocated at the same
+        // offset in 2 MiB-aligned ranges (every hipMalloc) would otherwise share slots and
+        // evict each other on every access of a kernel that walks them side by side.
+        let slot = &mut self.tlb[(page.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize];
         if slot.tag == page + 1 && (slot.write || !write) {
             if slot.ptr.is_null() {
                 return Ok(None);

@@ -126,6 +126,7 @@ struct Cx {
 
 /// Prepares the DPP/SDWA sources into the wave's temporary arrays; returns the lanes that
 /// execute.
+#[inline(never)]
 fn prepare(w: &mut Wave, i: &Inst, pc: u64) -> Result<Cx, ExecError> {
     let mut em = w.exec();
     let mut cx = Cx { em, src_tmp: [false; 2] };
@@ -212,7 +213,8 @@ pub fn exec_vector(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
     if i.enc == crate::decode::Enc::Vop3p {
         return vop3p(w, i, pc);
     }
-    let cx = prepare(w, i, pc)?;
+    let cx =
+        if i.dpp.is_none() && i.sdwa.is_none() { Cx { em: w.exec(), src_tmp: [false; 2] } } else { prepare(w, i, pc)? };
     if let Some(c) = i.cmp {
         return vcmp(w, i, c, &cx);
     }
@@ -229,40 +231,23 @@ fn src(w: &Wave, i: &Inst, cx: &Cx, k: usize, ty: Ty) -> Opnd {
     }
 }
 
-/// The 16 IEEE predicates; the negated forms are true on unordered inputs.
-#[allow(clippy::neg_cmp_op_on_partial_ord, clippy::double_comparisons)]
-fn f64cmp(c: u8, a: f64, b: f64) -> bool {
-    match c {
-        0 => false,
-        1 => a < b,
-        2 => a == b,
-        3 => a <= b,
-        4 => a > b,
-        5 => a < b || a > b,
-        6 => a >= b,
-        7 => !a.is_nan() && !b.is_nan(),
-        8 => a.is_nan() || b.is_nan(),
-        9 => !(a >= b),
-        10 => !(a < b || a > b),
-        11 => !(a > b),
-        12 => !(a <= b),
-        13 => a != b,
-        14 => !(a < b),
-        _ => true,
-    }
+/// A compare's condition from its operands' relation: bits 0-3 of `cond` select less, equal,
+/// greater and unordered, which is how the ISA numbers them (integers F LT EQ LE GT NE GE T =
+/// 0..=7; floats F LT EQ LE GT LG GE O U NGE NLG NGT NLE NEQ NLT TRU = 0..=15: O is LT|EQ|GT,
+/// NGE is LT|U, ...). No branch on the condition per lane.
+#[inline(always)]
+fn rel(cond: u8, lt: bool, eq: bool, gt: bool, un: bool) -> bool {
+    (lt as u8 | (eq as u8) << 1 | (gt as u8) << 2 | (un as u8) << 3) & cond != 0
 }
 
-fn icmp<T: PartialOrd + PartialEq>(c: u8, a: T, b: T) -> bool {
-    match c {
-        0 => false,
-        1 => a < b,
-        2 => a == b,
-        3 => a <= b,
-        4 => a > b,
-        5 => a != b,
-        6 => a >= b,
-        _ => true,
-    }
+#[inline(always)]
+fn irel<T: Ord>(cond: u8, a: T, b: T) -> bool {
+    rel(cond, a < b, a == b, a > b, false)
+}
+
+/// Lane value `v`'s f16 (low half) with VOP3 abs/neg of source `k` applied.
+fn f16_mod(v: u32, i: &Inst, k: usize) -> u16 {
+    (v as u16 & if i.abs >> k & 1 != 0 { 0x7fff } else { 0xffff }) ^ if i.neg >> k & 1 != 0 { 0x8000 } else { 0 }
 }
 
 /// `v_cmp_class`: the IEEE class bit of `x` (0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denormal,
@@ -304,51 +289,48 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
     let (bm, ym) = mask64(i, 1);
     let (a32m, x32m) = mask32(i, 0);
     let (b32m, y32m) = mask32(i, 1);
-    let res = if wide {
-        cmp_lanes(em, &w.lanes64(a), &w.lanes64(b), |x, y| match c.ty {
-            CmpTy::F64 => {
-                let x = f64::from_bits((x & am) ^ xm);
-                if c.cond == 16 {
+    let k = c.cond;
+    let res = match c.ty {
+        _ if k == 16 => {
+            // v_cmp_class: src1's bit for src0's class.
+            if wide {
+                cmp_lanes(em, &w.lanes64(a), &w.lanes64(b), |x, y| {
+                    let x = f64::from_bits((x & am) ^ xm);
                     let q = x.is_nan() && (x.to_bits() >> 51) & 1 != 0;
-                    let sub = x.is_subnormal();
-                    (y as u32 >> class_bit(x, q, sub)) & 1 != 0
-                } else {
-                    f64cmp(c.cond, x, f64::from_bits((y & bm) ^ ym))
-                }
-            }
-            CmpTy::I64 => icmp(c.cond, x as i64, y as i64),
-            _ => icmp(c.cond, x, y),
-        })
-    } else {
-        cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| match c.ty {
-            CmpTy::F32 | CmpTy::F16 => {
-                let (fx, q, sub) = if c.ty == CmpTy::F32 {
-                    let f = f32::from_bits((x & a32m) ^ x32m);
-                    (f as f64, (f.to_bits() >> 22) & 1 != 0, f.is_subnormal())
-                } else {
-                    let h = (x as u16 & if i.abs & 1 != 0 { 0x7fff } else { 0xffff })
-                        ^ if i.neg & 1 != 0 { 0x8000 } else { 0 };
-                    let e = (h >> 10) & 0x1f;
-                    (f16_to_f32(h) as f64, (h >> 9) & 1 != 0, e == 0 && h & 0x3ff != 0)
-                };
-                if c.cond == 16 {
-                    (y >> class_bit(fx, q, sub)) & 1 != 0
-                } else {
-                    let fy = if c.ty == CmpTy::F32 {
-                        f32::from_bits((y & b32m) ^ y32m) as f64
+                    (y as u32 >> class_bit(x, q, x.is_subnormal())) & 1 != 0
+                })
+            } else {
+                cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| {
+                    let (fx, q, sub) = if c.ty == CmpTy::F32 {
+                        let f = f32::from_bits((x & a32m) ^ x32m);
+                        (f as f64, (f.to_bits() >> 22) & 1 != 0, f.is_subnormal())
                     } else {
-                        let h = (y as u16 & if i.abs & 2 != 0 { 0x7fff } else { 0xffff })
-                            ^ if i.neg & 2 != 0 { 0x8000 } else { 0 };
-                        f16_to_f32(h) as f64
+                        let h = f16_mod(x, i, 0);
+                        let e = (h >> 10) & 0x1f;
+                        (f16_to_f32(h) as f64, (h >> 9) & 1 != 0, e == 0 && h & 0x3ff != 0)
                     };
-                    f64cmp(c.cond, fx, fy)
-                }
+                    (y >> class_bit(fx, q, sub)) & 1 != 0
+                })
             }
-            CmpTy::I32 => icmp(c.cond, x as i32, y as i32),
-            CmpTy::U32 => icmp(c.cond, x, y),
-            CmpTy::I16 => icmp(c.cond, x as i16, y as i16),
-            _ => icmp(c.cond, x as u16, y as u16),
-        })
+        }
+        CmpTy::F64 => cmp_lanes(em, &w.lanes64(a), &w.lanes64(b), |x, y| {
+            let (x, y) = (f64::from_bits((x & am) ^ xm), f64::from_bits((y & bm) ^ ym));
+            rel(k, x < y, x == y, x > y, x.is_nan() || y.is_nan())
+        }),
+        CmpTy::I64 => cmp_lanes(em, &w.lanes64(a), &w.lanes64(b), |x, y| irel(k, x as i64, y as i64)),
+        CmpTy::U64 => cmp_lanes(em, &w.lanes64(a), &w.lanes64(b), |x, y| irel(k, x, y)),
+        CmpTy::F32 => cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| {
+            let (x, y) = (f32::from_bits((x & a32m) ^ x32m), f32::from_bits((y & b32m) ^ y32m));
+            rel(k, x < y, x == y, x > y, x.is_nan() || y.is_nan())
+        }),
+        CmpTy::F16 => cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| {
+            let (x, y) = (f16_to_f32(f16_mod(x, i, 0)), f16_to_f32(f16_mod(y, i, 1)));
+            rel(k, x < y, x == y, x > y, x.is_nan() || y.is_nan())
+        }),
+        CmpTy::I32 => cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| irel(k, x as i32, y as i32)),
+        CmpTy::U32 => cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| irel(k, x, y)),
+        CmpTy::I16 => cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| irel(k, x as i16, y as i16)),
+        CmpTy::U16 => cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| irel(k, x as u16, y as u16)),
     };
     w.set_s64(i.sdst as usize, res);
     if c.x {
@@ -359,11 +341,23 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
 
 /// The mask of the lanes of `em` where `t(x[l], y[l])` holds.
 fn cmp_lanes<T: Copy>(em: u64, x: &[T; 64], y: &[T; 64], t: impl Fn(T, T) -> bool) -> u64 {
-    let mut res = 0u64;
+    let mut res = [0u8; 64];
     each!(em, |l| {
-        res |= (t(x[l], y[l]) as u64) << l;
+        res[l] = t(x[l], y[l]) as u8;
     });
-    res
+    pack_lanes(&res)
+}
+
+/// Packs 64 lanes' 0/1 bytes into a lane mask (bit l = lane l): eight lanes at a time, by a
+/// multiply that gathers the low bit of each byte of a u64 into its top byte.
+#[inline(always)]
+fn pack_lanes(b: &[u8; 64]) -> u64 {
+    let mut m = 0u64;
+    for (k, c) in b.chunks_exact(8).enumerate() {
+        let v = u64::from_le_bytes(c.try_into().unwrap());
+        m |= (v.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
+    }
+    m
 }
 
 fn f16in(v: u32, i: &Inst, k: usize) -> f32 {
@@ -566,20 +560,23 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             });
         }};
     }
-    // Carry-out ops: the carry mask goes to `sdst` (VCC for VOP2), inactive lanes 0.
+    // Carry-out ops: the carry mask goes to `sdst` (VCC for VOP2), inactive lanes 0. The lane
+    // function takes src0, src1 and the carry-in bit as u32s and returns the result and the
+    // carry-out; carries are packed after the lane loop, which has no loop-carried mask.
     macro_rules! carry {
         ($cin:expr, $f:expr) => {{
             let a = w.lanes(src(w, i, cx, 0, Ty::B32));
             let b = w.lanes(src(w, i, cx, 1, Ty::B32));
             let cin: u64 = if $cin { w.scalar(i.src[2], Ty::B64) } else { 0 };
-            let mut co = 0u64;
+            let cin: [u32; 64] = std::array::from_fn(|l| (cin >> l) as u32 & 1);
+            let mut co = [0u8; 64];
             let out = &mut w.v[d as usize];
             each!(em, |l| {
-                let (r, c): (u32, bool) = $f(a[l] as u64, b[l] as u64, (cin >> l) & 1);
+                let (r, c): (u32, bool) = $f(a[l], b[l], cin[l]);
                 out[l] = r;
-                co |= (c as u64) << l;
+                co[l] = c as u8;
             });
-            w.set_s64(i.sdst as usize, co);
+            w.set_s64(i.sdst as usize, pack_lanes(&co));
         }};
     }
     let med3 = |a: f32, b: f32, c: f32| a.max(b).min(a.min(b).max(c));
@@ -785,20 +782,25 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
         v_sub_i32 => {
             u2!(|a: u32, b: u32| if i.clamp { (a as i32).saturating_sub(b as i32) as u32 } else { a.wrapping_sub(b) })
         }
-        v_add_co_u32 => carry!(false, |a: u64, b: u64, _c: u64| {
-            let r = a + b;
-            (r as u32, r >> 32 != 0)
+        v_add_co_u32 => carry!(false, |a: u32, b: u32, _c: u32| {
+            let r = a.wrapping_add(b);
+            (r, r < a)
         }),
-        v_sub_co_u32 => carry!(false, |a: u64, b: u64, _c: u64| (a.wrapping_sub(b) as u32, b > a)),
-        v_subrev_co_u32 => carry!(false, |a: u64, b: u64, _c: u64| (b.wrapping_sub(a) as u32, a > b)),
-        v_addc_co_u32 => carry!(true, |a: u64, b: u64, c: u64| {
-            let r = a + b + c;
-            (r as u32, r >> 32 != 0)
+        v_sub_co_u32 => carry!(false, |a: u32, b: u32, _c: u32| (a.wrapping_sub(b), b > a)),
+        v_subrev_co_u32 => carry!(false, |a: u32, b: u32, _c: u32| (b.wrapping_sub(a), a > b)),
+        v_addc_co_u32 => carry!(true, |a: u32, b: u32, c: u32| {
+            let s = a.wrapping_add(b);
+            let r = s.wrapping_add(c);
+            (r, s < a || r < s)
         }),
-        v_subb_co_u32 => carry!(true, |a: u64, b: u64, c: u64| (a.wrapping_sub(b).wrapping_sub(c) as u32, b + c > a)),
-        v_subbrev_co_u32 => {
-            carry!(true, |a: u64, b: u64, c: u64| (b.wrapping_sub(a).wrapping_sub(c) as u32, a + c > b))
-        }
+        v_subb_co_u32 => carry!(true, |a: u32, b: u32, c: u32| {
+            let s = a.wrapping_sub(b);
+            (s.wrapping_sub(c), b > a || c > s)
+        }),
+        v_subbrev_co_u32 => carry!(true, |a: u32, b: u32, c: u32| {
+            let s = b.wrapping_sub(a);
+            (s.wrapping_sub(c), a > b || c > s)
+        }),
         v_mac_f32 | v_mad_f32 | v_mad_legacy_f32 | v_madmk_f32 | v_madak_f32 => {
             f3!(|a: f32, b: f32, c: f32| a * b + c)
         }
@@ -1274,14 +1276,24 @@ fn vop3p(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
     };
     match i.op {
         v_pk_mov_b32 => {
-            let a = w.opnd(i.src[0], Ty::B64);
-            let b = w.opnd(i.src[1], Ty::B64);
-            lanes!(em, |l| {
-                let (x, y) = (w.rd64(a, l), w.rd64(b, l));
-                let lo = if i.opsel & 1 != 0 { x >> 32 } else { x } as u32;
-                let hi = if i.opsel & 2 != 0 { y >> 32 } else { y } as u32;
-                w.wr64(d, l, lo as u64 | (hi as u64) << 32);
-            });
+            // dst.lo = src0's dword op_sel[0] selects, dst.hi = src1's dword op_sel[1] selects.
+            let half = |k: usize, hi: bool| match w.opnd(i.src[k], Ty::B64) {
+                Opnd::U(x) => Opnd::U(if hi { x >> 32 } else { x & 0xffff_ffff }),
+                Opnd::V(r) => Opnd::V(r + hi as u16),
+                Opnd::T(t) => Opnd::T((t + hi as u8) & 3),
+            };
+            let lo = w.lanes(half(0, i.opsel & 1 != 0));
+            let hi = w.lanes(half(1, i.opsel & 2 != 0));
+            for (r, x) in [(d, lo), (d + 1, hi)] {
+                let out = &mut w.v[r as usize];
+                if em == u64::MAX {
+                    *out = x;
+                } else {
+                    lanes!(em, |l| {
+                        out[l] = x[l];
+                    });
+                }
+            }
         }
         v_pk_add_f32 | v_pk_mul_f32 | v_pk_fma_f32 => {
             let n = if i.op == v_pk_fma_f32 { 3 } else { 2 };

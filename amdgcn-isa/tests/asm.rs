@@ -701,3 +701,136 @@ fn packing_and_sad() {
         assert_eq!(o[320 + l], 0xc000_0000, "bitreplicate hi lane {l}");
     }
 }
+
+/// Every VOPC condition of f32, f64, i32, u32, i64 and u64 (and f32 with VOP3 abs/neg), over
+/// the 64 pairs of 8 values (NaN, -inf, -1.5, -0, +0, the smallest subnormal, 1.5, inf; as
+/// integers their bit patterns), against Rust's comparisons.
+#[test]
+fn compares_every_condition() {
+    const F: [&str; 16] =
+        ["f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u", "nge", "nlg", "ngt", "nle", "neq", "nlt", "tru"];
+    const I: [&str; 8] = ["f", "lt", "eq", "le", "gt", "ne", "ge", "t"];
+    // x = vals[lane % 8] in v103, y = vals[lane / 8] in v102; 64-bit integers are
+    // (bits >> 1) << 32 | bits in v[104:105] and v[106:107]; f64s are the f32s converted.
+    let mut body = String::from(
+        "    v_and_b32 v1, 7, v0
+    v_lshlrev_b32 v1, 2, v1
+    global_load_dword v103, v1, s[6:7]
+    v_lshrrev_b32 v1, 3, v0
+    v_lshlrev_b32 v1, 2, v1
+    global_load_dword v102, v1, s[6:7]
+    s_waitcnt vmcnt(0)
+    v_mov_b32 v104, v103
+    v_lshrrev_b32 v105, 1, v103
+    v_mov_b32 v106, v102
+    v_lshrrev_b32 v107, 1, v102
+    v_cvt_f64_f32 v[108:109], v103
+    v_cvt_f64_f32 v[110:111], v102
+",
+    );
+    let mut tests: Vec<String> = Vec::new();
+    for c in F {
+        tests.push(format!("v_cmp_{c}_f32 vcc, v103, v102"));
+    }
+    for c in F {
+        tests.push(format!("v_cmp_{c}_f64 vcc, v[108:109], v[110:111]"));
+    }
+    for t in ["i32", "u32"] {
+        for c in I {
+            tests.push(format!("v_cmp_{c}_{t} vcc, v103, v102"));
+        }
+    }
+    for t in ["i64", "u64"] {
+        for c in I {
+            tests.push(format!("v_cmp_{c}_{t} vcc, v[104:105], v[106:107]"));
+        }
+    }
+    for c in ["lt", "eq", "nge", "o"] {
+        tests.push(format!("v_cmp_{c}_f32_e64 vcc, |v103|, -v102"));
+    }
+    for (k, t) in tests.iter().enumerate() {
+        if k > 0 && k % 16 == 0 {
+            body += "    v_add_u32 v100, 0x1000, v100\n";
+        }
+        body += &format!("    {t}\n    v_cndmask_b32 v2, 0, 1, vcc\n{}", store(k % 16, "v2"));
+    }
+    let vals: [f32; 8] = [f32::NAN, f32::NEG_INFINITY, -1.5, -0.0, 0.0, f32::from_bits(1), 1.5, f32::INFINITY];
+    let mut inp = [0u32; 64];
+    for (k, v) in vals.iter().enumerate() {
+        inp[k] = v.to_bits();
+    }
+    let Some(o) = run_snippet(&body, &inp, 64, tests.len().div_ceil(16) * 16) else { return };
+    // (lt, eq, gt, unordered) -> the condition (bit 0 LT, 1 EQ, 2 GT, 3 unordered).
+    let pick = |c: usize, lt: bool, eq: bool, gt: bool, un: bool| {
+        let rel = lt as usize | (eq as usize) << 1 | (gt as usize) << 2 | (un as usize) << 3;
+        (c & rel != 0) as u32
+    };
+    let f = |c: usize, x: f64, y: f64| pick(c, x < y, x == y, x > y, x.is_nan() || y.is_nan());
+    let ord = |c: usize, o: std::cmp::Ordering| pick(c, o.is_lt(), o.is_eq(), o.is_gt(), false);
+    let wide = |b: u32| ((b >> 1) as u64) << 32 | b as u64;
+    for l in 0..64 {
+        let (x, y) = (vals[l % 8], vals[l / 8]);
+        let (xb, yb) = (x.to_bits(), y.to_bits());
+        let mut want = Vec::new();
+        want.extend((0..16).map(|c| f(c, x as f64, y as f64)));
+        want.extend((0..16).map(|c| f(c, x as f64, y as f64)));
+        want.extend((0..8).map(|c| ord(c, (xb as i32).cmp(&(yb as i32)))));
+        want.extend((0..8).map(|c| ord(c, xb.cmp(&yb))));
+        want.extend((0..8).map(|c| ord(c, (wide(xb) as i64).cmp(&(wide(yb) as i64)))));
+        want.extend((0..8).map(|c| ord(c, wide(xb).cmp(&wide(yb)))));
+        want.extend([1, 2, 9, 7].map(|c| f(c, x.abs() as f64, -y as f64)));
+        for (k, w) in want.iter().enumerate() {
+            assert_eq!(o[k * 64 + l], *w, "{} lane {l}: x {x:?} y {y:?}", tests[k]);
+        }
+    }
+}
+
+/// The six carry ops (VOP3, carry-in from an SGPR pair where they take one) over the 64 pairs
+/// of 8 edge values, with a carry-in that differs by lane: results and carry-outs against
+/// Rust's u64 arithmetic.
+#[test]
+fn carry_ops_every_edge() {
+    const CIN: u64 = 0x9d2c_5680_f0f0_3c5a;
+    let ops = ["v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32"];
+    let mut body = format!(
+        "    v_and_b32 v1, 7, v0
+    v_lshlrev_b32 v1, 2, v1
+    global_load_dword v103, v1, s[6:7]
+    v_lshrrev_b32 v1, 3, v0
+    v_lshlrev_b32 v1, 2, v1
+    global_load_dword v102, v1, s[6:7]
+    s_waitcnt vmcnt(0)
+    s_mov_b32 s20, {:#x}
+    s_mov_b32 s21, {:#x}
+",
+        CIN as u32,
+        (CIN >> 32) as u32
+    );
+    for (k, op) in ops.iter().enumerate() {
+        let cin = if k >= 3 { ", s[20:21]" } else { "" };
+        body += &format!(
+            "    {op}_e64 v2, s[22:23], v103, v102{cin}\n    v_cndmask_b32 v3, 0, 1, s[22:23]\n{}{}",
+            store(2 * k, "v2"),
+            store(2 * k + 1, "v3")
+        );
+    }
+    let vals: [u32; 8] = [0, 1, 0x7fff_ffff, 0x8000_0000, 0xffff_fffe, 0xffff_ffff, 12345, 0xdead_beef];
+    let mut inp = [0u32; 64];
+    inp[..8].copy_from_slice(&vals);
+    let Some(o) = run_snippet(&body, &inp, 64, 12) else { return };
+    for l in 0..64 {
+        let (a, b, c) = (vals[l % 8] as u64, vals[l / 8] as u64, CIN >> l & 1);
+        let want: [(u64, bool); 6] = [
+            (a + b, a + b > 0xffff_ffff),
+            (a.wrapping_sub(b), b > a),
+            (b.wrapping_sub(a), a > b),
+            (a + b + c, a + b + c > 0xffff_ffff),
+            (a.wrapping_sub(b).wrapping_sub(c), b + c > a),
+            (b.wrapping_sub(a).wrapping_sub(c), a + c > b),
+        ];
+        for (k, (r, co)) in want.iter().enumerate() {
+            assert_eq!(o[2 * k * 64 + l], *r as u32, "{} lane {l}: a {a:#x} b {b:#x} cin {c}", ops[k]);
+            assert_eq!(o[(2 * k + 1) * 64 + l], *co as u32, "{} carry lane {l}: a {a:#x} b {b:#x} cin {c}", ops[k]);
+        }
+    }
+}

@@ -201,6 +201,21 @@ fn grid_stride_loop() {
 }
 
 #[test]
+fn count_reverse_64bit_index_loop() {
+    let Some(g) = gpu() else { return };
+    // 1000 elements over a grid of 384: each thread walks 2 or 3 indices down.
+    let n = 1000usize;
+    let a: Vec<i32> = (0..n as i32).map(|i| i * 3 - 700).collect();
+    let (aa, ca) = (g.upload(&a), g.mem.alloc(4 * n as u64));
+    let args = Args::default().ptr(aa).ptr(ca).i64(n as i64).i32(7);
+    g.launch("count_reverse", [384, 1, 1], [128, 1, 1], args, 2).unwrap();
+    let c: Vec<i32> = g.download(ca, n);
+    for i in 0..n {
+        assert_eq!(c[i], a[i] + 7, "elem {i}");
+    }
+}
+
+#[test]
 fn copy_dwordx2_dwordx4_and_memset() {
     let Some(g) = gpu() else { return };
     let n = 700usize;

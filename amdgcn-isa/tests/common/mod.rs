@@ -252,6 +252,9 @@ impl Args {
     pub fn i32(self, v: i32) -> Self {
         self.put(&v.to_le_bytes(), 4)
     }
+    pub fn i64(self, v: i64) -> Self {
+        self.put(&v.to_le_bytes(), 8)
+    }
     pub fn f32(self, v: f32) -> Self {
         self.put(&v.to_le_bytes(), 4)
     }

@@ -207,3 +207,13 @@ extern "C" __global__ void recurse(const int* in, int* out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = fib(in[i]);
 }
+
+// hip-tests' HipTest::addCountReverse (Unit_hipEvent's kernel): a 64-bit index walked down by
+// the grid stride, `count` times over. hipcc keeps the index pair in VGPRs (v_pk_mov_b32,
+// 64-bit carry chains, v_cmp_*_i64).
+extern "C" __global__ void count_reverse(const int* a, int* c, long long n, int count) {
+    size_t offset = blockIdx.x * blockDim.x + threadIdx.x;
+    size_t stride = blockDim.x * gridDim.x;
+    for (int k = 0; k < count; k++)
+        for (long long i = n - stride + offset; i >= 0; i -= stride) c[i] = a[i] + count;
+}

@@ -421,18 +421,23 @@ fn init_workgroup(sh: &Shared, g: &mut Wg) {
             put(w, &mut s, 0);
         }
         // Work-item ids packed in v0 (gfx90a): x [9:0], y [19:10], z [29:20].
-        let mut exec = 0u64;
-        for l in 0..64u32 {
-            let t = n as u32 * 64 + l;
-            if t >= items {
-                break;
+        // The wave's first work-item by division, the rest by counting (no divisions per lane).
+        let t0 = n as u32 * 64;
+        let (mut x, mut y, mut z) = (t0 % size[0], (t0 / size[0]) % size[1], t0 / (size[0] * size[1]));
+        let lanes = items.saturating_sub(t0).min(64) as usize;
+        for v in w.v[0].iter_mut().take(lanes) {
+            *v = x | y << 10 | z << 20;
+            x += 1;
+            if x == size[0] {
+                x = 0;
+                y += 1;
+                if y == size[1] {
+                    y = 0;
+                    z += 1;
+                }
             }
-            let x = t % size[0];
-            let y = (t / size[0]) % size[1];
-            let z = t / (size[0] * size[1]);
-            w.v[0][l as usize] = x | y << 10 | z << 20;
-            exec |= 1 << l;
         }
+        let exec = if lanes == 64 { u64::MAX } else { (1u64 << lanes) - 1 };
         w.set_exec(exec);
         w.s[VCC] = 0;
         w.s[M0] = u32::MAX;

@@ -348,6 +348,16 @@ fn cmp_lanes<T: Copy>(em: u64, x: &[T; 64], y: &[T; 64], t: impl Fn(T, T) -> boo
     pack_lanes(&res)
 }
 
+/// Writes the 64-bit values of the lanes of `em` to the VGPR pair `d`, `d + 1`.
+fn set_lanes64(w: &mut Wave, d: u16, em: u64, r: &[u64; 64]) {
+    let (lo, hi) = w.v.split_at_mut(d as usize + 1);
+    let (lo, hi) = (&mut lo[d as usize], &mut hi[0]);
+    each!(em, |l| {
+        lo[l] = r[l] as u32;
+        hi[l] = (r[l] >> 32) as u32;
+    });
+}
+
 /// Packs 64 lanes' 0/1 bytes into a lane mask (bit l = lane l): eight lanes at a time, by a
 /// multiply that gathers the low bit of each byte of a u64 into its top byte.
 #[inline(always)]
@@ -479,32 +489,38 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
     }
     macro_rules! d1 {
         ($f:expr) => {{
-            let a = src(w, i, cx, 0, Ty::F64);
-            lanes!(em, |l| {
-                let r: f64 = $f(g0(w.rd64(a, l)));
-                w.wr64(d, l, omod64(i, r).to_bits());
+            let a = w.lanes64(src(w, i, cx, 0, Ty::F64));
+            let mut r = [0u64; 64];
+            each!(em, |l| {
+                let v: f64 = $f(g0(a[l]));
+                r[l] = omod64(i, v).to_bits();
             });
+            set_lanes64(w, d, em, &r);
         }};
     }
     macro_rules! d2 {
         ($f:expr) => {{
-            let a = src(w, i, cx, 0, Ty::F64);
-            let b = src(w, i, cx, 1, Ty::F64);
-            lanes!(em, |l| {
-                let r: f64 = $f(g0(w.rd64(a, l)), g1(w.rd64(b, l)));
-                w.wr64(d, l, omod64(i, r).to_bits());
+            let a = w.lanes64(src(w, i, cx, 0, Ty::F64));
+            let b = w.lanes64(src(w, i, cx, 1, Ty::F64));
+            let mut r = [0u64; 64];
+            each!(em, |l| {
+                let v: f64 = $f(g0(a[l]), g1(b[l]));
+                r[l] = omod64(i, v).to_bits();
             });
+            set_lanes64(w, d, em, &r);
         }};
     }
     macro_rules! d3 {
         ($f:expr) => {{
-            let a = src(w, i, cx, 0, Ty::F64);
-            let b = src(w, i, cx, 1, Ty::F64);
-            let c = src(w, i, cx, 2, Ty::F64);
-            lanes!(em, |l| {
-                let r: f64 = $f(g0(w.rd64(a, l)), g1(w.rd64(b, l)), g2(w.rd64(c, l)));
-                w.wr64(d, l, omod64(i, r).to_bits());
+            let a = w.lanes64(src(w, i, cx, 0, Ty::F64));
+            let b = w.lanes64(src(w, i, cx, 1, Ty::F64));
+            let c = w.lanes64(src(w, i, cx, 2, Ty::F64));
+            let mut r = [0u64; 64];
+            each!(em, |l| {
+                let v: f64 = $f(g0(a[l]), g1(b[l]), g2(c[l]));
+                r[l] = omod64(i, v).to_bits();
             });
+            set_lanes64(w, d, em, &r);
         }};
     }
     // f16: computed in f32 (exact for add/sub/mul/div/sqrt after one rounding), written to
@@ -926,38 +942,42 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             });
         }
         v_mad_u64_u32 | v_mad_i64_i32 => {
-            let a = src(w, i, cx, 0, Ty::B32);
-            let b = src(w, i, cx, 1, Ty::B32);
-            let c = src(w, i, cx, 2, Ty::B64);
-            let signed = i.op == v_mad_i64_i32;
-            let mut co = 0u64;
-            lanes!(em, |l| {
-                let (x, y, z) = (w.rd(a, l), w.rd(b, l), w.rd64(c, l));
-                let (r, o) = if signed {
-                    let p = x as i32 as i128 * y as i32 as i128 + z as i64 as i128;
-                    (p as u64, p > i64::MAX as i128 || p < i64::MIN as i128)
-                } else {
-                    let p = x as u128 * y as u128 + z as u128;
-                    (p as u64, p >> 64 != 0)
-                };
-                w.wr64(d, l, r);
-                co |= (o as u64) << l;
-            });
-            w.set_s64(i.sdst as usize, co);
+            let x = w.lanes(src(w, i, cx, 0, Ty::B32));
+            let y = w.lanes(src(w, i, cx, 1, Ty::B32));
+            let z = w.lanes64(src(w, i, cx, 2, Ty::B64));
+            let (mut r, mut co) = ([0u64; 64], [0u8; 64]);
+            if i.op == v_mad_i64_i32 {
+                each!(em, |l| {
+                    let p = x[l] as i32 as i128 * y[l] as i32 as i128 + z[l] as i64 as i128;
+                    r[l] = p as u64;
+                    co[l] = (p > i64::MAX as i128 || p < i64::MIN as i128) as u8;
+                });
+            } else {
+                each!(em, |l| {
+                    let p = x[l] as u128 * y[l] as u128 + z[l] as u128;
+                    r[l] = p as u64;
+                    co[l] = (p >> 64 != 0) as u8;
+                });
+            }
+            set_lanes64(w, d, em, &r);
+            w.set_s64(i.sdst as usize, pack_lanes(&co));
         }
         v_lshlrev_b64 | v_lshrrev_b64 | v_ashrrev_i64 => {
-            let a = src(w, i, cx, 0, Ty::B32);
-            let b = src(w, i, cx, 1, Ty::B64);
-            lanes!(em, |l| {
-                let s = w.rd(a, l) & 63;
-                let x = w.rd64(b, l);
-                let r = match i.op {
-                    v_lshlrev_b64 => x << s,
-                    v_lshrrev_b64 => x >> s,
-                    _ => ((x as i64) >> s) as u64,
-                };
-                w.wr64(d, l, r);
-            });
+            let s = w.lanes(src(w, i, cx, 0, Ty::B32));
+            let x = w.lanes64(src(w, i, cx, 1, Ty::B64));
+            let mut r = [0u64; 64];
+            match i.op {
+                v_lshlrev_b64 => each!(em, |l| {
+                    r[l] = x[l] << (s[l] & 63);
+                }),
+                v_lshrrev_b64 => each!(em, |l| {
+                    r[l] = x[l] >> (s[l] & 63);
+                }),
+                _ => each!(em, |l| {
+                    r[l] = ((x[l] as i64) >> (s[l] & 63)) as u64;
+                }),
+            }
+            set_lanes64(w, d, em, &r);
         }
         v_cvt_pkrtz_f16_f32 => {
             let a = src(w, i, cx, 0, Ty::F32);

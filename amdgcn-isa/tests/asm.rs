@@ -834,3 +834,76 @@ fn carry_ops_every_edge() {
         }
     }
 }
+
+/// 64-bit lane ops: the three 64-bit shifts by a per-lane amount (masked to 6 bits), the 64-bit
+/// multiply-adds with their overflow carry-out, and f64 ops of one, two and three sources with
+/// VOP3 neg/abs, against Rust.
+#[test]
+fn sixty_four_bit_lane_ops() {
+    // v101 = input[l] (3l + 1); x = (v101 << 32 | v101 * 0x9e3779b9) with bit 63 set on odd
+    // lanes; the shift amount is 5l + 3 (past 63 from lane 13: only its low 6 bits count).
+    let body = format!(
+        "    v_mov_b32 v5, 0x9e3779b9
+    v_mul_lo_u32 v2, v101, v5
+    v_lshlrev_b32 v3, 31, v0
+    v_or_b32 v3, v3, v101
+    v_mad_u32_u24 v4, v0, 5, 3
+    v_lshlrev_b64 v[6:7], v4, v[2:3]
+    v_lshrrev_b64 v[8:9], v4, v[2:3]
+    v_ashrrev_i64 v[10:11], v4, v[2:3]
+    v_mad_u64_u32 v[12:13], s[10:11], v2, v3, v[2:3]
+    v_cndmask_b32 v14, 0, 1, s[10:11]
+    v_mad_i64_i32 v[16:17], s[12:13], v2, v3, v[2:3]
+    v_cndmask_b32 v15, 0, 1, s[12:13]
+    v_cvt_f64_u32 v[18:19], v101
+    v_cvt_f64_i32 v[20:21], v2
+    v_add_f64 v[22:23], -v[18:19], |v[20:21]|
+    v_fma_f64 v[24:25], v[18:19], -v[20:21], v[22:23]
+    v_sqrt_f64 v[26:27], v[18:19]
+{}{}{}{}{}{}{}{}{}{}{}{}{}{}",
+        store(0, "v6"),
+        store(1, "v7"),
+        store(2, "v8"),
+        store(3, "v9"),
+        store(4, "v10"),
+        store(5, "v11"),
+        store(6, "v12"),
+        store(7, "v13"),
+        store(8, "v14"),
+        store(9, "v16"),
+        store(10, "v17"),
+        store(11, "v15"),
+        store(12, "v22"),
+        store(13, "v23")
+    ) + "    v_add_u32 v100, 0x1000, v100\n"
+        + &store(0, "v24")
+        + &store(1, "v25")
+        + &store(2, "v26")
+        + &store(3, "v27");
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 20) else { return };
+    let pair = |k: usize, l: usize| o[k * 64 + l] as u64 | (o[(k + 1) * 64 + l] as u64) << 32;
+    for l in 0..64 {
+        let v = inp[l];
+        let lo = v.wrapping_mul(0x9e37_79b9);
+        let hi = v | (l as u32) << 31;
+        let x = lo as u64 | (hi as u64) << 32;
+        let s = (5 * l as u32 + 3) & 63;
+        assert_eq!(pair(0, l), x << s, "lshlrev_b64 lane {l}");
+        assert_eq!(pair(2, l), x >> s, "lshrrev_b64 lane {l}");
+        assert_eq!(pair(4, l), ((x as i64) >> s) as u64, "ashrrev_i64 lane {l}");
+        let pu = lo as u128 * hi as u128 + x as u128;
+        assert_eq!(pair(6, l), pu as u64, "mad_u64_u32 lane {l}");
+        assert_eq!(o[8 * 64 + l], (pu >> 64 != 0) as u32, "mad_u64_u32 carry lane {l}");
+        let pi = lo as i32 as i128 * hi as i32 as i128 + x as i64 as i128;
+        assert_eq!(pair(9, l), pi as u64, "mad_i64_i32 lane {l}");
+        assert_eq!(o[11 * 64 + l], (pi != pi as i64 as i128) as u32, "mad_i64_i32 carry lane {l}");
+        let (a, b) = (v as f64, lo as i32 as f64);
+        let sum = -a + b.abs();
+        assert_eq!(pair(12, l), sum.to_bits(), "add_f64 lane {l}");
+        let f = o[(16 * 64)..].to_vec();
+        let fp = |k: usize| f[k * 64 + l] as u64 | (f[(k + 1) * 64 + l] as u64) << 32;
+        assert_eq!(fp(0), a.mul_add(-b, sum).to_bits(), "fma_f64 lane {l}");
+        assert_eq!(fp(2), a.sqrt().to_bits(), "sqrt_f64 lane {l}");
+    }
+}

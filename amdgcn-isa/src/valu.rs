@@ -454,13 +454,28 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             });
         }};
     }
+    // Writes lane results through omod/clamp, with the loop free of them (and vectorizable)
+    // when the instruction has neither.
+    macro_rules! modded {
+        ($out:ident, $m:ident, |$l:ident| $e:expr) => {{
+            if i.omod == 0 && !i.clamp {
+                each!(em, |$l| {
+                    $out[$l] = $e.to_bits();
+                });
+            } else {
+                each!(em, |$l| {
+                    $out[$l] = $m(i, $e).to_bits();
+                });
+            }
+        }};
+    }
     macro_rules! f1 {
         ($f:expr) => {{
             let a = w.lanes(src(w, i, cx, 0, Ty::F32));
             let out = &mut w.v[d as usize];
-            each!(em, |l| {
+            modded!(out, omod32, |l| {
                 let r: f32 = $f(f0(a[l]));
-                out[l] = omod32(i, r).to_bits();
+                r
             });
         }};
     }
@@ -469,9 +484,9 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             let a = w.lanes(src(w, i, cx, 0, Ty::F32));
             let b = w.lanes(src(w, i, cx, 1, Ty::F32));
             let out = &mut w.v[d as usize];
-            each!(em, |l| {
+            modded!(out, omod32, |l| {
                 let r: f32 = $f(f0(a[l]), f1(b[l]));
-                out[l] = omod32(i, r).to_bits();
+                r
             });
         }};
     }
@@ -481,9 +496,9 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             let b = w.lanes(src(w, i, cx, 1, Ty::F32));
             let c = w.lanes(src(w, i, cx, 2, Ty::F32));
             let out = &mut w.v[d as usize];
-            each!(em, |l| {
+            modded!(out, omod32, |l| {
                 let r: f32 = $f(f0(a[l]), f1(b[l]), f2(c[l]));
-                out[l] = omod32(i, r).to_bits();
+                r
             });
         }};
     }
@@ -491,9 +506,9 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
         ($f:expr) => {{
             let a = w.lanes64(src(w, i, cx, 0, Ty::F64));
             let mut r = [0u64; 64];
-            each!(em, |l| {
+            modded!(r, omod64, |l| {
                 let v: f64 = $f(g0(a[l]));
-                r[l] = omod64(i, v).to_bits();
+                v
             });
             set_lanes64(w, d, em, &r);
         }};
@@ -503,9 +518,9 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             let a = w.lanes64(src(w, i, cx, 0, Ty::F64));
             let b = w.lanes64(src(w, i, cx, 1, Ty::F64));
             let mut r = [0u64; 64];
-            each!(em, |l| {
+            modded!(r, omod64, |l| {
                 let v: f64 = $f(g0(a[l]), g1(b[l]));
-                r[l] = omod64(i, v).to_bits();
+                v
             });
             set_lanes64(w, d, em, &r);
         }};
@@ -516,9 +531,9 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             let b = w.lanes64(src(w, i, cx, 1, Ty::F64));
             let c = w.lanes64(src(w, i, cx, 2, Ty::F64));
             let mut r = [0u64; 64];
-            each!(em, |l| {
+            modded!(r, omod64, |l| {
                 let v: f64 = $f(g0(a[l]), g1(b[l]), g2(c[l]));
-                r[l] = omod64(i, v).to_bits();
+                v
             });
             set_lanes64(w, d, em, &r);
         }};
@@ -652,33 +667,33 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             });
         }
         v_cvt_f64_f32 => {
-            let a = src(w, i, cx, 0, Ty::F32);
-            lanes!(em, |l| {
-                let r = omod64(i, f0(w.rd(a, l)) as f64);
-                w.wr64(d, l, r.to_bits());
-            });
+            let a = w.lanes(src(w, i, cx, 0, Ty::F32));
+            let mut r = [0u64; 64];
+            modded!(r, omod64, |l| f0(a[l]) as f64);
+            set_lanes64(w, d, em, &r);
         }
         v_cvt_f32_f64 => {
-            let a = src(w, i, cx, 0, Ty::F64);
-            lanes!(em, |l| {
-                let r = omod32(i, g0(w.rd64(a, l)) as f32);
-                w.wr(d, l, r.to_bits());
-            });
+            let a = w.lanes64(src(w, i, cx, 0, Ty::F64));
+            let out = &mut w.v[d as usize];
+            modded!(out, omod32, |l| g0(a[l]) as f32);
         }
         v_cvt_f64_i32 | v_cvt_f64_u32 => {
-            let a = src(w, i, cx, 0, Ty::B32);
-            lanes!(em, |l| {
-                let x = w.rd(a, l);
-                let r = if i.op == v_cvt_f64_i32 { x as i32 as f64 } else { x as f64 };
-                w.wr64(d, l, omod64(i, r).to_bits());
-            });
+            let a = w.lanes(src(w, i, cx, 0, Ty::B32));
+            let mut r = [0u64; 64];
+            if i.op == v_cvt_f64_i32 {
+                modded!(r, omod64, |l| a[l] as i32 as f64);
+            } else {
+                modded!(r, omod64, |l| a[l] as f64);
+            }
+            set_lanes64(w, d, em, &r);
         }
         v_cvt_i32_f64 | v_cvt_u32_f64 => {
-            let a = src(w, i, cx, 0, Ty::F64);
-            lanes!(em, |l| {
-                let x = g0(w.rd64(a, l));
-                let r = if i.op == v_cvt_i32_f64 { x as i32 as u32 } else { x as u32 };
-                w.wr(d, l, r);
+            let a = w.lanes64(src(w, i, cx, 0, Ty::F64));
+            let signed = i.op == v_cvt_i32_f64;
+            let out = &mut w.v[d as usize];
+            each!(em, |l| {
+                let x = g0(a[l]);
+                out[l] = if signed { x as i32 as u32 } else { x as u32 };
             });
         }
         v_fract_f32 => {

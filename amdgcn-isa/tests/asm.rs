@@ -702,6 +702,17 @@ fn packing_and_sad() {
     }
 }
 
+/// Loads x = input[lane % 8] into v103 and y = input[lane / 8] into v102: the 64 pairs of the
+/// input's first 8 values, one per lane.
+const PAIRS: &str = "    v_and_b32 v1, 7, v0
+    v_lshlrev_b32 v1, 2, v1
+    global_load_dword v103, v1, s[6:7]
+    v_lshrrev_b32 v1, 3, v0
+    v_lshlrev_b32 v1, 2, v1
+    global_load_dword v102, v1, s[6:7]
+    s_waitcnt vmcnt(0)
+";
+
 /// Every VOPC condition of f32, f64, i32, u32, i64 and u64 (and f32 with VOP3 abs/neg), over
 /// the 64 pairs of 8 values (NaN, -inf, -1.5, -0, +0, the smallest subnormal, 1.5, inf; as
 /// integers their bit patterns), against Rust's comparisons.
@@ -712,22 +723,14 @@ fn compares_every_condition() {
     const I: [&str; 8] = ["f", "lt", "eq", "le", "gt", "ne", "ge", "t"];
     // x = vals[lane % 8] in v103, y = vals[lane / 8] in v102; 64-bit integers are
     // (bits >> 1) << 32 | bits in v[104:105] and v[106:107]; f64s are the f32s converted.
-    let mut body = String::from(
-        "    v_and_b32 v1, 7, v0
-    v_lshlrev_b32 v1, 2, v1
-    global_load_dword v103, v1, s[6:7]
-    v_lshrrev_b32 v1, 3, v0
-    v_lshlrev_b32 v1, 2, v1
-    global_load_dword v102, v1, s[6:7]
-    s_waitcnt vmcnt(0)
-    v_mov_b32 v104, v103
+    let mut body = String::from(PAIRS)
+        + "    v_mov_b32 v104, v103
     v_lshrrev_b32 v105, 1, v103
     v_mov_b32 v106, v102
     v_lshrrev_b32 v107, 1, v102
     v_cvt_f64_f32 v[108:109], v103
     v_cvt_f64_f32 v[110:111], v102
-",
-    );
+";
     let mut tests: Vec<String> = Vec::new();
     for c in F {
         tests.push(format!("v_cmp_{c}_f32 vcc, v103, v102"));
@@ -792,20 +795,8 @@ fn compares_every_condition() {
 fn carry_ops_every_edge() {
     const CIN: u64 = 0x9d2c_5680_f0f0_3c5a;
     let ops = ["v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32"];
-    let mut body = format!(
-        "    v_and_b32 v1, 7, v0
-    v_lshlrev_b32 v1, 2, v1
-    global_load_dword v103, v1, s[6:7]
-    v_lshrrev_b32 v1, 3, v0
-    v_lshlrev_b32 v1, 2, v1
-    global_load_dword v102, v1, s[6:7]
-    s_waitcnt vmcnt(0)
-    s_mov_b32 s20, {:#x}
-    s_mov_b32 s21, {:#x}
-",
-        CIN as u32,
-        (CIN >> 32) as u32
-    );
+    let mut body =
+        format!("{PAIRS}    s_mov_b32 s20, {:#x}\n    s_mov_b32 s21, {:#x}\n", CIN as u32, (CIN >> 32) as u32);
     for (k, op) in ops.iter().enumerate() {
         let cin = if k >= 3 { ", s[20:21]" } else { "" };
         body += &format!(

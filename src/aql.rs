@@ -19,11 +19,14 @@
 //! `amd_signal_t`, the kernarg segment). When the stream has unfinished work, the stream's SDMA
 //! queue first writes 0 into the go signal after that work (a FENCE, behind POLL_REGMEMs for
 //! other queues' fences as every stream submission) and a BARRIER_AND packet on the AQL queue
-//! waits for it; the dispatch packet's completion signal goes 1 → 0 when the kernel is done, and
-//! the stream's SDMA queue then polls (POLL_REGMEM) for that 0 before its seq completion. So the
-//! stream's last fence is the kernel's end: events, synchronisation, graphs and later copies
-//! need nothing else. Every wait names work already submitted, so nothing can deadlock. A
-//! record is reused once its fence is done.
+//! waits for it. Unfinished work that is only the end of a kernel already on the same AQL queue
+//! needs no go signal: every packet has the barrier bit, so the queue itself runs the next
+//! kernel after it (back-to-back launches skip the round trip through the SDMA queue,
+//! `AqlQueue::orders_after`). The dispatch packet's completion signal goes 1 → 0 when the
+//! kernel is done, and the stream's SDMA queue then polls (POLL_REGMEM) for that 0 before its
+//! seq completion. So the stream's last fence is the kernel's end: events, synchronisation,
+//! graphs and later copies need nothing else. Every wait names work already submitted, so
+//! nothing can deadlock. A record is reused once its fence is done.
 //!
 //! A kernel that faults stops the GPU's queues (kfd-sim / the CP raise a memory exception): the
 //! waits on the stream then return `hipErrorIllegalAddress`, as after an SDMA fault.
@@ -240,7 +243,9 @@ struct AqlState {
     wptr: u64,
     /// Records free, and in use until their fence is done.
     free: Vec<u64>,
-    inflight: VecDeque<(Fence, u64)>,
+    /// Records in use: (fence, record, whether the fence is the end of a kernel dispatched on
+    /// this queue).
+    inflight: VecDeque<(Fence, u64, bool)>,
 }
 
 /// One device's AQL queue.
@@ -328,8 +333,8 @@ impl AqlQueue {
         loop {
             let oldest = {
                 let mut st = self.state.lock();
-                while st.inflight.front().is_some_and(|(f, _)| f.done()) {
-                    let (_, r) = st.inflight.pop_front().expect("checked");
+                while st.inflight.front().is_some_and(|(f, _, _)| f.done()) {
+                    let (_, r, _) = st.inflight.pop_front().expect("checked");
                     st.free.push(r);
                 }
                 if let Some(r) = st.free.pop() {
@@ -342,12 +347,20 @@ impl AqlQueue {
     }
 
     /// Record `r` is in use until `f` is done.
-    fn release_after(&self, r: u64, f: Option<Fence>) {
+    fn release_after(&self, r: u64, f: Option<Fence>, end: bool) {
         let mut st = self.state.lock();
         match f {
-            Some(f) => st.inflight.push_back((f, r)),
+            Some(f) => st.inflight.push_back((f, r, end)),
             None => st.free.push(r),
         }
+    }
+
+    /// Whether `f` is the end of a kernel dispatched on this queue: every later packet here
+    /// runs after that kernel (each packet has the barrier bit), so a launch needs no go signal
+    /// for it.
+    fn orders_after(&self, f: &Fence) -> bool {
+        let st = self.state.lock();
+        st.inflight.iter().any(|(g, _, end)| *end && g.seq == f.seq && Arc::ptr_eq(&g.queue, &f.queue))
     }
 }
 
@@ -499,14 +512,16 @@ impl Runtime {
         // SAFETY: the record's kernarg area is CPU-mapped and KERNARG_MAX bytes long (checked by
         // kernarg()); no queued work uses this record.
         unsafe { std::ptr::copy_nonoverlapping(image.as_ptr(), ka as *mut u8, image.len()) };
-        let need_go = implicit.iter().chain(last.iter()).any(|f| !f.done());
+        // A go signal only for unfinished work that this queue does not already order: the
+        // stream's previous kernel on this queue (back-to-back launches) needs none.
+        let need_go = implicit.iter().chain(last.iter()).any(|f| !f.done() && !q.orders_after(f));
         let mut packets = Vec::with_capacity(2);
         if need_go {
             // The go signal's value (i64 at +8) is 1: its low word 0 makes it 0.
             match self.stream_submit_locked(s, &mut last, implicit, |pk| sdma::fence(pk, go + 8, 0)) {
                 Ok(_) => packets.push(barrier_and(go)),
                 Err(e) => {
-                    q.release_after(r, None);
+                    q.release_after(r, None, false);
                     return Err(e);
                 }
             }
@@ -521,12 +536,12 @@ impl Runtime {
             dims.shared
         );
         if let Err(e) = q.submit(self, &packets) {
-            q.release_after(r, last.clone());
+            q.release_after(r, last.clone(), false);
             return Err(e);
         }
         // The kernel's end in stream order: the completion signal's value (1 → 0) polled.
         let end = self.stream_submit_locked(s, &mut last, vec![], |pk| sdma::poll_regmem_eq(pk, done + 8, 0, u32::MAX));
-        q.release_after(r, last.clone());
+        q.release_after(r, last.clone(), end.is_ok());
         let end = end?;
         if hostcall {
             self.hostcall_watch(end);

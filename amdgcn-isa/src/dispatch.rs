@@ -625,8 +625,9 @@ fn run_wave(
     // wave of its workgroup writes (without s_barrier or s_sleep) still sees it happen.
     let slice_end = w.count + WAVE_SLICE;
     let Code { pages, insts } = code;
+    let new_page = || vec![NONE; 4096].into_boxed_slice();
     let mut page_va = w.pc >> 12;
-    let mut page = pages.entry(page_va).or_insert_with(|| vec![NONE; 4096].into_boxed_slice());
+    let mut page = pages.entry(page_va).or_insert_with(new_page);
     loop {
         if w.count >= slice_end {
             return Ok(None);
@@ -634,7 +635,7 @@ fn run_wave(
         let pc = w.pc;
         if pc >> 12 != page_va {
             page_va = pc >> 12;
-            page = pages.entry(page_va).or_insert_with(|| vec![NONE; 4096].into_boxed_slice());
+            page = pages.entry(page_va).or_insert_with(new_page);
         }
         let slot = &mut page[(pc & 0xfff) as usize];
         if *slot == NONE {

@@ -370,10 +370,9 @@ fn pack_lanes(b: &[u8; 64]) -> u64 {
     m
 }
 
+/// Source `k`'s f16 (the half op_sel picks) with abs/neg applied, as f32.
 fn f16in(v: u32, i: &Inst, k: usize) -> f32 {
-    let h = if i.opsel >> k & 1 != 0 { v >> 16 } else { v } as u16;
-    let h = (h & if i.abs >> k & 1 != 0 { 0x7fff } else { 0xffff }) ^ if i.neg >> k & 1 != 0 { 0x8000 } else { 0 };
-    f16_to_f32(h)
+    f16_to_f32(f16_mod(if i.opsel >> k & 1 != 0 { v >> 16 } else { v }, i, k))
 }
 
 fn frexp(x: f64) -> (f64, i32) {

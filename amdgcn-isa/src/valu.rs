@@ -37,10 +37,12 @@ macro_rules! each {
     }};
 }
 
+#[inline(always)]
 fn mask32(i: &Inst, k: usize) -> (u32, u32) {
     (if i.abs >> k & 1 != 0 { 0x7fff_ffff } else { u32::MAX }, if i.neg >> k & 1 != 0 { 0x8000_0000 } else { 0 })
 }
 
+#[inline(always)]
 fn mask64(i: &Inst, k: usize) -> (u64, u64) {
     (if i.abs >> k & 1 != 0 { !(1u64 << 63) } else { u64::MAX }, if i.neg >> k & 1 != 0 { 1u64 << 63 } else { 0 })
 }
@@ -246,11 +248,6 @@ fn rel(cond: u8, lt: bool, eq: bool, gt: bool, un: bool) -> bool {
     (lt as u8 | (eq as u8) << 1 | (gt as u8) << 2 | (un as u8) << 3) & cond != 0
 }
 
-#[inline(always)]
-fn irel<T: Ord>(cond: u8, a: T, b: T) -> bool {
-    rel(cond, a < b, a == b, a > b, false)
-}
-
 /// Lane value `v`'s f16 (low half) with VOP3 abs/neg of source `k` applied.
 fn f16_mod(v: u32, i: &Inst, k: usize) -> u16 {
     (v as u16 & if i.abs >> k & 1 != 0 { 0x7fff } else { 0xffff }) ^ if i.neg >> k & 1 != 0 { 0x8000 } else { 0 }
@@ -324,8 +321,8 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
             let (x, y) = (f64::from_bits((x & am) ^ xm), f64::from_bits((y & bm) ^ ym));
             rel(k, x < y, x == y, x > y, x.is_nan() || y.is_nan())
         }),
-        CmpTy::I64 => cmp_lanes(em, &w.lanes64(a), &w.lanes64(b), |x, y| irel(k, x as i64, y as i64)),
-        CmpTy::U64 => cmp_lanes(em, &w.lanes64(a), &w.lanes64(b), |x, y| irel(k, x, y)),
+        CmpTy::I64 => icmp_lanes(em, k, &w.lanes64(a).map(|x| x as i64), &w.lanes64(b).map(|x| x as i64)),
+        CmpTy::U64 => icmp_lanes(em, k, &w.lanes64(a), &w.lanes64(b)),
         CmpTy::F32 => cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| {
             let (x, y) = (f32::from_bits((x & a32m) ^ x32m), f32::from_bits((y & b32m) ^ y32m));
             rel(k, x < y, x == y, x > y, x.is_nan() || y.is_nan())
@@ -334,10 +331,10 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
             let (x, y) = (f16_to_f32(f16_mod(x, i, 0)), f16_to_f32(f16_mod(y, i, 1)));
             rel(k, x < y, x == y, x > y, x.is_nan() || y.is_nan())
         }),
-        CmpTy::I32 => cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| irel(k, x as i32, y as i32)),
-        CmpTy::U32 => cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| irel(k, x, y)),
-        CmpTy::I16 => cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| irel(k, x as i16, y as i16)),
-        CmpTy::U16 => cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| irel(k, x as u16, y as u16)),
+        CmpTy::I32 => icmp_lanes(em, k, &w.lanes(a).map(|x| x as i32), &w.lanes(b).map(|x| x as i32)),
+        CmpTy::U32 => icmp_lanes(em, k, &w.lanes(a), &w.lanes(b)),
+        CmpTy::I16 => icmp_lanes(em, k, &w.lanes(a).map(|x| x as i16), &w.lanes(b).map(|x| x as i16)),
+        CmpTy::U16 => icmp_lanes(em, k, &w.lanes(a).map(|x| x as u16), &w.lanes(b).map(|x| x as u16)),
     };
     w.set_s64(i.sdst as usize, res);
     if c.x {
@@ -347,12 +344,29 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
 }
 
 /// The mask of the lanes of `em` where `t(x[l], y[l])` holds.
+#[inline(always)]
 fn cmp_lanes<T: Copy>(em: u64, x: &[T; 64], y: &[T; 64], t: impl Fn(T, T) -> bool) -> u64 {
     let mut res = [0u8; 64];
     each!(em, |l| {
         res[l] = t(x[l], y[l]) as u8;
     });
     pack_lanes(&res)
+}
+
+/// An integer compare's lane mask, with one loop per condition (F LT EQ LE GT NE GE T = 0..=7),
+/// each a single lane compare.
+#[inline(always)]
+fn icmp_lanes<T: Ord + Copy>(em: u64, cond: u8, x: &[T; 64], y: &[T; 64]) -> u64 {
+    match cond & 7 {
+        0 => 0,
+        1 => cmp_lanes(em, x, y, |a, b| a < b),
+        2 => cmp_lanes(em, x, y, |a, b| a == b),
+        3 => cmp_lanes(em, x, y, |a, b| a <= b),
+        4 => cmp_lanes(em, x, y, |a, b| a > b),
+        5 => cmp_lanes(em, x, y, |a, b| a != b),
+        6 => cmp_lanes(em, x, y, |a, b| a >= b),
+        _ => em,
+    }
 }
 
 /// Writes the 64-bit values of the lanes of `em` to the VGPR pair `d`, `d + 1`.
@@ -416,18 +430,14 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
     use Op::*;
     let em = cx.em;
     let d = i.dst;
-    let (am0, xm0) = mask32(i, 0);
-    let (am1, xm1) = mask32(i, 1);
-    let (am2, xm2) = mask32(i, 2);
-    let f0 = |v: u32| f32::from_bits((v & am0) ^ xm0);
-    let f1 = |v: u32| f32::from_bits((v & am1) ^ xm1);
-    let f2 = |v: u32| f32::from_bits((v & am2) ^ xm2);
-    let (dm0, ym0) = mask64(i, 0);
-    let (dm1, ym1) = mask64(i, 1);
-    let (dm2, ym2) = mask64(i, 2);
-    let g0 = |v: u64| f64::from_bits((v & dm0) ^ ym0);
-    let g1 = |v: u64| f64::from_bits((v & dm1) ^ ym1);
-    let g2 = |v: u64| f64::from_bits((v & dm2) ^ ym2);
+    // Sources with VOP3 abs/neg applied, as f32 (f0..f2) or f64 (g0..g2). The masks are
+    // computed where an op uses them (hoisted out of its lane loop), not for every instruction.
+    let f0 = |v: u32| f32::from_bits((v & mask32(i, 0).0) ^ mask32(i, 0).1);
+    let f1 = |v: u32| f32::from_bits((v & mask32(i, 1).0) ^ mask32(i, 1).1);
+    let f2 = |v: u32| f32::from_bits((v & mask32(i, 2).0) ^ mask32(i, 2).1);
+    let g0 = |v: u64| f64::from_bits((v & mask64(i, 0).0) ^ mask64(i, 0).1);
+    let g1 = |v: u64| f64::from_bits((v & mask64(i, 1).0) ^ mask64(i, 1).1);
+    let g2 = |v: u64| f64::from_bits((v & mask64(i, 2).0) ^ mask64(i, 2).1);
     macro_rules! u1 {
         ($f:expr) => {{
             let a = w.lanes(src(w, i, cx, 0, Ty::B32));

@@ -449,10 +449,10 @@ fn lane_vaddr(w: &Wave, i: &Inst, sbase: u64, l: usize) -> u64 {
 }
 
 /// A load or store of whole dwords (1 to 4 a lane) by all 64 lanes at consecutive addresses in
-/// one host-backed page of global memory (a coalesced access, as most kernels make): one host
-/// pointer for the wave instead of a translation per lane. Returns false, having done nothing,
-/// for any other access, or when the page is not host memory or is not mapped: the per-lane path
-/// then runs it (and reports a fault at its exact lane).
+/// host-backed global memory, in one page or across two (a coalesced access, as most kernels
+/// make): one or two host pointers for the wave instead of a translation per lane. Returns false,
+/// having done nothing, for any other access, or when a page is not host memory or is not
+/// mapped: the per-lane path then runs it (and reports a fault at its exact lane).
 fn coalesced(w: &mut Wave, i: &Inst, kind: MemKind, m: &mut Mem, sbase: u64) -> bool {
     let (bytes, store) = match kind {
         MemKind::Load { bytes, d16: 0, .. } if bytes % 4 == 0 => (bytes as usize, false),
@@ -471,18 +471,33 @@ fn coalesced(w: &mut Wave, i: &Inst, kind: MemKind, m: &mut Mem, sbase: u64) -> 
     if i.enc == Enc::Flat && !matches!((place_flat(a0), place_flat(last)), (Place::Global(_), Place::Global(_))) {
         return false;
     }
-    let Ok(Some(p)) = m.ptr(a0, len, store) else { return false };
-    let p = p as *mut u32;
+    // The bytes before the next page boundary (all of them when there is none in the range),
+    // a whole number of dwords: the rest come from the next page.
+    let cut = ((PAGE - (a0 & (PAGE - 1))) as usize).min(len);
+    if cut % 4 != 0 {
+        return false;
+    }
+    let Ok(Some(p0)) = m.ptr(a0, cut, store) else { return false };
+    let p1 = if cut < len {
+        let Ok(Some(p1)) = m.ptr(a0.wrapping_add(cut as u64), len - cut, store) else { return false };
+        p1
+    } else {
+        p0
+    };
+    let (p0, p1, cut_word) = (p0 as *mut u32, p1 as *mut u32, cut / 4);
     let words = bytes / 4;
     for k in 0..words {
         let r = if store { i.data } else { i.dst } as usize + k;
         let regs = &mut w.v[r];
         for (l, v) in regs.iter_mut().enumerate() {
-            // SAFETY: `Mem::ptr` gave a host pointer valid for the `len` bytes at `a0`, all in
-            // one page mapped for the dispatch; lane `l`'s word `k` is at `(l * words + k) * 4`
-            // of them. Other waves access it as the GPU's memory would be: without ordering.
+            let j = l * words + k;
+            // SAFETY: `Mem::ptr` gave host pointers valid for the `cut` bytes at `a0` (p0) and
+            // the `len - cut` bytes after them (p1), each range in one page mapped for the
+            // dispatch; lane `l`'s word `k` is dword `j` of the `len` bytes, below `cut_word`
+            // in p0's range, else at `j - cut_word` in p1's. Other waves access it as the GPU's
+            // memory would be: without ordering.
             unsafe {
-                let q = p.add(l * words + k);
+                let q = if j < cut_word { p0.add(j) } else { p1.add(j - cut_word) };
                 if store {
                     q.write_unaligned(*v);
                 } else {

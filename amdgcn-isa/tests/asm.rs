@@ -50,9 +50,13 @@ const PRE: &str = "
 /// its results itself; returns `nout` dwords per lane from the output (result k of lane l at
 /// `out[k*64 + l]`).
 fn run_snippet(body: &str, input: &[u32; 64], lanes: u32, nout: usize) -> Option<Vec<u32>> {
+    run_snippet_in(&VecMem::new(), body, input, lanes, nout)
+}
+
+/// `run_snippet` in `mem` (which the test may have mapped more memory in).
+fn run_snippet_in(mem: &VecMem, body: &str, input: &[u32; 64], lanes: u32, nout: usize) -> Option<Vec<u32>> {
     let src = format!("{PRE}{body}\n    s_endpgm\n");
     let code = assemble(&src)?;
-    let mem = VecMem::new();
     // Kernel descriptor + code on one mapping: code at +256.
     let mut kd = [0u8; 64];
     kd[0..4].copy_from_slice(&4096u32.to_le_bytes()); // LDS
@@ -64,7 +68,7 @@ fn run_snippet(body: &str, input: &[u32; 64], lanes: u32, nout: usize) -> Option
     let mut img = kd.to_vec();
     img.resize(256, 0);
     img.extend_from_slice(&code);
-    write_ro(&mem, KD_VA, &img);
+    write_ro(mem, KD_VA, &img);
     let out = mem.alloc(4 * 64 * nout as u64 + 4096);
     let inp = mem.alloc_with(&input.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>());
     let ka = mem.alloc_with(&[out.to_le_bytes(), inp.to_le_bytes()].concat());
@@ -75,7 +79,7 @@ fn run_snippet(body: &str, input: &[u32; 64], lanes: u32, nout: usize) -> Option
         workgroup_size: [lanes as u16, 1, 1],
         ..Default::default()
     };
-    amdgcn_isa::run_with(&mem, &d, 1, &Options { max_wave_instructions: Some(100_000), wave_slots: None })
+    amdgcn_isa::run_with(mem, &d, 1, &Options { max_wave_instructions: Some(100_000), wave_slots: None })
         .unwrap_or_else(|e| panic!("{e}\n{src}"));
     let b = mem.read_vec(out, 4 * 64 * nout);
     Some(b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
@@ -416,6 +420,59 @@ fn coalesced_accesses_match_lane_by_lane() {
         let w = inp[l / 2] + 2 * (l as u32 % 2);
         assert_eq!((o[192 + l], o[256 + l]), (w, w + 1), "flat dwordx2 over its address, lane {l}");
     }
+}
+
+#[test]
+fn coalesced_access_across_two_host_pages() {
+    // Three GPU pages at P, each its own host buffer: a wave's access that crosses a page
+    // boundary takes two host pointers (memops.rs `coalesced`). A dword store and load at 128
+    // bytes before the first boundary (lanes 0-31 on one page, 32-63 on the next), the same
+    // bytes read lane by lane (lanes reversed: not coalesced), and a dwordx2 store and load at
+    // 196 bytes before the second boundary (lane 24's pair straddles it); the host reads both
+    // pages back.
+    const P: u64 = 0x20_0000_0000;
+    let mem = VecMem::new();
+    for k in 0..3 {
+        mem.map(P + k * 4096, 4096, true);
+    }
+    let body = format!(
+        "    s_mov_b32 s8, 0xf80
+    s_mov_b32 s9, 0x20
+    global_store_dword v100, v101, s[8:9]
+    v_mov_b32 v106, v101
+    v_add_u32 v107, 7, v101
+    v_lshlrev_b32 v103, 3, v0
+    s_mov_b32 s10, 0x1f3c
+    s_mov_b32 s11, 0x20
+    global_store_dwordx2 v103, v[106:107], s[10:11]
+    s_waitcnt vmcnt(0)
+    global_load_dword v110, v100, s[8:9]
+    global_load_dwordx2 v[112:113], v103, s[10:11]
+    v_sub_u32 v104, 63, v0
+    v_lshlrev_b32 v105, 2, v104
+    global_load_dword v111, v105, s[8:9]
+    s_waitcnt vmcnt(0)
+{}{}{}{}",
+        store(0, "v110"),
+        store(1, "v111"),
+        store(2, "v112"),
+        store(3, "v113")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet_in(&mem, &body, &inp, 64, 4) else { return };
+    for l in 0..64 {
+        assert_eq!(o[l], inp[l], "dword load, lane {l}");
+        assert_eq!(o[64 + l], inp[63 - l], "lane-by-lane load, lane {l}");
+        assert_eq!((o[128 + l], o[192 + l]), (inp[l], inp[l] + 7), "dwordx2 load, lane {l}");
+    }
+    let words = |va: u64, n: usize| -> Vec<u32> {
+        mem.read_vec(va, 4 * n).chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+    };
+    let dwords: Vec<u32> = [words(P + 0xf80, 32), words(P + 0x1000, 32)].concat();
+    assert_eq!(dwords, inp.to_vec(), "dword store as the host sees it");
+    let pairs: Vec<u32> = [words(P + 0x1f3c, 49), words(P + 0x2000, 79)].concat();
+    let want: Vec<u32> = inp.iter().flat_map(|&v| [v, v + 7]).collect();
+    assert_eq!(pairs, want, "dwordx2 store as the host sees it");
 }
 
 #[test]

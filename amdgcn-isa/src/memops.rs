@@ -462,10 +462,27 @@ fn coalesced(w: &mut Wave, i: &Inst, kind: MemKind, m: &mut Mem, sbase: u64) -> 
     if !matches!(i.enc, Enc::Global | Enc::Flat) || w.exec() != u64::MAX {
         return false;
     }
-    let a0 = lane_vaddr(w, i, sbase, 0);
-    if (1..64).any(|l| lane_vaddr(w, i, sbase, l) != a0.wrapping_add((l * bytes) as u64)) {
-        return false;
+    // Lane l's address (lane_vaddr) is lane 0's + l * bytes: checked over the address VGPRs
+    // as a whole (one loop, differences or-ed together, no early exit).
+    let lo = &w.v[i.addr as usize];
+    let step = |l: usize| (l * bytes) as u64;
+    let a0 = if i.enc == Enc::Global && i.sbase != 0x7f {
+        let v0 = lo[0] as u64;
+        if lo.iter().enumerate().fold(0, |bad, (l, &v)| bad | (v as u64 ^ (v0 + step(l)))) != 0 {
+            return false;
+        }
+        sbase.wrapping_add(v0)
+    } else {
+        let hi = &w.v[i.addr as usize + 1];
+        let a = |l: usize| lo[l] as u64 | (hi[l] as u64) << 32;
+        let v0 = a(0);
+        if (0..64).fold(0, |bad, l| bad | (a(l) ^ v0.wrapping_add(step(l)))) != 0 {
+            return false;
+        }
+        v0
     }
+    .wrapping_add(i.offset as i64 as u64);
+    debug_assert_eq!(a0, lane_vaddr(w, i, sbase, 0));
     let len = 64 * bytes;
     let last = a0.wrapping_add(len as u64 - 1);
     if i.enc == Enc::Flat && !matches!((place_flat(a0), place_flat(last)), (Place::Global(_), Place::Global(_))) {
@@ -488,20 +505,25 @@ fn coalesced(w: &mut Wave, i: &Inst, kind: MemKind, m: &mut Mem, sbase: u64) -> 
     let words = bytes / 4;
     for k in 0..words {
         let r = if store { i.data } else { i.dst } as usize + k;
-        let regs = &mut w.v[r];
-        for (l, v) in regs.iter_mut().enumerate() {
-            let j = l * words + k;
-            // SAFETY: `Mem::ptr` gave host pointers valid for the `cut` bytes at `a0` (p0) and
-            // the `len - cut` bytes after them (p1), each range in one page mapped for the
-            // dispatch; lane `l`'s word `k` is dword `j` of the `len` bytes, below `cut_word`
-            // in p0's range, else at `j - cut_word` in p1's. Other waves access it as the GPU's
-            // memory would be: without ordering.
-            unsafe {
-                let q = if j < cut_word { p0.add(j) } else { p1.add(j - cut_word) };
-                if store {
-                    q.write_unaligned(*v);
-                } else {
-                    *v = q.read_unaligned();
+        // Lane l's word k is dword j = l * words + k of the range: in p0's part for the lanes
+        // below `split`, in p1's (at j - cut_word) for the rest. Two loops, no test per lane.
+        let split = cut_word.saturating_sub(k).div_ceil(words).min(64);
+        let (lo, hi) = w.v[r].split_at_mut(split);
+        let parts = [(lo, p0, k as isize), (hi, p1, (split * words + k) as isize - cut_word as isize)];
+        for (regs, p, first) in parts {
+            for (n, v) in regs.iter_mut().enumerate() {
+                // SAFETY: `Mem::ptr` gave host pointers valid for the `cut` bytes at `a0` (p0)
+                // and the `len - cut` bytes after them (p1), each range in one page mapped for
+                // the dispatch; `first + n * words` is this lane's dword in its part (see
+                // `split`), inside it. Other waves access it as the GPU's memory would be:
+                // without ordering.
+                unsafe {
+                    let q = p.offset(first + (n * words) as isize);
+                    if store {
+                        q.write_unaligned(*v);
+                    } else {
+                        *v = q.read_unaligned();
+                    }
                 }
             }
         }

@@ -462,26 +462,32 @@ fn coalesced(w: &mut Wave, i: &Inst, kind: MemKind, m: &mut Mem, sbase: u64) -> 
     if !matches!(i.enc, Enc::Global | Enc::Flat) || w.exec() != u64::MAX {
         return false;
     }
-    // Lane l's address (lane_vaddr) is lane 0's + l * bytes: checked over the address VGPRs
-    // as a whole (one loop, differences or-ed together, no early exit).
+    // Lane l's address (lane_vaddr) is lane 0's + l * bytes: the address VGPR's low dwords
+    // step by `bytes` from lane 0's without passing 2^32 (else lane by lane), and a 64-bit
+    // address's high dwords are all lane 0's. Checked in 32-bit lanes, the differences or-ed
+    // together: one vectorizable loop, no early exit.
     let lo = &w.v[i.addr as usize];
-    let step = |l: usize| (l * bytes) as u64;
-    let a0 = if i.enc == Enc::Global && i.sbase != 0x7f {
-        let v0 = lo[0] as u64;
-        if lo.iter().enumerate().fold(0, |bad, (l, &v)| bad | (v as u64 ^ (v0 + step(l)))) != 0 {
-            return false;
-        }
-        sbase.wrapping_add(v0)
+    let lo0 = lo[0];
+    if lo0.checked_add(63 * bytes as u32).is_none() {
+        return false;
+    }
+    let mut bad = 0u32;
+    for (l, &v) in lo.iter().enumerate() {
+        bad |= v.wrapping_sub(lo0) ^ (l * bytes) as u32;
+    }
+    let base = if i.enc == Enc::Global && i.sbase != 0x7f {
+        sbase.wrapping_add(lo0 as u64)
     } else {
         let hi = &w.v[i.addr as usize + 1];
-        let a = |l: usize| lo[l] as u64 | (hi[l] as u64) << 32;
-        let v0 = a(0);
-        if (0..64).fold(0, |bad, l| bad | (a(l) ^ v0.wrapping_add(step(l)))) != 0 {
-            return false;
+        for &v in hi {
+            bad |= v ^ hi[0];
         }
-        v0
+        lo0 as u64 | (hi[0] as u64) << 32
+    };
+    if bad != 0 {
+        return false;
     }
-    .wrapping_add(i.offset as i64 as u64);
+    let a0 = base.wrapping_add(i.offset as i64 as u64);
     debug_assert_eq!(a0, lane_vaddr(w, i, sbase, 0));
     let len = 64 * bytes;
     let last = a0.wrapping_add(len as u64 - 1);

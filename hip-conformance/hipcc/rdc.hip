@@ -1,9 +1,10 @@
 /* Relocatable device code (`hipcc -fgpu-rdc`, as AMD's hip-tests build memory/InlineVarTest):
  * two translation units, this one and rdc_lib.hip, whose device code hipcc links into one code
- * object. Each unit registers the shared fat binary with its own kernels and variables; the
- * runtime must resolve them all in the one code object: a kernel here calls a device function
- * of rdc_lib.hip and reads its __device__ variable, which both units' host code reach by
- * hipMemcpyToSymbol/FromSymbol and hipGetSymbolAddress at the same address. */
+ * object. The program registers that fat binary once (__hipRegisterFatBinary), with the kernels
+ * and variables of both units: a kernel here calls a device function of rdc_lib.hip and reads
+ * its __device__ variable, which both units' host code reach by hipMemcpyToSymbol/FromSymbol
+ * and hipGetSymbolAddress at the same address, and a kernel of rdc_lib.hip is launched from
+ * that unit's host code. */
 #include <hip/hip_runtime.h>
 
 #include "check.h"

@@ -519,7 +519,7 @@ pub(crate) fn step(
     loc: &mut Local,
     env: &Env,
     clock: &Clock,
-) -> Result<Flow, ExecError> {
+) -> Result<Flow, Box<ExecError>> {
     Ok(match i.enc {
         Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Sopc | Enc::Sopp => exec_scalar(w, i, pc, env)?,
         Enc::Smem => {
@@ -571,7 +571,7 @@ pub fn probe(words: [u32; 3]) -> Result<usize, ExecError> {
     let mut loc = Local { lds: &mut lds };
     let mut m = Mem::new(&NoMem);
     let clock = Clock { start: std::time::Instant::now() };
-    match step(&mut w, &i, 0, &mut m, &mut loc, &Env::default(), &clock) {
+    match step(&mut w, &i, 0, &mut m, &mut loc, &Env::default(), &clock).map_err(|e| *e) {
         Err(e @ ExecError::Unsupported { .. }) => Err(e),
         _ => Ok(i.size as usize),
     }
@@ -673,7 +673,7 @@ fn wave_loop(
         if w.count > budget {
             return Err(ExecError::Invalid(format!("wave ran past its budget of {budget} instructions (pc {pc:#x})")));
         }
-        let flow = step(w, i, pc, m, loc, env, &sh.clock)?;
+        let flow = step(w, i, pc, m, loc, env, &sh.clock).map_err(|e| *e)?;
         match flow {
             Flow::Next => {
                 if sh.trace && w.id == 0 && w.wg == 0 {

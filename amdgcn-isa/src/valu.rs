@@ -369,6 +369,19 @@ fn icmp_lanes<T: Ord + Copy>(em: u64, cond: u8, x: &[T; 64], y: &[T; 64]) -> u64
     }
 }
 
+/// Writes the lanes of `em` of `r` to VGPR `d`.
+#[inline(always)]
+fn set_lanes(w: &mut Wave, d: u16, em: u64, r: &[u32; 64]) {
+    let out = &mut w.v[d as usize];
+    if em == u64::MAX {
+        *out = *r;
+    } else {
+        lanes!(em, |l| {
+            out[l] = r[l];
+        });
+    }
+}
+
 /// Writes the 64-bit values of the lanes of `em` to the VGPR pair `d`, `d + 1`.
 fn set_lanes64(w: &mut Wave, d: u16, em: u64, r: &[u64; 64]) {
     let (lo, hi) = w.v.split_at_mut(d as usize + 1);
@@ -438,37 +451,47 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
     let g0 = |v: u64| f64::from_bits((v & mask64(i, 0).0) ^ mask64(i, 0).1);
     let g1 = |v: u64| f64::from_bits((v & mask64(i, 1).0) ^ mask64(i, 1).1);
     let g2 = |v: u64| f64::from_bits((v & mask64(i, 2).0) ^ mask64(i, 2).1);
+    // Source `$o`'s 64 lanes by reference (a VGPR or a DPP/SDWA temporary), or `$k` filled
+    // with its constant: the integer ops below read their sources in place, compute every lane
+    // into a local array (an op's value in a lane EXEC leaves off is never seen) and write the
+    // lanes of EXEC at the end (`set_lanes`), so a destination that is also a source is fine.
+    macro_rules! lanes_ref {
+        ($k:ident, $n:expr) => {
+            match src(w, i, cx, $n, Ty::B32) {
+                Opnd::V(r) => &w.v[r as usize],
+                Opnd::T(t) => &w.tmp[t as usize],
+                Opnd::U(x) => {
+                    $k = [x as u32; 64];
+                    &$k
+                }
+            }
+        };
+    }
     macro_rules! u1 {
         ($f:expr) => {{
-            let a = w.lanes(src(w, i, cx, 0, Ty::B32));
-            let out = &mut w.v[d as usize];
-            each!(em, |l| {
-                let r: u32 = $f(a[l]);
-                out[l] = r;
-            });
+            let ka;
+            let a: &[u32; 64] = lanes_ref!(ka, 0);
+            let r: [u32; 64] = std::array::from_fn(|l| $f(a[l]));
+            set_lanes(w, d, em, &r);
         }};
     }
     macro_rules! u2 {
         ($f:expr) => {{
-            let a = w.lanes(src(w, i, cx, 0, Ty::B32));
-            let b = w.lanes(src(w, i, cx, 1, Ty::B32));
-            let out = &mut w.v[d as usize];
-            each!(em, |l| {
-                let r: u32 = $f(a[l], b[l]);
-                out[l] = r;
-            });
+            let (ka, kb);
+            let a: &[u32; 64] = lanes_ref!(ka, 0);
+            let b: &[u32; 64] = lanes_ref!(kb, 1);
+            let r: [u32; 64] = std::array::from_fn(|l| $f(a[l], b[l]));
+            set_lanes(w, d, em, &r);
         }};
     }
     macro_rules! u3 {
         ($f:expr) => {{
-            let a = w.lanes(src(w, i, cx, 0, Ty::B32));
-            let b = w.lanes(src(w, i, cx, 1, Ty::B32));
-            let c = w.lanes(src(w, i, cx, 2, Ty::B32));
-            let out = &mut w.v[d as usize];
-            each!(em, |l| {
-                let r: u32 = $f(a[l], b[l], c[l]);
-                out[l] = r;
-            });
+            let (ka, kb, kc);
+            let a: &[u32; 64] = lanes_ref!(ka, 0);
+            let b: &[u32; 64] = lanes_ref!(kb, 1);
+            let c: &[u32; 64] = lanes_ref!(kc, 2);
+            let r: [u32; 64] = std::array::from_fn(|l| $f(a[l], b[l], c[l]));
+            set_lanes(w, d, em, &r);
         }};
     }
     // Writes lane results through omod/clamp, with the loop free of them (and vectorizable)
@@ -613,18 +636,20 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
     // carry-out; carries are packed after the lane loop, which has no loop-carried mask.
     macro_rules! carry {
         ($cin:expr, $f:expr) => {{
-            let a = w.lanes(src(w, i, cx, 0, Ty::B32));
-            let b = w.lanes(src(w, i, cx, 1, Ty::B32));
+            let (ka, kb);
+            let a: &[u32; 64] = lanes_ref!(ka, 0);
+            let b: &[u32; 64] = lanes_ref!(kb, 1);
             let cin: u64 = if $cin { w.scalar(i.src[2], Ty::B64) } else { 0 };
             let cin: [u32; 64] = std::array::from_fn(|l| (cin >> l) as u32 & 1);
+            let mut r = [0u32; 64];
             let mut co = [0u8; 64];
-            let out = &mut w.v[d as usize];
-            each!(em, |l| {
-                let (r, c): (u32, bool) = $f(a[l], b[l], cin[l]);
-                out[l] = r;
+            for l in 0..64 {
+                let (v, c): (u32, bool) = $f(a[l], b[l], cin[l]);
+                r[l] = v;
                 co[l] = c as u8;
-            });
-            w.set_s64(i.sdst as usize, pack_lanes(&co));
+            }
+            set_lanes(w, d, em, &r);
+            w.set_s64(i.sdst as usize, pack_lanes(&co) & em);
         }};
     }
     let med3 = |a: f32, b: f32, c: f32| a.max(b).min(a.min(b).max(c));

@@ -620,24 +620,6 @@ fn run_wave(
     env: &Env,
     stats: &mut Stats,
 ) -> Result<Option<u32>, ExecError> {
-    let start = w.count;
-    let mut lanes = 0;
-    let r = wave_loop(sh, w, code, m, loc, env, &mut lanes);
-    stats.wave_instructions += w.count - start;
-    stats.lane_instructions += lanes;
-    r
-}
-
-/// `run_wave`'s loop; adds the active lanes of each instruction it runs to `lanes`.
-fn wave_loop(
-    sh: &Shared,
-    w: &mut Wave,
-    code: &mut Code,
-    m: &mut Mem,
-    loc: &mut Local,
-    env: &Env,
-    lanes: &mut u64,
-) -> Result<Option<u32>, ExecError> {
     let budget = sh.opts.max_wave_instructions.unwrap_or(u64::MAX);
     // Switch to the workgroup's other waves now and then, so a wave spinning on what another
     // wave of its workgroup writes (without s_barrier or s_sleep) still sees it happen.
@@ -646,10 +628,14 @@ fn wave_loop(
     let new_page = || vec![NONE; 4096].into_boxed_slice();
     let mut page_va = w.pc >> 12;
     let mut page = pages.entry(page_va).or_insert_with(new_page);
+    // The dispatch's counters, added to `stats` as the loop ends: the wave's instructions from
+    // `w.count`, its active lanes summed here.
+    let start = w.count;
+    let mut lanes = 0;
     let (mut last_exec, mut last_lanes) = (0u64, 0u64);
-    loop {
+    let r = loop {
         if w.count >= slice_end {
-            return Ok(None);
+            break Ok(None);
         }
         let pc = w.pc;
         if pc >> 12 != page_va {
@@ -658,7 +644,10 @@ fn wave_loop(
         }
         let slot = &mut page[(pc & 0xfff) as usize];
         if *slot == NONE {
-            insts.push(fetch(m, pc)?);
+            match fetch(m, pc) {
+                Ok(i) => insts.push(i),
+                Err(e) => break Err(e),
+            }
             *slot = insts.len() as u32 - 1;
         }
         let i = &insts[*slot as usize];
@@ -669,11 +658,14 @@ fn wave_loop(
         if exec != last_exec {
             (last_exec, last_lanes) = (exec, exec.count_ones() as u64);
         }
-        *lanes += last_lanes;
+        lanes += last_lanes;
         if w.count > budget {
-            return Err(ExecError::Invalid(format!("wave ran past its budget of {budget} instructions (pc {pc:#x})")));
+            break Err(ExecError::Invalid(format!("wave ran past its budget of {budget} instructions (pc {pc:#x})")));
         }
-        let flow = step(w, i, pc, m, loc, env, &sh.clock).map_err(|e| *e)?;
+        let flow = match step(w, i, pc, m, loc, env, &sh.clock) {
+            Ok(f) => f,
+            Err(e) => break Err(*e),
+        };
         match flow {
             Flow::Next => {
                 if sh.trace && w.id == 0 && w.wg == 0 {
@@ -685,22 +677,25 @@ fn wave_loop(
             Flow::Barrier => {
                 w.pc = pc.wrapping_add(i.size as u64);
                 w.status = Status::Barrier;
-                return Ok(None);
+                break Ok(None);
             }
             Flow::Yield => {
                 // s_sleep: let the other waves of the workgroup run (a spin-wait).
                 w.pc = pc.wrapping_add(i.size as u64);
-                return Ok(None);
+                break Ok(None);
             }
             Flow::Gws(target) => {
                 w.pc = pc.wrapping_add(i.size as u64);
                 w.status = Status::Gws;
-                return Ok(Some(target));
+                break Ok(Some(target));
             }
             Flow::End => {
                 w.status = Status::Done;
-                return Ok(None);
+                break Ok(None);
             }
         }
-    }
+    };
+    stats.wave_instructions += w.count - start;
+    stats.lane_instructions += lanes;
+    r
 }

@@ -1178,7 +1178,7 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
         }
         v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => accvgpr(w, i, em),
         v_dot2c_f32_f16 | v_dot2c_i32_i16 | v_dot4c_i32_i8 | v_dot8c_i32_i4 => {
-            u3!(|a: u32, b: u32, c: u32| dot(i.op, a, b, c))
+            u3!(|a: u32, b: u32, c: u32| dot(i.op, a, b, c, false))
         }
         v_madmk_f16 | v_madak_f16 => h3!(|a: f32, b: f32, c: f32| a * b + c),
         v_pk_fmac_f16 => {
@@ -1254,8 +1254,9 @@ fn accvgpr(w: &mut Wave, i: &Inst, em: u64) {
 }
 
 /// The packed dot products (`v_dot*` VOP3P and the `v_dot*c` VOP2 forms): sum of the
-/// element products of `a` and `b` plus `c`.
-fn dot(op: Op, a: u32, b: u32, c: u32) -> u32 {
+/// element products of `a` and `b` plus `c`; `clamp` saturates an integer sum to the result
+/// type and an f32 one to [0, 1] (the VOP2 forms have no clamp).
+fn dot(op: Op, a: u32, b: u32, c: u32, clamp: bool) -> u32 {
     use Op::*;
     let el = |v: u32, bits: u32, k: u32, signed: bool| -> i64 {
         let x = (v >> (bits * k)) & ((1u64 << bits) - 1) as u32;
@@ -1268,12 +1269,27 @@ fn dot(op: Op, a: u32, b: u32, c: u32) -> u32 {
     let isum = |bits: u32, signed: bool| -> u32 {
         let n = 32 / bits;
         let s: i64 = (0..n).map(|k| el(a, bits, k, signed) * el(b, bits, k, signed)).sum();
-        (s + if signed { c as i32 as i64 } else { c as i64 }) as u32
+        let s = s + if signed { c as i32 as i64 } else { c as i64 };
+        match (clamp, signed) {
+            (false, _) => s as u32,
+            (true, true) => s.clamp(i32::MIN as i64, i32::MAX as i64) as u32,
+            (true, false) => s.clamp(0, u32::MAX as i64) as u32,
+        }
     };
     match op {
         v_dot2_f32_f16 | v_dot2c_f32_f16 => {
             let h = |v: u32, k: u32| f16_to_f32((v >> (16 * k)) as u16);
-            (h(a, 0) * h(b, 0) + h(a, 1) * h(b, 1) + f32::from_bits(c)).to_bits()
+            let r = h(a, 0) * h(b, 0) + h(a, 1) * h(b, 1) + f32::from_bits(c);
+            if clamp {
+                if r.is_nan() {
+                    0.0
+                } else {
+                    r.clamp(0.0, 1.0)
+                }
+            } else {
+                r
+            }
+            .to_bits()
         }
         v_dot2_i32_i16 | v_dot2c_i32_i16 => isum(16, true),
         v_dot2_u32_u16 => isum(16, false),
@@ -1282,6 +1298,15 @@ fn dot(op: Op, a: u32, b: u32, c: u32) -> u32 {
         v_dot8_i32_i4 | v_dot8c_i32_i4 => isum(4, true),
         _ => isum(4, false),
     }
+}
+
+/// A 16-bit dot product's packed source `k` as op_sel/op_sel_hi/neg/neg_hi make it: element 0
+/// is the half op_sel picks, element 1 the half op_sel_hi picks, each negated (f16 sign bit)
+/// when its neg bit is set (packed-math semantics, as for `v_pk_*`).
+fn dot_halves(i: &Inst, k: usize, v: u32) -> u32 {
+    let half = |hi: u8| if hi >> k & 1 != 0 { v >> 16 } else { v & 0xffff };
+    let sign = |neg: u8| if neg >> k & 1 != 0 { 0x8000 } else { 0 };
+    (half(i.opsel) ^ sign(i.neg)) | (half(i.opsel_hi) ^ sign(i.neg_hi)) << 16
 }
 
 /// Normalised conversions (`v_cvt_*norm*`): [-1, 1] to i16, [0, 1] to u16, round to nearest.
@@ -1482,12 +1507,24 @@ fn vop3p(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
         v_accvgpr_read_b32 | v_accvgpr_write_b32 | v_accvgpr_mov_b32 => accvgpr(w, i, em),
         v_dot2_f32_f16 | v_dot2_i32_i16 | v_dot2_u32_u16 | v_dot4_i32_i8 | v_dot4_u32_u8 | v_dot8_i32_i4
         | v_dot8_u32_u4 => {
-            if i.opsel != 0 || i.opsel_hi != 7 || i.neg != 0 || i.neg_hi != 0 {
+            // op_sel/op_sel_hi pick the halves of the 16-bit forms' packed sources; neg/neg_hi
+            // negate f16 halves. Elsewhere only the defaults are modelled.
+            let halves = matches!(i.op, v_dot2_f32_f16 | v_dot2_i32_i16 | v_dot2_u32_u16);
+            let negs = i.neg & 3 != 0 || i.neg_hi & 3 != 0;
+            if (i.neg | i.neg_hi) & 4 != 0
+                || (!halves && (i.opsel & 3 != 0 || i.opsel_hi & 3 != 3))
+                || (negs && i.op != v_dot2_f32_f16)
+            {
                 return Err(unsupported(i, pc, "op_sel/neg on a dot product"));
             }
+            let swizzle = halves && (i.opsel & 3 != 0 || i.opsel_hi & 3 != 3 || negs);
             let o: Vec<Opnd> = (0..3).map(|k| w.opnd(i.src[k], Ty::B32)).collect();
             lanes!(em, |l| {
-                let r = dot(i.op, w.rd(o[0], l), w.rd(o[1], l), w.rd(o[2], l));
+                let (mut a, mut b) = (w.rd(o[0], l), w.rd(o[1], l));
+                if swizzle {
+                    (a, b) = (dot_halves(i, 0, a), dot_halves(i, 1, b));
+                }
+                let r = dot(i.op, a, b, w.rd(o[2], l), i.clamp);
                 w.wr(d, l, r);
             });
         }

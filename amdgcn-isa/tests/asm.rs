@@ -718,6 +718,49 @@ fn dot_products() {
     }
 }
 
+/// The 16-bit dot products' op_sel/op_sel_hi (which half feeds each element), neg_lo/neg_hi
+/// (f16) and clamp (saturation), as clang emits them (`op_sel_hi:[0,0,1]` squares the low half).
+#[test]
+fn dot2_op_sel_neg_and_clamp() {
+    let body = format!(
+        "    v_mov_b32 v2, 0x30002
+    v_mov_b32 v3, 0x50007
+    v_dot2_u32_u16 v4, v2, v3, v101
+    v_dot2_u32_u16 v5, v2, v3, v101 op_sel_hi:[0,0,1]
+    v_dot2_u32_u16 v6, v2, v3, v101 op_sel:[1,0,0] op_sel_hi:[0,1,1]
+    v_mov_b32 v7, -1
+    v_dot2_u32_u16 v8, v2, v3, v7 clamp
+    v_dot2_u32_u16 v9, v2, v3, v7
+    v_mov_b32 v10, 0x40003c00
+    v_dot2_f32_f16 v11, v10, v10, 0 neg_lo:[1,0,0]
+    v_dot2_f32_f16 v12, v10, v10, 0 neg_hi:[0,1,0]
+    v_bfrev_b32 v13, -2
+    v_dot2_i32_i16 v14, v2, v3, v13 clamp
+{}{}{}{}{}{}{}{}",
+        store(0, "v4"),
+        store(1, "v5"),
+        store(2, "v6"),
+        store(3, "v8"),
+        store(4, "v9"),
+        store(5, "v11"),
+        store(6, "v12"),
+        store(7, "v14")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 8) else { return };
+    for l in 0..64 {
+        let r = |k: usize| o[k * 64 + l];
+        assert_eq!(r(0), 2 * 7 + 3 * 5 + inp[l], "default lane {l}");
+        assert_eq!(r(1), 2 * 7 + 2 * 7 + inp[l], "op_sel_hi:[0,0,1] lane {l}");
+        assert_eq!(r(2), 3 * 7 + 2 * 5 + inp[l], "op_sel:[1,0,0] op_sel_hi:[0,1,1] lane {l}");
+        assert_eq!(r(3), u32::MAX, "clamp lane {l}");
+        assert_eq!(r(4), 28, "no clamp wraps, lane {l}");
+        assert_eq!(r(5), 3.0f32.to_bits(), "neg_lo lane {l}");
+        assert_eq!(r(6), (-3.0f32).to_bits(), "neg_hi lane {l}");
+        assert_eq!(r(7), i32::MAX as u32, "signed clamp lane {l}");
+    }
+}
+
 #[test]
 fn packing_and_sad() {
     let body = format!(

@@ -92,7 +92,7 @@ install-files:
 	ln -sf ../libamdhip64.so.7 $(DESTDIR)$(PREFIX)/lib/compat/libamdhip64.so.5
 	ln -sf ../libamdhip64.so.7 $(DESTDIR)$(PREFIX)/lib/compat/libamdhip64.so.6
 	install -m 755 $(REL)/libkfdsim.so $(DESTDIR)$(PREFIX)/lib/libkfdsim.so
-	install -m 644 include/hip/hip_runtime_api.h tools/install/hip_runtime.h $(DESTDIR)$(PREFIX)/include/hip/
+	install -m 644 include/hip/hip_runtime_api.h include/hip/hiprtc.h tools/install/hip_runtime.h $(DESTDIR)$(PREFIX)/include/hip/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(HIP_VERSION)|' tools/install/hip.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/hip.pc
 	install -m 644 tools/install/hip-config.cmake $(DESTDIR)$(PREFIX)/lib/cmake/hip/

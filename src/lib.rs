@@ -22,6 +22,7 @@ mod mempool;
 mod module;
 mod peer;
 mod queue;
+mod rtc;
 mod runtime;
 mod signal;
 mod stream;

@@ -1,36 +1,70 @@
 //! Header drift test: regenerates `include/hip/hip_runtime_api.h` from the crate with cbindgen
-//! (configured by `cbindgen.toml`, sources = `src/api/mod.rs` and the modules it declares, prelude =
-//! `amdhip64::api::types::c_header_prelude()`) and fails if it differs from the committed file.
+//! (configured by `cbindgen.toml`, sources = the files of `src/api/` but `rtc.rs`, prelude =
+//! `amdhip64::api::types::c_header_prelude()`) and `include/hip/hiprtc.h` (from `src/api/rtc.rs`,
+//! prelude `amdhip64::api::rtc::c_header_prelude()`), and fails if either differs from the
+//! committed file.
 //! `HIPKFD_BLESS=1` writes the regenerated header instead.
 
 use std::path::Path;
 
-/// The header text cbindgen produces from the current sources.
-pub fn generate() -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut config =
-        cbindgen::Config::from_file(root.join("cbindgen.toml")).unwrap_or_else(|e| panic!("cbindgen.toml: {e}"));
-    config.after_includes = Some(amdhip64::api::types::c_header_prelude());
-    config.trailer = Some(amdhip64::api::types::GRAPH_NODE_PARAMS_C.to_string());
-    // src/api/mod.rs as the root: cbindgen follows its `mod` declarations, so every file of
-    // the API group (and nothing outside src/api) is parsed, each once.
-    let bindings = cbindgen::Builder::new()
-        .with_config(config)
-        .with_src(root.join("src/api/mod.rs"))
-        .generate()
-        .unwrap_or_else(|e| panic!("cbindgen: {e}"));
+/// The headers and the files of src/api each is made from: hiprtc (`hip/hiprtc.h`, its own
+/// header in AMD's tree too) from src/api/rtc.rs, the runtime API from every other file.
+const RTC: &str = "rtc.rs";
+
+fn api_sources(rtc: bool) -> Vec<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/api");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "mod.rs" && (n == RTC) == rtc))
+        .collect();
+    files.sort();
+    files
+}
+
+fn render(config: cbindgen::Config, sources: Vec<std::path::PathBuf>) -> String {
+    let mut builder = cbindgen::Builder::new().with_config(config);
+    for f in sources {
+        builder = builder.with_src(f);
+    }
+    let bindings = builder.generate().unwrap_or_else(|e| panic!("cbindgen: {e}"));
     let mut out = Vec::new();
     bindings.write(&mut out);
     String::from_utf8(out).expect("cbindgen output is UTF-8")
 }
 
-#[test]
-fn header_matches_sources() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("include/hip/hip_runtime_api.h");
-    let fresh = generate();
+fn config() -> cbindgen::Config {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    cbindgen::Config::from_file(root.join("cbindgen.toml")).unwrap_or_else(|e| panic!("cbindgen.toml: {e}"))
+}
+
+/// The header text cbindgen produces from the current sources.
+pub fn generate() -> String {
+    let mut config = config();
+    config.after_includes = Some(amdhip64::api::types::c_header_prelude());
+    config.trailer = Some(amdhip64::api::types::GRAPH_NODE_PARAMS_C.to_string());
+    render(config, api_sources(false))
+}
+
+/// `include/hip/hiprtc.h`: the same configuration, its own guard and prelude (`hiprtcResult`).
+pub fn generate_rtc() -> String {
+    let mut config = config();
+    config.include_guard = Some("HIP_INCLUDE_HIP_HIPRTC_H".into());
+    config.header = Some(
+        "/*\n * hiprtc, HIP's runtime compilation, of hipkfd (exported by libamdhip64.so.7): AMD's names\n \
+         * and values. SPDX-License-Identifier: MIT\n */"
+            .into(),
+    );
+    config.after_includes = Some(amdhip64::api::rtc::c_header_prelude());
+    render(config, api_sources(true))
+}
+
+/// Fails when `path` differs from `fresh`; `HIPKFD_BLESS=1` writes it instead.
+fn compare(name: &str, fresh: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("include/hip").join(name);
     if std::env::var_os("HIPKFD_BLESS").is_some_and(|v| v == "1") {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &fresh).unwrap();
+        std::fs::write(&path, fresh).unwrap();
         eprintln!("wrote {}", path.display());
         return;
     }
@@ -50,6 +84,27 @@ fn header_matches_sources() {
             fresh.lines().nth(line).unwrap_or("<end of file>"),
         );
     }
+}
+
+#[test]
+fn header_matches_sources() {
+    compare("hip_runtime_api.h", &generate());
+}
+
+#[test]
+fn hiprtc_header_matches_sources() {
+    let h = generate_rtc();
+    for needle in [
+        "#ifndef HIP_INCLUDE_HIP_HIPRTC_H",
+        "typedef enum hiprtcResult {",
+        "  HIPRTC_ERROR_COMPILATION = 6,",
+        "typedef struct _hiprtcProgram *hiprtcProgram;",
+        "hiprtcResult hiprtcCreateProgram(hiprtcProgram *prog,",
+    ] {
+        assert!(h.contains(needle), "hiprtc.h lacks {needle:?}");
+    }
+    assert!(!generate().contains("hiprtc"), "hiprtc leaked into hip_runtime_api.h");
+    compare("hiprtc.h", &h);
 }
 
 #[test]

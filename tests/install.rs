@@ -31,6 +31,7 @@ fn tree_has_rocms_layout() {
         "lib/libkfdsim.so",
         "include/hip/hip_runtime_api.h",
         "include/hip/hip_runtime.h",
+        "include/hip/hiprtc.h",
         "lib/pkgconfig/hip.pc",
         "lib/cmake/hip/hip-config.cmake",
         "lib/cmake/hip/hip-config-version.cmake",

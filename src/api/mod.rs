@@ -18,6 +18,7 @@ pub mod mempool;
 pub mod module;
 pub mod occupancy;
 pub mod peer;
+pub mod rtc;
 pub mod stream;
 pub mod types;
 pub mod vmm;

@@ -72,6 +72,7 @@ macro_rules! c_enum {
         }
     };
 }
+pub(crate) use c_enum;
 
 c_enum! {
     /// `hipError_t`: the status every HIP API returns (`hip_runtime_api.h`, `typedef enum
@@ -2326,7 +2327,8 @@ fn ints<T: Copy + Into<c_int>>(e: &[(&'static str, T)]) -> Vec<(&'static str, c_
     e.iter().map(|(n, v)| (*n, (*v).into())).collect()
 }
 
-fn render_enum<T: Copy + Into<c_int>>(s: &mut String, name: &str, attr: &str, e: &[(&str, T)]) {
+/// `typedef enum {attr}{name} { ... } {name};` for a [`c_enum!`] table.
+pub(crate) fn render_enum<T: Copy + Into<c_int>>(s: &mut String, name: &str, attr: &str, e: &[(&str, T)]) {
     let _ = writeln!(s, "typedef enum {attr}{name} {{");
     for (i, (n, v)) in e.iter().enumerate() {
         let sep = if i + 1 == e.len() { "" } else { "," };

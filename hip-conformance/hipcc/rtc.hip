@@ -1,0 +1,191 @@
+/* hiprtc (HIP 5.2 exports it from libamdhip64): compile a kernel template and a __device__
+ * variable from source at run time, with a header given at creation and -D options; lowered names
+ * of name expressions; load the code object with hipModuleLoadData and launch it, results checked;
+ * a failing compile's log; clr's error codes, and INVALID_PROGRAM where clr would crash. */
+#include <hip/hip_runtime.h>
+#include <hip/hiprtc.h>
+#include "check.h"
+
+#define CHECK_RTC(call, code)                                                       \
+  do {                                                                              \
+    hiprtcResult r_ = (call);                                                       \
+    if (r_ == (code)) {                                                             \
+      g_passed++;                                                                   \
+    } else {                                                                        \
+      g_failed++;                                                                   \
+      fprintf(stderr, "%s:%d: %s returned %s, expected %s\n", __FILE__, __LINE__,   \
+              #call, hiprtcGetErrorString(r_), hiprtcGetErrorString(code));         \
+    }                                                                               \
+  } while (0)
+#define CHECK_RTC_OK(call) CHECK_RTC(call, HIPRTC_SUCCESS)
+
+static const char* kHeader =
+    "template <typename T> __device__ T twice(T x) { return x + x; }\n";
+
+/* No #include <hip/hip_runtime.h>: hiprtc provides threadIdx and __global__. */
+static const char* kSource =
+    "#include \"ops/twice.h\"\n"
+    "__device__ float scale = 1.0f;\n"
+    "template <typename T>\n"
+    "__global__ void axpy(T a, const T* x, T* y, unsigned n) {\n"
+    "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] = twice(a) * scale * x[i] + y[i] + OFFSET;\n"
+    "}\n"
+    "namespace ns { __global__ void plain(int* p) { *p = __LINE__; } }\n";
+
+static char* log_of(hiprtcProgram p) {
+  size_t n = 0;
+  if (hiprtcGetProgramLogSize(p, &n) != HIPRTC_SUCCESS || n == 0) return NULL;
+  char* log = (char*)malloc(n);
+  if (hiprtcGetProgramLog(p, log) != HIPRTC_SUCCESS) log[0] = 0;
+  return log;
+}
+
+int main(void) {
+  check_bound_to_expected_library((void*)&hiprtcCreateProgram);
+
+  int major = -1, minor = -1;
+  CHECK_RTC_OK(hiprtcVersion(&major, &minor));
+  CHECK(major == 9 && minor == 0);
+  CHECK_RTC(hiprtcVersion(NULL, &minor), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK(strcmp(hiprtcGetErrorString(HIPRTC_ERROR_COMPILATION), "HIPRTC_ERROR_COMPILATION") == 0);
+  CHECK(hiprtcGetErrorString((hiprtcResult)12345) != NULL);
+
+  /* Creation checks (clr hiprtc.cpp). */
+  hiprtcProgram p = NULL;
+  const char* headers[] = {kHeader};
+  const char* names[] = {"ops/twice.h"};
+  CHECK_RTC(hiprtcCreateProgram(NULL, kSource, "axpy.cu", 0, NULL, NULL), HIPRTC_ERROR_INVALID_PROGRAM);
+  CHECK_RTC(hiprtcCreateProgram(&p, NULL, "axpy.cu", 0, NULL, NULL), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK_RTC(hiprtcCreateProgram(&p, "", "axpy.cu", 0, NULL, NULL), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK_RTC(hiprtcCreateProgram(&p, kSource, "axpy.cu", -1, NULL, NULL), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK_RTC(hiprtcCreateProgram(&p, kSource, "axpy.cu", 1, NULL, names), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK(p == NULL);
+  CHECK_RTC_OK(hiprtcCreateProgram(&p, kSource, "axpy.cu", 1, headers, names));
+  CHECK(p != NULL);
+
+  /* Name expressions: a kernel template instance (with and without '&') and a variable. */
+  const char* lowered = NULL;
+  CHECK_RTC_OK(hiprtcAddNameExpression(p, "axpy<float>"));
+  CHECK_RTC_OK(hiprtcAddNameExpression(p, "&scale"));
+  CHECK_RTC_OK(hiprtcAddNameExpression(p, "ns::plain"));
+  CHECK_RTC(hiprtcAddNameExpression(p, NULL), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK_RTC(hiprtcAddNameExpression(NULL, "axpy<float>"), HIPRTC_ERROR_INVALID_PROGRAM);
+  CHECK_RTC(hiprtcGetLoweredName(p, "axpy<float>", &lowered), HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID);
+
+  /* Compile for the current device (no --offload-arch), OFFSET from -D. */
+  const char* opts[] = {"-DOFFSET=0.5f"};
+  CHECK_RTC(hiprtcCompileProgram(p, 1, NULL), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK_RTC(hiprtcCompileProgram(p, -1, opts), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK_RTC_OK(hiprtcCompileProgram(p, 1, opts));
+  char* log = log_of(p);
+  CHECK(log != NULL);
+  if (log && log[0]) fprintf(stderr, "compile log: %s\n", log);
+  free(log);
+
+  CHECK_RTC_OK(hiprtcGetLoweredName(p, "axpy<float>", &lowered));
+  CHECK(lowered && strcmp(lowered, "_Z4axpyIfEvT_PKS0_PS0_j") == 0);
+  const char* same = NULL;
+  CHECK_RTC_OK(hiprtcGetLoweredName(p, "&axpy<float>", &same));
+  CHECK(same == lowered);
+  const char* var = NULL;
+  CHECK_RTC_OK(hiprtcGetLoweredName(p, "scale", &var));
+  CHECK(var && strcmp(var, "scale") == 0);
+  const char* plain = NULL;
+  CHECK_RTC_OK(hiprtcGetLoweredName(p, "ns::plain", &plain));
+  CHECK(plain && strcmp(plain, "_ZN2ns5plainEPi") == 0);
+  CHECK_RTC(hiprtcGetLoweredName(p, "axpy<double>", &lowered), HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID);
+  CHECK_RTC(hiprtcGetLoweredName(p, "axpy<float>", NULL), HIPRTC_ERROR_INVALID_INPUT);
+
+  size_t code_size = 0;
+  CHECK_RTC_OK(hiprtcGetCodeSize(p, &code_size));
+  CHECK(code_size > 64);
+  CHECK_RTC(hiprtcGetCodeSize(p, NULL), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK_RTC(hiprtcGetCode(p, NULL), HIPRTC_ERROR_INVALID_INPUT);
+  char* code = (char*)malloc(code_size);
+  CHECK_RTC_OK(hiprtcGetCode(p, code));
+  CHECK(memcmp(code, "\177ELF", 4) == 0);
+
+  /* Load and run it: y = 2a * scale * x + y + 0.5, with scale set to 3 through the lowered name. */
+  hipModule_t m = NULL;
+  hipFunction_t f = NULL, fp = NULL;
+  CHECK_OK(hipModuleLoadData(&m, code));
+  CHECK_OK(hipModuleGetFunction(&f, m, lowered));
+  CHECK_OK(hipModuleGetFunction(&fp, m, plain));
+  hipDeviceptr_t scale_ptr = 0;
+  size_t scale_size = 0;
+  CHECK_OK(hipModuleGetGlobal(&scale_ptr, &scale_size, m, var));
+  CHECK(scale_size == sizeof(float));
+  float three = 3.0f;
+  CHECK_OK(hipMemcpyHtoD(scale_ptr, &three, sizeof three));
+
+  enum { N = 1000 };
+  float hx[N], hy[N];
+  for (int i = 0; i < N; i++) { hx[i] = (float)i; hy[i] = 1.0f; }
+  float *dx = NULL, *dy = NULL;
+  CHECK_OK(hipMalloc((void**)&dx, sizeof hx));
+  CHECK_OK(hipMalloc((void**)&dy, sizeof hy));
+  CHECK_OK(hipMemcpy(dx, hx, sizeof hx, hipMemcpyHostToDevice));
+  CHECK_OK(hipMemcpy(dy, hy, sizeof hy, hipMemcpyHostToDevice));
+  float a = 2.0f;
+  unsigned n = N;
+  void* args[] = {&a, &dx, &dy, &n};
+  CHECK_OK(hipModuleLaunchKernel(f, (N + 255) / 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+  CHECK_OK(hipMemcpy(hy, dy, sizeof hy, hipMemcpyDeviceToHost));
+  int bad = 0;
+  for (int i = 0; i < N; i++) bad += hy[i] != 12.0f * (float)i + 1.5f;
+  CHECK(bad == 0);
+  int* dline = NULL;
+  int line = 0;
+  CHECK_OK(hipMalloc((void**)&dline, sizeof line));
+  void* pargs[] = {&dline};
+  CHECK_OK(hipModuleLaunchKernel(fp, 1, 1, 1, 1, 1, 1, 0, NULL, pargs, NULL));
+  CHECK_OK(hipMemcpy(&line, dline, sizeof line, hipMemcpyDeviceToHost));
+  CHECK(line == 8); /* __LINE__ counts the program's own lines. */
+  CHECK_OK(hipModuleUnload(m));
+  CHECK_OK(hipFree(dx));
+  CHECK_OK(hipFree(dy));
+  CHECK_OK(hipFree(dline));
+  free(code);
+
+  /* Destroyed: the handle is dead. */
+  CHECK_RTC_OK(hiprtcDestroyProgram(&p));
+  CHECK_RTC(hiprtcDestroyProgram(&p), HIPRTC_ERROR_INVALID_PROGRAM);
+  CHECK_RTC(hiprtcDestroyProgram(NULL), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK_RTC(hiprtcGetCodeSize(p, &code_size), HIPRTC_ERROR_INVALID_PROGRAM);
+  CHECK_RTC(hiprtcCompileProgram(p, 0, NULL), HIPRTC_ERROR_INVALID_PROGRAM);
+
+  /* A failing compile: HIPRTC_ERROR_COMPILATION, clang's diagnostics in the log under the
+   * program's name, no code. An explicit --offload-arch (nvcc's spelling) is taken. */
+  hipDeviceProp_t props;
+  CHECK_OK(hipGetDeviceProperties(&props, 0));
+  char arch[300];
+  snprintf(arch, sizeof arch, "--gpu-architecture=%s", props.gcnArchName);
+  const char* arch_opt[] = {arch};
+  hiprtcProgram q = NULL;
+  CHECK_RTC_OK(hiprtcCreateProgram(&q, "__global__ void k(int* p) { *p = undeclared; }\n", "bad.cu", 0, NULL, NULL));
+  CHECK_RTC(hiprtcCompileProgram(q, 1, arch_opt), HIPRTC_ERROR_COMPILATION);
+  log = log_of(q);
+  CHECK(log && strstr(log, "bad.cu:1:") && strstr(log, "error:") && strstr(log, "undeclared"));
+  if (log && !strstr(log, "bad.cu:1:")) fprintf(stderr, "log: %s\n", log);
+  free(log);
+  CHECK_RTC_OK(hiprtcGetCodeSize(q, &code_size));
+  CHECK(code_size == 0);
+  const char* rdc[] = {"-fgpu-rdc"};
+  CHECK_RTC(hiprtcCompileProgram(q, 1, rdc), HIPRTC_ERROR_INVALID_OPTION);
+  CHECK_RTC_OK(hiprtcDestroyProgram(&q));
+
+  /* --hiprtc-no-builtin-header (clr): nothing pre-included, the program includes HIP itself. */
+  const char* bare[] = {"--hiprtc-no-builtin-header", arch};
+  CHECK_RTC_OK(hiprtcCreateProgram(&q, "__global__ void k(int* p) { *p = threadIdx.x; }\n", "bare.cu", 0, NULL, NULL));
+  CHECK_RTC(hiprtcCompileProgram(q, 2, bare), HIPRTC_ERROR_COMPILATION);
+  log = log_of(q);
+  CHECK(log && strstr(log, "threadIdx"));
+  free(log);
+  CHECK_RTC_OK(hiprtcDestroyProgram(&q));
+  CHECK_RTC_OK(hiprtcCreateProgram(
+      &q, "#include <hip/hip_runtime.h>\n__global__ void k(int* p) { *p = threadIdx.x; }\n", "bare.cu", 0, NULL, NULL));
+  CHECK_RTC_OK(hiprtcCompileProgram(q, 2, bare));
+  CHECK_RTC_OK(hiprtcDestroyProgram(&q));
+  return summary();
+}

@@ -1,0 +1,402 @@
+//! hiprtc: compiles HIP C++ source at run time into an AMDGPU code object that
+//! `hipModuleLoadData` loads.
+//!
+//! ROCm's hiprtc (clr `hipamd/src/hiprtc/hiprtcInternal.cpp`) drives clang in-process through
+//! comgr. We have no comgr, so we run the HIP clang that is installed (Debian's `hipcc` package
+//! brings `clang++-15` and the device libraries; a ROCm install brings `llvm/bin/clang++`). The
+//! command is the one comgr builds: device-only, one target, `-O3 -std=c++14` and the user's options
+//! after ours, so theirs win. clr pre-includes its builtin header `hiprtc_runtime.h`, made of HIP's
+//! device headers; ours includes the installed ones (`PRELUDE_HEADERS`), so kernels see
+//! `threadIdx`, `__global__`, `__half`, `hipComplex` and the device library without an
+//! `#include`, as under clr.
+//!
+//! Name expressions (`hiprtcAddNameExpression`) work as in clr: each adds a device global that
+//! holds the expression's address; after the compile, that global's relocation in the code object
+//! names the symbol, whose name is the lowered (mangled) one.
+//!
+//! Where the toolchain is found: `HIP_CLANG_PATH` (the directory of `clang++`, as `hipcc` reads
+//! it), else `$ROCM_PATH/llvm/bin`, `/opt/rocm/llvm/bin`, the newest `/usr/lib/llvm-*/bin`, then
+//! `clang++` on `PATH`. The device library: `HIP_DEVICE_LIB_PATH`, else the first of
+//! `$ROCM_PATH/amdgcn/bitcode`, `/opt/rocm/amdgcn/bitcode`, `/usr/lib/<multiarch>/amdgcn/bitcode`
+//! that holds `ocml.bc`. `HIPRTC_COMPILE_OPTIONS_APPEND` (clr's flag) adds options to every compile.
+
+use crate::api::rtc::hiprtcResult;
+use crate::log::hipkfd_log;
+use object::{Object, ObjectSymbol, RelocationTarget};
+use std::ffi::CString;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// What clr passes before the user's options (`RTCCompileProgram::RTCCompileProgram`).
+const DEFAULT_OPTIONS: [&str; 5] = ["-O3", "-mcumode", "-std=c++14", "-Wno-gnu-line-marker", "-Wno-missing-prototypes"];
+
+/// The file name clr gives a program created without one (`hiprtcCreateProgram`).
+const UNNAMED: &str = "CompileSource";
+
+/// The headers (under `<rocm>/include/hip/`) whose content clr's builtin `hiprtc_runtime.h`
+/// holds (clr `hipamd/src/hiprtc/CMakeLists.txt`, `HIPRTC_HEADERS`), as of ROCm 6.0; those
+/// installed are pre-included.
+const PRELUDE_HEADERS: [&str; 5] =
+    ["hip_runtime.h", "hip_fp16.h", "hip_complex.h", "hip_cooperative_groups.h", "hip_math_constants.h"];
+
+/// How many of [`PRELUDE_HEADERS`] a HIP 5 hiprtc pre-includes: its builtin header (Debian's
+/// libhiprtc-builtins.so.5) has the runtime and `__half`, not complex numbers (5.x's
+/// `hip_complex.h` overloads `float2`'s operators, which makes `f2 += f2` ambiguous).
+const PRELUDE_HEADERS_HIP5: usize = 2;
+
+/// Prefix of the device globals that carry name expressions.
+const NAME_EXPR_VAR: &str = "__hiprtc_name_expr_";
+
+/// One `hiprtcProgram`: the source and headers given at creation, the name expressions, and what
+/// the last `hiprtcCompileProgram` left (log, code object, lowered names).
+pub struct Program {
+    source: String,
+    name: String,
+    /// (include name, contents), written under the compile's include directory.
+    headers: Vec<(String, String)>,
+    /// (name expression as clr strips it, lowered name after a compile that resolved it).
+    exprs: Vec<(String, Option<CString>)>,
+    log: String,
+    code: Vec<u8>,
+    /// Lowered names of earlier compiles: kept, since callers may still hold them (they live
+    /// until hiprtcDestroyProgram).
+    retired: Vec<CString>,
+}
+
+impl Program {
+    /// `hiprtcCreateProgram`'s checks (clr `addSource`/`addHeader`): the source and every header
+    /// non-empty, header names relative paths without `..`. Errors: `HIPRTC_ERROR_INVALID_INPUT`.
+    pub fn new(source: String, name: Option<String>, headers: Vec<(String, String)>) -> Result<Program, hiprtcResult> {
+        if source.is_empty() {
+            return Err(hiprtcResult::HIPRTC_ERROR_INVALID_INPUT);
+        }
+        for (name, text) in &headers {
+            let p = Path::new(name);
+            let relative = p.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+            if name.is_empty() || text.is_empty() || !relative {
+                return Err(hiprtcResult::HIPRTC_ERROR_INVALID_INPUT);
+            }
+        }
+        let name = name.filter(|n| !n.is_empty()).unwrap_or_else(|| UNNAMED.to_owned());
+        Ok(Program {
+            source,
+            name,
+            headers,
+            exprs: Vec::new(),
+            log: String::new(),
+            code: Vec::new(),
+            retired: Vec::new(),
+        })
+    }
+
+    /// `hiprtcAddNameExpression`: tracks `expr` (see [`strip_name_expression`]). Errors:
+    /// `HIPRTC_ERROR_INVALID_INPUT` when nothing is left of it.
+    pub fn add_name_expression(&mut self, expr: &str) -> Result<(), hiprtcResult> {
+        let e = strip_name_expression(expr);
+        if e.is_empty() {
+            return Err(hiprtcResult::HIPRTC_ERROR_INVALID_INPUT);
+        }
+        if !self.exprs.iter().any(|(x, _)| *x == e) {
+            self.exprs.push((e, None));
+        }
+        Ok(())
+    }
+
+    /// `hiprtcGetLoweredName`: the mangled name the last compile found for `expr`. Errors:
+    /// `HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID` for an expression never added, or before a compile
+    /// resolved it (clr's code).
+    pub fn lowered_name(&self, expr: &str) -> Result<&CString, hiprtcResult> {
+        let e = strip_name_expression(expr);
+        self.exprs
+            .iter()
+            .find(|(x, _)| *x == e)
+            .and_then(|(_, l)| l.as_ref())
+            .ok_or(hiprtcResult::HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID)
+    }
+
+    /// The last compile's log (clang's diagnostics), empty before one.
+    pub fn log(&self) -> &str {
+        &self.log
+    }
+
+    /// The last successful compile's code object (an AMDGPU ELF), empty otherwise.
+    pub fn code(&self) -> &[u8] {
+        &self.code
+    }
+
+    /// `hiprtcCompileProgram`: compiles for the `--offload-arch=` (or nvcc's
+    /// `--gpu-architecture=`) the options name, else for the current device's `gcnArchName`
+    /// (`default_arch`). Errors: `HIPRTC_ERROR_INVALID_OPTION` for `-fgpu-rdc` (its bitcode has no
+    /// entry point here: hiprtcGetBitcode is not exported); `HIPRTC_ERROR_COMPILATION` when no
+    /// architecture or compiler is found or clang fails, with the reason in the log.
+    pub fn compile(
+        &mut self,
+        options: &[String],
+        default_arch: impl FnOnce() -> Option<String>,
+    ) -> Result<(), hiprtcResult> {
+        self.log.clear();
+        self.code.clear();
+        self.retired.extend(self.exprs.iter_mut().filter_map(|(_, l)| l.take()));
+        let append = std::env::var("HIPRTC_COMPILE_OPTIONS_APPEND").unwrap_or_default();
+        let mut user: Vec<String> = Vec::new();
+        let mut arch = None;
+        let mut prelude = true;
+        for o in options.iter().map(String::as_str).chain(append.split_whitespace()) {
+            if o == "-fgpu-rdc" {
+                self.log =
+                    "hiprtc: -fgpu-rdc is not supported (hiprtcGetBitcode and hiprtcLink* are not provided)\n".into();
+                return Err(hiprtcResult::HIPRTC_ERROR_INVALID_OPTION);
+            }
+            if let Some(a) = o.strip_prefix("--offload-arch=").or_else(|| o.strip_prefix("--gpu-architecture=")) {
+                arch.get_or_insert_with(|| a.to_owned());
+            } else if o == "--hiprtc-no-builtin-header" {
+                prelude = false;
+            } else if o != "-hip-pch" {
+                user.push(o.to_owned());
+            }
+        }
+        let Some(arch) = arch.or_else(default_arch) else {
+            self.log = "hiprtc: no GPU found to compile for: pass --offload-arch=<gfx...>\n".into();
+            return Err(hiprtcResult::HIPRTC_ERROR_COMPILATION);
+        };
+        let Some(tc) = toolchain() else {
+            self.log = "hiprtc: no HIP clang found: install Debian's hipcc or ROCm, or set HIP_CLANG_PATH to the \
+                        directory of clang++\n"
+                .into();
+            return Err(hiprtcResult::HIPRTC_ERROR_COMPILATION);
+        };
+        match self.run_clang(tc, &arch, &user, prelude) {
+            Ok(()) => self.resolve_names(),
+            Err(e) => {
+                self.log.push_str(&e);
+                Err(hiprtcResult::HIPRTC_ERROR_COMPILATION)
+            }
+        }
+    }
+
+    /// Writes the source and headers to a fresh directory, runs clang, keeps its diagnostics as the
+    /// log and its output as the code. Err: why the compile failed (appended to the log).
+    fn run_clang(&mut self, tc: &Toolchain, arch: &str, user: &[String], prelude: bool) -> Result<(), String> {
+        let dir = tempfile::Builder::new()
+            .prefix("hiprtc-")
+            .tempdir()
+            .map_err(|e| format!("hiprtc: temporary directory: {e}\n"))?;
+        let include = dir.path().join("include");
+        for (name, text) in &self.headers {
+            let path = include.join(name);
+            std::fs::create_dir_all(path.parent().unwrap_or(&include))
+                .and_then(|()| std::fs::write(&path, text))
+                .map_err(|e| format!("hiprtc: header {name}: {e}\n"))?;
+        }
+        // `#line` names the program as the user did in diagnostics and __FILE__.
+        let quoted = self.name.replace('\\', "\\\\").replace('"', "\\\"");
+        let mut text = format!("#line 1 \"{quoted}\"\n{}\n", self.source);
+        for (i, (e, _)) in self.exprs.iter().enumerate() {
+            text.push_str(&format!(
+                "#line {} \"hiprtc name expression\"\nextern \"C\" __device__ __attribute__((used)) const void* {NAME_EXPR_VAR}{i} = (const void*)&{e};\n",
+                i + 1
+            ));
+        }
+        // `--hiprtc-no-builtin-header` (clr): the program includes what it needs itself.
+        let body = if prelude { tc.prelude.as_str() } else { "" };
+        std::fs::write(dir.path().join("hiprtc_runtime.h"), body).map_err(|e| format!("hiprtc: prelude: {e}\n"))?;
+        let src = dir.path().join("source.hip");
+        let out = dir.path().join("code.o");
+        std::fs::write(&src, text).map_err(|e| format!("hiprtc: source: {e}\n"))?;
+        let mut cmd = Command::new(&tc.clang);
+        cmd.args(["-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output"])
+            .arg(format!("--offload-arch={arch}"))
+            .arg(format!("--rocm-path={}", tc.rocm.display()));
+        if let Some(lib) = &tc.device_lib {
+            cmd.arg(format!("--hip-device-lib-path={}", lib.display()));
+        }
+        if let Some(v) = &tc.hip_version {
+            cmd.arg(format!("--hip-version={v}"));
+        }
+        cmd.args(DEFAULT_OPTIONS)
+            .arg("-include")
+            .arg(dir.path().join("hiprtc_runtime.h"))
+            .arg("-I")
+            .arg(&include)
+            .args(user);
+        cmd.arg("-o").arg(&out).arg(&src);
+        hipkfd_log!("hiprtc: {cmd:?}");
+        let run = cmd.output().map_err(|e| format!("hiprtc: running {}: {e}\n", tc.clang.display()))?;
+        self.log = String::from_utf8_lossy(&run.stderr).into_owned();
+        self.log.push_str(&String::from_utf8_lossy(&run.stdout));
+        if !run.status.success() {
+            return Err(format!("hiprtc: compilation failed ({})\n", run.status));
+        }
+        self.code = std::fs::read(&out).map_err(|e| format!("hiprtc: code object: {e}\n"))?;
+        Ok(())
+    }
+
+    /// Fills the lowered names from the code object: `__hiprtc_name_expr_<i>` holds the address
+    /// of expression i, through a dynamic relocation (`R_AMDGPU_RELATIVE64`'s addend, or
+    /// `R_AMDGPU_ABS64`'s symbol); the function or object symbol there is the lowered name.
+    /// Errors: `HIPRTC_ERROR_COMPILATION` when the code object does not parse.
+    fn resolve_names(&mut self) -> Result<(), hiprtcResult> {
+        if self.exprs.is_empty() {
+            return Ok(());
+        }
+        let file = object::File::parse(&*self.code).map_err(|e| {
+            self.log.push_str(&format!("hiprtc: code object: {e}\n"));
+            hiprtcResult::HIPRTC_ERROR_COMPILATION
+        })?;
+        let symbols: Vec<_> = file.dynamic_symbols().chain(file.symbols()).collect();
+        let named = |addr: u64| {
+            symbols
+                .iter()
+                .filter(|s| s.address() == addr && s.is_definition() && !s.is_local())
+                .filter_map(|s| s.name().ok())
+                .find(|n| !n.ends_with(".kd") && !n.starts_with(NAME_EXPR_VAR))
+                .map(str::to_owned)
+        };
+        let relocs: Vec<_> = file.dynamic_relocations().map(|r| r.collect()).unwrap_or_default();
+        for (i, (_, lowered)) in self.exprs.iter_mut().enumerate() {
+            let var = format!("{NAME_EXPR_VAR}{i}");
+            let Some(at) = symbols.iter().find(|s| s.name() == Ok(var.as_str())).map(|s| s.address()) else {
+                continue;
+            };
+            let target = relocs.iter().find(|(off, _)| *off == at).and_then(|(_, r)| match r.target() {
+                RelocationTarget::Symbol(idx) => {
+                    file.symbol_by_index(idx).ok().and_then(|s| s.name().ok().map(str::to_owned))
+                }
+                _ => named(r.addend() as u64),
+            });
+            *lowered = target.and_then(|n| CString::new(n).ok());
+        }
+        Ok(())
+    }
+}
+
+/// The key a name expression is tracked by: white space trimmed, parentheses around the whole
+/// expression and then a leading `&` dropped (clr's `stripNamedExpression` drops the `&`), so
+/// `"&k<1>"`, `"(&k<1>)"` and `"k<1>"` name the same expression.
+fn strip_name_expression(expr: &str) -> String {
+    let mut s = expr.trim();
+    // Only a pair that encloses everything: not the two of `(a) + (b)`.
+    let enclosed = |t: &str| {
+        let mut depth = 0i32;
+        t.starts_with('(')
+            && t.ends_with(')')
+            && t.char_indices().all(|(i, c)| {
+                depth += (c == '(') as i32 - (c == ')') as i32;
+                depth > 0 || i == t.len() - 1
+            })
+    };
+    while enclosed(s) {
+        s = s[1..s.len() - 1].trim();
+    }
+    s.strip_prefix('&').unwrap_or(s).trim().to_owned()
+}
+
+/// The HIP clang and where its headers and device library are.
+struct Toolchain {
+    clang: PathBuf,
+    rocm: PathBuf,
+    device_lib: Option<PathBuf>,
+    /// `--hip-version=` from the headers' `hip/hip_version.h` (clang's HIP wrapper declares
+    /// device `malloc`/`free` only when it knows the version is 4.5 or later).
+    hip_version: Option<String>,
+    /// The body of the pre-included `hiprtc_runtime.h`: an `#include` of each installed header
+    /// that clr's builtin header holds (runtime, fp16, complex, cooperative groups, math constants).
+    prelude: String,
+}
+
+/// Found once per process (see the module doc for the order).
+fn toolchain() -> Option<&'static Toolchain> {
+    static TC: OnceLock<Option<Toolchain>> = OnceLock::new();
+    TC.get_or_init(|| {
+        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let rocm_env = env("ROCM_PATH");
+        let mut bins: Vec<PathBuf> = env("HIP_CLANG_PATH").into_iter().collect();
+        bins.extend(rocm_env.iter().map(|r| r.join("llvm/bin")));
+        bins.push("/opt/rocm/llvm/bin".into());
+        let mut llvm: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let v = e.file_name().to_str()?.strip_prefix("llvm-")?.parse().ok()?;
+                Some((v, e.path().join("bin")))
+            })
+            .collect();
+        llvm.sort_by(|a, b| b.0.cmp(&a.0));
+        bins.extend(llvm.into_iter().map(|(_, p)| p));
+        bins.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+        let clang = bins.iter().map(|b| b.join("clang++")).find(|c| c.is_file())?;
+        let rocm = rocm_env
+            .clone()
+            .or_else(|| Some(PathBuf::from("/opt/rocm")).filter(|p| p.join("include/hip/hip_runtime.h").is_file()))
+            .unwrap_or_else(|| "/usr".into());
+        let mut libs: Vec<PathBuf> = env("HIP_DEVICE_LIB_PATH").into_iter().collect();
+        libs.extend(rocm_env.iter().map(|r| r.join("amdgcn/bitcode")));
+        libs.push("/opt/rocm/amdgcn/bitcode".into());
+        libs.push(format!("/usr/lib/{}-linux-gnu/amdgcn/bitcode", std::env::consts::ARCH).into());
+        libs.push("/usr/lib/amdgcn/bitcode".into());
+        let device_lib = libs.into_iter().find(|d| d.join("ocml.bc").is_file());
+        let include = rocm.join("include/hip");
+        let version = std::fs::read_to_string(include.join("hip_version.h")).unwrap_or_default();
+        let define = |name: &str| {
+            version.lines().find_map(|l| l.strip_prefix("#define ")?.strip_prefix(name)?.trim().parse::<u32>().ok())
+        };
+        let version = match (define("HIP_VERSION_MAJOR "), define("HIP_VERSION_MINOR "), define("HIP_VERSION_PATCH ")) {
+            (Some(a), Some(b), Some(c)) => Some((a, b, c)),
+            _ => None,
+        };
+        let hip_version = version.map(|(a, b, c)| format!("{a}.{b}.{c}"));
+        let hip5 = version.is_some_and(|(major, _, _)| major < 6);
+        let headers = if hip5 { &PRELUDE_HEADERS[..PRELUDE_HEADERS_HIP5] } else { &PRELUDE_HEADERS[..] };
+        let prelude =
+            headers.iter().filter(|h| include.join(h).is_file()).map(|h| format!("#include <hip/{h}>\n")).collect();
+        hipkfd_log!(
+            "hiprtc: clang {} rocm {} device library {device_lib:?} HIP {hip_version:?}",
+            clang.display(),
+            rocm.display()
+        );
+        Some(Toolchain { clang, rocm, device_lib, hip_version, prelude })
+    })
+    .as_ref()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_expressions_strip_as_clr() {
+        assert_eq!(strip_name_expression("&my_kernel<(int)3, float >"), "my_kernel<(int)3, float >");
+        assert_eq!(strip_name_expression(" nontype_kernel<(2 + 3)> "), "nontype_kernel<(2 + 3)>");
+        assert_eq!(strip_name_expression("(&N1::f)"), "N1::f");
+        assert_eq!(strip_name_expression("(a) + (b)"), "(a) + (b)");
+        assert_eq!(strip_name_expression("&"), "");
+    }
+
+    #[test]
+    fn creation_checks_source_and_headers() {
+        let ok = Program::new("x".into(), None, vec![("a/b.h".into(), "int x;".into())]).unwrap();
+        assert_eq!(ok.name, UNNAMED);
+        for bad in [
+            ("".to_owned(), "h".to_owned()),
+            ("h".into(), "".into()),
+            ("/abs.h".into(), "h".into()),
+            ("../up.h".into(), "h".into()),
+        ] {
+            assert_eq!(Program::new("x".into(), None, vec![bad]).err(), Some(hiprtcResult::HIPRTC_ERROR_INVALID_INPUT));
+        }
+        assert_eq!(Program::new(String::new(), None, vec![]).err(), Some(hiprtcResult::HIPRTC_ERROR_INVALID_INPUT));
+    }
+
+    #[test]
+    fn lowered_names_only_after_a_compile() {
+        let mut p = Program::new("__global__ void k() {}".into(), Some("p.cu".into()), vec![]).unwrap();
+        p.add_name_expression("&k").unwrap();
+        assert_eq!(p.add_name_expression(" "), Err(hiprtcResult::HIPRTC_ERROR_INVALID_INPUT));
+        assert_eq!(p.lowered_name("k").err(), Some(hiprtcResult::HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID));
+        assert_eq!(p.compile(&["-fgpu-rdc".into()], || None), Err(hiprtcResult::HIPRTC_ERROR_INVALID_OPTION));
+        assert_eq!(p.compile(&[], || None), Err(hiprtcResult::HIPRTC_ERROR_COMPILATION));
+        assert!(p.log().contains("--offload-arch"), "{}", p.log());
+    }
+}

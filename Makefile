@@ -74,7 +74,8 @@ hip-tests: build
 	@tools/hip-tests --hip-tests "$(HIP_TESTS)" $(HIP_TESTS_ARGS)
 
 ## Install like ROCm under $(DESTDIR)$(PREFIX): lib/libamdhip64.so.7 (+ the .so link; lib/compat/
-## holds libamdhip64.so.5 and .so.6 links for binaries built against ROCm 5 or 6), include/hip/,
+## holds libamdhip64.so.5 and .so.6 links for binaries built against ROCm 5 or 6; libhiprtc.so.7
+## links to it too, since ROCm 7 programs take hiprtc from there), include/hip/,
 ## lib/pkgconfig/hip.pc, lib/cmake/hip (find_package(hip): hip::host), bin/hipkfd-env,
 ## bin/hipkfd-info, bin/kfdsim and lib/libkfdsim.so.
 PREFIX  ?= /opt/hipkfd
@@ -91,6 +92,8 @@ install-files:
 	ln -sf libamdhip64.so.7 $(DESTDIR)$(PREFIX)/lib/libamdhip64.so
 	ln -sf ../libamdhip64.so.7 $(DESTDIR)$(PREFIX)/lib/compat/libamdhip64.so.5
 	ln -sf ../libamdhip64.so.7 $(DESTDIR)$(PREFIX)/lib/compat/libamdhip64.so.6
+	ln -sf libamdhip64.so.7 $(DESTDIR)$(PREFIX)/lib/libhiprtc.so.7
+	ln -sf libhiprtc.so.7 $(DESTDIR)$(PREFIX)/lib/libhiprtc.so
 	install -m 755 $(REL)/libkfdsim.so $(DESTDIR)$(PREFIX)/lib/libkfdsim.so
 	install -m 644 include/hip/hip_runtime_api.h include/hip/hiprtc.h tools/install/hip_runtime.h $(DESTDIR)$(PREFIX)/include/hip/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(HIP_VERSION)|' tools/install/hip.pc.in \

@@ -16,9 +16,11 @@
 //!
 //! Where the toolchain is found: `HIP_CLANG_PATH` (the directory of `clang++`, as `hipcc` reads
 //! it), else `$ROCM_PATH/llvm/bin`, `/opt/rocm/llvm/bin`, the newest `/usr/lib/llvm-*/bin`, then
-//! `clang++` on `PATH`. The device library: `HIP_DEVICE_LIB_PATH`, else the first of
-//! `$ROCM_PATH/amdgcn/bitcode`, `/opt/rocm/amdgcn/bitcode`, `/usr/lib/<multiarch>/amdgcn/bitcode`
-//! that holds `ocml.bc`. `HIPRTC_COMPILE_OPTIONS_APPEND` (clr's flag) adds options to every compile.
+//! `clang++` on `PATH`. The HIP headers: the first of `$ROCM_PATH`, `/opt/rocm`, `/usr` that has
+//! `include/hip/amd_detail/amd_hip_runtime.h`. The device library: `HIP_DEVICE_LIB_PATH`, else
+//! the first of `$ROCM_PATH/amdgcn/bitcode`, `/opt/rocm/amdgcn/bitcode`,
+//! `/usr/lib/<multiarch>/amdgcn/bitcode` that holds `ocml.bc`. `HIPRTC_COMPILE_OPTIONS_APPEND`
+//! (clr's flag) adds options to every compile.
 
 use crate::api::rtc::hiprtcResult;
 use crate::log::hipkfd_log;
@@ -327,9 +329,13 @@ fn toolchain() -> Option<&'static Toolchain> {
         bins.extend(llvm.into_iter().map(|(_, p)| p));
         bins.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
         let clang = bins.iter().map(|b| b.join("clang++")).find(|c| c.is_file())?;
+        // The first that has HIP's device headers: not a hipkfd install tree (`hipkfd-env` sets
+        // ROCM_PATH to it), whose hip_runtime.h is the host API alone.
         let rocm = rocm_env
-            .clone()
-            .or_else(|| Some(PathBuf::from("/opt/rocm")).filter(|p| p.join("include/hip/hip_runtime.h").is_file()))
+            .iter()
+            .cloned()
+            .chain(["/opt/rocm".into(), "/usr".into()])
+            .find(|p| p.join("include/hip/amd_detail/amd_hip_runtime.h").is_file())
             .unwrap_or_else(|| "/usr".into());
         let mut libs: Vec<PathBuf> = env("HIP_DEVICE_LIB_PATH").into_iter().collect();
         libs.extend(rocm_env.iter().map(|r| r.join("amdgcn/bitcode")));

@@ -117,3 +117,67 @@ fn c_program_builds_with_cmake_find_package_hip() {
     ok(compile, "cmake --build");
     run(&t, &build.join("install_check"));
 }
+
+/// A ROCm 7 program takes hiprtc from libhiprtc.so.7: the installed link to our library serves it
+/// (DT_NEEDED libhiprtc.so.7, as when linked against ROCm's, here a stand-in of that SONAME), and
+/// it compiles under hipkfd-env, which points ROCM_PATH at the tree, whose hip_runtime.h is the
+/// host API alone (the compiler's HIP headers must come from elsewhere). The compile is left out,
+/// saying so, without Debian's hipcc.
+#[test]
+fn rocm7_hiprtc_program_runs_on_the_installed_link() {
+    let t = Tree::install("hiprtc");
+    let p = t.prefix();
+    let stub = t.0.join("stub");
+    std::fs::create_dir_all(&stub).unwrap();
+    let names = [
+        "hiprtcVersion",
+        "hiprtcCreateProgram",
+        "hiprtcAddNameExpression",
+        "hiprtcCompileProgram",
+        "hiprtcGetProgramLogSize",
+        "hiprtcGetProgramLog",
+        "hiprtcGetCodeSize",
+        "hiprtcGetCode",
+        "hiprtcGetLoweredName",
+        "hiprtcDestroyProgram",
+        "hiprtcGetErrorString",
+    ];
+    let src: String = names.iter().map(|n| format!("int {n}(void) {{ return 11; }}\n")).collect();
+    std::fs::write(stub.join("stub.c"), src).unwrap();
+    let out = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-Wl,-soname,libhiprtc.so.7", "-o"])
+        .arg(stub.join("libhiprtc.so"))
+        .arg(stub.join("stub.c"))
+        .output()
+        .unwrap();
+    ok(out, "gcc stand-in libhiprtc.so.7");
+    let exe = t.0.join("hiprtc_check");
+    let out = Command::new("gcc")
+        .arg(format!("-I{}", p.join("include").display()))
+        .arg(root().join("hip-conformance/compat/hiprtc_check.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(format!("-L{}", stub.display()))
+        .arg("-lhiprtc")
+        .output()
+        .unwrap();
+    ok(out, "gcc hiprtc_check.c -lhiprtc");
+    let dynamic = ok(Command::new("readelf").arg("-d").arg(&exe).output().unwrap(), "readelf -d");
+    assert!(dynamic.contains("[libhiprtc.so.7]") && !dynamic.contains("libamdhip64"), "{dynamic}");
+    let hipcc = Command::new("sh").args(["-c", "command -v hipcc"]).output().is_ok_and(|o| o.status.success());
+    if !hipcc {
+        eprintln!("hipcc is not installed (Debian package hipcc): checking hiprtc without a compile");
+    }
+    let out = t
+        .env_cmd()
+        .arg(&exe)
+        .args(["gfx90a", if hipcc { "compile" } else { "-" }])
+        .env("LD_DEBUG", "libs")
+        .output()
+        .unwrap();
+    let stderr = artifacts::text(&out.stderr);
+    let stdout = ok(out, "hiprtc_check through hipkfd-env");
+    assert!(stdout.contains("PASS hiprtc 9.0"), "{stdout}");
+    let want = format!("calling init: {}/lib/libhiprtc.so.7", p.display());
+    assert!(stderr.contains(&want), "{want:?} not in:\n{stderr}");
+}

@@ -61,6 +61,8 @@ pub struct Program {
     exprs: Vec<(String, Option<CString>)>,
     log: String,
     code: Vec<u8>,
+    /// The last successful `-fgpu-rdc` compile's LLVM bitcode, empty otherwise.
+    bitcode: Vec<u8>,
     /// Lowered names of earlier compiles: kept, since callers may still hold them (they live
     /// until hiprtcDestroyProgram).
     retired: Vec<CString>,
@@ -88,6 +90,7 @@ impl Program {
             exprs: Vec::new(),
             log: String::new(),
             code: Vec::new(),
+            bitcode: Vec::new(),
             retired: Vec::new(),
         })
     }
@@ -127,10 +130,16 @@ impl Program {
         &self.code
     }
 
+    /// The last `-fgpu-rdc` compile's LLVM bitcode (`hiprtcGetBitcode`); `None` when the last
+    /// compile was not one or failed.
+    pub fn bitcode(&self) -> Option<&[u8]> {
+        Some(&self.bitcode[..]).filter(|b| !b.is_empty())
+    }
+
     /// `hiprtcCompileProgram`: compiles for the `--offload-arch=` (or nvcc's
     /// `--gpu-architecture=`) the options name, else for the current device's `gcnArchName`
-    /// (`default_arch`). Errors: `HIPRTC_ERROR_INVALID_OPTION` for `-fgpu-rdc` (its bitcode has no
-    /// entry point here: hiprtcGetBitcode is not exported); `HIPRTC_ERROR_COMPILATION` when no
+    /// (`default_arch`); with `-fgpu-rdc`, to LLVM bitcode instead (clr's `compileToBitCode`; its
+    /// name expressions stay unresolved here). Errors: `HIPRTC_ERROR_COMPILATION` when no
     /// architecture or compiler is found or clang fails, with the reason in the log.
     pub fn compile(
         &mut self,
@@ -139,17 +148,13 @@ impl Program {
     ) -> Result<(), hiprtcResult> {
         self.log.clear();
         self.code.clear();
+        self.bitcode.clear();
         self.retired.extend(self.exprs.iter_mut().filter_map(|(_, l)| l.take()));
         let append = std::env::var("HIPRTC_COMPILE_OPTIONS_APPEND").unwrap_or_default();
         let mut user: Vec<String> = Vec::new();
         let mut arch = None;
         let mut prelude = true;
         for o in options.iter().map(String::as_str).chain(append.split_whitespace()) {
-            if o == "-fgpu-rdc" {
-                self.log =
-                    "hiprtc: -fgpu-rdc is not supported (hiprtcGetBitcode and hiprtcLink* are not provided)\n".into();
-                return Err(hiprtcResult::HIPRTC_ERROR_INVALID_OPTION);
-            }
             if let Some(a) = o.strip_prefix("--offload-arch=").or_else(|| o.strip_prefix("--gpu-architecture=")) {
                 arch.get_or_insert_with(|| a.to_owned());
             } else if o == "--hiprtc-no-builtin-header" {
@@ -168,7 +173,9 @@ impl Program {
                 .into();
             return Err(hiprtcResult::HIPRTC_ERROR_COMPILATION);
         };
-        match self.run_clang(tc, &arch, &user, prelude) {
+        let rdc = user.iter().any(|o| o == "-fgpu-rdc");
+        match self.run_clang(tc, &arch, &user, prelude, rdc) {
+            Ok(()) if rdc => Ok(()),
             Ok(()) => self.resolve_names(),
             Err(e) => {
                 self.log.push_str(&e);
@@ -178,8 +185,15 @@ impl Program {
     }
 
     /// Writes the source and headers to a fresh directory, runs clang, keeps its diagnostics as the
-    /// log and its output as the code. Err: why the compile failed (appended to the log).
-    fn run_clang(&mut self, tc: &Toolchain, arch: &str, user: &[String], prelude: bool) -> Result<(), String> {
+    /// log and its output as the code (the bitcode with `rdc`). Err: why the compile failed (appended to the log).
+    fn run_clang(
+        &mut self,
+        tc: &Toolchain,
+        arch: &str,
+        user: &[String],
+        prelude: bool,
+        rdc: bool,
+    ) -> Result<(), String> {
         let dir = tempfile::Builder::new()
             .prefix("hiprtc-")
             .tempdir()
@@ -222,6 +236,9 @@ impl Program {
             .arg("-I")
             .arg(&include)
             .args(user);
+        if rdc {
+            cmd.args(["-c", "-emit-llvm"]);
+        }
         cmd.arg("-o").arg(&out).arg(&src);
         hipkfd_log!("hiprtc: {cmd:?}");
         let run = cmd.output().map_err(|e| format!("hiprtc: running {}: {e}\n", tc.clang.display()))?;
@@ -230,7 +247,12 @@ impl Program {
         if !run.status.success() {
             return Err(format!("hiprtc: compilation failed ({})\n", run.status));
         }
-        self.code = std::fs::read(&out).map_err(|e| format!("hiprtc: code object: {e}\n"))?;
+        let output = std::fs::read(&out).map_err(|e| format!("hiprtc: output: {e}\n"))?;
+        if rdc {
+            self.bitcode = output;
+        } else {
+            self.code = output;
+        }
         Ok(())
     }
 
@@ -401,7 +423,6 @@ mod tests {
         p.add_name_expression("&k").unwrap();
         assert_eq!(p.add_name_expression(" "), Err(hiprtcResult::HIPRTC_ERROR_INVALID_INPUT));
         assert_eq!(p.lowered_name("k").err(), Some(hiprtcResult::HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID));
-        assert_eq!(p.compile(&["-fgpu-rdc".into()], || None), Err(hiprtcResult::HIPRTC_ERROR_INVALID_OPTION));
         assert_eq!(p.compile(&[], || None), Err(hiprtcResult::HIPRTC_ERROR_COMPILATION));
         assert!(p.log().contains("--offload-arch"), "{}", p.log());
     }

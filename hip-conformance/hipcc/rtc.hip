@@ -1,10 +1,15 @@
 /* hiprtc (HIP 5.2 exports it from libamdhip64): compile a kernel template and a __device__
  * variable from source at run time, with a header given at creation and -D options; lowered names
  * of name expressions; load the code object with hipModuleLoadData and launch it, results checked;
- * a failing compile's log; clr's error codes, and INVALID_PROGRAM where clr would crash. */
+ * a failing compile's log; -fgpu-rdc bitcode; clr's error codes, and INVALID_PROGRAM where clr
+ * would crash. */
 #include <hip/hip_runtime.h>
 #include <hip/hiprtc.h>
 #include "check.h"
+
+/* ROCm 5.3+ (HIP 5.2's hiprtc.h predates them). */
+extern "C" hiprtcResult hiprtcGetBitcode(hiprtcProgram prog, char* bitcode);
+extern "C" hiprtcResult hiprtcGetBitcodeSize(hiprtcProgram prog, size_t* bitcode_size);
 
 #define CHECK_RTC(call, code)                                                       \
   do {                                                                              \
@@ -171,8 +176,30 @@ int main(void) {
   free(log);
   CHECK_RTC_OK(hiprtcGetCodeSize(q, &code_size));
   CHECK(code_size == 0);
-  const char* rdc[] = {"-fgpu-rdc"};
-  CHECK_RTC(hiprtcCompileProgram(q, 1, rdc), HIPRTC_ERROR_INVALID_OPTION);
+  size_t bc_size = 0;
+  CHECK_RTC(hiprtcGetBitcodeSize(q, &bc_size), HIPRTC_ERROR_INVALID_PROGRAM);
+  CHECK_RTC_OK(hiprtcDestroyProgram(&q));
+
+  /* -fgpu-rdc: LLVM bitcode, where an undefined device function is fine (hip-tests
+   * Unit_hiprtc_bitcode_undefined_function); the code object stays empty. */
+  const char* rdc[] = {arch, "-fgpu-rdc"};
+  CHECK_RTC_OK(hiprtcCreateProgram(&q, "__device__ void foo();\nextern \"C\" __global__ void k() { foo(); }\n",
+                                   "rdc.cu", 0, NULL, NULL));
+  CHECK_RTC(hiprtcGetBitcodeSize(q, &bc_size), HIPRTC_ERROR_INVALID_PROGRAM);
+  CHECK_RTC_OK(hiprtcCompileProgram(q, 2, rdc));
+  CHECK_RTC_OK(hiprtcGetCodeSize(q, &code_size));
+  CHECK(code_size == 0);
+  CHECK_RTC_OK(hiprtcGetBitcodeSize(q, &bc_size));
+  CHECK(bc_size > 4);
+  CHECK_RTC(hiprtcGetBitcodeSize(q, NULL), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK_RTC(hiprtcGetBitcode(q, NULL), HIPRTC_ERROR_INVALID_INPUT);
+  char* bc = (char*)malloc(bc_size);
+  CHECK_RTC_OK(hiprtcGetBitcode(q, bc));
+  CHECK(memcmp(bc, "BC\xc0\xde", 4) == 0);
+  free(bc);
+  /* Without -fgpu-rdc the undefined function fails the link, and the bitcode is gone. */
+  CHECK_RTC(hiprtcCompileProgram(q, 1, arch_opt), HIPRTC_ERROR_COMPILATION);
+  CHECK_RTC(hiprtcGetBitcodeSize(q, &bc_size), HIPRTC_ERROR_INVALID_PROGRAM);
   CHECK_RTC_OK(hiprtcDestroyProgram(&q));
 
   /* --hiprtc-no-builtin-header (clr): nothing pre-included, the program includes HIP itself. */

@@ -77,8 +77,8 @@ hiprtcResult hiprtcAddNameExpression(hiprtcProgram prog, const char *name_expres
 // current device; options are clang's (`-D`, `-I`, `-std=`, `-O`, `-ffast-math`, ...). Takes
 // seconds: it runs the installed HIP clang (`crate::rtc`). Errors:
 // `HIPRTC_ERROR_INVALID_PROGRAM` for a bad handle; `HIPRTC_ERROR_INVALID_INPUT` for
-// `numOptions < 0` or a null option; `HIPRTC_ERROR_INVALID_OPTION` for `-fgpu-rdc`;
-// `HIPRTC_ERROR_COMPILATION` when it fails (the log says why).
+// `numOptions < 0` or a null option; `HIPRTC_ERROR_COMPILATION` when it fails (the log says
+// why). With `-fgpu-rdc` the result is LLVM bitcode ([`hiprtcGetBitcode`]), not a code object.
 hiprtcResult hiprtcCompileProgram(hiprtcProgram prog, int numOptions, const char *const *options);
 
 // `hiprtcResult hiprtcGetLoweredName(hiprtcProgram prog, const char* name_expression, const
@@ -109,6 +109,17 @@ hiprtcResult hiprtcGetCodeSize(hiprtcProgram prog, size_t *codeSizeRet);
 // AMDGPU ELF for `hipModuleLoadData`. Errors: `HIPRTC_ERROR_INVALID_PROGRAM`,
 // `HIPRTC_ERROR_INVALID_INPUT` (null buffer).
 hiprtcResult hiprtcGetCode(hiprtcProgram prog, char *code);
+
+// `hiprtcResult hiprtcGetBitcodeSize(hiprtcProgram prog, size_t* bitcode_size)`: bytes of the
+// LLVM bitcode of the last compile, which must have been with `-fgpu-rdc`. Errors:
+// `HIPRTC_ERROR_INVALID_INPUT` (null out-pointer); `HIPRTC_ERROR_INVALID_PROGRAM` for a bad
+// handle or when there is no bitcode (clr's code).
+hiprtcResult hiprtcGetBitcodeSize(hiprtcProgram prog, size_t *bitcode_size);
+
+// `hiprtcResult hiprtcGetBitcode(hiprtcProgram prog, char* bitcode)`: copies that bitcode
+// (`hiprtcGetBitcodeSize` bytes). Errors: as [`hiprtcGetBitcodeSize`] (null buffer:
+// `HIPRTC_ERROR_INVALID_INPUT`).
+hiprtcResult hiprtcGetBitcode(hiprtcProgram prog, char *bitcode);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,6 +1,6 @@
 //! hiprtc, HIP's runtime compilation (`hip/hiprtc.h`): the 11 calls that HIP 5.2's
-//! libamdhip64.so.5 exports (`hip_4.2`), so programs built by Debian's hipcc find them in us.
-//! (ROCm 7 moved them to libhiprtc.so.7.) The compile itself is in `crate::rtc`. Codes and
+//! libamdhip64.so.5 exports (`hip_4.2`), so programs built by Debian's hipcc find them in us, and
+//! `hiprtcGetBitcode`/`hiprtcGetBitcodeSize` (`hip_5.3`). (ROCm 7 moved them to libhiprtc.so.7.) The compile itself is in `crate::rtc`. Codes and
 //! checks follow clr `hipamd/src/hiprtc/hiprtc.cpp`; where clr dereferences a null or stale
 //! handle, we return `HIPRTC_ERROR_INVALID_PROGRAM` or `HIPRTC_ERROR_INVALID_INPUT` instead.
 //! This file is the source of `include/hip/hiprtc.h` (tests/header.rs).
@@ -202,8 +202,8 @@ pub extern "C" fn hiprtcAddNameExpression(prog: hiprtcProgram, name_expression: 
 /// current device; options are clang's (`-D`, `-I`, `-std=`, `-O`, `-ffast-math`, ...). Takes
 /// seconds: it runs the installed HIP clang (`crate::rtc`). Errors:
 /// `HIPRTC_ERROR_INVALID_PROGRAM` for a bad handle; `HIPRTC_ERROR_INVALID_INPUT` for
-/// `numOptions < 0` or a null option; `HIPRTC_ERROR_INVALID_OPTION` for `-fgpu-rdc`;
-/// `HIPRTC_ERROR_COMPILATION` when it fails (the log says why).
+/// `numOptions < 0` or a null option; `HIPRTC_ERROR_COMPILATION` when it fails (the log says
+/// why). With `-fgpu-rdc` the result is LLVM bitcode ([`hiprtcGetBitcode`]), not a code object.
 #[no_mangle]
 pub extern "C" fn hiprtcCompileProgram(
     prog: hiprtcProgram,
@@ -296,5 +296,36 @@ pub extern "C" fn hiprtcGetCode(prog: hiprtcProgram, code: *mut c_char) -> hiprt
         let p = program(prog)?;
         let g = p.lock();
         copy_out(code, g.code())
+    })
+}
+
+/// `hiprtcResult hiprtcGetBitcodeSize(hiprtcProgram prog, size_t* bitcode_size)`: bytes of the
+/// LLVM bitcode of the last compile, which must have been with `-fgpu-rdc`. Errors:
+/// `HIPRTC_ERROR_INVALID_INPUT` (null out-pointer); `HIPRTC_ERROR_INVALID_PROGRAM` for a bad
+/// handle or when there is no bitcode (clr's code).
+#[no_mangle]
+pub extern "C" fn hiprtcGetBitcodeSize(prog: hiprtcProgram, bitcode_size: *mut usize) -> hiprtcResult {
+    rtc(|| {
+        let p = program(prog)?;
+        if bitcode_size.is_null() {
+            return Err(HIPRTC_ERROR_INVALID_INPUT);
+        }
+        let n = p.lock().bitcode().map(<[u8]>::len).ok_or(HIPRTC_ERROR_INVALID_PROGRAM)?;
+        write_out(bitcode_size, n)
+    })
+}
+
+/// `hiprtcResult hiprtcGetBitcode(hiprtcProgram prog, char* bitcode)`: copies that bitcode
+/// (`hiprtcGetBitcodeSize` bytes). Errors: as [`hiprtcGetBitcodeSize`] (null buffer:
+/// `HIPRTC_ERROR_INVALID_INPUT`).
+#[no_mangle]
+pub extern "C" fn hiprtcGetBitcode(prog: hiprtcProgram, bitcode: *mut c_char) -> hiprtcResult {
+    rtc(|| {
+        let p = program(prog)?;
+        if bitcode.is_null() {
+            return Err(HIPRTC_ERROR_INVALID_INPUT);
+        }
+        let g = p.lock();
+        copy_out(bitcode, g.bitcode().ok_or(HIPRTC_ERROR_INVALID_PROGRAM)?)
     })
 }

@@ -138,8 +138,7 @@ impl Program {
 
     /// `hiprtcCompileProgram`: compiles for the `--offload-arch=` (or nvcc's
     /// `--gpu-architecture=`) the options name, else for the current device's `gcnArchName`
-    /// (`default_arch`); with `-fgpu-rdc`, to LLVM bitcode instead (clr's `compileToBitCode`; its
-    /// name expressions stay unresolved here). Errors: `HIPRTC_ERROR_COMPILATION` when no
+    /// (`default_arch`); with `-fgpu-rdc`, to LLVM bitcode instead (clr's `compileToBitCode`). Errors: `HIPRTC_ERROR_COMPILATION` when no
     /// architecture or compiler is found or clang fails, with the reason in the log.
     pub fn compile(
         &mut self,
@@ -250,10 +249,38 @@ impl Program {
         let output = std::fs::read(&out).map_err(|e| format!("hiprtc: output: {e}\n"))?;
         if rdc {
             self.bitcode = output;
+            self.resolve_names_in_bitcode(tc, &out);
         } else {
             self.code = output;
         }
         Ok(())
+    }
+
+    /// The lowered names of an `-fgpu-rdc` compile, from the bitcode at `bc` as `llvm-dis` (beside
+    /// clang) prints it: `@__hiprtc_name_expr_<i> = ... global ptr @<name>` (or a cast of it).
+    /// Without `llvm-dis` they stay unresolved, which the log says.
+    fn resolve_names_in_bitcode(&mut self, tc: &Toolchain, bc: &Path) {
+        if self.exprs.is_empty() {
+            return;
+        }
+        let dis = tc.clang.with_file_name("llvm-dis");
+        let ir = match Command::new(&dis).arg(bc).arg("-o").arg("-").output() {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+            _ => {
+                self.log.push_str(&format!("hiprtc: no {} to read name expressions from the bitcode\n", dis.display()));
+                return;
+            }
+        };
+        for (i, (_, lowered)) in self.exprs.iter_mut().enumerate() {
+            let prefix = format!("@{NAME_EXPR_VAR}{i} = ");
+            let target = ir.lines().find_map(|l| {
+                let init = l.strip_prefix(&prefix)?.split_once(" global ")?.1;
+                let name = init.split_once('@')?.1;
+                let end = name.find(|c: char| !(c.is_ascii_alphanumeric() || "_.$".contains(c))).unwrap_or(name.len());
+                Some(name[..end].to_owned())
+            });
+            *lowered = target.filter(|n| !n.is_empty()).and_then(|n| CString::new(n).ok());
+        }
     }
 
     /// Fills the lowered names from the code object: `__hiprtc_name_expr_<i>` holds the address

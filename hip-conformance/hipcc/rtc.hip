@@ -183,10 +183,21 @@ int main(void) {
   /* -fgpu-rdc: LLVM bitcode, where an undefined device function is fine (hip-tests
    * Unit_hiprtc_bitcode_undefined_function); the code object stays empty. */
   const char* rdc[] = {arch, "-fgpu-rdc"};
-  CHECK_RTC_OK(hiprtcCreateProgram(&q, "__device__ void foo();\nextern \"C\" __global__ void k() { foo(); }\n",
+  CHECK_RTC_OK(hiprtcCreateProgram(&q,
+                                   "__device__ void foo();\n"
+                                   "extern \"C\" __global__ void k() { foo(); }\n"
+                                   "template <int N> __global__ void t(int* p) { *p = N; foo(); }\n"
+                                   "__device__ int var;\n",
                                    "rdc.cu", 0, NULL, NULL));
+  CHECK_RTC_OK(hiprtcAddNameExpression(q, "t<3>"));
+  CHECK_RTC_OK(hiprtcAddNameExpression(q, "&var"));
   CHECK_RTC(hiprtcGetBitcodeSize(q, &bc_size), HIPRTC_ERROR_INVALID_PROGRAM);
   CHECK_RTC_OK(hiprtcCompileProgram(q, 2, rdc));
+  /* Lowered names come from the bitcode here. */
+  CHECK_RTC_OK(hiprtcGetLoweredName(q, "t<3>", &lowered));
+  CHECK(lowered && strcmp(lowered, "_Z1tILi3EEvPi") == 0);
+  CHECK_RTC_OK(hiprtcGetLoweredName(q, "var", &lowered));
+  CHECK(lowered && strcmp(lowered, "var") == 0);
   CHECK_RTC_OK(hiprtcGetCodeSize(q, &code_size));
   CHECK(code_size == 0);
   CHECK_RTC_OK(hiprtcGetBitcodeSize(q, &bc_size));

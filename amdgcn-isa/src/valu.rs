@@ -1300,15 +1300,6 @@ fn dot(op: Op, a: u32, b: u32, c: u32, clamp: bool) -> u32 {
     }
 }
 
-/// A 16-bit dot product's packed source `k` as op_sel/op_sel_hi/neg/neg_hi make it: element 0
-/// is the half op_sel picks, element 1 the half op_sel_hi picks, each negated (f16 sign bit)
-/// when its neg bit is set (packed-math semantics, as for `v_pk_*`).
-fn dot_halves(i: &Inst, k: usize, v: u32) -> u32 {
-    let half = |hi: u8| if hi >> k & 1 != 0 { v >> 16 } else { v & 0xffff };
-    let sign = |neg: u8| if neg >> k & 1 != 0 { 0x8000 } else { 0 };
-    (half(i.opsel) ^ sign(i.neg)) | (half(i.opsel_hi) ^ sign(i.neg_hi)) << 16
-}
-
 /// Normalised conversions (`v_cvt_*norm*`): [-1, 1] to i16, [0, 1] to u16, round to nearest.
 fn norm_i16(f: f32) -> u32 {
     let f = if f.is_nan() { 0.0 } else { f.clamp(-1.0, 1.0) };
@@ -1375,6 +1366,16 @@ fn vop3p(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
             i.neg_hi >> k & 1 != 0
         } else {
             i.neg >> k & 1 != 0
+        }
+    };
+    // Source `k`'s 16-bit element `hi` of a packed dword `v` (op_sel picks the half of element
+    // 0, op_sel_hi that of element 1), negated (f16 sign bit) when `neg` and its neg bit is set.
+    let half16 = |k: usize, hi: bool, v: u32, neg: bool| -> u16 {
+        let h = if sel(k, hi) { (v >> 16) as u16 } else { v as u16 };
+        if neg && negb(k, hi) {
+            h ^ 0x8000
+        } else {
+            h
         }
     };
     match i.op {
@@ -1476,9 +1477,7 @@ fn vop3p(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
                 for (h, out) in r.iter_mut().enumerate() {
                     let mut x = [0u16; 3];
                     for k in 0..n {
-                        let v = w.rd(o[k], l);
-                        let v = if sel(k, h == 1) { (v >> 16) as u16 } else { v as u16 };
-                        x[k] = if float && negb(k, h == 1) { v ^ 0x8000 } else { v };
+                        x[k] = half16(k, h == 1, w.rd(o[k], l), float);
                     }
                     let fx = |k: usize| f16_to_f32(x[k]);
                     *out = match op {
@@ -1522,7 +1521,10 @@ fn vop3p(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
             lanes!(em, |l| {
                 let (mut a, mut b) = (w.rd(o[0], l), w.rd(o[1], l));
                 if swizzle {
-                    (a, b) = (dot_halves(i, 0, a), dot_halves(i, 1, b));
+                    // Integer dot products have no neg bits set (refused above).
+                    let packed =
+                        |k: usize, v: u32| half16(k, false, v, true) as u32 | (half16(k, true, v, true) as u32) << 16;
+                    (a, b) = (packed(0, a), packed(1, b));
                 }
                 let r = dot(i.op, a, b, w.rd(o[2], l), i.clamp);
                 w.wr(d, l, r);

@@ -138,8 +138,9 @@ impl Program {
 
     /// `hiprtcCompileProgram`: compiles for the `--offload-arch=` (or nvcc's
     /// `--gpu-architecture=`) the options name, else for the current device's `gcnArchName`
-    /// (`default_arch`); with `-fgpu-rdc`, to LLVM bitcode instead (clr's `compileToBitCode`). Errors: `HIPRTC_ERROR_COMPILATION` when no
-    /// architecture or compiler is found or clang fails, with the reason in the log.
+    /// (`default_arch`); with `-fgpu-rdc`, to LLVM bitcode instead (clr's `compileToBitCode`).
+    /// Errors: `HIPRTC_ERROR_COMPILATION` when no architecture or compiler is found or clang
+    /// fails, with the reason in the log.
     pub fn compile(
         &mut self,
         options: &[String],
@@ -173,18 +174,15 @@ impl Program {
             return Err(hiprtcResult::HIPRTC_ERROR_COMPILATION);
         };
         let rdc = user.iter().any(|o| o == "-fgpu-rdc");
-        match self.run_clang(tc, &arch, &user, prelude, rdc) {
-            Ok(()) if rdc => Ok(()),
-            Ok(()) => self.resolve_names(),
-            Err(e) => {
-                self.log.push_str(&e);
-                Err(hiprtcResult::HIPRTC_ERROR_COMPILATION)
-            }
-        }
+        self.run_clang(tc, &arch, &user, prelude, rdc).map_err(|e| {
+            self.log.push_str(&e);
+            hiprtcResult::HIPRTC_ERROR_COMPILATION
+        })
     }
 
     /// Writes the source and headers to a fresh directory, runs clang, keeps its diagnostics as the
-    /// log and its output as the code (the bitcode with `rdc`). Err: why the compile failed (appended to the log).
+    /// log and its output as the code (the bitcode with `rdc`), and fills the lowered names from
+    /// that output. Err: why the compile failed (appended to the log).
     fn run_clang(
         &mut self,
         tc: &Toolchain,
@@ -250,10 +248,11 @@ impl Program {
         if rdc {
             self.bitcode = output;
             self.resolve_names_in_bitcode(tc, &out);
+            Ok(())
         } else {
             self.code = output;
+            self.resolve_names()
         }
-        Ok(())
     }
 
     /// The lowered names of an `-fgpu-rdc` compile, from the bitcode at `bc` as `llvm-dis` (beside
@@ -286,15 +285,12 @@ impl Program {
     /// Fills the lowered names from the code object: `__hiprtc_name_expr_<i>` holds the address
     /// of expression i, through a dynamic relocation (`R_AMDGPU_RELATIVE64`'s addend, or
     /// `R_AMDGPU_ABS64`'s symbol); the function or object symbol there is the lowered name.
-    /// Errors: `HIPRTC_ERROR_COMPILATION` when the code object does not parse.
-    fn resolve_names(&mut self) -> Result<(), hiprtcResult> {
+    /// Err: why the code object does not parse (for the log).
+    fn resolve_names(&mut self) -> Result<(), String> {
         if self.exprs.is_empty() {
             return Ok(());
         }
-        let file = object::File::parse(&*self.code).map_err(|e| {
-            self.log.push_str(&format!("hiprtc: code object: {e}\n"));
-            hiprtcResult::HIPRTC_ERROR_COMPILATION
-        })?;
+        let file = object::File::parse(&*self.code).map_err(|e| format!("hiprtc: code object: {e}\n"))?;
         let symbols: Vec<_> = file.dynamic_symbols().chain(file.symbols()).collect();
         let named = |addr: u64| {
             symbols

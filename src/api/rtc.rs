@@ -1,11 +1,13 @@
 //! hiprtc, HIP's runtime compilation (`hip/hiprtc.h`): the 11 calls that HIP 5.2's
 //! libamdhip64.so.5 exports (`hip_4.2`), so programs built by Debian's hipcc find them in us, and
-//! `hiprtcGetBitcode`/`hiprtcGetBitcodeSize` (`hip_5.3`). (ROCm 7 moved them to libhiprtc.so.7.) The compile itself is in `crate::rtc`. Codes and
-//! checks follow clr `hipamd/src/hiprtc/hiprtc.cpp`; where clr dereferences a null or stale
-//! handle, we return `HIPRTC_ERROR_INVALID_PROGRAM` or `HIPRTC_ERROR_INVALID_INPUT` instead.
+//! `hiprtcGetBitcode`/`hiprtcGetBitcodeSize` (`hip_5.3`). (ROCm 7 moved them to libhiprtc.so.7.)
+//! The compile itself is in `crate::rtc`. Codes and checks follow clr
+//! `hipamd/src/hiprtc/hiprtc.cpp`; where clr dereferences a null or stale handle, we return
+//! `HIPRTC_ERROR_INVALID_PROGRAM` or `HIPRTC_ERROR_INVALID_INPUT` instead.
 //! This file is the source of `include/hip/hiprtc.h` (tests/header.rs).
 #![allow(non_camel_case_types)]
 
+use crate::api::common;
 use crate::api::types::{c_enum, render_enum};
 use crate::rtc::Program;
 use parking_lot::Mutex;
@@ -74,24 +76,15 @@ fn rtc(f: impl FnOnce() -> Result<(), hiprtcResult>) -> hiprtcResult {
     }
 }
 
-/// A C string argument. Errors: `HIPRTC_ERROR_INVALID_INPUT` when null.
+/// A C string argument ([`common::cstr_in`]). Errors: `HIPRTC_ERROR_INVALID_INPUT` when null.
 fn string_in(p: *const c_char) -> Result<String, hiprtcResult> {
-    if p.is_null() {
-        return Err(HIPRTC_ERROR_INVALID_INPUT);
-    }
-    // SAFETY: non-null, NUL-terminated string from the caller (hiprtc API contract).
-    Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    common::cstr_in(p).map(|s| s.to_string_lossy().into_owned()).map_err(|_| HIPRTC_ERROR_INVALID_INPUT)
 }
 
-/// Writes through an out-pointer. Errors: `HIPRTC_ERROR_INVALID_INPUT` when null.
+/// Writes through an out-pointer ([`common::write_out`]). Errors: `HIPRTC_ERROR_INVALID_INPUT`
+/// when null.
 fn write_out<T>(p: *mut T, v: T) -> Result<(), hiprtcResult> {
-    if p.is_null() {
-        return Err(HIPRTC_ERROR_INVALID_INPUT);
-    }
-    // SAFETY: non-null out-pointer from the caller, who promises room for a `T` (hiprtc API
-    // contract); unaligned writes are tolerated.
-    unsafe { p.write_unaligned(v) };
-    Ok(())
+    common::write_out(p, v).map_err(|_| HIPRTC_ERROR_INVALID_INPUT)
 }
 
 /// Copies `bytes` to the caller's buffer. Errors: `HIPRTC_ERROR_INVALID_INPUT` when it is null.
@@ -219,7 +212,7 @@ pub extern "C" fn hiprtcCompileProgram(
         // SAFETY: non-null array of numOptions C strings (hiprtc API contract).
         let opts = (0..n).map(|i| string_in(unsafe { *options.add(i) })).collect::<Result<Vec<_>, _>>()?;
         let default_arch = || {
-            let (rt, d) = crate::api::common::rt_dev().ok()?;
+            let (rt, d) = common::rt_dev().ok()?;
             Some(crate::api::device_props::arch_name(&rt.devices[d].props))
         };
         let r = p.lock().compile(&opts, default_arch);

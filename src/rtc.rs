@@ -10,6 +10,10 @@
 //! `threadIdx`, `__global__`, `__half`, `hipComplex` and the device library without an
 //! `#include`, as under clr.
 //!
+//! The link API (`hiprtcLink*`, [`Link`]) joins `-fgpu-rdc` bitcode, also from clang offload
+//! bundles and archives of them, with `llvm-link` and compiles it for the device with the same
+//! clang, as comgr's link and codegen actions do for clr.
+//!
 //! Name expressions (`hiprtcAddNameExpression`) work as in clr: each adds a device global that
 //! holds the expression's address; after the compile, that global's relocation in the code object
 //! names the symbol, whose name is the lowered (mangled) one.
@@ -20,7 +24,7 @@
 //! `include/hip/amd_detail/amd_hip_runtime.h`. The device library: `HIP_DEVICE_LIB_PATH`, else
 //! the first of `$ROCM_PATH/amdgcn/bitcode`, `/opt/rocm/amdgcn/bitcode`,
 //! `/usr/lib/<multiarch>/amdgcn/bitcode` that holds `ocml.bc`. `HIPRTC_COMPILE_OPTIONS_APPEND`
-//! (clr's flag) adds options to every compile.
+//! (clr's flag) adds options to every compile, `HIPRTC_LINK_OPTIONS_APPEND` to every link's codegen.
 
 use crate::api::rtc::hiprtcResult;
 use crate::log::hipkfd_log;
@@ -241,6 +245,10 @@ impl Program {
         let run = cmd.output().map_err(|e| format!("hiprtc: running {}: {e}\n", tc.clang.display()))?;
         self.log = String::from_utf8_lossy(&run.stderr).into_owned();
         self.log.push_str(&String::from_utf8_lossy(&run.stdout));
+        if asks_llvm_to_print(user) {
+            use std::io::Write;
+            let _ = std::io::stderr().write_all(&run.stderr);
+        }
         if !run.status.success() {
             return Err(format!("hiprtc: compilation failed ({})\n", run.status));
         }
@@ -316,6 +324,193 @@ impl Program {
         }
         Ok(())
     }
+}
+
+/// What kind of input a link takes (`hiprtcJITInputType`, `hip/hiprtc.h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkInput {
+    /// `HIPRTC_JIT_INPUT_LLVM_BITCODE`: one LLVM bitcode module (an `-fgpu-rdc` compile's output).
+    Bitcode,
+    /// `HIPRTC_JIT_INPUT_LLVM_BUNDLED_BITCODE`: a clang offload bundle with bitcode per target
+    /// (`clang -x hip -fgpu-rdc -c -emit-llvm`).
+    BundledBitcode,
+    /// `HIPRTC_JIT_INPUT_LLVM_ARCHIVES_OF_BUNDLED_BITCODE`: an `ar` archive of such bundles.
+    ArchiveOfBundledBitcode,
+}
+
+/// LLVM bitcode's magic, raw and in its wrapper (LLVM `BitcodeReader.cpp`, `isBitcode`).
+const BITCODE_MAGIC: [&[u8]; 2] = [b"BC\xC0\xDE", b"\xDE\xC0\x17\x0B"];
+/// An uncompressed clang offload bundle's magic (clang `OffloadBundler.cpp`).
+const BUNDLE_MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
+/// An `ar` archive's magic.
+const ARCHIVE_MAGIC: &[u8] = b"!<arch>\n";
+
+/// One `hiprtcLinkState`: the inputs added so far, the codegen options, and what the last
+/// `hiprtcLinkComplete` left (log, code object).
+///
+/// clr links with comgr (`AMD_COMGR_ACTION_LINK_BC_TO_BC`, then codegen and lld); we run the same
+/// steps with the tools beside the HIP clang: `llvm-link` joins the modules, and
+/// `clang --target=amdgcn-amd-amdhsa -mcpu=<device> -nogpulib` compiles and links the result
+/// (the device library is in the modules already: the HIP compile links it in).
+pub struct Link {
+    /// Options for the codegen step: `-O<n>`, then `HIPRTC_JIT_IR_TO_ISA_OPT_EXT`'s.
+    codegen: Vec<String>,
+    /// (name, kind, bytes) in the order added.
+    inputs: Vec<(String, LinkInput, Vec<u8>)>,
+    log: String,
+    code: Vec<u8>,
+}
+
+impl Link {
+    /// A link with these codegen options (`-O3` is clr's default level).
+    pub fn new(codegen: Vec<String>) -> Link {
+        Link { codegen, inputs: Vec::new(), log: String::new(), code: Vec::new() }
+    }
+
+    /// `hiprtcLinkAddData`/`hiprtcLinkAddFile`: adds `data`, which must start with its kind's
+    /// magic. Errors: `HIPRTC_ERROR_PROGRAM_CREATION_FAILURE` when it does not (clr takes
+    /// anything here and fails in `hiprtcLinkComplete`).
+    pub fn add(&mut self, name: String, kind: LinkInput, data: Vec<u8>) -> Result<(), hiprtcResult> {
+        let ok = match kind {
+            LinkInput::Bitcode => BITCODE_MAGIC.iter().any(|m| data.starts_with(m)),
+            LinkInput::BundledBitcode => data.starts_with(BUNDLE_MAGIC),
+            LinkInput::ArchiveOfBundledBitcode => data.starts_with(ARCHIVE_MAGIC),
+        };
+        if !ok {
+            return Err(hiprtcResult::HIPRTC_ERROR_PROGRAM_CREATION_FAILURE);
+        }
+        self.inputs.push((name, kind, data));
+        Ok(())
+    }
+
+    /// The last `complete`'s log (the tools' diagnostics and ours), empty before one.
+    pub fn log(&self) -> &str {
+        &self.log
+    }
+
+    /// `hiprtcLinkComplete`: links every input into one code object for `arch` (the current
+    /// device's `gcnArchName`, as clr's `findIsa`), which lives until the next call or the
+    /// link's destruction. From a bundle, the entry whose target ID fits `arch` is taken.
+    /// Errors: `HIPRTC_ERROR_LINKING` when there is no input, no device, no toolchain, no entry
+    /// for `arch`, or a tool fails; the log says which.
+    pub fn complete(&mut self, arch: Option<String>) -> Result<&[u8], hiprtcResult> {
+        self.log.clear();
+        self.code.clear();
+        let run = || -> Result<Vec<u8>, String> {
+            let arch = arch.ok_or("hiprtc: no GPU found to link for\n")?;
+            if self.inputs.is_empty() {
+                return Err("hiprtc: nothing to link: add bitcode first\n".into());
+            }
+            let mut modules: Vec<&[u8]> = Vec::new();
+            for (name, kind, data) in &self.inputs {
+                let missing = || format!("hiprtc: {name}: no bitcode for {arch}\n");
+                match kind {
+                    LinkInput::Bitcode => modules.push(data),
+                    LinkInput::BundledBitcode => modules.push(bundle_entry(data, &arch).ok_or_else(missing)?),
+                    LinkInput::ArchiveOfBundledBitcode => {
+                        let ar = object::read::archive::ArchiveFile::parse(&data[..])
+                            .map_err(|e| format!("hiprtc: {name}: {e}\n"))?;
+                        let before = modules.len();
+                        for member in ar.members() {
+                            let member = member.map_err(|e| format!("hiprtc: {name}: {e}\n"))?;
+                            let bytes = member.data(&data[..]).map_err(|e| format!("hiprtc: {name}: {e}\n"))?;
+                            modules.extend(bundle_entry(bytes, &arch));
+                        }
+                        if modules.len() == before {
+                            return Err(missing());
+                        }
+                    }
+                }
+            }
+            let tc = toolchain().ok_or("hiprtc: no HIP clang found to link with\n")?;
+            let dir = tempfile::Builder::new()
+                .prefix("hiprtc-link-")
+                .tempdir()
+                .map_err(|e| format!("hiprtc: temporary directory: {e}\n"))?;
+            let mut inputs = Vec::new();
+            for (i, m) in modules.iter().enumerate() {
+                let path = dir.path().join(format!("input{i}.bc"));
+                std::fs::write(&path, m).map_err(|e| format!("hiprtc: {}: {e}\n", path.display()))?;
+                inputs.push(path);
+            }
+            let linked = dir.path().join("linked.bc");
+            let out = dir.path().join("code.o");
+            let append = std::env::var("HIPRTC_LINK_OPTIONS_APPEND").unwrap_or_default();
+            let mut link = Command::new(tc.clang.with_file_name("llvm-link"));
+            link.args(&inputs).arg("-o").arg(&linked);
+            let mut codegen = Command::new(&tc.clang);
+            codegen
+                .args(["--target=amdgcn-amd-amdhsa", "-nogpulib"])
+                .arg(format!("-mcpu={arch}"))
+                .args(&self.codegen)
+                .args(append.split_whitespace())
+                .arg(&linked)
+                .arg("-o")
+                .arg(&out);
+            for mut cmd in [link, codegen] {
+                hipkfd_log!("hiprtc: {cmd:?}");
+                let tool = cmd.get_program().to_string_lossy().into_owned();
+                let run = cmd.output().map_err(|e| format!("hiprtc: running {tool}: {e}\n"))?;
+                self.log.push_str(&String::from_utf8_lossy(&run.stderr));
+                self.log.push_str(&String::from_utf8_lossy(&run.stdout));
+                if !run.status.success() {
+                    return Err(format!("hiprtc: {tool} failed ({})\n", run.status));
+                }
+            }
+            std::fs::read(&out).map_err(|e| format!("hiprtc: output: {e}\n"))
+        };
+        match run() {
+            Ok(code) => {
+                self.code = code;
+                Ok(&self.code)
+            }
+            Err(e) => {
+                self.log.push_str(&e);
+                Err(hiprtcResult::HIPRTC_ERROR_LINKING)
+            }
+        }
+    }
+}
+
+/// The bitcode in an uncompressed clang offload bundle (`__CLANG_OFFLOAD_BUNDLE__`, then the
+/// entry count and per entry its offset, size, and ID length and ID, all u64 little-endian;
+/// clang `OffloadBundler.cpp`) whose ID is a HIP AMDGPU target that `arch` runs
+/// (`hip-amdgcn-amd-amdhsa-gfx90a` from clang 15, `hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+` from
+/// later ones): the same processor, and each feature the entry names also in `arch` (`gfx90a:sramecc+:xnack+`). None: no such entry, or a malformed bundle.
+fn bundle_entry<'a>(bundle: &'a [u8], arch: &str) -> Option<&'a [u8]> {
+    let word = |at: usize| -> Option<usize> {
+        let b = bundle.get(at..at.checked_add(8)?)?;
+        usize::try_from(u64::from_le_bytes(b.try_into().ok()?)).ok()
+    };
+    let slice = |at: usize, len: usize| bundle.get(at..at.checked_add(len)?);
+    if !bundle.starts_with(BUNDLE_MAGIC) {
+        return None;
+    }
+    let (want_proc, want_features) = arch.split_once(':').unwrap_or((arch, ""));
+    let mut at = BUNDLE_MAGIC.len() + 8;
+    for _ in 0..word(BUNDLE_MAGIC.len())? {
+        let (offset, size, id_len) = (word(at)?, word(at + 8)?, word(at + 16)?);
+        let id = std::str::from_utf8(slice(at + 24, id_len)?).ok()?;
+        at = at + 24 + id_len;
+        let Some((kind, target)) = id.split_once("-amdgcn-amd-amdhsa-") else { continue };
+        let target = target.trim_start_matches('-');
+        let (proc, features) = target.split_once(':').unwrap_or((target, ""));
+        let fits = kind.starts_with("hip")
+            && proc == want_proc
+            && features.split(':').filter(|f| !f.is_empty()).all(|f| want_features.split(':').any(|w| w == f));
+        if fits {
+            return slice(offset, size);
+        }
+    }
+    None
+}
+
+/// Whether the options ask LLVM itself to print (`-mllvm -print-after=...`, `-print-before`,
+/// `-debug-only`, ...). Under clr, LLVM runs inside the process and prints such dumps to its
+/// stderr, where programs capture them (hip-tests' rtc/RtcFunctions.cpp reads the IR that way);
+/// here clang's stderr is then copied to ours as well as kept in the log.
+fn asks_llvm_to_print(options: &[String]) -> bool {
+    options.windows(2).any(|w| w[0] == "-mllvm" && (w[1].starts_with("-print-") || w[1].starts_with("-debug")))
 }
 
 /// The key a name expression is tracked by: white space trimmed, parentheses around the whole
@@ -438,6 +633,70 @@ mod tests {
             assert_eq!(Program::new("x".into(), None, vec![bad]).err(), Some(hiprtcResult::HIPRTC_ERROR_INVALID_INPUT));
         }
         assert_eq!(Program::new(String::new(), None, vec![]).err(), Some(hiprtcResult::HIPRTC_ERROR_INVALID_INPUT));
+    }
+
+    /// A clang offload bundle of (ID, bytes) entries, laid out as `OffloadBundler.cpp` writes it.
+    fn bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
+        let header = BUNDLE_MAGIC.len() + 8 + entries.iter().map(|(id, _)| 24 + id.len()).sum::<usize>();
+        let mut out = BUNDLE_MAGIC.to_vec();
+        out.extend((entries.len() as u64).to_le_bytes());
+        let mut offset = header;
+        for (id, data) in entries {
+            for w in [offset, data.len(), id.len()] {
+                out.extend((w as u64).to_le_bytes());
+            }
+            out.extend(id.as_bytes());
+            offset += data.len();
+        }
+        for (_, data) in entries {
+            out.extend(*data);
+        }
+        out
+    }
+
+    #[test]
+    fn bundle_entries_match_the_device_target_id() {
+        let b = bundle(&[
+            ("host-x86_64-pc-linux-gnu", b"host"),
+            ("hip-amdgcn-amd-amdhsa-gfx1030", b"rdna2"),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", b"xnack-on"),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", b"xnack-off"),
+        ]);
+        assert_eq!(bundle_entry(&b, "gfx1030"), Some(&b"rdna2"[..]));
+        assert_eq!(bundle_entry(&b, "gfx90a:sramecc+:xnack-"), Some(&b"xnack-off"[..]));
+        assert_eq!(bundle_entry(&b, "gfx90a:sramecc-:xnack+"), Some(&b"xnack-on"[..]));
+        assert_eq!(bundle_entry(&b, "gfx90a"), None, "a device without xnack+ runs neither gfx90a entry");
+        assert_eq!(bundle_entry(&b, "gfx942"), None);
+        // A feature-less entry runs anywhere on its processor; the host entry never matches.
+        let any = bundle(&[("hip-amdgcn-amd-amdhsa-gfx90a", b"any")]);
+        assert_eq!(bundle_entry(&any, "gfx90a:sramecc+:xnack-"), Some(&b"any"[..]));
+        assert_eq!(bundle_entry(&bundle(&[("host-x86_64-pc-linux-gnu", b"h")]), "x86_64"), None);
+        // Truncated or lying headers are no entry, never a panic.
+        for cut in 0..b.len() {
+            let _ = bundle_entry(&b[..cut], "gfx1030");
+        }
+        let mut lying = any.clone();
+        lying[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(bundle_entry(&lying, "gfx90a"), None);
+    }
+
+    #[test]
+    fn link_inputs_are_checked_and_a_link_needs_inputs_and_a_device() {
+        let mut l = Link::new(vec!["-O3".into()]);
+        let fail = Err(hiprtcResult::HIPRTC_ERROR_PROGRAM_CREATION_FAILURE);
+        assert_eq!(l.add("t".into(), LinkInput::Bitcode, b"int x;".to_vec()), fail);
+        assert_eq!(l.add("t".into(), LinkInput::BundledBitcode, b"BC\xC0\xDE".to_vec()), fail);
+        assert_eq!(l.add("t".into(), LinkInput::ArchiveOfBundledBitcode, bundle(&[])), fail);
+        assert_eq!(l.complete(Some("gfx90a".into())).err(), Some(hiprtcResult::HIPRTC_ERROR_LINKING));
+        assert!(l.log().contains("nothing to link"), "{}", l.log());
+        assert_eq!(l.add("w".into(), LinkInput::Bitcode, b"\xDE\xC0\x17\x0Bwrapped".to_vec()), Ok(()));
+        assert_eq!(l.complete(None).err(), Some(hiprtcResult::HIPRTC_ERROR_LINKING));
+        assert!(l.log().contains("no GPU"), "{}", l.log());
+        // A bundle without this device's entry fails the link, naming the input.
+        let mut l = Link::new(vec![]);
+        l.add("b.bc".into(), LinkInput::BundledBitcode, bundle(&[("hip-amdgcn-amd-amdhsa-gfx1030", b"x")])).unwrap();
+        assert_eq!(l.complete(Some("gfx90a".into())).err(), Some(hiprtcResult::HIPRTC_ERROR_LINKING));
+        assert!(l.log().contains("b.bc: no bitcode for gfx90a"), "{}", l.log());
     }
 
     #[test]

@@ -5,6 +5,7 @@
  * would crash. */
 #include <hip/hip_runtime.h>
 #include <hip/hiprtc.h>
+#include <unistd.h>
 #include "check.h"
 
 /* ROCm 5.3+ (HIP 5.2's hiprtc.h predates them). */
@@ -159,6 +160,13 @@ int main(void) {
   CHECK_RTC(hiprtcDestroyProgram(NULL), HIPRTC_ERROR_INVALID_INPUT);
   CHECK_RTC(hiprtcGetCodeSize(p, &code_size), HIPRTC_ERROR_INVALID_PROGRAM);
   CHECK_RTC(hiprtcCompileProgram(p, 0, NULL), HIPRTC_ERROR_INVALID_PROGRAM);
+  /* A null argument is INVALID_INPUT whatever the handle: clr checks it first (hip-tests
+   * rtc/linker.cc passes an uninitialised program). */
+  CHECK_RTC(hiprtcGetCodeSize(p, NULL), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK_RTC(hiprtcGetBitcodeSize(p, NULL), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK_RTC(hiprtcGetBitcode(p, NULL), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK_RTC(hiprtcGetProgramLogSize(p, NULL), HIPRTC_ERROR_INVALID_INPUT);
+  CHECK_RTC(hiprtcAddNameExpression(p, NULL), HIPRTC_ERROR_INVALID_INPUT);
 
   /* A failing compile: HIPRTC_ERROR_COMPILATION, clang's diagnostics in the log under the
    * program's name, no code. An explicit --offload-arch (nvcc's spelling) is taken. */
@@ -212,6 +220,30 @@ int main(void) {
   CHECK_RTC(hiprtcCompileProgram(q, 1, arch_opt), HIPRTC_ERROR_COMPILATION);
   CHECK_RTC(hiprtcGetBitcodeSize(q, &bc_size), HIPRTC_ERROR_INVALID_PROGRAM);
   CHECK_RTC_OK(hiprtcDestroyProgram(&q));
+
+  /* -mllvm -print-after=...: LLVM's IR dump reaches the process's stderr, as from clr's
+   * in-process LLVM (hip-tests' RtcFunctions.cpp captures it there). */
+  {
+    char path[] = "/tmp/hiprtc-stderr-XXXXXX";
+    int fd = mkstemp(path);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    const char* dump[] = {arch, "-mllvm", "-print-after=constmerge"};
+    CHECK_RTC_OK(hiprtcCreateProgram(&q, "extern \"C\" __global__ void dumped(float* p) { *p *= 2.0f; }\n",
+                                     "dump.cu", 0, NULL, NULL));
+    hiprtcResult r = hiprtcCompileProgram(q, 3, dump);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    CHECK_RTC(r, HIPRTC_SUCCESS);
+    char text[4096] = {0};
+    ssize_t got = pread(fd, text, sizeof text - 1, 0);
+    CHECK(got > 0 && strstr(text, "IR Dump After") && strstr(text, "dumped"));
+    close(fd);
+    unlink(path);
+    CHECK_RTC_OK(hiprtcDestroyProgram(&q));
+  }
 
   /* --hiprtc-no-builtin-header (clr): nothing pre-included, the program includes HIP itself. */
   const char* bare[] = {"--hiprtc-no-builtin-header", arch};

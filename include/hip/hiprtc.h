@@ -27,13 +27,63 @@ typedef enum hiprtcResult {
   HIPRTC_ERROR_INTERNAL_ERROR = 11,
   HIPRTC_ERROR_LINKING = 100
 } hiprtcResult;
+typedef enum hiprtcJIT_option {
+  HIPRTC_JIT_MAX_REGISTERS = 0,
+  HIPRTC_JIT_THREADS_PER_BLOCK = 1,
+  HIPRTC_JIT_WALL_TIME = 2,
+  HIPRTC_JIT_INFO_LOG_BUFFER = 3,
+  HIPRTC_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+  HIPRTC_JIT_ERROR_LOG_BUFFER = 5,
+  HIPRTC_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+  HIPRTC_JIT_OPTIMIZATION_LEVEL = 7,
+  HIPRTC_JIT_TARGET_FROM_HIPCONTEXT = 8,
+  HIPRTC_JIT_TARGET = 9,
+  HIPRTC_JIT_FALLBACK_STRATEGY = 10,
+  HIPRTC_JIT_GENERATE_DEBUG_INFO = 11,
+  HIPRTC_JIT_LOG_VERBOSE = 12,
+  HIPRTC_JIT_GENERATE_LINE_INFO = 13,
+  HIPRTC_JIT_CACHE_MODE = 14,
+  HIPRTC_JIT_NEW_SM3X_OPT = 15,
+  HIPRTC_JIT_FAST_COMPILE = 16,
+  HIPRTC_JIT_GLOBAL_SYMBOL_NAMES = 17,
+  HIPRTC_JIT_GLOBAL_SYMBOL_ADDRESS = 18,
+  HIPRTC_JIT_GLOBAL_SYMBOL_COUNT = 19,
+  HIPRTC_JIT_LTO = 20,
+  HIPRTC_JIT_FTZ = 21,
+  HIPRTC_JIT_PREC_DIV = 22,
+  HIPRTC_JIT_PREC_SQRT = 23,
+  HIPRTC_JIT_FMA = 24,
+  HIPRTC_JIT_NUM_OPTIONS = 25,
+  HIPRTC_JIT_IR_TO_ISA_OPT_EXT = 10000,
+  HIPRTC_JIT_IR_TO_ISA_OPT_COUNT_EXT = 10001
+} hiprtcJIT_option;
+typedef enum hiprtcJITInputType {
+  HIPRTC_JIT_INPUT_CUBIN = 0,
+  HIPRTC_JIT_INPUT_PTX = 1,
+  HIPRTC_JIT_INPUT_FATBINARY = 2,
+  HIPRTC_JIT_INPUT_OBJECT = 3,
+  HIPRTC_JIT_INPUT_LIBRARY = 4,
+  HIPRTC_JIT_INPUT_NVVM = 5,
+  HIPRTC_JIT_NUM_LEGACY_INPUT_TYPES = 6,
+  HIPRTC_JIT_INPUT_LLVM_BITCODE = 100,
+  HIPRTC_JIT_INPUT_LLVM_BUNDLED_BITCODE = 101,
+  HIPRTC_JIT_INPUT_LLVM_ARCHIVES_OF_BUNDLED_BITCODE = 102,
+  HIPRTC_JIT_NUM_INPUT_TYPES = 9
+} hiprtcJITInputType;
 
 
 // Opaque program object behind [`hiprtcProgram`] (`typedef struct _hiprtcProgram* hiprtcProgram;`).
 typedef struct _hiprtcProgram _hiprtcProgram;
 
+// Opaque link object behind [`hiprtcLinkState`] (`typedef struct ihiprtcLinkState*
+// hiprtcLinkState;`).
+typedef struct ihiprtcLinkState ihiprtcLinkState;
+
 // A program created by [`hiprtcCreateProgram`].
 typedef struct _hiprtcProgram *hiprtcProgram;
+
+// A link created by [`hiprtcLinkCreate`].
+typedef struct ihiprtcLinkState *hiprtcLinkState;
 
 #ifdef __cplusplus
 extern "C" {
@@ -120,6 +170,63 @@ hiprtcResult hiprtcGetBitcodeSize(hiprtcProgram prog, size_t *bitcode_size);
 // (`hiprtcGetBitcodeSize` bytes). Errors: as [`hiprtcGetBitcodeSize`] (null buffer:
 // `HIPRTC_ERROR_INVALID_INPUT`).
 hiprtcResult hiprtcGetBitcode(hiprtcProgram prog, char *bitcode);
+
+// `hiprtcResult hiprtcLinkCreate(unsigned int num_options, hiprtcJIT_option* option_ptr, void**
+// option_vals_pptr, hiprtcLinkState* hip_link_state_ptr)`: a new link. The options it reads
+// (clr `RTCLinkProgram::AddLinkerOptions`): `HIPRTC_JIT_OPTIMIZATION_LEVEL` (the value itself,
+// 0 to 4, default 3), `HIPRTC_JIT_IR_TO_ISA_OPT_EXT` (an array of codegen option strings, such as
+// `"-mllvm", "-inline-threshold=1"`) with `HIPRTC_JIT_IR_TO_ISA_OPT_COUNT_EXT` (their count),
+// and `HIPRTC_JIT_INFO_LOG_BUFFER`/`HIPRTC_JIT_ERROR_LOG_BUFFER` with their `_SIZE_BYTES`, which
+// [`hiprtcLinkComplete`] fills with its log (info on success, error on failure). The others
+// are accepted and ignored, as in clr. Errors: `HIPRTC_ERROR_INVALID_INPUT` for a null
+// `hip_link_state_ptr`, or null arrays with `num_options > 0`; `HIPRTC_ERROR_INVALID_OPTION`
+// for a null log buffer, symbol table or ISA option array.
+hiprtcResult hiprtcLinkCreate(unsigned int num_options,
+                              hiprtcJIT_option *option_ptr,
+                              void **option_vals_pptr,
+                              hiprtcLinkState *hip_link_state_ptr);
+
+// `hiprtcResult hiprtcLinkAddData(hiprtcLinkState hip_link_state, hiprtcJITInputType input_type,
+// void* image, size_t image_size, const char* name, unsigned int num_options, hiprtcJIT_option*
+// options_ptr, void** option_values)`: adds `image_size` bytes of LLVM bitcode (100), a clang
+// offload bundle of it (101) or an archive of bundles (102), copied; `name` (may be null) names
+// it in the log; per-input options are ignored, as in clr. Errors: `HIPRTC_ERROR_INVALID_INPUT`
+// for a null or empty image, another input type, or a bad link (in that order, as clr);
+// `HIPRTC_ERROR_PROGRAM_CREATION_FAILURE` when the bytes are not of that type.
+hiprtcResult hiprtcLinkAddData(hiprtcLinkState hip_link_state,
+                               hiprtcJITInputType input_type,
+                               void *image,
+                               size_t image_size,
+                               const char *name,
+                               unsigned int num_options,
+                               hiprtcJIT_option *options_ptr,
+                               void **option_values);
+
+// `hiprtcResult hiprtcLinkAddFile(hiprtcLinkState hip_link_state, hiprtcJITInputType input_type,
+// const char* file_path, unsigned int num_options, hiprtcJIT_option* options_ptr, void**
+// option_values)`: [`hiprtcLinkAddData`] with the file's bytes. Errors:
+// `HIPRTC_ERROR_INVALID_INPUT` for a null link, another input type, a bad link or a null path;
+// `HIPRTC_ERROR_PROGRAM_CREATION_FAILURE` when the file cannot be read or is not of that type.
+hiprtcResult hiprtcLinkAddFile(hiprtcLinkState hip_link_state,
+                               hiprtcJITInputType input_type,
+                               const char *file_path,
+                               unsigned int num_options,
+                               hiprtcJIT_option *options_ptr,
+                               void **option_values);
+
+// `hiprtcResult hiprtcLinkComplete(hiprtcLinkState hip_link_state, void** bin_out, size_t*
+// size_out)`: links what was added into one code object for the current device, for
+// `hipModuleLoadData`; `*bin_out` stays valid until the next call on this link or
+// [`hiprtcLinkDestroy`]. The tools' log goes to the info log buffer, or on failure to the error
+// log buffer, if [`hiprtcLinkCreate`] named them. Takes about a second (`crate::rtc::Link`).
+// Errors: `HIPRTC_ERROR_INVALID_INPUT` for a null out-pointer or a bad link;
+// `HIPRTC_ERROR_LINKING` when the link fails (nothing added, no device, a tool failed).
+hiprtcResult hiprtcLinkComplete(hiprtcLinkState hip_link_state, void **bin_out, size_t *size_out);
+
+// `hiprtcResult hiprtcLinkDestroy(hiprtcLinkState hip_link_state)`: frees the link and its code
+// object (a module loaded from it stays loaded). Errors: `HIPRTC_ERROR_INVALID_INPUT` for null
+// or a link not live.
+hiprtcResult hiprtcLinkDestroy(hiprtcLinkState hip_link_state);
 
 #ifdef __cplusplus
 }  // extern "C"

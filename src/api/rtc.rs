@@ -1,18 +1,20 @@
 //! hiprtc, HIP's runtime compilation (`hip/hiprtc.h`): the 11 calls that HIP 5.2's
-//! libamdhip64.so.5 exports (`hip_4.2`), so programs built by Debian's hipcc find them in us, and
-//! `hiprtcGetBitcode`/`hiprtcGetBitcodeSize` (`hip_5.3`). (ROCm 7 moved them to libhiprtc.so.7.)
-//! The compile itself is in `crate::rtc`. Codes and checks follow clr
-//! `hipamd/src/hiprtc/hiprtc.cpp`; where clr dereferences a null or stale handle, we return
-//! `HIPRTC_ERROR_INVALID_PROGRAM` or `HIPRTC_ERROR_INVALID_INPUT` instead.
+//! libamdhip64.so.5 exports (`hip_4.2`), so programs built by Debian's hipcc find them in us;
+//! `hiprtcGetBitcode`/`hiprtcGetBitcodeSize` (`hip_5.3`); and the link API, `hiprtcLink*`
+//! (`hip_4.2` in ROCm's map, though 5.2 did not export it). (ROCm 7 moved them all to
+//! libhiprtc.so.7.) The compile and the link themselves are in `crate::rtc`. Codes and checks follow clr
+//! `hipamd/src/hiprtc/hiprtc.cpp`, pointer arguments checked before the handle as there (a null
+//! one is `HIPRTC_ERROR_INVALID_INPUT` whatever the handle); where clr dereferences a null or
+//! stale handle, we return `HIPRTC_ERROR_INVALID_PROGRAM` or `HIPRTC_ERROR_INVALID_INPUT` instead.
 //! This file is the source of `include/hip/hiprtc.h` (tests/header.rs).
 #![allow(non_camel_case_types)]
 
 use crate::api::common;
 use crate::api::types::{c_enum, render_enum};
-use crate::rtc::Program;
+use crate::rtc::{Link, LinkInput, Program};
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::ffi::{c_char, c_int, CStr};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
@@ -36,10 +38,65 @@ c_enum! {
     }
 }
 
-/// What `include/hip/hiprtc.h` declares before the functions: the `hiprtcResult` enum.
+c_enum! {
+    /// `hiprtcJIT_option` (`hip/hiprtc.h`, ROCm 7): what `hiprtcLinkCreate`'s option values are.
+    pub struct hiprtcJIT_option {
+        HIPRTC_JIT_MAX_REGISTERS = 0,
+        HIPRTC_JIT_THREADS_PER_BLOCK = 1,
+        HIPRTC_JIT_WALL_TIME = 2,
+        HIPRTC_JIT_INFO_LOG_BUFFER = 3,
+        HIPRTC_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+        HIPRTC_JIT_ERROR_LOG_BUFFER = 5,
+        HIPRTC_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+        HIPRTC_JIT_OPTIMIZATION_LEVEL = 7,
+        HIPRTC_JIT_TARGET_FROM_HIPCONTEXT = 8,
+        HIPRTC_JIT_TARGET = 9,
+        HIPRTC_JIT_FALLBACK_STRATEGY = 10,
+        HIPRTC_JIT_GENERATE_DEBUG_INFO = 11,
+        HIPRTC_JIT_LOG_VERBOSE = 12,
+        HIPRTC_JIT_GENERATE_LINE_INFO = 13,
+        HIPRTC_JIT_CACHE_MODE = 14,
+        HIPRTC_JIT_NEW_SM3X_OPT = 15,
+        HIPRTC_JIT_FAST_COMPILE = 16,
+        HIPRTC_JIT_GLOBAL_SYMBOL_NAMES = 17,
+        HIPRTC_JIT_GLOBAL_SYMBOL_ADDRESS = 18,
+        HIPRTC_JIT_GLOBAL_SYMBOL_COUNT = 19,
+        HIPRTC_JIT_LTO = 20,
+        HIPRTC_JIT_FTZ = 21,
+        HIPRTC_JIT_PREC_DIV = 22,
+        HIPRTC_JIT_PREC_SQRT = 23,
+        HIPRTC_JIT_FMA = 24,
+        HIPRTC_JIT_NUM_OPTIONS = 25,
+        HIPRTC_JIT_IR_TO_ISA_OPT_EXT = 10000,
+        HIPRTC_JIT_IR_TO_ISA_OPT_COUNT_EXT = 10001,
+    }
+}
+
+c_enum! {
+    /// `hiprtcJITInputType` (`hip/hiprtc.h`, ROCm 7): what a link input is. Only the LLVM kinds
+    /// (100 to 102) link on AMD.
+    pub struct hiprtcJITInputType {
+        HIPRTC_JIT_INPUT_CUBIN = 0,
+        HIPRTC_JIT_INPUT_PTX = 1,
+        HIPRTC_JIT_INPUT_FATBINARY = 2,
+        HIPRTC_JIT_INPUT_OBJECT = 3,
+        HIPRTC_JIT_INPUT_LIBRARY = 4,
+        HIPRTC_JIT_INPUT_NVVM = 5,
+        HIPRTC_JIT_NUM_LEGACY_INPUT_TYPES = 6,
+        HIPRTC_JIT_INPUT_LLVM_BITCODE = 100,
+        HIPRTC_JIT_INPUT_LLVM_BUNDLED_BITCODE = 101,
+        HIPRTC_JIT_INPUT_LLVM_ARCHIVES_OF_BUNDLED_BITCODE = 102,
+        HIPRTC_JIT_NUM_INPUT_TYPES = 9,
+    }
+}
+
+/// What `include/hip/hiprtc.h` declares before the functions: the `hiprtcResult`,
+/// `hiprtcJIT_option` and `hiprtcJITInputType` enums.
 pub fn c_header_prelude() -> String {
     let mut s = String::from("\n");
     render_enum(&mut s, "hiprtcResult", "", hiprtcResult::ENUMERATORS);
+    render_enum(&mut s, "hiprtcJIT_option", "", hiprtcJIT_option::ENUMERATORS);
+    render_enum(&mut s, "hiprtcJITInputType", "", hiprtcJITInputType::ENUMERATORS);
     s
 }
 
@@ -56,15 +113,57 @@ pub struct _hiprtcProgram {
 /// A program created by [`hiprtcCreateProgram`].
 pub type hiprtcProgram = *mut _hiprtcProgram;
 
-/// The live programs, by handle (the address of their `Arc`'s value, stable while registered).
-fn programs() -> &'static Mutex<HashMap<usize, Arc<Mutex<Program>>>> {
-    static P: OnceLock<Mutex<HashMap<usize, Arc<Mutex<Program>>>>> = OnceLock::new();
-    P.get_or_init(Default::default)
+/// Opaque link object behind [`hiprtcLinkState`] (`typedef struct ihiprtcLinkState*
+/// hiprtcLinkState;`).
+pub struct ihiprtcLinkState {
+    _opaque: [u8; 0],
 }
+
+/// A link created by [`hiprtcLinkCreate`].
+pub type hiprtcLinkState = *mut ihiprtcLinkState;
+
+/// Live objects by handle: the address of their `Arc`'s value, stable while registered. A handle
+/// is only looked up, never dereferenced, so a stale or garbage one is an error, not a crash.
+struct Handles<T>(OnceLock<Mutex<HashMap<usize, Arc<Mutex<T>>>>>);
+
+impl<T> Handles<T> {
+    const fn new() -> Self {
+        Handles(OnceLock::new())
+    }
+
+    fn map(&self) -> &Mutex<HashMap<usize, Arc<Mutex<T>>>> {
+        self.0.get_or_init(Default::default)
+    }
+
+    /// Registers `v`; returns its handle.
+    fn insert(&self, v: T) -> usize {
+        let v = Arc::new(Mutex::new(v));
+        let handle = Arc::as_ptr(&v) as usize;
+        self.map().lock().insert(handle, v);
+        handle
+    }
+
+    fn get(&self, handle: usize) -> Option<Arc<Mutex<T>>> {
+        self.map().lock().get(&handle).cloned()
+    }
+
+    fn remove(&self, handle: usize) -> Option<Arc<Mutex<T>>> {
+        self.map().lock().remove(&handle)
+    }
+}
+
+static PROGRAMS: Handles<Program> = Handles::new();
+static LINKS: Handles<LinkState> = Handles::new();
 
 /// The program behind a handle. Errors: `HIPRTC_ERROR_INVALID_PROGRAM` for null or one not live.
 fn program(prog: hiprtcProgram) -> Result<Arc<Mutex<Program>>, hiprtcResult> {
-    programs().lock().get(&(prog as usize)).cloned().ok_or(HIPRTC_ERROR_INVALID_PROGRAM)
+    PROGRAMS.get(prog as usize).ok_or(HIPRTC_ERROR_INVALID_PROGRAM)
+}
+
+/// The link behind a handle. Errors: `HIPRTC_ERROR_INVALID_INPUT` for null or one not live
+/// (clr's `isLinkerValid`).
+fn link_state(state: hiprtcLinkState) -> Result<Arc<Mutex<LinkState>>, hiprtcResult> {
+    LINKS.get(state as usize).ok_or(HIPRTC_ERROR_INVALID_INPUT)
 }
 
 /// Runs an entry point's body; a panic becomes `HIPRTC_ERROR_INTERNAL_ERROR`.
@@ -85,6 +184,16 @@ fn string_in(p: *const c_char) -> Result<String, hiprtcResult> {
 /// when null.
 fn write_out<T>(p: *mut T, v: T) -> Result<(), hiprtcResult> {
     common::write_out(p, v).map_err(|_| HIPRTC_ERROR_INVALID_INPUT)
+}
+
+/// Errors: `HIPRTC_ERROR_INVALID_INPUT` when `p` is null. clr checks pointer arguments before the
+/// program, so a null one gives this code even with a bad handle (hip-tests rtc/linker.cc).
+fn non_null<T>(p: *const T) -> Result<(), hiprtcResult> {
+    if p.is_null() {
+        Err(HIPRTC_ERROR_INVALID_INPUT)
+    } else {
+        Ok(())
+    }
 }
 
 /// Copies `bytes` to the caller's buffer. Errors: `HIPRTC_ERROR_INVALID_INPUT` when it is null.
@@ -154,9 +263,7 @@ pub extern "C" fn hiprtcCreateProgram(
             hdrs.push((string_in(iname)?, string_in(h)?));
         }
         let name = if name.is_null() { None } else { Some(string_in(name)?) };
-        let p = Arc::new(Mutex::new(Program::new(string_in(src)?, name, hdrs)?));
-        let handle = Arc::as_ptr(&p) as usize;
-        programs().lock().insert(handle, p);
+        let handle = PROGRAMS.insert(Program::new(string_in(src)?, name, hdrs)?);
         write_out(prog, handle as hiprtcProgram)
     })
 }
@@ -172,7 +279,7 @@ pub extern "C" fn hiprtcDestroyProgram(prog: *mut hiprtcProgram) -> hiprtcResult
         }
         // SAFETY: non-null pointer to the caller's handle (hiprtc API contract).
         let handle = unsafe { prog.read_unaligned() };
-        programs().lock().remove(&(handle as usize)).map(drop).ok_or(HIPRTC_ERROR_INVALID_PROGRAM)
+        PROGRAMS.remove(handle as usize).map(drop).ok_or(HIPRTC_ERROR_INVALID_PROGRAM)
     })
 }
 
@@ -183,8 +290,8 @@ pub extern "C" fn hiprtcDestroyProgram(prog: *mut hiprtcProgram) -> hiprtcResult
 #[no_mangle]
 pub extern "C" fn hiprtcAddNameExpression(prog: hiprtcProgram, name_expression: *const c_char) -> hiprtcResult {
     rtc(|| {
-        let p = program(prog)?;
         let e = string_in(name_expression)?;
+        let p = program(prog)?;
         let r = p.lock().add_name_expression(&e);
         r
     })
@@ -211,11 +318,7 @@ pub extern "C" fn hiprtcCompileProgram(
         }
         // SAFETY: non-null array of numOptions C strings (hiprtc API contract).
         let opts = (0..n).map(|i| string_in(unsafe { *options.add(i) })).collect::<Result<Vec<_>, _>>()?;
-        let default_arch = || {
-            let (rt, d) = common::rt_dev().ok()?;
-            Some(crate::api::device_props::arch_name(&rt.devices[d].props))
-        };
-        let r = p.lock().compile(&opts, default_arch);
+        let r = p.lock().compile(&opts, current_arch);
         r
     })
 }
@@ -232,11 +335,11 @@ pub extern "C" fn hiprtcGetLoweredName(
     lowered_name: *mut *const c_char,
 ) -> hiprtcResult {
     rtc(|| {
-        let p = program(prog)?;
         let e = string_in(name_expression)?;
         if lowered_name.is_null() {
             return Err(HIPRTC_ERROR_INVALID_INPUT);
         }
+        let p = program(prog)?;
         let ptr = p.lock().lowered_name(&e)?.as_ptr();
         write_out(lowered_name, ptr)
     })
@@ -248,6 +351,7 @@ pub extern "C" fn hiprtcGetLoweredName(
 #[no_mangle]
 pub extern "C" fn hiprtcGetProgramLogSize(prog: hiprtcProgram, logSizeRet: *mut usize) -> hiprtcResult {
     rtc(|| {
+        non_null(logSizeRet)?;
         let p = program(prog)?;
         let n = p.lock().log().len() + 1;
         write_out(logSizeRet, n)
@@ -260,6 +364,7 @@ pub extern "C" fn hiprtcGetProgramLogSize(prog: hiprtcProgram, logSizeRet: *mut 
 #[no_mangle]
 pub extern "C" fn hiprtcGetProgramLog(prog: hiprtcProgram, log: *mut c_char) -> hiprtcResult {
     rtc(|| {
+        non_null(log)?;
         let p = program(prog)?;
         let g = p.lock();
         let mut bytes = g.log().as_bytes().to_vec();
@@ -274,6 +379,7 @@ pub extern "C" fn hiprtcGetProgramLog(prog: hiprtcProgram, log: *mut c_char) -> 
 #[no_mangle]
 pub extern "C" fn hiprtcGetCodeSize(prog: hiprtcProgram, codeSizeRet: *mut usize) -> hiprtcResult {
     rtc(|| {
+        non_null(codeSizeRet)?;
         let p = program(prog)?;
         let n = p.lock().code().len();
         write_out(codeSizeRet, n)
@@ -286,6 +392,7 @@ pub extern "C" fn hiprtcGetCodeSize(prog: hiprtcProgram, codeSizeRet: *mut usize
 #[no_mangle]
 pub extern "C" fn hiprtcGetCode(prog: hiprtcProgram, code: *mut c_char) -> hiprtcResult {
     rtc(|| {
+        non_null(code)?;
         let p = program(prog)?;
         let g = p.lock();
         copy_out(code, g.code())
@@ -299,10 +406,8 @@ pub extern "C" fn hiprtcGetCode(prog: hiprtcProgram, code: *mut c_char) -> hiprt
 #[no_mangle]
 pub extern "C" fn hiprtcGetBitcodeSize(prog: hiprtcProgram, bitcode_size: *mut usize) -> hiprtcResult {
     rtc(|| {
+        non_null(bitcode_size)?;
         let p = program(prog)?;
-        if bitcode_size.is_null() {
-            return Err(HIPRTC_ERROR_INVALID_INPUT);
-        }
         let n = p.lock().bitcode().map(<[u8]>::len).ok_or(HIPRTC_ERROR_INVALID_PROGRAM)?;
         write_out(bitcode_size, n)
     })
@@ -314,11 +419,208 @@ pub extern "C" fn hiprtcGetBitcodeSize(prog: hiprtcProgram, bitcode_size: *mut u
 #[no_mangle]
 pub extern "C" fn hiprtcGetBitcode(prog: hiprtcProgram, bitcode: *mut c_char) -> hiprtcResult {
     rtc(|| {
+        non_null(bitcode)?;
         let p = program(prog)?;
-        if bitcode.is_null() {
-            return Err(HIPRTC_ERROR_INVALID_INPUT);
-        }
         let g = p.lock();
         copy_out(bitcode, g.bitcode().ok_or(HIPRTC_ERROR_INVALID_PROGRAM)?)
     })
+}
+
+/// The current device's `gcnArchName` (`gfx90a:sramecc+:xnack-`), what clr's `findIsa` compiles
+/// and links for when no architecture is named. None without a device.
+fn current_arch() -> Option<String> {
+    let (rt, d) = common::rt_dev().ok()?;
+    Some(crate::api::device_props::arch_name(&rt.devices[d].props))
+}
+
+/// A link and the log buffers its creation named, as (address, bytes); (0, 0) when none.
+struct LinkState {
+    link: Link,
+    info_log: (usize, usize),
+    error_log: (usize, usize),
+}
+
+/// Copies as much of `log` as fits, NUL-terminated, into a log buffer of `hiprtcLinkCreate`.
+fn write_log((buf, bytes): (usize, usize), log: &str) {
+    if buf == 0 || bytes == 0 {
+        return;
+    }
+    let n = log.len().min(bytes - 1);
+    // SAFETY: the caller named a writable buffer of `bytes` bytes with
+    // HIPRTC_JIT_{INFO,ERROR}_LOG_BUFFER(_SIZE_BYTES) and keeps it for the link's life (CUDA's
+    // cuLinkCreate contract, which hiprtc follows); n < bytes, and our log cannot overlap it.
+    unsafe {
+        std::ptr::copy_nonoverlapping(log.as_ptr(), buf as *mut u8, n);
+        (buf as *mut u8).add(n).write(0);
+    }
+}
+
+/// The link input kind of a `hiprtcJITInputType`. Errors: `HIPRTC_ERROR_INVALID_INPUT` for the
+/// CUDA kinds (cubin, PTX, fatbinary, object, library, NVVM; clr's code) and values that are no
+/// kind.
+fn link_input(input_type: hiprtcJITInputType) -> Result<LinkInput, hiprtcResult> {
+    match input_type {
+        hiprtcJITInputType::HIPRTC_JIT_INPUT_LLVM_BITCODE => Ok(LinkInput::Bitcode),
+        hiprtcJITInputType::HIPRTC_JIT_INPUT_LLVM_BUNDLED_BITCODE => Ok(LinkInput::BundledBitcode),
+        hiprtcJITInputType::HIPRTC_JIT_INPUT_LLVM_ARCHIVES_OF_BUNDLED_BITCODE => Ok(LinkInput::ArchiveOfBundledBitcode),
+        _ => Err(HIPRTC_ERROR_INVALID_INPUT),
+    }
+}
+
+/// `hiprtcResult hiprtcLinkCreate(unsigned int num_options, hiprtcJIT_option* option_ptr, void**
+/// option_vals_pptr, hiprtcLinkState* hip_link_state_ptr)`: a new link. The options it reads
+/// (clr `RTCLinkProgram::AddLinkerOptions`): `HIPRTC_JIT_OPTIMIZATION_LEVEL` (the value itself,
+/// 0 to 4, default 3), `HIPRTC_JIT_IR_TO_ISA_OPT_EXT` (an array of codegen option strings, such as
+/// `"-mllvm", "-inline-threshold=1"`) with `HIPRTC_JIT_IR_TO_ISA_OPT_COUNT_EXT` (their count),
+/// and `HIPRTC_JIT_INFO_LOG_BUFFER`/`HIPRTC_JIT_ERROR_LOG_BUFFER` with their `_SIZE_BYTES`, which
+/// [`hiprtcLinkComplete`] fills with its log (info on success, error on failure). The others
+/// are accepted and ignored, as in clr. Errors: `HIPRTC_ERROR_INVALID_INPUT` for a null
+/// `hip_link_state_ptr`, or null arrays with `num_options > 0`; `HIPRTC_ERROR_INVALID_OPTION`
+/// for a null log buffer, symbol table or ISA option array.
+#[no_mangle]
+pub extern "C" fn hiprtcLinkCreate(
+    num_options: c_uint,
+    option_ptr: *mut hiprtcJIT_option,
+    option_vals_pptr: *mut *mut c_void,
+    hip_link_state_ptr: *mut hiprtcLinkState,
+) -> hiprtcResult {
+    use hiprtcJIT_option as O;
+    rtc(|| {
+        let n = num_options as usize;
+        if hip_link_state_ptr.is_null() || (n > 0 && (option_ptr.is_null() || option_vals_pptr.is_null())) {
+            return Err(HIPRTC_ERROR_INVALID_INPUT);
+        }
+        let (mut level, mut isa, mut isa_count) = (3usize, 0usize, 0usize);
+        let (mut info_log, mut error_log) = ((0, 0), (0, 0));
+        for i in 0..n {
+            // SAFETY: both arrays are non-null and hold num_options entries (hiprtc API contract).
+            let (option, value) =
+                unsafe { (option_ptr.add(i).read_unaligned(), option_vals_pptr.add(i).read_unaligned()) };
+            let value = value as usize;
+            let pointer = || if value == 0 { Err(hiprtcResult::HIPRTC_ERROR_INVALID_OPTION) } else { Ok(value) };
+            match option {
+                O::HIPRTC_JIT_OPTIMIZATION_LEVEL => level = (value as u32).min(3) as usize,
+                O::HIPRTC_JIT_IR_TO_ISA_OPT_EXT => isa = pointer()?,
+                O::HIPRTC_JIT_IR_TO_ISA_OPT_COUNT_EXT => isa_count = value,
+                O::HIPRTC_JIT_INFO_LOG_BUFFER => info_log.0 = pointer()?,
+                O::HIPRTC_JIT_INFO_LOG_BUFFER_SIZE_BYTES => info_log.1 = value,
+                O::HIPRTC_JIT_ERROR_LOG_BUFFER => error_log.0 = pointer()?,
+                O::HIPRTC_JIT_ERROR_LOG_BUFFER_SIZE_BYTES => error_log.1 = value,
+                O::HIPRTC_JIT_GLOBAL_SYMBOL_NAMES | O::HIPRTC_JIT_GLOBAL_SYMBOL_ADDRESS => {
+                    pointer()?;
+                }
+                _ => {}
+            }
+        }
+        let mut codegen = vec![format!("-O{level}")];
+        if isa_count > 0 {
+            let args = isa as *const *const c_char;
+            if args.is_null() {
+                return Err(hiprtcResult::HIPRTC_ERROR_INVALID_OPTION);
+            }
+            for i in 0..isa_count {
+                // SAFETY: non-null array of HIPRTC_JIT_IR_TO_ISA_OPT_COUNT_EXT C strings (hiprtc
+                // API contract).
+                let arg = unsafe { args.add(i).read_unaligned() };
+                codegen.push(string_in(arg).map_err(|_| hiprtcResult::HIPRTC_ERROR_INVALID_OPTION)?);
+            }
+        }
+        let handle = LINKS.insert(LinkState { link: Link::new(codegen), info_log, error_log });
+        write_out(hip_link_state_ptr, handle as hiprtcLinkState)
+    })
+}
+
+/// `hiprtcResult hiprtcLinkAddData(hiprtcLinkState hip_link_state, hiprtcJITInputType input_type,
+/// void* image, size_t image_size, const char* name, unsigned int num_options, hiprtcJIT_option*
+/// options_ptr, void** option_values)`: adds `image_size` bytes of LLVM bitcode (100), a clang
+/// offload bundle of it (101) or an archive of bundles (102), copied; `name` (may be null) names
+/// it in the log; per-input options are ignored, as in clr. Errors: `HIPRTC_ERROR_INVALID_INPUT`
+/// for a null or empty image, another input type, or a bad link (in that order, as clr);
+/// `HIPRTC_ERROR_PROGRAM_CREATION_FAILURE` when the bytes are not of that type.
+#[no_mangle]
+pub extern "C" fn hiprtcLinkAddData(
+    hip_link_state: hiprtcLinkState,
+    input_type: hiprtcJITInputType,
+    image: *mut c_void,
+    image_size: usize,
+    name: *const c_char,
+    num_options: c_uint,
+    options_ptr: *mut hiprtcJIT_option,
+    option_values: *mut *mut c_void,
+) -> hiprtcResult {
+    let _ = (num_options, options_ptr, option_values);
+    rtc(|| {
+        if image.is_null() || image_size == 0 {
+            return Err(HIPRTC_ERROR_INVALID_INPUT);
+        }
+        let kind = link_input(input_type)?;
+        let l = link_state(hip_link_state)?;
+        let name = if name.is_null() { String::from("LinkerProgram") } else { string_in(name)? };
+        // SAFETY: non-null image of image_size readable bytes (hiprtc API contract), copied now.
+        let data = unsafe { std::slice::from_raw_parts(image.cast::<u8>(), image_size) }.to_vec();
+        let r = l.lock().link.add(name, kind, data);
+        r
+    })
+}
+
+/// `hiprtcResult hiprtcLinkAddFile(hiprtcLinkState hip_link_state, hiprtcJITInputType input_type,
+/// const char* file_path, unsigned int num_options, hiprtcJIT_option* options_ptr, void**
+/// option_values)`: [`hiprtcLinkAddData`] with the file's bytes. Errors:
+/// `HIPRTC_ERROR_INVALID_INPUT` for a null link, another input type, a bad link or a null path;
+/// `HIPRTC_ERROR_PROGRAM_CREATION_FAILURE` when the file cannot be read or is not of that type.
+#[no_mangle]
+pub extern "C" fn hiprtcLinkAddFile(
+    hip_link_state: hiprtcLinkState,
+    input_type: hiprtcJITInputType,
+    file_path: *const c_char,
+    num_options: c_uint,
+    options_ptr: *mut hiprtcJIT_option,
+    option_values: *mut *mut c_void,
+) -> hiprtcResult {
+    let _ = (num_options, options_ptr, option_values);
+    rtc(|| {
+        let kind = link_input(input_type)?;
+        let l = link_state(hip_link_state)?;
+        let path = string_in(file_path)?;
+        let data = std::fs::read(&path).map_err(|_| hiprtcResult::HIPRTC_ERROR_PROGRAM_CREATION_FAILURE)?;
+        let r = l.lock().link.add(path, kind, data);
+        r
+    })
+}
+
+/// `hiprtcResult hiprtcLinkComplete(hiprtcLinkState hip_link_state, void** bin_out, size_t*
+/// size_out)`: links what was added into one code object for the current device, for
+/// `hipModuleLoadData`; `*bin_out` stays valid until the next call on this link or
+/// [`hiprtcLinkDestroy`]. The tools' log goes to the info log buffer, or on failure to the error
+/// log buffer, if [`hiprtcLinkCreate`] named them. Takes about a second (`crate::rtc::Link`).
+/// Errors: `HIPRTC_ERROR_INVALID_INPUT` for a null out-pointer or a bad link;
+/// `HIPRTC_ERROR_LINKING` when the link fails (nothing added, no device, a tool failed).
+#[no_mangle]
+pub extern "C" fn hiprtcLinkComplete(
+    hip_link_state: hiprtcLinkState,
+    bin_out: *mut *mut c_void,
+    size_out: *mut usize,
+) -> hiprtcResult {
+    rtc(|| {
+        if bin_out.is_null() || size_out.is_null() {
+            return Err(HIPRTC_ERROR_INVALID_INPUT);
+        }
+        let l = link_state(hip_link_state)?;
+        let mut g = l.lock();
+        let LinkState { link, info_log, error_log } = &mut *g;
+        let r = link.complete(current_arch()).map(|code| (code.as_ptr() as *mut c_void, code.len()));
+        write_log(*info_log, if r.is_ok() { link.log() } else { "" });
+        write_log(*error_log, if r.is_ok() { "" } else { link.log() });
+        let (code, size) = r?;
+        write_out(bin_out, code)?;
+        write_out(size_out, size)
+    })
+}
+
+/// `hiprtcResult hiprtcLinkDestroy(hiprtcLinkState hip_link_state)`: frees the link and its code
+/// object (a module loaded from it stays loaded). Errors: `HIPRTC_ERROR_INVALID_INPUT` for null
+/// or a link not live.
+#[no_mangle]
+pub extern "C" fn hiprtcLinkDestroy(hip_link_state: hiprtcLinkState) -> hiprtcResult {
+    rtc(|| LINKS.remove(hip_link_state as usize).map(drop).ok_or(HIPRTC_ERROR_INVALID_INPUT))
 }

@@ -332,6 +332,14 @@ enum WgEnd {
 
 /// Sets up the waves and LDS of workgroup `wg.idx` (AMDGPUUsage "Initial Kernel Execution
 /// State").
+/// The MODE register a wave starts with, from the kernel descriptor's COMPUTE_PGM_RSRC1 (LLVM
+/// AMDGPUUsage, "compute_pgm_rsrc1"): FP_ROUND[3:0] from FLOAT_ROUND_MODE_32/16_64 (bits 15:12),
+/// FP_DENORM[7:4] from FLOAT_DENORM_MODE_32/16_64 (bits 19:16), DX10_CLAMP (bit 8) from bit 21 and
+/// IEEE (bit 9) from bit 23, as the hardware loads it at dispatch.
+fn initial_mode(rsrc1: u32) -> u32 {
+    ((rsrc1 >> 12) & 0xff) | ((rsrc1 >> 21) & 1) << 8 | ((rsrc1 >> 23) & 1) << 9
+}
+
 fn init_workgroup(sh: &Shared, g: &mut Wg) {
     let idx = g.idx;
     let d = sh.d;
@@ -367,7 +375,7 @@ fn init_workgroup(sh: &Shared, g: &mut Wg) {
         w.status = Status::Running;
         w.id = n as u32;
         w.wg = idx;
-        w.mode = 0;
+        w.mode = initial_mode(kd.compute_pgm_rsrc1);
         w.count = 0;
         w.priv_size = sh.priv_size;
         // Scratch is allocated on the first private write (zero until then).

@@ -60,6 +60,16 @@ fn omod32(i: &Inst, mut x: f32) -> f32 {
     x
 }
 
+/// A subnormal `x` as zero of its sign when `on` (MODE's FP_DENORM flushing), else `x`.
+#[inline(always)]
+fn flush32(x: f32, on: bool) -> f32 {
+    if on && x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
 fn omod64(i: &Inst, mut x: f64) -> f64 {
     match i.omod {
         1 => x *= 2.0,
@@ -443,6 +453,12 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
     use Op::*;
     let em = cx.em;
     let d = i.dst;
+    // MODE.FP_DENORM[1:0], single precision: bit 0 clear flushes subnormal inputs to zero, bit 1
+    // clear subnormal results (GCN3/Vega ISA, "MODE"). HIP kernels allow both (3) unless built
+    // with -fgpu-flush-denormals-to-zero (0); the f32 arithmetic below takes a separate, flushing
+    // path only then.
+    let denorm32 = (w.mode >> 4) & 3;
+    let (flush_in, flush_out) = (denorm32 & 1 == 0, denorm32 & 2 == 0);
     // Sources with VOP3 abs/neg applied, as f32 (f0..f2) or f64 (g0..g2). The masks are
     // computed where an op uses them (hoisted out of its lane loop), not for every instruction.
     let f0 = |v: u32| f32::from_bits((v & mask32(i, 0).0) ^ mask32(i, 0).1);
@@ -509,14 +525,28 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             }
         }};
     }
+    // `f1!(bits ...)`: the source is an integer's bits (v_cvt_f32_i32, ...), never flushed.
     macro_rules! f1 {
-        ($f:expr) => {{
+        ($f:expr) => {
+            f1!(@ flush_in, $f)
+        };
+        (bits $f:expr) => {
+            f1!(@ false, $f)
+        };
+        (@ $fin:expr, $f:expr) => {{
             let a = w.lanes(src(w, i, cx, 0, Ty::F32));
             let out = &mut w.v[d as usize];
-            modded!(out, omod32, |l| {
-                let r: f32 = $f(f0(a[l]));
-                r
-            });
+            if denorm32 == 3 {
+                modded!(out, omod32, |l| {
+                    let r: f32 = $f(f0(a[l]));
+                    r
+                });
+            } else {
+                each!(em, |l| {
+                    let r: f32 = $f(flush32(f0(a[l]), $fin));
+                    out[l] = flush32(omod32(i, r), flush_out).to_bits();
+                });
+            }
         }};
     }
     macro_rules! f2 {
@@ -524,10 +554,17 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             let a = w.lanes(src(w, i, cx, 0, Ty::F32));
             let b = w.lanes(src(w, i, cx, 1, Ty::F32));
             let out = &mut w.v[d as usize];
-            modded!(out, omod32, |l| {
-                let r: f32 = $f(f0(a[l]), f1(b[l]));
-                r
-            });
+            if denorm32 == 3 {
+                modded!(out, omod32, |l| {
+                    let r: f32 = $f(f0(a[l]), f1(b[l]));
+                    r
+                });
+            } else {
+                each!(em, |l| {
+                    let r: f32 = $f(flush32(f0(a[l]), flush_in), flush32(f1(b[l]), flush_in));
+                    out[l] = flush32(omod32(i, r), flush_out).to_bits();
+                });
+            }
         }};
     }
     macro_rules! f3 {
@@ -536,10 +573,19 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             let b = w.lanes(src(w, i, cx, 1, Ty::F32));
             let c = w.lanes(src(w, i, cx, 2, Ty::F32));
             let out = &mut w.v[d as usize];
-            modded!(out, omod32, |l| {
-                let r: f32 = $f(f0(a[l]), f1(b[l]), f2(c[l]));
-                r
-            });
+            if denorm32 == 3 {
+                modded!(out, omod32, |l| {
+                    let r: f32 = $f(f0(a[l]), f1(b[l]), f2(c[l]));
+                    r
+                });
+            } else {
+                each!(em, |l| {
+                    let (x, y, z) =
+                        (flush32(f0(a[l]), flush_in), flush32(f1(b[l]), flush_in), flush32(f2(c[l]), flush_in));
+                    let r: f32 = $f(x, y, z);
+                    out[l] = flush32(omod32(i, r), flush_out).to_bits();
+                });
+            }
         }};
     }
     macro_rules! d1 {
@@ -668,16 +714,16 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
                 (a ^ (a >> 31)).leading_zeros() - 1
             }
         }),
-        v_cvt_f32_i32 => f1!(|a: f32| a.to_bits() as i32 as f32),
-        v_cvt_f32_u32 => f1!(|a: f32| a.to_bits() as f32),
+        v_cvt_f32_i32 => f1!(bits |a: f32| a.to_bits() as i32 as f32),
+        v_cvt_f32_u32 => f1!(bits |a: f32| a.to_bits() as f32),
         v_cvt_u32_f32 => u1!(|a: u32| f0(a) as u32),
         v_cvt_i32_f32 => u1!(|a: u32| f0(a) as i32 as u32),
         v_cvt_rpi_i32_f32 => u1!(|a: u32| (f0(a) + 0.5).floor() as i32 as u32),
         v_cvt_flr_i32_f32 => u1!(|a: u32| f0(a).floor() as i32 as u32),
-        v_cvt_f32_ubyte0 => f1!(|a: f32| (a.to_bits() & 0xff) as f32),
-        v_cvt_f32_ubyte1 => f1!(|a: f32| ((a.to_bits() >> 8) & 0xff) as f32),
-        v_cvt_f32_ubyte2 => f1!(|a: f32| ((a.to_bits() >> 16) & 0xff) as f32),
-        v_cvt_f32_ubyte3 => f1!(|a: f32| (a.to_bits() >> 24) as f32),
+        v_cvt_f32_ubyte0 => f1!(bits |a: f32| (a.to_bits() & 0xff) as f32),
+        v_cvt_f32_ubyte1 => f1!(bits |a: f32| ((a.to_bits() >> 8) & 0xff) as f32),
+        v_cvt_f32_ubyte2 => f1!(bits |a: f32| ((a.to_bits() >> 16) & 0xff) as f32),
+        v_cvt_f32_ubyte3 => f1!(bits |a: f32| (a.to_bits() >> 24) as f32),
         v_cvt_f16_f32 => {
             let a = src(w, i, cx, 0, Ty::F32);
             lanes!(em, |l| {
@@ -813,8 +859,8 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             let a = src(w, i, cx, 0, Ty::F32);
             let b = src(w, i, cx, 1, Ty::B32);
             lanes!(em, |l| {
-                let r = ldexp(f0(w.rd(a, l)) as f64, w.rd(b, l) as i32) as f32;
-                w.wr(d, l, omod32(i, r).to_bits());
+                let r = ldexp(flush32(f0(w.rd(a, l)), flush_in) as f64, w.rd(b, l) as i32) as f32;
+                w.wr(d, l, flush32(omod32(i, r), flush_out).to_bits());
             });
         }
         v_mul_i32_i24 => u2!(|a: u32, b: u32| ((a << 8) as i32 >> 8).wrapping_mul((b << 8) as i32 >> 8) as u32),

@@ -62,7 +62,9 @@ fn run_snippet_in(mem: &VecMem, body: &str, input: &[u32; 64], lanes: u32, nout:
     kd[0..4].copy_from_slice(&4096u32.to_le_bytes()); // LDS
     kd[4..8].copy_from_slice(&64u32.to_le_bytes()); // scratch per lane
     kd[16..24].copy_from_slice(&256i64.to_le_bytes());
-    kd[48..52].copy_from_slice(&0x3fu32.to_le_bytes()); // all VGPRs
+    // All VGPRs; f32 and f16/f64 denormals allowed, DX10 clamp and IEEE mode, as clang's HIP
+    // kernels have them.
+    kd[48..52].copy_from_slice(&(0x3fu32 | 0xf << 16 | 1 << 21 | 1 << 23).to_le_bytes());
     kd[52..56].copy_from_slice(&(2u32 << 1 | 1 << 7 | 1).to_le_bytes()); // 2 user SGPRs, wg id x
     kd[56..58].copy_from_slice(&(1u16 << 3).to_le_bytes()); // kernarg ptr
     let mut img = kd.to_vec();
@@ -716,6 +718,59 @@ fn dot_products() {
         assert_eq!(o[64 + l], (s + inp[l] as i32) as u32, "dot4 i8 lane {l}");
         assert_eq!(o[128 + l], 128 * 128 + 127 * 127 + 255 * 255 + 4, "dot4 u8 lane {l}");
     }
+}
+
+/// MODE starts as the descriptor's COMPUTE_PGM_RSRC1 sets it, and its FP_DENORM bits for f32
+/// flush subnormal inputs (bit 4 clear) and results (bit 5 clear) to zero of their sign, as
+/// -fgpu-flush-denormals-to-zero kernels run (hip-tests rtc's denormals kernel: powf(2, -126)
+/// is 0 there, through ocml's final v_ldexp_f32).
+#[test]
+fn mode_fp_denorm_flushes_f32() {
+    let body = format!(
+        "    s_getreg_b32 s10, hwreg(HW_REG_MODE, 0, 10)
+    v_mov_b32 v2, s10
+    v_mov_b32 v3, 0x400000
+    v_mov_b32 v4, 0x800000
+    v_add_f32 v5, v3, 0
+    v_mul_f32 v6, 0.5, v4
+    s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 2), 0
+    v_add_f32 v7, v3, 0
+    v_mul_f32 v8, 0.5, v4
+    v_ldexp_f32 v9, v4, -1
+    v_fma_f32 v10, v3, 1.0, v4
+    v_mul_f32 v11, -0.5, v4
+    v_mov_b32 v14, 1
+    v_cvt_f32_i32 v14, v14
+    s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 2), 1
+    v_add_f32 v12, v3, v4
+    v_mul_f32 v13, 0.5, v4
+{}{}{}{}{}{}{}{}{}{}{}{}{}",
+        store(0, "v2"),
+        store(1, "v5"),
+        store(2, "v6"),
+        store(3, "v7"),
+        store(4, "v8"),
+        store(5, "v9"),
+        store(6, "v10"),
+        store(7, "v11"),
+        store(8, "v12"),
+        store(9, "v13"),
+        store(10, "v3"),
+        store(11, "v4"),
+        store(12, "v14")
+    );
+    let Some(o) = run_snippet(&body, &lanes_in(), 64, 13) else { return };
+    let (sub, min) = (0x40_0000u32, 0x80_0000u32); // 2^-127 (subnormal), 2^-126 (FLT_MIN)
+    let r = |k: usize| o[k * 64 + 5];
+    assert_eq!(r(0), 0xf << 4 | 1 << 8 | 1 << 9, "MODE from rsrc1: FP_DENORM 0xf, DX10_CLAMP, IEEE");
+    assert_eq!((r(1), r(2)), (sub, sub), "denormals allowed: kept");
+    assert_eq!((r(3), r(4), r(5)), (0, 0, 0), "flushed: a subnormal input, a subnormal result, ldexp's result");
+    assert_eq!(r(6), min, "fma with its subnormal input flushed");
+    assert_eq!(r(7), 0x8000_0000, "a negative subnormal result flushes to -0");
+    assert_eq!(r(8), (f32::from_bits(sub) + f32::MIN_POSITIVE).to_bits(), "inputs allowed (mode 1)");
+    assert_eq!(r(9), 0, "results still flushed (mode 1)");
+    assert_eq!((r(10), r(11)), (sub, min), "moves never flush");
+    assert_eq!(r(12), 1.0f32.to_bits(), "an integer source is no subnormal: v_cvt_f32_i32 1 is 1.0");
 }
 
 /// The 16-bit dot products' op_sel/op_sel_hi (which half feeds each element), neg_lo/neg_hi

@@ -60,6 +60,15 @@ fn omod32(i: &Inst, mut x: f32) -> f32 {
     x
 }
 
+/// (flush inputs, flush results) for f32 from MODE.FP_DENORM[1:0]: bit 0 clear flushes subnormal
+/// inputs to zero, bit 1 clear subnormal results (GCN3/Vega ISA, "MODE"). HIP kernels allow both
+/// (3) unless built with -fgpu-flush-denormals-to-zero (0).
+#[inline(always)]
+fn denorm_flush32(mode: u32) -> (bool, bool) {
+    let m = (mode >> 4) & 3;
+    (m & 1 == 0, m & 2 == 0)
+}
+
 /// A subnormal `x` as zero of its sign when `on` (MODE's FP_DENORM flushing), else `x`.
 #[inline(always)]
 fn flush32(x: f32, on: bool) -> f32 {
@@ -333,10 +342,14 @@ fn vcmp(w: &mut Wave, i: &Inst, c: Cmp, cx: &Cx) -> Result<(), ExecError> {
         }),
         CmpTy::I64 => icmp_lanes(em, k, &w.lanes64(a).map(|x| x as i64), &w.lanes64(b).map(|x| x as i64)),
         CmpTy::U64 => icmp_lanes(em, k, &w.lanes64(a), &w.lanes64(b)),
-        CmpTy::F32 => cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| {
-            let (x, y) = (f32::from_bits((x & a32m) ^ x32m), f32::from_bits((y & b32m) ^ y32m));
-            rel(k, x < y, x == y, x > y, x.is_nan() || y.is_nan())
-        }),
+        CmpTy::F32 => {
+            let flush_in = denorm_flush32(w.mode).0;
+            cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| {
+                let (x, y) = (f32::from_bits((x & a32m) ^ x32m), f32::from_bits((y & b32m) ^ y32m));
+                let (x, y) = (flush32(x, flush_in), flush32(y, flush_in));
+                rel(k, x < y, x == y, x > y, x.is_nan() || y.is_nan())
+            })
+        }
         CmpTy::F16 => cmp_lanes(em, &w.lanes(a), &w.lanes(b), |x, y| {
             let (x, y) = (f16_to_f32(f16_mod(x, i, 0)), f16_to_f32(f16_mod(y, i, 1)));
             rel(k, x < y, x == y, x > y, x.is_nan() || y.is_nan())
@@ -453,12 +466,9 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
     use Op::*;
     let em = cx.em;
     let d = i.dst;
-    // MODE.FP_DENORM[1:0], single precision: bit 0 clear flushes subnormal inputs to zero, bit 1
-    // clear subnormal results (GCN3/Vega ISA, "MODE"). HIP kernels allow both (3) unless built
-    // with -fgpu-flush-denormals-to-zero (0); the f32 arithmetic below takes a separate, flushing
-    // path only then.
+    // The f32 arithmetic below takes a separate, flushing path only when MODE asks for one.
     let denorm32 = (w.mode >> 4) & 3;
-    let (flush_in, flush_out) = (denorm32 & 1 == 0, denorm32 & 2 == 0);
+    let (flush_in, flush_out) = denorm_flush32(w.mode);
     // Sources with VOP3 abs/neg applied, as f32 (f0..f2) or f64 (g0..g2). The masks are
     // computed where an op uses them (hoisted out of its lane loop), not for every instruction.
     let f0 = |v: u32| f32::from_bits((v & mask32(i, 0).0) ^ mask32(i, 0).1);
@@ -763,7 +773,13 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
         v_cvt_f32_f64 => {
             let a = w.lanes64(src(w, i, cx, 0, Ty::F64));
             let out = &mut w.v[d as usize];
-            modded!(out, omod32, |l| g0(a[l]) as f32);
+            if flush_out {
+                each!(em, |l| {
+                    out[l] = flush32(omod32(i, g0(a[l]) as f32), true).to_bits();
+                });
+            } else {
+                modded!(out, omod32, |l| g0(a[l]) as f32);
+            }
         }
         v_cvt_f64_i32 | v_cvt_f64_u32 => {
             let a = w.lanes(src(w, i, cx, 0, Ty::B32));
@@ -1458,6 +1474,7 @@ fn vop3p(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
                     }
                 };
             }
+            let (flush_in, flush_out) = denorm_flush32(w.mode);
             lanes!(em, |l| {
                 let mut r = [0u32; 2];
                 for (h, out) in r.iter_mut().enumerate() {
@@ -1466,14 +1483,14 @@ fn vop3p(w: &mut Wave, i: &Inst, pc: u64) -> Result<(), ExecError> {
                         let v = w.rd64(o[k], l);
                         let b = if sel(k, h == 1) { (v >> 32) as u32 } else { v as u32 };
                         let b = if negb(k, h == 1) { b ^ 0x8000_0000 } else { b };
-                        x[k] = f32::from_bits(b);
+                        x[k] = flush32(f32::from_bits(b), flush_in);
                     }
                     let f = match i.op {
                         v_pk_add_f32 => x[0] + x[1],
                         v_pk_mul_f32 => x[0] * x[1],
                         _ => x[0].mul_add(x[1], x[2]),
                     };
-                    *out = f.to_bits();
+                    *out = flush32(f, flush_out).to_bits();
                 }
                 w.wr64(d, l, r[0] as u64 | (r[1] as u64) << 32);
             });

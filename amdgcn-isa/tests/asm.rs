@@ -741,10 +741,21 @@ fn mode_fp_denorm_flushes_f32() {
     v_mul_f32 v11, -0.5, v4
     v_mov_b32 v14, 1
     v_cvt_f32_i32 v14, v14
+    v_mov_b32 v15, 0
+    v_cmp_eq_f32 vcc, 0, v3
+    v_cndmask_b32 v15, 0, 1, vcc
+    v_mov_b32 v20, v3
+    v_mov_b32 v21, v4
+    v_mov_b32 v24, 1.0
+    v_mov_b32 v25, 0.5
+    v_pk_mul_f32 v[22:23], v[20:21], v[24:25]
+    v_mov_b32 v18, 0
+    v_mov_b32 v19, 0x38000000
+    v_cvt_f32_f64 v18, v[18:19]
     s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 2), 1
     v_add_f32 v12, v3, v4
     v_mul_f32 v13, 0.5, v4
-{}{}{}{}{}{}{}{}{}{}{}{}{}",
+{}{}{}{}{}{}{}{}{}{}{}{}{}{}{}{}",
         store(0, "v2"),
         store(1, "v5"),
         store(2, "v6"),
@@ -756,10 +767,13 @@ fn mode_fp_denorm_flushes_f32() {
         store(8, "v12"),
         store(9, "v13"),
         store(10, "v3"),
-        store(11, "v4"),
-        store(12, "v14")
+        store(11, "v14"),
+        store(12, "v15"),
+        store(13, "v22"),
+        store(14, "v23"),
+        store(15, "v18")
     );
-    let Some(o) = run_snippet(&body, &lanes_in(), 64, 13) else { return };
+    let Some(o) = run_snippet(&body, &lanes_in(), 64, 16) else { return };
     let (sub, min) = (0x40_0000u32, 0x80_0000u32); // 2^-127 (subnormal), 2^-126 (FLT_MIN)
     let r = |k: usize| o[k * 64 + 5];
     assert_eq!(r(0), 0xf << 4 | 1 << 8 | 1 << 9, "MODE from rsrc1: FP_DENORM 0xf, DX10_CLAMP, IEEE");
@@ -769,8 +783,11 @@ fn mode_fp_denorm_flushes_f32() {
     assert_eq!(r(7), 0x8000_0000, "a negative subnormal result flushes to -0");
     assert_eq!(r(8), (f32::from_bits(sub) + f32::MIN_POSITIVE).to_bits(), "inputs allowed (mode 1)");
     assert_eq!(r(9), 0, "results still flushed (mode 1)");
-    assert_eq!((r(10), r(11)), (sub, min), "moves never flush");
-    assert_eq!(r(12), 1.0f32.to_bits(), "an integer source is no subnormal: v_cvt_f32_i32 1 is 1.0");
+    assert_eq!(r(10), sub, "moves never flush");
+    assert_eq!(r(11), 1.0f32.to_bits(), "an integer source is no subnormal: v_cvt_f32_i32 1 is 1.0");
+    assert_eq!(r(12), 1, "a compare sees a flushed subnormal as 0");
+    assert_eq!((r(13), r(14)), (0, 0), "v_pk_mul_f32: a subnormal input, a subnormal result");
+    assert_eq!(r(15), 0, "v_cvt_f32_f64 of 2^-127 flushes");
 }
 
 /// The 16-bit dot products' op_sel/op_sel_hi (which half feeds each element), neg_lo/neg_hi

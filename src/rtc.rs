@@ -41,15 +41,22 @@ const DEFAULT_OPTIONS: [&str; 5] = ["-O3", "-mcumode", "-std=c++14", "-Wno-gnu-l
 const UNNAMED: &str = "CompileSource";
 
 /// The headers (under `<rocm>/include/hip/`) whose content clr's builtin `hiprtc_runtime.h`
-/// holds (clr `hipamd/src/hiprtc/CMakeLists.txt`, `HIPRTC_HEADERS`), as of ROCm 6.0; those
-/// installed are pre-included.
-const PRELUDE_HEADERS: [&str; 5] =
-    ["hip_runtime.h", "hip_fp16.h", "hip_complex.h", "hip_cooperative_groups.h", "hip_math_constants.h"];
+/// holds (clr `hipamd/src/hiprtc/cmake/HIPRTC.cmake`, `generate_hiprtc_header`: the runtime and
+/// `hip_bfloat16.h`; `CMakeLists.txt`, `HIPRTC_HEADERS`: fp16, complex, cooperative groups, math
+/// constants), as of ROCm 6.0; those installed are pre-included.
+const PRELUDE_HEADERS: [&str; 6] = [
+    "hip_runtime.h",
+    "hip_bfloat16.h",
+    "hip_fp16.h",
+    "hip_complex.h",
+    "hip_cooperative_groups.h",
+    "hip_math_constants.h",
+];
 
 /// How many of [`PRELUDE_HEADERS`] a HIP 5 hiprtc pre-includes: its builtin header (Debian's
-/// libhiprtc-builtins.so.5) has the runtime and `__half`, not complex numbers (5.x's
-/// `hip_complex.h` overloads `float2`'s operators, which makes `f2 += f2` ambiguous).
-const PRELUDE_HEADERS_HIP5: usize = 2;
+/// libhiprtc-builtins.so.5) has the runtime, `hip_bfloat16` and `__half`, not complex numbers
+/// (5.x's `hip_complex.h` overloads `float2`'s operators, which makes `f2 += f2` ambiguous).
+const PRELUDE_HEADERS_HIP5: usize = 3;
 
 /// Prefix of the device globals that carry name expressions.
 const NAME_EXPR_VAR: &str = "__hiprtc_name_expr_";
@@ -543,7 +550,8 @@ struct Toolchain {
     /// device `malloc`/`free` only when it knows the version is 4.5 or later).
     hip_version: Option<String>,
     /// The body of the pre-included `hiprtc_runtime.h`: an `#include` of each installed header
-    /// that clr's builtin header holds (runtime, fp16, complex, cooperative groups, math constants).
+    /// that clr's builtin header holds (runtime, bfloat16, fp16, complex, cooperative groups,
+    /// math constants).
     prelude: String,
 }
 

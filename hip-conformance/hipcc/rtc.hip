@@ -245,6 +245,14 @@ int main(void) {
     CHECK_RTC_OK(hiprtcDestroyProgram(&q));
   }
 
+  /* hip_bfloat16 without an #include, as clr's builtin header has it (hip-tests
+   * Unit_hiprtc_test_hip_bfloat16). */
+  CHECK_RTC_OK(hiprtcCreateProgram(&q,
+                                   "__global__ void bf(float* p) { hip_bfloat16 b(*p); *p = float(b) * 2.0f; }\n",
+                                   "bf16.cu", 0, NULL, NULL));
+  CHECK_RTC_OK(hiprtcCompileProgram(q, 1, arch_opt));
+  CHECK_RTC_OK(hiprtcDestroyProgram(&q));
+
   /* --hiprtc-no-builtin-header (clr): nothing pre-included, the program includes HIP itself. */
   const char* bare[] = {"--hiprtc-no-builtin-header", arch};
   CHECK_RTC_OK(hiprtcCreateProgram(&q, "__global__ void k(int* p) { *p = threadIdx.x; }\n", "bare.cu", 0, NULL, NULL));

@@ -58,6 +58,34 @@ const PRELUDE_HEADERS: [&str; 6] = [
 /// (5.x's `hip_complex.h` overloads `float2`'s operators, which makes `f2 += f2` ambiguous).
 const PRELUDE_HEADERS_HIP5: usize = 3;
 
+/// The `__hip_internal` type traits that HIP 6+ headers define for every HIP compile
+/// (`amd_detail/host_defines.h`), where hiprtc programs use them in place of `<type_traits>`
+/// (hip-tests rtc `Unit_hipRTC_Ptrdiff_t_Check`); HIP 5's headers have none, so on HIP 5 the
+/// prelude gets the common ones.
+const HIP5_TYPE_TRAITS: &str = r#"
+namespace __hip_internal {
+template <class T, T v> struct integral_constant {
+  static constexpr T value = v;
+  typedef T value_type;
+  typedef integral_constant type;
+  constexpr operator value_type() const { return value; }
+  constexpr value_type operator()() const { return value; }
+};
+template <bool B> using bool_constant = integral_constant<bool, B>;
+typedef bool_constant<true> true_type;
+typedef bool_constant<false> false_type;
+template <bool B, class T = void> struct enable_if {};
+template <class T> struct enable_if<true, T> { typedef T type; };
+template <bool B, class T, class F> struct conditional { typedef T type; };
+template <class T, class F> struct conditional<false, T, F> { typedef F type; };
+template <class T, class U> struct is_same : false_type {};
+template <class T> struct is_same<T, T> : true_type {};
+template <class T> struct is_integral : bool_constant<__is_integral(T)> {};
+template <class T> struct is_floating_point : bool_constant<__is_floating_point(T)> {};
+template <class T> struct is_arithmetic : bool_constant<__is_integral(T) || __is_floating_point(T)> {};
+}
+"#;
+
 /// What clr's ROCm 6+ builtin header has for `__half` and HIP 5's headers lack, appended to the
 /// prelude on HIP 5 (hip-tests rtc `Unit_hiprtc_half_shuffle`): `__hmax`/`__hmin` and their
 /// NaN-propagating `_nan` forms (CUDA's semantics: the plain ones return the other operand for
@@ -633,6 +661,9 @@ fn toolchain() -> Option<&'static Toolchain> {
         let headers = if hip5 { &PRELUDE_HEADERS[..PRELUDE_HEADERS_HIP5] } else { &PRELUDE_HEADERS[..] };
         let mut prelude: String =
             headers.iter().filter(|h| include.join(h).is_file()).map(|h| format!("#include <hip/{h}>\n")).collect();
+        if hip5 && !prelude.is_empty() {
+            prelude.push_str(HIP5_TYPE_TRAITS);
+        }
         if hip5 && prelude.contains("hip_fp16.h") {
             prelude.push_str(HIP5_FP16_ADDITIONS);
         }

@@ -246,9 +246,15 @@ int main(void) {
   }
 
   /* hip_bfloat16 without an #include, as clr's builtin header has it (hip-tests
-   * Unit_hiprtc_test_hip_bfloat16). */
+   * Unit_hiprtc_test_hip_bfloat16), and __hip_internal's type traits (hip-tests
+   * Unit_hipRTC_Ptrdiff_t_Check). */
   CHECK_RTC_OK(hiprtcCreateProgram(&q,
-                                   "__global__ void bf(float* p) { hip_bfloat16 b(*p); *p = float(b) * 2.0f; }\n",
+                                   "__global__ void bf(float* p) { hip_bfloat16 b(*p); *p = float(b) * 2.0f; }\n"
+                                   "static_assert(__hip_internal::is_same<ptrdiff_t, long>::value, \"LP64\");\n"
+                                   "static_assert(!__hip_internal::is_same<int, long>::value, \"distinct\");\n"
+                                   "static_assert(__hip_internal::is_integral<unsigned char>::value, \"integral\");\n"
+                                   "static_assert(__hip_internal::is_arithmetic<double>::value, \"arithmetic\");\n"
+                                   "static_assert(__hip_internal::is_same<__hip_internal::conditional<false, int, float>::type, float>::value, \"\");\n",
                                    "bf16.cu", 0, NULL, NULL));
   CHECK_RTC_OK(hiprtcCompileProgram(q, 1, arch_opt));
   CHECK_RTC_OK(hiprtcDestroyProgram(&q));

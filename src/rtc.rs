@@ -86,13 +86,15 @@ template <class T> struct is_arithmetic : bool_constant<__is_integral(T) || __is
 }
 "#;
 
-/// What clr's ROCm 6+ builtin header has for `__half` and HIP 5's headers lack, appended to the
-/// prelude on HIP 5 (hip-tests rtc `Unit_hiprtc_half_shuffle`): `__hmax`/`__hmin` and their
-/// NaN-propagating `_nan` forms (CUDA's semantics: the plain ones return the other operand for
-/// one NaN), the warp shuffles on `__half` and `__half2` (through the 32-bit ones, which
-/// otherwise make the call ambiguous), and `__llvm_amdgcn_rcp_f16`, which 5.x's `hrcp`/`h2rcp`
-/// call but newer device libraries (Debian's) no longer define (a link error without it).
-const HIP5_FP16_ADDITIONS: &str = r#"
+/// What clr's ROCm 6+ builtin header has and HIP 5's headers lack, appended to the prelude on
+/// HIP 5 (hip-tests rtc `Unit_hiprtc_half_shuffle`, `Unit_hiprtc_half_shuffle_sync`):
+/// `__hmax`/`__hmin` and their NaN-propagating `_nan` forms (CUDA's semantics: the plain ones
+/// return the other operand for one NaN); the warp shuffles on `__half` and `__half2` (through
+/// the 32-bit ones, which otherwise make the call ambiguous); `__activemask` and the `_sync`
+/// shuffles (ROCm 7's: a 64-bit integer mask, static-asserted; every active lane takes part, as
+/// the mask promises); and `__llvm_amdgcn_rcp_f16`, which 5.x's `hrcp`/`h2rcp` call but newer
+/// device libraries (Debian's) no longer define (a link error without it).
+const HIP5_DEVICE_ADDITIONS: &str = r#"
 __device__ inline __half __hmax(__half a, __half b) { return __float2half(fmaxf(__half2float(a), __half2float(b))); }
 __device__ inline __half __hmin(__half a, __half b) { return __float2half(fminf(__half2float(a), __half2float(b))); }
 __device__ inline __half __hmax_nan(__half a, __half b) { return __hisnan(a) ? a : __hisnan(b) ? b : __hmax(a, b); }
@@ -109,6 +111,19 @@ __HIPKFD_SHFL_HALF(__shfl_up, unsigned int)
 __HIPKFD_SHFL_HALF(__shfl_down, unsigned int)
 __HIPKFD_SHFL_HALF(__shfl_xor, int)
 #undef __HIPKFD_SHFL_HALF
+__device__ inline unsigned long long __activemask() { return __builtin_amdgcn_read_exec(); }
+#define __HIPKFD_SHFL_SYNC(name, plain, Arg)                                                 \
+  template <class MaskT, class T>                                                          \
+  __device__ inline T name(MaskT mask, T v, Arg x, int width = warpSize) {                 \
+    static_assert(__hip_internal::is_integral<MaskT>::value && sizeof(MaskT) == 8,         \
+                  "The mask must be a 64-bit integer.");                                   \
+    return plain(v, x, width);                                                             \
+  }
+__HIPKFD_SHFL_SYNC(__shfl_sync, __shfl, int)
+__HIPKFD_SHFL_SYNC(__shfl_up_sync, __shfl_up, unsigned int)
+__HIPKFD_SHFL_SYNC(__shfl_down_sync, __shfl_down, unsigned int)
+__HIPKFD_SHFL_SYNC(__shfl_xor_sync, __shfl_xor, int)
+#undef __HIPKFD_SHFL_SYNC
 extern "C" __device__ __attribute__((weak, const)) _Float16 __llvm_amdgcn_rcp_f16(_Float16 x) {
   return __builtin_amdgcn_rcph(x);
 }
@@ -665,7 +680,7 @@ fn toolchain() -> Option<&'static Toolchain> {
             prelude.push_str(HIP5_TYPE_TRAITS);
         }
         if hip5 && prelude.contains("hip_fp16.h") {
-            prelude.push_str(HIP5_FP16_ADDITIONS);
+            prelude.push_str(HIP5_DEVICE_ADDITIONS);
         }
         hipkfd_log!(
             "hiprtc: clang {} rocm {} device library {device_lib:?} HIP {hip_version:?}",

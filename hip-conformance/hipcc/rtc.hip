@@ -259,20 +259,22 @@ int main(void) {
   CHECK_RTC_OK(hiprtcCompileProgram(q, 1, arch_opt));
   CHECK_RTC_OK(hiprtcDestroyProgram(&q));
 
-  /* __half in warp shuffles, __hmax/__hmin(_nan) and hrcp, without an #include (clr's ROCm 6+
-   * builtin header; on HIP 5 headers our prelude adds them). Lane i holds i/4: a __shfl_xor
-   * butterfly of __hmax leaves the maximum, 15.75, in every lane of the 64. */
+  /* __half in warp shuffles (plain and _sync), __activemask, __hmax/__hmin(_nan) and hrcp,
+   * without an #include (clr's ROCm 6+ builtin header; on HIP 5 headers our prelude adds them).
+   * Lane i holds i/4: a __shfl_xor butterfly of __hmax leaves the maximum, 15.75, in every lane
+   * of the 64. */
   CHECK_RTC_OK(hiprtcCreateProgram(
       &q,
       "extern \"C\" __global__ void hk(float* out) {\n"
       "  __half v = __float2half(threadIdx.x * 0.25f);\n"
-      "  for (int m = 32; m > 0; m >>= 1) v = __hmax(v, __shfl_xor(v, m));\n"
+      "  for (int m = 32; m > 0; m >>= 1)\n"
+      "    v = __hmax(v, m > 4 ? __shfl_xor(v, m) : __shfl_xor_sync(__activemask(), v, m));\n"
       "  __half2 p = __halves2half2(v, __float2half(2.0f));\n"
       "  p = __shfl(p, 3);\n"
       "  __half nan = __float2half(__builtin_nanf(\"\"));\n"
       "  out[threadIdx.x] = __half2float(v) + __half2float(__high2half(p))\n"
       "      + __half2float(__hmin(nan, __float2half(1.0f))) + (__hisnan(__hmax_nan(nan, v)) ? 100.0f : 0.0f)\n"
-      "      + __half2float(hrcp(__float2half(4.0f)));\n"
+      "      + __half2float(hrcp(__float2half(4.0f))) + (__activemask() == ~0ull ? 1000.0f : 0.0f);\n"
       "}\n",
       "half.cu", 0, NULL, NULL));
   CHECK_RTC_OK(hiprtcCompileProgram(q, 1, arch_opt));
@@ -294,7 +296,7 @@ int main(void) {
     CHECK_OK(hipModuleLaunchKernel(hk, 1, 1, 1, 64, 1, 1, 0, NULL, hargs, NULL));
     CHECK_OK(hipMemcpy(hout, dout, sizeof hout, hipMemcpyDeviceToHost));
     int wrong = 0;
-    for (int i = 0; i < 64; i++) wrong += hout[i] != 15.75f + 2.0f + 1.0f + 100.0f + 0.25f;
+    for (int i = 0; i < 64; i++) wrong += hout[i] != 15.75f + 2.0f + 1.0f + 100.0f + 0.25f + 1000.0f;
     CHECK(wrong == 0);
     if (wrong) fprintf(stderr, "half kernel: lane 0 %g\n", hout[0]);
     CHECK_OK(hipFree(dout));

@@ -152,27 +152,53 @@ pub fn rt_dev() -> Result<(&'static Runtime, usize), hipError_t> {
     Ok((rt, d))
 }
 
-fn streams() -> &'static Mutex<HashMap<usize, Arc<Stream>>> {
-    static S: OnceLock<Mutex<HashMap<usize, Arc<Stream>>>> = OnceLock::new();
-    S.get_or_init(Default::default)
+/// Live API objects by handle: the address of their `Arc`'s value, stable while registered
+/// (streams, events, graphs, executable graphs, hiprtc programs and links). A handle is only
+/// looked up, never dereferenced, so a stale or garbage one is an error, not a crash.
+pub struct Handles<T>(OnceLock<Mutex<HashMap<usize, Arc<T>>>>);
+
+impl<T> Handles<T> {
+    pub const fn new() -> Self {
+        Handles(OnceLock::new())
+    }
+
+    fn map(&self) -> &Mutex<HashMap<usize, Arc<T>>> {
+        self.0.get_or_init(Default::default)
+    }
+
+    /// Registers `v`; returns its handle.
+    pub fn insert(&self, v: Arc<T>) -> usize {
+        let handle = Arc::as_ptr(&v) as usize;
+        self.map().lock().insert(handle, v);
+        handle
+    }
+
+    pub fn get(&self, handle: usize) -> Option<Arc<T>> {
+        self.map().lock().get(&handle).cloned()
+    }
+
+    pub fn remove(&self, handle: usize) -> Option<Arc<T>> {
+        self.map().lock().remove(&handle)
+    }
+
+    /// Every registered object with its handle.
+    pub fn all(&self) -> Vec<(usize, Arc<T>)> {
+        self.map().lock().iter().map(|(k, v)| (*k, v.clone())).collect()
+    }
 }
 
-fn events() -> &'static Mutex<HashMap<usize, Arc<Event>>> {
-    static E: OnceLock<Mutex<HashMap<usize, Arc<Event>>>> = OnceLock::new();
-    E.get_or_init(Default::default)
-}
+static STREAMS: Handles<Stream> = Handles::new();
+static EVENTS: Handles<Event> = Handles::new();
 
 /// Registers a stream and returns its handle.
 pub fn stream_handle(s: Arc<Stream>) -> hipStream_t {
-    let h = Arc::as_ptr(&s) as usize;
-    streams().lock().insert(h, s);
-    h as hipStream_t
+    STREAMS.insert(s) as hipStream_t
 }
 
 /// Unregisters a stream handle. Errors: `hipErrorContextIsDestroyed` for an unknown or
 /// destroyed handle (hip-tests' expectation on AMD).
 pub fn stream_take(h: hipStream_t) -> Result<Arc<Stream>, hipError_t> {
-    streams().lock().remove(&(h as usize)).ok_or(hipError_t::hipErrorContextIsDestroyed)
+    STREAMS.remove(h as usize).ok_or(hipError_t::hipErrorContextIsDestroyed)
 }
 
 /// The stream a handle names: null and `hipStreamLegacy` are the current device's null stream;
@@ -203,7 +229,7 @@ pub fn stream_of(rt: &Runtime, h: hipStream_t) -> Result<Arc<Stream>, hipError_t
                 Ok(s)
             })
         }
-        k => streams().lock().get(&k).cloned().ok_or(hipError_t::hipErrorContextIsDestroyed),
+        k => STREAMS.get(k).ok_or(hipError_t::hipErrorContextIsDestroyed),
     }
 }
 
@@ -215,19 +241,17 @@ thread_local! {
 
 /// Every registered stream (for `hipDeviceReset`).
 pub fn all_streams() -> Vec<(usize, Arc<Stream>)> {
-    streams().lock().iter().map(|(k, v)| (*k, v.clone())).collect()
+    STREAMS.all()
 }
 
 pub fn event_handle(e: Arc<Event>) -> hipEvent_t {
-    let h = Arc::as_ptr(&e) as usize;
-    events().lock().insert(h, e);
-    h as hipEvent_t
+    EVENTS.insert(e) as hipEvent_t
 }
 
 /// Unregisters an event handle. Errors as [`event_of`].
 pub fn event_take(h: hipEvent_t) -> Result<Arc<Event>, hipError_t> {
     check_event_handle(h)?;
-    events().lock().remove(&(h as usize)).ok_or(hipError_t::hipErrorContextIsDestroyed)
+    EVENTS.remove(h as usize).ok_or(hipError_t::hipErrorContextIsDestroyed)
 }
 
 fn check_event_handle(h: hipEvent_t) -> Result<(), hipError_t> {
@@ -242,5 +266,5 @@ fn check_event_handle(h: hipEvent_t) -> Result<(), hipError_t> {
 /// destroyed events (hip-tests on AMD).
 pub fn event_of(h: hipEvent_t) -> Result<Arc<Event>, hipError_t> {
     check_event_handle(h)?;
-    events().lock().get(&(h as usize)).cloned().ok_or(hipError_t::hipErrorContextIsDestroyed)
+    EVENTS.get(h as usize).ok_or(hipError_t::hipErrorContextIsDestroyed)
 }

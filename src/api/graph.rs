@@ -3,34 +3,24 @@
 //! every bad argument (null or unknown graph, node, executable graph, event) is
 //! `hipErrorInvalidValue`. The core is src/graph.rs.
 
-use crate::api::common::{api, check, event_of, read_in, rt_dev, slice_in, stream_of, write_out, write_slice};
+use crate::api::common::{api, check, event_of, read_in, rt_dev, slice_in, stream_of, write_out, write_slice, Handles};
 use crate::api::types::*;
 use crate::event::Event;
 use crate::graph::{self, CParams, Exec, Graph, Node, Op};
 use crate::memory::MemKind;
-use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Graphs the program owns (`hipGraphCreate`, `hipStreamEndCapture`, `hipGraphClone`) until
 /// `hipGraphDestroy`.
-fn owned() -> &'static Mutex<HashMap<usize, Arc<Graph>>> {
-    static G: OnceLock<Mutex<HashMap<usize, Arc<Graph>>>> = OnceLock::new();
-    G.get_or_init(Default::default)
-}
+static OWNED: Handles<Graph> = Handles::new();
 
 /// Executable graphs until `hipGraphExecDestroy`.
-fn execs() -> &'static Mutex<HashMap<usize, Arc<Exec>>> {
-    static X: OnceLock<Mutex<HashMap<usize, Arc<Exec>>>> = OnceLock::new();
-    X.get_or_init(Default::default)
-}
+static EXECS: Handles<Exec> = Handles::new();
 
 fn own(g: Arc<Graph>) -> hipGraph_t {
-    let h = g.handle();
-    owned().lock().insert(h, g);
-    h as hipGraph_t
+    OWNED.insert(g) as hipGraph_t
 }
 
 /// The live graph `h` names. Errors: `hipErrorInvalidValue`.
@@ -45,7 +35,7 @@ fn node_in(h: hipGraphNode_t) -> Result<Arc<Node>, hipError_t> {
 
 /// The live executable graph `h` names. Errors: `hipErrorInvalidValue`.
 fn exec_in(h: hipGraphExec_t) -> Result<Arc<Exec>, hipError_t> {
-    execs().lock().get(&(h as usize)).cloned().ok_or(hipError_t::hipErrorInvalidValue)
+    EXECS.get(h as usize).ok_or(hipError_t::hipErrorInvalidValue)
 }
 
 /// The nodes of a `(pointer, count)` array. Errors: `hipErrorInvalidValue` (null with a count,
@@ -473,7 +463,7 @@ pub extern "C" fn hipGraphCreate(pGraph: *mut hipGraph_t, flags: c_uint) -> hipE
 pub extern "C" fn hipGraphDestroy(graph: hipGraph_t) -> hipError_t {
     api(|| {
         check(!graph.is_null())?;
-        let g = owned().lock().remove(&(graph as usize));
+        let g = OWNED.remove(graph as usize);
         g.map(drop).ok_or(hipError_t::hipErrorIllegalState)
     })
 }
@@ -1200,8 +1190,7 @@ fn instantiate(pGraphExec: *mut hipGraphExec_t, graph: hipGraph_t, flags: u64) -
     check(!pGraphExec.is_null())?;
     let g = graph_in(graph)?;
     let x = Arc::new(Exec::new(&g, flags)?);
-    let h = Arc::as_ptr(&x) as usize;
-    execs().lock().insert(h, x);
+    let h = EXECS.insert(x);
     write_out(pGraphExec, h as hipGraphExec_t)
 }
 
@@ -1268,7 +1257,7 @@ pub extern "C" fn hipGraphUpload(graphExec: hipGraphExec_t, stream: hipStream_t)
 #[no_mangle]
 pub extern "C" fn hipGraphExecDestroy(graphExec: hipGraphExec_t) -> hipError_t {
     api(|| {
-        let x = execs().lock().remove(&(graphExec as usize));
+        let x = EXECS.remove(graphExec as usize);
         x.map(drop).ok_or(hipError_t::hipErrorInvalidValue)
     })
 }

@@ -9,11 +9,10 @@
 //! This file is the source of `include/hip/hiprtc.h` (tests/header.rs).
 #![allow(non_camel_case_types)]
 
-use crate::api::common;
+use crate::api::common::{self, Handles};
 use crate::api::types::{c_enum, render_enum};
 use crate::rtc::{Link, LinkInput, Program};
 use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -122,38 +121,8 @@ pub struct ihiprtcLinkState {
 /// A link created by [`hiprtcLinkCreate`].
 pub type hiprtcLinkState = *mut ihiprtcLinkState;
 
-/// Live objects by handle: the address of their `Arc`'s value, stable while registered. A handle
-/// is only looked up, never dereferenced, so a stale or garbage one is an error, not a crash.
-struct Handles<T>(OnceLock<Mutex<HashMap<usize, Arc<Mutex<T>>>>>);
-
-impl<T> Handles<T> {
-    const fn new() -> Self {
-        Handles(OnceLock::new())
-    }
-
-    fn map(&self) -> &Mutex<HashMap<usize, Arc<Mutex<T>>>> {
-        self.0.get_or_init(Default::default)
-    }
-
-    /// Registers `v`; returns its handle.
-    fn insert(&self, v: T) -> usize {
-        let v = Arc::new(Mutex::new(v));
-        let handle = Arc::as_ptr(&v) as usize;
-        self.map().lock().insert(handle, v);
-        handle
-    }
-
-    fn get(&self, handle: usize) -> Option<Arc<Mutex<T>>> {
-        self.map().lock().get(&handle).cloned()
-    }
-
-    fn remove(&self, handle: usize) -> Option<Arc<Mutex<T>>> {
-        self.map().lock().remove(&handle)
-    }
-}
-
-static PROGRAMS: Handles<Program> = Handles::new();
-static LINKS: Handles<LinkState> = Handles::new();
+static PROGRAMS: Handles<Mutex<Program>> = Handles::new();
+static LINKS: Handles<Mutex<LinkState>> = Handles::new();
 
 /// The program behind a handle. Errors: `HIPRTC_ERROR_INVALID_PROGRAM` for null or one not live.
 fn program(prog: hiprtcProgram) -> Result<Arc<Mutex<Program>>, hiprtcResult> {
@@ -263,7 +232,7 @@ pub extern "C" fn hiprtcCreateProgram(
             hdrs.push((string_in(iname)?, string_in(h)?));
         }
         let name = if name.is_null() { None } else { Some(string_in(name)?) };
-        let handle = PROGRAMS.insert(Program::new(string_in(src)?, name, hdrs)?);
+        let handle = PROGRAMS.insert(Arc::new(Mutex::new(Program::new(string_in(src)?, name, hdrs)?)));
         write_out(prog, handle as hiprtcProgram)
     })
 }
@@ -525,7 +494,7 @@ pub extern "C" fn hiprtcLinkCreate(
                 codegen.push(string_in(arg).map_err(|_| hiprtcResult::HIPRTC_ERROR_INVALID_OPTION)?);
             }
         }
-        let handle = LINKS.insert(LinkState { link: Link::new(codegen), info_log, error_log });
+        let handle = LINKS.insert(Arc::new(Mutex::new(LinkState { link: Link::new(codegen), info_log, error_log })));
         write_out(hip_link_state_ptr, handle as hiprtcLinkState)
     })
 }

@@ -467,8 +467,8 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
     let em = cx.em;
     let d = i.dst;
     // The f32 arithmetic below takes a separate, flushing path only when MODE asks for one.
-    let denorm32 = (w.mode >> 4) & 3;
     let (flush_in, flush_out) = denorm_flush32(w.mode);
+    let flushing = flush_in || flush_out;
     // Sources with VOP3 abs/neg applied, as f32 (f0..f2) or f64 (g0..g2). The masks are
     // computed where an op uses them (hoisted out of its lane loop), not for every instruction.
     let f0 = |v: u32| f32::from_bits((v & mask32(i, 0).0) ^ mask32(i, 0).1);
@@ -546,7 +546,7 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
         (@ $fin:expr, $f:expr) => {{
             let a = w.lanes(src(w, i, cx, 0, Ty::F32));
             let out = &mut w.v[d as usize];
-            if denorm32 == 3 {
+            if !flushing {
                 modded!(out, omod32, |l| {
                     let r: f32 = $f(f0(a[l]));
                     r
@@ -564,7 +564,7 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             let a = w.lanes(src(w, i, cx, 0, Ty::F32));
             let b = w.lanes(src(w, i, cx, 1, Ty::F32));
             let out = &mut w.v[d as usize];
-            if denorm32 == 3 {
+            if !flushing {
                 modded!(out, omod32, |l| {
                     let r: f32 = $f(f0(a[l]), f1(b[l]));
                     r
@@ -583,7 +583,7 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             let b = w.lanes(src(w, i, cx, 1, Ty::F32));
             let c = w.lanes(src(w, i, cx, 2, Ty::F32));
             let out = &mut w.v[d as usize];
-            if denorm32 == 3 {
+            if !flushing {
                 modded!(out, omod32, |l| {
                     let r: f32 = $f(f0(a[l]), f1(b[l]), f2(c[l]));
                     r

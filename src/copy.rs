@@ -428,14 +428,23 @@ impl Runtime {
 
     /// Frees signal slot `s` once `f` is done (the engine may still write or read it).
     pub fn defer_free(&self, f: Fence, s: Signal) {
-        self.deferred.lock().push((f, s));
+        self.defer_free_after(vec![f], s);
+    }
+
+    /// Frees signal slot `s` once every fence of `fs` is done (at once when `fs` is empty).
+    pub fn defer_free_after(&self, fs: Vec<Fence>, s: Signal) {
+        if fs.is_empty() {
+            self.signal_free(s);
+        } else {
+            self.deferred.lock().push((fs, s));
+        }
     }
 
     /// Frees the deferred slots whose work is done.
     pub fn reclaim_deferred(&self) {
         let done: Vec<Signal> = {
             let mut d = self.deferred.lock();
-            let (done, pending): (Vec<_>, Vec<_>) = d.drain(..).partition(|(f, _)| f.done());
+            let (done, pending): (Vec<_>, Vec<_>) = d.drain(..).partition(|(fs, _)| fs.iter().all(|f| f.done()));
             *d = pending;
             done.into_iter().map(|(_, s)| s).collect()
         };

@@ -26,6 +26,10 @@ pub struct Event {
     pub ts: Option<Signal>,
     /// The last record.
     pub fence: Mutex<Option<Fence>>,
+    /// Every record not known to be done, the last one included: each writes `ts` when it runs,
+    /// and records on two streams may finish in either order. The slot is given back only
+    /// after all of them ([`Runtime::event_destroy`]).
+    ts_writers: Mutex<Vec<Fence>>,
     /// The page shared with other processes (`hipIpcGetEventHandle` / `hipIpcOpenEventHandle`).
     pub ipc: OnceLock<Arc<crate::event_page::EventPage>>,
     /// The capture in progress the event was last recorded in, if any (src/graph.rs).
@@ -35,21 +39,29 @@ pub struct Event {
 impl Runtime {
     pub fn event_create(&self, flags: u32, dev: usize) -> Result<Event, hipError_t> {
         let ts = if flags & EVENT_DISABLE_TIMING == 0 { Some(self.signal_alloc()?) } else { None };
-        Ok(Event { flags, dev, ts, fence: Mutex::new(None), ipc: OnceLock::new(), capture: Mutex::new(None) })
+        Ok(Event {
+            flags,
+            dev,
+            ts,
+            fence: Mutex::new(None),
+            ts_writers: Mutex::new(vec![]),
+            ipc: OnceLock::new(),
+            capture: Mutex::new(None),
+        })
     }
 
-    /// Releases an event without waiting for its record; the timestamp slot is given back once
-    /// the engine can no longer write it.
+    /// Releases an event without waiting for its records; the timestamp slot is given back once
+    /// no engine can write it any more: after every record, not only the last (an earlier one
+    /// on a stream still blocked would otherwise write a timestamp into the slot's next owner,
+    /// a queue's completion signal say, and end its waits early).
     pub fn event_destroy(&self, e: &Event) {
         if let Some(p) = e.ipc.get() {
             self.ipc_event_unexport(p);
         }
-        let fence = e.fence.lock().take();
+        e.fence.lock().take();
+        let writers: Vec<Fence> = std::mem::take(&mut *e.ts_writers.lock());
         if let Some(s) = e.ts {
-            match fence {
-                Some(f) if !f.done() => self.defer_free(f, s),
-                _ => self.signal_free(s),
-            }
+            self.defer_free_after(writers.into_iter().filter(|f| !f.done()).collect(), s);
         }
     }
 
@@ -78,6 +90,11 @@ impl Runtime {
         };
         if let Some(p) = page {
             self.ipc_event_recorded(f.clone(), p);
+        }
+        if e.ts.is_some() {
+            let mut w = e.ts_writers.lock();
+            w.retain(|x| !x.done());
+            w.push(f.clone());
         }
         *fence = Some(f);
         Ok(())

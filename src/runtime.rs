@@ -36,8 +36,9 @@ pub struct Runtime {
     pub event_page: OnceLock<EventPage>,
     pub streams: Vec<DeviceStreams>,
     pub staging: Vec<Staging>,
-    /// Memset pattern slots waiting for their work to finish.
-    pub deferred: Mutex<Vec<(Fence, Signal)>>,
+    /// Signal slots (memset edges, host-function flags, event timestamps) waiting for every
+    /// fence that may still write or read them.
+    pub deferred: Mutex<Vec<(Vec<Fence>, Signal)>>,
     /// The first VM fault a GPU reported (sticky).
     pub fault: Mutex<Option<kfd_hsa_memory_exception_data>>,
     /// Peer access: which GPUVM maps which device's memory, peer-copy queues (src/peer.rs).

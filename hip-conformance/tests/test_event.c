@@ -148,6 +148,54 @@ TEST(hipEventDestroy_with_pending_work)
     busy_end(&b);
 }
 
+TEST(hipEventDestroy_earlier_record_still_queued)
+{
+    /* An event recorded on a stream that is blocked (hipStreamWaitValue32 on a host word), then
+     * again on an idle stream whose record finishes, then destroyed: the first record still
+     * writes its timestamp once the blocked stream runs. Whatever the runtime reuses the event's
+     * storage for must not receive it. Events made after the destroy take that storage first
+     * if it was freed: their finished records' elapsed times must not change when the blocked
+     * stream is released. (The fuzz found the old form: the storage became a queue's completion
+     * signal, the late timestamp ended that queue's waits early, and a hipMemcpyDtoH returned
+     * the staging buffer's stale bytes.) */
+    enum { N = 16 };
+    hipStream_t blocked, idle;
+    hipEvent_t e, ev[N];
+    uint32_t *word;
+    float before[N], after[N];
+    HIP_OK(hipHostMalloc((void **)&word, 4096, 0));
+    __atomic_store_n(word, 0, __ATOMIC_RELEASE);
+    HIP_OK(hipStreamCreate(&blocked));
+    HIP_OK(hipStreamCreate(&idle));
+    HIP_OK(hipStreamWaitValue32(blocked, word, 1, hipStreamWaitValueGte, ~0u));
+    HIP_OK(hipEventCreate(&e));
+    HIP_OK(hipEventRecord(e, blocked));
+    HIP_OK(hipEventRecord(e, idle));
+    HIP_OK(hipStreamSynchronize(idle));
+    CHECK_HIP(hipStreamQuery(blocked), hipErrorNotReady);
+    HIP_OK(hipEventDestroy(e));
+    for (int i = 0; i < N; i++) {
+        HIP_OK(hipEventCreate(&ev[i]));
+        HIP_OK(hipEventRecord(ev[i], idle));
+    }
+    HIP_OK(hipStreamSynchronize(idle));
+    for (int i = 0; i < N; i++)
+        HIP_OK(hipEventElapsedTime(&before[i], ev[0], ev[i]));
+    usleep(20000); /* the late timestamp, if it lands, is 20 ms after these */
+    __atomic_store_n(word, 1, __ATOMIC_RELEASE);
+    HIP_OK(hipStreamSynchronize(blocked));
+    for (int i = 0; i < N; i++) {
+        HIP_OK(hipEventElapsedTime(&after[i], ev[0], ev[i]));
+        CHECKF(after[i] == before[i], "event %d: elapsed %.3f ms from event 0 before the blocked stream ran, %.3f ms after",
+               i, before[i], after[i]);
+    }
+    for (int i = 0; i < N; i++)
+        HIP_OK(hipEventDestroy(ev[i]));
+    HIP_OK(hipStreamDestroy(blocked));
+    HIP_OK(hipStreamDestroy(idle));
+    HIP_OK(hipHostFree(word));
+}
+
 TEST(hipEventRecord_negative)
 {
     hipStream_t dead;

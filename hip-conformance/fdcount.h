@@ -25,12 +25,17 @@ static inline int fd_count(void)
     return n;
 }
 
-/* Prints each open fd and what it names ("fd 7 -> /dev/kfd"), prefixed by `tag`: for leak reports. */
-static inline void fd_list(const char *tag)
+/* Writes each open fd and what it names ("fd 7 -> /dev/kfd"), a line each prefixed by `tag`, into
+ * `out` (`size` bytes, NUL-terminated, cut short when full): for leak reports, which print the
+ * baseline's list beside the current one. */
+static inline void fd_list_into(const char *tag, char *out, size_t size)
 {
     DIR *d = opendir("/proc/self/fd");
     struct dirent *e;
     char path[288], target[256];
+    size_t used = 0;
+    if (size)
+        out[0] = 0;
     if (!d)
         return;
     while ((e = readdir(d))) {
@@ -39,9 +44,18 @@ static inline void fd_list(const char *tag)
         snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
         ssize_t n = readlink(path, target, sizeof target - 1);
         target[n < 0 ? 0 : n] = 0;
-        printf("%sfd %s -> %s\n", tag, e->d_name, target);
+        if (used < size)
+            used += (size_t)snprintf(out + used, size - used, "%sfd %s -> %s\n", tag, e->d_name, target);
     }
     closedir(d);
+}
+
+/* Prints each open fd and what it names, prefixed by `tag`: for leak reports. */
+static inline void fd_list(const char *tag)
+{
+    char buf[16384];
+    fd_list_into(tag, buf, sizeof buf);
+    fputs(buf, stdout);
 }
 
 /* A "Name:   N kB" field of /proc/self/status (KiB), -1 if absent. */

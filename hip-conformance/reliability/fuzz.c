@@ -79,7 +79,33 @@ static struct {
     uint8_t *p, *dev_p;
     size_t size;
     unsigned flags;
+    uint8_t fill; /* the byte written over it once registered */
 } hreg[MAXH];
+
+/* The registered buffers unregistered and freed last, for failure reports: a host buffer that
+ * reads back wrong may lie where one of them was. */
+#define NFREED 8
+static struct {
+    uint8_t *p;
+    size_t size;
+    uint8_t fill;
+    long call;
+} hfreed[NFREED];
+static int nhfreed;
+
+/* Prints the registered buffers, live and freed lately, that overlap host range [h, h + n). */
+static void host_overlaps(const uint8_t *h, size_t n)
+{
+    for (int i = 0; i < MAXH; i++)
+        if (hreg[i].p && hreg[i].p < h + n && h < hreg[i].p + hreg[i].size)
+            printf("  host buffer %p +%zu overlaps registered buffer %p +%zu (filled %#x)\n", (void *)h, n,
+                   (void *)hreg[i].p, hreg[i].size, hreg[i].fill);
+    for (int i = 0; i < NFREED; i++)
+        if (hfreed[i].p && hfreed[i].p < h + n && h < hfreed[i].p + hfreed[i].size)
+            printf("  host buffer %p +%zu overlaps a registered buffer %p +%zu (filled %#x) unregistered and freed at "
+                   "call %ld\n",
+                   (void *)h, n, (void *)hfreed[i].p, hfreed[i].size, hfreed[i].fill, hfreed[i].call);
+}
 
 /* A stale pointer that now lies in a registered host buffer's device mapping (VA reused) is not
  * foreign. */
@@ -128,7 +154,7 @@ static struct {
 static long nhist;
 
 /* Where the last data check that failed differed: printed with the failure. */
-static char diff_at[160];
+static char diff_at[256];
 
 /* Whether n bytes at got differ from want (as memcmp), noting the first differing byte and how
  * many differ. */
@@ -139,10 +165,49 @@ static int differs(const void *got, const void *want, size_t n)
     for (size_t i = 0; i < n; i++)
         if (g[i] != w[i] && count++ == 0)
             first = i;
-    if (count)
-        snprintf(diff_at, sizeof diff_at, "; %zu of %zu bytes differ, the first at offset %zu: %#x, want %#x", count, n,
-                 first, g[first], w[first]);
+    if (count) {
+        int k = snprintf(diff_at, sizeof diff_at, "; %zu of %zu bytes differ, the first at offset %zu: %#x, want %#x (got",
+                         count, n, first, g[first], w[first]);
+        for (size_t i = first; i < n && i < first + 8; i++) /* a fill or stale bytes? */
+            k += snprintf(diff_at + k, sizeof diff_at - (size_t)k, " %02x", g[i]);
+        k += snprintf(diff_at + k, sizeof diff_at - (size_t)k, ", want");
+        for (size_t i = first; i < n && i < first + 8; i++)
+            k += snprintf(diff_at + k, sizeof diff_at - (size_t)k, " %02x", w[i]);
+        snprintf(diff_at + k, sizeof diff_at - (size_t)k, ")");
+    }
     return count != 0;
+}
+
+/* After a data check failed: every device synchronized, the whole allocation read again from
+ * each device in turn and compared with its shadow. Tells a read that saw stale bytes (these
+ * match) from memory that holds wrong ones, and a device that sees other bytes than the rest.
+ * Not counted as fuzzed calls. */
+static void reread(const struct alloc *a)
+{
+    int ndevs = 0, cur = 0;
+    hipGetDeviceCount(&ndevs);
+    hipGetDevice(&cur);
+    for (int d = 0; d < ndevs; d++) {
+        hipSetDevice(d);
+        hipDeviceSynchronize();
+    }
+    uint8_t *back = malloc(a->size);
+    char keep[sizeof diff_at];
+    memcpy(keep, diff_at, sizeof keep);
+    for (int d = 0; back && d < ndevs; d++) {
+        hipSetDevice(d);
+        printf("  the allocation (device %d; current device %d) read again from device %d after every device "
+               "synchronized: ", a->dev, cur, d);
+        if (hipMemcpy(back, a->p, a->size, hipMemcpyDeviceToHost) != hipSuccess)
+            printf("the copy failed\n");
+        else if (differs(back, a->shadow, a->size))
+            printf("%s\n", diff_at + 2);
+        else
+            printf("equals its shadow\n");
+    }
+    hipSetDevice(cur);
+    memcpy(diff_at, keep, sizeof keep);
+    free(back);
 }
 
 static void fail(long call, const char *what)
@@ -161,6 +226,8 @@ static void fail(long call, const char *what)
             printf(" (last picked: %s%s of %zu bytes at %p)", last_pick->pitch ? "hipMallocPitch" : kind_name[last_pick->kind],
                    last_pick->pitch ? "" : "", last_pick->size, (void *)last_pick->p);
         printf("%s\n", diff_at);
+        if (diff_at[0] && last_pick)
+            reread(last_pick);
     }
     diff_at[0] = 0;
 }
@@ -704,6 +771,7 @@ static void op_copy_driver(void)
         break;
     case 1: {
         hipError_t e;
+        memset(buf, 0xee, len + 80); /* bytes the copy did not write read 0xee */
         if (below(2)) {
             hipStream_t s = any_stream();
             e = C(hipMemcpyDtoHAsync)(buf, (hipDeviceptr_t)(a->p + off), len, s);
@@ -712,8 +780,16 @@ static void op_copy_driver(void)
         } else {
             e = C(hipMemcpyDtoH)(buf, (hipDeviceptr_t)(a->p + off), len);
         }
-        if (e != hipSuccess || (data_checks++, differs(buf, a->shadow + off, len)))
+        if (e != hipSuccess || (data_checks++, differs(buf, a->shadow + off, len))) {
+            uint8_t *seen = malloc(len);
+            if (seen)
+                memcpy(seen, buf, len);
             fail(calls, "in-bounds hipMemcpyDtoH/hipMemcpyDtoHAsync, data checked");
+            host_overlaps(buf, len);
+            if (seen && memcmp(seen, buf, len)) /* written after the call returned? */
+                printf("  the host buffer changed after the check%s\n", differs(buf, seen, len) ? diff_at : "");
+            free(seen);
+        }
         break;
     }
     default: {
@@ -840,7 +916,8 @@ static void op_host_register(void)
         if (C(hipHostGetDevicePointer)(&dp, p, 0) != hipSuccess)
             fail(calls, "hipHostGetDevicePointer of a fresh registration");
         hreg[i].dev_p = dp;
-        memset(p, (int)(rnd() & 0xff), size);
+        hreg[i].fill = (uint8_t)rnd();
+        memset(p, hreg[i].fill, size);
         hreg[i].p = p;
         hreg[i].size = size;
         hreg[i].flags = flags;
@@ -882,6 +959,10 @@ static void op_host_register(void)
         if (C(hipHostUnregister)(hreg[i].p) != hipSuccess)
             fail(calls, "hipHostUnregister");
         must_fail(C(hipHostUnregister)(hreg[i].p), "hipHostUnregister twice");
+        hfreed[nhfreed % NFREED].p = hreg[i].p;
+        hfreed[nhfreed % NFREED].size = hreg[i].size;
+        hfreed[nhfreed % NFREED].fill = hreg[i].fill;
+        hfreed[nhfreed++ % NFREED].call = calls;
         free(hreg[i].p);
         hreg[i].p = NULL;
         break;
@@ -3059,6 +3140,8 @@ int main(int argc, char **argv)
     uint64_t base[11], now[11];
     release_cached_blocks();
     usage_now(base);
+    static char base_fds[16384]; /* printed beside the final list if the fd count differs */
+    fd_list_into("LEAK:   baseline ", base_fds, sizeof base_fds);
     static void (*const op_table[])(void) = {op_malloc, op_malloc, op_free, op_write, op_write, op_read, op_read, op_d2d,
                                         op_memset, op_foreign, op_query, op_stream_event, op_stream_event, op_device,
                                         op_vmm, op_malloc_bad, op_malloc_more, op_managed, op_2d, op_2d,
@@ -3093,8 +3176,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < nlive; i++) {
         uint8_t *back = malloc(live[i].size);
         if (C(hipMemcpy)(back, live[i].p, live[i].size, hipMemcpyDeviceToHost) != hipSuccess ||
-            (data_checks++, differs(back, live[i].shadow, live[i].size)))
+            (data_checks++, differs(back, live[i].shadow, live[i].size))) {
             fail(calls, "final check: data differs from the shadow");
+            host_overlaps(back, live[i].size);
+        }
         free(back);
         C(hipFree)(live[i].p);
         free(live[i].shadow);
@@ -3128,12 +3213,21 @@ int main(int argc, char **argv)
     }
     release_cached_blocks();
     usage_now(now);
+    /* The exporter's IPC server closes a connection when it sees the partner's end hang up: on
+     * its own thread, so a count taken just after the partner exited may hold it still. A leak
+     * stays; that fd goes within the server's next poll. */
+    for (int tries = 0; tries < 200 && now[10] != base[10]; tries++) {
+        usleep(10000);
+        usage_now(now);
+    }
     for (int i = 0; i < 11; i++)
         if (now[i] != base[i]) {
             printf("LEAK: counter %d = %llu, baseline %llu\n", i, (unsigned long long)now[i],
                    (unsigned long long)base[i]);
-            if (i == 10)
-                fd_list("LEAK:   ");
+            if (i == 10) {
+                fputs(base_fds, stdout);
+                fd_list("LEAK:   now ");
+            }
             leaks++;
             bad++;
         }

@@ -808,7 +808,12 @@ fn dot2_op_sel_neg_and_clamp() {
     v_dot2_f32_f16 v12, v10, v10, 0 neg_hi:[0,1,0]
     v_bfrev_b32 v13, -2
     v_dot2_i32_i16 v14, v2, v3, v13 clamp
-{}{}{}{}{}{}{}{}",
+    v_mov_b32 v16, 0x41200000
+    v_dot2_f32_f16 v15, v10, v10, v16 clamp
+    s_mov_b32 s2, 0x42003c00
+    v_mov_b32 v17, 0x4200
+    v_dot2_f32_f16 v18, s2, v17, 2.0 op_sel_hi:[1,0,1] clamp
+{}{}{}{}{}{}{}{}{}{}",
         store(0, "v4"),
         store(1, "v5"),
         store(2, "v6"),
@@ -816,10 +821,12 @@ fn dot2_op_sel_neg_and_clamp() {
         store(4, "v9"),
         store(5, "v11"),
         store(6, "v12"),
-        store(7, "v14")
+        store(7, "v14"),
+        store(8, "v15"),
+        store(9, "v18")
     );
     let inp = lanes_in();
-    let Some(o) = run_snippet(&body, &inp, 64, 8) else { return };
+    let Some(o) = run_snippet(&body, &inp, 64, 10) else { return };
     for l in 0..64 {
         let r = |k: usize| o[k * 64 + l];
         assert_eq!(r(0), 2 * 7 + 3 * 5 + inp[l], "default lane {l}");
@@ -830,6 +837,11 @@ fn dot2_op_sel_neg_and_clamp() {
         assert_eq!(r(5), 3.0f32.to_bits(), "neg_lo lane {l}");
         assert_eq!(r(6), (-3.0f32).to_bits(), "neg_hi lane {l}");
         assert_eq!(r(7), i32::MAX as u32, "signed clamp lane {l}");
+        // ocml's __ockl_fdot2 always sets clamp, and hip-tests' amd_mixed_dot expects 14 from it:
+        // the f32 dot's clamp does not limit the result to [0, 1].
+        assert_eq!(r(8), 15.0f32.to_bits(), "f32 dot with clamp lane {l}");
+        // amd_mixed_dot({1, 3}, {3, 3}, 2, true) as clang 15 compiles it.
+        assert_eq!(f32::from_bits(r(9)), 14.0, "amd_mixed_dot lane {l}");
     }
 }
 

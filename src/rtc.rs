@@ -129,6 +129,148 @@ extern "C" __device__ __attribute__((weak, const)) _Float16 __llvm_amdgcn_rcp_f1
 }
 "#;
 
+/// `<hip/hip_math_constants.h>` where the HIP headers lack it (HIP 5): CUDA's
+/// `math_constants.h` set under HIP's names, as ROCm 6's `amd_hip_math_constants.h` defines
+/// them (hip-tests rtc `Unit_Rtc_MathConstants_header` checks 93 of the 95). Written into the
+/// compile's include directory and pre-included, like the headers that exist.
+const HIP_MATH_CONSTANTS: &str = r#"#ifndef HIP_MATH_CONSTANTS_H
+#define HIP_MATH_CONSTANTS_H
+// single precision
+#define HIP_INF_F            __int_as_float(0x7f800000U)
+#define HIP_NAN_F            __int_as_float(0x7fffffffU)
+#define HIP_MIN_DENORM_F     __int_as_float(0x00000001U)
+#define HIP_MAX_NORMAL_F     __int_as_float(0x7f7fffffU)
+#define HIP_NEG_ZERO_F       __int_as_float(0x80000000U)
+#define HIP_ZERO_F           0.0F
+#define HIP_ONE_F            1.0F
+#define HIP_SQRT_HALF_F      0.707106781F
+#define HIP_SQRT_HALF_HI_F   0.707106781F
+#define HIP_SQRT_HALF_LO_F   1.210161749e-08F
+#define HIP_SQRT_TWO_F       1.414213562F
+#define HIP_THIRD_F          0.333333333F
+#define HIP_PIO4_F           0.785398163F
+#define HIP_PIO2_F           1.570796327F
+#define HIP_3PIO4_F          2.356194490F
+#define HIP_2_OVER_PI_F      0.636619772F
+#define HIP_SQRT_2_OVER_PI_F 0.797884561F
+#define HIP_PI_F             3.141592654F
+#define HIP_L2E_F            1.442695041F
+#define HIP_L2T_F            3.321928094F
+#define HIP_LG2_F            0.301029996F
+#define HIP_LGE_F            0.434294482F
+#define HIP_LN2_F            0.693147181F
+#define HIP_LNT_F            2.302585093F
+#define HIP_LNPI_F           1.144729886F
+#define HIP_TWO_TO_M126_F    1.175494351e-38F
+#define HIP_TWO_TO_126_F     8.507059173e37F
+#define HIP_NORM_HUGE_F      3.402823466e38F
+#define HIP_TWO_TO_23_F      8388608.0F
+#define HIP_TWO_TO_24_F      16777216.0F
+#define HIP_TWO_TO_31_F      2147483648.0F
+#define HIP_TWO_TO_32_F      4294967296.0F
+#define HIP_REMQUO_BITS_F    3U
+#define HIP_REMQUO_MASK_F    (~((~0U) << HIP_REMQUO_BITS_F))
+#define HIP_TRIG_PLOSS_F     105615.0F
+// double precision
+#define HIP_INF              __longlong_as_double(0x7ff0000000000000ULL)
+#define HIP_NAN              __longlong_as_double(0xfff8000000000000ULL)
+#define HIP_NEG_ZERO         __longlong_as_double(0x8000000000000000ULL)
+#define HIP_MIN_DENORM       __longlong_as_double(0x0000000000000001ULL)
+#define HIP_ZERO             0.0
+#define HIP_ONE              1.0
+#define HIP_SQRT_TWO         1.4142135623730951e+0
+#define HIP_SQRT_HALF        7.0710678118654757e-1
+#define HIP_SQRT_HALF_HI     7.0710678118654757e-1
+#define HIP_SQRT_HALF_LO     (-4.8336466567264567e-17)
+#define HIP_THIRD            3.3333333333333333e-1
+#define HIP_TWOTHIRD         6.6666666666666667e-1
+#define HIP_PIO4             7.8539816339744828e-1
+#define HIP_PIO4_HI          7.8539816339744828e-1
+#define HIP_PIO4_LO          3.0616169978683830e-17
+#define HIP_PIO2             1.5707963267948966e+0
+#define HIP_PIO2_HI          1.5707963267948966e+0
+#define HIP_PIO2_LO          6.1232339957367660e-17
+#define HIP_3PIO4            2.3561944901923448e+0
+#define HIP_2_OVER_PI        6.3661977236758138e-1
+#define HIP_PI               3.1415926535897931e+0
+#define HIP_PI_HI            3.1415926535897931e+0
+#define HIP_PI_LO            1.2246467991473532e-16
+#define HIP_SQRT_2PI         2.5066282746310007e+0
+#define HIP_SQRT_2PI_HI      2.5066282746310007e+0
+#define HIP_SQRT_2PI_LO      (-1.8328579980459167e-16)
+#define HIP_SQRT_PIO2        1.2533141373155003e+0
+#define HIP_SQRT_PIO2_HI     1.2533141373155003e+0
+#define HIP_SQRT_PIO2_LO     (-9.1642899902295834e-17)
+#define HIP_SQRT_2OPI        7.9788456080286536e-1
+#define HIP_L2E              1.4426950408889634e+0
+#define HIP_L2E_HI           1.4426950408889634e+0
+#define HIP_L2E_LO           2.0355273740931033e-17
+#define HIP_L2T              3.3219280948873622e+0
+#define HIP_LG2              3.0102999566398120e-1
+#define HIP_LG2_HI           3.0102999566398120e-1
+#define HIP_LG2_LO           (-2.8037281277851704e-18)
+#define HIP_LGE              4.3429448190325182e-1
+#define HIP_LGE_HI           4.3429448190325182e-1
+#define HIP_LGE_LO           1.09831965021676510e-17
+#define HIP_LN2              6.9314718055994529e-1
+#define HIP_LN2_HI           6.9314718055994529e-1
+#define HIP_LN2_LO           2.3190468138462996e-17
+#define HIP_LNT              2.3025850929940459e+0
+#define HIP_LNT_HI           2.3025850929940459e+0
+#define HIP_LNT_LO           (-2.1707562233822494e-16)
+#define HIP_LNPI             1.1447298858494002e+0
+#define HIP_LN2_X_1024       7.0978271289338397e+2
+#define HIP_LN2_X_1025       7.1047586007394398e+2
+#define HIP_LN2_X_1075       7.4513321910194122e+2
+#define HIP_LG2_X_1024       3.0825471555991675e+2
+#define HIP_LG2_X_1075       3.2360724533877976e+2
+#define HIP_TWO_TO_23        8388608.0
+#define HIP_TWO_TO_52        4503599627370496.0
+#define HIP_TWO_TO_53        9007199254740992.0
+#define HIP_TWO_TO_54        18014398509481984.0
+#define HIP_TWO_TO_M54       5.5511151231257827e-17
+#define HIP_TWO_TO_M1022     2.22507385850720140e-308
+#define HIP_TRIG_PLOSS       2147483648.0
+#define HIP_DBL2INT_CVT      6755399441055744.0
+#endif
+"#;
+
+/// HIP 5's `__float2half_rz/rd/ru` round to nearest (5.x `amd_hip_fp16.h`); ROCm 6+ and CUDA
+/// round as named (hip-tests rtc `Unit_hiprtc_fp16_header`: `__float2half_ru(3.1234)` is
+/// 3.125). The prelude renames 5.x's before its headers ([`HIP5_FP16_RENAME`]) and defines
+/// these after them: round to nearest, then one step of the half's bit pattern where that
+/// went the wrong way (a half converts to float exactly, so the comparison is exact).
+const HIP5_FP16_RENAME: &str = "#define __float2half_rz __hip5_float2half_rz\n\
+                                #define __float2half_rd __hip5_float2half_rd\n\
+                                #define __float2half_ru __hip5_float2half_ru\n";
+const HIP5_FP16_ROUNDING: &str = r#"
+#undef __float2half_rz
+#undef __float2half_rd
+#undef __float2half_ru
+// One step of a finite half's bits away from zero (+1) or towards it (-1); 0 has no sign to step
+// towards, so a step up from a zero of either sign gives the smallest positive subnormal.
+__host__ __device__ inline __half __hipkfd_half_step(__half h, float to) {
+  unsigned short b = __half_as_ushort(h);
+  float f = __half2float(h);
+  if (f == 0.0f) return __ushort_as_half(to > 0.0f ? 0x0001 : 0x8001);
+  bool away = (to > f) == (f > 0.0f);
+  return __ushort_as_half((unsigned short)(away ? b + 1 : b - 1));
+}
+__host__ __device__ inline __half __float2half_rz(float x) {
+  __half h = __float2half_rn(x);
+  float f = __half2float(h);
+  return (x == x && fabsf(f) > fabsf(x)) ? __hipkfd_half_step(h, 0.0f * x) : h;
+}
+__host__ __device__ inline __half __float2half_rd(float x) {
+  __half h = __float2half_rn(x);
+  return __half2float(h) > x ? __hipkfd_half_step(h, -__builtin_inff()) : h;
+}
+__host__ __device__ inline __half __float2half_ru(float x) {
+  __half h = __float2half_rn(x);
+  return __half2float(h) < x ? __hipkfd_half_step(h, __builtin_inff()) : h;
+}
+"#;
+
 /// Prefix of the device globals that carry name expressions.
 const NAME_EXPR_VAR: &str = "__hiprtc_name_expr_";
 
@@ -278,8 +420,10 @@ impl Program {
             .tempdir()
             .map_err(|e| format!("hiprtc: temporary directory: {e}\n"))?;
         let include = dir.path().join("include");
-        for (name, text) in &self.headers {
-            let path = include.join(name);
+        let own = |n: &str| self.headers.iter().any(|(name, _)| name == n);
+        let added = tc.headers.iter().filter(|(n, _)| prelude && !own(n)).map(|(n, t)| (n.to_string(), t.to_string()));
+        for (name, text) in self.headers.iter().cloned().chain(added) {
+            let path = include.join(&name);
             std::fs::create_dir_all(path.parent().unwrap_or(&include))
                 .and_then(|()| std::fs::write(&path, text))
                 .map_err(|e| format!("hiprtc: header {name}: {e}\n"))?;
@@ -309,12 +453,11 @@ impl Program {
         if let Some(v) = &tc.hip_version {
             cmd.arg(format!("--hip-version={v}"));
         }
-        cmd.args(DEFAULT_OPTIONS)
-            .arg("-include")
-            .arg(dir.path().join("hiprtc_runtime.h"))
-            .arg("-I")
-            .arg(&include)
-            .args(user);
+        cmd.args(DEFAULT_OPTIONS);
+        if ptrdiff_is_long_long(user) {
+            cmd.args(["-D__PTRDIFF_TYPE__=long long", "-Wno-builtin-macro-redefined"]);
+        }
+        cmd.arg("-include").arg(dir.path().join("hiprtc_runtime.h")).arg("-I").arg(&include).args(user);
         if rdc {
             cmd.args(["-c", "-emit-llvm"]);
         }
@@ -587,6 +730,31 @@ fn bundle_entry<'a>(bundle: &'a [u8], arch: &str) -> Option<&'a [u8]> {
 /// `-debug-only`, ...). Under clr, LLVM runs inside the process and prints such dumps to its
 /// stderr, where programs capture them (hip-tests' rtc/RtcFunctions.cpp reads the IR that way);
 /// here clang's stderr is then copied to ours as well as kept in the log.
+/// Whether the options define `__HIPRTC_PTRDIFF_T_IS_LONG_LONG__` to 1 (`-D<name>` alone defines
+/// it to 1; the last `-D`/`-U` of it wins). clr's builtin header then typedefs `ptrdiff_t` as
+/// `long long` (ROCm 6.1+, for Windows-compatible kernels; hip-tests rtc
+/// `Unit_hipRTC_Ptrdiff_t_Check`); clang's `stddef.h` typedefs it from `__PTRDIFF_TYPE__`, so
+/// [`Program::run_clang`] redefines that macro, which makes `::ptrdiff_t` and `std::ptrdiff_t`
+/// alike `long long` (both 64-bit: no layout changes).
+fn ptrdiff_is_long_long(options: &[String]) -> bool {
+    const NAME: &str = "__HIPRTC_PTRDIFF_T_IS_LONG_LONG__";
+    let mut on = false;
+    let mut it = options.iter().map(String::as_str).peekable();
+    while let Some(o) = it.next() {
+        let (def, arg) = match o {
+            "-D" | "-U" => (o == "-D", it.next().unwrap_or("")),
+            _ if o.starts_with("-D") => (true, &o[2..]),
+            _ if o.starts_with("-U") => (false, &o[2..]),
+            _ => continue,
+        };
+        let (name, value) = arg.split_once('=').unwrap_or((arg, "1"));
+        if name == NAME {
+            on = def && value.trim() == "1";
+        }
+    }
+    on
+}
+
 fn asks_llvm_to_print(options: &[String]) -> bool {
     options.windows(2).any(|w| w[0] == "-mllvm" && (w[1].starts_with("-print-") || w[1].starts_with("-debug")))
 }
@@ -624,6 +792,10 @@ struct Toolchain {
     /// that clr's builtin header holds (runtime, bfloat16, fp16, complex, cooperative groups,
     /// math constants).
     prelude: String,
+    /// Headers the prelude includes that the HIP headers lack, written into each compile's
+    /// include directory (`hip/hip_math_constants.h` on HIP 5) unless the program brings its
+    /// own of that name.
+    headers: Vec<(&'static str, &'static str)>,
 }
 
 /// Found once per process (see the module doc for the order).
@@ -676,10 +848,17 @@ fn toolchain() -> Option<&'static Toolchain> {
         let headers = if hip5 { &PRELUDE_HEADERS[..PRELUDE_HEADERS_HIP5] } else { &PRELUDE_HEADERS[..] };
         let mut prelude: String =
             headers.iter().filter(|h| include.join(h).is_file()).map(|h| format!("#include <hip/{h}>\n")).collect();
+        let mut extra = vec![];
+        if !prelude.is_empty() && !include.join("hip_math_constants.h").is_file() {
+            extra.push(("hip/hip_math_constants.h", HIP_MATH_CONSTANTS));
+            prelude.push_str("#include <hip/hip_math_constants.h>\n");
+        }
         if hip5 && !prelude.is_empty() {
             prelude.push_str(HIP5_TYPE_TRAITS);
         }
         if hip5 && prelude.contains("hip_fp16.h") {
+            prelude.insert_str(0, HIP5_FP16_RENAME);
+            prelude.push_str(HIP5_FP16_ROUNDING);
             prelude.push_str(HIP5_DEVICE_ADDITIONS);
         }
         hipkfd_log!(
@@ -687,7 +866,7 @@ fn toolchain() -> Option<&'static Toolchain> {
             clang.display(),
             rocm.display()
         );
-        Some(Toolchain { clang, rocm, device_lib, hip_version, prelude })
+        Some(Toolchain { clang, rocm, device_lib, hip_version, prelude, headers: extra })
     })
     .as_ref()
 }
@@ -703,6 +882,18 @@ mod tests {
         assert_eq!(strip_name_expression("(&N1::f)"), "N1::f");
         assert_eq!(strip_name_expression("(a) + (b)"), "(a) + (b)");
         assert_eq!(strip_name_expression("&"), "");
+    }
+
+    #[test]
+    fn ptrdiff_macro_is_read_as_the_preprocessor_would() {
+        let o = |v: &[&str]| ptrdiff_is_long_long(&v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+        assert!(o(&["-D__HIPRTC_PTRDIFF_T_IS_LONG_LONG__=1"]));
+        assert!(o(&["-D__HIPRTC_PTRDIFF_T_IS_LONG_LONG__"]));
+        assert!(o(&["-D", "__HIPRTC_PTRDIFF_T_IS_LONG_LONG__=1", "-O2"]));
+        assert!(!o(&["-D__HIPRTC_PTRDIFF_T_IS_LONG_LONG__=0"]));
+        assert!(!o(&["-D__HIPRTC_PTRDIFF_T_IS_LONG_LONG__=1", "-U__HIPRTC_PTRDIFF_T_IS_LONG_LONG__"]));
+        assert!(o(&["-D__HIPRTC_PTRDIFF_T_IS_LONG_LONG__=0", "-D__HIPRTC_PTRDIFF_T_IS_LONG_LONG__=1"]));
+        assert!(!o(&["-D__HIPRTC_PTRDIFF_T_IS_LONG_LONG___X=1", "-DOTHER=1", "-D"]));
     }
 
     #[test]

@@ -39,6 +39,12 @@ static const char* kSource =
     "}\n"
     "namespace ns { __global__ void plain(int* p) { *p = __LINE__; } }\n";
 
+static unsigned sign_of(float f) {
+  unsigned u;
+  memcpy(&u, &f, sizeof u);
+  return u >> 31;
+}
+
 static char* log_of(hiprtcProgram p) {
   size_t n = 0;
   if (hiprtcGetProgramLogSize(p, &n) != HIPRTC_SUCCESS || n == 0) return NULL;
@@ -299,6 +305,83 @@ int main(void) {
     for (int i = 0; i < 64; i++) wrong += hout[i] != 15.75f + 2.0f + 1.0f + 100.0f + 0.25f + 1000.0f;
     CHECK(wrong == 0);
     if (wrong) fprintf(stderr, "half kernel: lane 0 %g\n", hout[0]);
+    CHECK_OK(hipFree(dout));
+    CHECK_OK(hipModuleUnload(hm));
+  }
+  free(code);
+  CHECK_RTC_OK(hiprtcDestroyProgram(&q));
+
+  /* -D__HIPRTC_PTRDIFF_T_IS_LONG_LONG__=1: ptrdiff_t is long long (clr 6.1+; hip-tests
+   * Unit_hipRTC_Ptrdiff_t_Check); =0 keeps Linux's long (checked above without the macro). */
+  {
+    const char* ll[] = {arch, "-D__HIPRTC_PTRDIFF_T_IS_LONG_LONG__=1"};
+    CHECK_RTC_OK(hiprtcCreateProgram(&q,
+                                     "static_assert(__hip_internal::is_same<ptrdiff_t, long long>::value, \"LLP\");\n"
+                                     "__global__ void k(ptrdiff_t* p) { *p = p - p; }\n",
+                                     "ptrdiff.cu", 0, NULL, NULL));
+    CHECK_RTC_OK(hiprtcCompileProgram(q, 2, ll));
+    log = log_of(q);
+    if (log && strstr(log, "error")) fprintf(stderr, "ptrdiff.cu log: %s\n", log);
+    free(log);
+    CHECK_RTC_OK(hiprtcDestroyProgram(&q));
+    ll[1] = "-D__HIPRTC_PTRDIFF_T_IS_LONG_LONG__=0";
+    CHECK_RTC_OK(hiprtcCreateProgram(&q, "static_assert(__hip_internal::is_same<ptrdiff_t, long>::value, \"LP64\");\n",
+                                     "ptrdiff0.cu", 0, NULL, NULL));
+    CHECK_RTC_OK(hiprtcCompileProgram(q, 2, ll));
+    CHECK_RTC_OK(hiprtcDestroyProgram(&q));
+  }
+
+  /* HIP's math constants, pre-included and by #include (hip-tests
+   * Unit_Rtc_MathConstants_header; HIP 5 has no hip_math_constants.h, the prelude brings one),
+   * and __float2half_rz/rd/ru rounding as named (hip-tests Unit_hiprtc_fp16_header; HIP 5's
+   * round to nearest): both signs, ties away from the representable halves, underflow to the
+   * smallest subnormal, overflow to 65504 or infinity. */
+  CHECK_RTC_OK(hiprtcCreateProgram(
+      &q,
+      "#include <hip/hip_math_constants.h>\n"
+      "extern \"C\" __global__ void mc(float* o) {\n"
+      "  o[0] = (HIP_PI_F == 3.141592654F) + (HIP_INF_F == __int_as_float(0x7f800000U))\n"
+      "       + (HIP_REMQUO_MASK_F == 7U) + (HIP_NAN_F != HIP_NAN_F) + (HIP_PI == 3.1415926535897931e+0)\n"
+      "       + (HIP_SQRT_HALF_LO == -4.8336466567264567e-17) + (HIP_TWO_TO_M1022 == 0x1p-1022)\n"
+      "       + (HIP_INF == __longlong_as_double(0x7ff0000000000000ULL)) + (HIP_LN2_F == 0.693147181F);\n"
+      "  const float x[] = {3.1234f, -3.1234f, 1e-10f, -1e-10f, 70000.0f, -70000.0f, 65505.0f, 2.0f};\n"
+      "  for (int i = 0; i < 8; i++) {\n"
+      "    o[1 + 3 * i] = __half2float(__float2half_rz(x[i]));\n"
+      "    o[2 + 3 * i] = __half2float(__float2half_rd(x[i]));\n"
+      "    o[3 + 3 * i] = __half2float(__float2half_ru(x[i]));\n"
+      "  }\n"
+      "}\n",
+      "consts.cu", 0, NULL, NULL));
+  CHECK_RTC_OK(hiprtcCompileProgram(q, 1, arch_opt));
+  log = log_of(q);
+  if (log && strstr(log, "error")) fprintf(stderr, "consts.cu log: %s\n", log);
+  free(log);
+  CHECK_RTC_OK(hiprtcGetCodeSize(q, &code_size));
+  code = (char*)malloc(code_size ? code_size : 1);
+  CHECK_RTC_OK(hiprtcGetCode(q, code));
+  {
+    hipModule_t hm = NULL;
+    hipFunction_t k = NULL;
+    float* dout = NULL;
+    float o[25] = {0};
+    const float sub = 5.9604644775390625e-8f, inf = __builtin_inff();
+    /* (rz, rd, ru) of each input */
+    const float want[24] = {3.123046875f, 3.123046875f, 3.125f, -3.123046875f, -3.125f, -3.123046875f,
+                            0.0f, 0.0f, sub, -0.0f, -sub, -0.0f,
+                            65504.0f, 65504.0f, inf, -65504.0f, -inf, -65504.0f,
+                            65504.0f, 65504.0f, inf, 2.0f, 2.0f, 2.0f};
+    CHECK_OK(hipModuleLoadData(&hm, code));
+    CHECK_OK(hipModuleGetFunction(&k, hm, "mc"));
+    CHECK_OK(hipMalloc((void**)&dout, sizeof o));
+    void* kargs[] = {&dout};
+    CHECK_OK(hipModuleLaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, NULL, kargs, NULL));
+    CHECK_OK(hipMemcpy(o, dout, sizeof o, hipMemcpyDeviceToHost));
+    CHECK(o[0] == 9.0f);
+    if (o[0] != 9.0f) fprintf(stderr, "math constants: %g of 9 compare equal\n", o[0]);
+    for (int i = 0; i < 24; i++) {
+      CHECK(o[1 + i] == want[i] && sign_of(o[1 + i]) == sign_of(want[i]));
+      if (o[1 + i] != want[i]) fprintf(stderr, "__float2half_%s(input %d): %g, want %g\n", &"rz\0rd\0ru"[i % 3 * 3], i / 3, o[1 + i], want[i]);
+    }
     CHECK_OK(hipFree(dout));
     CHECK_OK(hipModuleUnload(hm));
   }

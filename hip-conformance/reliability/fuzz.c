@@ -187,6 +187,20 @@ static void reread(const struct alloc *a)
     int ndevs = 0, cur = 0;
     hipGetDeviceCount(&ndevs);
     hipGetDevice(&cur);
+    uint8_t *now = malloc(a->size);
+    char kept[sizeof diff_at];
+    memcpy(kept, diff_at, sizeof kept);
+    if (now) { /* before any synchronization: does the same read, made again, see the same? */
+        printf("  the allocation read again at once from device %d: ", cur);
+        if (hipMemcpy(now, a->p, a->size, hipMemcpyDeviceToHost) != hipSuccess)
+            printf("the copy failed\n");
+        else if (differs(now, a->shadow, a->size))
+            printf("%s\n", diff_at + 2);
+        else
+            printf("equals its shadow\n");
+        free(now);
+    }
+    memcpy(diff_at, kept, sizeof kept);
     for (int d = 0; d < ndevs; d++) {
         hipSetDevice(d);
         hipDeviceSynchronize();
@@ -772,7 +786,8 @@ static void op_copy_driver(void)
     case 1: {
         hipError_t e;
         memset(buf, 0xee, len + 80); /* bytes the copy did not write read 0xee */
-        if (below(2)) {
+        int async = (int)below(2);
+        if (async) {
             hipStream_t s = any_stream();
             e = C(hipMemcpyDtoHAsync)(buf, (hipDeviceptr_t)(a->p + off), len, s);
             if (e == hipSuccess)
@@ -784,7 +799,8 @@ static void op_copy_driver(void)
             uint8_t *seen = malloc(len);
             if (seen)
                 memcpy(seen, buf, len);
-            fail(calls, "in-bounds hipMemcpyDtoH/hipMemcpyDtoHAsync, data checked");
+            fail(calls, async ? "in-bounds hipMemcpyDtoHAsync + hipStreamSynchronize, data checked"
+                              : "in-bounds hipMemcpyDtoH, data checked");
             host_overlaps(buf, len);
             if (seen && memcmp(seen, buf, len)) /* written after the call returned? */
                 printf("  the host buffer changed after the check%s\n", differs(buf, seen, len) ? diff_at : "");

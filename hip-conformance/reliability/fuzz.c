@@ -182,42 +182,39 @@ static int differs(const void *got, const void *want, size_t n)
  * each device in turn and compared with its shadow. Tells a read that saw stale bytes (these
  * match) from memory that holds wrong ones, and a device that sees other bytes than the rest.
  * Not counted as fuzzed calls. */
+/* Reads the whole allocation into `back` on the current device and prints how it compares
+ * with the shadow, ending the line `reread` began. */
+static void reread_one(const struct alloc *a, uint8_t *back)
+{
+    if (hipMemcpy(back, a->p, a->size, hipMemcpyDeviceToHost) != hipSuccess)
+        printf("the copy failed\n");
+    else if (differs(back, a->shadow, a->size))
+        printf("%s\n", diff_at + 2);
+    else
+        printf("equals its shadow\n");
+}
+
 static void reread(const struct alloc *a)
 {
     int ndevs = 0, cur = 0;
     hipGetDeviceCount(&ndevs);
     hipGetDevice(&cur);
-    uint8_t *now = malloc(a->size);
-    char kept[sizeof diff_at];
-    memcpy(kept, diff_at, sizeof kept);
-    if (now) { /* before any synchronization: does the same read, made again, see the same? */
+    uint8_t *back = malloc(a->size);
+    char keep[sizeof diff_at];
+    memcpy(keep, diff_at, sizeof keep);
+    if (back) { /* before any synchronization: does the same read, made again, see the same? */
         printf("  the allocation read again at once from device %d: ", cur);
-        if (hipMemcpy(now, a->p, a->size, hipMemcpyDeviceToHost) != hipSuccess)
-            printf("the copy failed\n");
-        else if (differs(now, a->shadow, a->size))
-            printf("%s\n", diff_at + 2);
-        else
-            printf("equals its shadow\n");
-        free(now);
+        reread_one(a, back);
     }
-    memcpy(diff_at, kept, sizeof kept);
     for (int d = 0; d < ndevs; d++) {
         hipSetDevice(d);
         hipDeviceSynchronize();
     }
-    uint8_t *back = malloc(a->size);
-    char keep[sizeof diff_at];
-    memcpy(keep, diff_at, sizeof keep);
     for (int d = 0; back && d < ndevs; d++) {
         hipSetDevice(d);
         printf("  the allocation (device %d; current device %d) read again from device %d after every device "
                "synchronized: ", a->dev, cur, d);
-        if (hipMemcpy(back, a->p, a->size, hipMemcpyDeviceToHost) != hipSuccess)
-            printf("the copy failed\n");
-        else if (differs(back, a->shadow, a->size))
-            printf("%s\n", diff_at + 2);
-        else
-            printf("equals its shadow\n");
+        reread_one(a, back);
     }
     hipSetDevice(cur);
     memcpy(diff_at, keep, sizeof keep);

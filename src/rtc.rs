@@ -421,9 +421,9 @@ impl Program {
             .map_err(|e| format!("hiprtc: temporary directory: {e}\n"))?;
         let include = dir.path().join("include");
         let own = |n: &str| self.headers.iter().any(|(name, _)| name == n);
-        let added = tc.headers.iter().filter(|(n, _)| prelude && !own(n)).map(|(n, t)| (n.to_string(), t.to_string()));
-        for (name, text) in self.headers.iter().cloned().chain(added) {
-            let path = include.join(&name);
+        let added = tc.headers.iter().copied().filter(|(n, _)| prelude && !own(n));
+        for (name, text) in self.headers.iter().map(|(n, t)| (n.as_str(), t.as_str())).chain(added) {
+            let path = include.join(name);
             std::fs::create_dir_all(path.parent().unwrap_or(&include))
                 .and_then(|()| std::fs::write(&path, text))
                 .map_err(|e| format!("hiprtc: header {name}: {e}\n"))?;
@@ -726,10 +726,6 @@ fn bundle_entry<'a>(bundle: &'a [u8], arch: &str) -> Option<&'a [u8]> {
     None
 }
 
-/// Whether the options ask LLVM itself to print (`-mllvm -print-after=...`, `-print-before`,
-/// `-debug-only`, ...). Under clr, LLVM runs inside the process and prints such dumps to its
-/// stderr, where programs capture them (hip-tests' rtc/RtcFunctions.cpp reads the IR that way);
-/// here clang's stderr is then copied to ours as well as kept in the log.
 /// Whether the options define `__HIPRTC_PTRDIFF_T_IS_LONG_LONG__` to 1 (`-D<name>` alone defines
 /// it to 1; the last `-D`/`-U` of it wins). clr's builtin header then typedefs `ptrdiff_t` as
 /// `long long` (ROCm 6.1+, for Windows-compatible kernels; hip-tests rtc
@@ -739,7 +735,7 @@ fn bundle_entry<'a>(bundle: &'a [u8], arch: &str) -> Option<&'a [u8]> {
 fn ptrdiff_is_long_long(options: &[String]) -> bool {
     const NAME: &str = "__HIPRTC_PTRDIFF_T_IS_LONG_LONG__";
     let mut on = false;
-    let mut it = options.iter().map(String::as_str).peekable();
+    let mut it = options.iter().map(String::as_str);
     while let Some(o) = it.next() {
         let (def, arg) = match o {
             "-D" | "-U" => (o == "-D", it.next().unwrap_or("")),
@@ -755,6 +751,10 @@ fn ptrdiff_is_long_long(options: &[String]) -> bool {
     on
 }
 
+/// Whether the options ask LLVM itself to print (`-mllvm -print-after=...`, `-print-before`,
+/// `-debug-only`, ...). Under clr, LLVM runs inside the process and prints such dumps to its
+/// stderr, where programs capture them (hip-tests' rtc/RtcFunctions.cpp reads the IR that way);
+/// here clang's stderr is then copied to ours as well as kept in the log.
 fn asks_llvm_to_print(options: &[String]) -> bool {
     options.windows(2).any(|w| w[0] == "-mllvm" && (w[1].starts_with("-print-") || w[1].starts_with("-debug")))
 }

@@ -23,9 +23,14 @@ fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
 }
 
-/// Mappings of model objects (BOs, syncobjs) in /proc/self/maps: one per live object.
+/// Mappings in /proc/self/maps whose name contains `kind`: `kfdsim-` for every model object
+/// (BOs, syncobjs; one mapping per live object), `kfdsim-syncobj` for syncobjs alone.
+fn maps_of(kind: &str) -> usize {
+    std::fs::read_to_string("/proc/self/maps").unwrap().lines().filter(|l| l.contains(kind)).count()
+}
+
 fn model_maps() -> usize {
-    std::fs::read_to_string("/proc/self/maps").unwrap().lines().filter(|l| l.contains("kfdsim-")).count()
+    maps_of("kfdsim-")
 }
 
 fn fd_open(fd: RawFd) -> bool {
@@ -84,12 +89,20 @@ fn interop_cycles_and_error_paths_leak_nothing() {
     let mut sd: hipExternalSemaphoreHandleDesc = unsafe { std::mem::zeroed() };
     sd.r#type = hipExternalSemaphoreHandleType::hipExternalSemaphoreHandleTypeTimelineSemaphoreFd;
     sd.handle.fd = syncobj_fd(&r);
+    let syncobjs = maps_of("kfdsim-syncobj");
     ok(hipImportExternalSemaphore(&mut sem, &sd));
     let mut wp: [u8; 144] = [0; 144];
     wp[0..8].copy_from_slice(&1u64.to_le_bytes());
     ok(hipWaitExternalSemaphoresAsync(&sem, wp.as_ptr() as *const hipExternalSemaphoreWaitParams, 1, s));
     ok(hipDestroyExternalSemaphore(sem));
     ok(hipStreamSynchronize(s));
+    // The baseline holds the waiter thread's own wake syncobj, not the destroyed semaphore's:
+    // the waiter may still hold that semaphore for the wait it was in when the destroy woke it
+    // (a CI run counted it, 29 mappings, then 28 at the end). Wait for it to let go.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while maps_of("kfdsim-syncobj") != syncobjs + 1 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     let (fds, maps) = (open_fds(), model_maps());
     let maps_text = std::fs::read_to_string("/proc/self/maps").unwrap();
 

@@ -25,8 +25,8 @@
  * extents and ranges); hipMemsetD2D8/16/32(+Async) on pitched allocations (op_memset_d2d). PROCESSES 2: a partner forked before the runtime initialises opens what this process
  * shares over a socketpair (IPC memory and event handles, VMM shareable fds, dma-bufs, a timeline
  * syncobj) and works on the shared memory one request at a time, so the shadows stay exact;
- * forged and stale handles must be refused there. FUZZ_TRACE=1 prints each operation;
- * FUZZ_SYNC=LO-HI synchronizes every device after operations LO..HI of op_table.
+ * forged and stale handles must be refused there. FUZZ_TRACE=1 prints each operation (2 and 3
+ * more: see `trace`); FUZZ_SYNC=LO-HI synchronizes every device after operations LO..HI of op_table.
  *
  * CALLS counts API calls (every fuzzed call goes through the C() macro), not operations: an
  * operation makes 1 to 8 calls, and operations run until CALLS calls have been made.
@@ -69,6 +69,7 @@ struct alloc {
     int dev;
     size_t pitch;  /* hipMallocPitch: row pitch (size = pitch * rows), else 0 */
     int kind;      /* ALLOC_DEVICE, ALLOC_MANAGED (host-writable), ALLOC_ASYNC (hipMallocAsync) */
+    uint8_t *prev; /* FUZZ_TRACE >= 2: the shadow after the last operation */
 };
 
 enum { ALLOC_DEVICE, ALLOC_MANAGED, ALLOC_ASYNC };
@@ -127,7 +128,11 @@ static long calls, ops, failures_expected, bad, leaks;
 static long data_checks; /* reads compared with the shadow (or with bytes known otherwise) */
 
 /* Every fuzzed API call goes through C(): `C(hipMalloc)(&p, n)` counts one call, then makes it. */
-#define C(f) (calls++, f)
+/* FUZZ_TRACE: 1 prints each operation (its op_table index, first call, last pick); 2 also the byte
+ * ranges of each allocation's shadow that it changed (slow: every shadow is compared); 3 also each
+ * API call and the ranges and streams of some operations. */
+static int trace;
+#define C(f) (calls++, trace > 2 && printf("   call %ld %s\n", calls, #f), f)
 static uint64_t rng;
 
 static uint64_t rnd(void)
@@ -309,11 +314,14 @@ static void remember_stale(void *p)
 
 static hipStream_t any_stream(void) { return below(3) ? streams[below(MAXS)] : NULL; }
 
-/* After a synchronous copy between two places of one GPU's memory: such a copy returns before it
- * is done (CUDA's API synchronization behavior; clr ihipMemcpy isHostAsync), and only the null
- * stream of the current device and its blocking streams are ordered after it; the operations
- * after this one may use any stream of any device, so the copy is waited for here. */
-static hipError_t d2d_settle(hipError_t e) { return e == hipSuccess ? C(hipStreamSynchronize)(NULL) : e; }
+/* After a synchronous call that returns before its work is done: a copy between two places of one
+ * GPU's memory (CUDA's API synchronization behavior; clr ihipMemcpy isHostAsync) or a hipMemset*
+ * of device memory (CUDA; clr ihipMemset, at least at an allocation's start). Only the null stream
+ * of the current device and that device's blocking streams are ordered after it, and the
+ * operations after this one may use any stream of any device: the work is waited for here. (A
+ * fresh allocation's hipMemset on device 1's null stream, then a copy into it on a stream of
+ * device 0: the fill landed after the copy, once in about 150 runs of seed 1.) */
+static hipError_t settle(hipError_t e) { return e == hipSuccess ? C(hipStreamSynchronize)(NULL) : e; }
 
 static void op_malloc(void)
 {
@@ -336,6 +344,7 @@ static void op_malloc(void)
         return;
     }
     struct alloc *a = &live[nlive++];
+    a->prev = NULL;
     a->p = p;
     a->size = size;
     a->dev = dev;
@@ -344,7 +353,7 @@ static void op_malloc(void)
     a->shadow = malloc(size);
     uint8_t v = (uint8_t)rnd();
     memset(a->shadow, v, size);
-    if (C(hipMemset)(p, v, size) != hipSuccess)
+    if (settle(C(hipMemset)(p, v, size)) != hipSuccess)
         fail(calls, "hipMemset of a fresh allocation");
 }
 
@@ -387,6 +396,7 @@ static void op_free(void)
             remember_stale(live[i].p);
         forget_ipc_owner(live[i].p);
         free(live[i].shadow);
+        free(live[i].prev);
         live[i] = live[--nlive];
         return;
     }
@@ -467,18 +477,16 @@ static void op_d2d(void)
     size_t len = below((a->size < b->size ? a->size : b->size) + 1);
     size_t so = below(a->size - len + 1), doff = below(b->size - len + 1);
     hipError_t e;
+    if (trace > 2)
+        printf("   d2d %p+%zu -> %p+%zu len %zu\n", (void *)a->p, so, (void *)b->p, doff, len);
     if (a->dev != b->dev && below(2))
         e = C(hipMemcpyPeer)(b->p + doff, b->dev, a->p + so, a->dev, len);
     else
-        e = d2d_settle(C(hipMemcpy)(b->p + doff, a->p + so, len, hipMemcpyDeviceToDevice));
+        e = settle(C(hipMemcpy)(b->p + doff, a->p + so, len, hipMemcpyDeviceToDevice));
     if (e != hipSuccess)
         fail(calls, "in-bounds device-to-device copy");
     else
         memmove(b->shadow + doff, a->shadow + so, len);
-    /* Device-to-device copies and hipMemcpyPeer are asynchronous to the host (CUDA): before the
-     * host writes managed memory (op_managed), the copy must be done. */
-    if (b->kind == ALLOC_MANAGED && C(hipDeviceSynchronize)() != hipSuccess)
-        fail(calls, "hipDeviceSynchronize after a copy into managed memory");
 }
 
 static void op_memset(void)
@@ -496,7 +504,7 @@ static void op_memset(void)
         if (e == hipSuccess)
             e = C(hipStreamSynchronize)(s);
     } else {
-        e = C(hipMemset)(a->p + off, v, len);
+        e = settle(C(hipMemset)(a->p + off, v, len));
     }
     if (e != hipSuccess)
         fail(calls, "in-bounds hipMemset");
@@ -564,6 +572,7 @@ static void op_query(void)
 static void add_live(void *p, size_t size, int dev, size_t pitch, int kind)
 {
     struct alloc *a = &live[nlive++];
+    a->prev = NULL;
     a->p = p;
     a->size = size;
     a->dev = dev;
@@ -572,7 +581,7 @@ static void add_live(void *p, size_t size, int dev, size_t pitch, int kind)
     a->shadow = malloc(size);
     uint8_t v = (uint8_t)rnd();
     memset(a->shadow, v, size);
-    hipError_t e = C(hipMemset)(p, v, size);
+    hipError_t e = settle(C(hipMemset)(p, v, size));
     if (e != hipSuccess) {
         char what[96];
         snprintf(what, sizeof what, "hipMemset of a fresh %s: %s", kind_name[kind], hipGetErrorName(e));
@@ -642,7 +651,12 @@ static void op_malloc_more(void)
     }
 }
 
-/* Host writes to managed memory, then a device copy out of it. */
+static void sync_all(void);
+
+/* Host writes to managed memory, then a device copy out of it. Every device is synchronized
+ * first: work that returned before it was done (device-to-device copies, hipMemcpyPeer, fills)
+ * may still read or write the managed range, and the host may touch managed memory only while
+ * no GPU work does (CUDA, without concurrentManagedAccess). */
 static void op_managed(void)
 {
     struct alloc *m = NULL;
@@ -654,6 +668,7 @@ static void op_managed(void)
     size_t off, len;
     range(m, &off, &len);
     uint8_t v = (uint8_t)rnd();
+    sync_all();
     memset(m->p + off, v, len);
     memset(m->shadow + off, v, len);
     uint8_t *dst = malloc(len + 1);
@@ -782,8 +797,11 @@ static void op_copy_driver(void)
         break;
     case 1: {
         hipError_t e;
+        last_pick = a; /* the allocation a failure report names and reads again */
         memset(buf, 0xee, len + 80); /* bytes the copy did not write read 0xee */
         int async = (int)below(2);
+        if (trace > 2)
+            printf("   read %p [%zu, +%zu)\n", (void *)a->p, off, len);
         if (async) {
             hipStream_t s = any_stream();
             e = C(hipMemcpyDtoHAsync)(buf, (hipDeviceptr_t)(a->p + off), len, s);
@@ -1060,6 +1078,8 @@ static void op_stream_event(void)
             fail(calls, "hipStreamCreate");
         } else {
             st_dev[i] = cur_dev;
+            if (trace > 2)
+                printf("   stream %p on device %d\n", (void *)streams[i], cur_dev);
         }
         break;
     case 1:
@@ -2090,8 +2110,7 @@ static void misc_memset_d(void)
         e = async ? C(hipMemsetD16Async)(d, (uint16_t)v, count, s) : C(hipMemsetD16)(d, (uint16_t)v, count);
     else
         e = async ? C(hipMemsetD32Async)(d, v, count, s) : C(hipMemsetD32)(d, v, count);
-    if (e == hipSuccess && async)
-        e = C(hipStreamSynchronize)(s);
+    e = async ? (e == hipSuccess ? C(hipStreamSynchronize)(s) : e) : settle(e);
     if (e != hipSuccess) {
         char what[128];
         snprintf(what, sizeof what, "in-bounds hipMemsetD%d%s of %zu elements at offset %zu: %s", 8 * elem,
@@ -2116,6 +2135,8 @@ static void misc_copy(void)
     size_t so = below(a->size - len + 1), doff = below(b->size - len + 1);
     hipStream_t s = any_stream();
     hipError_t e;
+    if (trace > 2)
+        printf("   misc_copy %p+%zu -> %p+%zu len %zu stream %p\n", (void *)a->p, so, (void *)b->p, doff, len, (void *)s);
     switch (below(3)) {
     case 0:
         e = C(hipMemcpyDtoD)((hipDeviceptr_t)(b->p + doff), (hipDeviceptr_t)(a->p + so), len);
@@ -2129,8 +2150,10 @@ static void misc_copy(void)
         must_fail(C(hipMemcpyPeerAsync)(b->p, ndev + (int)below(4), a->p, a->dev, 1, s),
                   "hipMemcpyPeerAsync to a bad device");
         break;
-    default:
+    default: /* asynchronous to the host between two places of one GPU's memory (clr ihipMemcpy) */
         e = C(hipMemcpyWithStream)(b->p + doff, a->p + so, len, hipMemcpyDeviceToDevice, s);
+        if (e == hipSuccess)
+            e = C(hipStreamSynchronize)(s);
         break;
     }
     if (e != hipSuccess)
@@ -2441,7 +2464,7 @@ static void op_array(void)
     int from_dev = a && !a->pitch && ww * hh <= a->size && below(2);
     size_t aoff = from_dev ? below(a->size - ww * hh + 1) : 0;
     if (from_dev) {
-        e = d2d_settle(
+        e = settle(
             C(hipMemcpy2DToArray)(arr, wo, y0, a->p + aoff, ww, ww, hh, below(2) ? hipMemcpyDeviceToDevice : hipMemcpyDefault));
         if (e != hipSuccess)
             fail(calls, "hipMemcpy2DToArray from a live allocation");
@@ -2493,13 +2516,11 @@ static void op_array(void)
     /* The sub-rectangle into a live allocation. */
     if (a && !a->pitch && ww * hh <= a->size && below(2)) {
         aoff = below(a->size - ww * hh + 1);
-        if (d2d_settle(C(hipMemcpy2DFromArray)(a->p + aoff, ww, arr, wo, y0, ww, hh, hipMemcpyDeviceToDevice)) != hipSuccess)
+        if (settle(C(hipMemcpy2DFromArray)(a->p + aoff, ww, arr, wo, y0, ww, hh, hipMemcpyDeviceToDevice)) != hipSuccess)
             fail(calls, "hipMemcpy2DFromArray into a live allocation");
         else
             for (size_t r = 0; r < hh; r++)
                 memcpy(a->shadow + aoff + r * ww, ash + (y0 + r) * rb + wo, ww);
-        if (a->kind == ALLOC_MANAGED && C(hipDeviceSynchronize)() != hipSuccess)
-            fail(calls, "hipDeviceSynchronize after a copy into managed memory");
     }
     if ((below(2) ? C(hipFreeArray)(arr) : C(hipArrayDestroy)(arr)) != hipSuccess)
         fail(calls, "hipFreeArray/hipArrayDestroy");
@@ -2656,8 +2677,7 @@ static void op_memset_d2d(void)
                   : C(hipMemsetD2D16)(d, a->pitch, (uint16_t)v, w, h);
     else
         e = async ? C(hipMemsetD2D32Async)(d, a->pitch, v, w, h, s) : C(hipMemsetD2D32)(d, a->pitch, v, w, h);
-    if (e == hipSuccess && async)
-        e = C(hipStreamSynchronize)(s);
+    e = async ? (e == hipSuccess ? C(hipStreamSynchronize)(s) : e) : settle(e);
     if (e != hipSuccess) {
         fail(calls, "in-bounds hipMemsetD2D8/16/32(+Async)");
     } else {
@@ -3105,6 +3125,36 @@ static void usage_now(uint64_t *u)
     u[10] = (uint64_t)fd_count(); /* the process's open fds (dma-bufs closed, imports destroyed) */
 }
 
+/* FUZZ_TRACE >= 2: prints, for each live allocation, the ranges of its shadow that the last
+ * operation changed (runs closer than 64 bytes merged). */
+static void trace_shadows(void)
+{
+    for (int i = 0; i < nlive; i++) {
+        struct alloc *a = &live[i];
+        if (!a->prev) {
+            a->prev = malloc(a->size);
+            memcpy(a->prev, a->shadow, a->size);
+            printf("  new %p size %zu dev %d\n", (void *)a->p, a->size, a->dev);
+            continue;
+        }
+        size_t k = 0;
+        while (k < a->size) {
+            while (k < a->size && a->prev[k] == a->shadow[k])
+                k++;
+            if (k == a->size)
+                break;
+            size_t lo = k, hi = k;
+            while (k < a->size && k < hi + 64) {
+                if (a->prev[k] != a->shadow[k])
+                    hi = k + 1;
+                k++;
+            }
+            printf("  changed %p [%zu, %zu) first %02x->%02x\n", (void *)a->p, lo, hi, a->prev[lo], a->shadow[lo]);
+        }
+        memcpy(a->prev, a->shadow, a->size);
+    }
+}
+
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 20000;
@@ -3162,7 +3212,7 @@ int main(int argc, char **argv)
                                         op_host_register, op_device_query, op_launch, op_extsem, op_extsem, op_partner, op_partner, op_misc, op_misc, op_misc,
                                         op_graph, op_graph, op_array, op_array, op_memset_d2d, op_3d};
     /* N counts API calls: operations (1 to 8 calls each) run until N calls have been made. */
-    int trace = getenv("FUZZ_TRACE") != NULL; /* each operation: its index, first call, last pick */
+    trace = getenv("FUZZ_TRACE") ? atoi(getenv("FUZZ_TRACE")) : 0;
     /* FUZZ_SYNC=LO-HI: every device synchronized after operations LO..HI of op_table (to bisect
      * an ordering failure). */
     long sync_lo = 1, sync_hi = 0;
@@ -3178,6 +3228,8 @@ int main(int argc, char **argv)
         hist[(nhist - 1) % HIST].pick = last_pick ? last_pick->p : NULL;
         if (trace)
             printf("op %ld: #%zu calls %ld.. pick %p cur_dev %d\n", ops, op, first, last_pick ? (void *)last_pick->p : NULL, cur_dev);
+        if (trace > 1)
+            trace_shadows();
         if (sync_lo <= (long)op && (long)op <= sync_hi)
             for (int d = 0; d < ndev; d++) {
                 hipSetDevice(d);
@@ -3188,6 +3240,7 @@ int main(int argc, char **argv)
     /* Every live allocation still holds its shadow, then everything is given back. */
     for (int i = 0; i < nlive; i++) {
         uint8_t *back = malloc(live[i].size);
+        last_pick = &live[i];
         if (C(hipMemcpy)(back, live[i].p, live[i].size, hipMemcpyDeviceToHost) != hipSuccess ||
             (data_checks++, differs(back, live[i].shadow, live[i].size))) {
             fail(calls, "final check: data differs from the shadow");
@@ -3196,7 +3249,9 @@ int main(int argc, char **argv)
         free(back);
         C(hipFree)(live[i].p);
         free(live[i].shadow);
+        free(live[i].prev);
     }
+    last_pick = NULL;
     for (int i = 0; i < MAXH; i++)
         if (hreg[i].p) {
             C(hipHostUnregister)(hreg[i].p);

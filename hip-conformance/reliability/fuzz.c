@@ -479,9 +479,13 @@ static void op_d2d(void)
     hipError_t e;
     if (trace > 2)
         printf("   d2d %p+%zu -> %p+%zu len %zu\n", (void *)a->p, so, (void *)b->p, doff, len);
-    if (a->dev != b->dev && below(2))
+    if (a->dev != b->dev && below(2)) {
+        /* Asynchronous to the host, and before later work of the current, source and destination
+         * devices only (cudaMemcpyPeer): with another device left, its streams may overtake it. */
         e = C(hipMemcpyPeer)(b->p + doff, b->dev, a->p + so, a->dev, len);
-    else
+        if ((1u << cur_dev | 1u << a->dev | 1u << b->dev) != (1u << ndev) - 1)
+            e = settle(e);
+    } else
         e = settle(C(hipMemcpy)(b->p + doff, a->p + so, len, hipMemcpyDeviceToDevice));
     if (e != hipSuccess)
         fail(calls, "in-bounds device-to-device copy");
@@ -2323,6 +2327,8 @@ static void op_graph(void)
         for (int i = 0; ev && s && i < MAXS; i++)
             if (streams[i] == s && st_dev[i] != cur_dev)
                 s = NULL;
+        if (trace > 2)
+            printf("   graph launch on stream %p\n", (void *)s);
         hipError_t el = C(hipGraphLaunch)(x, s), es = el ? hipSuccess : C(hipStreamSynchronize)(s);
         if (el != hipSuccess || es != hipSuccess) {
             char msg[160];

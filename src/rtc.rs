@@ -271,6 +271,26 @@ __host__ __device__ inline __half __float2half_ru(float x) {
 }
 "#;
 
+/// HIP 5's `hip_bfloat16` cannot be assigned a `float`; ROCm 6.1+'s has `operator=(float)`
+/// (round to nearest even, as its `float` constructor; hip-tests rtc `Unit_Rtc_bfloat16_header`:
+/// `x.operator=(11.6)` gives 16698). A member cannot be added from outside, so on HIP 5 the
+/// prelude renames 5.x's struct before its headers ([`HIP5_BF16_RENAME`]) and defines
+/// `hip_bfloat16` after them as that struct plus the member: same layout, 5.x's constructors,
+/// and conversions both ways so that 5.x's operators (which take and return the renamed
+/// struct) serve it.
+const HIP5_BF16_RENAME: &str = "#define hip_bfloat16 __hip5_bfloat16\n";
+const HIP5_BF16_ASSIGN: &str = r#"
+#undef hip_bfloat16
+struct hip_bfloat16 : __hip5_bfloat16 {
+  using __hip5_bfloat16::__hip5_bfloat16;
+  hip_bfloat16() = default;
+  __host__ __device__ hip_bfloat16(const __hip5_bfloat16& b) : __hip5_bfloat16(b) {}
+  __host__ __device__ hip_bfloat16& operator=(const __hip5_bfloat16& b) { data = b.data; return *this; }
+  __host__ __device__ hip_bfloat16& operator=(float f) { data = round_to_bfloat16(f).data; return *this; }
+};
+static_assert(sizeof(hip_bfloat16) == 2, "hip_bfloat16 keeps 5.x's layout");
+"#;
+
 /// Prefix of the device globals that carry name expressions.
 const NAME_EXPR_VAR: &str = "__hiprtc_name_expr_";
 
@@ -855,6 +875,10 @@ fn toolchain() -> Option<&'static Toolchain> {
         }
         if hip5 && !prelude.is_empty() {
             prelude.push_str(HIP5_TYPE_TRAITS);
+        }
+        if hip5 && prelude.contains("hip_bfloat16.h") {
+            prelude.insert_str(0, HIP5_BF16_RENAME);
+            prelude.push_str(HIP5_BF16_ASSIGN);
         }
         if hip5 && prelude.contains("hip_fp16.h") {
             prelude.insert_str(0, HIP5_FP16_RENAME);

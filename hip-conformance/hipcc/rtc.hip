@@ -335,7 +335,9 @@ int main(void) {
    * Unit_Rtc_MathConstants_header; HIP 5 has no hip_math_constants.h, the prelude brings one),
    * and __float2half_rz/rd/ru rounding as named (hip-tests Unit_hiprtc_fp16_header; HIP 5's
    * round to nearest): both signs, ties away from the representable halves, underflow to the
-   * smallest subnormal, overflow to 65504 or infinity. */
+   * smallest subnormal, overflow to 65504 or infinity. And hip_bfloat16 assigned a float (ROCm
+   * 6.1+, hip-tests Unit_Rtc_bfloat16_header; HIP 5's has no operator=(float), the prelude adds
+   * it), mixed with 5.x's operators and std::iszero. */
   CHECK_RTC_OK(hiprtcCreateProgram(
       &q,
       "#include <hip/hip_math_constants.h>\n"
@@ -350,6 +352,15 @@ int main(void) {
       "    o[2 + 3 * i] = __half2float(__float2half_rd(x[i]));\n"
       "    o[3 + 3 * i] = __half2float(__float2half_ru(x[i]));\n"
       "  }\n"
+      "  hip_bfloat16 b(11.3f), c = b + b;\n"
+      "  o[25] = b.data;\n"
+      "  b.operator=(11.6);\n"
+      "  o[26] = b.data;\n"
+      "  c = b * hip_bfloat16(2.0f);\n"
+      "  o[27] = float(c);\n"
+      "  b = 0.0f;\n"
+      "  hip_bfloat16 t = hip_bfloat16::round_to_bfloat16(1.5f, hip_bfloat16::truncate);\n"
+      "  o[28] = std::iszero(b) + 2 * std::iszero(t) + 4 * (++t == hip_bfloat16(2.5f));\n"
       "}\n",
       "consts.cu", 0, NULL, NULL));
   CHECK_RTC_OK(hiprtcCompileProgram(q, 1, arch_opt));
@@ -363,7 +374,7 @@ int main(void) {
     hipModule_t hm = NULL;
     hipFunction_t k = NULL;
     float* dout = NULL;
-    float o[25] = {0};
+    float o[29] = {0};
     const float sub = 5.9604644775390625e-8f, inf = __builtin_inff();
     /* (rz, rd, ru) of each input */
     const float want[24] = {3.123046875f, 3.123046875f, 3.125f, -3.123046875f, -3.125f, -3.123046875f,
@@ -382,6 +393,11 @@ int main(void) {
       CHECK(o[1 + i] == want[i] && sign_of(o[1 + i]) == sign_of(want[i]));
       if (o[1 + i] != want[i]) fprintf(stderr, "__float2half_%s(input %d): %g, want %g\n", &"rz\0rd\0ru"[i % 3 * 3], i / 3, o[1 + i], want[i]);
     }
+    /* bfloat16: 11.3 is 0x4135 (16693), 11.6 rounds to 0x413a (16698, 11.625), twice that is
+     * 23.25; zero is zero, 1.5 is not, and 1.5 + 1 is 2.5 */
+    CHECK(o[25] == 16693.0f && o[26] == 16698.0f && o[27] == 23.25f && o[28] == 5.0f);
+    if (o[26] != 16698.0f || o[28] != 5.0f)
+      fprintf(stderr, "hip_bfloat16: %g %g %g %g\n", o[25], o[26], o[27], o[28]);
     CHECK_OK(hipFree(dout));
     CHECK_OK(hipModuleUnload(hm));
   }

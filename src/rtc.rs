@@ -55,7 +55,8 @@ const PRELUDE_HEADERS: [&str; 6] = [
 
 /// How many of [`PRELUDE_HEADERS`] a HIP 5 hiprtc pre-includes: its builtin header (Debian's
 /// libhiprtc-builtins.so.5) has the runtime, `hip_bfloat16` and `__half`, not complex numbers
-/// (5.x's `hip_complex.h` overloads `float2`'s operators, which makes `f2 += f2` ambiguous).
+/// (5.x's `hip_complex.h` overloads `float2`'s operators, which makes `f2 += f2` ambiguous): the
+/// prelude pre-includes our [`HIP5_COMPLEX`] instead.
 const PRELUDE_HEADERS_HIP5: usize = 3;
 
 /// The `__hip_internal` type traits that HIP 6+ headers define for every HIP compile
@@ -269,6 +270,56 @@ __host__ __device__ inline __half __float2half_ru(float x) {
   __half h = __float2half_rn(x);
   return __half2float(h) < x ? __hipkfd_half_step(h, __builtin_inff()) : h;
 }
+"#;
+
+/// `<hip/hip_complex.h>` on HIP 5, in place of 5.x's: ROCm 6+'s content (clr
+/// `amd_hip_complex.h`), the `hipFloatComplex`/`hipDoubleComplex`/`hipComplex` types and their
+/// functions, without 5.x's operators on them. Those overload `float2`'s and `double2`'s own
+/// operators, which makes `f2 += f2` ambiguous in every program once they are pre-included, and
+/// `*` and `/` would multiply and divide as complex numbers where ROCm 6+ does it element-wise.
+/// Written into each compile's include directory, so that it is found before 5.x's by `#include`
+/// too (and 5.x's include guards keep that one out), and pre-included, as clr's builtin header
+/// holds it (hip-tests rtc `Unit_Rtc_HipComplex_header`).
+const HIP5_COMPLEX: &str = r#"#ifndef HIP_INCLUDE_HIP_HIP_COMPLEX_H
+#define HIP_INCLUDE_HIP_HIP_COMPLEX_H
+#define HIP_INCLUDE_HIP_AMD_DETAIL_HIP_COMPLEX_H
+typedef float2 hipFloatComplex;
+typedef double2 hipDoubleComplex;
+typedef hipFloatComplex hipComplex;
+#define __HIPKFD_COMPLEX(T, R, f)                                                             \
+  __host__ __device__ static inline R hipCreal##f(T z) { return z.x; }                         \
+  __host__ __device__ static inline R hipCimag##f(T z) { return z.y; }                         \
+  __host__ __device__ static inline T hipConj##f(T z) { T c; c.x = z.x; c.y = -z.y; return c; } \
+  __host__ __device__ static inline R hipCsqabs##f(T z) { return z.x * z.x + z.y * z.y; }      \
+  __host__ __device__ static inline T __hipkfd_cplx##f(R x, R y) { T c; c.x = x; c.y = y; return c; } \
+  __host__ __device__ static inline T hipCadd##f(T p, T q) { return __hipkfd_cplx##f(p.x + q.x, p.y + q.y); } \
+  __host__ __device__ static inline T hipCsub##f(T p, T q) { return __hipkfd_cplx##f(p.x - q.x, p.y - q.y); } \
+  __host__ __device__ static inline T hipCmul##f(T p, T q) {                                   \
+    return __hipkfd_cplx##f(p.x * q.x - p.y * q.y, p.y * q.x + p.x * q.y);                   \
+  }                                                                                          \
+  __host__ __device__ static inline T hipCdiv##f(T p, T q) {                                   \
+    R n = hipCsqabs##f(q);                                                                   \
+    return __hipkfd_cplx##f((p.x * q.x + p.y * q.y) / n, (p.y * q.x - p.x * q.y) / n);       \
+  }                                                                                          \
+  __host__ __device__ static inline T hipCfma##f(T p, T q, T r) {                              \
+    R re = p.x * q.x + r.x, im = q.x * p.y + r.y;                                            \
+    return __hipkfd_cplx##f(re - p.y * q.y, im + p.x * q.y);                                 \
+  }
+__HIPKFD_COMPLEX(hipFloatComplex, float, f)
+__HIPKFD_COMPLEX(hipDoubleComplex, double, )
+#undef __HIPKFD_COMPLEX
+__host__ __device__ static inline hipFloatComplex make_hipFloatComplex(float x, float y) { return __hipkfd_cplxf(x, y); }
+__host__ __device__ static inline hipDoubleComplex make_hipDoubleComplex(double x, double y) { return __hipkfd_cplx(x, y); }
+__host__ __device__ static inline hipComplex make_hipComplex(float x, float y) { return __hipkfd_cplxf(x, y); }
+__host__ __device__ static inline float hipCabsf(hipFloatComplex z) { return sqrtf(hipCsqabsf(z)); }
+__host__ __device__ static inline double hipCabs(hipDoubleComplex z) { return sqrt(hipCsqabs(z)); }
+__host__ __device__ static inline hipFloatComplex hipComplexDoubleToFloat(hipDoubleComplex z) {
+  return __hipkfd_cplxf((float)z.x, (float)z.y);
+}
+__host__ __device__ static inline hipDoubleComplex hipComplexFloatToDouble(hipFloatComplex z) {
+  return __hipkfd_cplx((double)z.x, (double)z.y);
+}
+#endif
 "#;
 
 /// HIP 5's `hip_bfloat16` cannot be assigned a `float`; ROCm 6.1+'s has `operator=(float)`
@@ -812,9 +863,9 @@ struct Toolchain {
     /// that clr's builtin header holds (runtime, bfloat16, fp16, complex, cooperative groups,
     /// math constants).
     prelude: String,
-    /// Headers the prelude includes that the HIP headers lack, written into each compile's
-    /// include directory (`hip/hip_math_constants.h` on HIP 5) unless the program brings its
-    /// own of that name.
+    /// Headers the prelude includes that the HIP headers lack or that replace theirs, written
+    /// into each compile's include directory (on HIP 5 `hip/hip_math_constants.h` and
+    /// `hip/hip_complex.h`) unless the program brings its own of that name.
     headers: Vec<(&'static str, &'static str)>,
 }
 
@@ -874,6 +925,8 @@ fn toolchain() -> Option<&'static Toolchain> {
             prelude.push_str("#include <hip/hip_math_constants.h>\n");
         }
         if hip5 && !prelude.is_empty() {
+            extra.push(("hip/hip_complex.h", HIP5_COMPLEX));
+            prelude.push_str("#include <hip/hip_complex.h>\n");
             prelude.push_str(HIP5_TYPE_TRAITS);
         }
         if hip5 && prelude.contains("hip_bfloat16.h") {

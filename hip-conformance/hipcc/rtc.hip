@@ -341,6 +341,7 @@ int main(void) {
   CHECK_RTC_OK(hiprtcCreateProgram(
       &q,
       "#include <hip/hip_math_constants.h>\n"
+      "#include <hip/hip_complex.h>\n"
       "extern \"C\" __global__ void mc(float* o) {\n"
       "  o[0] = (HIP_PI_F == 3.141592654F) + (HIP_INF_F == __int_as_float(0x7f800000U))\n"
       "       + (HIP_REMQUO_MASK_F == 7U) + (HIP_NAN_F != HIP_NAN_F) + (HIP_PI == 3.1415926535897931e+0)\n"
@@ -361,6 +362,13 @@ int main(void) {
       "  b = 0.0f;\n"
       "  hip_bfloat16 t = hip_bfloat16::round_to_bfloat16(1.5f, hip_bfloat16::truncate);\n"
       "  o[28] = std::iszero(b) + 2 * std::iszero(t) + 4 * (++t == hip_bfloat16(2.5f));\n"
+      "  hipFloatComplex p = make_hipFloatComplex(2.5f, 3.5f), q = make_hipComplex(4.5f, 5.5f);\n"
+      "  hipFloatComplex m = hipCmulf(p, q), d = hipCdivf(m, q), f = hipCfmaf(p, q, make_hipFloatComplex(1.5f, 4.5f));\n"
+      "  float2 e = p * q;\n"
+      "  e += p;\n"
+      "  hipDoubleComplex w = hipComplexFloatToDouble(hipConjf(p));\n"
+      "  o[29] = m.x; o[30] = m.y; o[31] = d.x; o[32] = d.y; o[33] = f.x; o[34] = f.y;\n"
+      "  o[35] = e.x; o[36] = e.y; o[37] = (float)hipCabs(hipCsub(w, make_hipDoubleComplex(2.5, 0.5)));\n"
       "}\n",
       "consts.cu", 0, NULL, NULL));
   CHECK_RTC_OK(hiprtcCompileProgram(q, 1, arch_opt));
@@ -374,7 +382,7 @@ int main(void) {
     hipModule_t hm = NULL;
     hipFunction_t k = NULL;
     float* dout = NULL;
-    float o[29] = {0};
+    float o[38] = {0};
     const float sub = 5.9604644775390625e-8f, inf = __builtin_inff();
     /* (rz, rd, ru) of each input */
     const float want[24] = {3.123046875f, 3.123046875f, 3.125f, -3.123046875f, -3.125f, -3.123046875f,
@@ -398,6 +406,14 @@ int main(void) {
     CHECK(o[25] == 16693.0f && o[26] == 16698.0f && o[27] == 23.25f && o[28] == 5.0f);
     if (o[26] != 16698.0f || o[28] != 5.0f)
       fprintf(stderr, "hip_bfloat16: %g %g %g %g\n", o[25], o[26], o[27], o[28]);
+    /* complex numbers: (2.5+3.5i)(4.5+5.5i) = -8+29.5i, divided by 4.5+5.5i again, plus 1.5+4.5i
+     * by fma; float2's own * and += stay element-wise (11.25, 19.25, then + p); |conj(p) - (2.5+0.5i)|
+     * = 4 */
+    const float cw[9] = {-8.0f, 29.5f, 2.5f, 3.5f, -6.5f, 34.0f, 13.75f, 22.75f, 4.0f};
+    for (int i = 0; i < 9; i++) {
+      CHECK(o[29 + i] == cw[i]);
+      if (o[29 + i] != cw[i]) fprintf(stderr, "complex %d: %.9g, want %g\n", i, o[29 + i], cw[i]);
+    }
     CHECK_OK(hipFree(dout));
     CHECK_OK(hipModuleUnload(hm));
   }

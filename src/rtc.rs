@@ -241,13 +241,29 @@ const HIP_MATH_CONSTANTS: &str = r#"#ifndef HIP_MATH_CONSTANTS_H
 /// 3.125). The prelude renames 5.x's before its headers ([`HIP5_FP16_RENAME`]) and defines
 /// these after them: round to nearest, then one step of the half's bit pattern where that
 /// went the wrong way (a half converts to float exactly, so the comparison is exact).
+///
+/// Three more of 5.x's half functions give wrong results with Debian's clang 15 and device
+/// library, so the prelude replaces them the same way (hip-tests rtc `Unit_Rtc_fp16_header`,
+/// indices 190, 208, 216): `hsin` and `h2sin` return NaN for every finite input (the device
+/// library's `__ocml_sin_f16` selects NaN when `llvm.amdgcn.class.f16(|x|, 0x1f8)`, i.e. when
+/// `x` is finite), and `h2rcp` (5.x's `__llvm_amdgcn_rcp_2f16`) comes out as the high lane's
+/// reciprocal in both lanes. Ours compute through `sinf` and per-lane `hrcp`.
 const HIP5_FP16_RENAME: &str = "#define __float2half_rz __hip5_float2half_rz\n\
                                 #define __float2half_rd __hip5_float2half_rd\n\
-                                #define __float2half_ru __hip5_float2half_ru\n";
+                                #define __float2half_ru __hip5_float2half_ru\n\
+                                #define hsin __hip5_hsin\n\
+                                #define h2sin __hip5_h2sin\n\
+                                #define h2rcp __hip5_h2rcp\n";
 const HIP5_FP16_ROUNDING: &str = r#"
 #undef __float2half_rz
 #undef __float2half_rd
 #undef __float2half_ru
+#undef hsin
+#undef h2sin
+#undef h2rcp
+__device__ inline __half hsin(__half x) { return __float2half(sinf(__half2float(x))); }
+__device__ inline __half2 h2sin(__half2 x) { return __halves2half2(hsin(__low2half(x)), hsin(__high2half(x))); }
+__device__ inline __half2 h2rcp(__half2 x) { return __halves2half2(hrcp(__low2half(x)), hrcp(__high2half(x))); }
 // One step of a finite half's bits away from zero (+1) or towards it (-1); 0 has no sign to step
 // towards, so a step up from a zero of either sign gives the smallest positive subnormal.
 __host__ __device__ inline __half __hipkfd_half_step(__half h, float to) {

@@ -369,6 +369,10 @@ int main(void) {
       "  hipDoubleComplex w = hipComplexFloatToDouble(hipConjf(p));\n"
       "  o[29] = m.x; o[30] = m.y; o[31] = d.x; o[32] = d.y; o[33] = f.x; o[34] = f.y;\n"
       "  o[35] = e.x; o[36] = e.y; o[37] = (float)hipCabs(hipCsub(w, make_hipDoubleComplex(2.5, 0.5)));\n"
+      "  __half2 s2 = h2sin(__half2{0, 0.5}), r2 = h2rcp(__half2{4, 5});\n"
+      "  o[38] = __half2float(hsin(x[7] - 2.0f)); o[39] = __half2float(hsin(0.5f));\n"
+      "  o[40] = __half2float(__low2half(s2)); o[41] = __half2float(__high2half(s2));\n"
+      "  o[42] = __half2float(__low2half(r2)); o[43] = __half2float(__high2half(r2));\n"
       "}\n",
       "consts.cu", 0, NULL, NULL));
   CHECK_RTC_OK(hiprtcCompileProgram(q, 1, arch_opt));
@@ -382,7 +386,7 @@ int main(void) {
     hipModule_t hm = NULL;
     hipFunction_t k = NULL;
     float* dout = NULL;
-    float o[38] = {0};
+    float o[44] = {0};
     const float sub = 5.9604644775390625e-8f, inf = __builtin_inff();
     /* (rz, rd, ru) of each input */
     const float want[24] = {3.123046875f, 3.123046875f, 3.125f, -3.123046875f, -3.125f, -3.123046875f,
@@ -413,6 +417,14 @@ int main(void) {
     for (int i = 0; i < 9; i++) {
       CHECK(o[29 + i] == cw[i]);
       if (o[29 + i] != cw[i]) fprintf(stderr, "complex %d: %.9g, want %g\n", i, o[29 + i], cw[i]);
+    }
+    /* hsin, h2sin and h2rcp (HIP 5 with Debian's clang 15: NaN for every finite input, and the
+     * high lane's reciprocal in both lanes; the prelude replaces them): sin(0) = 0, sin(0.5) is
+     * 0.4794 in half precision, 1/4 and 1/5 (0.199951171875) */
+    const float hw[6] = {0.0f, 0.4794921875f, 0.0f, 0.4794921875f, 0.25f, 0.199951171875f};
+    for (int i = 0; i < 6; i++) {
+      CHECK(o[38 + i] == hw[i]);
+      if (o[38 + i] != hw[i]) fprintf(stderr, "half sin/rcp %d: %.9g, want %.9g\n", i, o[38 + i], hw[i]);
     }
     CHECK_OK(hipFree(dout));
     CHECK_OK(hipModuleUnload(hm));

@@ -81,9 +81,16 @@ impl SdmaQueue {
 }
 
 impl Runtime {
-    /// Creates an SDMA queue on device `dev` (`AMDKFD_IOC_CREATE_QUEUE`, type SDMA).
+    /// Creates an SDMA queue on device `dev` for streams (`AMDKFD_IOC_CREATE_QUEUE`): type SDMA,
+    /// or SDMA_XGMI once the PCIe engines' queues are all taken. The KFD gives a process
+    /// `num_sdma_engines × num_sdma_queues_per_engine` queues of each kind per GPU
+    /// (`kfd_device_queue_manager.c`, `allocate_sdma_queue`: ENOMEM past them; 16 and 24 on
+    /// gfx90a), and an xGMI engine runs any copy. On 8 GPUs a device's null stream, its pool
+    /// and the proxies of the 7 other null streams already hold 12 of the 16. Errors:
+    /// `hipErrorOutOfMemory`.
     pub fn queue_create(&self, dev: usize) -> Result<SdmaQueue, hipError_t> {
         self.queue_create_typed(dev, KFD_IOC_QUEUE_TYPE_SDMA)
+            .or_else(|e| self.queue_create_typed(dev, KFD_IOC_QUEUE_TYPE_SDMA_XGMI).map_err(|_| e))
     }
 
     /// Creates an SDMA queue of `queue_type` (`KFD_IOC_QUEUE_TYPE_SDMA` or `_SDMA_XGMI`) on

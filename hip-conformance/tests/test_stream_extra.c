@@ -440,6 +440,38 @@ TEST(hipStreamAddCallback_many_threads)
     HIP_OK(hipStreamDestroy(g_many_stream));
 }
 
+static void count_call(void *p) { atomic_fetch_add((_Atomic int *)p, 1); }
+
+TEST(hipLaunchHostFunc_more_streams_than_pcie_sdma_queues)
+{
+    /* A stream with a host function gets an SDMA queue of its own. The KFD gives a process 16
+     * queues of the PCIe engines per GPU (2 engines x 8); the null stream and the stream pool
+     * hold 5, and on 8 GPUs the proxies of the other null streams 7 more. 24 streams at once
+     * take queues of the xGMI engines too: each call succeeds, each function runs once, and
+     * each stream's fill after it lands. */
+    enum { N = 24 };
+    hipStream_t s[N];
+    _Atomic int calls = 0;
+    uint8_t *d = NULL, h[N];
+    HIP_OK(hipMalloc((void **)&d, N));
+    HIP_OK(hipMemset(d, 0, N));
+    HIP_OK(hipDeviceSynchronize());
+    for (int i = 0; i < N; i++) {
+        HIP_OK(hipStreamCreateWithFlags(&s[i], hipStreamNonBlocking));
+        HIP_OK(hipLaunchHostFunc(s[i], count_call, &calls));
+        HIP_OK(hipMemsetAsync(d + i, 0x40 + i, 1, s[i]));
+    }
+    for (int i = 0; i < N; i++)
+        HIP_OK(hipStreamSynchronize(s[i]));
+    CHECK(atomic_load(&calls) == N);
+    HIP_OK(hipMemcpy(h, d, N, hipMemcpyDeviceToHost));
+    for (int i = 0; i < N; i++)
+        CHECKF(h[i] == 0x40 + i, "stream %d: byte %#x", i, h[i]);
+    for (int i = 0; i < N; i++)
+        HIP_OK(hipStreamDestroy(s[i]));
+    HIP_OK(hipFree(d));
+}
+
 /* hip-tests hipStreamLegacy.cc (no kernel): hipStreamLegacy is the legacy null stream for
  * copies (H2H, H2 pinned, pinned 2H; H2D, D2D, D2H), prefetches and stream-ordered
  * allocation; it cannot capture, and while a blocking stream captures in global mode, asking

@@ -127,11 +127,11 @@ static int st_dev[MAXS], ev_dev[MAXE];
 static long calls, ops, failures_expected, bad, leaks;
 static long data_checks; /* reads compared with the shadow (or with bytes known otherwise) */
 
-/* Every fuzzed API call goes through C(): `C(hipMalloc)(&p, n)` counts one call, then makes it. */
 /* FUZZ_TRACE: 1 prints each operation (its op_table index, first call, last pick); 2 also the byte
  * ranges of each allocation's shadow that it changed (slow: every shadow is compared); 3 also each
  * API call and the ranges and streams of some operations. */
 static int trace;
+/* Every fuzzed API call goes through C(): `C(hipMalloc)(&p, n)` counts one call, then makes it. */
 #define C(f) (calls++, trace > 2 && printf("   call %ld %s\n", calls, #f), f)
 static uint64_t rng;
 
@@ -183,10 +183,6 @@ static int differs(const void *got, const void *want, size_t n)
     return count != 0;
 }
 
-/* After a data check failed: every device synchronized, the whole allocation read again from
- * each device in turn and compared with its shadow. Tells a read that saw stale bytes (these
- * match) from memory that holds wrong ones, and a device that sees other bytes than the rest.
- * Not counted as fuzzed calls. */
 /* Reads the whole allocation into `back` on the current device and prints how it compares
  * with the shadow, ending the line `reread` began. */
 static void reread_one(const struct alloc *a, uint8_t *back)
@@ -199,6 +195,10 @@ static void reread_one(const struct alloc *a, uint8_t *back)
         printf("equals its shadow\n");
 }
 
+/* After a data check failed: every device synchronized, the whole allocation read again from
+ * each device in turn and compared with its shadow. Tells a read that saw stale bytes (these
+ * match) from memory that holds wrong ones, and a device that sees other bytes than the rest.
+ * Not counted as fuzzed calls. */
 static void reread(const struct alloc *a)
 {
     int ndevs = 0, cur = 0;
@@ -320,8 +320,10 @@ static hipStream_t any_stream(void) { return below(3) ? streams[below(MAXS)] : N
  * of the current device and that device's blocking streams are ordered after it, and the
  * operations after this one may use any stream of any device: the work is waited for here. (A
  * fresh allocation's hipMemset on device 1's null stream, then a copy into it on a stream of
- * device 0: the fill landed after the copy, once in about 150 runs of seed 1.) */
-static hipError_t settle(hipError_t e) { return e == hipSuccess ? C(hipStreamSynchronize)(NULL) : e; }
+ * device 0: the fill landed after the copy, once in about 150 runs of seed 1.) settle_on waits
+ * for stream s instead, for such a call made on s (hipMemcpyWithStream). */
+static hipError_t settle_on(hipError_t e, hipStream_t s) { return e == hipSuccess ? C(hipStreamSynchronize)(s) : e; }
+static hipError_t settle(hipError_t e) { return settle_on(e, NULL); }
 
 static void op_malloc(void)
 {
@@ -2116,7 +2118,7 @@ static void misc_memset_d(void)
         e = async ? C(hipMemsetD16Async)(d, (uint16_t)v, count, s) : C(hipMemsetD16)(d, (uint16_t)v, count);
     else
         e = async ? C(hipMemsetD32Async)(d, v, count, s) : C(hipMemsetD32)(d, v, count);
-    e = async ? (e == hipSuccess ? C(hipStreamSynchronize)(s) : e) : settle(e);
+    e = settle_on(e, async ? s : NULL);
     if (e != hipSuccess) {
         char what[128];
         snprintf(what, sizeof what, "in-bounds hipMemsetD%d%s of %zu elements at offset %zu: %s", 8 * elem,
@@ -2157,9 +2159,7 @@ static void misc_copy(void)
                   "hipMemcpyPeerAsync to a bad device");
         break;
     default: /* asynchronous to the host between two places of one GPU's memory (clr ihipMemcpy) */
-        e = C(hipMemcpyWithStream)(b->p + doff, a->p + so, len, hipMemcpyDeviceToDevice, s);
-        if (e == hipSuccess)
-            e = C(hipStreamSynchronize)(s);
+        e = settle_on(C(hipMemcpyWithStream)(b->p + doff, a->p + so, len, hipMemcpyDeviceToDevice, s), s);
         break;
     }
     if (e != hipSuccess)
@@ -2685,7 +2685,7 @@ static void op_memset_d2d(void)
                   : C(hipMemsetD2D16)(d, a->pitch, (uint16_t)v, w, h);
     else
         e = async ? C(hipMemsetD2D32Async)(d, a->pitch, v, w, h, s) : C(hipMemsetD2D32)(d, a->pitch, v, w, h);
-    e = async ? (e == hipSuccess ? C(hipStreamSynchronize)(s) : e) : settle(e);
+    e = settle_on(e, async ? s : NULL);
     if (e != hipSuccess) {
         fail(calls, "in-bounds hipMemsetD2D8/16/32(+Async)");
     } else {

@@ -531,6 +531,9 @@ impl Program {
         let out = dir.path().join("code.o");
         std::fs::write(&src, text).map_err(|e| format!("hiprtc: source: {e}\n"))?;
         let mut cmd = Command::new(&tc.clang);
+        // clang's driver leaves an empty `source-XXXXXX` directory in $TMPDIR on every compile;
+        // in ours it goes with the rest.
+        cmd.env("TMPDIR", dir.path());
         cmd.args(["-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output"])
             .arg(format!("--offload-arch={arch}"))
             .arg(format!("--rocm-path={}", tc.rocm.display()));
@@ -756,6 +759,7 @@ impl Link {
                 .arg("-o")
                 .arg(&out);
             for mut cmd in [link, codegen] {
+                cmd.env("TMPDIR", dir.path());
                 hipkfd_log!("hiprtc: {cmd:?}");
                 let tool = cmd.get_program().to_string_lossy().into_owned();
                 let run = cmd.output().map_err(|e| format!("hiprtc: running {tool}: {e}\n"))?;

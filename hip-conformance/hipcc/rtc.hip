@@ -2,9 +2,10 @@
  * variable from source at run time, with a header given at creation and -D options; lowered names
  * of name expressions; load the code object with hipModuleLoadData and launch it, results checked;
  * a failing compile's log; -fgpu-rdc bitcode; clr's error codes, and INVALID_PROGRAM where clr
- * would crash. */
+ * would crash; nothing left behind in $TMPDIR. */
 #include <hip/hip_runtime.h>
 #include <hip/hiprtc.h>
+#include <dirent.h>
 #include <unistd.h>
 #include "check.h"
 
@@ -45,6 +46,16 @@ static unsigned sign_of(float f) {
   return u >> 31;
 }
 
+/* The entries of directory `dir` other than . and .., or -1. */
+static int entries(const char* dir) {
+  DIR* d = opendir(dir);
+  if (!d) return -1;
+  int n = 0;
+  for (struct dirent* e; (e = readdir(d));) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  closedir(d);
+  return n;
+}
+
 static char* log_of(hiprtcProgram p) {
   size_t n = 0;
   if (hiprtcGetProgramLogSize(p, &n) != HIPRTC_SUCCESS || n == 0) return NULL;
@@ -55,6 +66,11 @@ static char* log_of(hiprtcProgram p) {
 
 int main(void) {
   check_bound_to_expected_library((void*)&hiprtcCreateProgram);
+  /* Every compile and link below runs with a TMPDIR of its own; at the end it must be empty
+   * (clang's driver leaves a directory in $TMPDIR per compile, and hiprtc must clean it up). */
+  char tmpdir[] = "/tmp/rtc-tmpdir-XXXXXX";
+  CHECK(mkdtemp(tmpdir) != NULL);
+  setenv("TMPDIR", tmpdir, 1);
 
   int major = -1, minor = -1;
   CHECK_RTC_OK(hiprtcVersion(&major, &minor));
@@ -444,5 +460,10 @@ int main(void) {
       &q, "#include <hip/hip_runtime.h>\n__global__ void k(int* p) { *p = threadIdx.x; }\n", "bare.cu", 0, NULL, NULL));
   CHECK_RTC_OK(hiprtcCompileProgram(q, 2, bare));
   CHECK_RTC_OK(hiprtcDestroyProgram(&q));
+
+  int left = entries(tmpdir);
+  CHECK(left == 0);
+  if (left != 0) fprintf(stderr, "%d entries left in %s\n", left, tmpdir);
+  rmdir(tmpdir);
   return summary();
 }

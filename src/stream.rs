@@ -117,6 +117,9 @@ pub struct DeviceStreams {
     /// Queues of their own given to streams by [`Runtime::stream_detach`], with their stream;
     /// reused once that stream is gone and the queue idle.
     pub private: Mutex<Vec<(Weak<Stream>, Arc<SdmaQueue>)>>,
+    /// Set when making a queue for `private` failed: the KFD has no SDMA queue left for the
+    /// device, and queues are never destroyed, so later detaches take spares only.
+    pub no_more_queues: std::sync::atomic::AtomicBool,
 }
 
 impl Runtime {
@@ -272,13 +275,15 @@ impl Runtime {
             return Ok(());
         }
         let spare = private.iter().position(|(w, q)| w.strong_count() == 0 && q.done(q.last_seq()));
+        let no_more = &self.streams[s.dev].no_more_queues;
         let q = match spare {
             Some(i) => {
                 private[i].0 = Arc::downgrade(s);
                 private[i].1.clone()
             }
+            None if no_more.load(Ordering::Relaxed) => return Err(hipError_t::hipErrorOutOfMemory),
             None => {
-                let q = Arc::new(self.queue_create(s.dev)?);
+                let q = Arc::new(self.queue_create(s.dev).inspect_err(|_| no_more.store(true, Ordering::Relaxed))?);
                 private.push((Arc::downgrade(s), q.clone()));
                 q
             }
@@ -293,7 +298,10 @@ impl Runtime {
     /// waits until `job` has returned: the stream polls (SDMA `POLL_REGMEM`) a fresh signal
     /// word that the completion thread writes after `job`. The stream gets a queue of its own
     /// first ([`stream_detach`](Self::stream_detach)), so a slow host function holds no other
-    /// stream's GPU work. Host functions of all streams run one at a time, in the order they were
+    /// stream's GPU work. When the device has no SDMA queue left for that, the stream stays on
+    /// its pool queue, as clr's streams share its few hardware queues: the streams sharing it
+    /// then wait for the function too, which costs time but cannot deadlock (only the host
+    /// releases the poll). Host functions of all streams run one at a time, in the order they were
     /// queued (as clr runs them on one ROCr signal-handler thread).
     /// Errors: `hipErrorOutOfMemory` (signal word, queue).
     pub fn stream_host_func(&self, s: &Arc<Stream>, job: Box<dyn FnOnce() + Send>) -> Result<(), hipError_t> {
@@ -304,7 +312,14 @@ impl Runtime {
         static ORDER: Mutex<()> = Mutex::new(());
         let _order = ORDER.lock();
         let word = self.signal_alloc()?;
-        let submitted = self.stream_detach(s).and_then(|_| {
+        let detached = match self.stream_detach(s) {
+            Err(hipError_t::hipErrorOutOfMemory) => {
+                crate::log::hipkfd_log!("host function: no SDMA queue left on device {}; the stream keeps its pool queue", s.dev);
+                Ok(())
+            }
+            r => r,
+        };
+        let submitted = detached.and_then(|_| {
             let before = self.stream_submit(s, &[], |_| Ok(()))?;
             // The word is fresh (0) and written 1 once: a flag, so a 32-bit poll is exact.
             let after = self.stream_submit(s, &[], |pk| sdma::poll_regmem_ge(pk, word.addr, 1, u32::MAX))?;

@@ -23,6 +23,7 @@ mod module;
 mod peer;
 mod queue;
 mod rtc;
+mod rtc_cache;
 mod runtime;
 mod signal;
 mod stream;

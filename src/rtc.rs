@@ -14,6 +14,9 @@
 //! bundles and archives of them, with `llvm-link` and compiles it for the device with the same
 //! clang, as comgr's link and codegen actions do for clr.
 //!
+//! Compiles are cached on disk, keyed on the preprocessed source, the clang command and the
+//! toolchain's files (src/rtc_cache.rs).
+//!
 //! Name expressions (`hiprtcAddNameExpression`) work as in clr: each adds a device global that
 //! holds the expression's address; after the compile, that global's relocation in the code object
 //! names the symbol, whose name is the lowered (mangled) one.
@@ -29,7 +32,7 @@
 use crate::api::rtc::hiprtcResult;
 use crate::log::hipkfd_log;
 use object::{Object, ObjectSymbol, RelocationTarget};
-use std::ffi::CString;
+use std::ffi::{CString, OsString};
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -530,40 +533,75 @@ impl Program {
         let src = dir.path().join("source.hip");
         let out = dir.path().join("code.o");
         std::fs::write(&src, text).map_err(|e| format!("hiprtc: source: {e}\n"))?;
-        let mut cmd = Command::new(&tc.clang);
-        // clang's driver leaves an empty `source-XXXXXX` directory in $TMPDIR on every compile;
-        // in ours it goes with the rest.
-        cmd.env("TMPDIR", dir.path());
-        cmd.args(["-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output"])
-            .arg(format!("--offload-arch={arch}"))
-            .arg(format!("--rocm-path={}", tc.rocm.display()));
+        let mut args: Vec<OsString> = ["-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output"].map(Into::into).into();
+        args.push(format!("--offload-arch={arch}").into());
+        args.push(format!("--rocm-path={}", tc.rocm.display()).into());
         if let Some(lib) = &tc.device_lib {
-            cmd.arg(format!("--hip-device-lib-path={}", lib.display()));
+            args.push(format!("--hip-device-lib-path={}", lib.display()).into());
         }
         if let Some(v) = &tc.hip_version {
-            cmd.arg(format!("--hip-version={v}"));
+            args.push(format!("--hip-version={v}").into());
         }
-        cmd.args(DEFAULT_OPTIONS);
+        args.extend(DEFAULT_OPTIONS.map(Into::into));
         if ptrdiff_is_long_long(user) {
-            cmd.args(["-D__PTRDIFF_TYPE__=long long", "-Wno-builtin-macro-redefined"]);
+            args.extend(["-D__PTRDIFF_TYPE__=long long", "-Wno-builtin-macro-redefined"].map(Into::into));
         }
-        cmd.arg("-include").arg(dir.path().join("hiprtc_runtime.h")).arg("-I").arg(&include).args(user);
+        args.extend(["-include".into(), dir.path().join("hiprtc_runtime.h").into(), "-I".into(), include.into()]);
+        args.extend(user.iter().map(Into::into));
         if rdc {
-            cmd.args(["-c", "-emit-llvm"]);
+            args.extend(["-c", "-emit-llvm"].map(Into::into));
         }
-        cmd.arg("-o").arg(&out).arg(&src);
-        hipkfd_log!("hiprtc: {cmd:?}");
-        let run = cmd.output().map_err(|e| format!("hiprtc: running {}: {e}\n", tc.clang.display()))?;
-        self.log = String::from_utf8_lossy(&run.stderr).into_owned();
-        self.log.push_str(&String::from_utf8_lossy(&run.stdout));
-        if asks_llvm_to_print(user) {
-            use std::io::Write;
-            let _ = std::io::stderr().write_all(&run.stderr);
-        }
-        if !run.status.success() {
-            return Err(format!("hiprtc: compilation failed ({})\n", run.status));
-        }
-        let output = std::fs::read(&out).map_err(|e| format!("hiprtc: output: {e}\n"))?;
+        let clang = |extra: &[&Path]| {
+            let mut cmd = Command::new(&tc.clang);
+            // clang's driver leaves an empty `source-XXXXXX` directory in $TMPDIR on every
+            // compile; in ours it goes with the rest.
+            cmd.env("TMPDIR", dir.path()).args(&args).args(extra).arg(&src);
+            hipkfd_log!("hiprtc: {cmd:?}");
+            cmd.output().map_err(|e| format!("hiprtc: running {}: {e}\n", tc.clang.display()))
+        };
+        // The cache's key needs the preprocessed source; a program that does not preprocess is
+        // compiled (for its log) and not cached.
+        let cache = crate::rtc_cache::Cache::from_env().filter(|_| !asks_llvm_to_print(user) && !saves_temps(user));
+        let key = cache.as_ref().and_then(|_| {
+            let pp = dir.path().join("source.ii");
+            let run = clang(&[Path::new("-E"), Path::new("-o"), &pp]).ok()?;
+            let text = std::fs::read(&pp).ok().filter(|_| run.status.success())?;
+            Some(crate::rtc_cache::key(&tc.id, dir.path(), &args, &text))
+        });
+        let hit = cache.as_ref().zip(key.as_ref()).and_then(|(c, k)| c.load(k));
+        let output = match hit {
+            Some(hit) => {
+                hipkfd_log!("hiprtc: cache hit {}", key.as_deref().unwrap_or_default());
+                self.log = hit.log;
+                if rdc {
+                    // The bitcode's names are read from the file.
+                    std::fs::write(&out, &hit.output).map_err(|e| format!("hiprtc: output: {e}\n"))?;
+                }
+                hit.output
+            }
+            None => {
+                let run = clang(&[Path::new("-o"), &out])?;
+                self.log = String::from_utf8_lossy(&run.stderr).into_owned();
+                self.log.push_str(&String::from_utf8_lossy(&run.stdout));
+                if asks_llvm_to_print(user) {
+                    use std::io::Write;
+                    let _ = std::io::stderr().write_all(&run.stderr);
+                }
+                if !run.status.success() {
+                    return Err(format!("hiprtc: compilation failed ({})\n", run.status));
+                }
+                let output = std::fs::read(&out).map_err(|e| format!("hiprtc: output: {e}\n"))?;
+                if let (Some(c), Some(k)) = (&cache, &key) {
+                    let entry = crate::rtc_cache::Entry { log: self.log.clone(), output };
+                    if let Err(e) = c.store(k, &entry) {
+                        hipkfd_log!("hiprtc: cache store {k}: {e}");
+                    }
+                    entry.output
+                } else {
+                    output
+                }
+            }
+        };
         if rdc {
             self.bitcode = output;
             self.resolve_names_in_bitcode(tc, &out);
@@ -850,6 +888,12 @@ fn asks_llvm_to_print(options: &[String]) -> bool {
     options.windows(2).any(|w| w[0] == "-mllvm" && (w[1].starts_with("-print-") || w[1].starts_with("-debug")))
 }
 
+/// Whether `options` ask clang to keep its intermediate files (`-save-temps`), which a compile
+/// taken from the cache would not write.
+fn saves_temps(options: &[String]) -> bool {
+    options.iter().any(|o| o.starts_with("-save-temps"))
+}
+
 /// The key a name expression is tracked by: white space trimmed, parentheses around the whole
 /// expression and then a leading `&` dropped (clr's `stripNamedExpression` drops the `&`), so
 /// `"&k<1>"`, `"(&k<1>)"` and `"k<1>"` name the same expression.
@@ -887,6 +931,9 @@ struct Toolchain {
     /// into each compile's include directory (on HIP 5 `hip/hip_math_constants.h` and
     /// `hip/hip_complex.h`) unless the program brings its own of that name.
     headers: Vec<(&'static str, &'static str)>,
+    /// Identifies clang, lld and the device library's files for the compile cache
+    /// (`rtc_cache::toolchain_id`).
+    id: Vec<u8>,
 }
 
 /// Found once per process (see the module doc for the order).
@@ -963,7 +1010,8 @@ fn toolchain() -> Option<&'static Toolchain> {
             clang.display(),
             rocm.display()
         );
-        Some(Toolchain { clang, rocm, device_lib, hip_version, prelude, headers: extra })
+        let id = crate::rtc_cache::toolchain_id(&[&clang, &clang.with_file_name("ld.lld")], device_lib.as_deref());
+        Some(Toolchain { clang, rocm, device_lib, hip_version, prelude, headers: extra, id })
     })
     .as_ref()
 }

@@ -2,10 +2,13 @@
  * variable from source at run time, with a header given at creation and -D options; lowered names
  * of name expressions; load the code object with hipModuleLoadData and launch it, results checked;
  * a failing compile's log; -fgpu-rdc bitcode; clr's error codes, and INVALID_PROGRAM where clr
- * would crash; nothing left behind in $TMPDIR. */
+ * would crash; nothing left behind in $TMPDIR; the compile cache (HIPKFD_RTC_CACHE_DIR): a hit,
+ * a miss after a header on disk changed, HIPKFD_RTC_CACHE=0. */
 #include <hip/hip_runtime.h>
 #include <hip/hiprtc.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
 
@@ -56,6 +59,53 @@ static int entries(const char* dir) {
   return n;
 }
 
+/* Compiles `source` with `opt`, loads it and runs its `extern "C" k(int*)` once → what k wrote
+ * (-1 on any failure). */
+static int compile_and_run(const char* source, const char* opt) {
+  hiprtcProgram p = NULL;
+  int v = -1;
+  size_t n = 0;
+  char* code = NULL;
+  hipModule_t m = NULL;
+  hipFunction_t f = NULL;
+  int* d = NULL;
+  void* args[] = {&d};
+  if (hiprtcCreateProgram(&p, source, "cached.cu", 0, NULL, NULL) != HIPRTC_SUCCESS) return -1;
+  int ok = hiprtcCompileProgram(p, 1, &opt) == HIPRTC_SUCCESS && hiprtcGetCodeSize(p, &n) == HIPRTC_SUCCESS &&
+           (code = (char*)malloc(n)) && hiprtcGetCode(p, code) == HIPRTC_SUCCESS &&
+           hipModuleLoadData(&m, code) == hipSuccess && hipModuleGetFunction(&f, m, "k") == hipSuccess &&
+           hipMalloc((void**)&d, sizeof v) == hipSuccess &&
+           hipModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL) == hipSuccess &&
+           hipMemcpy(&v, d, sizeof v, hipMemcpyDeviceToHost) == hipSuccess;
+  if (!ok) v = -1;
+  if (d) hipFree(d);
+  if (m) hipModuleUnload(m);
+  free(code);
+  hiprtcDestroyProgram(&p);
+  return v;
+}
+
+static void write_file(const char* path, const char* text) {
+  FILE* f = fopen(path, "w");
+  CHECK(f != NULL);
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+}
+
+/* The path of the one entry of `dir` (its only file), or "" when it has not exactly one. */
+static void only_entry(const char* dir, char* path, size_t size) {
+  path[0] = 0;
+  DIR* d = opendir(dir);
+  if (!d) return;
+  int n = 0;
+  for (struct dirent* e; (e = readdir(d));)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && n++ == 0) snprintf(path, size, "%s/%s", dir, e->d_name);
+  closedir(d);
+  if (n != 1) path[0] = 0;
+}
+
 static char* log_of(hiprtcProgram p) {
   size_t n = 0;
   if (hiprtcGetProgramLogSize(p, &n) != HIPRTC_SUCCESS || n == 0) return NULL;
@@ -71,6 +121,10 @@ int main(void) {
   char tmpdir[] = "/tmp/rtc-tmpdir-XXXXXX";
   CHECK(mkdtemp(tmpdir) != NULL);
   setenv("TMPDIR", tmpdir, 1);
+  /* A compile cache of the test's own, so that the compiles below run clang. */
+  char cache[] = "/tmp/rtc-cache-XXXXXX";
+  CHECK(mkdtemp(cache) != NULL);
+  setenv("HIPKFD_RTC_CACHE_DIR", cache, 1);
 
   int major = -1, minor = -1;
   CHECK_RTC_OK(hiprtcVersion(&major, &minor));
@@ -460,6 +514,50 @@ int main(void) {
       &q, "#include <hip/hip_runtime.h>\n__global__ void k(int* p) { *p = threadIdx.x; }\n", "bare.cu", 0, NULL, NULL));
   CHECK_RTC_OK(hiprtcCompileProgram(q, 2, bare));
   CHECK_RTC_OK(hiprtcDestroyProgram(&q));
+
+  /* The compile cache. A program that includes a header from an -I directory on disk. */
+  {
+    char dir[] = "/tmp/rtc-cached-XXXXXX", inc[64], header[96], opt[80], entry[160];
+    CHECK(mkdtemp(dir) != NULL);
+    char fresh[] = "/tmp/rtc-cache-XXXXXX";
+    CHECK(mkdtemp(fresh) != NULL);
+    setenv("HIPKFD_RTC_CACHE_DIR", fresh, 1);
+    snprintf(inc, sizeof inc, "%s/inc", dir);
+    CHECK(mkdir(inc, 0700) == 0);
+    snprintf(header, sizeof header, "%s/val.h", inc);
+    snprintf(opt, sizeof opt, "-I%s", inc);
+    const char* src = "#include \"val.h\"\nextern \"C\" __global__ void k(int* p) { *p = VAL; }\n";
+    write_file(header, "#define VAL 7\n");
+    CHECK(compile_and_run(src, opt) == 7);
+    CHECK(entries(fresh) == 1);
+    /* The same compile again is a hit: the entry is the same file, its mtime refreshed. */
+    only_entry(fresh, entry, sizeof entry);
+    struct stat before, after;
+    CHECK(stat(entry, &before) == 0);
+    struct timespec old[2] = {{1000, 0}, {1000, 0}};
+    CHECK(utimensat(AT_FDCWD, entry, old, 0) == 0);
+    CHECK(compile_and_run(src, opt) == 7);
+    CHECK(entries(fresh) == 1);
+    CHECK(stat(entry, &after) == 0 && after.st_ino == before.st_ino && after.st_mtime > 1000);
+    /* The header changes: a new key, compiled, and the kernel sees the new value. */
+    write_file(header, "#define VAL 12345\n");
+    CHECK(compile_and_run(src, opt) == 12345);
+    CHECK(entries(fresh) == 2);
+    /* HIPKFD_RTC_CACHE=0: compiled without the cache. */
+    write_file(header, "#define VAL 99\n");
+    setenv("HIPKFD_RTC_CACHE", "0", 1);
+    CHECK(compile_and_run(src, opt) == 99);
+    CHECK(entries(fresh) == 2);
+    unsetenv("HIPKFD_RTC_CACHE");
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", dir, fresh);
+    CHECK(system(cmd) == 0);
+  }
+  /* The compiles before used the first cache: their entries, and nothing else, are there. */
+  CHECK(entries(cache) > 0);
+  char rm_cache[64];
+  snprintf(rm_cache, sizeof rm_cache, "rm -rf %s", cache);
+  CHECK(system(rm_cache) == 0);
 
   int left = entries(tmpdir);
   CHECK(left == 0);

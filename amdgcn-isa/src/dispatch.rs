@@ -177,6 +177,9 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
         let mut spare: Option<Wg> = None;
         let mut stats = Stats::default();
         loop {
+            if let Some(t) = &opts.throttle {
+                (t.0)();
+            }
             // Next workgroup: one released from a GWS barrier, else a fresh one.
             let mut wg = {
                 let mut st = sched.lock().unwrap_or_else(|p| p.into_inner());

@@ -135,6 +135,20 @@ pub struct Options {
     /// At most [`MAX_RESIDENT_WAVES`] are used (each wave holds 128 KiB of VGPRs). `None`, or
     /// fewer slots: `2 × threads + 8` workgroups.
     pub wave_slots: Option<u64>,
+    /// Called by a host thread each time before it takes a workgroup to run: where the host
+    /// slows a dispatch down (kfd-sim: a lower-priority queue's dispatch while a higher-priority
+    /// one runs on the same GPU). `None`: nothing.
+    pub throttle: Option<Throttle>,
+}
+
+/// A hook of [`Options::throttle`].
+#[derive(Clone)]
+pub struct Throttle(pub std::sync::Arc<dyn Fn() + Send + Sync>);
+
+impl std::fmt::Debug for Throttle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Throttle(..)")
+    }
 }
 
 /// The most waves [`run_with`] keeps resident at once (64 MiB of VGPR state), whatever
@@ -148,7 +162,7 @@ pub const MAX_RESIDENT_WAVES: u64 = 512;
 /// instruction the interpreter lacks, `Invalid` for a descriptor/dispatch that cannot run.
 pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize) -> Result<(), ExecError> {
     let max_wave_instructions = std::env::var("AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS").ok().and_then(|v| v.parse().ok());
-    run_with(mem, d, threads, &Options { max_wave_instructions, wave_slots: None }).map(|_| ())
+    run_with(mem, d, threads, &Options { max_wave_instructions, ..Default::default() }).map(|_| ())
 }
 
 /// What a dispatch executed.

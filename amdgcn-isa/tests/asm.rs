@@ -81,7 +81,7 @@ fn run_snippet_in(mem: &VecMem, body: &str, input: &[u32; 64], lanes: u32, nout:
         workgroup_size: [lanes as u16, 1, 1],
         ..Default::default()
     };
-    amdgcn_isa::run_with(mem, &d, 1, &Options { max_wave_instructions: Some(100_000), wave_slots: None })
+    amdgcn_isa::run_with(mem, &d, 1, &Options { max_wave_instructions: Some(100_000), ..Default::default() })
         .unwrap_or_else(|e| panic!("{e}\n{src}"));
     let b = mem.read_vec(out, 4 * 64 * nout);
     Some(b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
@@ -314,7 +314,7 @@ fn run_code(code: &[u8], budget: Option<u64>) -> Result<amdgcn_isa::Stats, ExecE
         group_segment_size: 1024,
         private_segment_size: 16,
     };
-    amdgcn_isa::run_with(&mem, &d, 2, &Options { max_wave_instructions: budget, wave_slots: None })
+    amdgcn_isa::run_with(&mem, &d, 2, &Options { max_wave_instructions: budget, ..Default::default() })
 }
 
 /// Fuzz rounds: `AMDGCN_ISA_FUZZ_ROUNDS` for long runs, else `default`.
@@ -1081,4 +1081,29 @@ fn sixty_four_bit_lane_ops() {
         assert_eq!(fp(0), a.mul_add(-b, sum).to_bits(), "fma_f64 lane {l}");
         assert_eq!(fp(2), a.sqrt().to_bits(), "sqrt_f64 lane {l}");
     }
+}
+
+#[test]
+fn throttle_runs_before_each_workgroup() {
+    // s_endpgm: 40 workgroups of one wave each, on 3 host threads.
+    let mem = VecMem::new();
+    let mut kd = [0u8; 64];
+    kd[16..24].copy_from_slice(&256i64.to_le_bytes());
+    kd[52..56].copy_from_slice(&(1u32 << 7).to_le_bytes()); // wg id x
+    let mut img = kd.to_vec();
+    img.resize(256, 0);
+    img.extend_from_slice(&0xbf81_0000u32.to_le_bytes());
+    write_ro(&mem, KD_VA, &img);
+    let d = Dispatch { kernel_object: KD_VA, grid_size: [40 * 64, 1, 1], workgroup_size: [64, 1, 1], ..Default::default() };
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let c = calls.clone();
+    let throttle = amdgcn_isa::Throttle(std::sync::Arc::new(move || {
+        c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }));
+    let opts = Options { throttle: Some(throttle), ..Default::default() };
+    let s = amdgcn_isa::run_with(&mem, &d, 3, &opts).unwrap();
+    assert_eq!(s.wave_instructions, 40);
+    // Once per workgroup taken, and once more per thread when none is left.
+    let n = calls.load(std::sync::atomic::Ordering::Relaxed);
+    assert!((40..=43).contains(&n), "{n} calls");
 }

@@ -583,7 +583,7 @@ fn workgroups_up_to_the_wave_slots_are_resident_together() {
     let n = 40usize;
     let launch = |wave_slots| {
         let (ca, oa) = (g.mem.alloc(4), g.mem.alloc(4 * n as u64));
-        let opts = amdgcn_isa::Options { max_wave_instructions: Some(2_000_000), wave_slots };
+        let opts = amdgcn_isa::Options { max_wave_instructions: Some(2_000_000), wave_slots, ..Default::default() };
         let args = Args::default().ptr(ca).ptr(oa).i32(n as i32);
         g.launch_with("all_arrive", [64 * n as u32, 1, 1], [64, 1, 1], args, 1, &opts)
             .map(|()| g.download::<i32>(oa, n))

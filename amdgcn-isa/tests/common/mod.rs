@@ -293,7 +293,7 @@ impl Gpu {
             block,
             args,
             threads,
-            &amdgcn_isa::Options { max_wave_instructions, wave_slots: None },
+            &amdgcn_isa::Options { max_wave_instructions, ..Default::default() },
         )
     }
 

@@ -33,6 +33,14 @@
 //! mailbox is non-null, writes the event id to it and raises the KFD event (as the SDMA TRAP
 //! path: `kfd_signal_event_interrupt`).
 //!
+//! Pipe priority: the CP gives each queue the pipe priority of its `queue_priority` (linux
+//! `kfd_mqd_manager.c`, `pipe_priority_map`: 0-6 LOW, 7-10 MEDIUM, 11-15 HIGH; clr's low,
+//! normal and high priority streams get 0, 7 and 11 through ROCr). While a dispatch of a higher
+//! pipe priority runs on the same GPU (in this process), each host thread of a lower one sleeps
+//! [`YIELD`] before it takes a workgroup: the lower queue slows down and never stops, as the
+//! hardware still gives it the CUs the higher one leaves free, so a kernel that waits for a
+//! lower-priority one still finishes.
+//!
 //! Faults: a dispatch whose memory access faults is a GPU VM fault (every queue of the process
 //! on that GPU stops, MEMORY events set) like an SDMA fault; a kernel the interpreter cannot run
 //! (an unsupported instruction, an invalid descriptor) prints one line on stderr and stops the
@@ -278,6 +286,57 @@ fn u64_at(p: &[u8; 64], at: usize) -> u64 {
     u64::from_le_bytes(p[at..at + 8].try_into().unwrap())
 }
 
+/// The pipe priority of queue priority `p` (`pipe_priority_map`): 0 LOW, 1 MEDIUM, 2 HIGH.
+fn pipe_priority(p: u32) -> usize {
+    match p {
+        0..=6 => 0,
+        7..=10 => 1,
+        _ => 2,
+    }
+}
+
+/// How long a host thread of a dispatch sleeps before each workgroup while a dispatch of a
+/// higher pipe priority runs on its GPU.
+pub const YIELD: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// The dispatches running now: per GPU (gpu_id), how many of each pipe priority.
+static RUNNING: Mutex<Vec<(u32, [u32; 3])>> = parking_lot::const_mutex(Vec::new());
+
+/// A dispatch counted in [`RUNNING`] while it lives.
+struct Running {
+    gpu_id: u32,
+    pipe: usize,
+}
+
+impl Running {
+    fn start(gpu_id: u32, pipe: usize) -> Running {
+        let mut all = RUNNING.lock();
+        match all.iter_mut().find(|(g, _)| *g == gpu_id) {
+            Some((_, n)) => n[pipe] += 1,
+            None => {
+                let mut n = [0; 3];
+                n[pipe] = 1;
+                all.push((gpu_id, n));
+            }
+        }
+        Running { gpu_id, pipe }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some((_, n)) = RUNNING.lock().iter_mut().find(|(g, _)| *g == self.gpu_id) {
+            n[self.pipe] -= 1;
+        }
+    }
+}
+
+/// Whether a dispatch of pipe priority `pipe` on `gpu_id` gives way: one of a higher pipe
+/// priority runs there.
+fn outranked(gpu_id: u32, pipe: usize) -> bool {
+    RUNNING.lock().iter().find(|(g, _)| *g == gpu_id).is_some_and(|(_, n)| n[pipe + 1..].iter().any(|c| *c > 0))
+}
+
 enum Step {
     Done(Option<u32>),
     Wait,
@@ -400,6 +459,16 @@ fn packet(q: &QueueRt, at: u64) -> Step {
             };
             trace(&format_args!("dispatch {d:x?}"));
             let run = || {
+                let pipe = pipe_priority(q.priority.load(Ordering::Relaxed));
+                let _running = Running::start(q.gpu_id, pipe);
+                let gpu_id = q.gpu_id;
+                let throttle = (pipe < 2).then(|| {
+                    amdgcn_isa::Throttle(Arc::new(move || {
+                        if outranked(gpu_id, pipe) {
+                            std::thread::sleep(YIELD);
+                        }
+                    }))
+                });
                 let mem = VmMemory::new(&q.vm);
                 let max_wave_instructions =
                     std::env::var("AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS").ok().and_then(|v| v.parse().ok());
@@ -407,7 +476,7 @@ fn packet(q: &QueueRt, at: u64) -> Step {
                 // The GPU's wave slots: its workgroups run side by side up to what it holds.
                 let wave_slots =
                     crate::topology::gpu_by_id(q.gpu_id).map(|g| g.simd_count as u64 * g.max_waves_per_simd as u64);
-                let opts = amdgcn_isa::Options { max_wave_instructions, wave_slots };
+                let opts = amdgcn_isa::Options { max_wave_instructions, wave_slots, throttle };
                 let r = amdgcn_isa::run_with(&mem, &d, cu_threads(), &opts);
                 let wgs = (0..3).map(|k| (d.grid_size[k] as u64).div_ceil(d.workgroup_size[k].max(1) as u64)).product();
                 count_dispatch(r.as_ref().ok(), t0.elapsed(), wgs);
@@ -441,5 +510,31 @@ fn packet(q: &QueueRt, at: u64) -> Step {
     match complete(&vm, signal) {
         Ok(ev) => Step::Done(ev),
         Err(f) => Step::Fault(f),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipe_priorities_follow_the_kernel_map() {
+        let pipes: Vec<usize> = (0..16).map(pipe_priority).collect();
+        assert_eq!(pipes, [0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 2]);
+    }
+
+    #[test]
+    fn lower_pipes_give_way_while_a_higher_one_runs_on_the_same_gpu() {
+        // GPU ids no other test uses (RUNNING is per process).
+        let (gpu, other) = (0xdead_0001, 0xdead_0002);
+        assert!(!outranked(gpu, 0));
+        let high = Running::start(gpu, 2);
+        assert!(outranked(gpu, 0) && outranked(gpu, 1) && !outranked(gpu, 2));
+        assert!(!outranked(other, 0));
+        let medium = Running::start(gpu, 1);
+        drop(high);
+        assert!(outranked(gpu, 0) && !outranked(gpu, 1));
+        drop(medium);
+        assert!(!outranked(gpu, 0));
     }
 }

@@ -287,6 +287,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         is_sdma,
         is_aql: args.queue_type == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
         engine,
+        priority: std::sync::atomic::AtomicU32::new(args.queue_priority),
         last_run: AtomicU64::new(0),
     });
     st.queues.insert(
@@ -299,7 +300,6 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
             sdma_engine_id: args.sdma_engine_id,
             sdma_id,
             percentage: args.queue_percentage,
-            priority: args.queue_priority,
         },
     );
     drop(st);
@@ -349,7 +349,7 @@ fn kfd_ioctl_update_queue(p: &Arc<Process>, args: &mut kfd_ioctl_update_queue_ar
         return Err(Errno::EINVAL);
     }
     q.percentage = args.queue_percentage;
-    q.priority = args.queue_priority;
+    q.rt.priority.store(args.queue_priority, std::sync::atomic::Ordering::Relaxed);
     Ok(0)
 }
 

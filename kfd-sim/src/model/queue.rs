@@ -13,7 +13,7 @@ use super::sys::PAGE_SIZE;
 use kfd_ioctl::kfd::*;
 use nix::errno::Errno;
 use parking_lot::{Mutex, RwLock};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Doorbells per process slice (8 KiB / 8 bytes).
@@ -47,6 +47,9 @@ pub struct QueueRt {
     pub is_aql: bool,
     /// The SDMA engine that runs it (`sdma_engine_id`: PCIe engines first, then xGMI).
     pub engine: u32,
+    /// `queue_priority` (0..=15), from CREATE_QUEUE and UPDATE_QUEUE: an AQL queue's pipe
+    /// priority ([`super::aql`]).
+    pub priority: AtomicU32,
     /// When the engine last ran packets of it (ns on the model's monotonic clock,
     /// `sdma::now_ns`): an engine thread write-protects a GPU's doorbells only once every queue
     /// of that GPU has been quiet a while.
@@ -93,7 +96,6 @@ pub struct Queue {
     /// on its GPU when created (`allocate_sdma_queue`); `u32::MAX` for other queues.
     pub sdma_id: u32,
     pub percentage: u32,
-    pub priority: u32,
 }
 
 /// `kfd_queue_buffer_get`: `addr` must lie in a mapping that starts at its page and, when

@@ -406,12 +406,13 @@ impl Runtime {
         if let Some(q) = &*q {
             return Ok(q.clone());
         }
-        let made = Arc::new(self.aql_create(sq.dev)?);
+        let made = Arc::new(self.aql_create(sq.dev, sq.aql_priority)?);
         *q = Some(made.clone());
         Ok(made)
     }
 
-    fn aql_create(&self, dev: usize) -> Result<AqlQueue, hipError_t> {
+    /// Creates an AQL queue on device `dev` with KFD `queue_priority` `priority`.
+    fn aql_create(&self, dev: usize, priority: u32) -> Result<AqlQueue, hipError_t> {
         let d = &self.devices[dev];
         let mut bos: Vec<Bo> = Vec::new();
         let made = (|| {
@@ -427,7 +428,7 @@ impl Runtime {
                 gpu_id: d.gpu_id,
                 queue_type: KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
                 queue_percentage: KFD_MAX_QUEUE_PERCENTAGE,
-                queue_priority: 7,
+                queue_priority: priority,
                 ..Default::default()
             };
             if let Some((eop, ctl, cwsr, total)) = queue_sizes(&d.topo.node.props) {

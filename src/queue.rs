@@ -57,6 +57,8 @@ pub struct SdmaQueue {
     /// The AQL queue that runs the kernels of the streams on this queue (src/aql.rs), made on
     /// their first launch: kernels are as FIFO as the copies around them, no more.
     pub aql: Mutex<Option<std::sync::Arc<crate::aql::AqlQueue>>>,
+    /// The KFD `queue_priority` that AQL queue gets (`stream::aql_priority` of its streams).
+    pub aql_priority: u32,
 }
 
 impl SdmaQueue {
@@ -167,6 +169,7 @@ impl Runtime {
             event,
             state: Mutex::new(QState { wptr: 0, seq: self.seq_start }),
             aql: Mutex::new(None),
+            aql_priority: crate::stream::aql_priority(0),
         })
     }
 

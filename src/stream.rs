@@ -19,6 +19,24 @@ pub const STREAM_NON_BLOCKING: u32 = 0x1;
 /// Queues shared by the non-null streams of a device.
 pub const QUEUES_PER_DEVICE: usize = 4;
 
+/// The KFD `queue_priority` of the AQL queue that runs the kernels of streams of HIP priority
+/// `priority` (-1 high, 0 normal, 1 low; `hipDeviceGetStreamPriorityRange`): 11, 7 and 0, as
+/// clr's streams get them (clr `Device::acquireQueue` → ROCr `hsa_amd_queue_set_priority`:
+/// HIGH, NORMAL, MINIMUM → libhsakmt's `priority_map`). The KFD gives the CP pipe priority by
+/// it (`pipe_priority_map`: high, medium, low).
+pub fn aql_priority(priority: i32) -> u32 {
+    match priority {
+        p if p < 0 => 11,
+        0 => 7,
+        _ => 0,
+    }
+}
+
+/// The pool of streams of HIP priority `priority`: 0 high, 1 normal, 2 low.
+fn pool_of(priority: i32) -> usize {
+    (priority.signum() + 1) as usize
+}
+
 /// A point in a queue: done when the queue's signal reaches `seq`.
 #[derive(Debug, Clone)]
 pub struct Fence {
@@ -110,8 +128,10 @@ impl Stream {
 #[derive(Debug, Default)]
 pub struct DeviceStreams {
     pub null: Mutex<Option<Arc<Stream>>>,
-    pub pool: Mutex<Vec<Arc<SdmaQueue>>>,
-    pub next: Mutex<usize>,
+    /// The queues streams share, up to [`QUEUES_PER_DEVICE`] per priority ([`pool_of`]), as clr
+    /// keeps a pool of hardware queues per priority; and the next of each to hand out.
+    pub pools: Mutex<[Vec<Arc<SdmaQueue>>; 3]>,
+    pub next: Mutex<[usize; 3]>,
     /// Every live non-null stream of the device.
     pub streams: Mutex<Vec<Weak<Stream>>>,
     /// Queues of their own given to streams by [`Runtime::stream_detach`], with their stream;
@@ -135,20 +155,28 @@ impl Runtime {
         Ok(s)
     }
 
+    /// A queue for streams of HIP priority `priority` on device `dev` ([`aql_priority`]).
+    /// Errors: `hipErrorOutOfMemory`.
+    fn queue_create_for(&self, dev: usize, priority: i32) -> Result<SdmaQueue, hipError_t> {
+        let mut q = self.queue_create(dev)?;
+        q.aql_priority = aql_priority(priority);
+        Ok(q)
+    }
+
     /// Creates a stream on device `dev`.
     pub fn stream_create(&self, dev: usize, flags: u32, priority: i32) -> Result<Arc<Stream>, hipError_t> {
         let ds = &self.streams[dev];
         let queue = {
-            let mut pool = ds.pool.lock();
+            let k = pool_of(priority);
+            let mut pools = ds.pools.lock();
+            let pool = &mut pools[k];
             let mut next = ds.next.lock();
-            let i = *next % QUEUES_PER_DEVICE;
-            *next = next.wrapping_add(1);
+            let i = next[k] % QUEUES_PER_DEVICE;
             if i >= pool.len() {
-                pool.push(Arc::new(self.queue_create(dev)?));
-                pool.last().cloned().expect("just pushed")
-            } else {
-                pool[i].clone()
+                pool.push(Arc::new(self.queue_create_for(dev, priority)?));
             }
+            next[k] = next[k].wrapping_add(1);
+            pool[i].clone()
         };
         let s = Arc::new(Stream::new(dev, flags, priority, false, queue));
         let mut all = ds.streams.lock();
@@ -274,7 +302,9 @@ impl Runtime {
         if s.own_queue.load(Ordering::Acquire) {
             return Ok(());
         }
-        let spare = private.iter().position(|(w, q)| w.strong_count() == 0 && q.done(q.last_seq()));
+        let spare = private.iter().position(|(w, q)| {
+            w.strong_count() == 0 && q.done(q.last_seq()) && q.aql_priority == aql_priority(s.priority)
+        });
         let no_more = &self.streams[s.dev].no_more_queues;
         let q = match spare {
             Some(i) => {
@@ -283,7 +313,8 @@ impl Runtime {
             }
             None if no_more.load(Ordering::Relaxed) => return Err(hipError_t::hipErrorOutOfMemory),
             None => {
-                let q = Arc::new(self.queue_create(s.dev).inspect_err(|_| no_more.store(true, Ordering::Relaxed))?);
+                let q = self.queue_create_for(s.dev, s.priority).inspect_err(|_| no_more.store(true, Ordering::Relaxed))?;
+                let q = Arc::new(q);
                 private.push((Arc::downgrade(s), q.clone()));
                 q
             }

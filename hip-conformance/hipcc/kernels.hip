@@ -238,6 +238,58 @@ static void busy_kernel_case(void) {
   CHECK_OK(hipHostFree(flag));
 }
 
+/* Stream priorities (hip-tests Unit_hipStreamCreateWithPriority_ValidateWithEvents): a
+ * high-priority stream's kernel runs ahead of a low-priority stream's on the same GPU, as the
+ * CP favours the higher pipe priority of its queue (clr's high and low streams get KFD queue
+ * priorities 11 and 0). Both streams wait for a host flag, so that neither kernel starts before
+ * both are queued; the low stream's kernel is queued first, the high one's ends first. */
+static void priority_case(void) {
+  int lo = 0, hi = 0, prio = 0;
+  CHECK_OK(hipDeviceGetStreamPriorityRange(&lo, &hi));
+  CHECK(lo == 1 && hi == -1);
+  hipStream_t sl, sh;
+  CHECK_OK(hipStreamCreateWithPriority(&sl, hipStreamNonBlocking, lo));
+  CHECK_OK(hipStreamCreateWithPriority(&sh, hipStreamNonBlocking, hi));
+  CHECK_OK(hipStreamGetPriority(sh, &prio));
+  CHECK(prio == hi);
+  const int n = 1 << 23;
+  int *a = NULL, *b = NULL, *flag = NULL;
+  CHECK_OK(hipHostMalloc((void**)&flag, sizeof(int), hipHostMallocCoherent));
+  *flag = 0;
+  CHECK_OK(hipMalloc((void**)&a, n * sizeof(int)));
+  CHECK_OK(hipMalloc((void**)&b, n * sizeof(int)));
+  CHECK_OK(hipMemset(a, 0, n * sizeof(int)));
+  CHECK_OK(hipMemset(b, 0, n * sizeof(int)));
+  CHECK_OK(hipDeviceSynchronize());
+  hipEvent_t el, eh;
+  CHECK_OK(hipEventCreate(&el));
+  CHECK_OK(hipEventCreate(&eh));
+  CHECK_OK(hipStreamWaitValue32(sl, flag, 1, hipStreamWaitValueEq, 0xffffffff));
+  CHECK_OK(hipStreamWaitValue32(sh, flag, 1, hipStreamWaitValueEq, 0xffffffff));
+  scale_add<<<512, 256, 0, sl>>>(a, n, 1, 1);
+  scale_add<<<512, 256, 0, sh>>>(b, n, 1, 2);
+  CHECK_OK(hipEventRecord(el, sl));
+  CHECK_OK(hipEventRecord(eh, sh));
+  __atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+  CHECK_OK(hipEventSynchronize(el));
+  CHECK_OK(hipEventSynchronize(eh));
+  float ms = 0;
+  CHECK_OK(hipEventElapsedTime(&ms, eh, el));
+  CHECK(ms > 0);
+  if (!(ms > 0)) fprintf(stderr, "the high-priority kernel ended %.3f ms after the low-priority one\n", -ms);
+  int back[2] = {0, 0};
+  CHECK_OK(hipMemcpy(&back[0], a + n - 1, sizeof(int), hipMemcpyDeviceToHost));
+  CHECK_OK(hipMemcpy(&back[1], b + n - 1, sizeof(int), hipMemcpyDeviceToHost));
+  CHECK(back[0] == 1 && back[1] == 2);
+  CHECK_OK(hipEventDestroy(el));
+  CHECK_OK(hipEventDestroy(eh));
+  CHECK_OK(hipStreamDestroy(sl));
+  CHECK_OK(hipStreamDestroy(sh));
+  CHECK_OK(hipFree(a));
+  CHECK_OK(hipFree(b));
+  CHECK_OK(hipHostFree(flag));
+}
+
 /* `kernels fault`: a kernel writing through a pointer nothing maps faults the GPU; the launch
  * itself succeeds, the synchronisation after it reports hipErrorIllegalAddress, and so does
  * every later call that waits for the GPU. */
@@ -611,6 +663,7 @@ int main(int argc, char** argv) {
   many_launches_case();
   graph_case();
   busy_kernel_case();
+  priority_case();
   other_device_stream_case();
   multi_device_case();
   occupancy_case();

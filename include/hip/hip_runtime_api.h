@@ -3723,8 +3723,9 @@ hipError_t hipStreamCreate(hipStream_t *stream);
 // (anything else: `hipErrorInvalidValue`).
 hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags);
 
-// `hipStreamCreateWithPriority` (priorities are accepted and recorded; SDMA queues all run at the
-// KFD's maximum priority).
+// `hipStreamCreateWithPriority`: the priority, clamped to [-1, 1]
+// (`hipDeviceGetStreamPriorityRange`), sets the queue priority the stream's kernels run at: KFD
+// priority 11 (high), 7 (normal) or 0 (low), as clr's; copies run at the KFD's maximum, as ROCr's.
 hipError_t hipStreamCreateWithPriority(hipStream_t *stream, unsigned int flags, int priority);
 
 // `hipStreamDestroy`: waits for the stream's work, then releases it; a stream whose work waits

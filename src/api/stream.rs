@@ -53,8 +53,9 @@ pub extern "C" fn hipStreamCreateWithFlags(stream: *mut hipStream_t, flags: c_ui
     create(stream, flags, 0)
 }
 
-/// `hipStreamCreateWithPriority` (priorities are accepted and recorded; SDMA queues all run at the
-/// KFD's maximum priority).
+/// `hipStreamCreateWithPriority`: the priority, clamped to [-1, 1]
+/// (`hipDeviceGetStreamPriorityRange`), sets the queue priority the stream's kernels run at: KFD
+/// priority 11 (high), 7 (normal) or 0 (low), as clr's; copies run at the KFD's maximum, as ROCr's.
 #[no_mangle]
 pub extern "C" fn hipStreamCreateWithPriority(stream: *mut hipStream_t, flags: c_uint, priority: c_int) -> hipError_t {
     create(stream, flags, priority)

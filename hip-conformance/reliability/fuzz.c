@@ -1215,6 +1215,7 @@ static struct {
     int set;         /* binary: signalled and not yet consumed by a wait */
 } xsem[MAXX];
 static hipExternalSemaphore_t stale_sem;
+static hipExternalSemaphore_t psem; /* the semaphore shared with the partner (op_partner) */
 static struct producer prod;
 static int have_prod;
 static uint8_t *pinned; /* hipHostMalloc'd staging of PIN_SIZE bytes: the GPU reads it when the copy runs */
@@ -1459,6 +1460,8 @@ static void op_extsem(void)
         for (int k = 0; k < MAXX; k++)
             if (xsem[k].s == stale_sem) /* the handle's memory was reused */
                 stale_sem = NULL;
+        if (psem == stale_sem) /* by the partner's semaphore */
+            stale_sem = NULL;
         if (below(2) && stale_sem)
             bad = stale_sem;
         if (bad) {
@@ -1839,7 +1842,6 @@ static int nstale_mh;
 static hipIpcEventHandle_t stale_eh;
 static int have_stale_eh;
 static uint32_t psem_h;       /* the syncobj shared with the partner (prod's file) */
-static hipExternalSemaphore_t psem;
 static uint64_t psem_point;
 static int psem_sent;
 

@@ -10,7 +10,8 @@
 //! reused whole, smallest fit first. When the pool makes a new block, kept blocks beyond the
 //! release threshold whose fence is done go back to the system, after the new one is made (a new
 //! allocation does not land at the address of a block it may not reuse, unless memory runs
-//! short: past `maxSize` or out of memory, idle kept blocks go first); `hipMemPoolTrimTo` and
+//! short, idle kept blocks go first); `maxSize` bounds the reserved high-water mark, as in clr;
+//! `hipMemPoolTrimTo` and
 //! `hipMemPoolDestroy` release explicitly.
 //!
 //! Sharing (clr `MemoryPool::Export`/`Import`): a pool's shareable handle is a memfd describing
@@ -82,7 +83,7 @@ pub struct MemPool {
     pub dev: usize,
     /// `hipMemPoolProps::handleTypes` (`hipMemAllocationHandleType` bits).
     pub handle_types: i32,
-    /// `hipMemPoolProps::maxSize`: the most bytes the pool may hold, bytes (0: no limit).
+    /// `hipMemPoolProps::maxSize`: the most bytes the pool's reserved high-water mark may reach (0: no limit).
     pub max_size: u64,
     state: Mutex<PoolState>,
     /// The pool's shareable handle once exported (`hipMemPoolExportToShareableHandle`): a memfd
@@ -215,8 +216,12 @@ impl Runtime {
     /// `hipMallocAsync`/`hipMallocFromPoolAsync`: `size` bytes from pool `p` for use on `s`: a
     /// kept block that is free in `s`'s order (as the pool's reuse flags allow), else a new
     /// device allocation. Errors:
-    /// `hipErrorOutOfMemory` (also when a new allocation would take the pool past its
-    /// `maxSize`, as clr `MemoryPool::AllocateMemory`, counting the bytes it holds now).
+    /// `hipErrorOutOfMemory`, also when a new block would take the pool's reserved high-water
+    /// mark (`hipMemPoolAttrReservedMemHigh`) past its `maxSize`: clr's rule
+    /// (`MemoryPool::AllocateMemory` compares `max_total_size_ + size` with `maxSize`), which
+    /// hip-tests check (`Unit_hipGetProcAddress_MemoryApisStreamOrderedMemory`: out of memory
+    /// after a free and a trim). A trim does not lower the mark; resetting the attribute to 0
+    /// does, down to what the pool holds now (clr: to 0, which lets a pool grow past `maxSize`).
     pub fn mempool_alloc(&self, p: &MemPool, size: u64, s: &Stream) -> Result<u64, hipError_t> {
         let sid = s as *const Stream as usize;
         // The queue `s` last used: work after a fence on it runs after that fence (FIFO).
@@ -244,12 +249,9 @@ impl Runtime {
             Self::mempool_high_marks(&mut st);
             return Ok(b.base);
         }
-        if p.max_size != 0 && st.reserved_bytes().saturating_add(size) > p.max_size {
-            // Room under maxSize: kept blocks whose work is done go first.
-            self.mempool_release(&mut st, p.max_size.saturating_sub(size));
-            if st.reserved_bytes().saturating_add(size) > p.max_size {
-                return Err(hipError_t::hipErrorOutOfMemory);
-            }
+        let high = st.counters.reserved_high.max(st.reserved_bytes());
+        if p.max_size != 0 && high.saturating_add(size) > p.max_size {
+            return Err(hipError_t::hipErrorOutOfMemory);
         }
         let access: Vec<usize> = (0..st.access.len()).filter(|&d| d != p.dev && st.access[d] != 0).collect();
         drop(st);

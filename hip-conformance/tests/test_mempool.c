@@ -421,8 +421,10 @@ TEST(hipMemPoolCreate_during_capture)
 }
 
 /* ROCm 7 hipMemPoolProps::maxSize (hip-tests Unit_hipMemPoolCreate_With_maxSize /
- * _Without_maxSize; clr MemoryPool::AllocateMemory): a pool never holds more than maxSize bytes;
- * a new allocation past it is hipErrorOutOfMemory. 0 is no limit. */
+ * _Without_maxSize, Unit_hipGetProcAddress_MemoryApisStreamOrderedMemory; clr
+ * MemoryPool::AllocateMemory): a new block that would take the pool's reserved high-water mark
+ * past maxSize is hipErrorOutOfMemory, even after a free and a trim; resetting
+ * hipMemPoolAttrReservedMemHigh lets it grow again. 0 is no limit. */
 TEST(hipMemPoolCreate_maxSize)
 {
     CHECK(offsetof(hipMemPoolProps, maxSize) == 24);
@@ -441,7 +443,22 @@ TEST(hipMemPoolCreate_maxSize)
     HIP_OK(hipFreeAsync(a, s));
     HIP_OK(hipFreeAsync(b, s));
     HIP_OK(hipStreamSynchronize(s));
-    /* what it holds now counts: the freed blocks go back, a whole 1 MiB fits */
+    /* the high-water mark counts, not what the pool holds: no new 1 MiB block after the frees,
+     * while a kept block that fits is reused; after a trim, no new block at all */
+    void *kept = a;
+    CHECK_HIP(hipMallocFromPoolAsync(&a, 1 * MiB, p, s), hipErrorOutOfMemory);
+    HIP_OK(hipMallocFromPoolAsync(&a, 512 * KiB, p, s));
+    CHECK(a == kept);
+    HIP_OK(hipFreeAsync(a, s));
+    HIP_OK(hipStreamSynchronize(s));
+    HIP_OK(hipMemPoolTrimTo(p, 0));
+    CHECK(pool_u64(p, hipMemPoolAttrReservedMemCurrent) == 0);
+    CHECK(pool_u64(p, hipMemPoolAttrReservedMemHigh) == 1 * MiB);
+    CHECK_HIP(hipMallocFromPoolAsync(&a, 1 * MiB, p, s), hipErrorOutOfMemory);
+    CHECK_HIP(hipMallocFromPoolAsync(&a, 4 * KiB, p, s), hipErrorOutOfMemory);
+    /* a reset of the mark: a whole 1 MiB fits */
+    uint64_t zero = 0;
+    HIP_OK(hipMemPoolSetAttribute(p, hipMemPoolAttrReservedMemHigh, &zero));
     HIP_OK(hipMallocFromPoolAsync(&a, 1 * MiB, p, s));
     HIP_OK(hipMemsetAsync(a, 0x3c, 1 * MiB, s));
     HIP_OK(hipStreamSynchronize(s));

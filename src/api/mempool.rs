@@ -124,8 +124,9 @@ pub extern "C" fn hipFreeAsync(dev_ptr: *mut c_void, stream: hipStream_t) -> hip
     })
 }
 
-/// `hipMemPoolCreate`: a pool of device memory holding at most `maxSize` bytes (0: no limit;
-/// ROCm 7 `hipMemPoolProps`; a ROCm 5 caller's pool has no limit). Errors (clr, in order):
+/// `hipMemPoolCreate`: a pool of device memory whose reserved high-water mark stays within
+/// `maxSize` bytes, as clr's (0: no limit; ROCm 7 `hipMemPoolProps`; a ROCm 5 caller's pool has
+/// no limit). Errors (clr, in order):
 /// `hipErrorInvalidValue` (null arguments, `allocType` other than pinned, a location that is not
 /// a visible device), `hipErrorStreamCaptureUnsupported` (this thread captures in Global or
 /// ThreadLocal mode, or another in Global mode; the captures go on).

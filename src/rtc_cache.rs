@@ -19,7 +19,8 @@
 //!
 //! An entry is one file named by its key: [`MAGIC`], the log's length (u64, little-endian), the
 //! log, then the output. It is written to a temporary file and renamed, so a reader sees it
-//! whole or not at all; one that does not parse is a miss. A hit refreshes its mtime.
+//! whole or not at all (a writer that dies leaves its temporary file, which a later store
+//! removes once it is an hour old); one that does not parse is a miss. A hit refreshes its mtime.
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -28,6 +29,9 @@ use std::path::{Path, PathBuf};
 const MAGIC: &[u8; 16] = b"hipkfd-hiprtc-1\n";
 
 const DEFAULT_MAX_BYTES: u64 = 256 << 20;
+
+/// How old a writer's temporary file (`.tmp-*`) must be before a trim takes it for abandoned.
+const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// What a compile left: its diagnostics and its output (a code object, or bitcode).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,17 +102,23 @@ impl Cache {
     }
 
     /// Removes the least recently used entries while the directory holds more than its limit,
-    /// down to three quarters of it. Entries another process removes meanwhile are skipped.
+    /// down to three quarters of it, and temporary files older than [`STALE_TMP`] (left by a
+    /// writer that died). Entries another process removes meanwhile are skipped.
     fn trim(&self) {
         let Ok(dir) = std::fs::read_dir(&self.dir) else { return };
-        let mut entries: Vec<_> = dir
-            .flatten()
-            .filter(|e| e.file_name().to_str().is_some_and(is_key))
-            .filter_map(|e| {
-                let m = e.metadata().ok()?;
-                Some((m.modified().ok()?, m.len(), e.path()))
-            })
-            .collect();
+        let now = std::time::SystemTime::now();
+        let mut entries = Vec::new();
+        for e in dir.flatten() {
+            let Some(m) = e.metadata().ok() else { continue };
+            let Some(modified) = m.modified().ok() else { continue };
+            let name = e.file_name();
+            let name = name.to_str().unwrap_or_default();
+            if is_key(name) {
+                entries.push((modified, m.len(), e.path()));
+            } else if name.starts_with(".tmp-") && now.duration_since(modified).is_ok_and(|age| age > STALE_TMP) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
         let mut total: u64 = entries.iter().map(|e| e.1).sum();
         if total <= self.max_bytes {
             return;
@@ -226,6 +236,15 @@ mod tests {
         long.extend_from_slice(b"short");
         std::fs::write(&path, long).unwrap();
         assert_eq!(c.load(&k), None);
+        // A writer's temporary file: kept while fresh, removed by a store once an hour old.
+        let tmp = dir.path().join("c").join(".tmp-abandoned");
+        std::fs::write(&tmp, b"partial").unwrap();
+        c.store(&k, &entry("", b"")).unwrap();
+        assert!(tmp.exists());
+        let f = std::fs::File::options().append(true).open(&tmp).unwrap();
+        f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(7200)).unwrap();
+        c.store(&k, &entry("", b"")).unwrap();
+        assert!(!tmp.exists());
         // Nothing but entries is left in the directory.
         let names: Vec<_> = std::fs::read_dir(dir.path().join("c")).unwrap().flatten().map(|e| e.file_name()).collect();
         assert_eq!(names, vec![OsString::from(&k)]);

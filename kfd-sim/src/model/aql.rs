@@ -299,42 +299,35 @@ fn pipe_priority(p: u32) -> usize {
 /// higher pipe priority runs on its GPU.
 pub const YIELD: std::time::Duration = std::time::Duration::from_millis(2);
 
-/// The dispatches running now: per GPU (gpu_id), how many of each pipe priority.
-static RUNNING: Mutex<Vec<(u32, [u32; 3])>> = parking_lot::const_mutex(Vec::new());
+/// The dispatches running on one GPU of the process, by pipe priority (LOW, MEDIUM, HIGH); the
+/// pdd holds it and each of its AQL queues shares it ([`QueueRt::pipes`]).
+#[derive(Debug, Default)]
+pub struct PipeLoad([AtomicU32; 3]);
 
-/// A dispatch counted in [`RUNNING`] while it lives.
+impl PipeLoad {
+    /// Whether a dispatch of pipe priority `pipe` gives way: one of a higher pipe priority runs.
+    fn outranks(&self, pipe: usize) -> bool {
+        self.0[pipe + 1..].iter().any(|c| c.load(Ordering::Relaxed) > 0)
+    }
+}
+
+/// A dispatch counted in its GPU's [`PipeLoad`] while it lives.
 struct Running {
-    gpu_id: u32,
+    load: Arc<PipeLoad>,
     pipe: usize,
 }
 
 impl Running {
-    fn start(gpu_id: u32, pipe: usize) -> Running {
-        let mut all = RUNNING.lock();
-        match all.iter_mut().find(|(g, _)| *g == gpu_id) {
-            Some((_, n)) => n[pipe] += 1,
-            None => {
-                let mut n = [0; 3];
-                n[pipe] = 1;
-                all.push((gpu_id, n));
-            }
-        }
-        Running { gpu_id, pipe }
+    fn start(load: &Arc<PipeLoad>, pipe: usize) -> Running {
+        load.0[pipe].fetch_add(1, Ordering::Relaxed);
+        Running { load: load.clone(), pipe }
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        if let Some((_, n)) = RUNNING.lock().iter_mut().find(|(g, _)| *g == self.gpu_id) {
-            n[self.pipe] -= 1;
-        }
+        self.load.0[self.pipe].fetch_sub(1, Ordering::Relaxed);
     }
-}
-
-/// Whether a dispatch of pipe priority `pipe` on `gpu_id` gives way: one of a higher pipe
-/// priority runs there.
-fn outranked(gpu_id: u32, pipe: usize) -> bool {
-    RUNNING.lock().iter().find(|(g, _)| *g == gpu_id).is_some_and(|(_, n)| n[pipe + 1..].iter().any(|c| *c > 0))
 }
 
 enum Step {
@@ -460,11 +453,11 @@ fn packet(q: &QueueRt, at: u64) -> Step {
             trace(&format_args!("dispatch {d:x?}"));
             let run = || {
                 let pipe = pipe_priority(q.priority.load(Ordering::Relaxed));
-                let _running = Running::start(q.gpu_id, pipe);
-                let gpu_id = q.gpu_id;
+                let running = Running::start(&q.pipes, pipe);
+                let load = running.load.clone();
                 let throttle = (pipe < 2).then(|| {
                     amdgcn_isa::Throttle(Arc::new(move || {
-                        if outranked(gpu_id, pipe) {
+                        if load.outranks(pipe) {
                             std::thread::sleep(YIELD);
                         }
                     }))
@@ -525,16 +518,15 @@ mod tests {
 
     #[test]
     fn lower_pipes_give_way_while_a_higher_one_runs_on_the_same_gpu() {
-        // GPU ids no other test uses (RUNNING is per process).
-        let (gpu, other) = (0xdead_0001, 0xdead_0002);
-        assert!(!outranked(gpu, 0));
-        let high = Running::start(gpu, 2);
-        assert!(outranked(gpu, 0) && outranked(gpu, 1) && !outranked(gpu, 2));
-        assert!(!outranked(other, 0));
-        let medium = Running::start(gpu, 1);
+        let (gpu, other) = (Arc::new(PipeLoad::default()), PipeLoad::default());
+        assert!(!gpu.outranks(0));
+        let high = Running::start(&gpu, 2);
+        assert!(gpu.outranks(0) && gpu.outranks(1) && !gpu.outranks(2));
+        assert!(!other.outranks(0));
+        let medium = Running::start(&gpu, 1);
         drop(high);
-        assert!(outranked(gpu, 0) && !outranked(gpu, 1));
+        assert!(gpu.outranks(0) && !gpu.outranks(1));
         drop(medium);
-        assert!(!outranked(gpu, 0));
+        assert!(!gpu.outranks(0));
     }
 }

@@ -288,6 +288,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         is_aql: args.queue_type == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
         engine,
         priority: std::sync::atomic::AtomicU32::new(args.queue_priority),
+        pipes: pdd.pipes.clone(),
         last_run: AtomicU64::new(0),
     });
     st.queues.insert(

@@ -62,6 +62,8 @@ pub struct Pdd {
     /// Render-node file bound by ACQUIRE_VM (`pdd->drm_file`).
     pub drm_file: Option<FileKey>,
     pub vm: Arc<RwLock<Gpuvm>>,
+    /// The dispatches running on the GPU, by pipe priority (shared with its AQL queues).
+    pub pipes: Arc<super::aql::PipeLoad>,
     /// `pdd->alloc_idr`.
     pub alloc_idr: BTreeMap<u32, KgdMem>,
     pub doorbells: Option<Doorbells>,
@@ -145,6 +147,7 @@ impl Process {
                 gpu: g,
                 drm_file: None,
                 vm: Arc::new(RwLock::new(Gpuvm::default())),
+                pipes: Arc::default(),
                 alloc_idr: BTreeMap::new(),
                 doorbells: None,
                 vram_usage: 0,

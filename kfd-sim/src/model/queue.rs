@@ -50,6 +50,8 @@ pub struct QueueRt {
     /// `queue_priority` (0..=15), from CREATE_QUEUE and UPDATE_QUEUE: an AQL queue's pipe
     /// priority ([`super::aql`]).
     pub priority: AtomicU32,
+    /// The dispatches running on its GPU in this process (the pdd's; AQL queues only use it).
+    pub pipes: Arc<super::aql::PipeLoad>,
     /// When the engine last ran packets of it (ns on the model's monotonic clock,
     /// `sdma::now_ns`): an engine thread write-protects a GPU's doorbells only once every queue
     /// of that GPU has been quiet a while.

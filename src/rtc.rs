@@ -562,16 +562,15 @@ impl Program {
         // The cache's key needs the preprocessed source; a program that does not preprocess is
         // compiled (for its log) and not cached.
         let cache = crate::rtc_cache::Cache::from_env().filter(|_| !asks_llvm_to_print(user) && !saves_temps(user));
-        let key = cache.as_ref().and_then(|_| {
+        let cached = cache.and_then(|c| {
             let pp = dir.path().join("source.ii");
             let run = clang(&[Path::new("-E"), Path::new("-o"), &pp]).ok()?;
             let text = std::fs::read(&pp).ok().filter(|_| run.status.success())?;
-            Some(crate::rtc_cache::key(&tc.id, dir.path(), &args, &text))
+            Some((c, crate::rtc_cache::key(&tc.id, dir.path(), &args, &text)))
         });
-        let hit = cache.as_ref().zip(key.as_ref()).and_then(|(c, k)| c.load(k));
-        let output = match hit {
-            Some(hit) => {
-                hipkfd_log!("hiprtc: cache hit {}", key.as_deref().unwrap_or_default());
+        let output = match cached.as_ref().and_then(|(c, k)| c.load(k).map(|hit| (k, hit))) {
+            Some((k, hit)) => {
+                hipkfd_log!("hiprtc: cache hit {k}");
                 self.log = hit.log;
                 if rdc {
                     // The bitcode's names are read from the file.
@@ -591,15 +590,12 @@ impl Program {
                     return Err(format!("hiprtc: compilation failed ({})\n", run.status));
                 }
                 let output = std::fs::read(&out).map_err(|e| format!("hiprtc: output: {e}\n"))?;
-                if let (Some(c), Some(k)) = (&cache, &key) {
-                    let entry = crate::rtc_cache::Entry { log: self.log.clone(), output };
-                    if let Err(e) = c.store(k, &entry) {
+                if let Some((c, k)) = &cached {
+                    if let Err(e) = c.store(k, &self.log, &output) {
                         hipkfd_log!("hiprtc: cache store {k}: {e}");
                     }
-                    entry.output
-                } else {
-                    output
                 }
+                output
             }
         };
         if rdc {

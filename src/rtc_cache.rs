@@ -86,16 +86,17 @@ impl Cache {
         Some(entry)
     }
 
-    /// Stores `entry` under `key` (replacing one there), then trims the directory to its size
-    /// limit. Errors: the directory or file could not be written (the caller goes on without).
-    pub fn store(&self, key: &str, entry: &Entry) -> std::io::Result<()> {
+    /// Stores a compile's `log` and `output` under `key` (replacing an entry there), then trims
+    /// the directory to its size limit. Errors: the directory or file could not be written (the
+    /// caller goes on without).
+    pub fn store(&self, key: &str, log: &str, output: &[u8]) -> std::io::Result<()> {
         use std::io::Write;
         std::fs::create_dir_all(&self.dir)?;
         let mut f = tempfile::Builder::new().prefix(".tmp-").tempfile_in(&self.dir)?;
         f.write_all(MAGIC)?;
-        f.write_all(&(entry.log.len() as u64).to_le_bytes())?;
-        f.write_all(entry.log.as_bytes())?;
-        f.write_all(&entry.output)?;
+        f.write_all(&(log.len() as u64).to_le_bytes())?;
+        f.write_all(log.as_bytes())?;
+        f.write_all(output)?;
         f.persist(self.dir.join(key)).map_err(|e| e.error)?;
         self.trim();
         Ok(())
@@ -223,9 +224,9 @@ mod tests {
         let c = Cache::new(dir.path().join("c"), 1 << 20);
         let k = key(b"tc", Path::new("/tmp/x"), &[OsString::from("-O3")], b"int x;");
         assert_eq!(c.load(&k), None);
-        c.store(&k, &entry("warning: w\n", b"\x7fELF...")).unwrap();
+        c.store(&k, "warning: w\n", b"\x7fELF...").unwrap();
         assert_eq!(c.load(&k), Some(entry("warning: w\n", b"\x7fELF...")));
-        c.store(&k, &entry("", b"")).unwrap();
+        c.store(&k, "", b"").unwrap();
         assert_eq!(c.load(&k), Some(entry("", b"")));
         // Truncated, or not an entry: a miss.
         let path = dir.path().join("c").join(&k);
@@ -239,11 +240,11 @@ mod tests {
         // A writer's temporary file: kept while fresh, removed by a store once an hour old.
         let tmp = dir.path().join("c").join(".tmp-abandoned");
         std::fs::write(&tmp, b"partial").unwrap();
-        c.store(&k, &entry("", b"")).unwrap();
+        c.store(&k, "", b"").unwrap();
         assert!(tmp.exists());
         let f = std::fs::File::options().append(true).open(&tmp).unwrap();
         f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(7200)).unwrap();
-        c.store(&k, &entry("", b"")).unwrap();
+        c.store(&k, "", b"").unwrap();
         assert!(!tmp.exists());
         // Nothing but entries is left in the directory.
         let names: Vec<_> = std::fs::read_dir(dir.path().join("c")).unwrap().flatten().map(|e| e.file_name()).collect();
@@ -273,14 +274,14 @@ mod tests {
         let keys: Vec<String> = (0..4).map(|i| key(b"", Path::new("/t"), &[], &[i])).collect();
         let old = std::time::SystemTime::now() - std::time::Duration::from_secs(100);
         for (i, k) in keys[..3].iter().enumerate() {
-            c.store(k, &entry("", &[0; 1000])).unwrap();
+            c.store(k, "", &[0; 1000]).unwrap();
             let f = std::fs::File::options().append(true).open(dir.path().join(k)).unwrap();
             f.set_modified(old + std::time::Duration::from_secs(i as u64)).unwrap();
         }
         // A hit makes keys[0] the most recently used.
         assert!(c.load(&keys[0]).is_some());
         // 4 x 1024 bytes > 4000: trimmed to 3000 or less, the oldest first (keys[1], keys[2]).
-        c.store(&keys[3], &entry("", &[0; 1000])).unwrap();
+        c.store(&keys[3], "", &[0; 1000]).unwrap();
         let present: Vec<bool> = keys.iter().map(|k| dir.path().join(k).exists()).collect();
         assert_eq!(present, [true, false, false, true]);
     }

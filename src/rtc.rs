@@ -533,7 +533,8 @@ impl Program {
         let src = dir.path().join("source.hip");
         let out = dir.path().join("code.o");
         std::fs::write(&src, text).map_err(|e| format!("hiprtc: source: {e}\n"))?;
-        let mut args: Vec<OsString> = ["-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output"].map(Into::into).into();
+        let mut args: Vec<OsString> =
+            ["-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output"].map(Into::into).into();
         args.push(format!("--offload-arch={arch}").into());
         args.push(format!("--rocm-path={}", tc.rocm.display()).into());
         if let Some(lib) = &tc.device_lib {

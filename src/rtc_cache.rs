@@ -55,12 +55,13 @@ impl Cache {
             return None;
         }
         let dir = var("HIPKFD_RTC_CACHE_DIR").map(PathBuf::from).or_else(|| {
-            let base = var("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| var("HOME").map(|h| Path::new(&h).join(".cache")))?;
+            let base = var("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| var("HOME").map(|h| Path::new(&h).join(".cache")))?;
             Some(base.join("hipkfd/hiprtc"))
         })?;
-        let max_bytes = var("HIPKFD_RTC_CACHE_MAXSIZE")
-            .and_then(|v| v.to_str()?.trim().parse().ok())
-            .unwrap_or(DEFAULT_MAX_BYTES);
+        let max_bytes =
+            var("HIPKFD_RTC_CACHE_MAXSIZE").and_then(|v| v.to_str()?.trim().parse().ok()).unwrap_or(DEFAULT_MAX_BYTES);
         Some(Cache::new(dir, max_bytes))
     }
 
@@ -254,12 +255,25 @@ mod tests {
     #[test]
     fn keys_differ_by_each_input_and_not_by_the_temporary_directory() {
         let args = |a: &str| vec![OsString::from("-O3"), OsString::from(a)];
-        let base = key(b"tc", Path::new("/tmp/hiprtc-a"), &args("-I/tmp/hiprtc-a/include"), b"# 1 \"/tmp/hiprtc-a/x.h\"");
+        let base =
+            key(b"tc", Path::new("/tmp/hiprtc-a"), &args("-I/tmp/hiprtc-a/include"), b"# 1 \"/tmp/hiprtc-a/x.h\"");
         assert!(is_key(&base));
-        assert_eq!(base, key(b"tc", Path::new("/tmp/hiprtc-b"), &args("-I/tmp/hiprtc-b/include"), b"# 1 \"/tmp/hiprtc-b/x.h\""));
-        assert_ne!(base, key(b"tc2", Path::new("/tmp/hiprtc-a"), &args("-I/tmp/hiprtc-a/include"), b"# 1 \"/tmp/hiprtc-a/x.h\""));
-        assert_ne!(base, key(b"tc", Path::new("/tmp/hiprtc-a"), &args("-I/tmp/other/include"), b"# 1 \"/tmp/hiprtc-a/x.h\""));
-        assert_ne!(base, key(b"tc", Path::new("/tmp/hiprtc-a"), &args("-I/tmp/hiprtc-a/include"), b"# 2 \"/tmp/hiprtc-a/x.h\""));
+        assert_eq!(
+            base,
+            key(b"tc", Path::new("/tmp/hiprtc-b"), &args("-I/tmp/hiprtc-b/include"), b"# 1 \"/tmp/hiprtc-b/x.h\"")
+        );
+        assert_ne!(
+            base,
+            key(b"tc2", Path::new("/tmp/hiprtc-a"), &args("-I/tmp/hiprtc-a/include"), b"# 1 \"/tmp/hiprtc-a/x.h\"")
+        );
+        assert_ne!(
+            base,
+            key(b"tc", Path::new("/tmp/hiprtc-a"), &args("-I/tmp/other/include"), b"# 1 \"/tmp/hiprtc-a/x.h\"")
+        );
+        assert_ne!(
+            base,
+            key(b"tc", Path::new("/tmp/hiprtc-a"), &args("-I/tmp/hiprtc-a/include"), b"# 2 \"/tmp/hiprtc-a/x.h\"")
+        );
         // Arguments are delimited: "-O3" "-x" is not "-O3-x".
         assert_ne!(
             key(b"", Path::new("/t"), &[OsString::from("-O3"), OsString::from("-x")], b""),

@@ -313,7 +313,8 @@ impl Runtime {
             }
             None if no_more.load(Ordering::Relaxed) => return Err(hipError_t::hipErrorOutOfMemory),
             None => {
-                let q = self.queue_create_for(s.dev, s.priority).inspect_err(|_| no_more.store(true, Ordering::Relaxed))?;
+                let q =
+                    self.queue_create_for(s.dev, s.priority).inspect_err(|_| no_more.store(true, Ordering::Relaxed))?;
                 let q = Arc::new(q);
                 private.push((Arc::downgrade(s), q.clone()));
                 q
@@ -345,7 +346,10 @@ impl Runtime {
         let word = self.signal_alloc()?;
         let detached = match self.stream_detach(s) {
             Err(hipError_t::hipErrorOutOfMemory) => {
-                crate::log::hipkfd_log!("host function: no SDMA queue left on device {}; the stream keeps its pool queue", s.dev);
+                crate::log::hipkfd_log!(
+                    "host function: no SDMA queue left on device {}; the stream keeps its pool queue",
+                    s.dev
+                );
                 Ok(())
             }
             r => r,

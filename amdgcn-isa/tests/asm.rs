@@ -1094,7 +1094,8 @@ fn throttle_runs_before_each_workgroup() {
     img.resize(256, 0);
     img.extend_from_slice(&0xbf81_0000u32.to_le_bytes());
     write_ro(&mem, KD_VA, &img);
-    let d = Dispatch { kernel_object: KD_VA, grid_size: [40 * 64, 1, 1], workgroup_size: [64, 1, 1], ..Default::default() };
+    let d =
+        Dispatch { kernel_object: KD_VA, grid_size: [40 * 64, 1, 1], workgroup_size: [64, 1, 1], ..Default::default() };
     let calls = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let c = calls.clone();
     let throttle = amdgcn_isa::Throttle(std::sync::Arc::new(move || {

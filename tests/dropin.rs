@@ -32,6 +32,8 @@ fn hipcc_host(dir: &Path) -> PathBuf {
         .arg(root().join("hip-conformance/compat/hipcc_host.hip"))
         .arg("-o")
         .arg(&exe)
+        // clang leaves empty <source>-XXXXXX directories in TMPDIR: the test's own directory.
+        .env("TMPDIR", dir)
         .output()
         .expect("hipcc missing: install Debian package hipcc");
     assert!(out.status.success(), "hipcc:\n{}", text(&out.stderr));

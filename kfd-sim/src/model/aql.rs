@@ -166,9 +166,7 @@ impl<'a> VmMemory<'a> {
 
     /// The model's fault for an interpreter fault: a write to a mapped page is ReadOnly.
     fn fault_of(&self, f: amdgcn_isa::Fault) -> Fault {
-        let kind =
-            if f.write && self.vm.read().lookup(f.va).is_some() { FaultKind::ReadOnly } else { FaultKind::NotPresent };
-        Fault { va: f.va & !0xfff, kind }
+        Fault { va: f.va & !0xfff, kind: self.vm.read().fault_kind(f.va, f.write) }
     }
 
     /// Keeps `bo` (and so its mapping) alive until the dispatch ends.
@@ -198,10 +196,11 @@ impl amdgcn_isa::Memory for VmMemory<'_> {
         let vm = self.vm.read();
         let segs = vm.translate(va, w, true).map_err(|f| isa_fault(f, true))?;
         if segs.len() == 1 && va.is_multiple_of(w) {
-            if let Some(p) = segs[0].bo.ptr(segs[0].bo_offset) {
+            if let Some(p) = segs[0].bo.atomic_ptr(segs[0].bo_offset, w) {
                 let old = if w == 8 {
                     // SAFETY: aligned, inside the live memfd mapping `translate` validated (the
-                    // VM lock is held, so the BO stays mapped).
+                    // VM lock is held, so the BO stays mapped), or a user page `atomic_ptr` just
+                    // found writable.
                     let a = unsafe { &*(p as *const AtomicU64) };
                     a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |o| Some(op(o))).unwrap_or_else(|o| o)
                 } else {
@@ -213,12 +212,17 @@ impl amdgcn_isa::Memory for VmMemory<'_> {
                 return Ok(old);
             }
         }
-        // A BO without a model mapping (or an unaligned word): not atomic against the host.
+        // An unaligned word, or user pages that are not writable: not atomic against the host.
+        let _serial = super::sdma::SLOW_ATOMICS.lock();
         let mut b = [0u8; 8];
         read_va(&vm, va, &mut b[..w as usize]).map_err(|f| isa_fault(f, false))?;
         let old = u64::from_le_bytes(b);
         let new = op(old);
-        write_va(&vm, va, &new.to_le_bytes()[..w as usize]).map_err(|f| isa_fault(f, true))?;
+        // A failed compare-and-swap (or any op that changes nothing) stores nothing, so a host
+        // store in between is not undone.
+        if new != old {
+            write_va(&vm, va, &new.to_le_bytes()[..w as usize]).map_err(|f| isa_fault(f, true))?;
+        }
         Ok(old)
     }
 

@@ -9,7 +9,10 @@
 //! `kfdsim-bo gpu_id=0x1000 flags=0x80000001 size=0x200000`.
 //!
 //! USERPTR BOs have no memfd: the engine reads and writes the user's pages directly through
-//! `process_vm_readv`/`writev`, so a stale pointer is a fault, never a crash.
+//! `process_vm_readv`/`writev`, so a stale pointer is a fault, never a crash. Atomics on them are
+//! hardware atomics on the user's word once `MADV_POPULATE_WRITE` has found its page writable
+//! ([`Bo::atomic_ptr`]); only a page the user unmaps in the instant between the two (a
+//! use-after-free the GPU would fault on) could still crash.
 
 use super::memfd::MemfdMap;
 use super::sys;
@@ -214,6 +217,30 @@ impl Bo {
             // SAFETY: callers keep `off` < size (checked by the GPUVM translation).
             Backing::Memfd(m) if off <= self.size => Some(unsafe { m.base().add(off as usize) }),
             _ => None,
+        }
+    }
+
+    /// Pointer to the `width`-byte word at byte offset `off`, for a hardware atomic on it: memfd
+    /// BOs always (the caller checked `off` against the size), USERPTR pages when the word is
+    /// aligned and the page is there and writable (`MADV_POPULATE_WRITE` faults it in writable or
+    /// fails: EFAULT for a read-only or `PROT_NONE` page, ENOMEM for none), so that GPU atomics
+    /// on the user's pages are atomic against the CPU's. None: use a read-modify-write copy.
+    pub fn atomic_ptr(&self, off: u64, width: u64) -> Option<*mut u8> {
+        match &self.backing {
+            Backing::Memfd(_) => self.ptr(off),
+            Backing::Userptr { addr } => {
+                let va = addr.checked_add(off)?;
+                if !va.is_multiple_of(width) || off.checked_add(width)? > self.size {
+                    return None;
+                }
+                let page = va & !(sys::PAGE_SIZE - 1);
+                // SAFETY: madvise only populates page tables of mappings the process already has
+                // (or fails); it changes no contents.
+                let r = unsafe {
+                    libc::madvise(page as *mut libc::c_void, sys::PAGE_SIZE as usize, libc::MADV_POPULATE_WRITE)
+                };
+                (r == 0).then_some(va as *mut u8)
+            }
         }
     }
 

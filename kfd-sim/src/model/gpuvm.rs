@@ -3,6 +3,11 @@
 //! Mappings live in a `BTreeMap` keyed by start VA, so translating an address is an O(log n)
 //! range query (`amdgpu_vm_bo_lookup_mapping` uses an interval tree for the same job). A mapping
 //! points at a BO and an offset in it; a BO of GPU A mapped in GPU B's VM is peer access.
+//!
+//! With XNACK on (`AMDKFD_IOC_SET_XNACK_MODE`), an access that no mapping covers is a retry fault
+//! that the kernel serves from the process's own pages (`svm_range_restore_pages` →
+//! `svm_range_create_unregistered_range`): the VM then reaches any pageable memory of the
+//! process (HMM), through one USERPTR-like BO over the whole address space.
 
 use super::bo::Bo;
 use std::collections::BTreeMap;
@@ -47,6 +52,10 @@ pub struct Fault {
     pub kind: FaultKind,
 }
 
+/// End of the user address space (x86-64, 4-level paging: `TASK_SIZE`): the VAs an XNACK
+/// retry fault can resolve to process pages.
+pub const HMM_LIMIT: u64 = 1 << 47;
+
 /// One piece of a translated range: `len` bytes at `bo_offset` of `bo`.
 pub struct Segment {
     pub bo: Arc<Bo>,
@@ -58,6 +67,9 @@ pub struct Segment {
 #[derive(Default)]
 pub struct Gpuvm {
     map: BTreeMap<u64, Mapping>,
+    /// XNACK on: the process's address space as a USERPTR BO (offset = VA), which serves the
+    /// accesses no mapping covers. None: such an access is a VM fault.
+    hmm: Option<Arc<Bo>>,
 }
 
 impl Gpuvm {
@@ -109,10 +121,30 @@ impl Gpuvm {
         self.map.len()
     }
 
+    /// Turns retry-fault service (XNACK, HMM) on or off for this VM of GPU `gpu_id`.
+    pub fn set_xnack(&mut self, on: bool, gpu_id: u32) {
+        self.hmm = on.then(|| Arc::new(Bo::new_userptr(gpu_id, 0, 0, HMM_LIMIT)));
+    }
+
+    /// The kind of a fault on a `write` (or read) at `va`: a write to a page that is there but
+    /// read-only (a mapping without write permission, or with XNACK a read-only CPU page) is
+    /// ReadOnly, anything else NotPresent.
+    pub fn fault_kind(&self, va: u64, write: bool) -> FaultKind {
+        let present = self.lookup(va).is_some()
+            || self.hmm.as_ref().is_some_and(|h| va < HMM_LIMIT && h.read(va, &mut [0u8]).is_ok());
+        if write && present {
+            FaultKind::ReadOnly
+        } else {
+            FaultKind::NotPresent
+        }
+    }
+
     /// Translates `[va, va+len)` for a read (`write == false`) or write access into BO segments,
     /// crossing mapping boundaries as needed. The first unmapped (or, for writes, read-only) byte
     /// is the fault address, reported page aligned as the VM fault interrupt does
-    /// (`kfd_signal_vm_fault_event`: `va = page_addr << PAGE_SHIFT`).
+    /// (`kfd_signal_vm_fault_event`: `va = page_addr << PAGE_SHIFT`). With XNACK on, unmapped
+    /// bytes below [`HMM_LIMIT`] translate to the process's own pages instead; whether those
+    /// exist (and allow the access) shows when the segment's BO is read or written (EFAULT).
     pub fn translate(&self, va: u64, len: u64, write: bool) -> Result<Vec<Segment>, Fault> {
         let mut out = Vec::new();
         let mut cur = va;
@@ -121,7 +153,17 @@ impl Gpuvm {
         };
         while cur < end {
             let Some(m) = self.lookup(cur) else {
-                return Err(Fault { va: cur & !0xfff, kind: FaultKind::NotPresent });
+                match &self.hmm {
+                    Some(hmm) if cur < HMM_LIMIT => {
+                        // Up to the next mapping: the pages between are the process's.
+                        let next = self.map.range(cur..).next().map_or(u64::MAX, |(s, _)| *s);
+                        let n = next.min(end).min(HMM_LIMIT) - cur;
+                        out.push(Segment { bo: hmm.clone(), bo_offset: cur, len: n });
+                        cur += n;
+                        continue;
+                    }
+                    _ => return Err(Fault { va: cur & !0xfff, kind: FaultKind::NotPresent }),
+                }
             };
             if write && !m.writable {
                 return Err(Fault { va: cur & !0xfff, kind: FaultKind::ReadOnly });
@@ -189,5 +231,61 @@ mod tests {
         assert!(vm.overlaps(0xf000, 0x1001));
         assert!(!vm.overlaps(0xf000, 0x1000));
         assert!(vm.overlaps(0x12fff, 1));
+    }
+
+    #[test]
+    fn xnack_reaches_process_pages_between_mappings() {
+        let mut vm = Gpuvm::default();
+        let mut host = vec![7u8; 0x3000];
+        let va = host.as_mut_ptr() as u64;
+        assert_eq!(vm.translate(va, 16, false).err().unwrap().kind, FaultKind::NotPresent);
+        vm.set_xnack(true, 1);
+        // A mapping in the middle of the host buffer's VA hides the host pages under it.
+        let mid = (va + 0xfff) & !0xfff;
+        vm.insert(Mapping {
+            start: mid,
+            len: 0x1000,
+            bo: bo(0x1000),
+            bo_offset: 0,
+            writable: true,
+            executable: false,
+            queue_refcount: 0,
+        });
+        let segs = vm.translate(va, mid + 0x1800 - va, false).unwrap();
+        assert_eq!(segs.len(), 3);
+        assert_eq!((segs[0].bo_offset, segs[0].len), (va, mid - va));
+        assert_eq!((segs[1].bo_offset, segs[1].len), (0, 0x1000));
+        assert_eq!((segs[2].bo_offset, segs[2].len), (mid + 0x1000, 0x800));
+        let mut b = [0u8; 4];
+        segs[0].bo.read(va, &mut b).unwrap();
+        assert_eq!(b, [7; 4]);
+        segs[0].bo.write(va, &[1, 2, 3, 4]).unwrap();
+        assert_eq!(host[..4], [1, 2, 3, 4]);
+        // Pages the process does not have: the access faults (EFAULT from the BO).
+        assert!(segs[0].bo.read(0x1000, &mut b).is_err());
+        assert_eq!(vm.fault_kind(0x1000, true), FaultKind::NotPresent);
+        // Past the user address space: no retry-fault service.
+        assert_eq!(vm.translate(HMM_LIMIT, 8, false).err().unwrap().kind, FaultKind::NotPresent);
+        vm.set_xnack(false, 1);
+        assert!(vm.translate(va, 16, false).is_err());
+    }
+
+    #[test]
+    fn xnack_write_to_read_only_page_is_read_only_fault() {
+        let mut vm = Gpuvm::default();
+        vm.set_xnack(true, 1);
+        // SAFETY: a fresh private anonymous page, unmapped below.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        let va = p as u64;
+        let segs = vm.translate(va, 8, true).unwrap();
+        assert!(segs[0].bo.write(va, &[1; 8]).is_err());
+        assert_eq!(vm.fault_kind(va, true), FaultKind::ReadOnly);
+        assert_eq!(vm.fault_kind(va, false), FaultKind::NotPresent);
+        // SAFETY: the mapping made above.
+        unsafe { libc::munmap(p, 4096) };
+        assert_eq!(vm.fault_kind(va, true), FaultKind::NotPresent);
     }
 }

@@ -571,6 +571,7 @@ fn kfd_ioctl_acquire_vm(p: &Arc<Process>, args: &mut kfd_ioctl_acquire_vm_args) 
     // same address space (KFD 1.15 "GEM_VA in compute VMs").
     let minor = pdd.gpu.drm_render_minor;
     let vm = st.drm_files.entry(key).or_insert_with(|| super::drm::DrmFile::new(minor)).vm.clone();
+    vm.write().set_xnack(st.xnack_enabled, args.gpu_id);
     let pdd = st.pdd_mut(args.gpu_id).unwrap();
     pdd.vm = vm;
     pdd.drm_file = Some(key);
@@ -597,7 +598,8 @@ fn vram_available(st: &ProcState, gpu_id: u32) -> u64 {
 ///
 /// Errors: size 0 → EINVAL; unknown gpu → EINVAL; PUBLIC|VRAM on a small-BAR GPU → EINVAL;
 /// no VM (ACQUIRE_VM missing) → ENODEV; DOORBELL size ≠ 8 KiB → EINVAL; MMIO_REMAP size ≠ 4 KiB
-/// → EINVAL; no domain flag → EINVAL; USERPTR without address → EINVAL, not mapped → EFAULT;
+/// → EINVAL; no domain flag → EINVAL; USERPTR without address → EINVAL, pages not mapped or
+/// not readable → EFAULT, not writable → EPERM;
 /// VRAM exhausted → ENOMEM. Returns `handle = gpu_id << 32 | idr` and the render-node
 /// `mmap_offset` (MMIO: `KFD_MMAP_TYPE_MMIO | gpu_id << 46`).
 fn kfd_ioctl_alloc_memory_of_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_alloc_memory_of_gpu_args) -> R {
@@ -636,9 +638,9 @@ fn kfd_ioctl_alloc_memory_of_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_alloc_me
         if user_addr == 0 {
             return Err(Errno::EINVAL);
         }
-        if !sys::is_mapped(user_addr, args.size) {
-            return Err(Errno::EFAULT);
-        }
+        // init_user_pages: KFD's USERPTR BOs are never read-only (`amdgpu_ttm_tt_set_userptr`
+        // with flags 0), so the pages must be writable.
+        sys::user_pages_access(user_addr, args.size, true)?;
         Arc::new(Bo::new_userptr(args.gpu_id, flags, user_addr, args.size))
     } else if flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 {
         // amdgpu_amdkfd_reserve_mem_limit
@@ -990,7 +992,8 @@ fn kfd_ioctl_smi_events(p: &Arc<Process>, args: &mut kfd_ioctl_smi_events_args) 
 }
 
 /// `kfd_ioctl_set_xnack_mode`: `xnack_enabled < 0` queries; changing it with queues → EBUSY;
-/// enabling on a GPU without per-process XNACK → EPERM.
+/// enabling on a GPU without per-process XNACK → EPERM. With XNACK on, every GPU of the process
+/// reaches its pageable memory (see [`super::gpuvm`]).
 fn kfd_ioctl_set_xnack_mode(p: &Arc<Process>, args: &mut kfd_ioctl_set_xnack_mode_args) -> R {
     let mut st = p.state.lock();
     if args.xnack_enabled >= 0 {
@@ -1005,6 +1008,9 @@ fn kfd_ioctl_set_xnack_mode(p: &Arc<Process>, args: &mut kfd_ioctl_set_xnack_mod
             return Err(Errno::EPERM);
         }
         st.xnack_enabled = want;
+        for pdd in &st.pdds {
+            pdd.vm.write().set_xnack(want, pdd.gpu.gpu_id);
+        }
     } else {
         args.xnack_enabled = st.xnack_enabled as i32;
     }

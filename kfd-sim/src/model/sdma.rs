@@ -600,12 +600,22 @@ pub fn write_va(vm: &Gpuvm, va: u64, src: &[u8]) -> Result<(), Fault> {
     let mut off = 0usize;
     for s in segs {
         let n = s.len as usize;
-        s.bo.write(s.bo_offset, &src[off..off + n])
-            .map_err(|_| Fault { va: (va + off as u64) & !0xfff, kind: FaultKind::NotPresent })?;
+        s.bo.write(s.bo_offset, &src[off..off + n]).map_err(|_| write_fault(vm, va + off as u64))?;
         off += n;
     }
     Ok(())
 }
+
+/// The fault of a write at `va` that its segment's pages refused (a USERPTR or XNACK page that
+/// is gone, or read-only).
+fn write_fault(vm: &Gpuvm, va: u64) -> Fault {
+    Fault { va: va & !0xfff, kind: vm.fault_kind(va, true) }
+}
+
+/// Serializes the read-modify-write copies that stand in for atomics the model cannot do in
+/// hardware (unaligned words, user pages that are not writable): atomic against each other, not
+/// against the CPU.
+pub static SLOW_ATOMICS: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
 
 /// COPY_LINEAR: `len` bytes from `src` to `dst`, both translated before anything is written
 /// (a fault leaves the destination untouched). Overlapping ranges copy like memmove.
@@ -645,8 +655,7 @@ fn fill_va(vm: &Gpuvm, dst: u64, data: u32, count: u64) -> Result<(), Fault> {
             }
         } else {
             let chunk: Vec<u8> = (0..s.len).map(|i| pattern[((off + i) % 4) as usize]).collect();
-            s.bo.write(s.bo_offset, &chunk)
-                .map_err(|_| Fault { va: (dst + off) & !0xfff, kind: FaultKind::NotPresent })?;
+            s.bo.write(s.bo_offset, &chunk).map_err(|_| write_fault(vm, dst + off))?;
         }
         off += s.len;
     }
@@ -659,9 +668,10 @@ fn atomic_va(vm: &Gpuvm, op: kfd_ioctl::sdma::AtomicOp, addr: u64, src: u64, cmp
     let w = op.width();
     let segs = vm.translate(addr, w, true)?;
     if segs.len() == 1 && addr.is_multiple_of(w) {
-        if let Some(p) = segs[0].bo.ptr(segs[0].bo_offset) {
+        if let Some(p) = segs[0].bo.atomic_ptr(segs[0].bo_offset, w) {
             if w == 8 {
-                // SAFETY: aligned, in range of a live shared mapping.
+                // SAFETY: aligned, in range of a live shared mapping, or a user page `atomic_ptr` just
+                // found writable.
                 let a = unsafe { &*(p as *const std::sync::atomic::AtomicU64) };
                 let _ = a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(op.apply(old, src, cmp)));
             } else {
@@ -674,9 +684,13 @@ fn atomic_va(vm: &Gpuvm, op: kfd_ioctl::sdma::AtomicOp, addr: u64, src: u64, cmp
             return Ok(());
         }
     }
+    let _serial = SLOW_ATOMICS.lock();
     let mut b = [0u8; 8];
     read_va(vm, addr, &mut b[..w as usize])?;
     let old = u64::from_le_bytes(b);
     let new = op.apply(old, src, cmp);
+    if new == old {
+        return Ok(()); // nothing to store (a failed compare-and-swap stores nothing)
+    }
     write_va(vm, addr, &new.to_le_bytes()[..w as usize])
 }

@@ -393,6 +393,38 @@ pub fn is_mapped(addr: u64, len: u64) -> bool {
     true
 }
 
+/// What pinning the user's pages `[addr, addr+len)` for a GPU needs (`amdgpu_ttm_tt_get_user_pages`
+/// → `hmm_range_fault` with `HMM_PFN_REQ_FAULT`, plus `HMM_PFN_REQ_WRITE` when `write`): every
+/// page mapped and readable, else EFAULT; writable too when `write`, else EPERM. Read from
+/// `/proc/self/maps`, which shows the protections (`mincore` does not: it counts a `PROT_NONE`
+/// page as mapped).
+pub fn user_pages_access(addr: u64, len: u64, write: bool) -> Result<(), Errno> {
+    let start = addr & !(PAGE_SIZE - 1);
+    let end = page_align(addr.checked_add(len).ok_or(Errno::EFAULT)?);
+    let maps = std::fs::read_to_string("/proc/self/maps").map_err(|_| Errno::EFAULT)?;
+    let mut cur = start;
+    for line in maps.lines() {
+        let mut f = line.split_whitespace();
+        let (Some(range), Some(perms)) = (f.next(), f.next()) else { continue };
+        let Some((lo, hi)) = range.split_once('-') else { continue };
+        let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16)) else { continue };
+        if hi <= cur || cur >= end {
+            continue;
+        }
+        if lo > cur || !perms.starts_with('r') {
+            return Err(Errno::EFAULT); // a hole, or a page that cannot be read
+        }
+        if write && perms.as_bytes().get(1) != Some(&b'w') {
+            return Err(Errno::EPERM);
+        }
+        cur = hi;
+    }
+    if cur < end {
+        return Err(Errno::EFAULT);
+    }
+    Ok(())
+}
+
 /// `access_ok`: the range lies below the user address-space limit (x86-64 `TASK_SIZE_MAX`).
 pub fn access_ok(addr: u64, len: u64) -> bool {
     const TASK_SIZE_MAX: u64 = (1 << 47) - PAGE_SIZE;

@@ -348,6 +348,83 @@ fn sdma_fault_raises_memory_event() {
     q.destroy();
 }
 
+/// `AMDKFD_IOC_SET_XNACK_MODE` on the process (-1 queries); returns the mode after the call.
+fn set_xnack(mode: i32) -> Result<i32, Errno> {
+    let mut a = kfd_ioctl_set_xnack_mode_args { xnack_enabled: mode };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_SET_XNACK_MODE, &mut a)?;
+    Ok(if mode < 0 { a.xnack_enabled } else { set_xnack(-1)? })
+}
+
+#[test]
+fn sdma_with_xnack_reaches_pageable_memory_and_faults_on_read_only() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    assert_eq!(set_xnack(-1), Ok(0));
+    // Not while the process has a queue (EBUSY).
+    let q = create_sdma(0);
+    assert_eq!(set_xnack(1), Err(Errno::EBUSY));
+    q.destroy();
+    assert_eq!(set_xnack(1), Ok(1));
+    let mem_ev = create_event(KFD_IOC_EVENT_MEMORY, false);
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let slots = event_page() as *mut u64;
+    let mut q = create_sdma(0);
+    // malloc'd source and destination, no BO behind either; a GTT BO between them.
+    let src: Vec<u8> = (0..3 * 4096 + 100).map(|i| (i * 13 % 251) as u8).collect();
+    let mut dst = vec![0u8; src.len()];
+    let bo = alloc(0, 4 * 4096, GTT);
+    map(&bo, &e.gpus[..1]).unwrap();
+    let mut dw = Vec::new();
+    sdma::copy_linear(&mut dw, bo.va, src.as_ptr() as u64, src.len() as u64);
+    sdma::copy_linear(&mut dw, dst.as_mut_ptr() as u64, bo.va, src.len() as u64);
+    sdma::fence(&mut dw, slots as u64 + ev.event_slot_index as u64 * 8, ev.event_id).unwrap();
+    sdma::trap(&mut dw, ev.event_id).unwrap();
+    q.submit(&dw);
+    let (r, res, _) = wait(&[ev.event_id], 5000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    assert!(dst == src, "pageable → GTT → pageable round trip");
+    // A write to a read-only page of the process is a ReadOnly VM fault.
+    // SAFETY: a fresh anonymous page, unmapped below.
+    let ro = unsafe {
+        libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+    };
+    assert_ne!(ro, libc::MAP_FAILED);
+    let ro = ro as u64;
+    let mut dw = Vec::new();
+    sdma::copy_linear(&mut dw, ro + 8, bo.va, 16);
+    q.submit(&dw);
+    let (r, res, evs) = wait(&[mem_ev.event_id], 5000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    let d = evs[0].memory_exception_data();
+    assert_eq!((d.va, d.gpu_id, d.failure.ReadOnly, d.failure.NotPresent), (ro, e.gpus[0], 1, 0));
+    q.destroy();
+    for id in [mem_ev.event_id, ev.event_id] {
+        let mut d = kfd_ioctl_destroy_event_args { event_id: id, pad: 0 };
+        kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut d).unwrap();
+    }
+    unmap(&bo, &e.gpus[..1]).unwrap();
+    free(&bo).unwrap();
+    // SAFETY: the page mapped above, no longer used.
+    unsafe { libc::munmap(ro as *mut c_void, 4096) };
+    assert_eq!(set_xnack(0), Ok(0));
+    // XNACK off: the same malloc'd source faults (NotPresent).
+    let mem_ev = create_event(KFD_IOC_EVENT_MEMORY, false);
+    let mut q = create_sdma(0);
+    let bo = alloc(0, 4096, GTT);
+    map(&bo, &e.gpus[..1]).unwrap();
+    let mut dw = Vec::new();
+    sdma::copy_linear(&mut dw, bo.va, src.as_ptr() as u64, 64);
+    q.submit(&dw);
+    let (r, res, evs) = wait(&[mem_ev.event_id], 5000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    assert_eq!(evs[0].memory_exception_data().failure.NotPresent, 1);
+    q.destroy();
+    let mut d = kfd_ioctl_destroy_event_args { event_id: mem_ev.event_id, pad: 0 };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut d).unwrap();
+    unmap(&bo, &e.gpus[..1]).unwrap();
+    free(&bo).unwrap();
+}
+
 #[test]
 fn create_queue_checks_buffers() {
     let _g = SERIAL.lock().unwrap();

@@ -8,6 +8,11 @@
 //! with a count of the registrations using it. A registration makes BOs only for the pages no
 //! span covers yet and takes a reference on the spans it overlaps; the last reference frees the
 //! span. Each registration is an `MemKind::Registered` allocation in the one registry.
+//!
+//! With XNACK on, the GPUs already reach every page of the process through retry faults (HMM),
+//! so a registration makes no BO at all: it checks that the range is mapped and records it, as
+//! ROCr registers through SVM when XNACK is on (`HSA_USE_SVM=0` turns that off there and here).
+//! Read-only registrations keep their read-only USERPTR BOs.
 
 use crate::api::types::hipError_t;
 use crate::memory::{Allocation, Backing, MemKind};
@@ -20,6 +25,33 @@ use std::collections::BTreeMap;
 
 /// `hipHostRegisterReadOnly`: the GPUs map the pages read-only.
 const REGISTER_READ_ONLY: u32 = 0x8;
+
+/// Whether registrations go through XNACK instead of USERPTR BOs: not with `HSA_USE_SVM=0`
+/// (read once, as ROCr reads it at start).
+fn svm_register() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("HSA_USE_SVM").as_deref() != Ok("0"))
+}
+
+/// Whether every page of `[start, end)` (page aligned) lies in a mapping of the process, as
+/// the KFD's SVM attribute call checks a range (`svm_range_is_valid`: VMAs only, whatever their
+/// protection): `mincore` fails with ENOMEM on a hole. O(pages) with no page-table population,
+/// where pinning (`MADV_POPULATE_READ`, get_user_pages) costs about 100x more.
+fn pages_mapped(start: u64, end: u64) -> bool {
+    const WINDOW: u64 = 1 << 16; // pages per mincore call (256 MiB)
+    let mut vec = vec![0u8; WINDOW.min((end - start) / PAGE_SIZE) as usize];
+    let mut at = start;
+    while at < end {
+        let n = ((end - at) / PAGE_SIZE).min(WINDOW);
+        // SAFETY: `vec` has a byte for each of the `n` pages asked about; mincore writes nothing
+        // else and reads no memory.
+        if unsafe { libc::mincore(at as *mut libc::c_void, (n * PAGE_SIZE) as usize, vec.as_mut_ptr()) } != 0 {
+            return false;
+        }
+        at += n * PAGE_SIZE;
+    }
+    true
+}
 
 /// One span of registered pages: a USERPTR BO at `[start, end)`.
 #[derive(Debug)]
@@ -107,6 +139,13 @@ impl Runtime {
         if self.devices.iter().any(|d| ps < d.apertures.gpuvm_base || pe - 1 > d.apertures.gpuvm_limit) {
             return Err(hipError_t::hipErrorInvalidValue);
         }
+        if self.xnack && flags & REGISTER_READ_ONLY == 0 && svm_register() {
+            if !pages_mapped(ps, pe) {
+                return Err(hipError_t::hipErrorInvalidValue);
+            }
+            self.insert_registration(dev, ptr, size, flags, vec![]);
+            return Ok(());
+        }
         let mut kfd_flags = KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE | KFD_IOC_ALLOC_MEM_FLAGS_COHERENT;
         if flags & REGISTER_READ_ONLY == 0 {
             kfd_flags |= KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
@@ -149,6 +188,13 @@ impl Runtime {
             starts.push(s);
             spans.insert(s, sp);
         }
+        self.insert_registration(dev, ptr, size, flags, starts);
+        Ok(())
+    }
+
+    /// Records the registration of `[ptr, ptr + size)` by device `dev`, on the spans starting
+    /// at `starts` (none with XNACK).
+    fn insert_registration(&self, dev: usize, ptr: u64, size: u64, flags: u32, starts: Vec<u64>) {
         self.allocs.insert(Allocation {
             base: ptr,
             size,
@@ -159,7 +205,6 @@ impl Runtime {
             id: 0,
             sync_memops: Default::default(),
         });
-        Ok(())
     }
 
     /// `hipHostUnregister`: waits for every device (clr syncs the registering device's streams;

@@ -25,6 +25,9 @@ const APERTURE: u64 = 2 << 40;
 #[derive(Debug)]
 pub struct Runtime {
     pub kfd: Kfd,
+    /// XNACK is on for this process (`HSA_XNACK=1`, see [`xnack_mode`]): every GPU reaches
+    /// pageable host memory (clr's `hmmCpuMemoryAccessible_`).
+    pub xnack: bool,
     pub devices: Vec<Device>,
     pub va: VaManager,
     pub allocs: Registry,
@@ -60,6 +63,26 @@ pub struct Runtime {
     pub seq_start: u64,
 }
 
+/// Applies `HSA_XNACK` as ROCr does before it creates a queue: "1" turns XNACK on, "0" off,
+/// anything else (or unset) keeps the kernel's default (`amdgpu.noretry`); a refusal (EPERM: a
+/// GPU without per-process XNACK) is logged and the mode queried. Returns whether it is on
+/// (`AMDKFD_IOC_SET_XNACK_MODE` with -1; false when that fails).
+fn xnack_mode(kfd: &Kfd) -> bool {
+    let want = match std::env::var("HSA_XNACK").as_deref() {
+        Ok("1") => Some(1),
+        Ok("0") => Some(0),
+        _ => None,
+    };
+    if let Some(w) = want {
+        if let Err(e) = kfd.set_xnack_mode(w) {
+            crate::log::hipkfd_log!("HSA_XNACK={w}: SET_XNACK_MODE: {e}");
+        }
+    }
+    let on = kfd.set_xnack_mode(-1).unwrap_or(false);
+    crate::log::hipkfd_log!("XNACK {}", if on { "on" } else { "off" });
+    on
+}
+
 static RUNTIME: OnceLock<Result<Runtime, hipError_t>> = OnceLock::new();
 
 /// The runtime, initialised on first use. Errors: `hipErrorNoDevice` when there is no KFD or no
@@ -90,8 +113,10 @@ impl Runtime {
         // (kfd_chardev.c, kfd_ioctl_runtime_enable), and enabling only hands a debugger the
         // runtime's r_debug for code objects, which this runtime never loads. ROCr 5.2 does not
         // call it either (kfd-sim/FIDELITY.md).
+        let xnack = xnack_mode(&kfd);
         let mut devices = Vec::with_capacity(gpus.len());
-        for (ordinal, topo) in gpus.into_iter().enumerate() {
+        for (ordinal, mut topo) in gpus.into_iter().enumerate() {
+            topo.node.xnack_enabled = xnack;
             let gpu_id = topo.node.gpu_id;
             let render = RenderNode::open(topo.drm_render_minor).map_err(|e| init_err("open render node", e))?;
             kfd.acquire_vm(&render, gpu_id).map_err(|e| init_err("ACQUIRE_VM", e))?;
@@ -122,6 +147,7 @@ impl Runtime {
         let n = devices.len();
         let mut rt = Runtime {
             kfd,
+            xnack,
             devices,
             va,
             allocs: Registry::default(),

@@ -2657,28 +2657,32 @@ hipError_t hipMallocManaged(void **dev_ptr, size_t size, unsigned int flags);
 // for managed memory. Errors (clr, in its order): `hipErrorInvalidValue` (null, `count == 0`,
 // past the allocation's end), `hipErrorContextIsDestroyed` (destroyed stream),
 // `hipErrorInvalidDevice` (neither a device nor `hipCpuDeviceId`), `hipErrorNotSupported`
-// (memory the runtime does not know, to a device: needs XNACK).
+// (memory the runtime does not know, to a device, XNACK off). With XNACK on, pageable memory
+// prefetches like managed memory (clr since e829ef68e; hip-tests' `hipMemAdviseTstAlignedAllocMem`,
+// while the older `Unit_hipMemAdvise_TstAlignedAllocMem` still expects `hipErrorInvalidValue`).
 hipError_t hipMemPrefetchAsync(const void *dev_ptr, size_t count, int device, hipStream_t stream);
 
-// `hipMemAdvise`: remembered for managed memory (read-mostly, preferred location, accessed-by,
-// coarse grain, and their unset forms) and reported by `hipMemRangeGetAttribute(s)`; no
-// advice changes where managed memory lives (it is fine-grained system memory on every
-// device). Advice on other system memory the runtime knows (pinned, registered) is accepted and
-// forgotten. Errors (clr): `hipErrorInvalidDevice` (bad device, except for the read-mostly
-// advice), `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end, memory the
-// runtime does not know, device memory (clr's `SetSvmAttributes` fails on a `hipMalloc` range;
-// hip-tests Unit_hipMemAdvise_Negative_Parameters), unknown advice).
+// `hipMemAdvise`: remembered for managed memory, and with XNACK for pageable memory
+// (read-mostly, preferred location, accessed-by, coarse grain, and their unset forms), and
+// reported by `hipMemRangeGetAttribute(s)`; no advice changes where memory lives (it is
+// system memory every device reaches). Advice on other system memory the runtime knows
+// (pinned; registered without XNACK) is accepted and forgotten. Errors (clr):
+// `hipErrorInvalidDevice` (bad device, except for the read-mostly advice),
+// `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end, memory the runtime
+// does not know with XNACK off, device memory (clr's `SetSvmAttributes` fails on a `hipMalloc`
+// range; hip-tests Unit_hipMemAdvise_Negative_Parameters), unknown advice).
 hipError_t hipMemAdvise(const void *dev_ptr, size_t count, hipMemoryAdvise advice, int device);
 
-// `hipMemRangeGetAttribute`: one attribute of a managed range, what all its pages have in
+// `hipMemRangeGetAttribute`: one attribute of a managed range (or with XNACK, a pageable one),
+// what all its pages have in
 // common: read-mostly (1 only if every page is), preferred and last-prefetch location (the
 // common one, else `hipInvalidDeviceId`), accessed-by (devices advised for every page),
 // coherency mode (0 fine-grain, 1 coarse-grain advice on every page, 2 mixed). The coherency
 // mode of other memory the runtime knows is its grain (clr `GetSvmAttributes` asks ROCr's
 // pointer info): device memory 1, pinned host memory 0 (1 if `hipHostMallocNonCoherent`).
-// Errors: `hipErrorInvalidValue` (null, zero sizes, not managed memory for the other
-// attributes, a range past the allocation, a `data_size` that does not fit the attribute,
-// unknown attribute).
+// Errors: `hipErrorInvalidValue` (null, zero sizes, for the other attributes memory neither
+// managed nor (with XNACK) pageable, a range past the allocation, a `data_size` that does not
+// fit the attribute, unknown attribute).
 hipError_t hipMemRangeGetAttribute(void *data,
                                    size_t data_size,
                                    hipMemRangeAttribute attribute,
@@ -2699,8 +2703,8 @@ hipError_t hipMemRangeGetAttributes(void **data,
 
 // `hipStreamAttachMemAsync`: validated and accepted (clr: "unclear what should be done in AMD
 // HMM"). Errors (clr): `hipErrorInvalidValue` (null, unknown flags, `hipMemAttachSingle` on the
-// null stream, memory the runtime does not know, a length other than 0 or the managed
-// allocation's size), `hipErrorContextIsDestroyed`.
+// null stream, memory the runtime does not know unless XNACK is on and `length` is not 0, a
+// length other than 0 or the managed allocation's size), `hipErrorContextIsDestroyed`.
 hipError_t hipStreamAttachMemAsync(hipStream_t stream,
                                    void *dev_ptr,
                                    size_t length,
@@ -2909,11 +2913,15 @@ hipError_t hipMemGetAddressRange(hipDeviceptr_t *pbase, size_t *psize, hipDevice
 // `hipHostRegister`: pins the caller's `[hostPtr, hostPtr + sizeBytes)` and maps it on every
 // device at the same address (the device pointer is the host pointer; `Portable` and `Mapped`
 // are implied, `ReadOnly` maps it read-only for the GPUs, `IoMemory` is accepted as clr does
-// and works where the kernel can pin the pages). Errors (clr `ihipHostRegister`, hip-tests
+// and works where the kernel can pin the pages). With XNACK on (`HSA_XNACK=1`) nothing is
+// pinned: the GPUs reach the pages through retry faults, and registering only checks that the
+// range is mapped and records it (`HSA_USE_SVM=0`: pinned as without XNACK). Errors (clr `ihipHostRegister`, hip-tests
 // `Unit_hipHostRegister_Negative`/`_Flags`): `hipErrorInvalidValue` (null, size 0, flags > 15,
 // pages not mapped or too large), `hipErrorHostMemoryAlreadyRegistered` (overlaps a
 // registration or `hipHostMalloc` memory: CUDA's rule).
-hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags);
+hipError_t hipHostRegister(void *hostPtr,
+                           size_t sizeBytes,
+                           unsigned int flags);
 
 // `hipHostUnregister`: undoes `hipHostRegister` of exactly `hostPtr`, after the devices' queued
 // work. Errors: `hipErrorInvalidValue` (null), `hipErrorHostMemoryNotRegistered` (anything

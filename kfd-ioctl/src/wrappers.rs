@@ -73,6 +73,16 @@ impl Kfd {
         Ok((a.major_version, a.minor_version))
     }
 
+    /// `AMDKFD_IOC_SET_XNACK_MODE`: sets XNACK (GPU retry faults, so pageable memory access)
+    /// on (1) or off (0) for every GPU of the process, or queries it (-1); returns the mode.
+    /// Errors (`kfd_ioctl_set_xnack_mode`): EBUSY (the process has queues), EPERM (a GPU
+    /// without per-process XNACK, or a kernel without SVM).
+    pub fn set_xnack_mode(&self, mode: i32) -> Result<bool, Errno> {
+        let mut a = kfd_ioctl_set_xnack_mode_args { xnack_enabled: mode };
+        self.call(AMDKFD_IOC_SET_XNACK_MODE, &mut a)?;
+        Ok(a.xnack_enabled != 0)
+    }
+
     /// `AMDKFD_IOC_GET_PROCESS_APERTURES_NEW`: the apertures of every GPU of this process.
     pub fn get_process_apertures(&self) -> Result<Vec<kfd_process_device_apertures>, Errno> {
         let mut a = kfd_ioctl_get_process_apertures_new_args::default();

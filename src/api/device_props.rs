@@ -6,8 +6,8 @@
 //! [`device_props_r0000`] and [`device_attribute`].
 //!
 //! Where clr reports a runtime feature that hipkfd does not implement, we report it absent so
-//! that callers (hip-tests) skip instead of failing: pageable memory access
-//! (`pageableMemoryAccess` = 0, XNACK off) and images (`ImageSupport` = 0). `hipStreamWaitValue*`
+//! that callers (hip-tests) skip instead of failing: images (`ImageSupport` = 0). Pageable
+//! memory access follows XNACK (`pageableMemoryAccess`, `:xnack+`), as in clr. `hipStreamWaitValue*`
 //! (`CanUseStreamWaitValue` = 1) and VMM are supported
 //! (`VirtualMemoryManagementSupported` = 1), and so is dma-buf sharing.
 
@@ -367,7 +367,9 @@ pub fn device_props(k: &KfdNode) -> hipDeviceProp_t {
     p.managedMemory = 1;
     p.concurrentManagedAccess = 1;
     p.directManagedMemAccessFromHost = 0;
-    p.pageableMemoryAccess = 0;
+    // With XNACK a GPU reaches pageable memory through retry faults (clr
+    // `hmmCpuMemoryAccessible_`, ROCr HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT).
+    p.pageableMemoryAccess = k.xnack_enabled as c_int;
     p.pageableMemoryAccessUsesHostPageTables = 0;
     p.canUseHostPointerForRegisteredMem = integrated as c_int;
     p.hostRegisterSupported = 1;

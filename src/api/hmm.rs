@@ -2,6 +2,11 @@
 //! system memory mapped on the CPU and every GPU at one address (src/memory.rs,
 //! `MemKind::Managed`): every access is correct without migration, so prefetch and advice move
 //! nothing; they are remembered (src/advice.rs) for `hipMemRangeGetAttribute(s)`.
+//!
+//! With XNACK on (`HSA_XNACK=1`, `Runtime::xnack`) every GPU also reaches pageable memory
+//! (`malloc`, `mmap`) through retry faults, so advice and range attributes apply to it as to
+//! managed memory (KFD SVM ranges); without XNACK they refuse memory the runtime does not know,
+//! as CUDA does without `pageableMemoryAccess`.
 
 use crate::advice::{device_bit, PageAdvice, RangeAdvice, INVALID_DEVICE};
 use crate::api::common::{api, check, read_in, rt_dev, stream_of, write_out};
@@ -26,16 +31,18 @@ pub extern "C" fn hipMallocManaged(dev_ptr: *mut *mut c_void, size: usize, flags
 }
 
 /// Validates `[dev_ptr, dev_ptr + count)` as clr's prefetch and advice do: non-null, non-empty,
-/// and not past the end of the allocation it starts in. Returns whether it starts in managed
-/// memory.
+/// and not past the end of the allocation it starts in. Returns whether advice applies to it:
+/// managed memory, or with XNACK on, pageable memory (registered or not the runtime's at all).
 fn check_range(dev_ptr: *const c_void, count: usize) -> Result<bool, hipError_t> {
     check(!dev_ptr.is_null() && count != 0)?;
     let rt = runtime()?;
     match rt.allocs.find(dev_ptr as u64) {
         Some(a) => {
             check(count as u64 <= a.end() - dev_ptr as u64)?;
-            Ok(a.kind == MemKind::Managed)
+            Ok(a.kind == MemKind::Managed || rt.xnack && a.kind == MemKind::Registered)
         }
+        // Pageable memory: with XNACK a range of it (the KFD's SVM range checks refuse a wrap).
+        None if rt.xnack => check((dev_ptr as u64).checked_add(count as u64).is_some()).map(|_| true),
         None => Ok(false),
     }
 }
@@ -45,7 +52,9 @@ fn check_range(dev_ptr: *const c_void, count: usize) -> Result<bool, hipError_t>
 /// for managed memory. Errors (clr, in its order): `hipErrorInvalidValue` (null, `count == 0`,
 /// past the allocation's end), `hipErrorContextIsDestroyed` (destroyed stream),
 /// `hipErrorInvalidDevice` (neither a device nor `hipCpuDeviceId`), `hipErrorNotSupported`
-/// (memory the runtime does not know, to a device: needs XNACK).
+/// (memory the runtime does not know, to a device, XNACK off). With XNACK on, pageable memory
+/// prefetches like managed memory (clr since e829ef68e; hip-tests' `hipMemAdviseTstAlignedAllocMem`,
+/// while the older `Unit_hipMemAdvise_TstAlignedAllocMem` still expects `hipErrorInvalidValue`).
 #[no_mangle]
 pub extern "C" fn hipMemPrefetchAsync(
     dev_ptr: *const c_void,
@@ -61,7 +70,7 @@ pub extern "C" fn hipMemPrefetchAsync(
         if device != hipCpuDeviceId {
             rt.device(device)?;
             if rt.allocs.find(dev_ptr as u64).is_none() {
-                return Err(hipError_t::hipErrorNotSupported);
+                check(rt.xnack).map_err(|_| hipError_t::hipErrorNotSupported)?;
             }
         }
         if managed {
@@ -71,14 +80,15 @@ pub extern "C" fn hipMemPrefetchAsync(
     })
 }
 
-/// `hipMemAdvise`: remembered for managed memory (read-mostly, preferred location, accessed-by,
-/// coarse grain, and their unset forms) and reported by `hipMemRangeGetAttribute(s)`; no
-/// advice changes where managed memory lives (it is fine-grained system memory on every
-/// device). Advice on other system memory the runtime knows (pinned, registered) is accepted and
-/// forgotten. Errors (clr): `hipErrorInvalidDevice` (bad device, except for the read-mostly
-/// advice), `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end, memory the
-/// runtime does not know, device memory (clr's `SetSvmAttributes` fails on a `hipMalloc` range;
-/// hip-tests Unit_hipMemAdvise_Negative_Parameters), unknown advice).
+/// `hipMemAdvise`: remembered for managed memory, and with XNACK for pageable memory
+/// (read-mostly, preferred location, accessed-by, coarse grain, and their unset forms), and
+/// reported by `hipMemRangeGetAttribute(s)`; no advice changes where memory lives (it is
+/// system memory every device reaches). Advice on other system memory the runtime knows
+/// (pinned; registered without XNACK) is accepted and forgotten. Errors (clr):
+/// `hipErrorInvalidDevice` (bad device, except for the read-mostly advice),
+/// `hipErrorInvalidValue` (null, `count == 0`, past the allocation's end, memory the runtime
+/// does not know with XNACK off, device memory (clr's `SetSvmAttributes` fails on a `hipMalloc`
+/// range; hip-tests Unit_hipMemAdvise_Negative_Parameters), unknown advice).
 #[no_mangle]
 pub extern "C" fn hipMemAdvise(
     dev_ptr: *const c_void,
@@ -93,9 +103,10 @@ pub extern "C" fn hipMemAdvise(
         if !read_mostly && device != hipCpuDeviceId {
             rt.device(device)?;
         }
-        let managed = check_range(dev_ptr, count)?;
-        check(advice.name().is_some() && rt.allocs.find(dev_ptr as u64).is_some_and(|a| a.is_host_memory()))?;
-        if !managed {
+        let advised = check_range(dev_ptr, count)?;
+        let known = rt.allocs.find(dev_ptr as u64);
+        check(advice.name().is_some() && (known.as_ref().map_or(advised, |a| a.is_host_memory())))?;
+        if !advised {
             return Ok(());
         }
         let bit = device_bit(device);
@@ -150,15 +161,16 @@ fn write_attr(
     }
 }
 
-/// `hipMemRangeGetAttribute`: one attribute of a managed range, what all its pages have in
+/// `hipMemRangeGetAttribute`: one attribute of a managed range (or with XNACK, a pageable one),
+/// what all its pages have in
 /// common: read-mostly (1 only if every page is), preferred and last-prefetch location (the
 /// common one, else `hipInvalidDeviceId`), accessed-by (devices advised for every page),
 /// coherency mode (0 fine-grain, 1 coarse-grain advice on every page, 2 mixed). The coherency
 /// mode of other memory the runtime knows is its grain (clr `GetSvmAttributes` asks ROCr's
 /// pointer info): device memory 1, pinned host memory 0 (1 if `hipHostMallocNonCoherent`).
-/// Errors: `hipErrorInvalidValue` (null, zero sizes, not managed memory for the other
-/// attributes, a range past the allocation, a `data_size` that does not fit the attribute,
-/// unknown attribute).
+/// Errors: `hipErrorInvalidValue` (null, zero sizes, for the other attributes memory neither
+/// managed nor (with XNACK) pageable, a range past the allocation, a `data_size` that does not
+/// fit the attribute, unknown attribute).
 #[no_mangle]
 pub extern "C" fn hipMemRangeGetAttribute(
     data: *mut c_void,
@@ -169,9 +181,9 @@ pub extern "C" fn hipMemRangeGetAttribute(
 ) -> hipError_t {
     api(|| {
         check(!data.is_null() && data_size != 0)?;
-        let managed = check_range(dev_ptr, count)?;
+        let advised = check_range(dev_ptr, count)?;
         let rt = runtime()?;
-        if !managed && attribute == hipMemRangeAttribute::hipMemRangeAttributeCoherencyMode {
+        if !advised && attribute == hipMemRangeAttribute::hipMemRangeAttributeCoherencyMode {
             // clr answers this one for allocations ROCr knows from their pool's grain: device
             // memory coarse (1), pinned host memory fine (0) unless allocated non-coherent.
             let a = rt.allocs.find(dev_ptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
@@ -179,7 +191,7 @@ pub extern "C" fn hipMemRangeGetAttribute(
             check(data_size == 4)?;
             return write_out(data as *mut c_int, if fine { 0 } else { 1 });
         }
-        check(managed)?;
+        check(advised)?;
         let r = rt.advice.query(dev_ptr as u64, count as u64);
         write_attr(data, data_size, attribute, &r, rt.devices.len())
     })
@@ -203,6 +215,8 @@ pub extern "C" fn hipMemRangeGetAttributes(
         check(!data.is_null() && !data_sizes.is_null() && !attributes.is_null() && num_attributes != 0)?;
         check(check_range(dev_ptr, count)?)?;
         let rt = runtime()?;
+        // clr: only for memory it allocated, even with XNACK.
+        check(rt.allocs.find(dev_ptr as u64).is_some_and(|a| a.kind == MemKind::Managed))?;
         let r = rt.advice.query(dev_ptr as u64, count as u64);
         for i in 0..num_attributes {
             let d = read_in(data.wrapping_add(i) as *const *mut c_void)?;
@@ -216,8 +230,8 @@ pub extern "C" fn hipMemRangeGetAttributes(
 
 /// `hipStreamAttachMemAsync`: validated and accepted (clr: "unclear what should be done in AMD
 /// HMM"). Errors (clr): `hipErrorInvalidValue` (null, unknown flags, `hipMemAttachSingle` on the
-/// null stream, memory the runtime does not know, a length other than 0 or the managed
-/// allocation's size), `hipErrorContextIsDestroyed`.
+/// null stream, memory the runtime does not know unless XNACK is on and `length` is not 0, a
+/// length other than 0 or the managed allocation's size), `hipErrorContextIsDestroyed`.
 #[no_mangle]
 pub extern "C" fn hipStreamAttachMemAsync(
     stream: hipStream_t,
@@ -231,7 +245,10 @@ pub extern "C" fn hipStreamAttachMemAsync(
         stream_of(rt, stream)?;
         check(flags == hipMemAttachGlobal || flags == hipMemAttachHost || flags == hipMemAttachSingle)?;
         check(!(flags == hipMemAttachSingle && stream.is_null()))?;
-        let a = rt.allocs.find(dev_ptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
-        check(a.kind != MemKind::Managed || length == 0 || length as u64 == a.size)
+        match rt.allocs.find(dev_ptr as u64) {
+            Some(a) => check(a.kind != MemKind::Managed || length == 0 || length as u64 == a.size),
+            // Pageable memory: with XNACK, a non-empty range of it (clr `hmmCpuMemoryAccessible_`).
+            None => check(rt.xnack && length != 0),
+        }
     })
 }

@@ -383,7 +383,9 @@ const HOST_REGISTER_FLAGS: c_uint = 0xf;
 /// `hipHostRegister`: pins the caller's `[hostPtr, hostPtr + sizeBytes)` and maps it on every
 /// device at the same address (the device pointer is the host pointer; `Portable` and `Mapped`
 /// are implied, `ReadOnly` maps it read-only for the GPUs, `IoMemory` is accepted as clr does
-/// and works where the kernel can pin the pages). Errors (clr `ihipHostRegister`, hip-tests
+/// and works where the kernel can pin the pages). With XNACK on (`HSA_XNACK=1`) nothing is
+/// pinned: the GPUs reach the pages through retry faults, and registering only checks that the
+/// range is mapped and records it (`HSA_USE_SVM=0`: pinned as without XNACK). Errors (clr `ihipHostRegister`, hip-tests
 /// `Unit_hipHostRegister_Negative`/`_Flags`): `hipErrorInvalidValue` (null, size 0, flags > 15,
 /// pages not mapped or too large), `hipErrorHostMemoryAlreadyRegistered` (overlaps a
 /// registration or `hipHostMalloc` memory: CUDA's rule).

@@ -17,7 +17,7 @@
 use crate::api::types::hipError_t;
 use crate::memory::{Allocation, Backing, MemKind};
 use crate::runtime::Runtime;
-use crate::va::{align_up, PAGE_SIZE};
+use crate::va::{align_up, pages_mapped, PAGE_SIZE};
 use kfd_ioctl::kfd::*;
 use nix::errno::Errno;
 use parking_lot::Mutex;
@@ -31,26 +31,6 @@ const REGISTER_READ_ONLY: u32 = 0x8;
 fn svm_register() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("HSA_USE_SVM").as_deref() != Ok("0"))
-}
-
-/// Whether every page of `[start, end)` (page aligned) lies in a mapping of the process, as
-/// the KFD's SVM attribute call checks a range (`svm_range_is_valid`: VMAs only, whatever their
-/// protection): `mincore` fails with ENOMEM on a hole. O(pages) with no page-table population,
-/// where pinning (`MADV_POPULATE_READ`, get_user_pages) costs about 100x more.
-fn pages_mapped(start: u64, end: u64) -> bool {
-    const WINDOW: u64 = 1 << 16; // pages per mincore call (256 MiB)
-    let mut vec = vec![0u8; WINDOW.min((end - start) / PAGE_SIZE) as usize];
-    let mut at = start;
-    while at < end {
-        let n = ((end - at) / PAGE_SIZE).min(WINDOW);
-        // SAFETY: `vec` has a byte for each of the `n` pages asked about; mincore writes nothing
-        // else and reads no memory.
-        if unsafe { libc::mincore(at as *mut libc::c_void, (n * PAGE_SIZE) as usize, vec.as_mut_ptr()) } != 0 {
-            return false;
-        }
-        at += n * PAGE_SIZE;
-    }
-    true
 }
 
 /// One span of registered pages: a USERPTR BO at `[start, end)`.
@@ -140,7 +120,7 @@ impl Runtime {
             return Err(hipError_t::hipErrorInvalidValue);
         }
         if self.xnack && flags & REGISTER_READ_ONLY == 0 && svm_register() {
-            if !pages_mapped(ps, pe) {
+            if !pages_mapped(ps, pe - ps) {
                 return Err(hipError_t::hipErrorInvalidValue);
             }
             self.insert_registration(dev, ptr, size, flags, vec![]);

@@ -198,11 +198,17 @@ static void pageable_apis(int ndev) {
   memset(m, 0x5a, len);
   CHECK_OK(hipMemcpy(n, m, len, hipMemcpyDeviceToDevice));
   CHECK(n[0] == 0x5a && n[len - 1] == 0x5a);
-  /* Device memory still refuses advice. */
+  /* Device memory still refuses advice, freed device memory and unmapped memory too. */
   void* d = NULL;
   CHECK_OK(hipMalloc(&d, 4096));
   CHECK_ERR(hipMemAdvise(d, 4096, hipMemAdviseSetReadMostly, 0), hipErrorInvalidValue);
   CHECK_OK(hipFree(d));
+  CHECK_ERR(hipMemAdvise(d, 4096, hipMemAdviseSetReadMostly, 0), hipErrorInvalidValue);
+  char* gone = (char*)mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  munmap(gone, 4096);
+  CHECK_ERR(hipMemAdvise(gone, 4096, hipMemAdviseSetReadMostly, 0), hipErrorInvalidValue);
+  CHECK_ERR(hipMemRangeGetAttribute(&v, 4, hipMemRangeAttributeReadMostly, gone, 4096), hipErrorInvalidValue);
+  CHECK_ERR(hipMemPrefetchAsync(gone, 4096, 0, NULL), hipErrorInvalidValue);
   free(n);
   free(m);
 }

@@ -13,6 +13,7 @@ use crate::api::common::{api, check, read_in, rt_dev, stream_of, write_out};
 use crate::api::types::*;
 use crate::memory::MemKind;
 use crate::runtime::runtime;
+use crate::va::pages_mapped;
 use std::ffi::{c_int, c_uint, c_void};
 
 /// `hipMallocManaged`: `size` bytes of managed memory. Errors (clr): `hipErrorInvalidValue`
@@ -41,8 +42,12 @@ fn check_range(dev_ptr: *const c_void, count: usize) -> Result<bool, hipError_t>
             check(count as u64 <= a.end() - dev_ptr as u64)?;
             Ok(a.kind == MemKind::Managed || rt.xnack && a.kind == MemKind::Registered)
         }
-        // Pageable memory: with XNACK a range of it (the KFD's SVM range checks refuse a wrap).
-        None if rt.xnack => check((dev_ptr as u64).checked_add(count as u64).is_some()).map(|_| true),
+        // Pageable memory: with XNACK a mapped range of it outside the runtime's GPU aperture
+        // (freed device memory), as the KFD's SVM attribute calls check a range.
+        None if rt.xnack => {
+            let (p, n) = (dev_ptr as u64, count as u64);
+            check(!rt.va.contains(p, n) && pages_mapped(p, n)).map(|_| true)
+        }
         None => Ok(false),
     }
 }

@@ -132,6 +132,20 @@ fn rocminfo_lists_cpu_and_two_gfx90a_agents_with_pools_and_isa() {
     assert!(out.contains("Marketing Name:          AMD Instinct MI210"), "{out}");
 }
 
+/// ROCr applies `HSA_XNACK=1` through SET_XNACK_MODE and reads the mode back, as the runtime
+/// does: its ISA names then carry `xnack+`, the target our `gcnArchName` reports.
+#[test]
+fn rocminfo_with_hsa_xnack_lists_xnack_plus_isas() {
+    let out = rocminfo_under(&["--gpus", "2"], &[("HSA_XNACK", "1")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("*** Done ***"), "{stdout}");
+    let gpus: Vec<Agent> = agents(&stdout).into_iter().filter(|a| a.device_type == "GPU").collect();
+    assert_eq!(gpus.len(), 2, "{gpus:#?}");
+    for g in gpus {
+        assert_eq!(g.isas, vec!["amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+".to_string()], "{g:#?}");
+    }
+}
+
 #[test]
 fn rocminfo_follows_the_topology() {
     for (opts, n) in [(&["--gpus", "1"][..], 1usize), (&["--gpus", "4"][..], 4), (&["--topology", "pcie-2"][..], 2)] {

@@ -163,21 +163,26 @@ impl Runtime {
         Ok(q)
     }
 
+    /// The next pool queue of device `dev` for streams of HIP priority `priority` (round
+    /// robin, made on first use). Errors: `hipErrorOutOfMemory`.
+    fn pool_queue(&self, dev: usize, priority: i32) -> Result<Arc<SdmaQueue>, hipError_t> {
+        let ds = &self.streams[dev];
+        let k = pool_of(priority);
+        let mut pools = ds.pools.lock();
+        let pool = &mut pools[k];
+        let mut next = ds.next.lock();
+        let i = next[k] % QUEUES_PER_DEVICE;
+        if i >= pool.len() {
+            pool.push(Arc::new(self.queue_create_for(dev, priority)?));
+        }
+        next[k] = next[k].wrapping_add(1);
+        Ok(pool[i].clone())
+    }
+
     /// Creates a stream on device `dev`.
     pub fn stream_create(&self, dev: usize, flags: u32, priority: i32) -> Result<Arc<Stream>, hipError_t> {
         let ds = &self.streams[dev];
-        let queue = {
-            let k = pool_of(priority);
-            let mut pools = ds.pools.lock();
-            let pool = &mut pools[k];
-            let mut next = ds.next.lock();
-            let i = next[k] % QUEUES_PER_DEVICE;
-            if i >= pool.len() {
-                pool.push(Arc::new(self.queue_create_for(dev, priority)?));
-            }
-            next[k] = next[k].wrapping_add(1);
-            pool[i].clone()
-        };
+        let queue = self.pool_queue(dev, priority)?;
         let s = Arc::new(Stream::new(dev, flags, priority, false, queue));
         let mut all = ds.streams.lock();
         all.retain(|w| w.strong_count() > 0);
@@ -291,8 +296,11 @@ impl Runtime {
 
     /// Gives stream `s` a queue of its own (once; the null stream has one already), so that a
     /// wait that may last long (an external semaphore) holds no other stream that shared its
-    /// pool queue. Later work waits (POLL_REGMEM) for the work left on the old queue.
-    /// Errors: `hipErrorOutOfMemory` (no queue).
+    /// pool queue. Later work waits (POLL_REGMEM) for the work left on the old queue. The queue
+    /// is a spare one (its stream gone), a new one, or, when the KFD has no queue left, one
+    /// taken back from a live stream that has nothing queued on it (that stream returns to a
+    /// pool queue until it needs one of its own again). Errors: `hipErrorOutOfMemory` (every
+    /// queue busy).
     pub fn stream_detach(&self, s: &Arc<Stream>) -> Result<(), hipError_t> {
         use std::sync::atomic::Ordering;
         if s.own_queue.load(Ordering::Acquire) {
@@ -306,23 +314,45 @@ impl Runtime {
             w.strong_count() == 0 && q.done(q.last_seq()) && q.aql_priority == aql_priority(s.priority)
         });
         let no_more = &self.streams[s.dev].no_more_queues;
-        let q = match spare {
-            Some(i) => {
-                private[i].0 = Arc::downgrade(s);
-                private[i].1.clone()
-            }
-            None if no_more.load(Ordering::Relaxed) => return Err(hipError_t::hipErrorOutOfMemory),
-            None => {
-                let q =
-                    self.queue_create_for(s.dev, s.priority).inspect_err(|_| no_more.store(true, Ordering::Relaxed))?;
-                let q = Arc::new(q);
-                private.push((Arc::downgrade(s), q.clone()));
-                q
+        let made = match spare {
+            Some(i) => Ok(i),
+            None if no_more.load(Ordering::Relaxed) => Err(hipError_t::hipErrorOutOfMemory),
+            None => self.queue_create_for(s.dev, s.priority).map(|q| {
+                private.push((Weak::new(), Arc::new(q)));
+                private.len() - 1
+            }),
+        };
+        let i = match made {
+            Ok(i) => i,
+            Err(e) => {
+                no_more.store(true, Ordering::Relaxed);
+                self.reclaim_idle(&private, s).ok_or(e)?
             }
         };
-        *s.queue.lock() = q;
+        private[i].0 = Arc::downgrade(s);
+        *s.queue.lock() = private[i].1.clone();
         s.own_queue.store(true, Ordering::Release);
         Ok(())
+    }
+
+    /// The index in `private` (the device's queues of their own) of one of priority like `s`'s
+    /// whose live stream has nothing queued on it and is not submitting: that stream is moved
+    /// back to a pool queue. None when every such queue is busy (or no pool queue can be had).
+    fn reclaim_idle(&self, private: &[(Weak<Stream>, Arc<SdmaQueue>)], s: &Arc<Stream>) -> Option<usize> {
+        use std::sync::atomic::Ordering;
+        private.iter().position(|(w, q)| {
+            let Some(o) = w.upgrade().filter(|o| !Arc::ptr_eq(o, s)) else { return false };
+            // Holding `last` keeps `o` from submitting; one mid-submission is passed over.
+            let Some(_last) = o.last.try_lock() else { return false };
+            if q.aql_priority != aql_priority(s.priority) || !q.done(q.last_seq()) {
+                return false;
+            }
+            let Ok(pool) = self.pool_queue(o.dev, o.priority) else { return false };
+            *o.queue.lock() = pool;
+            o.own_queue.store(false, Ordering::Release);
+            crate::log::hipkfd_log!("device {}: an idle stream's own SDMA queue goes to another stream", s.dev);
+            true
+        })
     }
 
     /// `hipLaunchHostFunc` / `hipStreamAddCallback`: runs `job` on the completion thread

@@ -473,6 +473,45 @@ TEST(hipLaunchHostFunc_more_streams_than_sdma_queues)
     HIP_OK(hipFree(d));
 }
 
+TEST(hipStreamWaitValue32_more_streams_than_sdma_queues)
+{
+    /* A GPU-released wait needs a queue of its own (it would hold every stream sharing a pool
+     * queue). Once the KFD has no SDMA queue left, a live stream whose own queue is idle gives
+     * it up and goes back to a pool queue. 100 live streams, each waiting on a word that is
+     * already set, then filling its byte, one after another: every call succeeds. The last
+     * stream's wait is then released by the host while all 100 live. */
+    enum { N = 100 };
+    hipStream_t s[N];
+    uint8_t *d = NULL, h[N];
+    uint32_t *flag = NULL;
+    HIP_OK(hipHostMalloc((void **)&flag, 2 * sizeof *flag, 0));
+    flag[0] = 1;
+    flag[1] = 0;
+    HIP_OK(hipMalloc((void **)&d, N));
+    HIP_OK(hipMemset(d, 0, N));
+    HIP_OK(hipDeviceSynchronize());
+    for (int i = 0; i < N; i++) {
+        HIP_OK(hipStreamCreateWithFlags(&s[i], hipStreamNonBlocking));
+        HIP_OK(hipStreamWaitValue32(s[i], &flag[0], 1, hipStreamWaitValueGte, 0xffffffffu));
+        HIP_OK(hipMemsetAsync(d + i, 0x40 + i, 1, s[i]));
+        HIP_OK(hipStreamSynchronize(s[i]));
+    }
+    HIP_OK(hipStreamWaitValue32(s[0], &flag[1], 1, hipStreamWaitValueEq, 0xffffffffu));
+    HIP_OK(hipMemsetAsync(d, 0x7f, 1, s[0]));
+    CHECK(hipStreamQuery(s[0]) == hipErrorNotReady);
+    __atomic_store_n(&flag[1], 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < N; i++)
+        HIP_OK(hipStreamSynchronize(s[i]));
+    HIP_OK(hipMemcpy(h, d, N, hipMemcpyDeviceToHost));
+    CHECKF(h[0] == 0x7f, "stream 0: byte %#x", h[0]);
+    for (int i = 1; i < N; i++)
+        CHECKF(h[i] == 0x40 + i, "stream %d: byte %#x", i, h[i]);
+    for (int i = 0; i < N; i++)
+        HIP_OK(hipStreamDestroy(s[i]));
+    HIP_OK(hipHostFree(flag));
+    HIP_OK(hipFree(d));
+}
+
 /* hip-tests hipStreamLegacy.cc (no kernel): hipStreamLegacy is the legacy null stream for
  * copies (H2H, H2 pinned, pinned 2H; H2D, D2D, D2H), prefetches and stream-ordered
  * allocation; it cannot capture, and while a blocking stream captures in global mode, asking

@@ -7,11 +7,15 @@
 //! With XNACK on (`AMDKFD_IOC_SET_XNACK_MODE`), an access that no mapping covers is a retry fault
 //! that the kernel serves from the process's own pages (`svm_range_restore_pages` →
 //! `svm_range_create_unregistered_range`): the VM then reaches any pageable memory of the
-//! process (HMM), through one USERPTR-like BO over the whole address space.
+//! process (HMM), through one USERPTR-like BO over the whole address space ([`Hmm`]). A VA that
+//! another GPU of the process has a BO mapped at is not served (`svm_range_check_vm`:
+//! -EADDRINUSE), so the fault stands: device memory is reached through mappings only.
 
 use super::bo::Bo;
+use parking_lot::RwLock;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 /// One GPU VA mapping (`amdgpu_bo_va_mapping`).
 #[derive(Clone)]
@@ -67,9 +71,54 @@ pub struct Segment {
 #[derive(Default)]
 pub struct Gpuvm {
     map: BTreeMap<u64, Mapping>,
-    /// XNACK on: the process's address space as a USERPTR BO (offset = VA), which serves the
-    /// accesses no mapping covers. None: such an access is a VM fault.
-    hmm: Option<Arc<Bo>>,
+    /// XNACK on: the retry-fault service of the process, which serves the accesses no mapping
+    /// covers. None: such an access is a VM fault.
+    hmm: Option<Arc<Hmm>>,
+}
+
+/// The retry-fault service that a process's compute VMs share while XNACK is on.
+pub struct Hmm {
+    /// The process's address space as a USERPTR BO (offset = VA).
+    bo: Arc<Bo>,
+    /// The process's compute VMs: a VA with a BO mapping in any of them is not served.
+    vms: RwLock<Vec<Weak<RwLock<Gpuvm>>>>,
+}
+
+impl Hmm {
+    pub fn new() -> Arc<Hmm> {
+        Arc::new(Hmm { bo: Arc::new(Bo::new_userptr(0, 0, 0, HMM_LIMIT)), vms: RwLock::new(Vec::new()) })
+    }
+
+    /// Serves (and checks against) `vm` too: call before handing `vm` this service.
+    pub fn add_vm(&self, vm: &Arc<RwLock<Gpuvm>>) {
+        let mut vms = self.vms.write();
+        vms.retain(|w| w.strong_count() > 0);
+        if !vms.iter().any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(vm))) {
+            vms.push(Arc::downgrade(vm));
+        }
+    }
+
+    /// From `va` (which `this` VM does not map), the end of the run of VAs up to `end` that no
+    /// other VM of the process maps either; None when one maps `va` itself (the fault stands).
+    /// The other VMs are read with recursive read locks (a waiting writer does not block them),
+    /// and one held for writing longer than a second counts as mapping nothing.
+    fn free_run(&self, this: &Gpuvm, va: u64, end: u64) -> Option<u64> {
+        let mut run_end = end;
+        for w in self.vms.read().iter() {
+            let Some(vm) = w.upgrade() else { continue };
+            if std::ptr::eq(vm.data_ptr(), this) {
+                continue;
+            }
+            let Some(vm) = vm.try_read_recursive_for(Duration::from_secs(1)) else { continue };
+            if vm.lookup(va).is_some() {
+                return None;
+            }
+            if let Some((s, _)) = vm.map.range(va..run_end).next() {
+                run_end = *s;
+            }
+        }
+        Some(run_end)
+    }
 }
 
 impl Gpuvm {
@@ -121,9 +170,9 @@ impl Gpuvm {
         self.map.len()
     }
 
-    /// Turns retry-fault service (XNACK, HMM) on or off for this VM of GPU `gpu_id`.
-    pub fn set_xnack(&mut self, on: bool, gpu_id: u32) {
-        self.hmm = on.then(|| Arc::new(Bo::new_userptr(gpu_id, 0, 0, HMM_LIMIT)));
+    /// Turns retry-fault service (XNACK, HMM) on (`Some`, after [`Hmm::add_vm`]) or off.
+    pub fn set_xnack(&mut self, hmm: Option<Arc<Hmm>>) {
+        self.hmm = hmm;
     }
 
     /// The kind of a fault on a `write` (or read) at `va`: a write to a page that is there but
@@ -131,7 +180,7 @@ impl Gpuvm {
     /// ReadOnly, anything else NotPresent.
     pub fn fault_kind(&self, va: u64, write: bool) -> FaultKind {
         let present = self.lookup(va).is_some()
-            || self.hmm.as_ref().is_some_and(|h| va < HMM_LIMIT && h.read(va, &mut [0u8]).is_ok());
+            || self.hmm.as_ref().is_some_and(|h| va < HMM_LIMIT && h.bo.read(va, &mut [0u8]).is_ok());
         if write && present {
             FaultKind::ReadOnly
         } else {
@@ -153,16 +202,21 @@ impl Gpuvm {
         };
         while cur < end {
             let Some(m) = self.lookup(cur) else {
-                match &self.hmm {
-                    Some(hmm) if cur < HMM_LIMIT => {
-                        // Up to the next mapping: the pages between are the process's.
-                        let next = self.map.range(cur..).next().map_or(u64::MAX, |(s, _)| *s);
-                        let n = next.min(end).min(HMM_LIMIT) - cur;
-                        out.push(Segment { bo: hmm.clone(), bo_offset: cur, len: n });
-                        cur += n;
+                // Up to the next mapping of any VM of the process: the pages between are the
+                // process's own.
+                let next = self.map.range(cur..).next().map_or(u64::MAX, |(s, _)| *s).min(end).min(HMM_LIMIT);
+                match self
+                    .hmm
+                    .as_ref()
+                    .filter(|_| cur < HMM_LIMIT)
+                    .and_then(|h| Some((h, h.free_run(self, cur, next)?)))
+                {
+                    Some((hmm, run_end)) => {
+                        out.push(Segment { bo: hmm.bo.clone(), bo_offset: cur, len: run_end - cur });
+                        cur = run_end;
                         continue;
                     }
-                    _ => return Err(Fault { va: cur & !0xfff, kind: FaultKind::NotPresent }),
+                    None => return Err(Fault { va: cur & !0xfff, kind: FaultKind::NotPresent }),
                 }
             };
             if write && !m.writable {
@@ -239,7 +293,7 @@ mod tests {
         let mut host = vec![7u8; 0x3000];
         let va = host.as_mut_ptr() as u64;
         assert_eq!(vm.translate(va, 16, false).err().unwrap().kind, FaultKind::NotPresent);
-        vm.set_xnack(true, 1);
+        vm.set_xnack(Some(Hmm::new()));
         // A mapping in the middle of the host buffer's VA hides the host pages under it.
         let mid = (va + 0xfff) & !0xfff;
         vm.insert(Mapping {
@@ -266,14 +320,14 @@ mod tests {
         assert_eq!(vm.fault_kind(0x1000, true), FaultKind::NotPresent);
         // Past the user address space: no retry-fault service.
         assert_eq!(vm.translate(HMM_LIMIT, 8, false).err().unwrap().kind, FaultKind::NotPresent);
-        vm.set_xnack(false, 1);
+        vm.set_xnack(None);
         assert!(vm.translate(va, 16, false).is_err());
     }
 
     #[test]
     fn xnack_write_to_read_only_page_is_read_only_fault() {
         let mut vm = Gpuvm::default();
-        vm.set_xnack(true, 1);
+        vm.set_xnack(Some(Hmm::new()));
         // SAFETY: a fresh private anonymous page, unmapped below.
         let p = unsafe {
             libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
@@ -287,5 +341,41 @@ mod tests {
         // SAFETY: the mapping made above.
         unsafe { libc::munmap(p, 4096) };
         assert_eq!(vm.fault_kind(va, true), FaultKind::NotPresent);
+    }
+
+    #[test]
+    fn xnack_does_not_serve_a_va_another_gpu_has_a_bo_at() {
+        let hmm = Hmm::new();
+        let vms: Vec<Arc<RwLock<Gpuvm>>> = (0..2).map(|_| Arc::new(RwLock::new(Gpuvm::default()))).collect();
+        for vm in &vms {
+            hmm.add_vm(vm);
+            vm.write().set_xnack(Some(hmm.clone()));
+        }
+        let host = vec![5u8; 0x4000];
+        let va = (host.as_ptr() as u64 + 0xfff) & !0xfff;
+        // GPU 0 maps a BO over the host buffer's second page (as device memory is mapped at its
+        // CPU address): GPU 1 reaches the first page, and faults on the second.
+        vms[0].write().insert(Mapping {
+            start: va + 0x1000,
+            len: 0x1000,
+            bo: bo(0x1000),
+            bo_offset: 0,
+            writable: true,
+            executable: false,
+            queue_refcount: 0,
+        });
+        let vm1 = vms[1].read();
+        let segs = vm1.translate(va, 0x1000, false).unwrap();
+        assert_eq!((segs[0].bo_offset, segs[0].len), (va, 0x1000));
+        assert_eq!(
+            vm1.translate(va + 0x1000, 8, false).err().unwrap(),
+            Fault { va: va + 0x1000, kind: FaultKind::NotPresent }
+        );
+        // A run that reaches the other GPU's mapping stops there: the access faults at it.
+        assert_eq!(vm1.translate(va + 0x800, 0x1000, false).err().unwrap().va, va + 0x1000);
+        drop(vm1);
+        // GPU 0 itself reads the BO there.
+        let segs = vms[0].read().translate(va + 0x1000, 8, false).unwrap();
+        assert_eq!(segs[0].bo_offset, 0);
     }
 }

@@ -6,7 +6,7 @@
 use super::bo::{Bo, BoName, FileKey};
 use super::events::{self, SIGNAL_PAGE_SIZE};
 use super::gpus;
-use super::gpuvm::Mapping;
+use super::gpuvm::{Hmm, Mapping};
 use super::process::{self, Doorbells, KgdMem, ProcState, Process};
 use super::queue::{self, Queue, QueueRt, DOORBELLS_PER_SLICE, KFD_MAX_NUM_OF_QUEUES_PER_PROCESS};
 use super::sys::{self, PAGE_SIZE};
@@ -571,7 +571,10 @@ fn kfd_ioctl_acquire_vm(p: &Arc<Process>, args: &mut kfd_ioctl_acquire_vm_args) 
     // same address space (KFD 1.15 "GEM_VA in compute VMs").
     let minor = pdd.gpu.drm_render_minor;
     let vm = st.drm_files.entry(key).or_insert_with(|| super::drm::DrmFile::new(minor)).vm.clone();
-    vm.write().set_xnack(st.xnack_enabled, args.gpu_id);
+    if let Some(h) = &st.xnack {
+        h.add_vm(&vm);
+    }
+    vm.write().set_xnack(st.xnack.clone());
     let pdd = st.pdd_mut(args.gpu_id).unwrap();
     pdd.vm = vm;
     pdd.drm_file = Some(key);
@@ -1001,18 +1004,21 @@ fn kfd_ioctl_set_xnack_mode(p: &Arc<Process>, args: &mut kfd_ioctl_set_xnack_mod
             return Err(Errno::EBUSY);
         }
         let want = args.xnack_enabled != 0;
-        if st.xnack_enabled == want {
+        if st.xnack.is_some() == want {
             return Ok(0);
         }
         if want && !st.pdds.iter().all(|p| gpus::supports_xnack(p.gpu)) {
             return Err(Errno::EPERM);
         }
-        st.xnack_enabled = want;
+        st.xnack = want.then(Hmm::new);
         for pdd in &st.pdds {
-            pdd.vm.write().set_xnack(want, pdd.gpu.gpu_id);
+            if let Some(h) = &st.xnack {
+                h.add_vm(&pdd.vm);
+            }
+            pdd.vm.write().set_xnack(st.xnack.clone());
         }
     } else {
-        args.xnack_enabled = st.xnack_enabled as i32;
+        args.xnack_enabled = st.xnack.is_some() as i32;
     }
     Ok(0)
 }

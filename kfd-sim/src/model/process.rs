@@ -15,7 +15,7 @@ use super::bo::{Bo, BoName, FileKey};
 use super::drm::DrmFile;
 use super::events::EventTable;
 use super::gpus::{self, GpuInfo};
-use super::gpuvm::Gpuvm;
+use super::gpuvm::{Gpuvm, Hmm};
 use super::queue::Queue;
 use super::sdma::Sdma;
 use nix::errno::Errno;
@@ -109,7 +109,8 @@ pub struct ProcState {
     pub pdds: Vec<Pdd>,
     pub events: EventTable,
     pub queues: BTreeMap<u32, Queue>,
-    pub xnack_enabled: bool,
+    /// XNACK on (`p->xnack_enabled`): the retry-fault service its compute VMs share.
+    pub xnack: Option<Arc<Hmm>>,
     pub runtime_enabled: bool,
     /// Render-node mmap offsets → BO.
     pub offsets: BTreeMap<u64, Weak<Bo>>,
@@ -165,7 +166,7 @@ impl Process {
                 pdds,
                 events: EventTable::new(),
                 queues: BTreeMap::new(),
-                xnack_enabled: false,
+                xnack: None,
                 runtime_enabled: false,
                 offsets: BTreeMap::new(),
                 offset_by_bo: HashMap::new(),

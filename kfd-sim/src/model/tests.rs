@@ -398,6 +398,20 @@ fn sdma_with_xnack_reaches_pageable_memory_and_faults_on_read_only() {
     let d = evs[0].memory_exception_data();
     assert_eq!((d.va, d.gpu_id, d.failure.ReadOnly, d.failure.NotPresent), (ro, e.gpus[0], 1, 0));
     q.destroy();
+    // The GTT BO is GPU 0's mapping only (and CPU-mapped at the same VA): GPU 1 does not reach it
+    // through XNACK (svm_range_check_vm), its copy faults NotPresent.
+    let mut d = kfd_ioctl_destroy_event_args { event_id: mem_ev.event_id, pad: 0 };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut d).unwrap();
+    let mem_ev = create_event(KFD_IOC_EVENT_MEMORY, false);
+    let mut q = create_sdma(1);
+    let mut dw = Vec::new();
+    sdma::copy_linear(&mut dw, dst.as_mut_ptr() as u64, bo.va, 64);
+    q.submit(&dw);
+    let (r, res, evs) = wait(&[mem_ev.event_id], 5000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    let d = evs[0].memory_exception_data();
+    assert_eq!((d.va, d.gpu_id, d.failure.NotPresent), (bo.va, e.gpus[1], 1));
+    q.destroy();
     for id in [mem_ev.event_id, ev.event_id] {
         let mut d = kfd_ioctl_destroy_event_args { event_id: id, pad: 0 };
         kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut d).unwrap();

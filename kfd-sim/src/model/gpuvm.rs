@@ -243,29 +243,16 @@ mod tests {
         Arc::new(Bo::new_memfd(1, 0, size).unwrap())
     }
 
+    /// A mapping of a fresh BO of its size at `start`.
+    fn mapping(start: u64, len: u64, writable: bool) -> Mapping {
+        Mapping { start, len, bo: bo(len), bo_offset: 0, writable, executable: false, queue_refcount: 0 }
+    }
+
     #[test]
     fn lookup_and_translate_across_mappings() {
         let mut vm = Gpuvm::default();
-        let a = bo(0x2000);
-        let b = bo(0x1000);
-        vm.insert(Mapping {
-            start: 0x10000,
-            len: 0x2000,
-            bo: a,
-            bo_offset: 0,
-            writable: true,
-            executable: false,
-            queue_refcount: 0,
-        });
-        vm.insert(Mapping {
-            start: 0x12000,
-            len: 0x1000,
-            bo: b,
-            bo_offset: 0,
-            writable: false,
-            executable: false,
-            queue_refcount: 0,
-        });
+        vm.insert(mapping(0x10000, 0x2000, true));
+        vm.insert(mapping(0x12000, 0x1000, false));
         assert!(vm.lookup(0xffff).is_none());
         assert_eq!(vm.lookup(0x11fff).unwrap().start, 0x10000);
         assert_eq!(vm.lookup(0x12000).unwrap().start, 0x12000);
@@ -296,15 +283,7 @@ mod tests {
         vm.set_xnack(Some(Hmm::new()));
         // A mapping in the middle of the host buffer's VA hides the host pages under it.
         let mid = (va + 0xfff) & !0xfff;
-        vm.insert(Mapping {
-            start: mid,
-            len: 0x1000,
-            bo: bo(0x1000),
-            bo_offset: 0,
-            writable: true,
-            executable: false,
-            queue_refcount: 0,
-        });
+        vm.insert(mapping(mid, 0x1000, true));
         let segs = vm.translate(va, mid + 0x1800 - va, false).unwrap();
         assert_eq!(segs.len(), 3);
         assert_eq!((segs[0].bo_offset, segs[0].len), (va, mid - va));
@@ -355,15 +334,7 @@ mod tests {
         let va = (host.as_ptr() as u64 + 0xfff) & !0xfff;
         // GPU 0 maps a BO over the host buffer's second page (as device memory is mapped at its
         // CPU address): GPU 1 reaches the first page, and faults on the second.
-        vms[0].write().insert(Mapping {
-            start: va + 0x1000,
-            len: 0x1000,
-            bo: bo(0x1000),
-            bo_offset: 0,
-            writable: true,
-            executable: false,
-            queue_refcount: 0,
-        });
+        vms[0].write().insert(mapping(va + 0x1000, 0x1000, true));
         let vm1 = vms[1].read();
         let segs = vm1.translate(va, 0x1000, false).unwrap();
         assert_eq!((segs[0].bo_offset, segs[0].len), (va, 0x1000));

@@ -89,8 +89,17 @@ impl Hmm {
         Arc::new(Hmm { bo: Arc::new(Bo::new_userptr(0, 0, 0, HMM_LIMIT)), vms: RwLock::new(Vec::new()) })
     }
 
+    /// Makes `hmm` (the process's service, None with XNACK off) serve compute VM `vm`: with
+    /// XNACK on, `vm`'s mappings also bound what the other VMs are served.
+    pub fn serve(hmm: &Option<Arc<Hmm>>, vm: &Arc<RwLock<Gpuvm>>) {
+        if let Some(h) = hmm {
+            h.add_vm(vm);
+        }
+        vm.write().set_xnack(hmm.clone());
+    }
+
     /// Serves (and checks against) `vm` too: call before handing `vm` this service.
-    pub fn add_vm(&self, vm: &Arc<RwLock<Gpuvm>>) {
+    fn add_vm(&self, vm: &Arc<RwLock<Gpuvm>>) {
         let mut vms = self.vms.write();
         vms.retain(|w| w.strong_count() > 0);
         if !vms.iter().any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(vm))) {
@@ -171,8 +180,19 @@ impl Gpuvm {
     }
 
     /// Turns retry-fault service (XNACK, HMM) on (`Some`, after [`Hmm::add_vm`]) or off.
-    pub fn set_xnack(&mut self, hmm: Option<Arc<Hmm>>) {
+    fn set_xnack(&mut self, hmm: Option<Arc<Hmm>>) {
         self.hmm = hmm;
+    }
+
+    /// The process's own pages from `va` (which no mapping of this VM covers) up to `end` or to
+    /// the next mapping of any VM of the process, as a segment of the XNACK BO. None: no
+    /// retry-fault service there (XNACK off, past [`HMM_LIMIT`], or another GPU's mapping at
+    /// `va`), so an access faults.
+    fn hmm_segment(&self, va: u64, end: u64) -> Option<Segment> {
+        let hmm = self.hmm.as_ref().filter(|_| va < HMM_LIMIT)?;
+        let next = self.map.range(va..).next().map_or(u64::MAX, |(s, _)| *s).min(end).min(HMM_LIMIT);
+        let run_end = hmm.free_run(self, va, next)?;
+        Some(Segment { bo: hmm.bo.clone(), bo_offset: va, len: run_end - va })
     }
 
     /// The kind of a fault on a `write` (or read) at `va`: a write to a page that is there but
@@ -202,22 +222,10 @@ impl Gpuvm {
         };
         while cur < end {
             let Some(m) = self.lookup(cur) else {
-                // Up to the next mapping of any VM of the process: the pages between are the
-                // process's own.
-                let next = self.map.range(cur..).next().map_or(u64::MAX, |(s, _)| *s).min(end).min(HMM_LIMIT);
-                match self
-                    .hmm
-                    .as_ref()
-                    .filter(|_| cur < HMM_LIMIT)
-                    .and_then(|h| Some((h, h.free_run(self, cur, next)?)))
-                {
-                    Some((hmm, run_end)) => {
-                        out.push(Segment { bo: hmm.bo.clone(), bo_offset: cur, len: run_end - cur });
-                        cur = run_end;
-                        continue;
-                    }
-                    None => return Err(Fault { va: cur & !0xfff, kind: FaultKind::NotPresent }),
-                }
+                let seg = self.hmm_segment(cur, end).ok_or(Fault { va: cur & !0xfff, kind: FaultKind::NotPresent })?;
+                cur += seg.len;
+                out.push(seg);
+                continue;
             };
             if write && !m.writable {
                 return Err(Fault { va: cur & !0xfff, kind: FaultKind::ReadOnly });
@@ -327,8 +335,7 @@ mod tests {
         let hmm = Hmm::new();
         let vms: Vec<Arc<RwLock<Gpuvm>>> = (0..2).map(|_| Arc::new(RwLock::new(Gpuvm::default()))).collect();
         for vm in &vms {
-            hmm.add_vm(vm);
-            vm.write().set_xnack(Some(hmm.clone()));
+            Hmm::serve(&Some(hmm.clone()), vm);
         }
         let host = vec![5u8; 0x4000];
         let va = (host.as_ptr() as u64 + 0xfff) & !0xfff;

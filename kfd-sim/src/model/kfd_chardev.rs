@@ -571,10 +571,7 @@ fn kfd_ioctl_acquire_vm(p: &Arc<Process>, args: &mut kfd_ioctl_acquire_vm_args) 
     // same address space (KFD 1.15 "GEM_VA in compute VMs").
     let minor = pdd.gpu.drm_render_minor;
     let vm = st.drm_files.entry(key).or_insert_with(|| super::drm::DrmFile::new(minor)).vm.clone();
-    if let Some(h) = &st.xnack {
-        h.add_vm(&vm);
-    }
-    vm.write().set_xnack(st.xnack.clone());
+    Hmm::serve(&st.xnack, &vm);
     let pdd = st.pdd_mut(args.gpu_id).unwrap();
     pdd.vm = vm;
     pdd.drm_file = Some(key);
@@ -1012,10 +1009,7 @@ fn kfd_ioctl_set_xnack_mode(p: &Arc<Process>, args: &mut kfd_ioctl_set_xnack_mod
         }
         st.xnack = want.then(Hmm::new);
         for pdd in &st.pdds {
-            if let Some(h) = &st.xnack {
-                h.add_vm(&pdd.vm);
-            }
-            pdd.vm.write().set_xnack(st.xnack.clone());
+            Hmm::serve(&st.xnack, &pdd.vm);
         }
     } else {
         args.xnack_enabled = st.xnack.is_some() as i32;

@@ -200,7 +200,7 @@ impl Gpuvm {
     /// ReadOnly, anything else NotPresent.
     pub fn fault_kind(&self, va: u64, write: bool) -> FaultKind {
         let present = self.lookup(va).is_some()
-            || self.hmm.as_ref().is_some_and(|h| va < HMM_LIMIT && h.bo.read(va, &mut [0u8]).is_ok());
+            || self.hmm_segment(va, va.saturating_add(1)).is_some_and(|s| s.bo.read(va, &mut [0u8]).is_ok());
         if write && present {
             FaultKind::ReadOnly
         } else {
@@ -349,6 +349,9 @@ mod tests {
             vm1.translate(va + 0x1000, 8, false).err().unwrap(),
             Fault { va: va + 0x1000, kind: FaultKind::NotPresent }
         );
+        // A kernel's write there is a NotPresent fault too, not a ReadOnly one (the page behind
+        // is readable to the CPU, but not served to this GPU).
+        assert_eq!(vm1.fault_kind(va + 0x1000, true), FaultKind::NotPresent);
         // A run that reaches the other GPU's mapping stops there: the access faults at it.
         assert_eq!(vm1.translate(va + 0x800, 0x1000, false).err().unwrap().va, va + 0x1000);
         drop(vm1);

@@ -3,7 +3,8 @@
 //! `kfdsim run` themselves (the launcher is the test exe's target dir sibling:
 //! `<target>/release/kfdsim`), so they run the same with or without the cargo runner.
 //!
-//! `rocminfo` must be installed (`.ci/run` installs it): a missing binary fails, it does not skip.
+//! `rocminfo` and `rocm-smi` (with librocm-smi64) must be installed (`.ci/run` installs them): a
+//! missing binary fails, it does not skip.
 //! ROCr's copy path is checked by the C program `hip-conformance/fidelity/hsa_copy.c`
 //! (`make -C hip-conformance fidelity`); kfd-sim/FIDELITY.md lists what each side exercises.
 
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const ROCMINFO: &str = "/usr/bin/rocminfo";
+const ROCM_SMI: &str = "/usr/bin/rocm-smi";
 
 mod artifacts;
 
@@ -190,4 +192,122 @@ fn rocminfo_ioctl_sequence_under_trace() {
     // it, and libhsakmt does not try).
     assert!(lines.iter().any(|l| l.contains("AMDKFD_IOC_CREATE_EVENT") && l.contains("event_type: 8")));
     assert_eq!(count("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU"), count("AMDKFD_IOC_FREE_MEMORY_OF_GPU") + 1, "{stderr}");
+}
+
+/// Runs `kfdsim run <opts> -- <cmd...>` in `dir`, the simulator's and runtime's variables cleared;
+/// asserts success and returns stdout.
+fn run_ok(opts: &[&str], cmd: &[&str], dir: &Path) -> String {
+    run_expect(opts, cmd, dir, 0)
+}
+
+/// [`run_ok`] for a command whose exit status is `code`.
+fn run_expect(opts: &[&str], cmd: &[&str], dir: &Path, code: i32) -> String {
+    assert!(
+        Path::new(ROCM_SMI).is_file(),
+        "{ROCM_SMI} is missing: install Debian's rocm-smi (apt-get install rocm-smi librocm-smi64-1)"
+    );
+    let out = Command::new(kfdsim())
+        .arg("run")
+        .args(opts)
+        .arg("--")
+        .args(cmd)
+        .current_dir(dir)
+        .env_remove("KFDSIM_TRACE")
+        .env_remove("HIPKFD_LOG")
+        .output()
+        .expect("kfdsim runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.code() == Some(code),
+        "kfdsim run {opts:?} -- {cmd:?}: {:?}, expected exit {code}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// A scratch directory of the test's own.
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// rocm-smi (librocm_smi64 5.2.3, Python front end) finds the GPUs through /sys/class/drm
+/// (`card<N>/device/vendor` and `vbios_version`, the render minor under `device/drm`), matches
+/// them to KFD nodes by PCI address, and reads the hwmon and power-management attributes: its
+/// default view lists both GPUs with the model's values, and the link types come from the KFD
+/// io_links (xGMI in a hive; PCIe otherwise). The default view exits 2: an MI210 is passively
+/// cooled, so amdgpu publishes no fan attributes (`pm.no_fan`), the fan query answers
+/// RSMI_STATUS_NOT_SUPPORTED, and rocm-smi 5.2 returns the last failed status, shown or not.
+#[test]
+fn rocm_smi_lists_the_gpus_and_their_links() {
+    let dir = scratch("rocm-smi-list");
+    let out = run_expect(&["--gpus", "2"], &[ROCM_SMI], &dir, 2);
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with(['0', '1'])).collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    for r in rows {
+        let cols: Vec<&str> = r.split_whitespace().collect();
+        // GPU Temp AvgPwr SCLK MCLK Fan Perf PwrCap VRAM% GPU%
+        assert_eq!(cols[1..5], ["35.0c", "42.0W", "500Mhz", "400Mhz"], "{r}");
+        assert_eq!(cols[6..8], ["auto", "300.0W"], "{r}");
+    }
+    let out = run_ok(&["--gpus", "3"], &[ROCM_SMI, "--showtopotype", "--json"], &dir);
+    for pair in ["0 and 1", "0 and 2", "1 and 2"] {
+        assert!(out.contains(&format!("between DRM devices {pair}\": \"XGMI\"")), "{out}");
+    }
+    let out = run_ok(&["--topology", "pcie-p2p-2"], &[ROCM_SMI, "--showtopotype", "--json"], &dir);
+    assert!(out.contains("between DRM devices 0 and 1\": \"PCIE\""), "{out}");
+    let out = run_ok(&["--gpus", "1"], &[ROCM_SMI, "--showproductname", "--showbus", "--json"], &dir);
+    assert!(out.contains("\"Card SKU\": \"D67301\""), "{out}");
+    assert!(out.contains("\"PCI Bus\": \"0000:03:00.0\""), "{out}");
+}
+
+/// `mem_info_vram_used` is live, as amdgpu makes it at each read: a process of the session that
+/// holds 1 GiB on GPU 1 shows in rocm-smi and in a plain read of the file, and stops counting
+/// once it is killed (the kernel frees a dead process's BOs).
+#[test]
+fn rocm_smi_vram_use_follows_the_session() {
+    let dir = scratch("rocm-smi-vram");
+    let hold = dir.join("vram_hold");
+    let rel = artifacts::release_dir();
+    let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-O2", "-Wall", "-Werror", "-I"])
+        .arg(artifacts::root().join("include"))
+        .arg("-o")
+        .arg(&hold)
+        .arg(artifacts::root().join("hip-conformance/fidelity/vram_hold.c"))
+        .arg(format!("-L{}", rel.display()))
+        .arg(format!("-Wl,-rpath,{}", rel.display()))
+        .arg("-lamdhip64")
+        .status()
+        .expect("the C compiler runs");
+    assert!(st.success(), "building vram_hold failed");
+    let script = format!(
+        "./vram_hold 1 1024 & pid=$!; \
+         while [ ! -e ready ]; do kill -0 $pid || exit 9; sleep 0.05; done; \
+         echo file $(cat /sys/class/drm/card1/device/mem_info_vram_used); \
+         {ROCM_SMI} --showmeminfo vram --json; echo; \
+         kill $pid; wait $pid; \
+         echo file $(cat /sys/class/drm/card1/device/mem_info_vram_used); \
+         {ROCM_SMI} --showmeminfo vram --json"
+    );
+    let out = run_ok(&["--gpus", "2"], &["sh", "-c", &script], &dir);
+    let used: Vec<u64> = out
+        .split("\"VRAM Total Used Memory (B)\": \"")
+        .skip(1)
+        .map(|s| s[..s.find('"').unwrap()].parse().unwrap())
+        .collect();
+    let files: Vec<u64> =
+        out.lines().filter_map(|l| l.strip_prefix("file ")).map(|v| v.trim().parse().unwrap()).collect();
+    // [card0, card1] while held, then after the kill.
+    assert_eq!(used.len(), 4, "{out}");
+    assert_eq!(files.len(), 2, "{out}");
+    let held = used[1];
+    assert!((1 << 30..(1 << 30) + (64 << 20)).contains(&held), "GPU 1 holds {held} bytes\n{out}");
+    assert_eq!(files[0], held, "{out}");
+    assert!(used[0] < 64 << 20, "GPU 0 holds {} bytes\n{out}", used[0]);
+    assert_eq!((used[2], used[3], files[1]), (0, 0, 0), "{out}");
+    assert!(out.contains("\"VRAM Total Memory (B)\": \"68719476736\""), "{out}");
 }

@@ -9,6 +9,9 @@
 //!   stat/fstat/statx of these paths and fds report a character device (`/dev/kfd` 234:0,
 //!   `/dev/udmabuf` 10:125, DRM 226:<minor>, mode 0666).
 //! - `ioctl`, `mmap` and `mmap64` on those fds go to `model::ioctl_file` / `model::mmap`.
+//! - Reading a dynamic attribute (`sysfs::DYNAMIC_ATTRIBUTES`, e.g. a GPU's `mem_info_vram_used`)
+//!   with `open` or `fopen` returns a memfd holding its current text, made at that open as sysfs
+//!   makes it at each read.
 //!
 //! A simulated fd is recognised without any table the process could lose: the memfd's `st_dev`
 //! (learnt at the first device open) and mode (`model::DEVICE_FILE_MODE`, set at open), then
@@ -18,8 +21,9 @@
 //!
 //! The real operations are raw system calls, except for the stdio/dirent/realpath functions
 //! (`fopen`, `opendir`, `scandir`, `realpath`), which call the next definition found with
-//! `dlsym(RTLD_NEXT)`. Nothing here allocates, except the one-time copy of `KFDSIM_ROOT` (and
-//! the exit record and test hooks of `KFDSIM_STATS` / `KFDSIM_FAULTS`, which are no interposers).
+//! `dlsym(RTLD_NEXT)`. Nothing here allocates, except the one-time copy of `KFDSIM_ROOT`, the
+//! first read of a dynamic attribute (which loads the topology and maps the VRAM ledger), and
+//! the exit record and test hooks of `KFDSIM_STATS` / `KFDSIM_FAULTS` (which are no interposers).
 //!
 //! Known gaps: relative paths resolved against a cwd inside the simulated tree are not
 //! redirected; a device fd inherited across exec is not recognised; `card` nodes answer no ioctl
@@ -290,8 +294,13 @@ unsafe fn device_of_redirected(vpath: &[u8], real: *const c_char, nofollow: bool
 }
 
 /// Writes the decimal digits of `n` to `out`; returns how many.
-fn fmt_u32(mut n: u32, out: &mut [u8]) -> usize {
-    let mut digits = [0u8; 10];
+fn fmt_u32(n: u32, out: &mut [u8]) -> usize {
+    fmt_u64(n.into(), out)
+}
+
+/// Writes the decimal digits of `n` to `out`; returns how many.
+fn fmt_u64(mut n: u64, out: &mut [u8]) -> usize {
+    let mut digits = [0u8; 20];
     let mut k = 0;
     loop {
         digits[k] = b'0' + (n % 10) as u8;
@@ -493,12 +502,57 @@ unsafe fn open_device(dev: SimDev, dirfd: c_int, real: *const c_char, flags: c_i
     fd
 }
 
+/// Opens a dynamic attribute ([`crate::sysfs::DYNAMIC_ATTRIBUTES`]) for reading: `vpath` is the
+/// caller's path, `real` its place in the tree. Returns None when `vpath` names no such attribute
+/// (or is opened for writing), else the result of the open: a fresh memfd (O_CLOEXEC honoured)
+/// holding the attribute's current text, read from offset 0, or -1 with errno set (the tree's
+/// placeholder is missing: ENOENT, as for any path).
+unsafe fn open_dynamic(vpath: &[u8], real: *const c_char, flags: c_int) -> Option<c_int> {
+    if flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_DIRECTORY != 0 {
+        return None;
+    }
+    let name = &vpath[vpath.iter().rposition(|&c| c == b'/')? + 1..];
+    if !crate::sysfs::DYNAMIC_ATTRIBUTES.iter().any(|a| a.as_bytes() == name) {
+        return None;
+    }
+    // The placeholder's real location names the PCI device: <root>/sys/devices/.../<bdf>/<name>.
+    let fd = libc::syscall(libc::SYS_openat, libc::AT_FDCWD, real, libc::O_RDONLY | libc::O_CLOEXEC) as c_int;
+    if fd < 0 {
+        return Some(-1);
+    }
+    let mut link = [0u8; PATH_MAX];
+    let bdf = fd_link(fd, &mut link).and_then(|l| {
+        let dir = &l[..l.iter().rposition(|&c| c == b'/')?];
+        Some(&dir[dir.iter().rposition(|&c| c == b'/')? + 1..])
+    });
+    libc::syscall(libc::SYS_close, fd);
+    let gpu = model::gpus::all().iter().find(|g| Some(g.pci_bdf.as_bytes()) == bdf)?;
+    let mut text = [0u8; 24];
+    let n = fmt_u64(model::vram::used(gpu.gpu_id), &mut text);
+    text[n] = b'\n';
+    let mfd_flags = if flags & libc::O_CLOEXEC != 0 { libc::MFD_CLOEXEC } else { 0 };
+    let mfd = libc::syscall(libc::SYS_memfd_create, c"kfdsim-sysfs".as_ptr(), mfd_flags) as c_int;
+    if mfd < 0 {
+        return Some(-1);
+    }
+    if libc::syscall(libc::SYS_pwrite64, mfd, text.as_ptr(), n + 1, 0) != (n + 1) as i64 {
+        let e = errno();
+        libc::syscall(libc::SYS_close, mfd);
+        set_errno(e);
+        return Some(-1);
+    }
+    Some(mfd)
+}
+
 unsafe fn open_impl(dirfd: c_int, path: *const c_char, flags: c_int, mode: c_uint) -> c_int {
     let mut rb = RBuf::new();
     if let Some(v) = rb.redirect(path) {
         let nofollow = flags & libc::O_NOFOLLOW != 0;
         if let Some(dev) = device_of_redirected(v, rb.ptr(), nofollow) {
             return open_device(dev, libc::AT_FDCWD, rb.ptr(), flags);
+        }
+        if let Some(fd) = open_dynamic(v, rb.ptr(), flags) {
+            return fd;
         }
         return libc::syscall(libc::SYS_openat, libc::AT_FDCWD, rb.ptr(), flags, mode) as c_int;
     }
@@ -649,8 +703,25 @@ unsafe fn fopen_with(real: Option<FopenFn>, path: *const c_char, mode: *const c_
         return std::ptr::null_mut();
     };
     let mut rb = RBuf::new();
-    let p = if rb.redirect(path).is_some() { rb.ptr() } else { path };
-    real(p, mode)
+    let Some(v) = rb.redirect(path) else { return real(path, mode) };
+    // A read-only fopen ("r", "re", "rb", ...) of a dynamic attribute gets its generated text.
+    if !mode.is_null() && *mode == b'r' as c_char && CStr::from_ptr(mode).to_bytes().iter().all(|&c| c != b'+') {
+        let cloexec = CStr::from_ptr(mode).to_bytes().contains(&b'e');
+        let flags = libc::O_RDONLY | if cloexec { libc::O_CLOEXEC } else { 0 };
+        if let Some(fd) = open_dynamic(v, rb.ptr(), flags) {
+            if fd < 0 {
+                return std::ptr::null_mut();
+            }
+            let f = libc::fdopen(fd, c"r".as_ptr());
+            if f.is_null() {
+                let e = errno();
+                libc::syscall(libc::SYS_close, fd);
+                set_errno(e);
+            }
+            return f;
+        }
+    }
+    real(rb.ptr(), mode)
 }
 
 #[no_mangle]

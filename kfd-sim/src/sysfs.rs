@@ -470,6 +470,68 @@ impl Tree<'_> {
     }
 }
 
+/// Board power limit of the model (`power1_cap`, `power1_cap_max`), µW: an MI210's 300 W.
+pub const POWER_CAP_UW: u64 = 300_000_000;
+/// Idle board power the model reports (`power1_average`), µW.
+pub const POWER_IDLE_UW: u64 = 42_000_000;
+/// Temperatures the model reports (`temp1..3`: label, `_input`, `_crit`), millidegrees Celsius.
+pub const TEMPS_MC: [(&str, i32, i32); 3] =
+    [("edge", 35_000, 100_000), ("junction", 38_000, 110_000), ("mem", 36_000, 95_000)];
+/// Lowest engine clock level (`pp_dpm_sclk` level 0), MHz.
+pub const SCLK_MIN_MHZ: u32 = 500;
+
+/// The power-management attributes amdgpu publishes for a GPU (`amdgpu_pm.c`): the DPM clock
+/// levels (`pp_dpm_sclk`, `pp_dpm_mclk`: "N: <MHz>Mhz" with " *" on the current level), the
+/// performance level, the busy percentages, and the hwmon device `hwmon/hwmon<index>` with the
+/// edge/junction/mem temperatures, average power and power cap, the sclk/mclk frequencies and the
+/// vddgfx voltage (`amdgpu_hwmon_attributes`; no fan: an MI210 is passively cooled, and the
+/// kernel hides fan attributes when `pm.no_fan`). The values are the model's idle GPU, fixed, at
+/// the lowest clock level; only `mem_info_vram_used` is live (see [`DYNAMIC_ATTRIBUTES`]).
+fn pm_attributes(t: &Tree, g: &Gpu, dev: &str, index: usize) -> io::Result<()> {
+    let levels = |clocks: &[u32]| {
+        let mut s = String::new();
+        for (i, mhz) in clocks.iter().enumerate() {
+            let _ = writeln!(s, "{i}: {mhz}Mhz {}", if i == 0 { "*" } else { "" });
+        }
+        s
+    };
+    let sclk_max = g.max_engine_clk_fcompute.max(SCLK_MIN_MHZ);
+    let mclk_max = g.mem_clk_max;
+    t.file(&format!("{dev}/pp_dpm_sclk"), levels(&[SCLK_MIN_MHZ, sclk_max]))?;
+    t.file(&format!("{dev}/pp_dpm_mclk"), levels(&[mclk_max / 4, mclk_max / 2, mclk_max * 3 / 4, mclk_max]))?;
+    t.file(&format!("{dev}/power_dpm_force_performance_level"), "auto\n")?;
+    t.file(&format!("{dev}/gpu_busy_percent"), "0\n")?;
+    t.file(&format!("{dev}/mem_busy_percent"), "0\n")?;
+    t.file(&format!("{dev}/mem_info_vram_used"), "0\n")?;
+    t.file(&format!("{dev}/mem_info_vis_vram_used"), "0\n")?;
+    t.file(&format!("{dev}/mem_info_gtt_used"), "0\n")?;
+    let hw = format!("{dev}/hwmon/hwmon{index}");
+    t.file(&format!("{hw}/name"), "amdgpu\n")?;
+    t.link(&format!("{hw}/device"), "../..")?;
+    for (i, (label, mc, crit)) in TEMPS_MC.iter().enumerate() {
+        let n = i + 1;
+        t.file(&format!("{hw}/temp{n}_input"), format!("{mc}\n"))?;
+        t.file(&format!("{hw}/temp{n}_label"), format!("{label}\n"))?;
+        t.file(&format!("{hw}/temp{n}_crit"), format!("{crit}\n"))?;
+    }
+    t.file(&format!("{hw}/power1_average"), format!("{POWER_IDLE_UW}\n"))?;
+    t.file(&format!("{hw}/power1_cap"), format!("{POWER_CAP_UW}\n"))?;
+    t.file(&format!("{hw}/power1_cap_max"), format!("{POWER_CAP_UW}\n"))?;
+    t.file(&format!("{hw}/power1_cap_min"), "0\n")?;
+    t.file(&format!("{hw}/power1_cap_default"), format!("{POWER_CAP_UW}\n"))?;
+    t.file(&format!("{hw}/freq1_input"), format!("{}\n", u64::from(SCLK_MIN_MHZ) * 1_000_000))?;
+    t.file(&format!("{hw}/freq1_label"), "sclk\n")?;
+    t.file(&format!("{hw}/freq2_input"), format!("{}\n", u64::from(mclk_max / 4) * 1_000_000))?;
+    t.file(&format!("{hw}/freq2_label"), "mclk\n")?;
+    t.file(&format!("{hw}/in0_input"), "800\n")?;
+    t.file(&format!("{hw}/in0_label"), "vddgfx\n")
+}
+
+/// Attributes of a GPU's PCI device directory whose content the interposer makes at each open
+/// from the live model (the tree holds a placeholder): `mem_info_vram_used`, the VRAM that the
+/// session's processes hold on that GPU (the VRAM ledger, [`crate::model::vram::used`]).
+pub const DYNAMIC_ATTRIBUTES: &[&str] = &["mem_info_vram_used"];
+
 /// Writes the whole tree for `topo` below `root` (which must not exist yet or be empty).
 pub fn write_tree(root: &Path, topo: &Topology) -> io::Result<()> {
     let t = Tree { root };
@@ -525,7 +587,7 @@ pub fn write_tree(root: &Path, topo: &Topology) -> io::Result<()> {
     t.dir("/sys/bus/pci/drivers/amdgpu")?;
     t.link("/sys/bus/pci/drivers/amdgpu/module", "../../../../module/amdgpu")?;
     t.file("/sys/class/drm/version", "drm 1.1.0 20060810\n")?;
-    for g in &topo.gpus {
+    for (index, g) in topo.gpus.iter().enumerate() {
         let host = pci_host_dir(g);
         let bdf = &g.pci_bdf;
         let dev = pci_device_path(g);
@@ -559,6 +621,8 @@ pub fn write_tree(root: &Path, topo: &Topology) -> io::Result<()> {
         t.file(&format!("{dev}/mem_info_vis_vram_total"), format!("{vis}\n"))?;
         t.file(&format!("{dev}/mem_info_gtt_total"), format!("{}\n", g.gtt_size))?;
         t.file(&format!("{dev}/unique_id"), format!("{:016x}\n", g.unique_id))?;
+        t.file(&format!("{dev}/vbios_version"), format!("{}\n", g.vbios_version))?;
+        pm_attributes(&t, g, &dev, index)?;
         t.link(&format!("{dev}/subsystem"), "../../../bus/pci")?;
         t.link(&format!("{dev}/driver"), "../../../bus/pci/drivers/amdgpu")?;
         t.link(&format!("/sys/bus/pci/drivers/amdgpu/{bdf}"), &format!("../../../../devices/{host}/{bdf}"))?;
@@ -781,6 +845,16 @@ mod tests {
         assert_eq!(r("/sys/module/amdgpu/initstate"), "live\n");
         assert!(root.join("dev/kfd").exists() && root.join("dev/dri/renderD129").exists());
         assert!(!root.join("dev/dri/renderD130").exists());
+        // What rocm-smi reads: vbios_version (a card without it is not a GPU to it), the DPM
+        // levels and the hwmon device with its labelled sensors, reached through the DRM class.
+        assert_eq!(r("/sys/class/drm/card1/device/vbios_version"), "113-D67301-063\n");
+        assert_eq!(r("/sys/class/drm/card0/device/pp_dpm_sclk"), "0: 500Mhz *\n1: 1700Mhz \n");
+        assert_eq!(r("/sys/class/drm/card0/device/pp_dpm_mclk").lines().last(), Some("3: 1600Mhz "));
+        assert_eq!(r("/sys/class/drm/card1/device/hwmon/hwmon1/name"), "amdgpu\n");
+        assert_eq!(r("/sys/class/drm/card1/device/hwmon/hwmon1/temp2_label"), "junction\n");
+        assert_eq!(r("/sys/class/drm/card1/device/hwmon/hwmon1/power1_cap"), "300000000\n");
+        assert_eq!(r("/sys/class/drm/card1/device/hwmon/hwmon1/device/vendor"), "0x1002\n");
+        assert!(!root.join("sys/class/drm/card1/device/hwmon/hwmon1/fan1_input").exists());
         let cfg = std::fs::read(root.join("sys/bus/pci/devices/0000:03:00.0/config")).unwrap();
         assert_eq!(&cfg[0..4], &[0x02, 0x10, 0x0f, 0x74]);
         std::fs::remove_dir_all(&root).unwrap();

@@ -211,6 +211,14 @@ pub struct Gpu {
     pub l1_scalar_cache_kb: u32,
     /// L2 cache, KiB.
     pub l2_cache_kb: u32,
+    /// The VBIOS part number the PCI device's `vbios_version` attribute shows (amdgpu
+    /// `amdgpu_atombios_get_vbios_version`); rocm-smi counts a card only if the file exists.
+    #[serde(default = "mi210_vbios_version")]
+    pub vbios_version: String,
+}
+
+fn mi210_vbios_version() -> String {
+    "113-D67301-063".into()
 }
 
 /// A node's compute-queue buffer sizes ([`Gpu::queue_sizes`]), bytes.
@@ -328,6 +336,7 @@ impl Gpu {
             l1_inst_cache_kb: 64,
             l1_scalar_cache_kb: 16,
             l2_cache_kb: 8192,
+            vbios_version: mi210_vbios_version(),
         };
         g.derive(index, &[]);
         g

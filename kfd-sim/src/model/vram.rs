@@ -114,6 +114,22 @@ pub fn others(gpu_id: u32) -> u64 {
         .sum()
 }
 
+/// Bytes of VRAM that the live processes of the session, this one included, hold on the GPU with
+/// `gpu_id`: the device's use as amdgpu's `mem_info_vram_used` shows it (there TTM's count of
+/// the VRAM manager; here each KFD allocation counts rounded up to 2 MiB, as the kernel's
+/// `vram_used_aligned`). 0 without a ledger (no session directory).
+pub fn used(gpu_id: u32) -> u64 {
+    let (Some(l), Some(g)) = (ledger(), gpu_index(gpu_id)) else { return 0 };
+    l.slots
+        .iter()
+        .filter(|s| {
+            let pid = s.pid.load(Ordering::Acquire);
+            pid != 0 && s.used[g].load(Ordering::Acquire) != 0 && alive(pid)
+        })
+        .map(|s| s.used[g].load(Ordering::Acquire))
+        .sum()
+}
+
 fn gpu_index(gpu_id: u32) -> Option<usize> {
     gpus::all().iter().position(|g| g.gpu_id == gpu_id).filter(|&i| i < MAX_GPUS)
 }

@@ -4,7 +4,7 @@ REL     := $(CURDIR)/target/release
 KFDSIM  := $(REL)/kfdsim
 CONF    := $(MAKE) -C hip-conformance HIPKFD_LIB=$(REL) KFDSIM=$(KFDSIM)
 
-.PHONY: all build demo bench test reliability fuzz asan hip-tests header install install-files clean
+.PHONY: all build demo bench test reliability fuzz asan lint hip-tests header install install-files clean
 
 all: build
 
@@ -55,6 +55,12 @@ reliability: build
 ## 2 min on 2 cores, run by .ci/run after `make test`). The last line is `N passed, N failed`.
 asan: build
 	@$(CONF) asan
+
+## rustfmt and clippy over the workspace, every target, warnings as errors (run by .ci/run
+## after `make asan`; a newer toolchain may bring new lints).
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 
 ## The long fuzz run of the C ABI (hip-conformance/reliability/fuzz.c; `make test` runs a short
 ## one): FUZZ_CALLS API calls (default 1000000) per run, each seed of FUZZ_SEEDS (1 2 3) in each

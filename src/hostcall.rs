@@ -77,14 +77,14 @@ struct Buffer {
 
 impl Buffer {
     fn u64_at(&self, off: u64) -> &AtomicU64 {
-        debug_assert!(off % 8 == 0 && off + 8 <= self.bo.size);
+        debug_assert!(off.is_multiple_of(8) && off + 8 <= self.bo.size);
         // SAFETY: `off` is 8-aligned and inside the BO, which stays CPU-mapped (at its VA) for
         // as long as `self` lives; the GPU accesses these words with aligned (atomic) accesses.
         unsafe { &*((self.bo.va + off) as *const AtomicU64) }
     }
 
     fn u32_at(&self, off: u64) -> &AtomicU32 {
-        debug_assert!(off % 4 == 0 && off + 4 <= self.bo.size);
+        debug_assert!(off.is_multiple_of(4) && off + 4 <= self.bo.size);
         // SAFETY: as `u64_at`, 4-aligned.
         unsafe { &*((self.bo.va + off) as *const AtomicU32) }
     }

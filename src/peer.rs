@@ -67,6 +67,9 @@ pub const PEER_STAGING_SIZE: u64 = 8 << 20;
 /// Bounds of the chunk of a staged copy ([`staging_chunk`]).
 pub const STAGING_CHUNK_MIN: u64 = 256 << 10;
 pub const STAGING_CHUNK_MAX: u64 = 1 << 20;
+// The staging ring holds at least two of the largest chunks, so that the legs of a staged copy
+// overlap.
+const _: () = assert!(PEER_STAGING_SIZE >= 2 * STAGING_CHUNK_MAX);
 
 /// The type of the direct link from `from`'s node to `to`'s node (`io_links` or `p2p_links`),
 /// if any. Indirect paths through the CPU are never links here (see the module docs).
@@ -600,7 +603,6 @@ mod tests {
         assert_eq!(staging_chunk(3 << 20), 384 << 10);
         assert_eq!(staging_chunk((3 << 20) + 1), 448 << 10);
         assert_eq!(staging_chunk(1 << 30), STAGING_CHUNK_MAX);
-        assert!(PEER_STAGING_SIZE >= 2 * STAGING_CHUNK_MAX);
     }
 
     #[test]

@@ -951,7 +951,7 @@ fn toolchain() -> Option<&'static Toolchain> {
                 Some((v, e.path().join("bin")))
             })
             .collect();
-        llvm.sort_by(|a, b| b.0.cmp(&a.0));
+        llvm.sort_by_key(|e| std::cmp::Reverse(e.0));
         bins.extend(llvm.into_iter().map(|(_, p)| p));
         bins.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
         let clang = bins.iter().map(|b| b.join("clang++")).find(|c| c.is_file())?;

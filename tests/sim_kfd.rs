@@ -392,7 +392,7 @@ fn syncobj_signaled_by_forked_child() {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: valid timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    let deadline = ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64 + 5_000_000_000;
+    let deadline = ts.tv_sec * 1_000_000_000 + ts.tv_nsec + 5_000_000_000;
     let mut w = drm_syncobj_wait {
         handles: hs.as_ptr() as u64,
         timeout_nsec: deadline,

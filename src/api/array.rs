@@ -473,7 +473,7 @@ fn pitched_op(d: sdma::Pitched, sr: sdma::Pitched, b: Block) -> crate::graph::Op
         ptr: p.addr as *mut c_void,
         pitch: p.pitch as usize,
         xsize: b.width as usize,
-        ysize: if p.pitch == 0 { 0 } else { (p.slice / p.pitch) as usize },
+        ysize: p.slice.checked_div(p.pitch).unwrap_or(0) as usize,
     };
     let origin = hipPos { x: 0, y: 0, z: 0 };
     let parms = hipMemcpy3DParms {

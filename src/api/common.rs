@@ -157,6 +157,12 @@ pub fn rt_dev() -> Result<(&'static Runtime, usize), hipError_t> {
 /// looked up, never dereferenced, so a stale or garbage one is an error, not a crash.
 pub struct Handles<T>(OnceLock<Mutex<HashMap<usize, Arc<T>>>>);
 
+impl<T> Default for Handles<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<T> Handles<T> {
     pub const fn new() -> Self {
         Handles(OnceLock::new())

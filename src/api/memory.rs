@@ -904,7 +904,7 @@ fn memset_3d(
             let d = pitched(p.ptr, p.pitch, p.ysize, hipPos { x: 0, y: 0, z: 0 })?;
             return rt.memset_3d(d, value, elem, b, &s, true);
         }
-        check(extent.width as u64 % elem == 0)?;
+        check((extent.width as u64).is_multiple_of(elem))?;
         let m = hipMemsetParams {
             dst: p.ptr,
             elementSize: elem as c_uint,

@@ -149,6 +149,12 @@ fn string_in(p: *const c_char) -> Result<String, hiprtcResult> {
     common::cstr_in(p).map(|s| s.to_string_lossy().into_owned()).map_err(|_| HIPRTC_ERROR_INVALID_INPUT)
 }
 
+/// The `n` elements of a caller's array ([`common::read_in`], element by element, unaligned).
+/// Errors: `HIPRTC_ERROR_INVALID_INPUT` when `p` is null and `n > 0`.
+fn array_in<T>(p: *const T, n: usize) -> Result<Vec<T>, hiprtcResult> {
+    (0..n).map(|i| common::read_in(p.wrapping_add(i)).map_err(|_| HIPRTC_ERROR_INVALID_INPUT)).collect()
+}
+
 /// Writes through an out-pointer ([`common::write_out`]). Errors: `HIPRTC_ERROR_INVALID_INPUT`
 /// when null.
 fn write_out<T>(p: *mut T, v: T) -> Result<(), hiprtcResult> {
@@ -222,15 +228,11 @@ pub extern "C" fn hiprtcCreateProgram(
             return Err(HIPRTC_ERROR_INVALID_PROGRAM);
         }
         let n = usize::try_from(numHeaders).map_err(|_| HIPRTC_ERROR_INVALID_INPUT)?;
-        if n > 0 && (headers.is_null() || includeNames.is_null()) {
-            return Err(HIPRTC_ERROR_INVALID_INPUT);
-        }
-        let mut hdrs = Vec::with_capacity(n);
-        for i in 0..n {
-            // SAFETY: both arrays are non-null and hold numHeaders pointers (hiprtc API contract).
-            let (h, iname) = unsafe { (*headers.add(i), *includeNames.add(i)) };
-            hdrs.push((string_in(iname)?, string_in(h)?));
-        }
+        let hdrs = array_in(includeNames, n)?
+            .into_iter()
+            .zip(array_in(headers, n)?)
+            .map(|(iname, h)| Ok((string_in(iname)?, string_in(h)?)))
+            .collect::<Result<Vec<_>, hiprtcResult>>()?;
         let name = if name.is_null() { None } else { Some(string_in(name)?) };
         let handle = PROGRAMS.insert(Arc::new(Mutex::new(Program::new(string_in(src)?, name, hdrs)?)));
         write_out(prog, handle as hiprtcProgram)
@@ -243,11 +245,7 @@ pub extern "C" fn hiprtcCreateProgram(
 #[no_mangle]
 pub extern "C" fn hiprtcDestroyProgram(prog: *mut hiprtcProgram) -> hiprtcResult {
     rtc(|| {
-        if prog.is_null() {
-            return Err(HIPRTC_ERROR_INVALID_INPUT);
-        }
-        // SAFETY: non-null pointer to the caller's handle (hiprtc API contract).
-        let handle = unsafe { prog.read_unaligned() };
+        let handle = common::read_in(prog).map_err(|_| HIPRTC_ERROR_INVALID_INPUT)?;
         PROGRAMS.remove(handle as usize).map(drop).ok_or(HIPRTC_ERROR_INVALID_PROGRAM)
     })
 }
@@ -282,11 +280,7 @@ pub extern "C" fn hiprtcCompileProgram(
     rtc(|| {
         let p = program(prog)?;
         let n = usize::try_from(numOptions).map_err(|_| HIPRTC_ERROR_INVALID_INPUT)?;
-        if n > 0 && options.is_null() {
-            return Err(HIPRTC_ERROR_INVALID_INPUT);
-        }
-        // SAFETY: non-null array of numOptions C strings (hiprtc API contract).
-        let opts = (0..n).map(|i| string_in(unsafe { *options.add(i) })).collect::<Result<Vec<_>, _>>()?;
+        let opts = array_in(options, n)?.into_iter().map(string_in).collect::<Result<Vec<_>, _>>()?;
         let r = p.lock().compile(&opts, current_arch);
         r
     })
@@ -461,10 +455,7 @@ pub extern "C" fn hiprtcLinkCreate(
         }
         let (mut level, mut isa, mut isa_count) = (3usize, 0usize, 0usize);
         let (mut info_log, mut error_log) = ((0, 0), (0, 0));
-        for i in 0..n {
-            // SAFETY: both arrays are non-null and hold num_options entries (hiprtc API contract).
-            let (option, value) =
-                unsafe { (option_ptr.add(i).read_unaligned(), option_vals_pptr.add(i).read_unaligned()) };
+        for (option, value) in array_in(option_ptr, n)?.into_iter().zip(array_in(option_vals_pptr, n)?) {
             let value = value as usize;
             let pointer = || if value == 0 { Err(hiprtcResult::HIPRTC_ERROR_INVALID_OPTION) } else { Ok(value) };
             match option {

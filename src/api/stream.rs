@@ -278,16 +278,6 @@ pub extern "C" fn hipExtStreamGetCUMask(stream: hipStream_t, cuMaskSize: u32, cu
     })
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn full_cu_mask() {
-        assert_eq!(super::full_cu_mask(104), vec![u32::MAX, u32::MAX, u32::MAX, 0xff]);
-        assert_eq!(super::full_cu_mask(64), vec![u32::MAX, u32::MAX]);
-        assert_eq!(super::full_cu_mask(1), vec![1]);
-    }
-}
-
 // ---- stream memory operations (clr `hip_stream_ops.cpp`) ---------------------------------------
 
 /// The checks `hipStreamWaitValue*`/`hipStreamWriteValue*` share (clr `ihipStreamOperation`):
@@ -381,4 +371,14 @@ pub extern "C" fn hipStreamWriteValue64(
 ) -> hipError_t {
     let _ = flags;
     write_value(stream, ptr, value, 8)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn full_cu_mask() {
+        assert_eq!(super::full_cu_mask(104), vec![u32::MAX, u32::MAX, u32::MAX, 0xff]);
+        assert_eq!(super::full_cu_mask(64), vec![u32::MAX, u32::MAX]);
+        assert_eq!(super::full_cu_mask(1), vec![1]);
+    }
 }

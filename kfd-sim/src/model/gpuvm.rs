@@ -179,6 +179,11 @@ impl Gpuvm {
         self.map.len()
     }
 
+    /// Whether nothing is mapped.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
     /// Turns retry-fault service (XNACK, HMM) on (`Some`, after [`Hmm::add_vm`]) or off.
     fn set_xnack(&mut self, hmm: Option<Arc<Hmm>>) {
         self.hmm = hmm;

@@ -747,8 +747,7 @@ fn kfd_ioctl_map_memory_to_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_map_memory
     pdd.bound()?;
     let mem = pdd.alloc_idr.get(&idr).ok_or(Errno::ENOMEM)?;
     let (bo, va, flags) = (mem.bo.clone(), mem.va, mem.flags);
-    for i in args.n_success as usize..devices.len() {
-        let gpu_id = devices[i];
+    for (i, &gpu_id) in devices.iter().enumerate().skip(args.n_success as usize) {
         let peer = st.pdd(gpu_id).ok_or(Errno::EINVAL)?;
         peer.bound()?;
         let already = st.pdd(owner).unwrap().alloc_idr.get(&idr).unwrap().mapped.contains(&gpu_id);
@@ -797,8 +796,7 @@ fn kfd_ioctl_unmap_memory_from_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_unmap_
     let pdd = st.pdd(owner).ok_or(Errno::EINVAL)?;
     let mem = pdd.alloc_idr.get(&idr).ok_or(Errno::ENOMEM)?;
     let (bo, va) = (mem.bo.clone(), mem.va);
-    for i in args.n_success as usize..devices.len() {
-        let gpu_id = devices[i];
+    for (i, &gpu_id) in devices.iter().enumerate().skip(args.n_success as usize) {
         let peer = st.pdd(gpu_id).ok_or(Errno::EINVAL)?;
         let mem = st.pdd(owner).unwrap().alloc_idr.get(&idr).unwrap();
         if peer.drm_file.is_none() || !mem.attached.contains(&gpu_id) {

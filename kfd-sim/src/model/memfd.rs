@@ -213,7 +213,7 @@ mod tests {
         // SAFETY: fresh fd from `open`.
         let f = unsafe { OwnedFd::from_raw_fd(f) };
         let st = sys::fstat(f.as_raw_fd()).unwrap();
-        assert_eq!((st.st_dev as u64, st.st_ino as u64), m.key());
+        assert_eq!((st.st_dev, st.st_ino), m.key());
         assert_eq!(st.st_size, 0x3000);
         assert!(sys::fd_link(f.as_raw_fd()).unwrap().starts_with("/memfd:kfdsim-bo gpu_id=0x1 "));
         // SAFETY: no MAP_FIXED: a fresh range.
@@ -246,7 +246,7 @@ mod tests {
         }
         drop(fd);
         let e = m.open(false).unwrap();
-        assert_eq!(sys::fstat(e).map(|s| (s.st_dev as u64, s.st_ino as u64)), Ok(m.key()));
+        assert_eq!(sys::fstat(e).map(|s| (s.st_dev, s.st_ino)), Ok(m.key()));
         // SAFETY: `e` is ours.
         drop(unsafe { OwnedFd::from_raw_fd(e) });
     }

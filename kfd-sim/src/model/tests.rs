@@ -727,7 +727,8 @@ fn sdma_copy_sub_window_3d() {
         *b = pat(i as u64);
     }
     // (src offset, src pitch, dst offset, dst pitch, width, height, depth, sub-window?)
-    let cases: [(u64, u64, u64, u64, u64, u64, u64, bool); 4] = [
+    type Case = (u64, u64, u64, u64, u64, u64, u64, bool);
+    let cases: [Case; 4] = [
         (0, 256, 0, 512, 256, 8, 3, true),
         (3, 1000, 5, 1200, 997, 7, 2, true),
         (16, 64 << 10, 32, 4096, 4096, 4, 1, true),

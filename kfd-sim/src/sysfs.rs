@@ -484,8 +484,9 @@ pub const SCLK_MIN_MHZ: u32 = 500;
 /// levels (`pp_dpm_sclk`, `pp_dpm_mclk`: "N: <MHz>Mhz" with " *" on the current level), the
 /// performance level, the busy percentages, and the hwmon device `hwmon/hwmon<index>` with the
 /// edge/junction/mem temperatures, average power and power cap, the sclk/mclk frequencies and the
-/// vddgfx voltage (`amdgpu_hwmon_attributes`; no fan: an MI210 is passively cooled, and the
-/// kernel hides fan attributes when `pm.no_fan`). The values are the model's idle GPU, fixed, at
+/// vddgfx voltage (`amdgpu_hwmon_attributes`). No fan: an MI210 is passively cooled, and the
+/// kernel hides the fan attributes when `pm.no_fan`, which `smu_sw_init` sets for an SMU without
+/// `get_fan_control_mode`, as aldebaran's has none. The values are the model's idle GPU, fixed, at
 /// the lowest clock level; only `mem_info_vram_used` is live (see [`DYNAMIC_ATTRIBUTES`]).
 fn pm_attributes(t: &Tree, g: &Gpu, dev: &str, index: usize) -> io::Result<()> {
     let levels = |clocks: &[u32]| {

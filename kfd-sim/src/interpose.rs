@@ -444,6 +444,13 @@ fn fake_statx(stx: &mut libc::statx, dev: SimDev) {
     stx.stx_blksize = 4096;
 }
 
+/// A new memfd named `name` (NUL-terminated) to stand for a file opened with `flags`: close-on-exec
+/// if they have O_CLOEXEC. -1 with errno set on failure.
+unsafe fn memfd_for_open(name: *const c_char, flags: c_int) -> c_int {
+    let mfd_flags = if flags & libc::O_CLOEXEC != 0 { libc::MFD_CLOEXEC } else { 0 };
+    libc::syscall(libc::SYS_memfd_create, name, mfd_flags) as c_int
+}
+
 /// Opens a simulated device node: checks the placeholder exists in the tree (at `real`, relative
 /// to `dirfd`), then returns a new memfd named after it.
 unsafe fn open_device(dev: SimDev, dirfd: c_int, real: *const c_char, flags: c_int) -> c_int {
@@ -466,8 +473,7 @@ unsafe fn open_device(dev: SimDev, dirfd: c_int, real: *const c_char, flags: c_i
     if let Some(m) = minor {
         fmt_u32(m, &mut name[kind.len()..]);
     }
-    let mfd_flags = if flags & libc::O_CLOEXEC != 0 { libc::MFD_CLOEXEC } else { 0 };
-    let fd = libc::syscall(libc::SYS_memfd_create, name.as_ptr(), mfd_flags) as c_int;
+    let fd = memfd_for_open(name.as_ptr().cast(), flags);
     if fd < 0 {
         return -1;
     }
@@ -530,8 +536,7 @@ unsafe fn open_dynamic(vpath: &[u8], real: *const c_char, flags: c_int) -> Optio
     let mut text = [0u8; 24];
     let n = fmt_u64(model::vram::used(gpu.gpu_id), &mut text);
     text[n] = b'\n';
-    let mfd_flags = if flags & libc::O_CLOEXEC != 0 { libc::MFD_CLOEXEC } else { 0 };
-    let mfd = libc::syscall(libc::SYS_memfd_create, c"kfdsim-sysfs".as_ptr(), mfd_flags) as c_int;
+    let mfd = memfd_for_open(c"kfdsim-sysfs".as_ptr(), flags);
     if mfd < 0 {
         return Some(-1);
     }

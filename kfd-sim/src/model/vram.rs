@@ -102,16 +102,7 @@ pub fn publish(gpu_id: u32, bytes: u64) {
 
 /// Bytes of VRAM the other live processes of the session hold on the GPU with `gpu_id`.
 pub fn others(gpu_id: u32) -> u64 {
-    let (Some(l), Some(g)) = (ledger(), gpu_index(gpu_id)) else { return 0 };
-    let me = std::process::id();
-    l.slots
-        .iter()
-        .filter(|s| {
-            let pid = s.pid.load(Ordering::Acquire);
-            pid != 0 && pid != me && s.used[g].load(Ordering::Acquire) != 0 && alive(pid)
-        })
-        .map(|s| s.used[g].load(Ordering::Acquire))
-        .sum()
+    held(gpu_id, Some(std::process::id()))
 }
 
 /// Bytes of VRAM that the live processes of the session, this one included, hold on the GPU with
@@ -119,12 +110,17 @@ pub fn others(gpu_id: u32) -> u64 {
 /// the VRAM manager; here each KFD allocation counts rounded up to 2 MiB, as the kernel's
 /// `vram_used_aligned`). 0 without a ledger (no session directory).
 pub fn used(gpu_id: u32) -> u64 {
+    held(gpu_id, None)
+}
+
+/// The sum of the live slots' bytes on the GPU with `gpu_id`, leaving out `except`'s slot.
+fn held(gpu_id: u32, except: Option<u32>) -> u64 {
     let (Some(l), Some(g)) = (ledger(), gpu_index(gpu_id)) else { return 0 };
     l.slots
         .iter()
         .filter(|s| {
             let pid = s.pid.load(Ordering::Acquire);
-            pid != 0 && s.used[g].load(Ordering::Acquire) != 0 && alive(pid)
+            pid != 0 && Some(pid) != except && s.used[g].load(Ordering::Acquire) != 0 && alive(pid)
         })
         .map(|s| s.used[g].load(Ordering::Acquire))
         .sum()

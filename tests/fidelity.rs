@@ -28,31 +28,48 @@ fn require_rocminfo() {
     );
 }
 
-/// Runs `kfdsim run <opts> -- rocminfo` with `envs`, the simulator's own variables cleared so an
-/// outer `kfdsim run` (the cargo runner) does not leak into the child session.
-fn rocminfo_under(opts: &[&str], envs: &[(&str, &str)]) -> Output {
-    require_rocminfo();
-    let mut args = vec!["run"];
-    args.extend_from_slice(opts);
-    args.extend_from_slice(&["--", ROCMINFO]);
+fn require_rocm_smi() {
+    assert!(
+        Path::new(ROCM_SMI).is_file(),
+        "{ROCM_SMI} is missing: install Debian's rocm-smi (apt-get install rocm-smi librocm-smi64-1)"
+    );
+}
+
+/// Runs `kfdsim run <opts> -- <cmd...>` (in `dir` if given) with `envs`, the simulator's trace
+/// and the runtime's log cleared first so an outer `kfdsim run` (the cargo runner) does not leak
+/// into the child session.
+fn kfdsim_run(opts: &[&str], cmd: &[&str], envs: &[(&str, &str)], dir: Option<&Path>) -> Output {
     let mut c = Command::new(kfdsim());
-    c.args(&args).env_remove("KFDSIM_TRACE");
+    c.arg("run").args(opts).arg("--").args(cmd).env_remove("KFDSIM_TRACE").env_remove("HIPKFD_LOG");
     for (k, v) in envs {
         c.env(k, v);
+    }
+    if let Some(d) = dir {
+        c.current_dir(d);
     }
     c.output().expect("kfdsim runs")
 }
 
-fn ok_stdout(opts: &[&str]) -> String {
-    let out = rocminfo_under(opts, &[]);
+/// Asserts that `out` (of `kfdsim run <opts> -- <cmd...>`) exited with `code`; returns its stdout.
+fn expect_exit(out: Output, opts: &[&str], cmd: &[&str], code: i32) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
-        out.status.success(),
-        "kfdsim run {opts:?} -- rocminfo: {:?}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status.code() == Some(code),
+        "kfdsim run {opts:?} -- {cmd:?}: {:?}, expected exit {code}\nstdout:\n{stdout}\nstderr:\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
+}
+
+/// Runs `kfdsim run <opts> -- rocminfo` with `envs`.
+fn rocminfo_under(opts: &[&str], envs: &[(&str, &str)]) -> Output {
+    require_rocminfo();
+    kfdsim_run(opts, &[ROCMINFO], envs, None)
+}
+
+fn ok_stdout(opts: &[&str]) -> String {
+    expect_exit(rocminfo_under(opts, &[]), opts, &[ROCMINFO], 0)
 }
 
 /// One agent of rocminfo's listing: its `Name:`, `Device Type:`, pool segments and ISA names.
@@ -194,36 +211,10 @@ fn rocminfo_ioctl_sequence_under_trace() {
     assert_eq!(count("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU"), count("AMDKFD_IOC_FREE_MEMORY_OF_GPU") + 1, "{stderr}");
 }
 
-/// Runs `kfdsim run <opts> -- <cmd...>` in `dir`, the simulator's and runtime's variables cleared;
-/// asserts success and returns stdout.
-fn run_ok(opts: &[&str], cmd: &[&str], dir: &Path) -> String {
-    run_expect(opts, cmd, dir, 0)
-}
-
-/// [`run_ok`] for a command whose exit status is `code`.
+/// Runs `kfdsim run <opts> -- <cmd...>` in `dir`; asserts that it exited with `code` and returns
+/// its stdout.
 fn run_expect(opts: &[&str], cmd: &[&str], dir: &Path, code: i32) -> String {
-    assert!(
-        Path::new(ROCM_SMI).is_file(),
-        "{ROCM_SMI} is missing: install Debian's rocm-smi (apt-get install rocm-smi librocm-smi64-1)"
-    );
-    let out = Command::new(kfdsim())
-        .arg("run")
-        .args(opts)
-        .arg("--")
-        .args(cmd)
-        .current_dir(dir)
-        .env_remove("KFDSIM_TRACE")
-        .env_remove("HIPKFD_LOG")
-        .output()
-        .expect("kfdsim runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.code() == Some(code),
-        "kfdsim run {opts:?} -- {cmd:?}: {:?}, expected exit {code}\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+    expect_exit(kfdsim_run(opts, cmd, &[], Some(dir)), opts, cmd, code)
 }
 
 /// A scratch directory of the test's own.
@@ -243,6 +234,7 @@ fn scratch(name: &str) -> PathBuf {
 /// RSMI_STATUS_NOT_SUPPORTED, and rocm-smi 5.2 returns the last failed status, shown or not.
 #[test]
 fn rocm_smi_lists_the_gpus_and_their_links() {
+    require_rocm_smi();
     let dir = scratch("rocm-smi-list");
     let out = run_expect(&["--gpus", "2"], &[ROCM_SMI], &dir, 2);
     let rows: Vec<&str> = out.lines().filter(|l| l.starts_with(['0', '1'])).collect();
@@ -253,13 +245,13 @@ fn rocm_smi_lists_the_gpus_and_their_links() {
         assert_eq!(cols[1..5], ["35.0c", "42.0W", "500Mhz", "400Mhz"], "{r}");
         assert_eq!(cols[6..8], ["auto", "300.0W"], "{r}");
     }
-    let out = run_ok(&["--gpus", "3"], &[ROCM_SMI, "--showtopotype", "--json"], &dir);
+    let out = run_expect(&["--gpus", "3"], &[ROCM_SMI, "--showtopotype", "--json"], &dir, 0);
     for pair in ["0 and 1", "0 and 2", "1 and 2"] {
         assert!(out.contains(&format!("between DRM devices {pair}\": \"XGMI\"")), "{out}");
     }
-    let out = run_ok(&["--topology", "pcie-p2p-2"], &[ROCM_SMI, "--showtopotype", "--json"], &dir);
+    let out = run_expect(&["--topology", "pcie-p2p-2"], &[ROCM_SMI, "--showtopotype", "--json"], &dir, 0);
     assert!(out.contains("between DRM devices 0 and 1\": \"PCIE\""), "{out}");
-    let out = run_ok(&["--gpus", "1"], &[ROCM_SMI, "--showproductname", "--showbus", "--json"], &dir);
+    let out = run_expect(&["--gpus", "1"], &[ROCM_SMI, "--showproductname", "--showbus", "--json"], &dir, 0);
     assert!(out.contains("\"Card SKU\": \"D67301\""), "{out}");
     assert!(out.contains("\"PCI Bus\": \"0000:03:00.0\""), "{out}");
 }
@@ -269,21 +261,14 @@ fn rocm_smi_lists_the_gpus_and_their_links() {
 /// once it is killed (the kernel frees a dead process's BOs).
 #[test]
 fn rocm_smi_vram_use_follows_the_session() {
+    require_rocm_smi();
     let dir = scratch("rocm-smi-vram");
-    let hold = dir.join("vram_hold");
-    let rel = artifacts::release_dir();
-    let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-O2", "-Wall", "-Werror", "-I"])
-        .arg(artifacts::root().join("include"))
-        .arg("-o")
-        .arg(&hold)
-        .arg(artifacts::root().join("hip-conformance/fidelity/vram_hold.c"))
-        .arg(format!("-L{}", rel.display()))
-        .arg(format!("-Wl,-rpath,{}", rel.display()))
-        .arg("-lamdhip64")
-        .status()
-        .expect("the C compiler runs");
-    assert!(st.success(), "building vram_hold failed");
+    let rel = artifacts::release_dir().display().to_string();
+    artifacts::build_c(
+        "hip-conformance/fidelity/vram_hold.c",
+        &dir.join("vram_hold"),
+        &[&format!("-L{rel}"), &format!("-Wl,-rpath,{rel}"), "-lamdhip64"],
+    );
     let script = format!(
         "./vram_hold 1 1024 & pid=$!; \
          while [ ! -e ready ]; do kill -0 $pid || exit 9; sleep 0.05; done; \
@@ -293,7 +278,7 @@ fn rocm_smi_vram_use_follows_the_session() {
          echo file $(cat /sys/class/drm/card1/device/mem_info_vram_used); \
          {ROCM_SMI} --showmeminfo vram --json"
     );
-    let out = run_ok(&["--gpus", "2"], &["sh", "-c", &script], &dir);
+    let out = run_expect(&["--gpus", "2"], &["sh", "-c", &script], &dir, 0);
     let used: Vec<u64> = out
         .split("\"VRAM Total Used Memory (B)\": \"")
         .skip(1)

@@ -9,6 +9,7 @@
 //! The stock library must be installed (`libamdhip64-5`, pulled by `libamdhip64-dev` in
 //! `.ci/run`): a missing file fails, it does not skip.
 
+mod artifacts;
 mod common;
 
 use std::collections::BTreeMap;
@@ -17,24 +18,10 @@ use std::process::Command;
 
 const STOCK: &str = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// Builds props_dump into the test's scratch dir.
 fn props_dump() -> PathBuf {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("props_dump");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let st = Command::new(cc)
-        .args(["-O2", "-Wall", "-Werror", "-I"])
-        .arg(root().join("include"))
-        .arg("-o")
-        .arg(&out)
-        .arg(root().join("hip-conformance/fidelity/props_dump.c"))
-        .arg("-ldl")
-        .status()
-        .expect("the C compiler runs");
-    assert!(st.success(), "building props_dump failed");
+    artifacts::build_c("hip-conformance/fidelity/props_dump.c", &out, &["-ldl"]);
     out
 }
 
@@ -89,7 +76,8 @@ fn dump(exe: &Path, lib: &Path, topology: &str) -> BTreeMap<String, String> {
 
 /// The committed list: field → whether it may also match ("until ..." reasons).
 fn expected_differences() -> BTreeMap<String, bool> {
-    let text = std::fs::read_to_string(root().join("tests/props_vs_stock.txt")).expect("tests/props_vs_stock.txt");
+    let text =
+        std::fs::read_to_string(artifacts::root().join("tests/props_vs_stock.txt")).expect("tests/props_vs_stock.txt");
     text.lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| {

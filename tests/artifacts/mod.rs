@@ -25,6 +25,23 @@ pub fn artifact(name: &str) -> PathBuf {
     p
 }
 
+/// Builds the C program `src` (relative to the repository root) into `exe` with `$CC` (default
+/// `cc`) `-O2 -Wall -Werror`, our `include/` on the path, and `libs` (libraries, linker options)
+/// after the source; asserts that it built.
+pub fn build_c(src: &str, exe: &Path, libs: &[&str]) {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = Command::new(&cc)
+        .args(["-O2", "-Wall", "-Werror", "-I"])
+        .arg(root().join("include"))
+        .arg("-o")
+        .arg(exe)
+        .arg(root().join(src))
+        .args(libs)
+        .output()
+        .unwrap_or_else(|e| panic!("running {cc}: {e}"));
+    assert!(out.status.success(), "building {src} failed:\n{}", text(&out.stderr));
+}
+
 /// Our library, target/release/libamdhip64.so.
 pub fn ours() -> PathBuf {
     artifact("libamdhip64.so")

@@ -134,6 +134,9 @@ pub struct DeviceStreams {
     pub next: Mutex<[usize; 3]>,
     /// Every live non-null stream of the device.
     pub streams: Mutex<Vec<Weak<Stream>>>,
+    /// The live proxy streams of the device ([`Runtime::stream_proxy`]), also in `streams`:
+    /// their work is null-stream work of this device, which its blocking streams wait for.
+    pub proxies: Mutex<Vec<Weak<Stream>>>,
     /// Queues of their own given to streams by [`Runtime::stream_detach`], with their stream;
     /// reused once that stream is gone and the queue idle.
     pub private: Mutex<Vec<(Weak<Stream>, Arc<SdmaQueue>)>>,
@@ -198,12 +201,22 @@ impl Runtime {
         v
     }
 
+    /// Legacy default-stream order on `s`'s device: the null stream waits for every blocking
+    /// stream; a blocking stream waits for the null stream's work and for the proxies' (work of
+    /// other devices' streams on this device's memory, which clr runs on this null stream).
     fn null_stream_waits(&self, s: &Stream) -> Vec<Fence> {
         let ds = &self.streams[s.dev];
         if s.is_null {
             self.blocking_fences(s.dev)
         } else if s.blocking() {
-            ds.null.lock().as_ref().and_then(|n| n.last_fence()).into_iter().collect()
+            let mut v: Vec<Fence> = ds.null.lock().as_ref().and_then(|n| n.last_fence()).into_iter().collect();
+            let mut proxies = ds.proxies.lock();
+            if !proxies.is_empty() {
+                proxies.retain(|w| w.strong_count() > 0);
+                let others = proxies.iter().filter_map(|w| w.upgrade()).filter(|p| !std::ptr::eq(&**p, s));
+                v.extend(others.filter_map(|p| p.last_fence()).filter(|f| !f.done()));
+            }
+            v
         } else {
             vec![]
         }
@@ -272,7 +285,8 @@ impl Runtime {
     /// batch after a GPU wait for `s` (src/copy.rs, `exec_stream`). Being blocking, it keeps the
     /// order clr gives such work by running it on `dev`'s null stream (hip_memory.cpp
     /// `ihipMemcpyCommand`): after `dev`'s null-stream work so far, and before its later
-    /// null-stream work. It has a queue of its own
+    /// null-stream work and the later work of its blocking streams (`DeviceStreams::proxies`).
+    /// It has a queue of its own
     /// when `s` has (the null stream, or after an external-semaphore wait or a host function), so
     /// that a long wait on `s` holds no other stream's queue. Errors: `hipErrorOutOfMemory`.
     pub fn stream_proxy(&self, s: &Arc<Stream>, dev: usize) -> Result<Arc<Stream>, hipError_t> {
@@ -283,6 +297,7 @@ impl Runtime {
                 Some(p) => p.clone(),
                 None => {
                     let p = self.stream_create(dev, 0, s.priority)?;
+                    self.streams[dev].proxies.lock().push(Arc::downgrade(&p));
                     proxies.push(p.clone());
                     p
                 }

@@ -1,0 +1,142 @@
+/*
+ * The ordering rules of README.md "Ordering rules", one test (or more) per rule, each checking
+ * bytes. Races are forced, not hoped for: a stream is held by hipStreamWaitValue32 (an SDMA
+ * POLL_REGMEM) on a host word that the test sets when it chooses, so work that must wait is
+ * still queued behind the hold and work that may run has run. Issue 37 (a synchronous copy that
+ * read stale bytes) found the rules these tests pin down. All names start with "order_".
+ */
+#define _GNU_SOURCE
+#include "common.h"
+
+enum { N = 64 * 1024 };
+
+/* A word in pinned host memory, 0: a stream waiting on it (hold) runs nothing after the wait
+ * until release(). */
+static uint32_t *hold_word(void)
+{
+    uint32_t *w = NULL;
+    HIP_OK(hipHostMalloc((void **)&w, 64, 0));
+    __atomic_store_n(w, 0, __ATOMIC_RELEASE);
+    return w;
+}
+
+static void hold(hipStream_t s, uint32_t *w)
+{
+    HIP_OK(hipStreamWaitValue32(s, w, 1, hipStreamWaitValueGte, ~0u));
+}
+
+static void release(uint32_t *w)
+{
+    __atomic_store_n(w, 1, __ATOMIC_RELEASE);
+}
+
+/* A hipMalloc of N bytes on device dev holding pattern seed (dev left current, all done). */
+static uint8_t *dev_buf(int dev, unsigned seed)
+{
+    HIP_OK(hipSetDevice(dev));
+    uint8_t *d = dev_pattern(N, seed);
+    HIP_OK(hipDeviceSynchronize());
+    return d;
+}
+
+/* Pinned host memory of N bytes with pattern seed. */
+static uint8_t *pinned(unsigned seed)
+{
+    uint8_t *h = NULL;
+    HIP_OK(hipHostMalloc((void **)&h, N, 0));
+    pat_fill(h, N, seed);
+    return h;
+}
+
+/* hipStreamQuery(s) stays hipErrorNotReady for a while: the stream waits for held work. */
+static void check_still_waiting(hipStream_t s)
+{
+    for (int i = 0; i < 20; i++) {
+        usleep(1000);
+        CHECK_HIP(hipStreamQuery(s), hipErrorNotReady);
+    }
+}
+
+/* Rule: work of a stream on memory only another device's engines reach runs on that device as
+ * null-stream work of it (clr: that device's null stream), so a blocking stream of that device
+ * issued later waits for it. Device 1 current, hipMemcpy between two buffers of device 0 runs on
+ * device 0 after device 1's null stream (held); a blocking stream of device 0 then writes the
+ * destination: its write lands last. (Issue 37, case B: the blocking stream ran first and the
+ * held copy overwrote its bytes.) */
+TEST(order_blocking_stream_waits_for_other_device_null_stream_work_on_its_memory)
+{
+    REQUIRE_GPUS(2);
+    uint32_t *w = hold_word();
+    uint8_t *z = dev_buf(0, 1), *y = dev_buf(0, 2);
+    uint8_t *h = pinned(3), *out = malloc(N);
+    hipStream_t s1;
+    HIP_OK(hipStreamCreate(&s1)); /* device 0, blocking */
+    HIP_OK(hipSetDevice(1));
+    hold(0, w);
+    HIP_OK(hipMemcpy(z, y, N, hipMemcpyDeviceToDevice)); /* asynchronous to the host */
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipMemcpyAsync(z, h, N, hipMemcpyHostToDevice, s1));
+    check_still_waiting(s1);
+    release(w);
+    HIP_OK(hipStreamSynchronize(s1));
+    HIP_OK(hipMemcpy(out, z, N, hipMemcpyDeviceToHost));
+    CHECK_PATTERN(out, N, 3);
+    HIP_OK(hipStreamDestroy(s1));
+    free(out);
+}
+
+/* Rule: a non-blocking stream does not wait for null-stream work, that of a proxy included. */
+TEST(order_non_blocking_stream_does_not_wait_for_other_device_null_stream_work)
+{
+    REQUIRE_GPUS(2);
+    uint32_t *w = hold_word();
+    uint8_t *z = dev_buf(0, 4), *y = dev_buf(0, 5), *x = dev_buf(0, 6);
+    uint8_t *h = pinned(7), *out = malloc(N);
+    hipStream_t nb;
+    HIP_OK(hipStreamCreateWithFlags(&nb, hipStreamNonBlocking));
+    HIP_OK(hipSetDevice(1));
+    hold(0, w);
+    HIP_OK(hipMemcpy(z, y, N, hipMemcpyDeviceToDevice));
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipMemcpyAsync(x, h, N, hipMemcpyHostToDevice, nb));
+    HIP_OK(hipStreamSynchronize(nb)); /* returns while the held copy still waits */
+    HIP_OK(hipMemcpyAsync(out, x, N, hipMemcpyDeviceToHost, nb));
+    HIP_OK(hipStreamSynchronize(nb));
+    CHECK_PATTERN(out, N, 7);
+    release(w);
+    HIP_OK(hipSetDevice(1));
+    HIP_OK(hipDeviceSynchronize());
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipMemcpy(out, z, N, hipMemcpyDeviceToHost));
+    CHECK_PATTERN(out, N, 5);
+    HIP_OK(hipStreamDestroy(nb));
+    free(out);
+}
+
+/* Rule: the null stream of a device waits for that device's blocking streams, and a copy on
+ * memory of another device issued from it runs there after them. */
+TEST(order_null_stream_copy_on_other_device_memory_follows_blocking_streams)
+{
+    REQUIRE_GPUS(2);
+    uint32_t *w = hold_word();
+    uint8_t *x = dev_buf(1, 8), *h = pinned(9), *out = malloc(N);
+    hipStream_t s0;
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipStreamCreate(&s0)); /* device 0, blocking */
+    hold(s0, w);
+    HIP_OK(hipMemcpyAsync(x, h, N, hipMemcpyHostToDevice, s0)); /* held, on device 1's engines */
+    /* Device 0's null stream: a read of x must see s0's copy. Read from another thread of ours
+     * would deadlock the test, so check that it is queued behind, then release. */
+    uint8_t *pin_out = NULL;
+    HIP_OK(hipHostMalloc((void **)&pin_out, N, 0));
+    memset(pin_out, 0, N);
+    HIP_OK(hipMemcpyAsync(pin_out, x, N, hipMemcpyDeviceToHost, 0));
+    check_still_waiting(0);
+    release(w);
+    HIP_OK(hipStreamSynchronize(0));
+    CHECK_PATTERN(pin_out, N, 9);
+    HIP_OK(hipMemcpy(out, x, N, hipMemcpyDeviceToHost));
+    CHECK_PATTERN(out, N, 9);
+    HIP_OK(hipStreamDestroy(s0));
+    free(out);
+}

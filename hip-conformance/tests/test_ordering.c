@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include "common.h"
 
+#include <pthread.h>
+
 enum { N = 64 * 1024 };
 
 /* A word in pinned host memory, 0: a stream waiting on it (hold) runs nothing after the wait
@@ -138,5 +140,132 @@ TEST(order_null_stream_copy_on_other_device_memory_follows_blocking_streams)
     HIP_OK(hipMemcpy(out, x, N, hipMemcpyDeviceToHost));
     CHECK_PATTERN(out, N, 9);
     HIP_OK(hipStreamDestroy(s0));
+    free(out);
+}
+
+/* Rule: the legacy null stream orders work within one device only (CUDA): device 0's null
+ * stream does not wait for device 1's. */
+TEST(order_null_streams_of_two_devices_are_independent)
+{
+    REQUIRE_GPUS(2);
+    uint32_t *w = hold_word();
+    uint8_t *x = dev_buf(0, 10), *h = pinned(11), *out = malloc(N);
+    HIP_OK(hipSetDevice(1));
+    hold(0, w);
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipMemcpy(x, h, N, hipMemcpyHostToDevice)); /* returns: device 1 is not waited for */
+    HIP_OK(hipMemcpy(out, x, N, hipMemcpyDeviceToHost));
+    CHECK_PATTERN(out, N, 11);
+    HIP_OK(hipSetDevice(1));
+    CHECK_HIP(hipStreamQuery(0), hipErrorNotReady);
+    release(w);
+    HIP_OK(hipDeviceSynchronize());
+    free(out);
+}
+
+/* A thread that sets the hold word after `ms` milliseconds, and says when it did. */
+struct releaser {
+    uint32_t *w;
+    int ms;
+    atomic_int released;
+    pthread_t t;
+};
+
+static void *release_later(void *arg)
+{
+    struct releaser *r = arg;
+    usleep(r->ms * 1000);
+    atomic_store(&r->released, 1);
+    release(r->w);
+    return NULL;
+}
+
+static void release_after(struct releaser *r, uint32_t *w, int ms)
+{
+    r->w = w;
+    r->ms = ms;
+    atomic_store(&r->released, 0);
+    REQUIRE(pthread_create(&r->t, NULL, release_later, r) == 0);
+}
+
+/* Rule: hipMemcpy between two buffers of one device returns once queued (clr, CUDA); a later
+ * synchronous hipMemcpy to the host on the same null stream returns once everything before it
+ * is done, so it sees the copy. The null stream is held: the first call must return while held,
+ * the second only after the release, with the copied bytes. */
+TEST(order_sync_d2h_sees_an_earlier_host_async_d2d)
+{
+    uint32_t *w = hold_word();
+    uint8_t *x = dev_buf(0, 12), *y = dev_buf(0, 13), *out = malloc(N);
+    struct releaser r;
+    hold(0, w);
+    release_after(&r, w, 100);
+    HIP_OK(hipMemcpy(x, y, N, hipMemcpyDeviceToDevice));
+    CHECK(!atomic_load(&r.released)); /* returned while held */
+    HIP_OK(hipMemcpy(out, x, N, hipMemcpyDeviceToHost));
+    CHECK(atomic_load(&r.released));
+    CHECK_PATTERN(out, N, 13);
+    pthread_join(r.t, NULL);
+    free(out);
+}
+
+/* The same, the copy issued with the other device current (it runs on the buffers' device):
+ * the read issued from that device's side or from the issuing device sees it. (Issue 37,
+ * case A's shape: peer access toggled between the copy and the read.) */
+TEST(order_sync_d2h_sees_an_earlier_d2d_issued_from_another_device)
+{
+    REQUIRE_GPUS(2);
+    uint32_t *w = hold_word();
+    uint8_t *x = dev_buf(1, 14), *y = dev_buf(1, 15), *out = malloc(N);
+    struct releaser r;
+    int p2p = 0;
+    HIP_OK(hipDeviceCanAccessPeer(&p2p, 0, 1));
+    HIP_OK(hipSetDevice(0));
+    if (p2p)
+        HIP_OK(hipDeviceEnablePeerAccess(1, 0));
+    hold(0, w);
+    release_after(&r, w, 100);
+    HIP_OK(hipMemcpy(x, y, N, hipMemcpyDeviceToDevice));
+    CHECK(!atomic_load(&r.released));
+    if (p2p) {
+        HIP_OK(hipDeviceDisablePeerAccess(1));
+        HIP_OK(hipDeviceEnablePeerAccess(1, 0));
+    }
+    HIP_OK(hipMemcpy(out, x, N, hipMemcpyDeviceToHost));
+    CHECK(atomic_load(&r.released));
+    CHECK_PATTERN(out, N, 15);
+    pthread_join(r.t, NULL);
+    HIP_OK(hipSetDevice(1));
+    memset(out, 0, N);
+    HIP_OK(hipMemcpy(out, x, N, hipMemcpyDeviceToHost));
+    CHECK_PATTERN(out, N, 15);
+    if (p2p) {
+        HIP_OK(hipSetDevice(0));
+        HIP_OK(hipDeviceDisablePeerAccess(1));
+    }
+    free(out);
+}
+
+/* Rule: hipDeviceDisablePeerAccess waits for the runtime's copies that use the mapping, then
+ * unmaps: a peer copy queued (and held) before the disable completes with the right bytes. */
+TEST(order_peer_disable_waits_for_a_queued_peer_copy)
+{
+    REQUIRE_GPUS(2);
+    int p2p = 0;
+    HIP_OK(hipDeviceCanAccessPeer(&p2p, 0, 1));
+    if (!p2p)
+        SKIP("no peer access between devices 0 and 1");
+    uint32_t *w = hold_word();
+    uint8_t *src = dev_buf(0, 16), *dst = dev_buf(1, 17), *out = malloc(N);
+    struct releaser r;
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipDeviceEnablePeerAccess(1, 0));
+    hold(0, w);
+    release_after(&r, w, 100);
+    HIP_OK(hipMemcpyPeerAsync(dst, 1, src, 0, N, 0)); /* after the hold: direct, 0 → 1 */
+    HIP_OK(hipDeviceDisablePeerAccess(1));
+    CHECK(atomic_load(&r.released));
+    HIP_OK(hipMemcpy(out, dst, N, hipMemcpyDeviceToHost));
+    CHECK_PATTERN(out, N, 16);
+    pthread_join(r.t, NULL);
     free(out);
 }

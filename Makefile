@@ -57,10 +57,12 @@ asan: build
 	@$(CONF) asan
 
 ## rustfmt and clippy over the workspace, every target, warnings as errors (run by .ci/run
-## after `make asan`; a newer toolchain may bring new lints).
+## after `make asan`; a newer toolchain may bring new lints), and the runtime's layers: no file of
+## src/ imports a layer above its own, no circle of more than 3 files (tools/layers).
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	tools/layers --check
 
 ## The long fuzz run of the C ABI (hip-conformance/reliability/fuzz.c; `make test` runs a short
 ## one): FUZZ_CALLS API calls (default 1000000) per run, each seed of FUZZ_SEEDS (1 2 3) in each

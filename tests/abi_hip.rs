@@ -1,4 +1,4 @@
-//! C ABI checks of `src/api/types.rs` with a C compiler (`$CC`, default `cc`):
+//! C ABI checks of `src/abi/types.rs` with a C compiler (`$CC`, default `cc`):
 //! - the legacy `hipDeviceProp_tR0000` against AMD's ROCm 5.2 `hipDeviceProp_t`
 //!   (`/usr/include/hip/hip_runtime_api.h`, Debian `libamdhip64-dev`), size and every field;
 //! - `hipError_t`, `hipMemcpyKind` and the flag macros against the values of the 5.2 header
@@ -11,7 +11,7 @@ use std::mem::{offset_of, size_of};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use amdhip64::api::types::*;
+use amdhip64::abi::types::*;
 
 const AMD_52_HEADER: &str = "/usr/include/hip/hip_runtime_api.h";
 const AMD_52_DRIVER_TYPES: &str = "/usr/include/hip/driver_types.h";

@@ -6,10 +6,10 @@
 
 mod common;
 
+use amdhip64::abi::types::*;
 use amdhip64::api::device::*;
 use amdhip64::api::interop::*;
 use amdhip64::api::memory::*;
-use amdhip64::api::types::*;
 use amdhip64::api::vmm::*;
 use kfd_ioctl::kfd::*;
 use std::ffi::c_void;

@@ -1,7 +1,7 @@
 //! Header drift test: regenerates `include/hip/hip_runtime_api.h` from the crate with cbindgen
-//! (configured by `cbindgen.toml`, sources = the files of `src/api/` but `rtc.rs`, prelude =
-//! `amdhip64::api::types::c_header_prelude()`) and `include/hip/hiprtc.h` (from `src/api/rtc.rs`,
-//! prelude `amdhip64::api::rtc::c_header_prelude()`), and fails if either differs from the
+//! (configured by `cbindgen.toml`, sources = the files of `src/api/` but `rtc.rs`, and
+//! `src/abi/types.rs`, prelude = `amdhip64::abi::types::c_header_prelude()`) and `include/hip/hiprtc.h` (from `src/api/rtc.rs`,
+//! prelude `amdhip64::abi::rtc::c_header_prelude()`), and fails if either differs from the
 //! committed file.
 //! `HIPKFD_BLESS=1` writes the regenerated header instead.
 
@@ -12,13 +12,18 @@ use std::path::Path;
 const RTC: &str = "rtc.rs";
 
 fn api_sources(rtc: bool) -> Vec<std::path::PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/api");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = std::fs::read_dir(root.join("src/api"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.file_name().is_some_and(|n| n != "mod.rs" && (n == RTC) == rtc))
         .collect();
-    files.sort();
+    if !rtc {
+        // The ABI types live a layer below the entry points (src/abi).
+        files.push(root.join("src/abi/types.rs"));
+    }
+    // By file name, as when every file was in src/api: cbindgen's order follows it.
+    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
     files
 }
 
@@ -41,8 +46,8 @@ fn config() -> cbindgen::Config {
 /// The header text cbindgen produces from the current sources.
 pub fn generate() -> String {
     let mut config = config();
-    config.after_includes = Some(amdhip64::api::types::c_header_prelude());
-    config.trailer = Some(amdhip64::api::types::GRAPH_NODE_PARAMS_C.to_string());
+    config.after_includes = Some(amdhip64::abi::types::c_header_prelude());
+    config.trailer = Some(amdhip64::abi::types::GRAPH_NODE_PARAMS_C.to_string());
     render(config, api_sources(false))
 }
 
@@ -55,7 +60,7 @@ pub fn generate_rtc() -> String {
          * and values. SPDX-License-Identifier: MIT\n */"
             .into(),
     );
-    config.after_includes = Some(amdhip64::api::rtc::c_header_prelude());
+    config.after_includes = Some(amdhip64::abi::rtc::c_header_prelude());
     render(config, api_sources(true))
 }
 

@@ -4,10 +4,10 @@
 //! GEM BO (DRM_IOCTL_AMDGPU_GEM_CREATE + PRIME_HANDLE_TO_FD) and a syncobj (SYNCOBJ_CREATE +
 //! HANDLE_TO_FD) on a render node of our own, through kfd-ioctl.
 
+use amdhip64::abi::types::*;
 use amdhip64::api::interop::*;
 use amdhip64::api::memory::*;
 use amdhip64::api::stream::*;
-use amdhip64::api::types::*;
 use kfd_ioctl::amdgpu::{AMDGPU_GEM_DOMAIN_GTT, AMDGPU_GEM_DOMAIN_VRAM};
 use kfd_ioctl::drm::{drm_syncobj_handle, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD};
 use kfd_ioctl::RenderNode;

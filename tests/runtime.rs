@@ -1,10 +1,10 @@
 //! Runtime tests through the C entry points, on kfd-sim (2 GPUs by default).
 
+use amdhip64::abi::types::*;
 use amdhip64::api::device::*;
 use amdhip64::api::event::*;
 use amdhip64::api::memory::*;
 use amdhip64::api::stream::*;
-use amdhip64::api::types::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;
 

@@ -1,8 +1,8 @@
 //! Leak checks: alone in their test binary, so no other test moves the counts.
 
+use amdhip64::abi::types::*;
 use amdhip64::api::device::*;
 use amdhip64::api::memory::*;
-use amdhip64::api::types::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;
 

@@ -9,9 +9,9 @@
 
 mod common;
 
+use amdhip64::abi::types::*;
 use amdhip64::api::device::*;
 use amdhip64::api::memory::*;
-use amdhip64::api::types::*;
 use amdhip64::api::vmm::*;
 use common::raw_queue::{gpu_id_of_node, host_malloc, ok, wait_word, RawQueue};
 use kfd_ioctl::{sdma, Kfd};

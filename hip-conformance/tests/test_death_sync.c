@@ -8,7 +8,7 @@
  * and syncobj fds, syncobj handles, open fds) return to their starting values; and a fresh
  * process's hipMemGetInfo shows the dead process's VRAM given back (the sim's session ledger).
  *
- * What a stream waiting on a dead process sees (src/interop.rs, src/event_page.rs):
+ * What a stream waiting on a dead process sees (src/share/interop.rs, src/share/event_page.rs):
  * - an external semaphore wait stays pending (CUDA's semantics: a syncobj has no owner whose
  *   death signals it); hipDestroyExternalSemaphore releases it, hipStreamDestroy of the waiting
  *   stream returns at once, and the process exits cleanly with the wait still pending;
@@ -580,7 +580,7 @@ static void ipc_waiter_survives(int fd, void *arg)
     HIP_OK(hipIpcCloseMemHandle(p));
     HIP_OK(hipFree(mine));
     HIP_OK(hipStreamDestroy(ws));
-    /* the link is closed; the connection to the dead recorder's fd server stays open (src/ipc.rs
+    /* the link is closed; the connection to the dead recorder's fd server stays open (src/share/ipc.rs
      * keeps one per exporter for its next request) */
     close(ev_link[1]);
     check_sync_usage_back(u0);

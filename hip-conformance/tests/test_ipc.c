@@ -826,7 +826,7 @@ TEST(hipIpcMem_no_fd_leak_10000_cycles)
 }
 
 /* The exporter keeps each exported BO's dma-buf open from hipIpcGetMemHandle until the BO is
- * freed (as the kernel keeps mem->dmabuf), at most KEEP_MAX of them (src/memory.rs
+ * freed (as the kernel keeps mem->dmabuf), at most KEEP_MAX of them (src/core/memory.rs
  * DMABUF_KEEP_MAX); past that its fd server exports per request. Handles on both sides of the
  * limit open with their data, and fail once freed. */
 #define KEEP_MAX 128

@@ -77,7 +77,7 @@ static void check_refused(hipIpcMemHandle_t h, const char *what, int i)
 }
 
 /* Sends `n` bytes as one request to the fd server of the exporter of handle h (abstract
- * socket "hipkfd-ipc-<instance hex>", src/ipc.rs) and returns whether an fd came back. */
+ * socket "hipkfd-ipc-<instance hex>", src/share/ipc.rs) and returns whether an fd came back. */
 static int raw_request(const hipIpcMemHandle_t *h, const void *req, size_t n)
 {
     const uint8_t *b = (const uint8_t *)h;
@@ -176,7 +176,7 @@ TEST(security_forged_ipc_handles_get_nothing)
             memcpy(req, &h[0], 8); /* the right magic and kind */
         CHECKF(!raw_request(&h[0], req, 1 + (size_t)i % sizeof req), "raw request %d got an fd", i);
     }
-    /* a well-formed request (magic, kind, token: src/ipc.rs) for the freed allocation gets
+    /* a well-formed request (magic, kind, token: src/share/ipc.rs) for the freed allocation gets
      * nothing; the same for the live one gets its fd (the probe works) */
     uint8_t req[24];
     memcpy(req, &h[2], 8);

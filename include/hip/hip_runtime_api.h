@@ -829,7 +829,7 @@ typedef struct hipLaunchParams_t hipLaunchParams;
 #define HIP_IPC_HANDLE_SIZE 64
 
 // Opaque array object behind [`hipArray_t`] (`typedef struct hipArray* hipArray_t;`): opaque in
-// ROCm 7's headers; hipkfd's handle points to clr's layout (src/array.rs, `ArrayObj`).
+// ROCm 7's headers; hipkfd's handle points to clr's layout (src/mem/array.rs, `ArrayObj`).
 typedef struct hipArray hipArray;
 
 // `hipArrayMapInfo` (sparse-array mapping descriptor). hipkfd has no sparse arrays, so
@@ -845,7 +845,7 @@ typedef struct hipGraphExec hipGraphExec;
 typedef struct hipGraphNode hipGraphNode;
 
 // Mipmapped array (`hipMipmappedArray`): opaque here; the object is clr's `struct
-// hipMipmappedArray` (src/array.rs `MipmapObj`).
+// hipMipmappedArray` (src/mem/array.rs `MipmapObj`).
 typedef struct hipMipmappedArray hipMipmappedArray;
 
 // Opaque user object behind [`hipUserObject_t`] (`typedef struct hipUserObject* hipUserObject_t;`).
@@ -1400,7 +1400,7 @@ typedef struct hipPointerAttribute_t {
 typedef struct ihipMemPoolHandle_t *hipMemPool_t;
 
 // `hipMemPoolPtrExportData`: 64 opaque bytes describing one pool allocation for another
-// process (hipkfd: the allocation's IPC handle, src/ipc.rs).
+// process (hipkfd: the allocation's IPC handle, src/share/ipc.rs).
 typedef struct hipMemPoolPtrExportData {
   uint8_t reserved[64];
 } hipMemPoolPtrExportData;
@@ -2554,7 +2554,7 @@ hipError_t hipGraphReleaseUserObject(hipGraph_t graph, hipUserObject_t object, u
 
 // `hipGraphAddMemAllocNode`: a node that allocates `pNodeParams->bytesize` bytes of pinned
 // device memory at an address fixed now and written to `pNodeParams->dptr`; the memory exists
-// from the node's run until a free node, `hipFreeAsync` or `hipFree` (src/graph_mem.rs). The
+// from the node's run until a free node, `hipFreeAsync` or `hipFree` (src/graph/mem.rs). The
 // devices of `accessDescs` with read or read-write access map it too. Errors:
 // `hipErrorInvalidValue` (null arguments, `bytesize` 0, `allocType` other than pinned, a location
 // or access descriptor that is not a visible device, more descriptors than devices), and as
@@ -2610,7 +2610,7 @@ hipError_t hipGraphInstantiateWithParams(hipGraphExec_t *pGraphExec,
                                          struct hipGraphInstantiateParams *instantiateParams);
 
 // `hipGraphDebugDotPrint`: writes a DOT description of `graph` (its nodes, edges and child
-// graphs; src/graph.rs `Graph::dot`) to the file at `path`, replacing it. `flags`
+// graphs; src/graph/mod.rs `Graph::dot`) to the file at `path`, replacing it. `flags`
 // (`hipGraphDebugDotFlags`, any value accepted as clr does) add no detail here. Errors:
 // `hipErrorInvalidValue` (null or unknown graph, null path), `hipErrorOperatingSystem` (the file
 // cannot be written, an empty path among others).
@@ -3249,7 +3249,7 @@ hipError_t hipMemPoolImportFromShareableHandle(hipMemPool_t *mem_pool,
 
 // `hipMemPoolExportPointer`: the 64-byte IPC description of `ptr` (an allocation of a pool,
 // or any `hipMalloc` memory, as clr allows), for `hipMemPoolImportPointer` in a process that
-// imported the pool: the handle `hipIpcGetMemHandle` gives (src/ipc.rs). Errors (clr):
+// imported the pool: the handle `hipIpcGetMemHandle` gives (src/share/ipc.rs). Errors (clr):
 // `hipErrorInvalidValue` (null arguments), `hipErrorOutOfMemory` (not device memory of this
 // process).
 hipError_t hipMemPoolExportPointer(struct hipMemPoolPtrExportData *export_data, void *ptr);
@@ -3642,7 +3642,7 @@ hipError_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(int *gridSize,
                                                             unsigned int flags);
 
 // `hipDeviceCanAccessPeer`: `*canAccessPeer` = 1 when `deviceId` can map `peerDeviceId`'s
-// memory (a direct xGMI or PCIe P2P link in the KFD topology; src/peer.rs explains why links
+// memory (a direct xGMI or PCIe P2P link in the KFD topology; src/share/peer.rs explains why links
 // that libhsakmt would invent do not count), else 0; a device and itself → 0 (checked before
 // the ordinals, as clr does). Errors: `hipErrorInvalidValue` (null), `hipErrorInvalidDevice`.
 hipError_t hipDeviceCanAccessPeer(int *canAccessPeer, int deviceId, int peerDeviceId);
@@ -3692,7 +3692,7 @@ hipError_t hipDeviceGetP2PAttribute(int *value,
 // the host, as clr's `hipMemcpyPeer` and CUDA's `cudaMemcpyPeer` are (hip-tests
 // `Unit_hipMemcpyPeer_Positive_Synchronization_Behavior`). Runs on an SDMA engine of
 // the source device (xGMI engine over xGMI), through host staging when no peer mapping exists
-// (src/peer.rs). Size 0 succeeds. Errors: `hipErrorInvalidDevice` (device ordinals),
+// (src/share/peer.rs). Size 0 succeeds. Errors: `hipErrorInvalidDevice` (device ordinals),
 // `hipErrorInvalidValue` (null pointers, ranges past an allocation), `hipErrorIllegalAddress`.
 hipError_t hipMemcpyPeer(void *dst,
                          int dstDevice,
@@ -3753,7 +3753,7 @@ hipError_t hipStreamQuery(hipStream_t stream);
 
 // `hipStreamWaitEvent`: later work on `stream` waits (on the GPU, POLL_REGMEM) for the event's
 // last record. A never-recorded event is a no-op. An event recorded in a stream capture in
-// progress makes `stream` join that capture instead (src/graph.rs; its next captured work
+// progress makes `stream` join that capture instead (src/graph/mod.rs; its next captured work
 // depends on what preceded the record, `flags` unchecked as clr). `flags` must be 0
 // (`hipErrorInvalidValue`); null or unknown event: `hipErrorInvalidHandle`.
 hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags);

@@ -125,7 +125,7 @@ hiprtcResult hiprtcAddNameExpression(hiprtcProgram prog, const char *name_expres
 // `hiprtcResult hiprtcCompileProgram(hiprtcProgram prog, int numOptions, const char** options)`:
 // compiles to a code object for `--offload-arch=gfx...` (or `--gpu-architecture=`), else for the
 // current device; options are clang's (`-D`, `-I`, `-std=`, `-O`, `-ffast-math`, ...). Takes
-// seconds: it runs the installed HIP clang (`crate::rtc`). Errors:
+// seconds: it runs the installed HIP clang (`kernels::rtc`). Errors:
 // `HIPRTC_ERROR_INVALID_PROGRAM` for a bad handle; `HIPRTC_ERROR_INVALID_INPUT` for
 // `numOptions < 0` or a null option; `HIPRTC_ERROR_COMPILATION` when it fails (the log says
 // why). With `-fgpu-rdc` the result is LLVM bitcode ([`hiprtcGetBitcode`]), not a code object.
@@ -218,7 +218,7 @@ hiprtcResult hiprtcLinkAddFile(hiprtcLinkState hip_link_state,
 // size_out)`: links what was added into one code object for the current device, for
 // `hipModuleLoadData`; `*bin_out` stays valid until the next call on this link or
 // [`hiprtcLinkDestroy`]. The tools' log goes to the info log buffer, or on failure to the error
-// log buffer, if [`hiprtcLinkCreate`] named them. Takes about a second (`crate::rtc::Link`).
+// log buffer, if [`hiprtcLinkCreate`] named them. Takes about a second (`kernels::rtc::Link`).
 // Errors: `HIPRTC_ERROR_INVALID_INPUT` for a null out-pointer or a bad link;
 // `HIPRTC_ERROR_LINKING` when the link fails (nothing added, no device, a tool failed).
 hiprtcResult hiprtcLinkComplete(hiprtcLinkState hip_link_state, void **bin_out, size_t *size_out);

@@ -1,15 +1,17 @@
 //! Arrays and driver-style copies (clr `hip_memory.cpp`: `hipMallocArray` … `hipArrayDestroy`,
 //! `hipMemcpy*Array*`, `hipMemcpyAtoH`/`HtoA`, `hipMemcpyParam2D`, `hipDrvMemcpy3D`;
 //! `hip_texture.cpp`: `hipCreateChannelDesc`, `hipGetChannelDesc`). An array is linear pitched
-//! VRAM (src/array.rs); every copy here becomes one pitched block copy (src/copy.rs
+//! VRAM (src/mem/array.rs); every copy here becomes one pitched block copy (src/core/copy.rs
 //! `memcpy_3d`).
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::*;
 use crate::api::common::{api, check, read_in, rocm5_caller, rt_dev, stream_of, write_out};
 use crate::api::memory::{max_pitch, memory_type_from_caller, pitched};
-use crate::api::types::*;
-use crate::array::{array_block, ArrayObj, MipmapObj};
-use crate::copy::{check_kind, Block};
-use crate::runtime::{runtime, Runtime};
+use crate::core::copy::{check_kind, Block};
+use crate::core::runtime::{runtime, Runtime};
+use crate::mem::array::{array_block, ArrayObj, MipmapObj};
 use kfd_ioctl::sdma;
 use std::ffi::{c_int, c_uint, c_void};
 

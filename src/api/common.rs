@@ -1,11 +1,13 @@
 //! What every entry point shares: the result plumbing (last error, panics never cross the FFI),
 //! the current device, and handle look-ups for streams and events.
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::{hipError_t, hipEvent_t, hipStream_t};
 use crate::api::error::set_last_error;
-use crate::api::types::{hipError_t, hipEvent_t, hipStream_t};
-use crate::event::Event;
-use crate::runtime::{runtime, Runtime};
-use crate::stream::Stream;
+use crate::core::event::Event;
+use crate::core::runtime::{runtime, Runtime};
+use crate::core::stream::Stream;
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -23,6 +25,8 @@ pub fn api(f: impl FnOnce() -> Result<(), hipError_t>) -> hipError_t {
 }
 
 /// `Err(hipErrorInvalidValue)` unless `cond`.
+pub use crate::abi::ffi::{read_in, slice_in};
+
 pub fn check(cond: bool) -> Result<(), hipError_t> {
     if cond {
         Ok(())
@@ -40,26 +44,6 @@ pub fn write_out<T>(p: *mut T, v: T) -> Result<(), hipError_t> {
     // (the HIP API contract); unaligned writes are tolerated.
     unsafe { p.write_unaligned(v) };
     Ok(())
-}
-
-/// Reads a `T` through an in-pointer. Errors: `hipErrorInvalidValue` when it is null.
-/// (Safe by the FFI contract: every caller passes a pointer it got from C.)
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn read_in<T>(p: *const T) -> Result<T, hipError_t> {
-    check(!p.is_null())?;
-    // SAFETY: non-null in-pointer from the caller, who promises it points to a readable `T`
-    // (the HIP API contract); unaligned reads are tolerated.
-    Ok(unsafe { p.read_unaligned() })
-}
-
-/// The `n` elements an in-pointer points to. Errors: `hipErrorInvalidValue` when it is null.
-/// (Safe by the FFI contract, as [`read_in`]; `T` must be a plain C struct, aligned as C aligns it.)
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn slice_in<'a, T>(p: *const T, n: usize) -> Result<&'a [T], hipError_t> {
-    check(!p.is_null() && p.is_aligned())?;
-    // SAFETY: non-null, aligned array of `n` elements from the caller (HIP API contract), only
-    // read during the call.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
 /// Writes `v` to the array the out-pointer `p` points to, element by element (unaligned).
@@ -111,7 +95,7 @@ pub fn rocm5_caller() -> bool {
         let major = name.rsplit_once(".so.").and_then(|(_, v)| v.split('.').next()?.parse::<u32>().ok());
         let rocm5 = major.is_some_and(|m| m <= 5);
         if rocm5 {
-            crate::log::hipkfd_log!("loaded as {name}: the ROCm 5 ABI where it differs from ROCm 7's");
+            crate::core::log::hipkfd_log!("loaded as {name}: the ROCm 5 ABI where it differs from ROCm 7's");
         }
         rocm5
     })

@@ -2,11 +2,13 @@
 //! context is its device: `hipCtx_t` names a device's primary context (`peer::ctx_handle`), and
 //! each thread has a stack of them. Pushing or setting a context makes its device current;
 //! popping makes the new top's device current (CUDA's rule; clr leaves the device as it was).
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::*;
 use crate::api::common::{api, check, set_current_device, write_out};
 use crate::api::peer::{ctx_device, ctx_handle};
-use crate::api::types::*;
-use crate::runtime::runtime;
+use crate::core::runtime::runtime;
 use std::cell::RefCell;
 use std::ffi::{c_int, c_uint};
 

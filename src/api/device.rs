@@ -1,14 +1,16 @@
 //! Device management (HIP "Device Management" group; clr `hip_device.cpp`,
 //! `hip_device_runtime.cpp`): init, counting and selecting devices, properties, attributes,
 //! memory info, versions, synchronize and reset.
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::*;
 use crate::api::common::{
     all_streams, api, check, cstr_in, current_device, read_in, rt_dev, set_current_device, stream_take, write_out,
     write_slice,
 };
-use crate::api::device_props;
-use crate::api::types::*;
-use crate::runtime::runtime;
+use crate::core::device_props;
+use crate::core::runtime::runtime;
 use std::ffi::{c_char, c_int, c_uint};
 
 /// `hipInit`: initialises the runtime. `flags` must be 0 (`hipErrorInvalidValue`);
@@ -98,10 +100,10 @@ pub extern "C" fn hipDeviceReset() -> hipError_t {
         rt.mipmap_reset(d);
         for a in rt.allocs.all() {
             match a.kind {
-                crate::memory::MemKind::Device | crate::memory::MemKind::External if a.owner == d => {
+                crate::core::memory::MemKind::Device | crate::core::memory::MemKind::External if a.owner == d => {
                     rt.mem_free(a.base)?
                 }
-                crate::memory::MemKind::Array if a.owner == d => rt.free_synced(a.base)?,
+                crate::core::memory::MemKind::Array if a.owner == d => rt.free_synced(a.base)?,
                 _ => {}
             }
         }
@@ -261,7 +263,7 @@ pub extern "C" fn hipDeviceGetUuid(uuid: *mut hipUUID, device: hipDevice_t) -> h
 
 /// The PCI address of device `d` as clr prints it: `%04x:%02x:%02x.%01x` (domain, bus,
 /// device, function).
-fn pci_bus_id(d: &crate::device::Device) -> String {
+fn pci_bus_id(d: &crate::core::device::Device) -> String {
     let (domain, bus, dev, func) = d.topo.node.pci_location();
     format!("{domain:04x}:{bus:02x}:{dev:02x}.{func:x}")
 }
@@ -395,7 +397,7 @@ pub extern "C" fn hipChooseDevice(device: *mut c_int, properties: *const hipDevi
 }
 
 /// The current device's settings.
-fn config() -> Result<parking_lot::MutexGuard<'static, crate::device::DeviceConfig>, hipError_t> {
+fn config() -> Result<parking_lot::MutexGuard<'static, crate::core::device::DeviceConfig>, hipError_t> {
     let (rt, d) = rt_dev()?;
     Ok(rt.devices[d].config.lock())
 }

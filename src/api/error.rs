@@ -8,12 +8,14 @@
 //! `hipGetLastError` returns it and resets it to `hipSuccess`, `hipPeekAtLastError` only
 //! returns it. Name and description strings are clr's, byte for byte, including its fallbacks
 //! (codes without a case → `"hipErrorUnknown"` / `"unknown error"`).
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 #![allow(non_snake_case)]
 
 use std::cell::Cell;
 use std::ffi::{c_char, CStr};
 
-use super::types::hipError_t;
+use crate::abi::types::hipError_t;
 
 thread_local! {
     static LAST_ERROR: Cell<hipError_t> = const { Cell::new(hipError_t::hipSuccess) };

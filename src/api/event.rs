@@ -1,7 +1,9 @@
 //! Event management (HIP "Event Management" group; clr `hip_event.cpp`).
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::*;
 use crate::api::common::{api, check, event_handle, event_of, event_take, rt_dev, stream_of, write_out};
-use crate::api::types::*;
 use std::ffi::c_uint;
 use std::sync::Arc;
 

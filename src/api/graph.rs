@@ -1,13 +1,15 @@
 //! Graph management and stream capture (HIP "Graph Management" and "Stream Capture" groups; clr
 //! `hip_graph.cpp`). Error codes follow clr and AMD's hip-tests (`catch/unit/graph/`): nearly
 //! every bad argument (null or unknown graph, node, executable graph, event) is
-//! `hipErrorInvalidValue`. The core is src/graph.rs.
+//! `hipErrorInvalidValue`. The core is src/graph/mod.rs.
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::*;
 use crate::api::common::{api, check, event_of, read_in, rt_dev, slice_in, stream_of, write_out, write_slice, Handles};
-use crate::api::types::*;
-use crate::event::Event;
+use crate::core::event::Event;
+use crate::core::memory::MemKind;
 use crate::graph::{self, CParams, Exec, Graph, Node, Op};
-use crate::memory::MemKind;
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
@@ -80,7 +82,7 @@ fn fill_nodes(out: *mut hipGraphNode_t, num: *mut usize, nodes: &[Arc<Node>]) ->
 fn memcpy_op(p: *const hipMemcpy3DParms) -> Result<Op, hipError_t> {
     let p = read_in(p)?;
     let (dst, src, block) = crate::api::memory::memcpy_3d_args(&p)?;
-    crate::copy::check_kind(p.kind)?;
+    crate::core::copy::check_kind(p.kind)?;
     Ok(Op::Memcpy3D { parms: CParams(p), dst, src, block })
 }
 
@@ -188,14 +190,14 @@ fn host_op(p: *const hipHostNodeParams) -> Result<Op, hipError_t> {
 /// params or `func`, both `kernelParams` and `extra`, a malformed `extra`, an empty grid or block,
 /// a block over `maxThreadsPerBlock`, too much dynamic LDS, no arguments for a kernel that has
 /// some), `hipErrorInvalidDeviceFunction` (unknown kernel), `hipErrorNoBinaryForGpu`, the launch
-/// checks' codes ([`crate::module::validate_launch`]), `hipErrorInvalidConfiguration` (grid ×
+/// checks' codes ([`crate::kernels::module::validate_launch`]), `hipErrorInvalidConfiguration` (grid ×
 /// block past 32 bits in a dimension).
 fn kernel_op(p: *const hipKernelNodeParams) -> Result<Op, hipError_t> {
     let p = read_in(p)?;
     check(!p.func.is_null())?;
     let f = crate::api::module::host_function(p.func)?;
     check(p.kernelParams.is_null() || p.extra.is_null())?;
-    let d = crate::module::LaunchDims {
+    let d = crate::kernels::module::LaunchDims {
         grid: [p.gridDim.x, p.gridDim.y, p.gridDim.z],
         block: [p.blockDim.x, p.blockDim.y, p.blockDim.z],
         shared: p.sharedMemBytes as usize,
@@ -205,19 +207,19 @@ fn kernel_op(p: *const hipKernelNodeParams) -> Result<Op, hipError_t> {
     let (rt, dev) = rt_dev()?;
     let props = &rt.devices[dev].props;
     check(d.threads() <= props.maxThreadsPerBlock as u64)?;
-    crate::module::validate_launch(&f, props, &d, !p.kernelParams.is_null() || !p.extra.is_null())?;
+    crate::kernels::module::validate_launch(&f, props, &d, !p.kernelParams.is_null() || !p.extra.is_null())?;
     if (0..3).any(|i| work(i) > u32::MAX as u64) {
         return Err(hipError_t::hipErrorInvalidConfiguration);
     }
     let args = if !p.kernelParams.is_null() {
-        crate::aql::Args::Params(p.kernelParams)
+        crate::kernels::aql::Args::Params(p.kernelParams)
     } else if !p.extra.is_null() {
         crate::api::module::extra_args(p.extra)?
     } else {
-        crate::aql::Args::None
+        crate::kernels::aql::Args::None
     };
-    let arch = crate::api::device_props::arch_name(props);
-    Ok(Op::Kernel(Arc::new(crate::aql::KernelNode::new(f, p, args, &arch)?)))
+    let arch = crate::core::device_props::arch_name(props);
+    Ok(Op::Kernel(Arc::new(crate::kernels::aql::KernelNode::new(f, p, args, &arch)?)))
 }
 
 /// Adds a node made by `op` to `graph` after `pDependencies[numDependencies]` and writes its
@@ -1570,7 +1572,7 @@ pub extern "C" fn hipGraphReleaseUserObject(graph: hipGraph_t, object: hipUserOb
 
 /// `hipGraphAddMemAllocNode`: a node that allocates `pNodeParams->bytesize` bytes of pinned
 /// device memory at an address fixed now and written to `pNodeParams->dptr`; the memory exists
-/// from the node's run until a free node, `hipFreeAsync` or `hipFree` (src/graph_mem.rs). The
+/// from the node's run until a free node, `hipFreeAsync` or `hipFree` (src/graph/mem.rs). The
 /// devices of `accessDescs` with read or read-write access map it too. Errors:
 /// `hipErrorInvalidValue` (null arguments, `bytesize` 0, `allocType` other than pinned, a location
 /// or access descriptor that is not a visible device, more descriptors than devices), and as
@@ -1589,7 +1591,7 @@ pub extern "C" fn hipGraphAddMemAllocNode(
         write_out(pNodeParams, p)?;
         check(p.bytesize != 0 && p.poolProps.allocType == hipMemAllocationType::hipMemAllocationTypePinned)?;
         let dev = crate::api::mempool::location_device(&p.poolProps.location)?;
-        let rt = crate::runtime::runtime()?;
+        let rt = crate::core::runtime::runtime()?;
         check(p.accessDescCount <= rt.devices.len())?;
         let mut access = vec![];
         let descs = if p.accessDescCount == 0 { &[][..] } else { slice_in(p.accessDescs, p.accessDescCount)? };
@@ -1637,7 +1639,7 @@ pub extern "C" fn hipGraphAddMemFreeNode(
         return hipError_t::hipErrorInvalidValue;
     }
     add_node(pGraphNode, graph, pDependencies, numDependencies, || {
-        let rt = crate::runtime::runtime()?;
+        let rt = crate::core::runtime::runtime()?;
         let a = rt.graph_mem_node(dev_ptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
         check(!a.freed_by_node.swap(true, std::sync::atomic::Ordering::Relaxed))?;
         Ok(Op::MemFree(a.va))
@@ -1658,8 +1660,8 @@ pub extern "C" fn hipGraphMemFreeNodeGetParams(node: hipGraphNode_t, dev_ptr: *m
 }
 
 /// The device argument of the graph-memory device calls. Errors: `hipErrorInvalidDevice`.
-fn graph_mem_dev(device: c_int) -> Result<(&'static crate::runtime::Runtime, usize), hipError_t> {
-    let rt = crate::runtime::runtime()?;
+fn graph_mem_dev(device: c_int) -> Result<(&'static crate::core::runtime::Runtime, usize), hipError_t> {
+    let rt = crate::core::runtime::runtime()?;
     Ok((rt, rt.device(device)?.ordinal))
 }
 
@@ -1746,7 +1748,7 @@ pub extern "C" fn hipGraphInstantiateWithParams(
 }
 
 /// `hipGraphDebugDotPrint`: writes a DOT description of `graph` (its nodes, edges and child
-/// graphs; src/graph.rs `Graph::dot`) to the file at `path`, replacing it. `flags`
+/// graphs; src/graph/mod.rs `Graph::dot`) to the file at `path`, replacing it. `flags`
 /// (`hipGraphDebugDotFlags`, any value accepted as clr does) add no detail here. Errors:
 /// `hipErrorInvalidValue` (null or unknown graph, null path), `hipErrorOperatingSystem` (the file
 /// cannot be written, an empty path among others).

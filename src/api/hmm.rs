@@ -1,19 +1,21 @@
 //! Managed memory (HIP "Managed Memory" group; clr `hip_hmm.cpp`). Managed memory is coherent
-//! system memory mapped on the CPU and every GPU at one address (src/memory.rs,
+//! system memory mapped on the CPU and every GPU at one address (src/core/memory.rs,
 //! `MemKind::Managed`): every access is correct without migration, so prefetch and advice move
-//! nothing; they are remembered (src/advice.rs) for `hipMemRangeGetAttribute(s)`.
+//! nothing; they are remembered (src/mem/advice.rs) for `hipMemRangeGetAttribute(s)`.
 //!
 //! With XNACK on (`HSA_XNACK=1`, `Runtime::xnack`) every GPU also reaches pageable memory
 //! (`malloc`, `mmap`) through retry faults, so advice and range attributes apply to it as to
 //! managed memory (KFD SVM ranges); without XNACK they refuse memory the runtime does not know,
 //! as CUDA does without `pageableMemoryAccess`.
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
-use crate::advice::{device_bit, PageAdvice, RangeAdvice, INVALID_DEVICE};
+use crate::abi::types::*;
 use crate::api::common::{api, check, read_in, rt_dev, stream_of, write_out};
-use crate::api::types::*;
-use crate::memory::MemKind;
-use crate::runtime::runtime;
-use crate::va::pages_mapped;
+use crate::core::memory::MemKind;
+use crate::core::runtime::runtime;
+use crate::core::va::pages_mapped;
+use crate::mem::advice::{device_bit, PageAdvice, RangeAdvice, INVALID_DEVICE};
 use std::ffi::{c_int, c_uint, c_void};
 
 /// `hipMallocManaged`: `size` bytes of managed memory. Errors (clr): `hipErrorInvalidValue`
@@ -79,7 +81,7 @@ pub extern "C" fn hipMemPrefetchAsync(
             }
         }
         if managed {
-            rt.advice.update(dev_ptr as u64, count as u64, |a| a.last_prefetch = device);
+            rt.advice().update(dev_ptr as u64, count as u64, |a| a.last_prefetch = device);
         }
         Ok(())
     })
@@ -125,7 +127,7 @@ pub extern "C" fn hipMemAdvise(
             M::hipMemAdviseSetCoarseGrain => &|a| a.coarse = true,
             _ => &|a| a.coarse = false,
         };
-        rt.advice.update(dev_ptr as u64, count as u64, set);
+        rt.advice().update(dev_ptr as u64, count as u64, set);
         Ok(())
     })
 }
@@ -197,7 +199,7 @@ pub extern "C" fn hipMemRangeGetAttribute(
             return write_out(data as *mut c_int, if fine { 0 } else { 1 });
         }
         check(advised)?;
-        let r = rt.advice.query(dev_ptr as u64, count as u64);
+        let r = rt.advice().query(dev_ptr as u64, count as u64);
         write_attr(data, data_size, attribute, &r, rt.devices.len())
     })
 }
@@ -222,7 +224,7 @@ pub extern "C" fn hipMemRangeGetAttributes(
         let rt = runtime()?;
         // clr: only for memory it allocated, even with XNACK.
         check(rt.allocs.find(dev_ptr as u64).is_some_and(|a| a.kind == MemKind::Managed))?;
-        let r = rt.advice.query(dev_ptr as u64, count as u64);
+        let r = rt.advice().query(dev_ptr as u64, count as u64);
         for i in 0..num_attributes {
             let d = read_in(data.wrapping_add(i) as *const *mut c_void)?;
             let size = read_in(data_sizes.wrapping_add(i) as *const usize)?;

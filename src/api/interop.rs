@@ -1,6 +1,6 @@
 //! External resource interoperability (HIP "External Resource Interoperability" group; clr
 //! `hip_memory.cpp`): dma-buf memory and DRM syncobj semaphores shared with other Linux GPU
-//! APIs. How they work, and what differs from stock ROCm, is in `crate::interop`.
+//! APIs. How they work, and what differs from stock ROCm, is in `crate::share::interop`.
 //!
 //! # ROCm 5.2 binaries
 //! The descriptors are read field by field at their offsets, never as whole structs: the
@@ -10,10 +10,12 @@
 //! bytes, not 72 and 144. A binary built against the 5.2 header links `libamdhip64.so.5`; when
 //! this library was loaded under a `.so.5` (or older) name (`dladdr`), those calls use the 5.2
 //! layout, else ROCm 6/7's.
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::*;
 use crate::api::common::{api, check, rocm5_caller, rt_dev, stream_of, write_out};
-use crate::api::types::*;
-use crate::interop::ExternalSemaphore;
+use crate::share::interop::ExternalSemaphore;
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::Arc;
 
@@ -151,7 +153,7 @@ fn sem_call(
     params: *const c_void,
     n: c_uint,
     stream: hipStream_t,
-    run: impl FnOnce(&[Arc<ExternalSemaphore>], &[u64], &Arc<crate::stream::Stream>) -> Result<(), hipError_t>,
+    run: impl FnOnce(&[Arc<ExternalSemaphore>], &[u64], &Arc<crate::core::stream::Stream>) -> Result<(), hipError_t>,
 ) -> hipError_t {
     api(|| {
         check(!sems.is_null() && !params.is_null())?;
@@ -189,7 +191,7 @@ pub extern "C" fn hipSignalExternalSemaphoresAsync(
     stream: hipStream_t,
 ) -> hipError_t {
     sem_call(extSemArray, paramsArray as *const c_void, numExtSems, stream, |sems, values, s| {
-        crate::runtime::runtime()?.ext_sem_signal(sems, values, s)
+        crate::core::runtime::runtime()?.ext_sem_signal(sems, values, s)
     })
 }
 
@@ -206,7 +208,7 @@ pub extern "C" fn hipWaitExternalSemaphoresAsync(
     stream: hipStream_t,
 ) -> hipError_t {
     sem_call(extSemArray, paramsArray as *const c_void, numExtSems, stream, |sems, values, s| {
-        crate::runtime::runtime()?.ext_sem_wait(sems, values, s)
+        crate::core::runtime::runtime()?.ext_sem_wait(sems, values, s)
     })
 }
 

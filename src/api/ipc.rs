@@ -1,10 +1,12 @@
 //! Inter-process communication (HIP "Device Memory Access" IPC functions; clr `hip_memory.cpp`,
 //! `hip_event_ipc.cpp`): memory and event handles passed by value between processes. How handles
-//! work, and what the two processes must share, is in `crate::ipc`.
+//! work, and what the two processes must share, is in `crate::share::ipc`.
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::*;
 use crate::api::common::{api, check, current_device, event_handle, event_of, rt_dev, write_out};
-use crate::api::types::*;
-use crate::ipc::{Handle, KIND_EVENT, KIND_MEM};
+use crate::share::ipc::{Handle, KIND_EVENT, KIND_MEM};
 use std::ffi::{c_uint, c_void};
 use std::sync::Arc;
 

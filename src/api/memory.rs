@@ -1,12 +1,14 @@
 //! Memory management (HIP "Memory Management" group; clr `hip_memory.cpp`): allocation, copies,
 //! fills, pointer queries.
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::*;
 use crate::api::common::{api, check, read_in, rocm5_caller, rt_dev, slice_in, stream_of, write_out};
-use crate::api::types::*;
-use crate::copy::Block;
+use crate::core::copy::Block;
+use crate::core::memory::{Backing, MemKind, HOST_MALLOC_FLAGS};
+use crate::core::runtime::runtime;
 use crate::graph::{check_sync_copy, check_unsafe_call, CParams, Op};
-use crate::memory::{Backing, MemKind, HOST_MALLOC_FLAGS};
-use crate::runtime::runtime;
 use kfd_ioctl::sdma;
 use std::ffi::{c_int, c_uint, c_void};
 
@@ -168,7 +170,7 @@ fn memcpy(
             check_sync_copy()?;
             return rt.memcpy(dst as u64, src as u64, size as u64, kind, &s, true);
         }
-        crate::copy::check_kind(kind)?;
+        crate::core::copy::check_kind(kind)?;
         rt.enqueue(&s, Op::Memcpy { dst: dst as u64, src: src as u64, len: size as u64, kind })
     })
 }
@@ -735,7 +737,7 @@ fn memcpy_2d(
     sync: bool,
 ) -> hipError_t {
     api(|| {
-        crate::copy::check_kind(kind)?;
+        crate::core::copy::check_kind(kind)?;
         let (rt, _) = rt_dev()?;
         // clr hipMemcpy2DValidateParams: a bad stream is hipErrorInvalidValue here.
         let s = stream_of(rt, stream).map_err(|_| hipError_t::hipErrorInvalidValue)?;
@@ -846,7 +848,7 @@ fn memcpy_3d(p: *const hipMemcpy3DParms, stream: hipStream_t, sync: bool) -> hip
         let p = read_in(p)?;
         if !p.srcArray.is_null() || !p.dstArray.is_null() {
             memcpy_3d_check(&p)?;
-            crate::copy::check_kind(p.kind)?;
+            crate::core::copy::check_kind(p.kind)?;
             return crate::api::array::memcpy_3d_array(&p, stream, sync);
         }
         let (d, sr, b) = memcpy_3d_args(&p)?;
@@ -856,7 +858,7 @@ fn memcpy_3d(p: *const hipMemcpy3DParms, stream: hipStream_t, sync: bool) -> hip
             check_sync_copy()?;
             return rt.memcpy_3d(d, sr, b, p.kind, &s, true);
         }
-        crate::copy::check_kind(p.kind)?;
+        crate::core::copy::check_kind(p.kind)?;
         rt.enqueue(&s, Op::Memcpy3D { parms: CParams(p), dst: d, src: sr, block: b })
     })
 }
@@ -1078,7 +1080,7 @@ pub extern "C" fn hipMemGetHandleForAddressRange(
     api(|| {
         check(!handle.is_null() && !dptr.is_null() && size != 0 && flags == 0)?;
         check(handleType == hipMemRangeHandleType::hipMemRangeHandleTypeDmaBufFd)?;
-        let page = crate::va::PAGE_SIZE;
+        let page = crate::core::va::PAGE_SIZE;
         check((dptr as u64).is_multiple_of(page) && (size as u64).is_multiple_of(page))?;
         let rt = runtime()?;
         let a = rt.allocs.find(dptr as u64).ok_or(hipError_t::hipErrorInvalidValue)?;
@@ -1086,12 +1088,12 @@ pub extern "C" fn hipMemGetHandleForAddressRange(
         // A small hipMalloc is a slot of a shared block: its BO's dma-buf starts at the block, not
         // at `dptr`, and holds other allocations' bytes, so it cannot be handed out.
         let Backing::Bo(bo) = &a.backing else {
-            crate::log::hipkfd_log!("hipMemGetHandleForAddressRange: {dptr:?} is a slot of a shared block");
+            crate::core::log::hipkfd_log!("hipMemGetHandleForAddressRange: {dptr:?} is a slot of a shared block");
             return Err(hipError_t::hipErrorInvalidValue);
         };
         check(size as u64 <= a.size.next_multiple_of(page).min(bo.size))?;
         let fd = rt.kfd.export_dmabuf(bo.handle).map_err(|e| {
-            crate::log::hipkfd_log!("hipMemGetHandleForAddressRange: EXPORT_DMABUF: {e}");
+            crate::core::log::hipkfd_log!("hipMemGetHandleForAddressRange: EXPORT_DMABUF: {e}");
             hipError_t::hipErrorOutOfMemory
         })?;
         write_out(handle as *mut c_int, std::os::fd::IntoRawFd::into_raw_fd(fd))

@@ -1,13 +1,15 @@
 //! Stream-ordered memory allocation (HIP "Stream Ordered Memory Allocator" group; clr
 //! `hip_mempool.cpp`): `hipMallocAsync`, `hipFreeAsync`, memory pools. The pools are
-//! src/mempool.rs; pools and their allocations are shared between processes through a memfd and
+//! src/mem/mempool.rs; pools and their allocations are shared between processes through a memfd and
 //! IPC handles (`hipMemPoolExportToShareableHandle` … `hipMemPoolImportPointer`).
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::*;
 use crate::api::common::{api, check, read_in, rocm5_caller, rt_dev, slice_in, stream_of, write_out};
-use crate::api::types::*;
-use crate::mempool::{attr, AttrValue, MemPool};
-use crate::runtime::{runtime, Runtime};
-use crate::stream::Stream;
+use crate::core::runtime::{runtime, Runtime};
+use crate::core::stream::Stream;
+use crate::mem::mempool::{attr, AttrValue, MemPool};
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::Arc;
 
@@ -48,7 +50,7 @@ fn malloc_async(dev_ptr: *mut *mut c_void, size: usize, pool: Option<hipMemPool_
             None => rt.mempool_current(s.dev),
         };
         write_out(dev_ptr, std::ptr::null_mut())?;
-        if crate::graph_mem::capturing(&s) {
+        if crate::graph::mem::capturing(&s) {
             return write_out(dev_ptr, capture_alloc(rt, &p, size, &s)? as *mut c_void);
         }
         let base = rt.mempool_alloc(&p, size as u64, &s)?;
@@ -351,7 +353,7 @@ pub extern "C" fn hipMemPoolImportFromShareableHandle(
 
 /// `hipMemPoolExportPointer`: the 64-byte IPC description of `ptr` (an allocation of a pool,
 /// or any `hipMalloc` memory, as clr allows), for `hipMemPoolImportPointer` in a process that
-/// imported the pool: the handle `hipIpcGetMemHandle` gives (src/ipc.rs). Errors (clr):
+/// imported the pool: the handle `hipIpcGetMemHandle` gives (src/share/ipc.rs). Errors (clr):
 /// `hipErrorInvalidValue` (null arguments), `hipErrorOutOfMemory` (not device memory of this
 /// process).
 #[no_mangle]
@@ -379,8 +381,8 @@ pub extern "C" fn hipMemPoolImportPointer(
         let rt = runtime()?;
         let p = pool_of(rt, mem_pool)?;
         let data = read_in(export_data)?;
-        let h =
-            crate::ipc::Handle::parse(&data.reserved, crate::ipc::KIND_MEM).ok_or(hipError_t::hipErrorOutOfMemory)?;
+        let h = crate::share::ipc::Handle::parse(&data.reserved, crate::share::ipc::KIND_MEM)
+            .ok_or(hipError_t::hipErrorOutOfMemory)?;
         let v = rt.mempool_import_pointer(&p, &h)?;
         write_out(ptr, v as *mut c_void)
     })

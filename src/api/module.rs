@@ -4,24 +4,26 @@
 //! `__hipPopCallConfiguration`, `hipLaunchKernel`), and the module API (`hipModuleLoad*`,
 //! `hipModuleGetFunction`, `hipModuleLaunchKernel`, `hipFuncGetAttributes`, ...).
 //!
-//! Registration and module loading parse the code objects for real (src/module.rs). Every launch
+//! Registration and module loading parse the code objects for real (src/kernels/module.rs). Every launch
 //! validates its arguments with the error codes AMD's hip-tests expect (ROCm 7:
 //! `Unit_hipLaunchKernel_Negative_Parameters`, `hip_module_launch_kernel_common.hh`), then runs
-//! asynchronously on the device's AQL queue in stream order (src/aql.rs), or becomes a kernel
+//! asynchronously on the device's AQL queue in stream order (src/kernels/aql.rs), or becomes a kernel
 //! node of the stream's capture. A kernel that faults makes later synchronisation return
 //! `hipErrorIllegalAddress`, as a faulting copy does. Device globals are real: the
 //! code object's segments are loaded into device memory on first use of a symbol
 //! (`hipGetSymbolAddress`, `hipMemcpyToSymbol`, `hipModuleGetGlobal`), relocated, with their
 //! initial values.
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::*;
 use crate::api::common::{api, check, current_device, event_of, rt_dev, stream_of, write_out};
-use crate::api::types::*;
-use crate::aql::{Args, KernelNode};
-use crate::module::{
+use crate::core::runtime::{runtime, Runtime};
+use crate::kernels::aql::{Args, KernelNode};
+use crate::kernels::module::{
     registry, validate_launch, CodeObjectError, Function, Image, ImageBytes, LaunchDims, Registry, BUNDLE_MAGIC,
     COMPRESSED_MAGIC, ELF_MAGIC,
 };
-use crate::runtime::{runtime, Runtime};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::sync::Arc;
@@ -56,7 +58,7 @@ unsafe fn image_at<'a>(p: *const u8) -> Result<&'a [u8], CodeObjectError> {
     loop {
         // SAFETY: the image's headers said it is at least `len` bytes long (the contract).
         let d = unsafe { std::slice::from_raw_parts(p, len) };
-        match crate::module::image_len(d) {
+        match crate::kernels::module::image_len(d) {
             Ok(n) if n <= len => return Ok(&d[..n]),
             Ok(n) | Err(CodeObjectError::NeedMore(n)) if n > len => len = n,
             Ok(_) => unreachable!(),
@@ -150,19 +152,20 @@ pub extern "C" fn __hipRegisterFunction(
         _ => false,
     };
     if !ok {
-        crate::log::hipkfd_log!("__hipRegisterFunction({modules:p}, {hostFunction:p}) ignored");
+        crate::core::log::hipkfd_log!("__hipRegisterFunction({modules:p}, {hostFunction:p}) ignored");
     }
 }
 
 fn register_var(modules: *mut *mut c_void, var: *mut c_void, hostVar: *const c_char, size: usize) {
     let ok = match cstr(hostVar) {
-        Some(name) if !var.is_null() => registry()
-            .lock()
-            .add_var(var as usize, crate::module::Var { name: name.to_string(), size, fatbin: modules as usize }),
+        Some(name) if !var.is_null() => registry().lock().add_var(
+            var as usize,
+            crate::kernels::module::Var { name: name.to_string(), size, fatbin: modules as usize },
+        ),
         _ => false,
     };
     if !ok {
-        crate::log::hipkfd_log!("registration of device variable {var:p} ignored");
+        crate::core::log::hipkfd_log!("registration of device variable {var:p} ignored");
     }
 }
 
@@ -234,7 +237,7 @@ pub unsafe extern "C" fn __hipRegisterManagedVar(
     align: c_uint,
 ) {
     let (Some(name), false, false) = (cstr(name), pointer.is_null(), init_value.is_null() && size > 0) else {
-        crate::log::hipkfd_log!("__hipRegisterManagedVar({pointer:p}) ignored");
+        crate::core::log::hipkfd_log!("__hipRegisterManagedVar({pointer:p}) ignored");
         return;
     };
     let init: &[u8] = if size == 0 {
@@ -364,7 +367,7 @@ fn launch_device(rt: &Runtime, stream: hipStream_t, bad_stream: hipError_t) -> R
 
 /// The checks every launch shares once its geometry is valid (clr `ihipModuleLaunchKernel`):
 /// [`validate_launch`] against the stream's device `dev`; then the launch, with its own copy of
-/// the arguments, goes to the stream (src/aql.rs) or, on a capturing stream, into the capture's
+/// the arguments, goes to the stream (src/kernels/aql.rs) or, on a capturing stream, into the capture's
 /// graph as a kernel node (`Runtime::enqueue`). A kernel launched on another device's stream
 /// runs on that stream's device, as clr's `ihipLaunchKernel` does (`hip::Stream::DeviceId`;
 /// hip-tests `hipMemcpyPeerAsync.cc` launch on a stream made before `hipSetDevice`).
@@ -382,8 +385,8 @@ fn launch(
     let props = &rt.devices[dev].props;
     validate_launch(f, props, d, args.given())?;
     let s = stream_of(rt, stream)?;
-    let node = KernelNode::new(f.clone(), params, args, &crate::api::device_props::arch_name(props))?;
-    let record = |e: &Option<Arc<crate::event::Event>>| match e {
+    let node = KernelNode::new(f.clone(), params, args, &crate::core::device_props::arch_name(props))?;
+    let record = |e: &Option<Arc<crate::core::event::Event>>| match e {
         Some(e) => rt.enqueue(&s, crate::graph::Op::EventRecord(Arc::downgrade(e))),
         None => Ok(()),
     };
@@ -393,7 +396,7 @@ fn launch(
 }
 
 /// Events recorded just before and just after a launch (`hipExtLaunchKernel`).
-type Around = [Option<Arc<crate::event::Event>>; 2];
+type Around = [Option<Arc<crate::core::event::Event>>; 2];
 
 /// The start and stop events of `hipExtLaunchKernel`/`hipExtModuleLaunchKernel`, each optional
 /// (null). Errors: `hipErrorInvalidValue` for an unknown event.
@@ -725,10 +728,10 @@ pub extern "C" fn hipLaunchByPtr(func: *const c_void) -> hipError_t {
 fn load_module(module: *mut hipModule_t, bytes: Vec<u8>) -> Result<(), hipError_t> {
     let (rt, d) = rt_dev()?;
     let image = Image::new(ImageBytes::Owned(bytes)).map_err(|e| {
-        crate::log::hipkfd_log!("module: {e}");
+        crate::core::log::hipkfd_log!("module: {e}");
         e.hip()
     })?;
-    let arch = crate::api::device_props::arch_name(&rt.devices[d].props);
+    let arch = crate::core::device_props::arch_name(&rt.devices[d].props);
     image.code_object(&arch).map_err(|e| match e {
         hipError_t::hipErrorInvalidKernelFile => hipError_t::hipErrorInvalidImage,
         e => e,
@@ -820,7 +823,7 @@ pub extern "C" fn hipModuleGetFunction(
             return Err(hipError_t::hipErrorInvalidResourceHandle);
         }
         let (rt, d) = rt_dev()?;
-        let arch = crate::api::device_props::arch_name(&rt.devices[d].props);
+        let arch = crate::core::device_props::arch_name(&rt.devices[d].props);
         let f = registry().lock().module_function(module as usize, &arch, name)?;
         write_out(function, Registry::handle_of(&f) as hipFunction_t)
     })
@@ -847,7 +850,7 @@ pub extern "C" fn hipModuleGetGlobal(
         }
         let (rt, d) = rt_dev()?;
         let m = registry().lock().module(hmod as usize).ok_or(hipError_t::hipErrorNotFound)?;
-        let arch = crate::api::device_props::arch_name(&rt.devices[d].props);
+        let arch = crate::core::device_props::arch_name(&rt.devices[d].props);
         let co = m.image.code_object(&arch).map_err(|_| hipError_t::hipErrorNotFound)?;
         let size = co.global(name).ok_or(hipError_t::hipErrorNotFound)?.size as usize;
         if !dptr.is_null() {
@@ -863,7 +866,7 @@ pub extern "C" fn hipModuleGetGlobal(
 }
 
 /// The registered variable behind a host shadow. Errors: `hipErrorInvalidSymbol`.
-fn var_of(symbol: *const c_void) -> Result<crate::module::Var, hipError_t> {
+fn var_of(symbol: *const c_void) -> Result<crate::kernels::module::Var, hipError_t> {
     registry().lock().var(symbol as usize).ok_or(hipError_t::hipErrorInvalidSymbol)
 }
 
@@ -1021,15 +1024,17 @@ pub extern "C" fn hipGetFuncBySymbol(functionPtr: *mut hipFunction_t, symbolPtr:
 // ---------------------------------------------------------------------------------------------
 
 /// The kernel info of `f` on the current device, with the device's properties.
-fn kernel_on_current(f: &Function) -> Result<(crate::module::KernelInfo, &'static hipDeviceProp_t), hipError_t> {
+fn kernel_on_current(
+    f: &Function,
+) -> Result<(crate::kernels::module::KernelInfo, &'static hipDeviceProp_t), hipError_t> {
     let (rt, d) = rt_dev()?;
     let props = &rt.devices[d].props;
-    let (co, i) = f.kernel(&crate::api::device_props::arch_name(props))?;
+    let (co, i) = f.kernel(&crate::core::device_props::arch_name(props))?;
     Ok((co.kernels[i].clone(), props))
 }
 
 /// The attributes clr reports (`hipFuncGetAttributes` from the kernel's work-group info).
-fn attributes(k: &crate::module::KernelInfo, p: &hipDeviceProp_t) -> hipFuncAttributes {
+fn attributes(k: &crate::kernels::module::KernelInfo, p: &hipDeviceProp_t) -> hipFuncAttributes {
     let lds = k.group_segment_fixed_size as usize;
     hipFuncAttributes {
         binaryVersion: p.major * 10 + p.minor,
@@ -1211,7 +1216,7 @@ fn multi_device_launch(list: *mut hipLaunchParams, numDevices: c_int, flags: c_u
         let rt = runtime()?;
         check(!list.is_null() && numDevices > 0 && numDevices as usize <= rt.devices.len() && flags <= 3)?;
         let launches = crate::api::common::slice_in(list, numDevices as usize)?.to_vec();
-        let mut streams: Vec<Arc<crate::stream::Stream>> = vec![];
+        let mut streams: Vec<Arc<crate::core::stream::Stream>> = vec![];
         for l in &launches {
             if l.stream.is_null() {
                 return Err(hipError_t::hipErrorInvalidResourceHandle);

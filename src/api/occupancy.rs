@@ -4,13 +4,15 @@
 //! `.wavefront_size`) and the device's register file, as clr computes them
 //! (`hip_platform.cpp`, `hip_impl::ihipOccupancyMaxActiveBlocksPerMultiprocessor`; register file
 //! sizes from `rocdevice.cpp`).
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::*;
 use crate::api::common::{api, current_device, write_out};
-use crate::api::device_props::arch_name;
 use crate::api::module::host_function;
-use crate::api::types::*;
-use crate::module::{registry, Function, KernelInfo};
-use crate::runtime::runtime;
+use crate::core::device_props::arch_name;
+use crate::core::runtime::runtime;
+use crate::kernels::module::{registry, Function, KernelInfo};
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::Arc;
 
@@ -38,7 +40,7 @@ pub struct DeviceLimits {
 impl DeviceLimits {
     /// The limits of a device, from its KFD node (gfx version, register file, SIMDs) and its
     /// properties (LDS, block size, CUs).
-    pub fn of(dev: &crate::device::Device) -> DeviceLimits {
+    pub fn of(dev: &crate::core::device::Device) -> DeviceLimits {
         let (node, p) = (&dev.topo.node, &dev.props);
         let gfx_major = node.gfx_version().0;
         let (vgprs_per_simd, vgpr_granule) = node.vgpr_file();

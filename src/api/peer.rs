@@ -1,9 +1,11 @@
 //! Peer device memory access (HIP "PeerToPeer Device Memory Access" group; clr `hip_peer.cpp`)
-//! and the peer copies `hipMemcpyPeer(Async)`. The core is `src/peer.rs`.
+//! and the peer copies `hipMemcpyPeer(Async)`. The core is `src/share/peer.rs`.
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::*;
 use crate::api::common::{api, check, current_device, rt_dev, stream_of, write_out};
-use crate::api::types::*;
-use crate::runtime::{runtime, Runtime};
+use crate::core::runtime::{runtime, Runtime};
 use std::ffi::{c_int, c_uint, c_void};
 
 /// A device ordinal from C. Errors: `hipErrorInvalidDevice` (negative or ≥ count).
@@ -12,7 +14,7 @@ fn ordinal(rt: &Runtime, d: c_int) -> Result<usize, hipError_t> {
 }
 
 /// `hipDeviceCanAccessPeer`: `*canAccessPeer` = 1 when `deviceId` can map `peerDeviceId`'s
-/// memory (a direct xGMI or PCIe P2P link in the KFD topology; src/peer.rs explains why links
+/// memory (a direct xGMI or PCIe P2P link in the KFD topology; src/share/peer.rs explains why links
 /// that libhsakmt would invent do not count), else 0; a device and itself → 0 (checked before
 /// the ordinals, as clr does). Errors: `hipErrorInvalidValue` (null), `hipErrorInvalidDevice`.
 #[no_mangle]
@@ -190,7 +192,7 @@ fn memcpy_peer(
 /// the host, as clr's `hipMemcpyPeer` and CUDA's `cudaMemcpyPeer` are (hip-tests
 /// `Unit_hipMemcpyPeer_Positive_Synchronization_Behavior`). Runs on an SDMA engine of
 /// the source device (xGMI engine over xGMI), through host staging when no peer mapping exists
-/// (src/peer.rs). Size 0 succeeds. Errors: `hipErrorInvalidDevice` (device ordinals),
+/// (src/share/peer.rs). Size 0 succeeds. Errors: `hipErrorInvalidDevice` (device ordinals),
 /// `hipErrorInvalidValue` (null pointers, ranges past an allocation), `hipErrorIllegalAddress`.
 #[no_mangle]
 pub extern "C" fn hipMemcpyPeer(

@@ -2,102 +2,23 @@
 //! libamdhip64.so.5 exports (`hip_4.2`), so programs built by Debian's hipcc find them in us;
 //! `hiprtcGetBitcode`/`hiprtcGetBitcodeSize` (`hip_5.3`); and the link API, `hiprtcLink*`
 //! (`hip_4.2` in ROCm's map, though 5.2 did not export it). (ROCm 7 moved them all to
-//! libhiprtc.so.7.) The compile and the link themselves are in `crate::rtc`. Codes and checks follow clr
+//! libhiprtc.so.7.) The compile and the link themselves are in `crate::kernels::rtc`. Codes and checks follow clr
 //! `hipamd/src/hiprtc/hiprtc.cpp`, pointer arguments checked before the handle as there (a null
 //! one is `HIPRTC_ERROR_INVALID_INPUT` whatever the handle); where clr dereferences a null or
 //! stale handle, we return `HIPRTC_ERROR_INVALID_PROGRAM` or `HIPRTC_ERROR_INVALID_INPUT` instead.
 //! This file is the source of `include/hip/hiprtc.h` (tests/header.rs).
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 #![allow(non_camel_case_types)]
 
 use crate::api::common::{self, Handles};
-use crate::api::types::{c_enum, render_enum};
-use crate::rtc::{Link, LinkInput, Program};
+use crate::kernels::rtc::{Link, LinkInput, Program};
 use parking_lot::Mutex;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
-use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
 
-c_enum! {
-    /// `hiprtcResult` (`hip/hiprtc.h`; `HIPRTC_ERROR_LINKING` as in ROCm 7).
-    pub struct hiprtcResult {
-        HIPRTC_SUCCESS = 0,
-        HIPRTC_ERROR_OUT_OF_MEMORY = 1,
-        HIPRTC_ERROR_PROGRAM_CREATION_FAILURE = 2,
-        HIPRTC_ERROR_INVALID_INPUT = 3,
-        HIPRTC_ERROR_INVALID_PROGRAM = 4,
-        HIPRTC_ERROR_INVALID_OPTION = 5,
-        HIPRTC_ERROR_COMPILATION = 6,
-        HIPRTC_ERROR_BUILTIN_OPERATION_FAILURE = 7,
-        HIPRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION = 8,
-        HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION = 9,
-        HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID = 10,
-        HIPRTC_ERROR_INTERNAL_ERROR = 11,
-        HIPRTC_ERROR_LINKING = 100,
-    }
-}
-
-c_enum! {
-    /// `hiprtcJIT_option` (`hip/hiprtc.h`, ROCm 7): what `hiprtcLinkCreate`'s option values are.
-    pub struct hiprtcJIT_option {
-        HIPRTC_JIT_MAX_REGISTERS = 0,
-        HIPRTC_JIT_THREADS_PER_BLOCK = 1,
-        HIPRTC_JIT_WALL_TIME = 2,
-        HIPRTC_JIT_INFO_LOG_BUFFER = 3,
-        HIPRTC_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
-        HIPRTC_JIT_ERROR_LOG_BUFFER = 5,
-        HIPRTC_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
-        HIPRTC_JIT_OPTIMIZATION_LEVEL = 7,
-        HIPRTC_JIT_TARGET_FROM_HIPCONTEXT = 8,
-        HIPRTC_JIT_TARGET = 9,
-        HIPRTC_JIT_FALLBACK_STRATEGY = 10,
-        HIPRTC_JIT_GENERATE_DEBUG_INFO = 11,
-        HIPRTC_JIT_LOG_VERBOSE = 12,
-        HIPRTC_JIT_GENERATE_LINE_INFO = 13,
-        HIPRTC_JIT_CACHE_MODE = 14,
-        HIPRTC_JIT_NEW_SM3X_OPT = 15,
-        HIPRTC_JIT_FAST_COMPILE = 16,
-        HIPRTC_JIT_GLOBAL_SYMBOL_NAMES = 17,
-        HIPRTC_JIT_GLOBAL_SYMBOL_ADDRESS = 18,
-        HIPRTC_JIT_GLOBAL_SYMBOL_COUNT = 19,
-        HIPRTC_JIT_LTO = 20,
-        HIPRTC_JIT_FTZ = 21,
-        HIPRTC_JIT_PREC_DIV = 22,
-        HIPRTC_JIT_PREC_SQRT = 23,
-        HIPRTC_JIT_FMA = 24,
-        HIPRTC_JIT_NUM_OPTIONS = 25,
-        HIPRTC_JIT_IR_TO_ISA_OPT_EXT = 10000,
-        HIPRTC_JIT_IR_TO_ISA_OPT_COUNT_EXT = 10001,
-    }
-}
-
-c_enum! {
-    /// `hiprtcJITInputType` (`hip/hiprtc.h`, ROCm 7): what a link input is. Only the LLVM kinds
-    /// (100 to 102) link on AMD.
-    pub struct hiprtcJITInputType {
-        HIPRTC_JIT_INPUT_CUBIN = 0,
-        HIPRTC_JIT_INPUT_PTX = 1,
-        HIPRTC_JIT_INPUT_FATBINARY = 2,
-        HIPRTC_JIT_INPUT_OBJECT = 3,
-        HIPRTC_JIT_INPUT_LIBRARY = 4,
-        HIPRTC_JIT_INPUT_NVVM = 5,
-        HIPRTC_JIT_NUM_LEGACY_INPUT_TYPES = 6,
-        HIPRTC_JIT_INPUT_LLVM_BITCODE = 100,
-        HIPRTC_JIT_INPUT_LLVM_BUNDLED_BITCODE = 101,
-        HIPRTC_JIT_INPUT_LLVM_ARCHIVES_OF_BUNDLED_BITCODE = 102,
-        HIPRTC_JIT_NUM_INPUT_TYPES = 9,
-    }
-}
-
-/// What `include/hip/hiprtc.h` declares before the functions: the `hiprtcResult`,
-/// `hiprtcJIT_option` and `hiprtcJITInputType` enums.
-pub fn c_header_prelude() -> String {
-    let mut s = String::from("\n");
-    render_enum(&mut s, "hiprtcResult", "", hiprtcResult::ENUMERATORS);
-    render_enum(&mut s, "hiprtcJIT_option", "", hiprtcJIT_option::ENUMERATORS);
-    render_enum(&mut s, "hiprtcJITInputType", "", hiprtcJITInputType::ENUMERATORS);
-    s
-}
+pub use crate::abi::rtc::{c_header_prelude, hiprtcJITInputType, hiprtcJIT_option, hiprtcResult};
 
 const HIPRTC_SUCCESS: hiprtcResult = hiprtcResult::HIPRTC_SUCCESS;
 const HIPRTC_ERROR_INVALID_INPUT: hiprtcResult = hiprtcResult::HIPRTC_ERROR_INVALID_INPUT;
@@ -267,7 +188,7 @@ pub extern "C" fn hiprtcAddNameExpression(prog: hiprtcProgram, name_expression: 
 /// `hiprtcResult hiprtcCompileProgram(hiprtcProgram prog, int numOptions, const char** options)`:
 /// compiles to a code object for `--offload-arch=gfx...` (or `--gpu-architecture=`), else for the
 /// current device; options are clang's (`-D`, `-I`, `-std=`, `-O`, `-ffast-math`, ...). Takes
-/// seconds: it runs the installed HIP clang (`crate::rtc`). Errors:
+/// seconds: it runs the installed HIP clang (`kernels::rtc`). Errors:
 /// `HIPRTC_ERROR_INVALID_PROGRAM` for a bad handle; `HIPRTC_ERROR_INVALID_INPUT` for
 /// `numOptions < 0` or a null option; `HIPRTC_ERROR_COMPILATION` when it fails (the log says
 /// why). With `-fgpu-rdc` the result is LLVM bitcode ([`hiprtcGetBitcode`]), not a code object.
@@ -393,7 +314,7 @@ pub extern "C" fn hiprtcGetBitcode(prog: hiprtcProgram, bitcode: *mut c_char) ->
 /// and links for when no architecture is named. None without a device.
 fn current_arch() -> Option<String> {
     let (rt, d) = common::rt_dev().ok()?;
-    Some(crate::api::device_props::arch_name(&rt.devices[d].props))
+    Some(crate::core::device_props::arch_name(&rt.devices[d].props))
 }
 
 /// A link and the log buffers its creation named, as (address, bytes); (0, 0) when none.
@@ -552,7 +473,7 @@ pub extern "C" fn hiprtcLinkAddFile(
 /// size_out)`: links what was added into one code object for the current device, for
 /// `hipModuleLoadData`; `*bin_out` stays valid until the next call on this link or
 /// [`hiprtcLinkDestroy`]. The tools' log goes to the info log buffer, or on failure to the error
-/// log buffer, if [`hiprtcLinkCreate`] named them. Takes about a second (`crate::rtc::Link`).
+/// log buffer, if [`hiprtcLinkCreate`] named them. Takes about a second (`kernels::rtc::Link`).
 /// Errors: `HIPRTC_ERROR_INVALID_INPUT` for a null out-pointer or a bad link;
 /// `HIPRTC_ERROR_LINKING` when the link fails (nothing added, no device, a tool failed).
 #[no_mangle]

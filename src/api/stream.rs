@@ -1,9 +1,11 @@
 //! Stream management (HIP "Stream Management" group; clr `hip_stream.cpp`).
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::*;
 use crate::api::common::{
     api, check, event_of, rt_dev, slice_in, stream_handle, stream_of, stream_take, write_out, write_slice,
 };
-use crate::api::types::*;
 use std::ffi::{c_int, c_uint, c_void};
 
 /// clr's stream priorities (`hip::Stream::Priority`): High -1, Normal 0, Low 1.
@@ -112,7 +114,7 @@ pub extern "C" fn hipStreamQuery(stream: hipStream_t) -> hipError_t {
 
 /// `hipStreamWaitEvent`: later work on `stream` waits (on the GPU, POLL_REGMEM) for the event's
 /// last record. A never-recorded event is a no-op. An event recorded in a stream capture in
-/// progress makes `stream` join that capture instead (src/graph.rs; its next captured work
+/// progress makes `stream` join that capture instead (src/graph/mod.rs; its next captured work
 /// depends on what preceded the record, `flags` unchecked as clr). `flags` must be 0
 /// (`hipErrorInvalidValue`); null or unknown event: `hipErrorInvalidHandle`.
 #[no_mangle]
@@ -136,7 +138,7 @@ pub extern "C" fn hipStreamWaitEvent(stream: hipStream_t, event: hipEvent_t, fla
 pub extern "C" fn hipStreamGetFlags(stream: hipStream_t, flags: *mut c_uint) -> hipError_t {
     api(|| {
         // clr HIP_INIT_API: without a usable device, hipErrorNoDevice before any argument check.
-        crate::runtime::runtime()?;
+        crate::core::runtime::runtime()?;
         check(!flags.is_null() && !stream.is_null())?;
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
@@ -236,7 +238,7 @@ pub extern "C" fn hipExtStreamCreateWithCUMask(
 ) -> hipError_t {
     api(|| {
         // clr HIP_INIT_API: without a usable device, hipErrorNoDevice before any argument check.
-        crate::runtime::runtime()?;
+        crate::core::runtime::runtime()?;
         if stream.is_null() {
             return Err(hipError_t::hipErrorInvalidHandle);
         }
@@ -286,11 +288,11 @@ pub extern "C" fn hipExtStreamGetCUMask(stream: hipStream_t, cuMaskSize: u32, cu
 fn value_op(
     stream: hipStream_t,
     ptr: *mut c_void,
-) -> Result<(&'static crate::runtime::Runtime, std::sync::Arc<crate::stream::Stream>), hipError_t> {
+) -> Result<(&'static crate::core::runtime::Runtime, std::sync::Arc<crate::core::stream::Stream>), hipError_t> {
     check(!ptr.is_null())?;
     let (rt, _) = rt_dev()?;
     let s = stream_of(rt, stream)?;
-    if s.capture.lock().is_some() {
+    if s.capture.lock::<Option<crate::graph::StreamCapture>>().is_some() {
         return Err(hipError_t::hipErrorStreamCaptureUnsupported);
     }
     Ok((rt, s))
@@ -300,7 +302,7 @@ fn value_op(
 fn wait_value(stream: hipStream_t, ptr: *mut c_void, value: u64, flags: c_uint, mask: u64, bytes: u64) -> hipError_t {
     api(|| {
         let (rt, s) = value_op(stream, ptr)?;
-        let op = crate::stream::WaitOp::from_flags(flags).ok_or(hipError_t::hipErrorInvalidValue)?;
+        let op = crate::core::stream::WaitOp::from_flags(flags).ok_or(hipError_t::hipErrorInvalidValue)?;
         rt.stream_wait_value(&s, ptr as u64, op, value, mask, bytes)
     })
 }

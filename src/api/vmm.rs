@@ -1,10 +1,12 @@
 //! Virtual memory management: the 14 `hipMem*` VMM entry points (clr's `hip_vm.cpp` group).
-//! The core is `src/vmm.rs`; see there for how each maps to KFD and DRM ioctls.
+//! The core is `src/share/vmm.rs`; see there for how each maps to KFD and DRM ioctls.
+//!
+//! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
+use crate::abi::types::*;
 use crate::api::common::{api, check, current_device, read_in, rt_dev, slice_in, stream_of, write_out};
-use crate::api::types::*;
-use crate::runtime::runtime;
-use crate::vmm::{os_handle_fd, AllocProp};
+use crate::core::runtime::runtime;
+use crate::share::vmm::{os_handle_fd, AllocProp};
 use std::ffi::{c_uint, c_ulonglong, c_void};
 
 fn handle_id(h: hipMemGenericAllocationHandle_t) -> Result<u64, hipError_t> {

@@ -4,11 +4,11 @@
 //! them) and `hipDeviceCanAccessPeer`; the kernel features, probed live through the runtime (KFD
 //! ioctl version, dma-buf export for IPC, dma-buf import + `GEM_VA` in the compute VM for VMM).
 //! Exit status 1, with the reason, when there is no usable `/dev/kfd` or no GPU.
+use amdhip64::abi::types::*;
 use amdhip64::api::device::*;
 use amdhip64::api::ipc::hipIpcGetMemHandle;
 use amdhip64::api::memory::{hipFree, hipMalloc};
 use amdhip64::api::peer::hipDeviceCanAccessPeer;
-use amdhip64::api::types::*;
 use amdhip64::api::vmm::*;
 use amdhip64::topology::{visible_gpus, TopologyGpu, IOLINK_TYPE_PCIE, IOLINK_TYPE_XGMI};
 use std::ffi::{c_char, c_int, c_void, CStr};

@@ -3,8 +3,8 @@
 //! pointers live in `hipHostMalloc` memory (GTT, mapped on every GPU at its CPU address), and
 //! `AMDKFD_IOC_CREATE_QUEUE` goes through a second `/dev/kfd` fd, which names the same KFD process.
 
+use amdhip64::abi::types::hipError_t;
 use amdhip64::api::memory::hipHostMalloc;
-use amdhip64::api::types::hipError_t;
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::mmap::KFD_DOORBELL_PROCESS_SLICE;
 use kfd_ioctl::Kfd;

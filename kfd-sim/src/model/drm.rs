@@ -10,9 +10,10 @@
 use super::bo::{Bo, FileKey};
 use super::gpus::{self, GpuInfo};
 use super::gpuvm::{Gpuvm, Mapping};
-use super::kfd_chardev::{as_bytes, bo_from_dmabuf};
+use super::process::bo_from_dmabuf;
 use super::process::{self, ProcState};
 use super::syncobj::{self, Syncobj, SyncobjTable};
+use super::sys::as_bytes;
 use super::sys::{self, PAGE_SIZE};
 use super::with_args;
 use kfd_ioctl::amdgpu::*;

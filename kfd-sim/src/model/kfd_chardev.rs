@@ -3,11 +3,11 @@
 //! kernel's order), then acting under the process lock. Memory-manager checks follow
 //! `amdgpu/amdgpu_amdkfd_gpuvm.c`, queue buffer checks `kfd_queue.c`, events `kfd_events.c`.
 
-use super::bo::{Bo, BoName, FileKey};
+use super::bo::{Bo, FileKey};
 use super::events::{self, SIGNAL_PAGE_SIZE};
 use super::gpus;
 use super::gpuvm::{Hmm, Mapping};
-use super::process::{self, Doorbells, KgdMem, ProcState, Process};
+use super::process::{self, bo_from_dmabuf, Doorbells, KgdMem, ProcState, Process};
 use super::queue::{self, Queue, QueueRt, DOORBELLS_PER_SLICE, KFD_MAX_NUM_OF_QUEUES_PER_PROCESS};
 use super::sys::{self, PAGE_SIZE};
 use super::{with_args, DevKind, FileEntry};
@@ -850,38 +850,6 @@ fn kfd_ioctl_get_queue_wave_state(p: &Arc<Process>, args: &mut kfd_ioctl_get_que
     }
 }
 
-/// Identifies a dma-buf fd: a memfd of a model BO. Returns the BO of this process (same inode →
-/// same object, like `drm_gem_prime_fd_to_handle` on one device) or a new import parsed from
-/// the memfd name, which maps the memfd and keeps no fd (the caller may close `fd` at once, as
-/// the kernel's import holds the dma-buf, not the fd). Bad fd → EBADF; not a model dma-buf →
-/// EINVAL (`dma_buf_get`).
-pub fn bo_from_dmabuf(st: &mut ProcState, fd: RawFd) -> Result<Arc<Bo>, Errno> {
-    let stat = sys::fstat(fd).map_err(|_| Errno::EBADF)?;
-    let key = (stat.st_dev, stat.st_ino);
-    let known = match st.bo_by_key(key) {
-        Ok(bo) => return Ok(bo),
-        Err(name) => name,
-    };
-    if known.is_none() {
-        if let Some((map, size)) = super::udmabuf::open_pages(fd, &stat) {
-            // Another driver's dma-buf: amdgpu_gem_prime_import makes a GTT sg BO of it.
-            let bo = Arc::new(Bo::new_foreign(0, map, size));
-            st.remember_bo(&bo);
-            return Ok(bo);
-        }
-    }
-    let name = match known {
-        Some(name) => name,
-        None => BoName::parse_link(&sys::fd_link(fd).ok_or(Errno::EINVAL)?).ok_or(Errno::EINVAL)?,
-    };
-    if stat.st_size as u64 != name.size || name.size == 0 {
-        return Err(Errno::EINVAL);
-    }
-    let bo = Arc::new(Bo::from_fd(fd, key, name)?);
-    st.remember_bo(&bo);
-    Ok(bo)
-}
-
 /// KFD flags GET_DMABUF_INFO reports for a BO: VRAM (+PUBLIC if allocated `CPU_ACCESS_REQUIRED`,
 /// i.e. with PUBLIC) or GTT (`amdgpu_amdkfd_get_dmabuf_info`).
 fn dmabuf_flags(bo: &Bo) -> u32 {
@@ -1109,14 +1077,4 @@ pub unsafe fn kfd_mmap(
 // Helpers
 // ------------------------------------------------------------------------------------------
 
-/// Bytes of a slice of plain uapi structs.
-pub(crate) fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
-    // SAFETY: T is a plain-old-data uapi type; viewing its bytes is sound.
-    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
-}
-
-/// Mutable bytes of a slice of plain uapi structs.
-pub(crate) fn as_bytes_mut<T: Copy>(v: &mut [T]) -> &mut [u8] {
-    // SAFETY: T is a plain-old-data uapi type with no invalid bit patterns.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, std::mem::size_of_val(v)) }
-}
+pub(crate) use super::sys::{as_bytes, as_bytes_mut};

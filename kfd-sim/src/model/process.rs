@@ -18,9 +18,11 @@ use super::gpus::{self, GpuInfo};
 use super::gpuvm::{Gpuvm, Hmm};
 use super::queue::Queue;
 use super::sdma::Sdma;
+use super::sys;
 use nix::errno::Errno;
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::os::fd::RawFd;
 use std::sync::{Arc, Weak};
 
 /// First render-node mmap offset (`DRM_FILE_PAGE_OFFSET_START` in bytes: 4 GiB).
@@ -330,4 +332,36 @@ pub(super) fn atfork_release() {
     // SAFETY: paired with the `forget`ed guard taken in `atfork_prepare` by this same thread
     // (the parent), or by the thread that became the child's only thread.
     unsafe { CURRENT.force_unlock() };
+}
+
+/// Identifies a dma-buf fd: a memfd of a model BO. Returns the BO of this process (same inode →
+/// same object, like `drm_gem_prime_fd_to_handle` on one device) or a new import parsed from
+/// the memfd name, which maps the memfd and keeps no fd (the caller may close `fd` at once, as
+/// the kernel's import holds the dma-buf, not the fd). Bad fd → EBADF; not a model dma-buf →
+/// EINVAL (`dma_buf_get`).
+pub fn bo_from_dmabuf(st: &mut ProcState, fd: RawFd) -> Result<Arc<Bo>, Errno> {
+    let stat = sys::fstat(fd).map_err(|_| Errno::EBADF)?;
+    let key = (stat.st_dev, stat.st_ino);
+    let known = match st.bo_by_key(key) {
+        Ok(bo) => return Ok(bo),
+        Err(name) => name,
+    };
+    if known.is_none() {
+        if let Some((map, size)) = super::udmabuf::open_pages(fd, &stat) {
+            // Another driver's dma-buf: amdgpu_gem_prime_import makes a GTT sg BO of it.
+            let bo = Arc::new(Bo::new_foreign(0, map, size));
+            st.remember_bo(&bo);
+            return Ok(bo);
+        }
+    }
+    let name = match known {
+        Some(name) => name,
+        None => BoName::parse_link(&sys::fd_link(fd).ok_or(Errno::EINVAL)?).ok_or(Errno::EINVAL)?,
+    };
+    if stat.st_size as u64 != name.size || name.size == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let bo = Arc::new(Bo::from_fd(fd, key, name)?);
+    st.remember_bo(&bo);
+    Ok(bo)
 }

@@ -444,3 +444,15 @@ pub fn clock_ns(clock: libc::clockid_t) -> u64 {
 pub fn gpu_clock() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC) / 10
 }
+
+/// Bytes of a slice of plain uapi structs.
+pub(crate) fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: T is a plain-old-data uapi type; viewing its bytes is sound.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
+}
+
+/// Mutable bytes of a slice of plain uapi structs.
+pub(crate) fn as_bytes_mut<T: Copy>(v: &mut [T]) -> &mut [u8] {
+    // SAFETY: T is a plain-old-data uapi type with no invalid bit patterns.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, std::mem::size_of_val(v)) }
+}

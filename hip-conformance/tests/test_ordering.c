@@ -59,7 +59,7 @@ static void check_still_waiting(hipStream_t s)
     }
 }
 
-/* Rule: work of a stream on memory only another device's engines reach runs on that device as
+/* Rule: null-stream work on memory only another device's engines reach runs on that device as
  * null-stream work of it (clr: that device's null stream), so a blocking stream of that device
  * issued later waits for it. Device 1 current, hipMemcpy between two buffers of device 0 runs on
  * device 0 after device 1's null stream (held); a blocking stream of device 0 then writes the
@@ -112,6 +112,39 @@ TEST(order_non_blocking_stream_does_not_wait_for_other_device_null_stream_work)
     HIP_OK(hipMemcpy(out, z, N, hipMemcpyDeviceToHost));
     CHECK_PATTERN(out, N, 5);
     HIP_OK(hipStreamDestroy(nb));
+    free(out);
+}
+
+/* Rule: work of a user stream on another device's memory stays that stream's work: a blocking
+ * stream of the memory's device does not wait for it (CUDA orders different streams only through
+ * events and the legacy stream). Were it waited for, a program whose blocking stream releases the
+ * user stream (signals the semaphore it waits on) would deadlock: the fuzzer's external-semaphore
+ * case. The user stream is held; the blocking stream's work completes meanwhile. */
+TEST(order_blocking_stream_does_not_wait_for_a_user_stream_on_its_memory)
+{
+    REQUIRE_GPUS(2);
+    uint32_t *w = hold_word();
+    uint8_t *z = dev_buf(0, 20), *x = dev_buf(0, 21), *h = pinned(22), *out = malloc(N);
+    hipStream_t s0, u1;
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipStreamCreate(&s0)); /* device 0, blocking */
+    HIP_OK(hipSetDevice(1));
+    HIP_OK(hipStreamCreate(&u1)); /* device 1, blocking */
+    hold(u1, w);
+    HIP_OK(hipMemcpyAsync(z, h, N, hipMemcpyHostToDevice, u1)); /* device 0's memory, held */
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipMemcpyAsync(x, h, N, hipMemcpyHostToDevice, s0));
+    HIP_OK(hipStreamSynchronize(s0)); /* returns while u1 is held */
+    CHECK_HIP(hipStreamQuery(u1), hipErrorNotReady);
+    HIP_OK(hipMemcpyAsync(out, x, N, hipMemcpyDeviceToHost, s0));
+    HIP_OK(hipStreamSynchronize(s0));
+    CHECK_PATTERN(out, N, 22);
+    release(w);
+    HIP_OK(hipStreamSynchronize(u1));
+    HIP_OK(hipMemcpy(out, z, N, hipMemcpyDeviceToHost));
+    CHECK_PATTERN(out, N, 22);
+    HIP_OK(hipStreamDestroy(s0));
+    HIP_OK(hipStreamDestroy(u1));
     free(out);
 }
 

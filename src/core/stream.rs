@@ -304,7 +304,9 @@ impl Runtime {
                 Some(p) => p.clone(),
                 None => {
                     let p = self.stream_create(dev, 0, s.priority)?;
-                    self.streams[dev].proxies.lock().push(Arc::downgrade(&p));
+                    if s.is_null {
+                        self.streams[dev].proxies.lock().push(Arc::downgrade(&p));
+                    }
                     proxies.push(p.clone());
                     p
                 }

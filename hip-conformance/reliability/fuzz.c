@@ -28,6 +28,20 @@
  * forged and stale handles must be refused there. FUZZ_TRACE=1 prints each operation (2 and 3
  * more: see `trace`); FUZZ_SYNC=LO-HI synchronizes every device after operations LO..HI of op_table.
  *
+ * op_peer_mix (issue 37): 2 to 13 steps left running, nothing waited for in between, on a few
+ * hipMalloc buffers of any device and IPC imports: hipMemcpy DeviceToDevice/Default, hipMemcpyPeer
+ * and hipMemcpyPeerAsync with a random current device (one that owns neither side, or a copy
+ * within one GPU issued from another), hipMemset/D16/D32/hipMemsetAsync, host writes, peer
+ * access enabled and disabled at random (a model of it checked against the answers), imports
+ * opened, and the chain H2D on s1 → event → s2 waits → D2D on s2 → D2H on s2 on blocking
+ * streams of one device with those steps in between; every synchronous read is checked against
+ * the shadow (an import shares its exporter's), then every device synchronized and every buffer
+ * read back. A failure prints the operation's numbered steps and which step's bytes the read saw
+ * instead of which. op_import (PROCESSES 2): the partner exports a fresh hipMalloc (P_EXPORT),
+ * we open it, later close it, and the partner frees it. FUZZ_MIX=null leaves out the chain and
+ * the blocking streams (null-stream work only). FUZZ_OPS=I,J,... draws only those operations of
+ * op_table (0,1,2,40,41,42: allocations, frees, op_peer_mix and op_import).
+ *
  * CALLS counts API calls (every fuzzed call goes through the C() macro), not operations: an
  * operation makes 1 to 8 calls, and operations run until CALLS calls have been made.
  *
@@ -47,7 +61,9 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <sys/mman.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <stdint.h>
@@ -72,7 +88,7 @@ struct alloc {
     uint8_t *prev; /* FUZZ_TRACE >= 2: the shadow after the last operation */
 };
 
-enum { ALLOC_DEVICE, ALLOC_MANAGED, ALLOC_ASYNC };
+enum { ALLOC_DEVICE, ALLOC_MANAGED, ALLOC_ASYNC, ALLOC_IPC /* an import of the partner's (op_import), never in live */ };
 
 static struct alloc live[MAXA];
 /* hipHostRegister'd malloc buffers and their device pointers. */
@@ -108,14 +124,16 @@ static void host_overlaps(const uint8_t *h, size_t n)
                    (void *)h, n, (void *)hfreed[i].p, hfreed[i].size, hfreed[i].fill, hfreed[i].call);
 }
 
-/* A stale pointer that now lies in a registered host buffer's device mapping (VA reused) is not
- * foreign. */
+static int in_import(const uint8_t *p);
+
+/* A stale pointer that now lies in a registered host buffer's device mapping or in an IPC import
+ * (VA reused) is not foreign. */
 static int stale_is_foreign(const uint8_t *p)
 {
     for (int i = 0; i < MAXH; i++)
         if (hreg[i].p && p >= hreg[i].dev_p && p < hreg[i].dev_p + hreg[i].size)
             return 0;
-    return 1;
+    return !in_import(p);
 }
 static int nlive;
 static void *stale_ptr[MAXSTALE];
@@ -146,7 +164,7 @@ static uint64_t rnd(void)
 static size_t below(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
 
 static const struct alloc *last_pick; /* the allocation the current operation picked last */
-static const char *const kind_name[] = {"hipMalloc", "hipMallocManaged", "hipMallocAsync"};
+static const char *const kind_name[] = {"hipMalloc", "hipMallocManaged", "hipMallocAsync", "hipIpcOpenMemHandle"};
 
 /* The last operations (op_table index, first call, the allocation picked last), printed at the
  * first failure; '*' marks those that picked the failing operation's allocation. */
@@ -1070,6 +1088,8 @@ static void op_launch(void)
         must_fail(C(hipLaunchKernel)(f, g, b, NULL, 0, s), "hipLaunchKernel of a null or garbage function");
 }
 
+static int mix_handle(const void *h);
+
 static void op_stream_event(void)
 {
     int i = (int)below(MAXS), j = (int)below(MAXE);
@@ -1125,6 +1145,8 @@ static void op_stream_event(void)
         for (int k = 0; k < MAXS; k++)
             if (streams[k] == stale_stream) /* the handle's memory was reused */
                 stale_stream = NULL;
+        if (mix_handle(stale_stream)) /* by op_peer_mix's */
+            stale_stream = NULL;
         if (stale_stream) {
             must_fail(C(hipStreamSynchronize)(stale_stream), "hipStreamSynchronize of a destroyed stream");
             must_fail(C(hipStreamDestroy)(stale_stream), "hipStreamDestroy of a destroyed stream");
@@ -1134,6 +1156,8 @@ static void op_stream_event(void)
         for (int k = 0; k < MAXE; k++)
             if (events[k] == stale_event)
                 stale_event = NULL;
+        if (mix_handle(stale_event))
+            stale_event = NULL;
         if (stale_event) {
             must_fail(C(hipEventRecord)(stale_event, NULL), "hipEventRecord of a destroyed event");
             must_fail(C(hipEventDestroy)(stale_event), "hipEventDestroy of a destroyed event");
@@ -1479,6 +1503,8 @@ static void op_extsem(void)
         for (int k = 0; k < MAXS; k++)
             if (streams[k] == stale_stream)
                 stale_stream = NULL;
+        if (mix_handle(stale_stream))
+            stale_stream = NULL;
         if (stale_stream) {
             must_fail(sem_call(0, xsem[i].s, 1, 0, stale_stream), "hipWaitExternalSemaphoresAsync on a destroyed stream");
             must_fail(sem_call(1, xsem[i].s, 1, 0, stale_stream),
@@ -1537,7 +1563,7 @@ static void op_extsem(void)
  * syncobj fd) and works on the shared memory as asked; one request at a time, so the shadow
  * copies stay exact ---- */
 
-enum { P_QUIT, P_IPC, P_IPC_BAD, P_EVENT, P_VMM, P_DMABUF, P_SEM };
+enum { P_QUIT, P_IPC, P_IPC_BAD, P_EVENT, P_VMM, P_DMABUF, P_SEM, P_EXPORT, P_UNEXPORT };
 enum { ACT_WRITE, ACT_FILL, ACT_READ }; /* pattern from a seed, hipMemset, read back (hash) */
 
 struct preq {
@@ -1550,6 +1576,7 @@ struct prep {
     int e;          /* hipError_t of the call the request is about */
     uint64_t hash;  /* ACT_READ: of the bytes read */
     long calls;     /* P_QUIT: the partner's API calls; -1 when its own checks failed */
+    hipIpcMemHandle_t mh; /* P_EXPORT: the handle of the partner's allocation */
 };
 
 static int psock = -1;
@@ -1652,6 +1679,7 @@ static int partner_main(int sock)
     void *open_mem = NULL;
     hipEvent_t open_ev = NULL;
     hipExternalSemaphore_t sem = NULL;
+    void *exported[8] = {NULL}; /* P_EXPORT's allocations, by slot (q.off) */
     while (precv(sock, &q, sizeof q, &fd)) {
         memset(&r, 0, sizeof r);
         if (st && C(hipStreamSynchronize)(st) != hipSuccess)
@@ -1665,6 +1693,9 @@ static int partner_main(int sock)
         if (q.cmd == P_QUIT) {
             if (sem && C(hipDestroyExternalSemaphore)(sem) != hipSuccess)
                 partner_bad++;
+            for (int k = 0; k < 8; k++)
+                if (exported[k] && C(hipFree)(exported[k]) != hipSuccess)
+                    partner_bad++;
             for (int d = 0; d < 8; d++)
                 if (dst[d] && C(hipStreamDestroy)(dst[d]) != hipSuccess)
                     partner_bad++;
@@ -1766,6 +1797,30 @@ static int partner_main(int sock)
                 sp.params.fence.value = q.point;
                 r.e = C(hipSignalExternalSemaphoresAsync)(&sem, &sp, 1, st);
             }
+            break;
+        case P_EXPORT: /* a fresh allocation filled with one byte, for us to open (op_import) */
+            if (q.off >= 8 || exported[q.off]) {
+                partner_bad++;
+                r.e = hipErrorInvalidValue;
+                break;
+            }
+            r.e = C(hipMalloc)(&p, q.size);
+            if (r.e == hipSuccess && (r.e = C(hipMemset)(p, (int)q.val, q.size)) == hipSuccess &&
+                (r.e = C(hipDeviceSynchronize)()) == hipSuccess)
+                r.e = C(hipIpcGetMemHandle)(&r.mh, p);
+            if (r.e == hipSuccess)
+                exported[q.off] = p;
+            else if (p)
+                C(hipFree)(p);
+            break;
+        case P_UNEXPORT:
+            if (q.off >= 8 || !exported[q.off]) {
+                partner_bad++;
+                r.e = hipErrorInvalidValue;
+                break;
+            }
+            r.e = C(hipFree)(exported[q.off]);
+            exported[q.off] = NULL;
             break;
         default:
             partner_bad++;
@@ -2087,6 +2142,861 @@ static void partner_end(void)
         fail(calls, "the partner process failed its own checks");
     partner_calls = r.calls > 0 ? r.calls : 0;
     /* psock stays open: it was in the fd baseline */
+}
+
+/* ---- op_peer_mix and op_import (issue 37): legacy null-stream work left running across
+ * devices (nothing settled between steps): copies whose current device owns one side, both
+ * (a copy within one GPU issued from another) or neither (hipMemcpy DeviceToDevice/Default,
+ * hipMemcpyPeer, hipMemcpyPeerAsync), fills (hipMemset, hipMemsetD16/D32, hipMemsetAsync),
+ * host writes, peer access enabled and disabled at random while those copies run, IPC imports
+ * of the partner's allocations (PROCESSES 2) as sources and destinations, and a chain on two
+ * blocking streams of one device, H2D on s1 → hipEventRecord → hipStreamWaitEvent(s2) → D2D on
+ * s2 → D2H on s2, with other steps in between, then both streams synchronized. Every
+ * synchronous device-to-host read is checked against the shadow when it returns, and every
+ * buffer of the operation once every device is synchronized.
+ *
+ * Why the shadows stay exact with nothing waited for: each step is null-stream work, or work of
+ * a blocking stream of the memory's device (legacy semantics order it with that device's null
+ * stream), on memory of some device B, which is ordered like B's null-stream work whatever
+ * device is current (clr runs it on B's null stream); or a copy between two devices, which is
+ * ordered after the earlier work of both and before their later work (hipMemcpyPeer as
+ * cudaMemcpyPeer, cross-device hipMemcpy likewise; hipMemcpyPeerAsync, which CUDA leaves
+ * unordered with other devices, is fenced here with events both ways). So the work on B's memory
+ * runs in the order of the calls, and a synchronous read of it (ordered like B's null-stream
+ * work too) sees the shadow of the moment it is made. Two blocking streams of one device are not
+ * ordered with each other: the chain's s2 waits for s1 through the event, only s1 takes other
+ * work (hipMemsetAsync, hipMemcpyPeerAsync) and only outside a chain, and a chain ends with
+ * both streams synchronized. An import is its own buffer: nothing else writes the partner's
+ * allocation, so its shadow is kept while it is closed and reopened. ---- */
+
+#define MAXI 4
+static struct alloc imp[MAXI]; /* kind ALLOC_IPC; size 0: no export in the slot; p NULL: closed */
+static hipIpcMemHandle_t imp_mh[MAXI];
+static uint8_t *imp_base[MAXI]; /* the VA range the open import takes (hipMemGetAddressRange) */
+static size_t imp_span[MAXI];
+static int imported; /* an import was opened */
+static hipStream_t mix_s[8][2]; /* per device: the chain's s1 and s2 (blocking streams) */
+static hipEvent_t mix_ev[8], chain_ev[8];
+static int peer_on[8][8]; /* the model: device a has enabled access to device b */
+static int mix_null_only; /* FUZZ_MIX=null: no chain, no blocking stream (null-stream work only) */
+static const char *mix_op = "op_peer_mix"; /* the operation, in failure messages */
+
+/* The sockets whose peer has hung up, but for the one to the partner. */
+static int hung_sockets(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++) {
+        if (fd == psock)
+            continue;
+        char path[64], target[64];
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        ssize_t k = readlink(path, target, sizeof target - 1);
+        if (k <= 0)
+            continue;
+        target[k] = 0;
+        struct pollfd pf = {.fd = fd, .events = POLLIN | POLLRDHUP};
+        if (!strncmp(target, "socket:", 7) && poll(&pf, 1, 0) == 1 && (pf.revents & (POLLHUP | POLLRDHUP)))
+            n++;
+    }
+    return n;
+}
+
+static int in_import(const uint8_t *p)
+{
+    for (int i = 0; i < MAXI; i++)
+        if (imp[i].p && p >= imp_base[i] && p < imp_base[i] + imp_span[i])
+            return 1;
+    return 0;
+}
+
+/* After hipDeviceEnablePeerAccess (enable) or hipDeviceDisablePeerAccess of b on device a:
+ * the model follows the answer, which must agree with it. */
+static void peer_note(int a, int b, hipError_t e, int enable)
+{
+    char what[128];
+    int can = 0;
+    hipDeviceCanAccessPeer(&can, a, b);
+    if ((e == hipSuccess && peer_on[a][b] == enable) || (e == hipErrorPeerAccessAlreadyEnabled && !peer_on[a][b]) ||
+        (e == hipErrorPeerAccessNotEnabled && peer_on[a][b]) ||
+        (e != hipSuccess && e != hipErrorPeerAccessAlreadyEnabled && e != hipErrorPeerAccessNotEnabled && can)) {
+        snprintf(what, sizeof what, "hipDevice%sPeerAccess(%d) on device %d: %s, access was %s", enable ? "Enable" : "Disable",
+                 b, a, hipGetErrorName(e), peer_on[a][b] ? "enabled" : "disabled");
+        fail(calls, what);
+    }
+    if (e == hipSuccess)
+        peer_on[a][b] = enable;
+    else if (e == hipErrorPeerAccessAlreadyEnabled)
+        peer_on[a][b] = 1;
+    else if (e == hipErrorPeerAccessNotEnabled)
+        peer_on[a][b] = 0;
+}
+
+/* Whether h is one of op_peer_mix's streams or events (a destroyed handle's memory reused). */
+static int mix_handle(const void *h)
+{
+    for (int d = 0; h && d < 8; d++)
+        if (h == mix_s[d][0] || h == mix_s[d][1] || h == mix_ev[d] || h == chain_ev[d])
+            return 1;
+    return 0;
+}
+
+static void set_cur(int d)
+{
+    if (C(hipSetDevice)(d) != hipSuccess)
+        fail(calls, "hipSetDevice of a valid ordinal");
+    cur_dev = d;
+}
+
+/* A buffer's name in the step log: L<index in live> or I<import slot>, its device and address. */
+static const char *bname(const struct alloc *a)
+{
+    static char b[4][64];
+    static int k;
+    char *s = b[k++ % 4];
+    if (a->kind == ALLOC_IPC)
+        snprintf(s, 64, "I%d(dev %d, %p, %zu B)", (int)(a - imp), a->dev, (void *)a->p, a->size);
+    else
+        snprintf(s, 64, "L%d(dev %d, %p, %zu B)", (int)(a - live), a->dev, (void *)a->p, a->size);
+    return s;
+}
+
+/* This operation's steps, numbered, printed with its failures. */
+static char mixlog[16384];
+static size_t mixlen;
+static int mixstep;
+
+static void mlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void mlog(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (mixlen < sizeof mixlog - 1) {
+        int k = snprintf(mixlog + mixlen, sizeof mixlog - mixlen, "%4d", ++mixstep);
+        mixlen = k < 0 ? mixlen : mixlen + (size_t)k < sizeof mixlog ? mixlen + (size_t)k : sizeof mixlog - 1;
+        k = vsnprintf(mixlog + mixlen, sizeof mixlog - mixlen, fmt, ap);
+        mixlen = k < 0 ? mixlen : mixlen + (size_t)k < sizeof mixlog ? mixlen + (size_t)k : sizeof mixlog - 1;
+    }
+    va_end(ap);
+    if (trace > 2) {
+        va_start(ap, fmt);
+        vprintf(fmt, ap);
+        va_end(ap);
+    }
+}
+
+/* The writes of this operation so far, with the bytes each left (NULL past a budget), for the
+ * failure reports: which step's bytes a read saw instead of which. */
+#define MAXHW 96
+static struct {
+    const struct alloc *a, *src; /* src: a copy's source, else NULL */
+    size_t off, len, soff;
+    uint8_t *bytes;
+    int step;
+} hw[MAXHW];
+static int nhw;
+static size_t hw_bytes;
+
+static void hw_clear(void)
+{
+    for (int k = 0; k < nhw; k++)
+        free(hw[k].bytes);
+    nhw = 0;
+    hw_bytes = 0;
+}
+
+/* Where the m bytes `got` read at a+x came from: the step whose bytes belong there before step
+ * `before` (want) and the step whose bytes they are (got); where want is a copy, the same
+ * question about its source at the time of the copy, up to `depth` copies back. */
+static void provenance_at(const struct alloc *a, size_t x, const uint8_t *got, size_t m, int before, int depth)
+{
+    int w = -1, gstep = 0;
+    for (int k = nhw - 1; k >= 0; k--) {
+        if (hw[k].step >= before || hw[k].a != a || x < hw[k].off || x >= hw[k].off + hw[k].len)
+            continue;
+        if (w < 0)
+            w = k;
+        size_t n = hw[k].off + hw[k].len - x < m ? hw[k].off + hw[k].len - x : m;
+        if (hw[k].bytes && !memcmp(got, hw[k].bytes + (x - hw[k].off), n)) {
+            gstep = hw[k].step;
+            break;
+        }
+    }
+    printf(" %s+%zu", bname(a), x);
+    if (w < 0)
+        printf(" wants bytes from before this operation");
+    else
+        printf(" wants the bytes of step %d", hw[w].step);
+    if (gstep) {
+        printf(", got those of step %d\n", gstep);
+        return;
+    }
+    if (w >= 0 && hw[w].src && depth > 0) {
+        size_t sx = hw[w].soff + (x - hw[w].off);
+        printf(", got none this operation wrote there; step %d copied them from", hw[w].step);
+        provenance_at(hw[w].src, sx, got, m, hw[w].step, depth - 1);
+        return;
+    }
+    printf(", got none this operation wrote there (older bytes, or others)\n");
+}
+
+/* The provenance of the first and the last byte where got differs from want (a's bytes at off),
+ * read at step `at`. */
+static void provenance(const struct alloc *a, size_t off, const uint8_t *got, const uint8_t *want, size_t len, int at)
+{
+    size_t first = len, last = len;
+    for (size_t i = 0; i < len; i++)
+        if (got[i] != want[i]) {
+            if (first == len)
+                first = i;
+            last = i;
+        }
+    for (int pass = 0; pass < 2 && first < len; pass++) {
+        size_t i = pass ? last : first, m = len - i < 16 ? len - i : 16;
+        printf("  %s differing byte:", pass ? "the last" : "the first");
+        provenance_at(a, off + i, got + i, m, at, 4);
+        if (first == last)
+            break;
+    }
+}
+
+static void mix_fail(const char *what)
+{
+    long before = bad;
+    fail(calls, what);
+    if (before < 3)
+        printf("  the steps of this operation so far:\n%s", mixlog);
+}
+
+/* mix_fail for a read of [off, +len) of a, made at step `at`, that got `got` instead of `want`. */
+static void mix_fail_data(const char *what, const struct alloc *a, size_t off, const uint8_t *got, const uint8_t *want,
+                          size_t len, int at)
+{
+    long before = bad;
+    mix_fail(what);
+    if (before < 3)
+        provenance(a, off, got, want, len, at);
+}
+
+/* The device's chain stream k (created on first use), or the null stream if it cannot be made. */
+static hipStream_t mix_stream(int d, int k)
+{
+    if (!mix_s[d][k]) {
+        int was = cur_dev;
+        set_cur(d);
+        if (C(hipStreamCreate)(&mix_s[d][k]) != hipSuccess) {
+            fail(calls, "hipStreamCreate");
+            mix_s[d][k] = NULL;
+        }
+        set_cur(was);
+    }
+    return mix_s[d][k];
+}
+
+static hipEvent_t mix_event(hipEvent_t *ev, int d)
+{
+    if (!ev[d]) {
+        int was = cur_dev;
+        set_cur(d);
+        if (C(hipEventCreateWithFlags)(&ev[d], hipEventDisableTiming) != hipSuccess) {
+            fail(calls, "hipEventCreateWithFlags");
+            ev[d] = NULL;
+        }
+        set_cur(was);
+    }
+    return ev[d];
+}
+
+/* The buffers the operation works on (device hipMalloc and open imports), and the last range
+ * written, which reads favour. */
+#define MAXW 5
+static struct alloc *mixw[MAXW];
+static int nmixw;
+static struct alloc *lw;
+static size_t lw_off, lw_len;
+
+static void wrote_copy(struct alloc *a, size_t off, size_t len, const struct alloc *src, size_t soff)
+{
+    if (!len)
+        return;
+    lw = a;
+    lw_off = off;
+    lw_len = len;
+    if (nhw == MAXHW)
+        return;
+    hw[nhw].a = a;
+    hw[nhw].src = src;
+    hw[nhw].soff = soff;
+    hw[nhw].off = off;
+    hw[nhw].len = len;
+    hw[nhw].step = mixstep;
+    hw[nhw].bytes = hw_bytes + len <= (64 << 20) ? malloc(len) : NULL;
+    if (hw[nhw].bytes) {
+        memcpy(hw[nhw].bytes, a->shadow + off, len);
+        hw_bytes += len;
+    }
+    nhw++;
+}
+
+static void wrote(struct alloc *a, size_t off, size_t len) { wrote_copy(a, off, len, NULL, 0); }
+
+static struct alloc *mix_pick(void) { return (struct alloc *)(last_pick = mixw[below((size_t)nmixw)]); }
+
+/* A buffer of the working set on device d other than `not`, or NULL. */
+static struct alloc *mix_pick_on(int d, const struct alloc *not)
+{
+    for (int k = 0, i = (int)below((size_t)nmixw); k < nmixw; k++, i = (i + 1) % nmixw)
+        if (mixw[i]->dev == d && mixw[i] != not)
+            return mixw[i];
+    return NULL;
+}
+
+/* The current device for work on memory of devices x and y: as it is, x, y, or one owning
+ * neither side (with 3 or more GPUs, or for one GPU's memory). */
+static int pick_cur(int x, int y)
+{
+    switch (below(4)) {
+    case 0:
+        return cur_dev;
+    case 1:
+        return x;
+    case 2:
+        return y;
+    default: {
+        int c = (int)below((size_t)ndev);
+        for (int k = 0; k < ndev; k++, c = (c + 1) % ndev)
+            if (c != x && c != y)
+                return c;
+        return cur_dev;
+    }
+    }
+}
+
+static size_t mix_len(size_t max)
+{
+    return below(4) ? below((max < 65536 ? max : 65536) + 1) : below(max + 1);
+}
+
+/* Reads [off, +len) of a synchronously on the current device and compares it with `want`. */
+static void mix_check(struct alloc *a, size_t off, size_t len, const uint8_t *want, const char *how)
+{
+    uint8_t *dst = malloc(len + 1);
+    int kind = (int)below(2);
+    last_pick = a;
+    hipError_t e = C(hipMemcpy)(dst, a->p + off, len, kind ? hipMemcpyDeviceToHost : hipMemcpyDefault);
+    mlog("    %s: hipMemcpy(host, %s+%zu, %zu, %s), device %d current\n", how, bname(a), off, len,
+         kind ? "DeviceToHost" : "Default", cur_dev);
+    char what[256];
+    if (e != hipSuccess) {
+        snprintf(what, sizeof what, "%s: %s: hipMemcpy device to host: %s", mix_op, how, hipGetErrorName(e));
+        mix_fail(what);
+    } else if (data_checks++, differs(dst, want, len)) {
+        snprintf(what, sizeof what, "%s: %s: %s [%zu, +%zu) read with device %d current differs from the shadow", mix_op,
+                 how, bname(a), off, len, cur_dev);
+        mix_fail_data(what, a, off, dst, want, len, mixstep);
+    }
+    free(dst);
+}
+
+static void mix_read(void)
+{
+    struct alloc *a = lw && below(3) ? lw : mix_pick();
+    size_t off, len;
+    if (a == lw && lw) { /* around the last range written */
+        size_t pre = below((lw_off < 4096 ? lw_off : 4096) + 1);
+        off = lw_off - pre;
+        len = pre + lw_len + below(4097);
+        if (len > a->size - off)
+            len = a->size - off;
+    } else
+        range(a, &off, &len);
+    set_cur(below(2) ? cur_dev : (int)below((size_t)ndev));
+    mix_check(a, off, len, a->shadow + off, "read");
+}
+
+static void mix_toggle(void)
+{
+    if (ndev < 2)
+        return;
+    int a = (int)below((size_t)ndev), b = (a + 1 + (int)below((size_t)ndev - 1)) % ndev;
+    set_cur(a);
+    int en = below(4) ? !peer_on[a][b] : (int)below(2);
+    hipError_t e = en ? C(hipDeviceEnablePeerAccess)(b, 0) : C(hipDeviceDisablePeerAccess)(b);
+    mlog("    device %d current: hipDevice%sPeerAccess(%d): %s\n", a, en ? "Enable" : "Disable", b, hipGetErrorName(e));
+    peer_note(a, b, e, en);
+}
+
+/* hipMemcpyPeerAsync on the current device's null stream or s1, fenced with events: it waits
+ * for the earlier work of both sides' devices, and their null streams wait for it. */
+static hipError_t peer_async(struct alloc *b, size_t doff, struct alloc *a, size_t so, size_t len, int in_chain)
+{
+    int A = cur_dev, devs[2] = {a->dev, b->dev};
+    hipStream_t s = !in_chain && !mix_null_only && below(2) ? mix_stream(A, 0) : NULL;
+    hipError_t e = hipSuccess;
+    for (int k = 0; k < 2; k++) {
+        int d = devs[k];
+        if (d == A || (k == 1 && d == devs[0]))
+            continue;
+        set_cur(d);
+        hipEvent_t ev = mix_event(mix_ev, d);
+        if (!ev || C(hipEventRecord)(ev, NULL) != hipSuccess)
+            fail(calls, "hipEventRecord on a null stream");
+        set_cur(A);
+        if (ev && C(hipStreamWaitEvent)(s, ev, 0) != hipSuccess)
+            fail(calls, "hipStreamWaitEvent of another device's event");
+    }
+    e = C(hipMemcpyPeerAsync)(b->p + doff, b->dev, a->p + so, a->dev, len, s);
+    mlog("    device %d current: hipMemcpyPeerAsync(%s+%zu, %d, %s+%zu, %d, %zu, %s)%s\n", A, bname(b), doff, b->dev,
+         bname(a), so, a->dev, len, s ? "s1" : "null stream", devs[0] != A || devs[1] != A ? " between event waits" : "");
+    hipEvent_t ev = mix_event(mix_ev, A);
+    if (!ev || C(hipEventRecord)(ev, s) != hipSuccess)
+        fail(calls, "hipEventRecord after hipMemcpyPeerAsync");
+    for (int k = 0; k < 2; k++) {
+        int d = devs[k];
+        if (d == A || (k == 1 && d == devs[0]))
+            continue;
+        set_cur(d);
+        if (ev && C(hipStreamWaitEvent)(NULL, ev, 0) != hipSuccess)
+            fail(calls, "hipStreamWaitEvent of another device's event on the null stream");
+    }
+    return e;
+}
+
+static void mix_copy(int in_chain)
+{
+    struct alloc *a = mix_pick(), *b = mix_pick();
+    if (a == b)
+        return;
+    size_t len = mix_len(a->size < b->size ? a->size : b->size);
+    size_t so = below(a->size - len + 1), doff = below(b->size - len + 1);
+    set_cur(pick_cur(a->dev, b->dev));
+    hipError_t e;
+    int how = (int)below(5);
+    if (how == 3 && a->dev != b->dev)
+        how = 4;
+    switch (how) {
+    case 0:
+    case 1: {
+        int k = (int)below(2);
+        e = C(hipMemcpy)(b->p + doff, a->p + so, len, k ? hipMemcpyDeviceToDevice : hipMemcpyDefault);
+        mlog("    device %d current: hipMemcpy(%s+%zu, %s+%zu, %zu, %s)\n", cur_dev, bname(b), doff, bname(a), so, len,
+             k ? "DeviceToDevice" : "Default");
+        break;
+    }
+    case 2:
+        e = C(hipMemcpyPeer)(b->p + doff, b->dev, a->p + so, a->dev, len);
+        mlog("    device %d current: hipMemcpyPeer(%s+%zu, %d, %s+%zu, %d, %zu)\n", cur_dev, bname(b), doff, b->dev,
+             bname(a), so, a->dev, len);
+        break;
+    case 3: /* one GPU's memory: the null stream of the current device, which may be another */
+        e = C(hipMemcpyAsync)(b->p + doff, a->p + so, len, hipMemcpyDeviceToDevice, NULL);
+        mlog("    device %d current: hipMemcpyAsync(%s+%zu, %s+%zu, %zu, DeviceToDevice, null stream)\n", cur_dev,
+             bname(b), doff, bname(a), so, len);
+        break;
+    default:
+        e = peer_async(b, doff, a, so, len, in_chain);
+        break;
+    }
+    last_pick = b;
+    if (e != hipSuccess) {
+        char what[128];
+        snprintf(what, sizeof what, "op_peer_mix: in-bounds device-to-device copy: %s", hipGetErrorName(e));
+        mix_fail(what);
+    } else {
+        memmove(b->shadow + doff, a->shadow + so, len);
+        wrote_copy(b, doff, len, a, so);
+    }
+}
+
+static void mix_fill(int in_chain)
+{
+    struct alloc *a = mix_pick();
+    set_cur(pick_cur(a->dev, a->dev));
+    size_t off, len, w = 1;
+    int how = (int)below(5);
+    uint32_t v = (uint32_t)rnd();
+    hipError_t e;
+    if (how == 1 || how == 2) { /* elements: an aligned start */
+        w = how == 1 ? 2 : 4;
+        off = below(a->size / w) * w;
+        len = below((a->size - off) / w + 1) * w;
+    } else
+        range(a, &off, &len);
+    hipStream_t s = NULL;
+    switch (how) {
+    case 0:
+        e = C(hipMemset)(a->p + off, (int)(uint8_t)v, len);
+        mlog("    device %d current: hipMemset(%s+%zu, %#x, %zu)\n", cur_dev, bname(a), off, (uint8_t)v, len);
+        break;
+    case 1:
+        e = C(hipMemsetD16)((hipDeviceptr_t)(a->p + off), (uint16_t)v, len / 2);
+        mlog("    device %d current: hipMemsetD16(%s+%zu, %#x, %zu)\n", cur_dev, bname(a), off, (uint16_t)v, len / 2);
+        break;
+    case 2:
+        e = C(hipMemsetD32)((hipDeviceptr_t)(a->p + off), (int)v, len / 4);
+        mlog("    device %d current: hipMemsetD32(%s+%zu, %#x, %zu)\n", cur_dev, bname(a), off, v, len / 4);
+        break;
+    default:
+        s = in_chain || mix_null_only || below(2) ? NULL : mix_stream(a->dev, 0);
+        e = C(hipMemsetAsync)(a->p + off, (int)(uint8_t)v, len, s);
+        mlog("    device %d current: hipMemsetAsync(%s+%zu, %#x, %zu, %s)\n", cur_dev, bname(a), off, (uint8_t)v, len,
+             s ? "s1 of its device" : "null stream");
+        break;
+    }
+    last_pick = a;
+    if (e != hipSuccess) {
+        char what[128];
+        snprintf(what, sizeof what, "op_peer_mix: in-bounds fill: %s", hipGetErrorName(e));
+        mix_fail(what);
+        return;
+    }
+    for (size_t i = 0; i < len; i++)
+        a->shadow[off + i] = (uint8_t)(v >> 8 * (i % w));
+    wrote(a, off, len);
+}
+
+static void mix_write(void)
+{
+    struct alloc *a = mix_pick();
+    size_t off, len;
+    range(a, &off, &len);
+    set_cur(pick_cur(a->dev, a->dev));
+    uint8_t *src = malloc(len + 1);
+    for (size_t i = 0; i < len; i++)
+        src[i] = (uint8_t)rnd();
+    hipError_t e;
+    if (below(2)) {
+        e = C(hipMemcpy)(a->p + off, src, len, hipMemcpyHostToDevice);
+        mlog("    device %d current: hipMemcpy(%s+%zu, host, %zu, HostToDevice)\n", cur_dev, bname(a), off, len);
+    } else {
+        e = C(hipMemcpyAsync)(a->p + off, src, len, hipMemcpyDefault, NULL);
+        mlog("    device %d current: hipMemcpyAsync(%s+%zu, host, %zu, Default, null stream)\n", cur_dev, bname(a), off, len);
+    }
+    last_pick = a;
+    if (e != hipSuccess)
+        mix_fail("op_peer_mix: in-bounds host-to-device copy");
+    else {
+        memcpy(a->shadow + off, src, len);
+        wrote(a, off, len);
+    }
+    free(src);
+}
+
+static void import_open(int i);
+static void mix_step(int in_chain);
+
+/* 0 to 2 other steps between two of the chain's. */
+static void interleave(void)
+{
+    for (int k = (int)below(3); k > 0; k--)
+        mix_step(1);
+}
+
+/* H2D on s1 → event → s2 waits → D2D on s2 → D2H on s2, on blocking streams of one device
+ * and memory of that device, other steps in between; the D2H's bytes are checked once both
+ * streams are synchronized. */
+static void mix_chain(void)
+{
+    int d = (int)below((size_t)ndev);
+    struct alloc *t = NULL, *z = NULL;
+    for (int k = 0; k < ndev && !z; k++, d = (d + 1) % ndev) /* a device with two buffers */
+        if ((t = mix_pick_on(d, NULL)))
+            z = mix_pick_on(d, t);
+    if (!z)
+        return;
+    d = z->dev;
+    hipStream_t s1 = mix_stream(d, 0), s2 = mix_stream(d, 1);
+    hipEvent_t ev = mix_event(chain_ev, d);
+    if (!s1 || !s2 || !ev)
+        return;
+    char what[160];
+    mlog("    chain on device %d (s1 %p, s2 %p):\n", d, (void *)s1, (void *)s2);
+    /* 1: host to t on s1 */
+    size_t to, tn;
+    range(t, &to, &tn);
+    uint8_t *src = malloc(tn + 1);
+    for (size_t i = 0; i < tn; i++)
+        src[i] = (uint8_t)rnd();
+    set_cur(below(2) ? d : (int)below((size_t)ndev));
+    int k = (int)below(2);
+    hipError_t e = C(hipMemcpyAsync)(t->p + to, src, tn, k ? hipMemcpyHostToDevice : hipMemcpyDefault, s1);
+    mlog("    device %d current: hipMemcpyAsync(%s+%zu, host, %zu, %s, s1)\n", cur_dev, bname(t), to, tn,
+         k ? "HostToDevice" : "Default");
+    last_pick = t;
+    if (e != hipSuccess)
+        mix_fail("op_peer_mix: chain: host-to-device copy on s1");
+    else {
+        memcpy(t->shadow + to, src, tn);
+        wrote(t, to, tn);
+    }
+    free(src); /* a copy from pageable memory has read it when it returns */
+    interleave();
+    /* 2: s1 → s2 */
+    e = C(hipEventRecord)(ev, s1);
+    mlog("    hipEventRecord(ev, s1): %s\n", hipGetErrorName(e));
+    interleave();
+    hipError_t e2 = C(hipStreamWaitEvent)(s2, ev, 0);
+    mlog("    hipStreamWaitEvent(s2, ev): %s\n", hipGetErrorName(e2));
+    if (e != hipSuccess || e2 != hipSuccess)
+        fail(calls, "op_peer_mix: chain: hipEventRecord on s1 + hipStreamWaitEvent on s2");
+    interleave();
+    /* 3: t to z on s2, from around the bytes step 1 wrote */
+    size_t n = mix_len(t->size < z->size ? t->size : z->size);
+    size_t so = to < t->size - n ? to : t->size - n, zo = below(z->size - n + 1);
+    k = (int)below(2);
+    e = C(hipMemcpyAsync)(z->p + zo, t->p + so, n, k ? hipMemcpyDeviceToDevice : hipMemcpyDefault, s2);
+    mlog("    device %d current: hipMemcpyAsync(%s+%zu, %s+%zu, %zu, %s, s2)\n", cur_dev, bname(z), zo, bname(t), so, n,
+         k ? "DeviceToDevice" : "Default");
+    last_pick = z;
+    if (e != hipSuccess) {
+        snprintf(what, sizeof what, "op_peer_mix: chain: device-to-device copy on s2: %s", hipGetErrorName(e));
+        mix_fail(what);
+    } else {
+        memmove(z->shadow + zo, t->shadow + so, n);
+        wrote_copy(z, zo, n, t, so);
+    }
+    interleave();
+    /* 4: z to the host on s2; what it must see is the shadow now */
+    size_t pre = below((zo < 4096 ? zo : 4096) + 1), ro = zo - pre, rn = pre + n + below(4097);
+    if (rn > z->size - ro)
+        rn = z->size - ro;
+    uint8_t *want = malloc(rn + 1), *back = malloc(rn + 1);
+    memcpy(want, z->shadow + ro, rn);
+    memset(back, 0xee, rn);
+    e = C(hipMemcpyAsync)(back, z->p + ro, rn, hipMemcpyDeviceToHost, s2);
+    mlog("    device %d current: hipMemcpyAsync(host, %s+%zu, %zu, DeviceToHost, s2)\n", cur_dev, bname(z), ro, rn);
+    int at = mixstep;
+    interleave();
+    /* 5: both streams synchronized */
+    hipError_t e3 = C(hipStreamSynchronize)(s1), e4 = C(hipStreamSynchronize)(s2);
+    mlog("    hipStreamSynchronize(s1), hipStreamSynchronize(s2)\n");
+    last_pick = z;
+    if (e != hipSuccess || e3 != hipSuccess || e4 != hipSuccess) {
+        snprintf(what, sizeof what, "op_peer_mix: chain: device-to-host copy on s2 %s, synchronize s1 %s, s2 %s",
+                 hipGetErrorName(e), hipGetErrorName(e3), hipGetErrorName(e4));
+        mix_fail(what);
+    } else if (data_checks++, differs(back, want, rn)) {
+        snprintf(what, sizeof what, "op_peer_mix: chain: %s [%zu, +%zu) read on s2 after s1 → event → s2 differs from the shadow",
+                 bname(z), ro, rn);
+        mix_fail_data(what, z, ro, back, want, rn, at);
+    }
+    free(want);
+    free(back);
+}
+
+static void mix_step(int in_chain)
+{
+    switch (below(in_chain ? 16 : mix_null_only ? 17 : 20)) {
+    case 0:
+    case 1:
+        set_cur((int)below((size_t)ndev));
+        mlog("    hipSetDevice(%d)\n", cur_dev);
+        break;
+    case 2:
+    case 3:
+    case 4:
+        mix_toggle();
+        break;
+    case 5:
+    case 6:
+    case 7:
+    case 8:
+    case 9:
+        mix_copy(in_chain);
+        break;
+    case 10:
+    case 11:
+    case 12:
+        mix_fill(in_chain);
+        break;
+    case 13:
+        mix_write();
+        break;
+    case 14:
+    case 15:
+        mix_read();
+        break;
+    case 16:
+        if (psock >= 0 && nmixw < MAXW) { /* an import opened while the other work runs */
+            int i = (int)below(MAXI);
+            if (!imp[i].p) {
+                import_open(i);
+                if (imp[i].p)
+                    mixw[nmixw++] = &imp[i];
+            }
+        }
+        break;
+    default:
+        mix_chain();
+        break;
+    }
+}
+
+static void op_peer_mix(void)
+{
+    struct alloc *cand[MAXA + MAXI];
+    int n = 0;
+    for (int i = 0; i < nlive; i++)
+        if (live[i].kind == ALLOC_DEVICE)
+            cand[n++] = &live[i];
+    for (int i = 0; i < MAXI; i++)
+        if (imp[i].p)
+            cand[n++] = &imp[i];
+    if (n < 2)
+        return;
+    /* a few buffers, so that the steps meet on them */
+    nmixw = 0;
+    for (int want = 2 + (int)below(3); nmixw < want && n; nmixw++) {
+        int i = (int)below((size_t)n);
+        mixw[nmixw] = cand[i];
+        cand[i] = cand[--n];
+    }
+    lw = NULL;
+    mix_op = "op_peer_mix";
+    mixlen = 0;
+    mixstep = 0;
+    mixlog[0] = 0;
+    hw_clear();
+    for (int k = 0; k < nmixw; k++)
+        mlog("    buffer %s\n", bname(mixw[k]));
+    for (int steps = 2 + (int)below(12); steps > 0; steps--)
+        mix_step(0);
+    /* everything done: every buffer holds its shadow, seen from a random device */
+    sync_all();
+    mlog("    every device synchronized\n");
+    for (int k = 0; k < nmixw; k++) {
+        set_cur((int)below((size_t)ndev));
+        mix_check(mixw[k], 0, mixw[k]->size, mixw[k]->shadow, "after every device synchronized");
+    }
+    hw_clear();
+}
+
+/* Exports (through the partner) and opens import slot i: the partner's hipMalloc of a random
+ * size on a random device, filled with one byte. */
+static void import_open(int i)
+{
+    struct alloc *m = &imp[i];
+    if (!m->size) {
+        struct preq q;
+        memset(&q, 0, sizeof q);
+        q.cmd = P_EXPORT;
+        q.dev = (int)below((size_t)ndev);
+        q.size = 1 + (below(4) ? below(256 << 10) : below(4 << 20));
+        q.val = rnd();
+        q.off = (uint64_t)i;
+        struct prep r = ask(&q, -1);
+        if (r.e != hipSuccess) {
+            char what[96];
+            snprintf(what, sizeof what, "partner: hipMalloc + hipMemset + hipIpcGetMemHandle: %s",
+                     hipGetErrorName((hipError_t)r.e));
+            fail(calls, what);
+            return;
+        }
+        memset(m, 0, sizeof *m);
+        m->size = q.size;
+        m->dev = q.dev;
+        m->kind = ALLOC_IPC;
+        m->shadow = malloc(q.size);
+        memset(m->shadow, (int)(uint8_t)q.val, q.size);
+        imp_mh[i] = r.mh;
+    }
+    void *p = NULL;
+    set_cur((int)below((size_t)ndev));
+    hipError_t e = C(hipIpcOpenMemHandle)(&p, imp_mh[i], hipIpcMemLazyEnablePeerAccess);
+    mlog("    device %d current: hipIpcOpenMemHandle of the partner's allocation (dev %d, %zu B): %s, %p\n", cur_dev,
+         m->dev, m->size, hipGetErrorName(e), p);
+    if (e != hipSuccess) {
+        char what[96];
+        snprintf(what, sizeof what, "hipIpcOpenMemHandle of the partner's allocation: %s", hipGetErrorName(e));
+        fail(calls, what);
+        return;
+    }
+    m->p = p;
+    imported = 1;
+    hipDeviceptr_t base = NULL;
+    size_t span = 0;
+    if (C(hipMemGetAddressRange)(&base, &span, (hipDeviceptr_t)p) != hipSuccess || (uint8_t *)base > m->p ||
+        (uint8_t *)base + span < m->p + m->size)
+        fail(calls, "hipMemGetAddressRange of an IPC import");
+    imp_base[i] = base ? (uint8_t *)base : m->p;
+    imp_span[i] = base ? span : m->size;
+    if (imp_base[i] > m->p) {
+        imp_base[i] = m->p;
+        imp_span[i] = m->size;
+    }
+    hipPointerAttribute_t at;
+    if (C(hipPointerGetAttributes)(&at, p) != hipSuccess || at.device != m->dev)
+        fail(calls, "hipPointerGetAttributes of an IPC import: not the exporting allocation's device");
+}
+
+/* IPC imports: one exported by the partner and opened, or an open one closed (once every device
+ * is synchronized: nothing may use the mapping then) and sometimes freed by the partner. */
+static void op_import(void)
+{
+    if (psock < 0)
+        return;
+    int i = (int)below(MAXI);
+    struct alloc *m = &imp[i];
+    mix_op = "op_import";
+    mixlen = 0;
+    mixstep = 0;
+    mixlog[0] = 0;
+    hw_clear();
+    if (!m->p) {
+        import_open(i);
+        if (m->p) { /* what it holds, read on a random device */
+            last_pick = m;
+            set_cur((int)below((size_t)ndev));
+            mix_check(m, 0, m->size, m->shadow, "import opened");
+        }
+        return;
+    }
+    sync_all();
+    last_pick = m;
+    if (C(hipIpcCloseMemHandle)(m->p) != hipSuccess)
+        fail(calls, "hipIpcCloseMemHandle of an import");
+    m->p = NULL;
+    if (below(2)) {
+        struct preq q;
+        memset(&q, 0, sizeof q);
+        q.cmd = P_UNEXPORT;
+        q.off = (uint64_t)i;
+        struct prep r = ask(&q, -1);
+        if (r.e != hipSuccess)
+            fail(calls, "partner: hipFree of an exported allocation");
+        free(m->shadow);
+        memset(m, 0, sizeof *m);
+    }
+}
+
+/* The end: every open import checked against its shadow and closed, the streams and events
+ * destroyed (before the partner ends: it frees the exported allocations). */
+static void mix_end(void)
+{
+    for (int i = 0; i < MAXI; i++) {
+        struct alloc *m = &imp[i];
+        if (m->p) {
+            uint8_t *back = malloc(m->size);
+            last_pick = m;
+            if (C(hipMemcpy)(back, m->p, m->size, hipMemcpyDeviceToHost) != hipSuccess ||
+                (data_checks++, differs(back, m->shadow, m->size)))
+                fail(calls, "final check: an IPC import differs from the shadow");
+            free(back);
+            if (C(hipIpcCloseMemHandle)(m->p) != hipSuccess)
+                fail(calls, "hipIpcCloseMemHandle of an import");
+        }
+        free(m->shadow);
+        memset(m, 0, sizeof *m);
+    }
+    last_pick = NULL;
+    for (int d = 0; d < 8; d++) {
+        for (int k = 0; k < 2; k++)
+            if (mix_s[d][k])
+                C(hipStreamDestroy)(mix_s[d][k]);
+        if (mix_ev[d])
+            C(hipEventDestroy)(mix_ev[d]);
+        if (chain_ev[d])
+            C(hipEventDestroy)(chain_ev[d]);
+    }
 }
 
 /* ---- the rest of the surface: device, context, version, error, limit, function, stream and
@@ -2764,10 +3674,11 @@ static void op_misc(void)
         C(hipSetDevice)(dev);
         C(hipDeviceSynchronize)();
         e = C(hipDeviceEnablePeerAccess)(d2, 0);
+        peer_note(dev, d2, e, 1);
         must_fail(C(hipDeviceEnablePeerAccess)(d2, 1), "hipDeviceEnablePeerAccess with flags");
         if (below(2)) {
             C(hipDeviceSynchronize)();
-            C(hipDeviceDisablePeerAccess)(d2);
+            peer_note(dev, d2, C(hipDeviceDisablePeerAccess)(d2), 0);
             must_fail(C(hipDeviceDisablePeerAccess)(d2), "hipDeviceDisablePeerAccess twice");
         }
         C(hipSetDevice)(cur_dev);
@@ -3220,17 +4131,27 @@ int main(int argc, char **argv)
                                         op_vmm, op_malloc_bad, op_malloc_more, op_managed, op_2d, op_2d,
                                         op_copy_driver, op_pointer_attribute, op_dmabuf, op_host_register,
                                         op_host_register, op_device_query, op_launch, op_extsem, op_extsem, op_partner, op_partner, op_misc, op_misc, op_misc,
-                                        op_graph, op_graph, op_array, op_array, op_memset_d2d, op_3d};
+                                        op_graph, op_graph, op_array, op_array, op_memset_d2d, op_3d, op_peer_mix,
+                                        op_peer_mix, op_import};
     /* N counts API calls: operations (1 to 8 calls each) run until N calls have been made. */
     trace = getenv("FUZZ_TRACE") ? atoi(getenv("FUZZ_TRACE")) : 0;
+    mix_null_only = getenv("FUZZ_MIX") && !strcmp(getenv("FUZZ_MIX"), "null");
     /* FUZZ_SYNC=LO-HI: every device synchronized after operations LO..HI of op_table (to bisect
      * an ordering failure). */
     long sync_lo = 1, sync_hi = 0;
     if (getenv("FUZZ_SYNC"))
         sscanf(getenv("FUZZ_SYNC"), "%ld-%ld", &sync_lo, &sync_hi);
+    /* FUZZ_OPS=I,J,...: only these operations of op_table (e.g. 0,1,2,40,41,42: allocations and
+     * op_peer_mix, op_import). */
+    size_t only[64], nonly = 0;
+    for (const char *o = getenv("FUZZ_OPS"); o && *o && nonly < 64; o += strcspn(o, ","), o += *o == ',') {
+        size_t k = strtoul(o, NULL, 10);
+        if (k < sizeof op_table / sizeof *op_table)
+            only[nonly++] = k;
+    }
     for (ops = 0; calls < n; ops++, last_pick = NULL) {
         long first = calls;
-        size_t op = below(sizeof op_table / sizeof *op_table);
+        size_t op = nonly ? only[below(nonly)] : below(sizeof op_table / sizeof *op_table);
         hist[nhist % HIST].op = (int)op;
         hist[nhist % HIST].pick = NULL;
         hist[nhist++ % HIST].first = first;
@@ -3276,6 +4197,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < MAXX; i++)
         if (xsem[i].s)
             sem_destroy(i);
+    mix_end();
     partner_end();
     if (psem) {
         C(hipDestroyExternalSemaphore)(psem);
@@ -3298,6 +4220,10 @@ int main(int argc, char **argv)
         usleep(10000);
         usage_now(now);
     }
+    /* As importer (op_import), the runtime keeps its connection to the exporter's server for the
+     * next request (src/share/ipc.rs request_fd): one socket whose peer, the partner, has gone. */
+    if (imported && now[10] == base[10] + 1 && hung_sockets() == 1)
+        now[10]--;
     for (int i = 0; i < 11; i++)
         if (now[i] != base[i]) {
             printf("LEAK: counter %d = %llu, baseline %llu\n", i, (unsigned long long)now[i],

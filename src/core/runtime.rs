@@ -1,6 +1,8 @@
 //! The process-wide runtime: the KFD, the devices, the VA manager, the allocation registry, the
 //! signal pool, the event page and per-device stream state. Initialised once, on the first HIP
-//! call (or `hipInit`).
+//! call (or `hipInit`). It is the context object every layer extends with `impl Runtime`; the
+//! layers above the core keep their process state in its feature slots ([`Feature`]) and their
+//! per-object state in [`Slot`]s of core objects, so the core names none of their types.
 //!
 //! Layer `core`: may call `abi` and its own layer.
 

@@ -825,6 +825,51 @@ TEST(hipIpcMem_no_fd_leak_10000_cycles)
     HIP_OK(hipFree(p));
 }
 
+/* An exporter that lives for one round: waits for "go", exports a buffer of pattern 90 + its
+ * number, sends the handle, waits for "done" and exits (freeing the buffer). */
+static void short_lived_exporter(int fd, void *arg)
+{
+    unsigned k = (unsigned)(uintptr_t)arg;
+    recv_u64(fd);
+    void *p = dev_pattern(64 * KiB, 90 + k);
+    hipIpcMemHandle_t h;
+    HIP_OK(hipIpcGetMemHandle(&h, p));
+    xsend(fd, &h, sizeof h);
+    recv_u64(fd);
+    HIP_OK(hipFree(p));
+}
+
+/* A long-lived importer of short-lived exporters (issue 42, item 5: a service importing from
+ * worker after worker) holds a flat number of fds: the connection to each exporter's fd server
+ * is kept for the next open, and closed once the exporter has gone, when the next connection is
+ * made. The old form kept one socket per exporter it ever opened from. */
+TEST(hipIpcMem_importer_fds_flat_while_exporters_come_and_go)
+{
+    enum { ROUNDS = 12 };
+    struct peer ex[ROUNDS];
+    for (int k = 0; k < ROUNDS; k++) /* forked before this process initialises HIP */
+        ex[k] = spawn(short_lived_exporter, (void *)(uintptr_t)k);
+    int first = 0;
+    for (int k = 0; k < ROUNDS; k++) {
+        hipIpcMemHandle_t h;
+        void *p = NULL;
+        send_u64(ex[k].fd, 1);
+        xrecv(ex[k].fd, &h, sizeof h);
+        HIP_OK(hipIpcOpenMemHandle(&p, h, hipIpcMemLazyEnablePeerAccess));
+        check_dev_pattern(p, 64 * KiB, 90 + (unsigned)k);
+        HIP_OK(hipIpcCloseMemHandle(p));
+        send_u64(ex[k].fd, 1);
+        join_timeout(&ex[k], "exporter", 30); /* also closes our socketpair to it */
+        /* counted from the second round on: the first brought the runtime's own fds */
+        int now = fd_count() - (ROUNDS - 1 - k); /* less the socketpairs of exporters still to come */
+        if (k == 1)
+            first = now;
+        else if (k > 1)
+            CHECKF(now <= first, "round %d: %d fds (socketpairs of later exporters aside), %d after round 1", k,
+                   now, first);
+    }
+}
+
 /* The exporter keeps each exported BO's dma-buf open from hipIpcGetMemHandle until the BO is
  * freed (as the kernel keeps mem->dmabuf), at most KEEP_MAX of them (src/core/memory.rs
  * DMABUF_KEEP_MAX); past that its fd server exports per request. Handles on both sides of the

@@ -458,7 +458,8 @@ fn request_fd_retrying(instance: &Id, kind: u32, token: &Id) -> Result<Served, E
 }
 
 /// Asks the exporter `instance` for the fd behind `token`, on the connection kept from the last
-/// request to it if it still works, else on a new one (kept for the next). Errors:
+/// request to it if it still works, else on a new one (kept for the next; making one closes the
+/// kept connections that have hung up). Errors:
 /// `ECONNREFUSED`/`ENOENT` (no such exporter: exited, or another network namespace), `EAGAIN`
 /// (timeout), the exporter's refusal (`EINVAL`), `EPROTO` (malformed reply).
 pub fn request_fd(instance: &Id, kind: u32, token: &Id) -> Result<Served, Errno> {
@@ -479,8 +480,30 @@ pub fn request_fd(instance: &Id, kind: u32, token: &Id) -> Result<Served, Errno>
     set_timeouts(&sock)?;
     connect(sock.as_raw_fd(), &UnixAddr::new_abstract(&socket_name(instance))?)?;
     let answer = exchange(&sock, kind, token)?;
-    conns.lock().insert(*instance, (pid, sock));
+    let mut kept = conns.lock();
+    // Only here, where a connection is made (a reopen on a kept one costs nothing more): the
+    // connections whose exporter has gone or dropped them (hung up), and those a parent process
+    // made before a fork, are closed, so that a long-lived importer holds one fd per exporter
+    // still connected, not one per exporter it ever heard from.
+    kept.retain(|_, (owner, s)| *owner == pid && !hung_up(s));
+    kept.insert(*instance, (pid, sock));
     answer
+}
+
+/// Whether the other end of a kept connection has closed it (or it failed).
+fn hung_up(sock: &OwnedFd) -> bool {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    // POLLHUP and POLLERR are always reported: a Unix SEQPACKET socket whose peer has closed
+    // reports POLLHUP (the peer's release sets our shutdown to both directions).
+    let mut fds = [PollFd::new(sock.as_fd(), PollFlags::empty())];
+    match poll(&mut fds, PollTimeout::ZERO) {
+        Ok(0) => false,
+        Ok(_) => fds[0]
+            .revents()
+            .is_some_and(|r| r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL)),
+        Err(_) => true,
+    }
 }
 
 /// One request on `sock`: `Ok(the exporter's answer)`, or `Err` when the connection failed

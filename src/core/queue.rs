@@ -57,8 +57,9 @@ pub struct SdmaQueue {
     event: KfdEvent,
     state: Mutex<QState>,
     /// The AQL queue that runs the kernels of the streams on this queue (src/kernels/aql.rs), made on
-    /// their first launch: kernels are as FIFO as the copies around them, no more.
-    pub aql: Mutex<Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>>,
+    /// their first launch: kernels are as FIFO as the copies around them, no more. An
+    /// `Option<Arc<AqlQueue>>` of src/kernels/aql.rs.
+    pub aql: crate::core::runtime::Slot,
     /// The KFD `queue_priority` that AQL queue gets (`stream::aql_priority` of its streams).
     pub aql_priority: u32,
 }
@@ -170,7 +171,7 @@ impl Runtime {
             signal,
             event,
             state: Mutex::new(QState { wptr: 0, seq: self.seq_start }),
-            aql: Mutex::new(None),
+            aql: Default::default(),
             aql_priority: crate::core::stream::aql_priority(0),
         })
     }

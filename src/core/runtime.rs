@@ -255,7 +255,8 @@ fn seq_start() -> u64 {
 }
 
 /// State that a layer above the core keeps in a core object (a stream's or an event's capture,
-/// src/graph): the core stores it without naming its type. Empty until first used.
+/// src/graph; an SDMA queue's AQL queue, src/kernels/aql.rs): the core stores it without naming
+/// its type. Empty until first used.
 #[derive(Debug, Default)]
 pub struct Slot(Mutex<Option<Box<dyn Any + Send>>>);
 

@@ -404,9 +404,9 @@ impl Runtime {
     /// The AQL queue paired with SDMA queue `sq` (on its device), made on first use. Errors:
     /// `hipErrorOutOfMemory`.
     pub fn aql_queue(&self, sq: &SdmaQueue) -> Result<Arc<AqlQueue>, hipError_t> {
-        let mut q = sq.aql.lock();
+        let mut q = sq.aql.lock::<Option<Arc<AqlQueue>>>();
         if let Some(q) = &*q {
-            return Ok(q.clone().downcast::<AqlQueue>().expect("only AQL queues are paired"));
+            return Ok(q.clone());
         }
         let made = Arc::new(self.aql_create(sq.dev, sq.aql_priority)?);
         *q = Some(made.clone());

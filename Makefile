@@ -8,7 +8,9 @@ CONF    := $(MAKE) -C hip-conformance HIPKFD_LIB=$(REL) KFDSIM=$(KFDSIM)
 
 all: build
 
-## Release artifacts: libamdhip64.so (SONAME libamdhip64.so.7, with the symlink), libkfdsim.so, kfdsim.
+## Release artifacts: libamdhip64.so (SONAME libamdhip64.so.7, with the symlink), libkfdsim.so, kfdsim,
+## and the companions for machines without ROCm: libroctracer64.so (SONAME libroctracer64.so.4, also
+## serving libroctx64.so.4) and librocfft.so (SONAME librocfft.so.0, a placeholder that fails).
 build:
 	$(CARGO) build --release --workspace
 	ln -sf libamdhip64.so $(REL)/libamdhip64.so.7
@@ -85,7 +87,9 @@ hip-tests: build
 ## holds libamdhip64.so.5 and .so.6 links for binaries built against ROCm 5 or 6; libhiprtc.so.7
 ## links to it too, since ROCm 7 programs take hiprtc from there), include/hip/,
 ## lib/pkgconfig/hip.pc, lib/cmake/hip (find_package(hip): hip::host), bin/hipkfd-env,
-## bin/hipkfd-info, bin/kfdsim and lib/libkfdsim.so.
+## bin/hipkfd-info, bin/kfdsim and lib/libkfdsim.so; lib/fallback/roctracer/ (libroctracer64.so.4, and
+## libroctx64.so.4 linking to it) and lib/fallback/rocfft/librocfft.so.0, ROCm's companions that ROCm
+## builds of CuPy need, which hipkfd-env adds only where the loader finds none of ROCm's.
 PREFIX  ?= /opt/hipkfd
 DESTDIR ?=
 HIP_VERSION := $(shell awk '/^\#define HIP_VERSION_(MAJOR|MINOR|PATCH) /{v = v (v == "" ? "" : ".") $$3} END {print v}' include/hip/hip_runtime_api.h)
@@ -95,7 +99,8 @@ install: build
 install-files:
 	@test -n "$(HIP_VERSION)" || { echo "no HIP_VERSION_* in include/hip/hip_runtime_api.h"; exit 1; }
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/compat $(DESTDIR)$(PREFIX)/include/hip \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/hip
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/hip \
+		$(DESTDIR)$(PREFIX)/lib/fallback/roctracer $(DESTDIR)$(PREFIX)/lib/fallback/rocfft
 	install -m 755 $(REL)/libamdhip64.so $(DESTDIR)$(PREFIX)/lib/libamdhip64.so.7
 	ln -sf libamdhip64.so.7 $(DESTDIR)$(PREFIX)/lib/libamdhip64.so
 	ln -sf ../libamdhip64.so.7 $(DESTDIR)$(PREFIX)/lib/compat/libamdhip64.so.5
@@ -103,6 +108,9 @@ install-files:
 	ln -sf libamdhip64.so.7 $(DESTDIR)$(PREFIX)/lib/libhiprtc.so.7
 	ln -sf libhiprtc.so.7 $(DESTDIR)$(PREFIX)/lib/libhiprtc.so
 	install -m 755 $(REL)/libkfdsim.so $(DESTDIR)$(PREFIX)/lib/libkfdsim.so
+	install -m 755 $(REL)/libroctracer64.so $(DESTDIR)$(PREFIX)/lib/fallback/roctracer/libroctracer64.so.4
+	ln -sf libroctracer64.so.4 $(DESTDIR)$(PREFIX)/lib/fallback/roctracer/libroctx64.so.4
+	install -m 755 $(REL)/librocfft.so $(DESTDIR)$(PREFIX)/lib/fallback/rocfft/librocfft.so.0
 	install -m 644 include/hip/hip_runtime_api.h include/hip/hiprtc.h tools/install/hip_runtime.h $(DESTDIR)$(PREFIX)/include/hip/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(HIP_VERSION)|' tools/install/hip.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/hip.pc

@@ -38,6 +38,8 @@ fn tree_has_rocms_layout() {
         "bin/hipkfd-env",
         "bin/hipkfd-info",
         "bin/kfdsim",
+        "lib/fallback/roctracer/libroctracer64.so.4",
+        "lib/fallback/rocfft/librocfft.so.0",
     ] {
         assert!(p.join(f).is_file(), "{f} missing");
     }
@@ -45,6 +47,7 @@ fn tree_has_rocms_layout() {
         ("lib/libamdhip64.so", "libamdhip64.so.7"),
         ("lib/compat/libamdhip64.so.5", "../libamdhip64.so.7"),
         ("lib/compat/libamdhip64.so.6", "../libamdhip64.so.7"),
+        ("lib/fallback/roctracer/libroctx64.so.4", "libroctracer64.so.4"),
     ] {
         assert_eq!(std::fs::read_link(p.join(link)).unwrap(), Path::new(target), "{link}");
         assert!(p.join(link).is_file(), "{link} dangles");
@@ -120,8 +123,8 @@ fn c_program_builds_with_cmake_find_package_hip() {
 
 /// A ROCm 7 program takes hiprtc from libhiprtc.so.7: the installed link to our library serves it
 /// (DT_NEEDED libhiprtc.so.7, as when linked against ROCm's, here a stand-in of that SONAME), and
-/// it compiles under hipkfd-env, which points ROCM_PATH at the tree, whose hip_runtime.h is the
-/// host API alone (the compiler's HIP headers must come from elsewhere). The compile is left out,
+/// it compiles under hipkfd-env, which leaves ROCM_PATH to name the compiler's ROCm (the tree's
+/// hip_runtime.h is the host API alone). The compile is left out,
 /// saying so, without Debian's hipcc.
 #[test]
 fn rocm7_hiprtc_program_runs_on_the_installed_link() {
@@ -180,4 +183,112 @@ fn rocm7_hiprtc_program_runs_on_the_installed_link() {
     assert!(stdout.contains("PASS hiprtc 9.0"), "{stdout}");
     let want = format!("calling init: {}/lib/libhiprtc.so.7", p.display());
     assert!(stderr.contains(&want), "{want:?} not in:\n{stderr}");
+}
+
+/// What `hipkfd-env` sets: LD_LIBRARY_PATH with the tree's lib/ first, ROCM_PATH and HIP_PATH left
+/// as they were (issue 39: pointing them at the tree broke hipcc, which takes clang from them),
+/// and the fallback companions (lib/fallback/roctracer, lib/fallback/rocfft) only where the loader
+/// finds no library of that name of its own: here, a directory in LD_LIBRARY_PATH holding a
+/// `librocfft.so.0` stands for ROCm's, and it keeps winning.
+#[test]
+fn hipkfd_env_adds_fallbacks_only_where_rocm_has_none() {
+    let t = Tree::install("env");
+    let p = t.prefix();
+    let show = |ld: Option<&Path>| {
+        let mut c = t.env_cmd();
+        c.args([
+            "sh",
+            "-c",
+            "printf '%s\\n%s\\n%s\\n' \"$LD_LIBRARY_PATH\" \"${ROCM_PATH-unset}\" \"${HIP_PATH-unset}\"",
+        ]);
+        c.env_remove("ROCM_PATH").env("HIP_PATH", "/somewhere/hip");
+        if let Some(d) = ld {
+            c.env("LD_LIBRARY_PATH", d);
+        }
+        let out = ok(c.output().unwrap(), "hipkfd-env sh");
+        out.lines().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let lib = p.join("lib").display().to_string();
+    let roctracer = p.join("lib/fallback/roctracer").display().to_string();
+    let rocfft = p.join("lib/fallback/rocfft").display().to_string();
+    // Debian's packages have neither library.
+    let v = show(None);
+    assert_eq!(v[0], format!("{lib}:{roctracer}:{rocfft}"));
+    assert_eq!((v[1].as_str(), v[2].as_str()), ("unset", "/somewhere/hip"));
+    // A ROCm librocfft.so.0 the loader already finds: ours is not added, theirs stays on the path.
+    let rocm = t.0.join("rocm-lib");
+    std::fs::create_dir_all(&rocm).unwrap();
+    std::fs::write(rocm.join("librocfft.so.0"), b"").unwrap();
+    let v = show(Some(&rocm));
+    assert_eq!(v[0], format!("{lib}:{roctracer}:{}", rocm.display()));
+}
+
+/// The installed companions load under their NEEDED names with the symbol versions ROCm's
+/// builds of CuPy bind (`roctracer_start@ROCTRACER_4.0`, `roctxRangePushA@ROCTX_4.1`; librocfft
+/// unversioned), `libroctx64.so.4` and `libroctracer64.so.4` are one library (one trace state),
+/// and they behave as roctracer and roctx do: hip-conformance/compat/companions_check.c.
+#[test]
+fn companions_load_as_cupy_binds_them_and_behave_like_rocms() {
+    let t = Tree::install("companions");
+    let p = t.prefix();
+    let exe = t.0.join("companions_check");
+    let fallback = |d: &str| p.join("lib/fallback").join(d);
+    // Linking records a library's SONAME, and ours serves both names under libroctracer64.so.4's:
+    // a stand-in named libroctx64.so.4 with roctx's version node gives the binary CuPy's NEEDED.
+    let stub = t.0.join("stub");
+    std::fs::create_dir_all(&stub).unwrap();
+    let names =
+        ["roctxMarkA", "roctxRangePushA", "roctxRangePop", "roctxRangeStartA", "roctxRangeStop", "roctx_version_major"];
+    let src: String = names.iter().map(|n| format!("void {n}(void) {{}}\n")).collect();
+    std::fs::write(stub.join("roctx.c"), src).unwrap();
+    std::fs::write(stub.join("roctx.map"), "ROCTX_4.1 { global: *; };\n").unwrap();
+    let out = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-Wl,-soname,libroctx64.so.4", "-o"])
+        .arg(stub.join("libroctx64.so"))
+        .arg(stub.join("roctx.c"))
+        .arg(format!("-Wl,--version-script={}", stub.join("roctx.map").display()))
+        .output()
+        .unwrap();
+    ok(out, "gcc stand-in libroctx64.so.4");
+    let out = Command::new("gcc")
+        .arg(root().join("hip-conformance/compat/companions_check.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(format!("-L{}", stub.display()))
+        .arg(format!("-L{}", fallback("roctracer").display()))
+        .arg(format!("-L{}", fallback("rocfft").display()))
+        .args(["-lroctx64", "-l:libroctracer64.so.4", "-l:librocfft.so.0", "-ldl"])
+        .output()
+        .unwrap();
+    ok(out, "gcc companions_check.c");
+    let dynamic = ok(Command::new("readelf").args(["-d", "-V"]).arg(&exe).output().unwrap(), "readelf");
+    for want in ["[libroctx64.so.4]", "[libroctracer64.so.4]", "[librocfft.so.0]", "ROCTRACER_4.0", "ROCTX_4.1"] {
+        assert!(dynamic.contains(want), "{want} not in:\n{dynamic}");
+    }
+    let out = t.env_cmd().arg(&exe).env("HIPKFD_LOG", "1").output().unwrap();
+    let stderr = artifacts::text(&out.stderr);
+    let stdout = ok(out, "companions_check through hipkfd-env");
+    assert!(stdout.contains("PASS companions"), "{stdout}\n{stderr}");
+    let pid = stdout.lines().find_map(|l| l.strip_prefix("pid ")).expect("pid line");
+    let trace: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix(&format!("hipkfd[{pid}] roctx[")))
+        .map(|l| l.split_once("]: ").unwrap().1)
+        .collect();
+    // What the program did while tracing ran; nothing between roctracer_stop and roctracer_start.
+    assert_eq!(
+        trace,
+        [
+            "mark \"first\"",
+            "push \"outer\" level 0",
+            "push \"inner\" level 1",
+            "pop level 1",
+            "pop level 0",
+            "range start 1 \"overlapping\"",
+            "range stop 1",
+            "mark \"after start\"",
+        ],
+        "{stderr}"
+    );
+    assert!(stderr.contains("librocfft.so.0 is hipkfd's placeholder, not rocFFT"), "{stderr}");
 }

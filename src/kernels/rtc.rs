@@ -45,6 +45,32 @@ const DEFAULT_OPTIONS: [&str; 5] = ["-O3", "-mcumode", "-std=c++14", "-Wno-gnu-l
 /// The file name clr gives a program created without one (`hiprtcCreateProgram`).
 const UNNAMED: &str = "CompileSource";
 
+/// ROCm's header-only libraries, by the top directory of their headers: rocThrust, hipCUB and
+/// rocPRIM, which ROCm installs under `$ROCM_PATH/include` and Debian's packages do not (Debian
+/// has rocPRIM alone, `librocprim-dev`).
+const ROCM_HEADER_LIBRARIES: [(&str, &str); 3] =
+    [("thrust/", "rocThrust"), ("hipcub/", "hipCUB"), ("rocprim/", "rocPRIM")];
+
+/// What a failed compile's log says about headers of [`ROCM_HEADER_LIBRARIES`] that were not
+/// found (clang: `fatal error: 'thrust/...' file not found`), for the error line: which library
+/// is missing, where ROCm keeps it, and how CuPy's kernels get a stand-in (README, "CuPy"). Empty
+/// when the log names none.
+fn missing_rocm_headers(log: &str) -> String {
+    let mut said = String::new();
+    for (dir, library) in ROCM_HEADER_LIBRARIES {
+        if log.lines().any(|l| l.contains("file not found") && l.contains(&format!("'{dir}"))) {
+            said.push_str(&format!(
+                "; {library}'s headers ({dir}...) were not found: ROCm installs them under $ROCM_PATH/include \
+                 (this machine has none); add their directory with -I or HIPRTC_COMPILE_OPTIONS_APPEND"
+            ));
+            if dir == "thrust/" {
+                said.push_str(" (for CuPy: the CCCL headers bundled in its wheel stand in, README \"CuPy\")");
+            }
+        }
+    }
+    said
+}
+
 /// The headers (under `<rocm>/include/hip/`) whose content clr's builtin `hiprtc_runtime.h`
 /// holds (clr `hipamd/src/hiprtc/cmake/HIPRTC.cmake`, `generate_hiprtc_header`: the runtime and
 /// `hip_bfloat16.h`; `CMakeLists.txt`, `HIPRTC_HEADERS`: fp16, complex, cooperative groups, math
@@ -591,7 +617,11 @@ impl Program {
                     let _ = std::io::stderr().write_all(&run.stderr);
                 }
                 if !run.status.success() {
-                    return Err(format!("hiprtc: compilation failed ({})\n", run.status));
+                    return Err(format!(
+                        "hiprtc: compilation failed ({}){}\n",
+                        run.status,
+                        missing_rocm_headers(&self.log)
+                    ));
                 }
                 let output = std::fs::read(&out).map_err(|e| format!("hiprtc: output: {e}\n"))?;
                 if let Some((c, k)) = &cached {
@@ -958,8 +988,8 @@ fn toolchain() -> Option<&'static Toolchain> {
         bins.extend(llvm.into_iter().map(|(_, p)| p));
         bins.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
         let clang = bins.iter().map(|b| b.join("clang++")).find(|c| c.is_file())?;
-        // The first that has HIP's device headers: not a hipkfd install tree (`hipkfd-env` sets
-        // ROCM_PATH to it), whose hip_runtime.h is the host API alone.
+        // The first that has HIP's device headers: not a hipkfd install tree (a user may point
+        // ROCM_PATH at one for rocm-bindings-hip), whose hip_runtime.h is the host API alone.
         let rocm = rocm_env
             .iter()
             .cloned()
@@ -1020,6 +1050,18 @@ fn toolchain() -> Option<&'static Toolchain> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_rocthrust_header_is_named_in_the_error() {
+        let log = "In file included from /tmp/x.cu:1:\n/v/cupy/complex/namespace.h:1:10: fatal error: \
+                   'thrust/detail/config/namespace.h' file not found\n1 error generated when compiling for gfx90a.\n";
+        let said = missing_rocm_headers(log);
+        assert!(said.contains("rocThrust's headers (thrust/...) were not found"), "{said}");
+        assert!(said.contains("HIPRTC_COMPILE_OPTIONS_APPEND") && said.contains("CuPy"), "{said}");
+        assert!(!said.contains("hipCUB"), "{said}");
+        assert!(missing_rocm_headers("x.cu:3:5: error: use of undeclared identifier 'thrust'\n").is_empty());
+        assert!(missing_rocm_headers("fatal error: 'hipcub/hipcub.hpp' file not found").contains("hipCUB"));
+    }
 
     #[test]
     fn name_expressions_strip_as_clr() {

@@ -84,10 +84,23 @@ fn our_header_is_self_contained() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// How a binary linked against AMD's `libamdhip64.so.5` gets ours.
+#[derive(Clone, Copy, PartialEq)]
+enum Load {
+    /// Found under AMD's name (the install tree's compat link).
+    CompatLink,
+    /// `LD_PRELOAD`ed under its own name; AMD's is mapped too (and ours warns about it).
+    Preload,
+}
+
 /// Builds `src` against AMD's header, links it against AMD's own library (Debian
 /// `libamdhip64.so.5`, plus `libs`), runs it with ours found under AMD's name and checks that it
 /// passed; returns its stdout. Runs under kfdsim (the test runner), like every test binary here.
 fn run_against_amds_library(tag: &str, src: &Path, libs: &[&str]) -> String {
+    run_against_amds_library_with(tag, src, libs, Load::CompatLink)
+}
+
+fn run_against_amds_library_with(tag: &str, src: &Path, libs: &[&str], load: Load) -> String {
     let amd_lib = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
     assert!(Path::new(amd_lib).exists(), "{amd_lib} missing: install Debian package libamdhip64-dev");
     assert!(std::env::var_os("KFDSIM_ROOT").is_some(), "run under kfdsim (see tools/run-tests)");
@@ -107,7 +120,15 @@ fn run_against_amds_library(tag: &str, src: &Path, libs: &[&str]) -> String {
     let libdir = dir.join("lib");
     std::fs::create_dir_all(&libdir).unwrap();
     std::os::unix::fs::symlink(&ours, libdir.join("libamdhip64.so.5")).unwrap();
-    let run = Command::new(&exe).env("LD_LIBRARY_PATH", &libdir).output().unwrap();
+    let mut cmd = Command::new(&exe);
+    match load {
+        Load::CompatLink => cmd.env("LD_LIBRARY_PATH", &libdir),
+        Load::Preload => {
+            let preload = format!("{} {}", std::env::var("LD_PRELOAD").unwrap_or_default(), ours.display());
+            cmd.env("LD_PRELOAD", preload.trim()).env_remove("LD_LIBRARY_PATH")
+        }
+    };
+    let run = cmd.output().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&run.stderr);
@@ -146,4 +167,37 @@ fn interop_binary_built_against_rocm52_header_runs_on_ours() {
 fn array_binary_built_against_rocm52_header_runs_on_ours() {
     let src = artifacts::root().join("hip-conformance/compat/compat_array.c");
     run_against_amds_library("array52", &src, &[]);
+}
+
+/// A VMM chunk imported by a ROCm 5.2 program that never passed a `hipMemAllocationProp`
+/// (`hip-conformance/compat/compat_vmm_import.c`, two processes): its properties come back in
+/// 5.2's layout (issue 39: location.id read 1 for device 0), with ours under the `.so.5` name.
+#[test]
+fn vmm_import_binary_built_against_rocm52_header_reads_its_layout() {
+    let src = artifacts::root().join("hip-conformance/compat/compat_vmm_import.c");
+    let stdout = run_against_amds_library("vmm-import52", &src, &[]);
+    assert!(stdout.contains("location.id 0"), "{stdout}");
+}
+
+/// The same with ours `LD_PRELOAD`ed (the README's former "not bridged" case): the program's
+/// `DT_NEEDED libamdhip64.so.5` tells ours it was built for ROCm 5 (src/core/caller.rs).
+#[test]
+fn vmm_import_binary_built_against_rocm52_header_reads_its_layout_when_preloaded() {
+    let src = artifacts::root().join("hip-conformance/compat/compat_vmm_import.c");
+    let stdout = run_against_amds_library_with("vmm-import52-pre", &src, &[], Load::Preload);
+    assert!(stdout.contains("location.id 0"), "{stdout}");
+}
+
+/// ROCm 5's `hipMemoryType` values (pointer attributes, driver copies) with ours preloaded.
+#[test]
+fn array_binary_built_against_rocm52_header_runs_on_ours_when_preloaded() {
+    let src = artifacts::root().join("hip-conformance/compat/compat_array.c");
+    run_against_amds_library_with("array52-pre", &src, &[], Load::Preload);
+}
+
+/// ROCm 5.2's external-semaphore parameter layout with ours preloaded.
+#[test]
+fn interop_binary_built_against_rocm52_header_runs_on_ours_when_preloaded() {
+    let src = artifacts::root().join("hip-conformance/compat/compat_interop.c");
+    run_against_amds_library_with("interop52-pre", &src, &["-ldrm_amdgpu", "-ldrm"], Load::Preload);
 }

@@ -70,36 +70,7 @@ pub fn cstr_in<'a>(p: *const std::ffi::c_char) -> Result<&'a std::ffi::CStr, hip
     Ok(unsafe { std::ffi::CStr::from_ptr(p) })
 }
 
-/// Whether callers were built against ROCm 5 headers, as far as the library can tell: it was
-/// loaded under a `libamdhip64.so.5` (or older) name (`dladdr`), i.e. through a compat link that a
-/// binary linked against ROCm 5 found (README, "Use it with your program"). The entry points whose
-/// ROCm 5 ABI differs under the same symbol and version (the external-semaphore parameters, the
-/// `hipMemoryType` values of `hipPointerGetAttributes`) answer in that ABI then. Loaded as
-/// `libamdhip64.so` or `.so.7` (linking, `LD_PRELOAD`), ROCm 7's.
-pub fn rocm5_caller() -> bool {
-    static ROCM5: OnceLock<bool> = OnceLock::new();
-    *ROCM5.get_or_init(|| {
-        let mut info = libc::Dl_info {
-            dli_fname: std::ptr::null(),
-            dli_fbase: std::ptr::null_mut(),
-            dli_sname: std::ptr::null(),
-            dli_saddr: std::ptr::null_mut(),
-        };
-        // SAFETY: dladdr only reads our own function's address and fills `info`.
-        let found = unsafe { libc::dladdr(rocm5_caller as *const std::ffi::c_void, &mut info) } != 0;
-        if !found || info.dli_fname.is_null() {
-            return false;
-        }
-        // SAFETY: dladdr returned a NUL-terminated path owned by the loader.
-        let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned();
-        let major = name.rsplit_once(".so.").and_then(|(_, v)| v.split('.').next()?.parse::<u32>().ok());
-        let rocm5 = major.is_some_and(|m| m <= 5);
-        if rocm5 {
-            crate::core::log::hipkfd_log!("loaded as {name}: the ROCm 5 ABI where it differs from ROCm 7's");
-        }
-        rocm5
-    })
-}
+pub use crate::core::caller::rocm5_caller;
 
 thread_local! {
     static CURRENT: Cell<usize> = const { Cell::new(0) };

@@ -12,26 +12,25 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 static WARNED: AtomicBool = AtomicBool::new(false);
 
-/// The file of every mapped object whose name starts with `libamdhip64` and that is not this
-/// library (compared by load address, so ours under a compat name such as `libamdhip64.so.5` is
-/// not "another").
-pub fn other_runtimes() -> Vec<String> {
+/// Every mapped object of the process, in the loader's order: its file name as the loader has
+/// it (`""` for the main program) and whether it is this library (compared by load address, so
+/// ours under a compat name such as `libamdhip64.so.5` is recognised).
+pub fn loaded_objects() -> Vec<(String, bool)> {
     struct Scan {
         ours: usize,
-        found: Vec<String>,
+        found: Vec<(String, bool)>,
     }
     extern "C" fn visit(info: *mut libc::dl_phdr_info, _size: usize, data: *mut c_void) -> c_int {
         // SAFETY: dl_iterate_phdr passes a valid `dl_phdr_info` for the duration of the callback
         // and `data` is the `&mut Scan` given below; dlpi_name is null or a NUL-terminated string.
         let (info, scan) = unsafe { (&*info, &mut *(data as *mut Scan)) };
-        if info.dlpi_name.is_null() || info.dlpi_addr as usize == scan.ours {
-            return 0;
-        }
-        // SAFETY: non-null, NUL-terminated (see above).
-        let name = unsafe { CStr::from_ptr(info.dlpi_name) }.to_string_lossy();
-        if name.rsplit('/').next().is_some_and(|base| base.starts_with("libamdhip64")) {
-            scan.found.push(name.into_owned());
-        }
+        let name = if info.dlpi_name.is_null() {
+            String::new()
+        } else {
+            // SAFETY: non-null, NUL-terminated (see above).
+            unsafe { CStr::from_ptr(info.dlpi_name) }.to_string_lossy().into_owned()
+        };
+        scan.found.push((name, info.dlpi_addr as usize == scan.ours));
         0
     }
     let mut scan = Scan { ours: our_base(), found: Vec::new() };
@@ -41,8 +40,18 @@ pub fn other_runtimes() -> Vec<String> {
     scan.found
 }
 
+/// The file of every mapped object whose name starts with `libamdhip64` and that is not this
+/// library.
+pub fn other_runtimes() -> Vec<String> {
+    loaded_objects()
+        .into_iter()
+        .filter(|(name, ours)| !ours && name.rsplit('/').next().is_some_and(|base| base.starts_with("libamdhip64")))
+        .map(|(name, _)| name)
+        .collect()
+}
+
 /// Load address of the object this code is in (the cdylib, or the executable it is linked into).
-fn our_base() -> usize {
+pub fn our_base() -> usize {
     let mut info: libc::Dl_info = libc::Dl_info {
         dli_fname: std::ptr::null(),
         dli_fbase: std::ptr::null_mut(),

@@ -5,6 +5,7 @@
 //! runtime's feature slots ([`runtime::Feature`]) and in the typed slots of core objects
 //! ([`runtime::Slot`]), which the core stores without naming their types.
 
+pub mod caller;
 pub mod coexist;
 pub mod copy;
 pub mod device;

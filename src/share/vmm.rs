@@ -27,6 +27,7 @@
 //! Layer `share`: may call `mem`, `core`, `abi` and its own layer.
 
 use crate::abi::types::*;
+use crate::core::caller::rocm5_caller;
 use crate::core::memory::{Allocation, Backing, MemKind};
 use crate::core::runtime::Runtime;
 use crate::core::va::{LARGE_ALIGN, PAGE_SIZE};
@@ -53,8 +54,26 @@ pub struct AllocProp {
     pub ty: hipMemAllocationType,
     pub handle_types: hipMemAllocationHandleType,
     pub location: hipMemLocation,
-    /// Whether the caller used the ROCm ≤ 5.2 layout (answered in the same layout).
-    pub legacy: bool,
+    /// Whether the caller used the ROCm ≤ 5.2 layout (answered in the same layout); `None` when
+    /// no caller gave it (an imported handle): answered in [`caller_layout_is_legacy`]'s.
+    pub legacy: Option<bool>,
+}
+
+/// The `hipMemAllocationProp` layout this process's callers last passed in: 0 none yet, 1 ROCm
+/// 5.3+, 2 ROCm ≤ 5.2 (set by [`AllocProp::read`] when it tells them apart).
+static SEEN_LAYOUT: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// The layout to answer in when no caller gave one (the properties of an imported handle, issue
+/// 39): the layout this process's callers last passed in (`hipMemCreate`,
+/// `hipMemGetAllocationGranularity`, ...), else ROCm ≤ 5.2's for a ROCm 5 caller
+/// ([`rocm5_caller`]: ours loaded as `libamdhip64.so.5`, or a ROCm 5 program with ours
+/// preloaded), else ROCm 7's.
+pub fn caller_layout_is_legacy() -> bool {
+    match SEEN_LAYOUT.load(std::sync::atomic::Ordering::Relaxed) {
+        2 => true,
+        1 => false,
+        _ => rocm5_caller(),
+    }
 }
 
 impl AllocProp {
@@ -78,30 +97,36 @@ impl AllocProp {
                 .contains(&hipMemAllocationType(t))
         };
         let valid_loc = |t: i32| (1..=4).contains(&t);
+        let seen = |layout: u8| SEEN_LAYOUT.store(layout, std::sync::atomic::Ordering::Relaxed);
         if !valid_ty(w(0)) && valid_ty(w(16)) && valid_loc(w(4)) {
+            seen(2);
             return Ok(AllocProp {
                 ty: hipMemAllocationType(w(16)),
                 handle_types: hipMemAllocationHandleType(w(12)),
                 location: hipMemLocation { r#type: hipMemLocationType(w(4)), id: w(8) },
-                legacy: true,
+                legacy: Some(true),
             });
+        }
+        if valid_ty(w(0)) {
+            seen(1);
         }
         Ok(AllocProp {
             ty: hipMemAllocationType(w(0)),
             handle_types: hipMemAllocationHandleType(w(4)),
             location: hipMemLocation { r#type: hipMemLocationType(w(8)), id: w(12) },
-            legacy: false,
+            legacy: Some(false),
         })
     }
 
-    /// Writes the properties in the layout the caller uses. Errors: `hipErrorInvalidValue`.
+    /// Writes the properties in the layout the caller uses (for an imported handle:
+    /// [`caller_layout_is_legacy`]). Errors: `hipErrorInvalidValue`.
     pub fn write(&self, p: *mut hipMemAllocationProp) -> HipResult<()> {
         if p.is_null() {
             return Err(INVALID);
         }
         let mut b = [0u8; 32];
         let mut put = |o: usize, v: i32| b[o..o + 4].copy_from_slice(&v.to_le_bytes());
-        if self.legacy {
+        if self.legacy.unwrap_or_else(caller_layout_is_legacy) {
             put(4, self.location.r#type.0);
             put(8, self.location.id);
             put(12, self.handle_types.0);
@@ -763,7 +788,7 @@ impl Runtime {
             ty: hipMemAllocationType::hipMemAllocationTypePinned,
             handle_types: hipMemAllocationHandleType::hipMemHandleTypePosixFileDescriptor,
             location: hipMemLocation { r#type: loc_type, id: owner as i32 },
-            legacy: false,
+            legacy: None,
         };
         let id = inner.new_id();
         let c = self.new_chunk(id, handle, owner, size, host, prop, None);
@@ -871,13 +896,13 @@ mod tests {
         // ROCm 5.3+: type@0 = Pinned, handle@4 = fd, location {Device, 1}@8.
         let new = raw(&[(0, 1), (4, 1), (8, 1), (12, 1)]);
         let p = AllocProp::read(new.as_ptr() as *const hipMemAllocationProp).unwrap();
-        assert!(!p.legacy);
+        assert_eq!(p.legacy, Some(false));
         assert_eq!(p.location, hipMemLocation { r#type: hipMemLocationType::hipMemLocationTypeDevice, id: 1 });
         assert_eq!(p.handle_types, hipMemAllocationHandleType::hipMemHandleTypePosixFileDescriptor);
         // ROCm 5.2: compressionType@0 = 0, location {Device, 1}@4, handle@12, type@16.
         let old = raw(&[(4, 1), (8, 1), (12, 1), (16, 1)]);
         let q = AllocProp::read(old.as_ptr() as *const hipMemAllocationProp).unwrap();
-        assert!(q.legacy);
+        assert_eq!(q.legacy, Some(true));
         assert_eq!(q.location, p.location);
         assert_eq!((q.ty, q.handle_types), (p.ty, p.handle_types));
         // Written back in the layout it came in.
@@ -891,7 +916,7 @@ mod tests {
         // Invalid type in the new layout stays new (and fails validation later).
         let bad = raw(&[(8, 1)]);
         let r = AllocProp::read(bad.as_ptr() as *const hipMemAllocationProp).unwrap();
-        assert!(!r.legacy);
+        assert_eq!(r.legacy, Some(false));
         assert_eq!(r.check(2, 0, INVALID), Err(INVALID));
         assert!(AllocProp::read(std::ptr::null()).is_err());
     }

@@ -221,6 +221,15 @@ fn hipkfd_env_adds_fallbacks_only_where_rocm_has_none() {
     std::fs::write(rocm.join("librocfft.so.0"), b"").unwrap();
     let v = show(Some(&rocm));
     assert_eq!(v[0], format!("{lib}:{roctracer}:{}", rocm.display()));
+    // What CuPy runs to find the compiler's include paths works under it.
+    if Command::new("sh").args(["-c", "command -v hipcc"]).output().is_ok_and(|o| o.status.success()) {
+        let mut hipcc = t.env_cmd();
+        hipcc.args(["hipcc", "-x", "hip", "-E", "-v", "/dev/null"]).env_remove("ROCM_PATH").env_remove("HIP_PATH");
+        let out = hipcc.output().unwrap();
+        assert!(out.status.success(), "hipcc under hipkfd-env: {}", artifacts::text(&out.stderr));
+    } else {
+        eprintln!("hipcc is not installed (Debian package hipcc): not compiling under hipkfd-env");
+    }
 }
 
 /// The installed companions load under their NEEDED names with the symbol versions ROCm's

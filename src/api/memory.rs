@@ -1250,8 +1250,11 @@ fn batch_array(a: hipArray_t) -> Result<(usize, [usize; 3]), hipError_t> {
 fn batch_op_parms(op: &hipMemcpy3DBatchOp) -> Result<hipMemcpy3DParms, hipError_t> {
     batch_copy_attrs(op.srcAccessOrder, op.flags)?;
     let array_of = |o: &hipMemcpy3DOperand| {
-        // SAFETY: the operand type says which member of the union the caller filled.
-        (o.r#type == hipMemcpy3DOperandType::hipMemcpyOperandTypeArray).then(|| unsafe { o.op.array.array })
+        if o.r#type != hipMemcpy3DOperandType::hipMemcpyOperandTypeArray {
+            return None;
+        }
+        // SAFETY: the operand type says the caller filled the union's array member.
+        Some(unsafe { o.op.array.array })
     };
     let arrays = [array_of(&op.src), array_of(&op.dst)];
     let mut elem = 1;

@@ -47,7 +47,7 @@ fn config() -> cbindgen::Config {
 pub fn generate() -> String {
     let mut config = config();
     config.after_includes = Some(amdhip64::abi::types::c_header_prelude());
-    config.trailer = Some(amdhip64::abi::types::GRAPH_NODE_PARAMS_C.to_string());
+    config.trailer = Some(amdhip64::abi::types::c_header_trailer());
     render(config, api_sources(false))
 }
 

@@ -567,9 +567,17 @@ typedef enum hipAccessProperty {
 } hipAccessProperty;
 
 typedef enum hipLaunchAttributeID {
+  hipLaunchAttributeIgnore = 0,
   hipLaunchAttributeAccessPolicyWindow = 1,
   hipLaunchAttributeCooperative = 2,
+  hipLaunchAttributeSynchronizationPolicy = 3,
+  hipLaunchAttributeClusterDimension = 4,
+  hipLaunchAttributeClusterSchedulingPolicyPreference = 5,
   hipLaunchAttributePriority = 8,
+  hipLaunchAttributeMemSyncDomainMap = 9,
+  hipLaunchAttributeMemSyncDomain = 10,
+  hipLaunchAttributeExtDynDataPrefetch = 1024,
+  hipLaunchAttributeMax = 1025,
   hipKernelNodeAttributeAccessPolicyWindow = 1,
   hipKernelNodeAttributeCooperative = 2
 } hipLaunchAttributeID;
@@ -695,8 +703,63 @@ typedef enum hipJitOption {
   hipJitOptionCacheMode = 14,
   hipJitOptionSm3xOpt = 15,
   hipJitOptionFastCompile = 16,
-  hipJitOptionNumOptions = 17
+  hipJitOptionGlobalSymbolNames = 17,
+  hipJitOptionGlobalSymbolAddresses = 18,
+  hipJitOptionGlobalSymbolCount = 19,
+  hipJitOptionLto = 20,
+  hipJitOptionFtz = 21,
+  hipJitOptionPrecDiv = 22,
+  hipJitOptionPrecSqrt = 23,
+  hipJitOptionFma = 24,
+  hipJitOptionPositionIndependentCode = 25,
+  hipJitOptionMinCTAPerSM = 26,
+  hipJitOptionMaxThreadsPerBlock = 27,
+  hipJitOptionOverrideDirectiveValues = 28,
+  hipJitOptionNumOptions = 29,
+  hipJitOptionIRtoISAOptExt = 10000,
+  hipJitOptionIRtoISAOptCountExt = 10001
 } hipJitOption;
+
+typedef enum hipJitInputType {
+  hipJitInputCubin = 0,
+  hipJitInputPtx = 1,
+  hipJitInputFatBinary = 2,
+  hipJitInputObject = 3,
+  hipJitInputLibrary = 4,
+  hipJitInputNvvm = 5,
+  hipJitNumLegacyInputTypes = 6,
+  hipJitInputLLVMBitcode = 100,
+  hipJitInputLLVMBundledBitcode = 101,
+  hipJitInputLLVMArchivesOfBundledBitcode = 102,
+  hipJitInputSpirv = 103,
+  hipJitNumInputTypes = 10
+} hipJitInputType;
+
+typedef enum hipLibraryOption_e {
+  hipLibraryHostUniversalFunctionAndDataTable = 0,
+  hipLibraryBinaryIsPreserved = 1
+} hipLibraryOption;
+
+typedef enum hipMemcpyFlags {
+  hipMemcpyFlagDefault = 0,
+  hipMemcpyFlagPreferOverlapWithCompute = 1,
+  hipMemcpyFlagExtPreferCE = 256,
+  hipMemcpyFlagExtOpSwap = 512
+} hipMemcpyFlags;
+
+typedef enum hipMemcpySrcAccessOrder {
+  hipMemcpySrcAccessOrderInvalid = 0,
+  hipMemcpySrcAccessOrderStream = 1,
+  hipMemcpySrcAccessOrderDuringApiCall = 2,
+  hipMemcpySrcAccessOrderAny = 3,
+  hipMemcpySrcAccessOrderMax = 2147483647
+} hipMemcpySrcAccessOrder;
+
+typedef enum hipMemcpy3DOperandType {
+  hipMemcpyOperandTypePointer = 1,
+  hipMemcpyOperandTypeArray = 2,
+  hipMemcpyOperandTypeMax = 2147483647
+} hipMemcpy3DOperandType;
 
 /* An anonymous union is C11 and C++; __extension__ lets GCC and Clang accept it in C99 too. */
 #if defined(__GNUC__) && !defined(__cplusplus)
@@ -823,6 +886,11 @@ typedef struct hipExternalSemaphoreWaitParams_st {
 typedef struct hipGraphNodeParams hipGraphNodeParams;
 /* AMD's struct tag is hipLaunchParams_t. */
 typedef struct hipLaunchParams_t hipLaunchParams;
+typedef struct hipFunctionLaunchParams_t hipFunctionLaunchParams;
+/* Defined at the end of the header (LAUNCH_CONFIG_C). */
+typedef struct hipLaunchAttribute_st hipLaunchAttribute;
+typedef struct hipLaunchConfig_st hipLaunchConfig_t;
+typedef struct HIP_LAUNCH_CONFIG_st HIP_LAUNCH_CONFIG;
 
 
 // Size in bytes of IPC handles (`#define HIP_IPC_HANDLE_SIZE 64`).
@@ -859,6 +927,15 @@ typedef struct ihipEvent_t ihipEvent_t;
 
 // Opaque graph object behind [`hipGraph_t`] (`typedef struct ihipGraph* hipGraph_t;`).
 typedef struct ihipGraph ihipGraph;
+
+// Opaque kernel object behind [`hipKernel_t`] (`typedef struct ihipKernel_t* hipKernel_t;`).
+typedef struct ihipKernel_t ihipKernel_t;
+
+// Opaque library object behind [`hipLibrary_t`] (`typedef struct ihipLibrary_t* hipLibrary_t;`).
+typedef struct ihipLibrary_t ihipLibrary_t;
+
+// Opaque link object behind [`hipLinkState_t`] (`typedef struct ihipLinkState_t* hipLinkState_t;`).
+typedef struct ihipLinkState_t ihipLinkState_t;
 
 // Opaque chunk object behind [`hipMemGenericAllocationHandle_t`].
 typedef struct ihipMemGenericAllocationHandle ihipMemGenericAllocationHandle;
@@ -1379,6 +1456,16 @@ typedef struct hipIpcEventHandle_st {
 // See [`hipIpcEventHandle_st`].
 typedef struct hipIpcEventHandle_st hipIpcEventHandle_t;
 
+// A code object loaded as a library (`hipLibraryLoadData`, `hipLibraryLoadFromFile`).
+typedef struct ihipLibrary_t *hipLibrary_t;
+
+// A kernel of a library (`hipLibraryGetKernel`); AMD's value is the kernel's `hipFunction_t`,
+// so the module launch and attribute calls take it too.
+typedef struct ihipKernel_t *hipKernel_t;
+
+// A link in progress (`hipLinkCreate` .. `hipLinkDestroy`).
+typedef struct ihipLinkState_t *hipLinkState_t;
+
 // `typedef struct hipPointerAttribute_t {...} hipPointerAttribute_t;` (ROCm 6.0+ layout:
 // the first member is `type`; ROCm 5.x called it `memoryType` with other values). 32 bytes.
 typedef struct hipPointerAttribute_t {
@@ -1395,6 +1482,65 @@ typedef struct hipPointerAttribute_t {
   // Flags given at allocation time.
   unsigned int allocationFlags;
 } hipPointerAttribute_t;
+
+// `typedef struct hipMemcpyAttributes { hipMemcpySrcAccessOrder srcAccessOrder; hipMemLocation
+// srcLocHint; hipMemLocation dstLocHint; unsigned int flags; }` (`driver_types.h`, ROCm 7):
+// srcAccessOrder@0, srcLocHint@4, dstLocHint@12, flags@20. 24 bytes.
+typedef struct hipMemcpyAttributes {
+  hipMemcpySrcAccessOrder srcAccessOrder;
+  hipMemLocation srcLocHint;
+  hipMemLocation dstLocHint;
+  // [`hipMemcpyFlags`] bits.
+  unsigned int flags;
+} hipMemcpyAttributes;
+
+// `op.ptr` of [`hipMemcpy3DOperand`]: ptr@0, rowLength@8 and layerHeight@16 (elements; 0 means
+// the extent's), locHint@24. 32 bytes.
+typedef struct hipMemcpy3DOperand_ptr {
+  void *ptr;
+  size_t rowLength;
+  size_t layerHeight;
+  hipMemLocation locHint;
+} hipMemcpy3DOperand_ptr;
+
+// `typedef struct hipOffset3D { size_t x; size_t y; size_t z; }`: an offset into an array, in
+// elements. 24 bytes.
+typedef struct hipOffset3D {
+  size_t x;
+  size_t y;
+  size_t z;
+} hipOffset3D;
+
+// `op.array` of [`hipMemcpy3DOperand`]: array@0, offset@8 (elements). 32 bytes.
+typedef struct hipMemcpy3DOperand_array {
+  hipArray_t array;
+  struct hipOffset3D offset;
+} hipMemcpy3DOperand_array;
+
+// The `op` union of [`hipMemcpy3DOperand`] (AMD's members are anonymous structs; these named
+// ones have their layout, so `o.op.ptr.ptr` reads the same in C).
+typedef union hipMemcpy3DOperand_op {
+  struct hipMemcpy3DOperand_ptr ptr;
+  struct hipMemcpy3DOperand_array array;
+} hipMemcpy3DOperand_op;
+
+// `typedef struct hipMemcpy3DOperand { hipMemcpy3DOperandType type; union {...} op; }`
+// (`driver_types.h`, ROCm 7): type@0, op@8. 40 bytes.
+typedef struct hipMemcpy3DOperand {
+  hipMemcpy3DOperandType type;
+  union hipMemcpy3DOperand_op op;
+} hipMemcpy3DOperand;
+
+// `typedef struct hipMemcpy3DBatchOp { hipMemcpy3DOperand src; hipMemcpy3DOperand dst;
+// hipExtent extent; hipMemcpySrcAccessOrder srcAccessOrder; unsigned int flags; }`
+// (`driver_types.h`, ROCm 7): src@0, dst@40, extent@80, srcAccessOrder@104, flags@108. 112 bytes.
+typedef struct hipMemcpy3DBatchOp {
+  struct hipMemcpy3DOperand src;
+  struct hipMemcpy3DOperand dst;
+  hipExtent extent;
+  hipMemcpySrcAccessOrder srcAccessOrder;
+  unsigned int flags;
+} hipMemcpy3DBatchOp;
 
 // Memory pool handle (`hipMallocAsync` and friends).
 typedef struct ihipMemPoolHandle_t *hipMemPool_t;
@@ -1439,6 +1585,44 @@ typedef struct hipLaunchParams_t {
   size_t sharedMem;
   hipStream_t stream;
 } hipLaunchParams_t;
+
+// `typedef struct hipFunctionLaunchParams_t { hipFunction_t function; unsigned int gridDimX,
+// gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes; hipStream_t hStream;
+// void** kernelParams; } hipFunctionLaunchParams;` (`hipModuleLaunchCooperativeKernelMultiDevice`):
+// function@0, gridDimX@8 .. sharedMemBytes@32, hStream@40, kernelParams@48. 56 bytes. cbindgen
+// writes it under its tag (`[export.rename]`); the prelude adds the typedef.
+typedef struct hipFunctionLaunchParams_t {
+  hipFunction_t function;
+  // Grid in blocks.
+  unsigned int gridDimX;
+  unsigned int gridDimY;
+  unsigned int gridDimZ;
+  // Block in work-items.
+  unsigned int blockDimX;
+  unsigned int blockDimY;
+  unsigned int blockDimZ;
+  // Dynamic LDS bytes.
+  unsigned int sharedMemBytes;
+  hipStream_t hStream;
+  void **kernelParams;
+} hipFunctionLaunchParams_t;
+
+// `typedef struct hipMemcpy3DPeerParms {...}` (`driver_types.h`, ROCm 7): srcArray@0,
+// srcPos@8, srcPtr@32, srcDevice@64, dstArray@72, dstPos@80, dstPtr@104, dstDevice@136,
+// extent@144. 168 bytes.
+typedef struct hipMemcpy3DPeerParms {
+  hipArray_t srcArray;
+  struct hipPos srcPos;
+  struct hipPitchedPtr srcPtr;
+  // Device ordinal of the source.
+  int srcDevice;
+  hipArray_t dstArray;
+  struct hipPos dstPos;
+  struct hipPitchedPtr dstPtr;
+  // Device ordinal of the destination.
+  int dstDevice;
+  hipExtent extent;
+} hipMemcpy3DPeerParms;
 
 // Stream callback (`hipStreamAddCallback`):
 // `typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void* userData);`.
@@ -2710,6 +2894,26 @@ hipError_t hipStreamAttachMemAsync(hipStream_t stream,
                                    size_t length,
                                    unsigned int flags);
 
+// `hipError_t hipMemPrefetchAsync_v2(const void* dev_ptr, size_t count, hipMemLocation location,
+// unsigned int flags, hipStream_t stream)` (ROCm 7.1): [`hipMemPrefetchAsync`] to the device
+// `location` names (host locations: `hipCpuDeviceId`). Errors: `hipErrorInvalidValue`
+// (`flags` not 0, a location type that is neither a device nor the host), then
+// [`hipMemPrefetchAsync`]'s.
+hipError_t hipMemPrefetchAsync_v2(const void *dev_ptr,
+                                  size_t count,
+                                  hipMemLocation location,
+                                  unsigned int flags,
+                                  hipStream_t stream);
+
+// `hipError_t hipMemAdvise_v2(const void* dev_ptr, size_t count, hipMemoryAdvise advice,
+// hipMemLocation location)` (ROCm 7.1): [`hipMemAdvise`] for the device `location` names (host
+// locations: `hipCpuDeviceId`). Errors: `hipErrorInvalidValue` (a location type that is
+// neither a device nor the host), then [`hipMemAdvise`]'s.
+hipError_t hipMemAdvise_v2(const void *dev_ptr,
+                           size_t count,
+                           hipMemoryAdvise advice,
+                           hipMemLocation location);
+
 // `hipImportExternalMemory`: imports the dma-buf fd of `memHandleDesc` (type
 // `hipExternalMemoryHandleTypeOpaqueFd`, `size` bytes, `flags` 0 or
 // `hipExternalMemoryDedicated`) and writes the object to `*extMem_out`. amdgpu dma-bufs and,
@@ -2808,6 +3012,112 @@ hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t *handle, hipEvent_t event);
 // `hipEventDestroy`. Errors: `hipErrorInvalidValue` (null `event`, not a handle of ours,
 // exporter gone or event destroyed), `hipErrorInvalidContext` (handle from this process).
 hipError_t hipIpcOpenEventHandle(hipEvent_t *event, hipIpcEventHandle_t handle);
+
+// `hipError_t hipLibraryLoadData(hipLibrary_t* library, const void* code, hipJitOption*
+// jitOptions, void** jitOptionsValues, unsigned int numJitOptions, hipLibraryOption*
+// libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions)`: a library of
+// the code object at `code` (an offload bundle or a bare AMDGPU ELF, as
+// [`hipModuleLoadData`](crate::api::module::hipModuleLoadData) takes; copied now). Loading is
+// lazy, as clr's: an image that is no code object loads, and its first query reports
+// `hipErrorInvalidImage` (hip-tests `Unit_library_negative`). Library options are ignored, as
+// in clr. Errors: `hipErrorInvalidValue` (null `library` or `code`; JIT options, which AMD does
+// not support).
+hipError_t hipLibraryLoadData(hipLibrary_t *library,
+                              const void *code,
+                              hipJitOption *jitOptions,
+                              void **jitOptionsValues,
+                              unsigned int numJitOptions,
+                              hipLibraryOption *libraryOptions,
+                              void **libraryOptionValues,
+                              unsigned int numLibraryOptions);
+
+// `hipError_t hipLibraryLoadFromFile(hipLibrary_t* library, const char* fileName, ...)`: a
+// library of the code object file `fileName` (read now; built lazily as
+// [`hipLibraryLoadData`]). Errors: `hipErrorInvalidValue` (null `library`, null or missing
+// file, JIT options); a file that cannot be read or is no code object fails its first query
+// (`hipErrorFileNotFound`, `hipErrorInvalidImage`).
+hipError_t hipLibraryLoadFromFile(hipLibrary_t *library,
+                                  const char *fileName,
+                                  hipJitOption *jitOptions,
+                                  void **jitOptionsValues,
+                                  unsigned int numJitOptions,
+                                  hipLibraryOption *libraryOptions,
+                                  void **libraryOptionValues,
+                                  unsigned int numLibraryOptions);
+
+// `hipError_t hipLibraryUnload(hipLibrary_t library)`: forgets the library and unloads its
+// module; its kernels' handles become invalid. Errors: `hipErrorInvalidResourceHandle` (null,
+// unknown or unloaded: clr frees whatever it is given).
+hipError_t hipLibraryUnload(hipLibrary_t library);
+
+// `hipError_t hipLibraryGetKernelCount(unsigned int* count, hipLibrary_t library)`: how many
+// kernels the library has (built on first use). Errors (clr): `hipErrorInvalidValue` (null
+// `count`, null or unknown `library`), the build's (`hipErrorInvalidImage`,
+// `hipErrorNoBinaryForGpu`, ...).
+hipError_t hipLibraryGetKernelCount(unsigned int *count, hipLibrary_t library);
+
+// `hipError_t hipLibraryGetKernel(hipKernel_t* pKernel, hipLibrary_t library, const char*
+// name)`: the kernel `name` (mangled, or plain for `extern "C"`) of the library, the same
+// handle on every call; a `hipFunction_t` for the module launch and attribute calls. Errors
+// (clr, hip-tests `Unit_library_negative`): `hipErrorInvalidValue` (a null argument, unknown
+// `library`), the build's (`hipErrorInvalidImage` for an image that is no code object),
+// `hipErrorNotFound` (no such kernel).
+hipError_t hipLibraryGetKernel(hipKernel_t *pKernel, hipLibrary_t library, const char *name);
+
+// `hipError_t hipLinkCreate(unsigned int numOptions, hipJitOption* options, void**
+// optionValues, hipLinkState_t* stateOut)`: a new link. Options read (clr
+// `LinkProgram::AddLinkerOptions`): `hipJitOptionIRtoISAOptExt` (an array of codegen option
+// strings) with `hipJitOptionIRtoISAOptCountExt` (their count). Errors (clr `hipLinkCreate`):
+// `hipErrorInvalidValue` (null `stateOut`; null arrays with `numOptions > 0`; any CUDA-only
+// option, `hipJitOptionMaxRegisters` .. `hipJitOptionNumOptions`),
+// `hipErrorInvalidConfiguration` (a count without a non-null string array, a null string).
+hipError_t hipLinkCreate(unsigned int numOptions,
+                         hipJitOption *options,
+                         void **optionValues,
+                         hipLinkState_t *stateOut);
+
+// `hipError_t hipLinkAddData(hipLinkState_t state, hipJitInputType type, void* data, size_t
+// size, const char* name, unsigned int numOptions, hipJitOption* options, void**
+// optionValues)`: adds `size` bytes (copied) of a SPIR-V module, bare or in a clang offload
+// bundle; `name` (may be null) names it in the log; per-input options are ignored, as in clr.
+// Errors (clr, in its order): `hipErrorInvalidImage` (null `data`, `size` 0),
+// `hipErrorInvalidValue` (a CUDA or LLVM input kind), `hipErrorInvalidHandle` (null or
+// destroyed `state`), `hipErrorInvalidConfiguration` (another kind, bytes of no such module).
+hipError_t hipLinkAddData(hipLinkState_t state,
+                          hipJitInputType type,
+                          void *data,
+                          size_t size,
+                          const char *name,
+                          unsigned int numOptions,
+                          hipJitOption *options,
+                          void **optionValues);
+
+// `hipError_t hipLinkAddFile(hipLinkState_t state, hipJitInputType type, const char* path,
+// unsigned int numOptions, hipJitOption* options, void** optionValues)`: [`hipLinkAddData`]
+// with the file's bytes. Errors (clr, in its order): `hipErrorInvalidHandle` (null `state`),
+// `hipErrorInvalidValue` (a CUDA or LLVM input kind, a destroyed `state`),
+// `hipErrorInvalidConfiguration` (null path, a file that cannot be read or holds no SPIR-V,
+// another kind).
+hipError_t hipLinkAddFile(hipLinkState_t state,
+                          hipJitInputType type,
+                          const char *path,
+                          unsigned int numOptions,
+                          hipJitOption *options,
+                          void **optionValues);
+
+// `hipError_t hipLinkComplete(hipLinkState_t state, void** hipBinOut, size_t* sizeOut)`: links
+// what was added into a code object for the current device, for `hipModuleLoadData`, valid
+// until the next call on this link or [`hipLinkDestroy`]. SPIR-V cannot be linked here (no
+// SPIR-V translator, see the module docs), so with inputs this fails. Errors (clr):
+// `hipErrorInvalidValue` (null `hipBinOut` or `sizeOut`, null or destroyed `state`),
+// `hipErrorInvalidConfiguration` (the link failed: nothing added, SPIR-V inputs; the reason is
+// logged with `HIPKFD_LOG=1`).
+hipError_t hipLinkComplete(hipLinkState_t state, void **hipBinOut, size_t *sizeOut);
+
+// `hipError_t hipLinkDestroy(hipLinkState_t state)`: frees the link and its code object (a
+// module loaded from it stays loaded). Errors: `hipErrorInvalidValue` (null or destroyed
+// `state`, hip-tests `Unit_hipLinkAPIs_hipLinkDestroy_Negative`).
+hipError_t hipLinkDestroy(hipLinkState_t state);
 
 // `hipMalloc`: `size` bytes of device memory on the current device. `size == 0` gives a null
 // pointer and `hipSuccess`. Errors: `hipErrorInvalidValue` (null `ptr`), `hipErrorOutOfMemory`.
@@ -3148,6 +3458,48 @@ hipError_t hipMemGetHandleForAddressRange(void *handle,
                                           size_t size,
                                           hipMemRangeHandleType handleType,
                                           uint64_t flags);
+
+// `hipError_t hipMemcpyBatchAsync(void** dsts, void** srcs, size_t* sizes, size_t count,
+// hipMemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx, hipStream_t
+// stream)` (ROCm 7.1): `count` copies of `sizes[i]` bytes from `srcs[i]` to `dsts[i]` (any
+// memory, direction inferred as `hipMemcpyDefault`), queued on `stream` in order. `attrs[k]`
+// applies to copies `attrsIdxs[k]` .. `attrsIdxs[k+1] - 1` (the last to the end); they are
+// hints here, checked for validity. The whole batch is checked before anything is queued, so
+// a failed call has copied nothing; `*failIdx` (when not null) is then the index of the copy at
+// fault, or `SIZE_MAX` for an error about no copy. Errors (hip-tests
+// `Unit_hipMemcpyBatchAsync_Negative`, `_Attrs_Negative`): `hipErrorInvalidValue` (null
+// arrays, `count` 0; with `numAttrs > 0`: null `attrs` or `attrsIdxs`, `numAttrs > count`,
+// `attrsIdxs[0] != 0`, indices not increasing or past `count`, an invalid source access order
+// or flag; a null pointer, a zero size, a range past its allocation), `hipErrorNotSupported`
+// (`hipMemcpyFlagExtOpSwap`), `hipErrorContextIsDestroyed` (destroyed stream), then the
+// copies' (`hipErrorStreamCaptureInvalidated`).
+hipError_t hipMemcpyBatchAsync(void **dsts,
+                               void **srcs,
+                               size_t *sizes,
+                               size_t count,
+                               struct hipMemcpyAttributes *attrs,
+                               size_t *attrsIdxs,
+                               size_t numAttrs,
+                               size_t *failIdx,
+                               hipStream_t stream);
+
+// `hipError_t hipMemcpy3DBatchAsync(size_t numOps, hipMemcpy3DBatchOp* opList, size_t* failIdx,
+// unsigned long long flags, hipStream_t stream)` (ROCm 7.1): `numOps` 3D copies queued on
+// `stream` in order, each as [`hipMemcpy3DAsync`] of its operands: a pointer (`rowLength` and
+// `layerHeight` in elements, 0 for the extent's) or an array at an offset (elements); the
+// extent counts elements when an array takes part, else bytes. Every operation is checked
+// before any is queued (a failed call has copied nothing); `*failIdx` (when not null) is the
+// index of the operation at fault, `SIZE_MAX` for an error about none. Errors:
+// `hipErrorInvalidValue` (`numOps` 0, null `opList`, `flags` not 0; per operation: an unknown
+// operand type, an invalid source access order or flag, a block past its array or allocation,
+// and [`hipMemcpy3D`]'s checks), `hipErrorNotSupported` (`hipMemcpyFlagExtOpSwap`),
+// `hipErrorInvalidPitchValue`, `hipErrorContextIsDestroyed` (destroyed stream), then the
+// copies'.
+hipError_t hipMemcpy3DBatchAsync(size_t numOps,
+                                 struct hipMemcpy3DBatchOp *opList,
+                                 size_t *failIdx,
+                                 uint64_t flags,
+                                 hipStream_t stream);
 
 // `hipMallocAsync`: `size` bytes of device memory from the current pool of `stream`'s device,
 // usable in `stream`'s order (reusing a block freed earlier on it, or one whose work is done).
@@ -3585,6 +3937,71 @@ hipError_t hipExtLaunchMultiKernelMultiDevice(struct hipLaunchParams_t *launchPa
                                               int numDevices,
                                               unsigned int flags);
 
+// `hipError_t hipLaunchKernelExC(const hipLaunchConfig_t* config, const void* fPtr, void** args)`:
+// [`hipLaunchKernel`] of the hipcc kernel `fPtr` (or a `hipFunction_t`) with `config`'s grid,
+// block (work-items), `dynamicSmemBytes` and stream, and `config->attrs[numAttrs]`: a non-zero
+// `hipLaunchAttributeCooperative` makes it [`hipLaunchCooperativeKernel`] (clr takes the first
+// one and looks no further); `hipLaunchAttributeClusterDimension` must be 1×1×1. Errors (clr
+// `hipLaunchKernelExC`, in its order): `hipErrorInvalidDeviceFunction` (null `fPtr`),
+// `hipErrorInvalidConfiguration` (null `config`, a zero cluster dimension),
+// `hipErrorInvalidValue` (another attribute; null `attrs`), `hipErrorNotSupported` (dynamic
+// data prefetch), `hipErrorInvalidClusterSize` (a cluster of more than one block), then the
+// launch's.
+hipError_t hipLaunchKernelExC(const hipLaunchConfig_t *config, const void *fPtr, void **args);
+
+// `hipError_t hipDrvLaunchKernelEx(const HIP_LAUNCH_CONFIG* config, hipFunction_t f, void**
+// kernelParams, void** extra)`: [`hipModuleLaunchKernel`] with `config`'s grid (blocks),
+// block, `sharedMemBytes` and `hStream`, and its attributes as [`hipLaunchKernelExC`] reads them
+// (a cooperative one makes it [`hipModuleLaunchCooperativeKernel`]'s launch). Errors (clr
+// `hipDrvLaunchKernelEx`, in its order): `hipErrorInvalidResourceHandle` (null `f`),
+// `hipErrorInvalidValue` (null `config`), `hipErrorContextIsDestroyed` (destroyed stream),
+// `hipErrorInvalidConfiguration` (a zero or oversized geometry, a zero cluster dimension),
+// `hipErrorInvalidValue` (another attribute), `hipErrorNotSupported` (dynamic data
+// prefetch), `hipErrorInvalidClusterSize`, then [`hipModuleLaunchKernel`]'s.
+hipError_t hipDrvLaunchKernelEx(const HIP_LAUNCH_CONFIG *config,
+                                hipFunction_t f,
+                                void **kernelParams,
+                                void **extra);
+
+// `hipError_t hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams*
+// launchParamsList, unsigned int numDevices, unsigned int flags)`: one cooperative
+// [`hipModuleLaunchCooperativeKernel`] per entry, entry `i` on a stream of device `i` (clr
+// launches grid `i` on device `i`), all with the same grid, block and `sharedMemBytes`;
+// waits for the streams before (unless `hipCooperativeLaunchMultiDeviceNoPreSync`) and after
+// (unless `NoPostSync`). Multi-grid synchronisation inside the kernels is not provided. Errors
+// (clr `ihipModuleLaunchCooperativeKernelMultiDevice`, in its order): `hipErrorInvalidValue`
+// (null list, a destroyed stream, `numDevices` 0 or over the device count, unknown `flags`),
+// `hipErrorInvalidConfiguration` (an empty block), `hipErrorInvalidResourceHandle` (a null
+// stream), `hipErrorInvalidDevice` (two entries on one device), `hipErrorInvalidValue`
+// (different geometries or LDS sizes), then the launches' (`hipErrorInvalidResourceHandle`
+// for entry `i` not on device `i`); a launch that fails ends the list, as in clr.
+hipError_t hipModuleLaunchCooperativeKernelMultiDevice(struct hipFunctionLaunchParams_t *launchParamsList,
+                                                       unsigned int numDevices,
+                                                       unsigned int flags);
+
+// `hipError_t hipModuleGetFunctionCount(unsigned int* count, hipModule_t mod)`: how many kernels
+// (`__global__` functions; not `__device__` ones) the module has for the current device.
+// Errors (clr `hipModuleGetFunctionCount`, hip-tests `Unit_hipModuleGetFunctionCount_*`):
+// `hipErrorInvalidHandle` (null `mod`), `hipErrorNotFound` (unknown or unloaded module),
+// `hipErrorInvalidValue` (null `count`).
+hipError_t hipModuleGetFunctionCount(unsigned int *count, hipModule_t mod_);
+
+// `hipError_t hipModuleLoadFatBinary(hipModule_t* module, const void* fatbin)`: loads a fat
+// binary from memory (a clang offload bundle, as `hipcc --genco` writes, or a bare code
+// object); clr loads it as [`hipModuleLoadData`] does. Errors as [`hipModuleLoadData`]
+// (`hipErrorInvalidValue` for null arguments).
+hipError_t hipModuleLoadFatBinary(hipModule_t *module, const void *fatbin);
+
+// `const char* hipKernelNameRef(const hipFunction_t f)`: the (mangled) name of a module or
+// hipcc kernel, valid while it stays loaded. Null for a null, unknown or unloaded `f` (clr
+// returns null for null). No error is recorded.
+const char *hipKernelNameRef(hipFunction_t f);
+
+// `const char* hipKernelNameRefByPtr(const void* hostFunction, hipStream_t stream)`: the
+// (mangled) name a hipcc kernel was registered with (`__hipRegisterFunction`'s `deviceName`),
+// for its host stub; `stream` is not used (clr). Null for a null or unregistered stub.
+const char *hipKernelNameRefByPtr(const void *hostFunction, hipStream_t stream);
+
 // `hipOccupancyMaxActiveBlocksPerMultiprocessor`: how many blocks of `blockSize` threads of
 // kernel `f` (with `dynSharedMemPerBlk` bytes of dynamic LDS) fit on one CU at once. Errors:
 // `hipErrorInvalidValue` (null `numBlocks`, `blockSize` ≤ 0), `hipErrorInvalidDeviceFunction`.
@@ -3640,6 +4057,22 @@ hipError_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(int *gridSize,
                                                             size_t dynSharedMemPerBlk,
                                                             int blockSizeLimit,
                                                             unsigned int flags);
+
+// `hipError_t hipOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, const void* f,
+// int numBlocks, int blockSize)`: the dynamic LDS bytes each block of `blockSize` threads of the
+// hipcc kernel `f` may use so that `numBlocks` blocks fit on a CU, as clr computes it: the
+// CU's LDS (`maxSharedMemoryPerMultiProcessor`) less the kernel's static LDS for each of
+// `min(numBlocks, maxThreadsPerMultiProcessor / blockSize)` blocks, shared among `numBlocks`
+// blocks (but never below the share of the most blocks that fit), capped at the kernel's
+// `HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`, rounded down to the 512-byte LDS
+// granule. Errors (clr `hipOccupancyAvailableDynamicSMemPerBlock`): `hipErrorInvalidValue`
+// (null `dynamicSmemSize`, `numBlocks` or `blockSize` ≤ 0, `blockSize` over
+// `maxThreadsPerMultiProcessor`), `hipErrorInvalidDeviceFunction` (null or unregistered `f`),
+// `hipErrorNoBinaryForGpu`.
+hipError_t hipOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize,
+                                                    const void *f,
+                                                    int numBlocks,
+                                                    int blockSize);
 
 // `hipDeviceCanAccessPeer`: `*canAccessPeer` = 1 when `deviceId` can map `peerDeviceId`'s
 // memory (a direct xGMI or PCIe P2P link in the KFD topology; src/share/peer.rs explains why links
@@ -3708,6 +4141,21 @@ hipError_t hipMemcpyPeerAsync(void *dst,
                               int srcDevice,
                               size_t sizeBytes,
                               hipStream_t stream);
+
+// `hipError_t hipMemcpy3DPeer(hipMemcpy3DPeerParms* p)` (ROCm 7.1): copies `p->extent` (width in
+// bytes, or elements of an array side × height rows × depth slices) from `srcPtr`/`srcArray`
+// at `srcPos` on `srcDevice` to `dstPtr`/`dstArray` at `dstPos` on `dstDevice`, as
+// [`hipMemcpy3D`](crate::api::memory::hipMemcpy3D) does (the devices are where the memory
+// lives; rows between two devices go as peer copies). Errors (clr `hipMemcpy3DPeer`):
+// `hipErrorInvalidValue` (null `p`), `hipErrorInvalidDevice` (a device ordinal out of range),
+// then `hipMemcpy3D`'s.
+hipError_t hipMemcpy3DPeer(struct hipMemcpy3DPeerParms *p);
+
+// `hipError_t hipMemcpy3DPeerAsync(hipMemcpy3DPeerParms* p, hipStream_t stream)` (ROCm 7.1):
+// [`hipMemcpy3DPeer`] ordered on `stream`
+// ([`hipMemcpy3DAsync`](crate::api::memory::hipMemcpy3DAsync)). Errors as
+// `hipMemcpy3DPeer`, then `hipMemcpy3DAsync`'s.
+hipError_t hipMemcpy3DPeerAsync(struct hipMemcpy3DPeerParms *p, hipStream_t stream);
 
 // `hipExtGetLinkTypeAndHopCount`: the link from `device1` to `device2` as clr's
 // `Device::findLinkInfo` reports it from ROCr's link info: `*linktype` is an
@@ -3962,6 +4410,45 @@ struct hipGraphNodeParams {
     hipMemFreeNodeParams free;
   };
   long long reserved2;
+};
+#ifdef __cplusplus
+}
+#endif
+#endif
+
+/* The extensible launch configurations (hipLaunchKernelExC, hipDrvLaunchKernelEx). */
+#ifndef HIPKFD_LAUNCH_CONFIG
+#define HIPKFD_LAUNCH_CONFIG
+#ifdef __cplusplus
+extern "C" {
+#endif
+struct hipLaunchAttribute_st {
+  hipLaunchAttributeID id;
+  char pad[8 - sizeof(hipLaunchAttributeID)];
+  HIP_ANONYMOUS_UNION union {
+    hipLaunchAttributeValue val;
+    hipLaunchAttributeValue value;
+  };
+};
+struct hipLaunchConfig_st {
+  dim3 gridDim;
+  dim3 blockDim;
+  size_t dynamicSmemBytes;
+  hipStream_t stream;
+  hipLaunchAttribute *attrs;
+  unsigned int numAttrs;
+};
+struct HIP_LAUNCH_CONFIG_st {
+  unsigned int gridDimX;
+  unsigned int gridDimY;
+  unsigned int gridDimZ;
+  unsigned int blockDimX;
+  unsigned int blockDimY;
+  unsigned int blockDimZ;
+  unsigned int sharedMemBytes;
+  hipStream_t hStream;
+  hipLaunchAttribute *attrs;
+  unsigned int numAttrs;
 };
 #ifdef __cplusplus
 }

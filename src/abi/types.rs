@@ -605,6 +605,31 @@ pub type hipModule_t = *mut ihipModule_t;
 /// A kernel of a module (`hipModuleGetFunction`) or of the program (`hipGetFuncBySymbol`).
 pub type hipFunction_t = *mut ihipModuleSymbol_t;
 
+/// Opaque link object behind [`hipLinkState_t`] (`typedef struct ihipLinkState_t* hipLinkState_t;`).
+pub struct ihipLinkState_t {
+    _opaque: [u8; 0],
+}
+
+/// A link in progress (`hipLinkCreate` .. `hipLinkDestroy`).
+pub type hipLinkState_t = *mut ihipLinkState_t;
+
+/// Opaque library object behind [`hipLibrary_t`] (`typedef struct ihipLibrary_t* hipLibrary_t;`).
+pub struct ihipLibrary_t {
+    _opaque: [u8; 0],
+}
+
+/// A code object loaded as a library (`hipLibraryLoadData`, `hipLibraryLoadFromFile`).
+pub type hipLibrary_t = *mut ihipLibrary_t;
+
+/// Opaque kernel object behind [`hipKernel_t`] (`typedef struct ihipKernel_t* hipKernel_t;`).
+pub struct ihipKernel_t {
+    _opaque: [u8; 0],
+}
+
+/// A kernel of a library (`hipLibraryGetKernel`); AMD's value is the kernel's `hipFunction_t`,
+/// so the module launch and attribute calls take it too.
+pub type hipKernel_t = *mut ihipKernel_t;
+
 /// `dim3`: grid or block dimensions (`hip_runtime_api.h`; C++ gives it a constructor
 /// defaulting each to 1).
 #[repr(C)]
@@ -829,6 +854,128 @@ pub struct hipMemcpy3DParms {
     pub dstPtr: hipPitchedPtr,
     pub extent: hipExtent,
     pub kind: hipMemcpyKind,
+}
+
+/// `typedef struct hipMemcpy3DPeerParms {...}` (`driver_types.h`, ROCm 7): srcArray@0,
+/// srcPos@8, srcPtr@32, srcDevice@64, dstArray@72, dstPos@80, dstPtr@104, dstDevice@136,
+/// extent@144. 168 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipMemcpy3DPeerParms {
+    pub srcArray: hipArray_t,
+    pub srcPos: hipPos,
+    pub srcPtr: hipPitchedPtr,
+    /// Device ordinal of the source.
+    pub srcDevice: c_int,
+    pub dstArray: hipArray_t,
+    pub dstPos: hipPos,
+    pub dstPtr: hipPitchedPtr,
+    /// Device ordinal of the destination.
+    pub dstDevice: c_int,
+    pub extent: hipExtent,
+}
+
+c_enum! {
+    /// `hipMemcpyFlags` (`driver_types.h`, ROCm 7): `hipMemcpyAttributes::flags` bits.
+    pub struct hipMemcpyFlags {
+        hipMemcpyFlagDefault = 0x0,
+        hipMemcpyFlagPreferOverlapWithCompute = 0x1,
+        hipMemcpyFlagExtPreferCE = 0x100,
+        hipMemcpyFlagExtOpSwap = 0x200,
+    }
+}
+
+c_enum! {
+    /// `hipMemcpySrcAccessOrder` (`driver_types.h`, ROCm 7): when a batch copy may read its source.
+    pub struct hipMemcpySrcAccessOrder {
+        hipMemcpySrcAccessOrderInvalid = 0x0,
+        hipMemcpySrcAccessOrderStream = 0x1,
+        hipMemcpySrcAccessOrderDuringApiCall = 0x2,
+        hipMemcpySrcAccessOrderAny = 0x3,
+        hipMemcpySrcAccessOrderMax = 0x7FFF_FFFF,
+    }
+}
+
+/// `typedef struct hipMemcpyAttributes { hipMemcpySrcAccessOrder srcAccessOrder; hipMemLocation
+/// srcLocHint; hipMemLocation dstLocHint; unsigned int flags; }` (`driver_types.h`, ROCm 7):
+/// srcAccessOrder@0, srcLocHint@4, dstLocHint@12, flags@20. 24 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipMemcpyAttributes {
+    pub srcAccessOrder: hipMemcpySrcAccessOrder,
+    pub srcLocHint: hipMemLocation,
+    pub dstLocHint: hipMemLocation,
+    /// [`hipMemcpyFlags`] bits.
+    pub flags: c_uint,
+}
+
+c_enum! {
+    /// `hipMemcpy3DOperandType` (`driver_types.h`, ROCm 7): what a batch operand is.
+    pub struct hipMemcpy3DOperandType {
+        hipMemcpyOperandTypePointer = 0x1,
+        hipMemcpyOperandTypeArray = 0x2,
+        hipMemcpyOperandTypeMax = 0x7FFF_FFFF,
+    }
+}
+
+/// `typedef struct hipOffset3D { size_t x; size_t y; size_t z; }`: an offset into an array, in
+/// elements. 24 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct hipOffset3D {
+    pub x: usize,
+    pub y: usize,
+    pub z: usize,
+}
+
+/// `op.ptr` of [`hipMemcpy3DOperand`]: ptr@0, rowLength@8 and layerHeight@16 (elements; 0 means
+/// the extent's), locHint@24. 32 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipMemcpy3DOperand_ptr {
+    pub ptr: *mut c_void,
+    pub rowLength: usize,
+    pub layerHeight: usize,
+    pub locHint: hipMemLocation,
+}
+
+/// `op.array` of [`hipMemcpy3DOperand`]: array@0, offset@8 (elements). 32 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipMemcpy3DOperand_array {
+    pub array: hipArray_t,
+    pub offset: hipOffset3D,
+}
+
+/// The `op` union of [`hipMemcpy3DOperand`] (AMD's members are anonymous structs; these named
+/// ones have their layout, so `o.op.ptr.ptr` reads the same in C).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union hipMemcpy3DOperand_op {
+    pub ptr: hipMemcpy3DOperand_ptr,
+    pub array: hipMemcpy3DOperand_array,
+}
+
+/// `typedef struct hipMemcpy3DOperand { hipMemcpy3DOperandType type; union {...} op; }`
+/// (`driver_types.h`, ROCm 7): type@0, op@8. 40 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipMemcpy3DOperand {
+    pub r#type: hipMemcpy3DOperandType,
+    pub op: hipMemcpy3DOperand_op,
+}
+
+/// `typedef struct hipMemcpy3DBatchOp { hipMemcpy3DOperand src; hipMemcpy3DOperand dst;
+/// hipExtent extent; hipMemcpySrcAccessOrder srcAccessOrder; unsigned int flags; }`
+/// (`driver_types.h`, ROCm 7): src@0, dst@40, extent@80, srcAccessOrder@104, flags@108. 112 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipMemcpy3DBatchOp {
+    pub src: hipMemcpy3DOperand,
+    pub dst: hipMemcpy3DOperand,
+    pub extent: hipExtent,
+    pub srcAccessOrder: hipMemcpySrcAccessOrder,
+    pub flags: c_uint,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1161,6 +1308,29 @@ pub struct hipLaunchParams {
     pub stream: hipStream_t,
 }
 
+/// `typedef struct hipFunctionLaunchParams_t { hipFunction_t function; unsigned int gridDimX,
+/// gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes; hipStream_t hStream;
+/// void** kernelParams; } hipFunctionLaunchParams;` (`hipModuleLaunchCooperativeKernelMultiDevice`):
+/// function@0, gridDimX@8 .. sharedMemBytes@32, hStream@40, kernelParams@48. 56 bytes. cbindgen
+/// writes it under its tag (`[export.rename]`); the prelude adds the typedef.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipFunctionLaunchParams {
+    pub function: hipFunction_t,
+    /// Grid in blocks.
+    pub gridDimX: c_uint,
+    pub gridDimY: c_uint,
+    pub gridDimZ: c_uint,
+    /// Block in work-items.
+    pub blockDimX: c_uint,
+    pub blockDimY: c_uint,
+    pub blockDimZ: c_uint,
+    /// Dynamic LDS bytes.
+    pub sharedMemBytes: c_uint,
+    pub hStream: hipStream_t,
+    pub kernelParams: *mut *mut c_void,
+}
+
 /// `typedef struct hipGraphEdgeData { unsigned char from_port; unsigned char reserved[5];
 /// unsigned char to_port; unsigned char type; }`: an edge's ports and type. 8 bytes.
 #[repr(C)]
@@ -1233,9 +1403,17 @@ c_enum! {
     /// `hipLaunchAttributeID` (`hip_runtime_api.h`; `hipKernelNodeAttrID` is its typedef, and
     /// the `hipKernelNodeAttribute*` names its values): the kernel node attributes hipkfd keeps.
     pub struct hipLaunchAttributeID {
+        hipLaunchAttributeIgnore = 0,
         hipLaunchAttributeAccessPolicyWindow = 1,
         hipLaunchAttributeCooperative = 2,
+        hipLaunchAttributeSynchronizationPolicy = 3,
+        hipLaunchAttributeClusterDimension = 4,
+        hipLaunchAttributeClusterSchedulingPolicyPreference = 5,
         hipLaunchAttributePriority = 8,
+        hipLaunchAttributeMemSyncDomainMap = 9,
+        hipLaunchAttributeMemSyncDomain = 10,
+        hipLaunchAttributeExtDynDataPrefetch = 1024,
+        hipLaunchAttributeMax = 1025,
         hipKernelNodeAttributeAccessPolicyWindow = 1,
         hipKernelNodeAttributeCooperative = 2,
     }
@@ -1256,6 +1434,107 @@ pub union hipLaunchAttributeValue {
 }
 /// `typedef hipLaunchAttributeValue hipKernelNodeAttrValue;`
 pub type hipKernelNodeAttrValue = hipLaunchAttributeValue;
+
+// hipLaunchAttribute, hipLaunchConfig_t and HIP_LAUNCH_CONFIG are written into the header after
+// the declarations ([`LAUNCH_CONFIG_C`]): hipLaunchAttribute's value is an anonymous union of
+// two names (`val`, `value`), which cbindgen cannot write.
+hidden_from_cbindgen! {
+/// `typedef struct hipLaunchAttribute_st { hipLaunchAttributeID id; char pad[4]; union {
+/// hipLaunchAttributeValue val; hipLaunchAttributeValue value; }; } hipLaunchAttribute;`
+/// (ROCm 7): id@0, val/value@8. 72 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipLaunchAttribute {
+    pub id: hipLaunchAttributeID,
+    pub pad: [c_char; 4],
+    /// `val` and `value` in C.
+    pub val: hipLaunchAttributeValue,
+}
+
+/// `typedef struct hipLaunchConfig_st { dim3 gridDim; dim3 blockDim; size_t dynamicSmemBytes;
+/// hipStream_t stream; hipLaunchAttribute* attrs; unsigned int numAttrs; } hipLaunchConfig_t;`
+/// (`hipLaunchKernelExC`): gridDim@0, blockDim@12, dynamicSmemBytes@24, stream@32, attrs@40,
+/// numAttrs@48. 56 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipLaunchConfig_t {
+    pub gridDim: dim3,
+    pub blockDim: dim3,
+    pub dynamicSmemBytes: usize,
+    pub stream: hipStream_t,
+    pub attrs: *mut hipLaunchAttribute,
+    pub numAttrs: c_uint,
+}
+
+/// `typedef struct HIP_LAUNCH_CONFIG_st { unsigned int gridDimX, gridDimY, gridDimZ, blockDimX,
+/// blockDimY, blockDimZ, sharedMemBytes; hipStream_t hStream; hipLaunchAttribute* attrs;
+/// unsigned int numAttrs; } HIP_LAUNCH_CONFIG;` (`hipDrvLaunchKernelEx`): gridDimX@0 ..
+/// sharedMemBytes@24, hStream@32, attrs@40, numAttrs@48. 56 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct HIP_LAUNCH_CONFIG {
+    pub gridDimX: c_uint,
+    pub gridDimY: c_uint,
+    pub gridDimZ: c_uint,
+    pub blockDimX: c_uint,
+    pub blockDimY: c_uint,
+    pub blockDimZ: c_uint,
+    pub sharedMemBytes: c_uint,
+    pub hStream: hipStream_t,
+    pub attrs: *mut hipLaunchAttribute,
+    pub numAttrs: c_uint,
+}
+}
+
+/// The C text of [`hipLaunchAttribute`], [`hipLaunchConfig_t`] and [`HIP_LAUNCH_CONFIG`] (ROCm 7
+/// `hip_runtime_api.h`), written after the declarations (cbindgen's trailer, after
+/// [`GRAPH_NODE_PARAMS_C`]); the prelude declares their typedefs for the prototypes.
+pub const LAUNCH_CONFIG_C: &str = "\
+/* The extensible launch configurations (hipLaunchKernelExC, hipDrvLaunchKernelEx). */
+#ifndef HIPKFD_LAUNCH_CONFIG
+#define HIPKFD_LAUNCH_CONFIG
+#ifdef __cplusplus
+extern \"C\" {
+#endif
+struct hipLaunchAttribute_st {
+  hipLaunchAttributeID id;
+  char pad[8 - sizeof(hipLaunchAttributeID)];
+  HIP_ANONYMOUS_UNION union {
+    hipLaunchAttributeValue val;
+    hipLaunchAttributeValue value;
+  };
+};
+struct hipLaunchConfig_st {
+  dim3 gridDim;
+  dim3 blockDim;
+  size_t dynamicSmemBytes;
+  hipStream_t stream;
+  hipLaunchAttribute *attrs;
+  unsigned int numAttrs;
+};
+struct HIP_LAUNCH_CONFIG_st {
+  unsigned int gridDimX;
+  unsigned int gridDimY;
+  unsigned int gridDimZ;
+  unsigned int blockDimX;
+  unsigned int blockDimY;
+  unsigned int blockDimZ;
+  unsigned int sharedMemBytes;
+  hipStream_t hStream;
+  hipLaunchAttribute *attrs;
+  unsigned int numAttrs;
+};
+#ifdef __cplusplus
+}
+#endif
+#endif
+";
+
+/// What `tests/header.rs` passes to cbindgen as the trailer: [`GRAPH_NODE_PARAMS_C`] and
+/// [`LAUNCH_CONFIG_C`].
+pub fn c_header_trailer() -> String {
+    format!("{GRAPH_NODE_PARAMS_C}\n{LAUNCH_CONFIG_C}")
+}
 
 /// `HIP_ARRAY_DESCRIPTOR` (`driver_types.h`): Width@0, Height@8 (elements; 0 for 1D),
 /// Format@16, NumChannels@20. 24 bytes.
@@ -1610,7 +1889,51 @@ c_enum! {
         hipJitOptionCacheMode = 14,
         hipJitOptionSm3xOpt = 15,
         hipJitOptionFastCompile = 16,
-        hipJitOptionNumOptions = 17,
+        hipJitOptionGlobalSymbolNames = 17,
+        hipJitOptionGlobalSymbolAddresses = 18,
+        hipJitOptionGlobalSymbolCount = 19,
+        hipJitOptionLto = 20,
+        hipJitOptionFtz = 21,
+        hipJitOptionPrecDiv = 22,
+        hipJitOptionPrecSqrt = 23,
+        hipJitOptionFma = 24,
+        hipJitOptionPositionIndependentCode = 25,
+        hipJitOptionMinCTAPerSM = 26,
+        hipJitOptionMaxThreadsPerBlock = 27,
+        hipJitOptionOverrideDirectiveValues = 28,
+        hipJitOptionNumOptions = 29,
+        /// HIP only: codegen options for the linker (`hipLinkCreate`), an array of C strings.
+        hipJitOptionIRtoISAOptExt = 10000,
+        /// HIP only: how many strings `hipJitOptionIRtoISAOptExt` has.
+        hipJitOptionIRtoISAOptCountExt = 10001,
+    }
+}
+
+c_enum! {
+    /// `hipJitInputType` (`linker_types.h`, ROCm 7): what `hipLinkAddData`/`hipLinkAddFile` add.
+    /// AMD links only `hipJitInputSpirv`.
+    pub struct hipJitInputType {
+        hipJitInputCubin = 0,
+        hipJitInputPtx = 1,
+        hipJitInputFatBinary = 2,
+        hipJitInputObject = 3,
+        hipJitInputLibrary = 4,
+        hipJitInputNvvm = 5,
+        hipJitNumLegacyInputTypes = 6,
+        hipJitInputLLVMBitcode = 100,
+        hipJitInputLLVMBundledBitcode = 101,
+        hipJitInputLLVMArchivesOfBundledBitcode = 102,
+        hipJitInputSpirv = 103,
+        hipJitNumInputTypes = 10,
+    }
+}
+
+c_enum! {
+    /// `hipLibraryOption` (`linker_types.h`, tag `hipLibraryOption_e`): `hipLibraryLoad*`'s
+    /// library options (AMD reads none of them).
+    pub struct hipLibraryOption {
+        hipLibraryHostUniversalFunctionAndDataTable = 0,
+        hipLibraryBinaryIsPreserved = 1,
     }
 }
 
@@ -2307,6 +2630,11 @@ pub fn c_header_prelude() -> String {
         ("hipFunction_attribute", ints(hipFunction_attribute::ENUMERATORS)),
         ("hipFuncAttribute", ints(hipFuncAttribute::ENUMERATORS)),
         ("hipJitOption", ints(hipJitOption::ENUMERATORS)),
+        ("hipJitInputType", ints(hipJitInputType::ENUMERATORS)),
+        ("hipLibraryOption", ints(hipLibraryOption::ENUMERATORS)),
+        ("hipMemcpyFlags", ints(hipMemcpyFlags::ENUMERATORS)),
+        ("hipMemcpySrcAccessOrder", ints(hipMemcpySrcAccessOrder::ENUMERATORS)),
+        ("hipMemcpy3DOperandType", ints(hipMemcpy3DOperandType::ENUMERATORS)),
     ] {
         s.push('\n');
         render_enum(&mut s, name, "", &e);
@@ -2317,10 +2645,16 @@ pub fn c_header_prelude() -> String {
     s.push_str(INTEROP_C);
     s.push_str("\n/* Defined at the end of the header (GRAPH_NODE_PARAMS_C). */\ntypedef struct hipGraphNodeParams hipGraphNodeParams;\n");
     s.push_str("/* AMD's struct tag is hipLaunchParams_t. */\ntypedef struct hipLaunchParams_t hipLaunchParams;\n");
+    s.push_str("typedef struct hipFunctionLaunchParams_t hipFunctionLaunchParams;\n");
+    s.push_str("/* Defined at the end of the header (LAUNCH_CONFIG_C). */\n");
+    s.push_str("typedef struct hipLaunchAttribute_st hipLaunchAttribute;\n");
+    s.push_str("typedef struct hipLaunchConfig_st hipLaunchConfig_t;\n");
+    s.push_str("typedef struct HIP_LAUNCH_CONFIG_st HIP_LAUNCH_CONFIG;\n");
     // AMD's tags of the two interop enums end in `_enum`.
     for e in ["hipExternalMemoryHandleType", "hipExternalSemaphoreHandleType"] {
         s = s.replace(&format!("typedef enum {e} {{"), &format!("typedef enum {e}_enum {{"));
     }
+    s = s.replace("typedef enum hipLibraryOption {", "typedef enum hipLibraryOption_e {");
     s
 }
 
@@ -2396,6 +2730,37 @@ mod tests {
         assert_eq!(offset_of!(hipPointerAttribute_t, hostPointer), 16);
         assert_eq!(offset_of!(hipPointerAttribute_t, isManaged), 24);
         assert_eq!(offset_of!(hipPointerAttribute_t, allocationFlags), 28);
+    }
+
+    /// The module, launch and batch-copy structs of ROCm 6.5 / 7.1 (offsets as in the doc
+    /// comments, from AMD's `hip_runtime_api.h` / `driver_types.h`).
+    #[test]
+    fn launch_and_batch_copy_layouts() {
+        assert_eq!(size_of::<hipLaunchAttribute>(), 72);
+        assert_eq!(offset_of!(hipLaunchAttribute, val), 8);
+        assert_eq!(size_of::<hipLaunchConfig_t>(), 56);
+        assert_eq!(offset_of!(hipLaunchConfig_t, dynamicSmemBytes), 24);
+        assert_eq!(offset_of!(hipLaunchConfig_t, attrs), 40);
+        assert_eq!(offset_of!(hipLaunchConfig_t, numAttrs), 48);
+        assert_eq!(size_of::<HIP_LAUNCH_CONFIG>(), 56);
+        assert_eq!(offset_of!(HIP_LAUNCH_CONFIG, hStream), 32);
+        assert_eq!(offset_of!(HIP_LAUNCH_CONFIG, numAttrs), 48);
+        assert_eq!(size_of::<hipFunctionLaunchParams>(), 56);
+        assert_eq!(offset_of!(hipFunctionLaunchParams, hStream), 40);
+        assert_eq!(size_of::<hipMemcpy3DPeerParms>(), 168);
+        assert_eq!(offset_of!(hipMemcpy3DPeerParms, srcDevice), 64);
+        assert_eq!(offset_of!(hipMemcpy3DPeerParms, dstArray), 72);
+        assert_eq!(offset_of!(hipMemcpy3DPeerParms, dstDevice), 136);
+        assert_eq!(offset_of!(hipMemcpy3DPeerParms, extent), 144);
+        assert_eq!(size_of::<hipMemcpyAttributes>(), 24);
+        assert_eq!(offset_of!(hipMemcpyAttributes, dstLocHint), 12);
+        assert_eq!(offset_of!(hipMemcpyAttributes, flags), 20);
+        assert_eq!(size_of::<hipMemcpy3DOperand>(), 40);
+        assert_eq!(offset_of!(hipMemcpy3DOperand, op), 8);
+        assert_eq!(size_of::<hipMemcpy3DBatchOp>(), 112);
+        assert_eq!(offset_of!(hipMemcpy3DBatchOp, extent), 80);
+        assert_eq!(offset_of!(hipMemcpy3DBatchOp, srcAccessOrder), 104);
+        assert_eq!(offset_of!(hipMemcpy3DBatchOp, flags), 108);
     }
 
     /// Sizes and offsets computed with gcc from AMD's newest `hipDeviceProp_tR0600`

@@ -259,3 +259,58 @@ pub extern "C" fn hipStreamAttachMemAsync(
         }
     })
 }
+
+/// The device a `hipMemLocation` names for the `_v2` calls (clr `ihipMemAdvise`,
+/// `ihipMemPrefetchAsync`): a device's ordinal (`hipMemLocationTypeDevice`, checked by the call
+/// it is given to), or `hipCpuDeviceId` for the host, a host NUMA node and the current thread's
+/// host NUMA node (the runtime sees one host node). Errors: `hipErrorInvalidValue` for another
+/// type.
+fn location_device(l: hipMemLocation) -> Result<c_int, hipError_t> {
+    type T = hipMemLocationType;
+    match l.r#type {
+        T::hipMemLocationTypeDevice => Ok(l.id),
+        T::hipMemLocationTypeHost | T::hipMemLocationTypeHostNuma | T::hipMemLocationTypeHostNumaCurrent => {
+            Ok(hipCpuDeviceId)
+        }
+        _ => Err(hipError_t::hipErrorInvalidValue),
+    }
+}
+
+/// `hipError_t hipMemPrefetchAsync_v2(const void* dev_ptr, size_t count, hipMemLocation location,
+/// unsigned int flags, hipStream_t stream)` (ROCm 7.1): [`hipMemPrefetchAsync`] to the device
+/// `location` names (host locations: `hipCpuDeviceId`). Errors: `hipErrorInvalidValue`
+/// (`flags` not 0, a location type that is neither a device nor the host), then
+/// [`hipMemPrefetchAsync`]'s.
+#[no_mangle]
+pub extern "C" fn hipMemPrefetchAsync_v2(
+    dev_ptr: *const c_void,
+    count: usize,
+    location: hipMemLocation,
+    flags: c_uint,
+    stream: hipStream_t,
+) -> hipError_t {
+    match (|| {
+        check(flags == 0)?;
+        location_device(location)
+    })() {
+        Ok(device) => hipMemPrefetchAsync(dev_ptr, count, device, stream),
+        Err(e) => api(|| Err(e)),
+    }
+}
+
+/// `hipError_t hipMemAdvise_v2(const void* dev_ptr, size_t count, hipMemoryAdvise advice,
+/// hipMemLocation location)` (ROCm 7.1): [`hipMemAdvise`] for the device `location` names (host
+/// locations: `hipCpuDeviceId`). Errors: `hipErrorInvalidValue` (a location type that is
+/// neither a device nor the host), then [`hipMemAdvise`]'s.
+#[no_mangle]
+pub extern "C" fn hipMemAdvise_v2(
+    dev_ptr: *const c_void,
+    count: usize,
+    advice: hipMemoryAdvise,
+    location: hipMemLocation,
+) -> hipError_t {
+    match location_device(location) {
+        Ok(device) => hipMemAdvise(dev_ptr, count, advice, device),
+        Err(e) => api(|| Err(e)),
+    }
+}

@@ -1099,3 +1099,242 @@ pub extern "C" fn hipMemGetHandleForAddressRange(
         write_out(handle as *mut c_int, std::os::fd::IntoRawFd::into_raw_fd(fd))
     })
 }
+
+// ---------------------------------------------------------------------------------------------
+// Batch copies (ROCm 7.1)
+// ---------------------------------------------------------------------------------------------
+
+/// What `failIdx` says when an error is about no copy in particular (CUDA's `SIZE_MAX`).
+const NO_COPY: usize = usize::MAX;
+
+/// A batch copy's `srcAccessOrder` and `flags` (`hipMemcpyAttributes`, `hipMemcpy3DBatchOp`).
+/// Every order reads the source in stream order or during the call, which each allows:
+/// pageable sources are staged before the call returns (src/core/copy.rs). Errors:
+/// `hipErrorInvalidValue` (`hipMemcpySrcAccessOrderInvalid` or no order, an unknown flag),
+/// `hipErrorNotSupported` (`hipMemcpyFlagExtOpSwap`: SDMA swaps are not implemented; hip-tests
+/// `Unit_hipMemcpyBatchAsync_D2D_Swap` accepts that).
+fn batch_copy_attrs(order: hipMemcpySrcAccessOrder, flags: c_uint) -> Result<(), hipError_t> {
+    type F = hipMemcpyFlags;
+    check((1..=3).contains(&order.0))?;
+    let known = (F::hipMemcpyFlagPreferOverlapWithCompute.0
+        | F::hipMemcpyFlagExtPreferCE.0
+        | F::hipMemcpyFlagExtOpSwap.0) as c_uint;
+    check(flags & !known == 0)?;
+    if flags & F::hipMemcpyFlagExtOpSwap.0 as c_uint != 0 {
+        return Err(hipError_t::hipErrorNotSupported);
+    }
+    Ok(())
+}
+
+/// Runs `f`, writing the index of the copy an error is about (`NO_COPY` when none) to `failIdx`
+/// when it is not null.
+fn with_fail_index(failIdx: *mut usize, f: impl FnOnce() -> Result<(), (usize, hipError_t)>) -> hipError_t {
+    api(|| {
+        f().map_err(|(i, e)| {
+            if !failIdx.is_null() {
+                let _ = write_out(failIdx, i);
+            }
+            e
+        })
+    })
+}
+
+/// `hipError_t hipMemcpyBatchAsync(void** dsts, void** srcs, size_t* sizes, size_t count,
+/// hipMemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx, hipStream_t
+/// stream)` (ROCm 7.1): `count` copies of `sizes[i]` bytes from `srcs[i]` to `dsts[i]` (any
+/// memory, direction inferred as `hipMemcpyDefault`), queued on `stream` in order. `attrs[k]`
+/// applies to copies `attrsIdxs[k]` .. `attrsIdxs[k+1] - 1` (the last to the end); they are
+/// hints here, checked for validity. The whole batch is checked before anything is queued, so
+/// a failed call has copied nothing; `*failIdx` (when not null) is then the index of the copy at
+/// fault, or `SIZE_MAX` for an error about no copy. Errors (hip-tests
+/// `Unit_hipMemcpyBatchAsync_Negative`, `_Attrs_Negative`): `hipErrorInvalidValue` (null
+/// arrays, `count` 0; with `numAttrs > 0`: null `attrs` or `attrsIdxs`, `numAttrs > count`,
+/// `attrsIdxs[0] != 0`, indices not increasing or past `count`, an invalid source access order
+/// or flag; a null pointer, a zero size, a range past its allocation), `hipErrorNotSupported`
+/// (`hipMemcpyFlagExtOpSwap`), `hipErrorContextIsDestroyed` (destroyed stream), then the
+/// copies' (`hipErrorStreamCaptureInvalidated`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hipMemcpyBatchAsync(
+    dsts: *mut *mut c_void,
+    srcs: *mut *mut c_void,
+    sizes: *mut usize,
+    count: usize,
+    attrs: *mut hipMemcpyAttributes,
+    attrsIdxs: *mut usize,
+    numAttrs: usize,
+    failIdx: *mut usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    with_fail_index(failIdx, || {
+        let all = |e: hipError_t| (NO_COPY, e);
+        check(!dsts.is_null() && !srcs.is_null() && !sizes.is_null() && count > 0).map_err(all)?;
+        let (dsts, srcs, sizes) = (
+            slice_in(dsts, count).map_err(all)?,
+            slice_in(srcs, count).map_err(all)?,
+            slice_in(sizes, count).map_err(all)?,
+        );
+        if numAttrs > 0 {
+            check(!attrs.is_null() && !attrsIdxs.is_null() && numAttrs <= count).map_err(all)?;
+            let (attrs, idxs) = (slice_in(attrs, numAttrs).map_err(all)?, slice_in(attrsIdxs, numAttrs).map_err(all)?);
+            check(idxs[0] == 0 && idxs.windows(2).all(|w| w[0] < w[1]) && idxs.iter().all(|i| *i < count))
+                .map_err(all)?;
+            for (k, a) in attrs.iter().enumerate() {
+                batch_copy_attrs(a.srcAccessOrder, a.flags).map_err(|e| (idxs[k], e))?;
+            }
+        }
+        let (rt, _) = rt_dev().map_err(all)?;
+        let s = stream_of(rt, stream).map_err(all)?;
+        let kind = hipMemcpyKind::hipMemcpyDefault;
+        for i in 0..count {
+            let (d, sr, n) = (dsts[i] as u64, srcs[i] as u64, sizes[i] as u64);
+            rt.memcpy_check(d, sr, n, kind).map_err(|e| (i, e))?;
+        }
+        for i in 0..count {
+            let op = Op::Memcpy { dst: dsts[i] as u64, src: srcs[i] as u64, len: sizes[i] as u64, kind };
+            rt.enqueue(&s, op).map_err(|e| (i, e))?;
+        }
+        Ok(())
+    })
+}
+
+/// One side of a batch 3D copy as a `hipMemcpy3DParms` side: (array, position, pitched
+/// pointer). A pointer's `rowLength` and `layerHeight` count elements of `elem` bytes (0: the
+/// extent's); an array's offset is its position. Errors: `hipErrorInvalidValue` (another
+/// operand type, an overflow).
+fn batch_operand(
+    o: &hipMemcpy3DOperand,
+    e: &hipExtent,
+    elem: usize,
+) -> Result<(hipArray_t, hipPos, hipPitchedPtr), hipError_t> {
+    let inv = hipError_t::hipErrorInvalidValue;
+    let origin = hipPos { x: 0, y: 0, z: 0 };
+    match o.r#type {
+        hipMemcpy3DOperandType::hipMemcpyOperandTypePointer => {
+            // SAFETY: the operand type says which member of the union the caller filled.
+            let p = unsafe { o.op.ptr };
+            let row = if p.rowLength == 0 { e.width } else { p.rowLength };
+            let pitch = row.checked_mul(elem).ok_or(inv)?;
+            let ysize = if p.layerHeight == 0 { e.height } else { p.layerHeight };
+            Ok((std::ptr::null_mut(), origin, hipPitchedPtr { ptr: p.ptr, pitch, xsize: pitch, ysize }))
+        }
+        hipMemcpy3DOperandType::hipMemcpyOperandTypeArray => {
+            // SAFETY: as above.
+            let a = unsafe { o.op.array };
+            check(!a.array.is_null())?;
+            let pos = hipPos { x: a.offset.x, y: a.offset.y, z: a.offset.z };
+            let none = hipPitchedPtr { ptr: std::ptr::null_mut(), pitch: 0, xsize: 0, ysize: 0 };
+            Ok((a.array, pos, none))
+        }
+        _ => Err(inv),
+    }
+}
+
+/// The element size and dimensions (width, height, depth; at least 1 each) of an array
+/// operand. Errors: `hipErrorInvalidValue` (a freed or unknown array).
+fn batch_array(a: hipArray_t) -> Result<(usize, [usize; 3]), hipError_t> {
+    let mut d = std::mem::MaybeUninit::<HIP_ARRAY3D_DESCRIPTOR>::zeroed();
+    if crate::api::array::hipArray3DGetDescriptor(d.as_mut_ptr(), a) != hipError_t::hipSuccess {
+        return Err(hipError_t::hipErrorInvalidValue);
+    }
+    // SAFETY: hipArray3DGetDescriptor filled it (and zeroed is a valid descriptor anyway).
+    let d = unsafe { d.assume_init() };
+    let elem = crate::mem::array::format_bytes(d.Format).ok_or(hipError_t::hipErrorInvalidValue)? as usize;
+    Ok((elem * d.NumChannels as usize, [d.Width.max(1), d.Height.max(1), d.Depth.max(1)]))
+}
+
+/// One `hipMemcpy3DBatchOp` as the `hipMemcpy3DParms` of [`hipMemcpy3DAsync`], checked as far
+/// as can be before queuing (as `hipMemcpy3D` validates, plus the blocks inside their arrays
+/// or allocations). Errors: `hipErrorInvalidValue`, `hipErrorNotSupported` (as
+/// [`batch_copy_attrs`]), `hipErrorInvalidPitchValue`.
+fn batch_op_parms(op: &hipMemcpy3DBatchOp) -> Result<hipMemcpy3DParms, hipError_t> {
+    batch_copy_attrs(op.srcAccessOrder, op.flags)?;
+    let array_of = |o: &hipMemcpy3DOperand| {
+        if o.r#type != hipMemcpy3DOperandType::hipMemcpyOperandTypeArray {
+            return None;
+        }
+        // SAFETY: the operand type says the caller filled the union's array member.
+        Some(unsafe { o.op.array.array })
+    };
+    let arrays = [array_of(&op.src), array_of(&op.dst)];
+    let mut elem = 1;
+    for (a, o) in arrays.iter().zip([&op.src, &op.dst]) {
+        let Some(a) = a else { continue };
+        let (e, dims) = batch_array(*a)?;
+        elem = e;
+        // SAFETY: an array operand.
+        let off = unsafe { o.op.array.offset };
+        let fits = |at: usize, n: usize, dim: usize| at.checked_add(n).is_some_and(|end| end <= dim);
+        let x = &op.extent;
+        check(fits(off.x, x.width, dims[0]) && fits(off.y, x.height, dims[1]) && fits(off.z, x.depth, dims[2]))?;
+    }
+    let (sa, spos, sptr) = batch_operand(&op.src, &op.extent, elem)?;
+    let (da, dpos, dptr) = batch_operand(&op.dst, &op.extent, elem)?;
+    let p = hipMemcpy3DParms {
+        srcArray: sa,
+        srcPos: spos,
+        srcPtr: sptr,
+        dstArray: da,
+        dstPos: dpos,
+        dstPtr: dptr,
+        extent: op.extent,
+        kind: hipMemcpyKind::hipMemcpyDefault,
+    };
+    let rt = runtime()?;
+    if sa.is_null() && da.is_null() {
+        let (d, sr, b) = memcpy_3d_args(&p)?;
+        rt.node_block_check(&d, &b)?;
+        rt.node_block_check(&sr, &b)?;
+    } else {
+        memcpy_3d_check(&p)?;
+        let b = Block {
+            width: (op.extent.width * elem) as u64,
+            height: op.extent.height as u64,
+            depth: op.extent.depth as u64,
+        };
+        for (ptr, pos) in [(sptr, spos), (dptr, dpos)] {
+            if !ptr.ptr.is_null() {
+                rt.node_block_check(&pitched(ptr.ptr, ptr.pitch, ptr.ysize, pos)?, &b)?;
+            }
+        }
+    }
+    Ok(p)
+}
+
+/// `hipError_t hipMemcpy3DBatchAsync(size_t numOps, hipMemcpy3DBatchOp* opList, size_t* failIdx,
+/// unsigned long long flags, hipStream_t stream)` (ROCm 7.1): `numOps` 3D copies queued on
+/// `stream` in order, each as [`hipMemcpy3DAsync`] of its operands: a pointer (`rowLength` and
+/// `layerHeight` in elements, 0 for the extent's) or an array at an offset (elements); the
+/// extent counts elements when an array takes part, else bytes. Every operation is checked
+/// before any is queued (a failed call has copied nothing); `*failIdx` (when not null) is the
+/// index of the operation at fault, `SIZE_MAX` for an error about none. Errors:
+/// `hipErrorInvalidValue` (`numOps` 0, null `opList`, `flags` not 0; per operation: an unknown
+/// operand type, an invalid source access order or flag, a block past its array or allocation,
+/// and [`hipMemcpy3D`]'s checks), `hipErrorNotSupported` (`hipMemcpyFlagExtOpSwap`),
+/// `hipErrorInvalidPitchValue`, `hipErrorContextIsDestroyed` (destroyed stream), then the
+/// copies'.
+#[no_mangle]
+pub extern "C" fn hipMemcpy3DBatchAsync(
+    numOps: usize,
+    opList: *mut hipMemcpy3DBatchOp,
+    failIdx: *mut usize,
+    flags: u64,
+    stream: hipStream_t,
+) -> hipError_t {
+    with_fail_index(failIdx, || {
+        let all = |e: hipError_t| (NO_COPY, e);
+        check(numOps > 0 && !opList.is_null() && flags == 0).map_err(all)?;
+        let ops = slice_in(opList, numOps).map_err(all)?;
+        let (rt, _) = rt_dev().map_err(all)?;
+        stream_of(rt, stream).map_err(all)?;
+        let parms: Vec<hipMemcpy3DParms> =
+            ops.iter().enumerate().map(|(i, op)| batch_op_parms(op).map_err(|e| (i, e))).collect::<Result<_, _>>()?;
+        for (i, p) in parms.iter().enumerate() {
+            match memcpy_3d(p, stream, false) {
+                hipError_t::hipSuccess => {}
+                e => return Err((i, e)),
+            }
+        }
+        Ok(())
+    })
+}

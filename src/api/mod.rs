@@ -12,6 +12,7 @@ pub mod graph;
 pub mod hmm;
 pub mod interop;
 pub mod ipc;
+pub mod library;
 pub mod memory;
 pub mod mempool;
 pub mod module;

@@ -46,7 +46,7 @@ const HIP_FAT_MAGIC: c_uint = 0x4849_5046;
 /// `p` is non-null and points to readable bytes: a complete image, or anything that does not
 /// start with a bundle or ELF magic (read byte by byte until it differs, so a short C string
 /// such as `""` is never read past its NUL).
-unsafe fn image_at<'a>(p: *const u8) -> Result<&'a [u8], CodeObjectError> {
+pub(crate) unsafe fn image_at<'a>(p: *const u8) -> Result<&'a [u8], CodeObjectError> {
     for n in 1..=COMPRESSED_MAGIC.len() {
         // SAFETY: the first n-1 bytes matched a magic, so (per the contract) byte n-1 exists.
         let seen = unsafe { std::slice::from_raw_parts(p, n) };
@@ -67,7 +67,7 @@ unsafe fn image_at<'a>(p: *const u8) -> Result<&'a [u8], CodeObjectError> {
     }
 }
 
-fn cstr<'a>(p: *const c_char) -> Option<&'a str> {
+pub(crate) fn cstr<'a>(p: *const c_char) -> Option<&'a str> {
     if p.is_null() {
         return None;
     }
@@ -564,6 +564,7 @@ fn module_launch(
     kernelParams: *mut *mut c_void,
     extra: *mut *mut c_void,
     events: Around,
+    expected: Option<usize>,
 ) -> hipError_t {
     api(|| {
         let rt = runtime()?;
@@ -576,7 +577,7 @@ fn module_launch(
         if d.shared > p.sharedMemPerBlock {
             return Err(hipError_t::hipErrorInvalidValue);
         }
-        if dev != current_device() {
+        if dev != expected.unwrap_or_else(current_device) {
             return Err(hipError_t::hipErrorInvalidResourceHandle);
         }
         let func = registry().lock().function(f as usize).ok_or(hipError_t::hipErrorInvalidResourceHandle)?;
@@ -622,7 +623,7 @@ pub extern "C" fn hipModuleLaunchKernel(
 ) -> hipError_t {
     let codes = (hipError_t::hipErrorContextIsDestroyed, hipError_t::hipErrorInvalidValue);
     let (grid, block) = ([gridDimX, gridDimY, gridDimZ], [blockDimX, blockDimY, blockDimZ]);
-    module_launch(f, grid, block, sharedMemBytes, stream, codes, kernelParams, extra, Default::default())
+    module_launch(f, grid, block, sharedMemBytes, stream, codes, kernelParams, extra, Default::default(), None)
 }
 
 /// `hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gridDimX, ...,
@@ -645,7 +646,8 @@ pub extern "C" fn hipModuleLaunchCooperativeKernel(
 ) -> hipError_t {
     let codes = (hipError_t::hipErrorInvalidValue, hipError_t::hipErrorInvalidConfiguration);
     let (grid, block) = ([gridDimX, gridDimY, gridDimZ], [blockDimX, blockDimY, blockDimZ]);
-    module_launch(f, grid, block, sharedMemBytes, stream, codes, kernelParams, std::ptr::null_mut(), Default::default())
+    let null = std::ptr::null_mut();
+    module_launch(f, grid, block, sharedMemBytes, stream, codes, kernelParams, null, Default::default(), None)
 }
 
 /// `hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX, ...,
@@ -695,7 +697,7 @@ pub extern "C" fn hipExtModuleLaunchKernel(
         Err(e) => return e,
     };
     let codes = (hipError_t::hipErrorInvalidValue, hipError_t::hipErrorInvalidValue);
-    module_launch(f, grid, local, shared, hStream, codes, kernelParams, extra, events)
+    module_launch(f, grid, local, shared, hStream, codes, kernelParams, extra, events, None)
 }
 
 /// `hipError_t hipLaunchByPtr(const void* func)`: launches `func` with the configuration and
@@ -1271,4 +1273,277 @@ pub extern "C" fn hipExtLaunchMultiKernelMultiDevice(
     flags: c_uint,
 ) -> hipError_t {
     multi_device_launch(launchParamsList, numDevices, flags, false)
+}
+
+// ---------------------------------------------------------------------------------------------
+// ROCm 6.5 / 7.1 additions: extensible launches, function counts, kernel names
+// ---------------------------------------------------------------------------------------------
+
+/// What a launch's attribute list asks for (clr `hipLaunchKernelExC` / `hipDrvLaunchKernelEx`).
+#[derive(Default)]
+struct LaunchAttrs {
+    /// `hipLaunchAttributeCooperative` with a non-zero value.
+    cooperative: bool,
+    /// `hipLaunchAttributeClusterDimension` (1×1×1 when absent).
+    cluster: [u32; 3],
+}
+
+/// Reads `n` launch attributes. `zero_cluster` is the error of a cluster dimension of 0 where
+/// clr checks it inside the loop (`hipLaunchKernelExC`; `None`: after it, the caller's).
+/// Errors: `hipErrorInvalidValue` (null `attrs` with `n > 0`, an attribute that is not
+/// cooperative, cluster dimension or dynamic data prefetch, a null prefetch configuration),
+/// `hipErrorNotSupported` (dynamic data prefetch: gfx90a has no prefetch regions,
+/// `hipDeviceAttributeMaxDynDataPrefetchRegions` is 0, clr `validateDynDataPrefetchConfig`),
+/// `zero_cluster`. A cooperative attribute ends the list, as in clr.
+fn launch_attrs(
+    attrs: *const hipLaunchAttribute,
+    n: c_uint,
+    zero_cluster: Option<hipError_t>,
+) -> Result<LaunchAttrs, hipError_t> {
+    let mut out = LaunchAttrs { cooperative: false, cluster: [1; 3] };
+    if n == 0 {
+        return Ok(out);
+    }
+    let list = crate::api::common::slice_in(attrs, n as usize)?;
+    use hipLaunchAttributeID as A;
+    for a in list {
+        // SAFETY: reading plain-old-data members of the caller's 64-byte value union.
+        let (pad, cooperative) = unsafe { (a.val.pad, a.val.cooperative) };
+        let word = |i: usize| {
+            u32::from_ne_bytes([pad[4 * i] as u8, pad[4 * i + 1] as u8, pad[4 * i + 2] as u8, pad[4 * i + 3] as u8])
+        };
+        match a.id {
+            A::hipLaunchAttributeCooperative => {
+                if cooperative != 0 {
+                    out.cooperative = true;
+                    return Ok(out);
+                }
+            }
+            A::hipLaunchAttributeClusterDimension => {
+                out.cluster = [word(0), word(1), word(2)];
+                if let Some(e) = zero_cluster.filter(|_| out.cluster.contains(&0)) {
+                    return Err(e);
+                }
+            }
+            A::hipLaunchAttributeExtDynDataPrefetch => {
+                let p = u64::from_ne_bytes(std::array::from_fn(|i| pad[i] as u8));
+                check(p != 0)?;
+                return Err(hipError_t::hipErrorNotSupported);
+            }
+            _ => return Err(hipError_t::hipErrorInvalidValue),
+        }
+    }
+    Ok(out)
+}
+
+/// A cluster other than one block: gfx90a has no thread-block clusters
+/// (`hipDeviceAttributeClusterLaunch` 0), so the launch cannot honour it. Errors:
+/// `hipErrorInvalidClusterSize`.
+fn check_cluster(c: [u32; 3]) -> Result<(), hipError_t> {
+    if c == [1, 1, 1] {
+        Ok(())
+    } else {
+        Err(hipError_t::hipErrorInvalidClusterSize)
+    }
+}
+
+/// `hipError_t hipLaunchKernelExC(const hipLaunchConfig_t* config, const void* fPtr, void** args)`:
+/// [`hipLaunchKernel`] of the hipcc kernel `fPtr` (or a `hipFunction_t`) with `config`'s grid,
+/// block (work-items), `dynamicSmemBytes` and stream, and `config->attrs[numAttrs]`: a non-zero
+/// `hipLaunchAttributeCooperative` makes it [`hipLaunchCooperativeKernel`] (clr takes the first
+/// one and looks no further); `hipLaunchAttributeClusterDimension` must be 1×1×1. Errors (clr
+/// `hipLaunchKernelExC`, in its order): `hipErrorInvalidDeviceFunction` (null `fPtr`),
+/// `hipErrorInvalidConfiguration` (null `config`, a zero cluster dimension),
+/// `hipErrorInvalidValue` (another attribute; null `attrs`), `hipErrorNotSupported` (dynamic
+/// data prefetch), `hipErrorInvalidClusterSize` (a cluster of more than one block), then the
+/// launch's.
+#[no_mangle]
+pub extern "C" fn hipLaunchKernelExC(
+    config: *const hipLaunchConfig_t,
+    fPtr: *const c_void,
+    args: *mut *mut c_void,
+) -> hipError_t {
+    api(|| {
+        if fPtr.is_null() {
+            return Err(hipError_t::hipErrorInvalidDeviceFunction);
+        }
+        let c = crate::api::common::read_in(config).map_err(|_| hipError_t::hipErrorInvalidConfiguration)?;
+        let a = launch_attrs(c.attrs, c.numAttrs, Some(hipError_t::hipErrorInvalidConfiguration))?;
+        if a.cooperative {
+            let shared = c_uint::try_from(c.dynamicSmemBytes).map_err(|_| hipError_t::hipErrorInvalidValue)?;
+            return match hipLaunchCooperativeKernel(fPtr, c.gridDim, c.blockDim, args, shared, c.stream) {
+                hipError_t::hipSuccess => Ok(()),
+                e => Err(e),
+            };
+        }
+        check_cluster(a.cluster)?;
+        launch_kernel(fPtr, c.gridDim, c.blockDim, args, c.dynamicSmemBytes, c.stream, Default::default())
+    })
+}
+
+/// `hipError_t hipDrvLaunchKernelEx(const HIP_LAUNCH_CONFIG* config, hipFunction_t f, void**
+/// kernelParams, void** extra)`: [`hipModuleLaunchKernel`] with `config`'s grid (blocks),
+/// block, `sharedMemBytes` and `hStream`, and its attributes as [`hipLaunchKernelExC`] reads them
+/// (a cooperative one makes it [`hipModuleLaunchCooperativeKernel`]'s launch). Errors (clr
+/// `hipDrvLaunchKernelEx`, in its order): `hipErrorInvalidResourceHandle` (null `f`),
+/// `hipErrorInvalidValue` (null `config`), `hipErrorContextIsDestroyed` (destroyed stream),
+/// `hipErrorInvalidConfiguration` (a zero or oversized geometry, a zero cluster dimension),
+/// `hipErrorInvalidValue` (another attribute), `hipErrorNotSupported` (dynamic data
+/// prefetch), `hipErrorInvalidClusterSize`, then [`hipModuleLaunchKernel`]'s.
+#[no_mangle]
+pub extern "C" fn hipDrvLaunchKernelEx(
+    config: *const HIP_LAUNCH_CONFIG,
+    f: hipFunction_t,
+    kernelParams: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> hipError_t {
+    api(|| {
+        if f.is_null() {
+            return Err(hipError_t::hipErrorInvalidResourceHandle);
+        }
+        let c = crate::api::common::read_in(config)?;
+        let rt = runtime()?;
+        let codes = (hipError_t::hipErrorContextIsDestroyed, hipError_t::hipErrorInvalidConfiguration);
+        let dev = launch_device(rt, c.hStream, codes.0)?;
+        let (grid, block) = ([c.gridDimX, c.gridDimY, c.gridDimZ], [c.blockDimX, c.blockDimY, c.blockDimZ]);
+        if !(LaunchDims { grid, block, shared: 0 }).valid_for(&rt.devices[dev].props) {
+            return Err(codes.1);
+        }
+        let a = launch_attrs(c.attrs, c.numAttrs, None)?;
+        if a.cluster.contains(&0) {
+            return Err(hipError_t::hipErrorInvalidConfiguration);
+        }
+        if !a.cooperative {
+            check_cluster(a.cluster)?;
+        }
+        let null = Default::default();
+        match module_launch(f, grid, block, c.sharedMemBytes, c.hStream, codes, kernelParams, extra, null, None) {
+            hipError_t::hipSuccess => Ok(()),
+            e => Err(e),
+        }
+    })
+}
+
+/// `hipError_t hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams*
+/// launchParamsList, unsigned int numDevices, unsigned int flags)`: one cooperative
+/// [`hipModuleLaunchCooperativeKernel`] per entry, entry `i` on a stream of device `i` (clr
+/// launches grid `i` on device `i`), all with the same grid, block and `sharedMemBytes`;
+/// waits for the streams before (unless `hipCooperativeLaunchMultiDeviceNoPreSync`) and after
+/// (unless `NoPostSync`). Multi-grid synchronisation inside the kernels is not provided. Errors
+/// (clr `ihipModuleLaunchCooperativeKernelMultiDevice`, in its order): `hipErrorInvalidValue`
+/// (null list, a destroyed stream, `numDevices` 0 or over the device count, unknown `flags`),
+/// `hipErrorInvalidConfiguration` (an empty block), `hipErrorInvalidResourceHandle` (a null
+/// stream), `hipErrorInvalidDevice` (two entries on one device), `hipErrorInvalidValue`
+/// (different geometries or LDS sizes), then the launches' (`hipErrorInvalidResourceHandle`
+/// for entry `i` not on device `i`); a launch that fails ends the list, as in clr.
+#[no_mangle]
+pub extern "C" fn hipModuleLaunchCooperativeKernelMultiDevice(
+    launchParamsList: *mut hipFunctionLaunchParams,
+    numDevices: c_uint,
+    flags: c_uint,
+) -> hipError_t {
+    api(|| {
+        let rt = runtime()?;
+        check(!launchParamsList.is_null())?;
+        check(numDevices > 0 && numDevices as usize <= rt.devices.len() && flags <= 3)?;
+        let list = crate::api::common::slice_in(launchParamsList, numDevices as usize)?.to_vec();
+        let mut streams: Vec<Arc<crate::core::stream::Stream>> = vec![];
+        for l in &list {
+            stream_of(rt, l.hStream).map_err(|_| hipError_t::hipErrorInvalidValue)?;
+        }
+        for l in &list {
+            if l.blockDimX as u64 * l.blockDimY as u64 * l.blockDimZ as u64 == 0 {
+                return Err(hipError_t::hipErrorInvalidConfiguration);
+            }
+            if l.hStream.is_null() {
+                return Err(hipError_t::hipErrorInvalidResourceHandle);
+            }
+            let s = stream_of(rt, l.hStream)?;
+            if streams.iter().any(|o| o.dev == s.dev) {
+                return Err(hipError_t::hipErrorInvalidDevice);
+            }
+            streams.push(s);
+        }
+        let geometry = |l: &hipFunctionLaunchParams| {
+            (l.gridDimX, l.gridDimY, l.gridDimZ, l.blockDimX, l.blockDimY, l.blockDimZ, l.sharedMemBytes)
+        };
+        check(list.windows(2).all(|w| geometry(&w[0]) == geometry(&w[1])))?;
+        let sync_all = || streams.iter().try_for_each(|s| rt.stream_sync(s));
+        if flags & 1 == 0 {
+            sync_all()?;
+        }
+        let codes = (hipError_t::hipErrorInvalidValue, hipError_t::hipErrorInvalidConfiguration);
+        let mut result = Ok(());
+        for (i, l) in list.iter().enumerate() {
+            let (grid, block) = ([l.gridDimX, l.gridDimY, l.gridDimZ], [l.blockDimX, l.blockDimY, l.blockDimZ]);
+            let null = std::ptr::null_mut();
+            let e = module_launch(
+                l.function,
+                grid,
+                block,
+                l.sharedMemBytes,
+                l.hStream,
+                codes,
+                l.kernelParams,
+                null,
+                Default::default(),
+                Some(i),
+            );
+            if e != hipError_t::hipSuccess {
+                result = Err(e);
+                break;
+            }
+        }
+        if flags & 2 == 0 {
+            sync_all()?;
+        }
+        result
+    })
+}
+
+/// `hipError_t hipModuleGetFunctionCount(unsigned int* count, hipModule_t mod)`: how many kernels
+/// (`__global__` functions; not `__device__` ones) the module has for the current device.
+/// Errors (clr `hipModuleGetFunctionCount`, hip-tests `Unit_hipModuleGetFunctionCount_*`):
+/// `hipErrorInvalidHandle` (null `mod`), `hipErrorNotFound` (unknown or unloaded module),
+/// `hipErrorInvalidValue` (null `count`).
+#[no_mangle]
+pub extern "C" fn hipModuleGetFunctionCount(count: *mut c_uint, mod_: hipModule_t) -> hipError_t {
+    api(|| {
+        if mod_.is_null() {
+            return Err(hipError_t::hipErrorInvalidHandle);
+        }
+        let (rt, d) = rt_dev()?;
+        let arch = crate::core::device_props::arch_name(&rt.devices[d].props);
+        let n = registry().lock().module_function_count(mod_ as usize, &arch)?;
+        check(!count.is_null())?;
+        write_out(count, n as c_uint)
+    })
+}
+
+/// `hipError_t hipModuleLoadFatBinary(hipModule_t* module, const void* fatbin)`: loads a fat
+/// binary from memory (a clang offload bundle, as `hipcc --genco` writes, or a bare code
+/// object); clr loads it as [`hipModuleLoadData`] does. Errors as [`hipModuleLoadData`]
+/// (`hipErrorInvalidValue` for null arguments).
+#[no_mangle]
+pub extern "C" fn hipModuleLoadFatBinary(module: *mut hipModule_t, fatbin: *const c_void) -> hipError_t {
+    hipModuleLoadData(module, fatbin)
+}
+
+/// `const char* hipKernelNameRef(const hipFunction_t f)`: the (mangled) name of a module or
+/// hipcc kernel, valid while it stays loaded. Null for a null, unknown or unloaded `f` (clr
+/// returns null for null). No error is recorded.
+#[no_mangle]
+pub extern "C" fn hipKernelNameRef(f: hipFunction_t) -> *const c_char {
+    let Some(func) = registry().lock().function(f as usize) else { return std::ptr::null() };
+    func.c_name.as_ptr()
+}
+
+/// `const char* hipKernelNameRefByPtr(const void* hostFunction, hipStream_t stream)`: the
+/// (mangled) name a hipcc kernel was registered with (`__hipRegisterFunction`'s `deviceName`),
+/// for its host stub; `stream` is not used (clr). Null for a null or unregistered stub.
+#[no_mangle]
+pub extern "C" fn hipKernelNameRefByPtr(hostFunction: *const c_void, stream: hipStream_t) -> *const c_char {
+    let _ = stream;
+    let Some(func) = registry().lock().host_function(hostFunction as usize) else { return std::ptr::null() };
+    func.c_name.as_ptr()
 }

@@ -269,6 +269,49 @@ pub extern "C" fn hipModuleOccupancyMaxPotentialBlockSizeWithFlags(
     potential_block(gridSize, blockSize, f as *const c_void, dynSharedMemPerBlk, blockSizeLimit, flags, true)
 }
 
+/// Bytes of LDS a work-group is given in (LLVM `AMDGPUUsage`, `COMPUTE_PGM_RSRC2.LDS_SIZE`:
+/// granularity 128 dwords from GFX7 on).
+const LDS_GRANULE: usize = 512;
+
+/// `hipError_t hipOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, const void* f,
+/// int numBlocks, int blockSize)`: the dynamic LDS bytes each block of `blockSize` threads of the
+/// hipcc kernel `f` may use so that `numBlocks` blocks fit on a CU, as clr computes it: the
+/// CU's LDS (`maxSharedMemoryPerMultiProcessor`) less the kernel's static LDS for each of
+/// `min(numBlocks, maxThreadsPerMultiProcessor / blockSize)` blocks, shared among `numBlocks`
+/// blocks (but never below the share of the most blocks that fit), capped at the kernel's
+/// `HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`, rounded down to the 512-byte LDS
+/// granule. Errors (clr `hipOccupancyAvailableDynamicSMemPerBlock`): `hipErrorInvalidValue`
+/// (null `dynamicSmemSize`, `numBlocks` or `blockSize` ≤ 0, `blockSize` over
+/// `maxThreadsPerMultiProcessor`), `hipErrorInvalidDeviceFunction` (null or unregistered `f`),
+/// `hipErrorNoBinaryForGpu`.
+#[no_mangle]
+pub extern "C" fn hipOccupancyAvailableDynamicSMemPerBlock(
+    dynamicSmemSize: *mut usize,
+    f: *const c_void,
+    numBlocks: c_int,
+    blockSize: c_int,
+) -> hipError_t {
+    api(|| {
+        let rt = runtime()?;
+        if dynamicSmemSize.is_null() || numBlocks <= 0 || blockSize <= 0 {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        let (k, _) = kernel_of(f, false)?;
+        let p = &rt.devices.get(current_device()).ok_or(hipError_t::hipErrorInvalidDevice)?.props;
+        if blockSize > p.maxThreadsPerMultiProcessor {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        let (blocks, threads) = (numBlocks as i64, blockSize as i64);
+        let stat = k.group_segment_fixed_size as i64;
+        let max_dynamic = (p.sharedMemPerBlock as i64 - stat).max(0);
+        let max_blocks = (p.maxThreadsPerMultiProcessor as i64 / threads).max(1);
+        let cu_lds = p.maxSharedMemoryPerMultiProcessor as i64 - stat * blocks.min(max_blocks);
+        let fitting = (cu_lds / max_blocks).min(max_dynamic);
+        let available = fitting.max((cu_lds / blocks).min(max_dynamic)).max(0) as usize;
+        write_out(dynamicSmemSize, available / LDS_GRANULE * LDS_GRANULE)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -219,6 +219,53 @@ pub extern "C" fn hipMemcpyPeerAsync(
     memcpy_peer(dst, dstDevice, src, srcDevice, sizeBytes, stream)
 }
 
+/// The `hipMemcpy3DParms` of a peer copy (clr `getMemcpy3DParms`): the same arrays, positions,
+/// pointers and extent, device to device. Errors: `hipErrorInvalidValue` (null `p`),
+/// `hipErrorInvalidDevice` (a device ordinal out of range).
+fn peer_parms(p: *const hipMemcpy3DPeerParms) -> Result<hipMemcpy3DParms, hipError_t> {
+    let p = crate::api::common::read_in(p)?;
+    let rt = runtime()?;
+    ordinal(rt, p.srcDevice)?;
+    ordinal(rt, p.dstDevice)?;
+    Ok(hipMemcpy3DParms {
+        srcArray: p.srcArray,
+        srcPos: p.srcPos,
+        srcPtr: p.srcPtr,
+        dstArray: p.dstArray,
+        dstPos: p.dstPos,
+        dstPtr: p.dstPtr,
+        extent: p.extent,
+        kind: hipMemcpyKind::hipMemcpyDeviceToDevice,
+    })
+}
+
+/// `hipError_t hipMemcpy3DPeer(hipMemcpy3DPeerParms* p)` (ROCm 7.1): copies `p->extent` (width in
+/// bytes, or elements of an array side × height rows × depth slices) from `srcPtr`/`srcArray`
+/// at `srcPos` on `srcDevice` to `dstPtr`/`dstArray` at `dstPos` on `dstDevice`, as
+/// [`hipMemcpy3D`](crate::api::memory::hipMemcpy3D) does (the devices are where the memory
+/// lives; rows between two devices go as peer copies). Errors (clr `hipMemcpy3DPeer`):
+/// `hipErrorInvalidValue` (null `p`), `hipErrorInvalidDevice` (a device ordinal out of range),
+/// then `hipMemcpy3D`'s.
+#[no_mangle]
+pub extern "C" fn hipMemcpy3DPeer(p: *mut hipMemcpy3DPeerParms) -> hipError_t {
+    match peer_parms(p) {
+        Ok(parms) => crate::api::memory::hipMemcpy3D(&parms),
+        Err(e) => api(|| Err(e)),
+    }
+}
+
+/// `hipError_t hipMemcpy3DPeerAsync(hipMemcpy3DPeerParms* p, hipStream_t stream)` (ROCm 7.1):
+/// [`hipMemcpy3DPeer`] ordered on `stream`
+/// ([`hipMemcpy3DAsync`](crate::api::memory::hipMemcpy3DAsync)). Errors as
+/// `hipMemcpy3DPeer`, then `hipMemcpy3DAsync`'s.
+#[no_mangle]
+pub extern "C" fn hipMemcpy3DPeerAsync(p: *mut hipMemcpy3DPeerParms, stream: hipStream_t) -> hipError_t {
+    match peer_parms(p) {
+        Ok(parms) => crate::api::memory::hipMemcpy3DAsync(&parms, stream),
+        Err(e) => api(|| Err(e)),
+    }
+}
+
 /// `hipExtGetLinkTypeAndHopCount`: the link from `device1` to `device2` as clr's
 /// `Device::findLinkInfo` reports it from ROCr's link info: `*linktype` is an
 /// `hsa_amd_link_info_type_t` (`HSA_AMD_LINK_INFO_TYPE_XGMI` 4 for a direct xGMI link, else

@@ -619,11 +619,19 @@ pub enum Owner {
 pub struct Function {
     /// The kernel's (mangled) name in the code object.
     pub name: String,
+    /// `name` NUL-terminated, for `hipKernelNameRef` (valid while the function is registered).
+    pub c_name: std::ffi::CString,
     pub image: Arc<Image>,
     pub owner: Owner,
 }
 
 impl Function {
+    pub fn new(name: &str, image: Arc<Image>, owner: Owner) -> Function {
+        // Names come from C strings and ELF symbol names: no NUL inside.
+        let c_name = std::ffi::CString::new(name).unwrap_or_default();
+        Function { name: name.to_string(), c_name, image, owner }
+    }
+
     /// The kernel for the device with target id `device`. Errors: as [`Image::code_object`];
     /// `hipErrorInvalidDeviceFunction` when that code object has no kernel of this name.
     pub fn kernel(&self, device: &str) -> Result<(Arc<CodeObject>, usize), hipError_t> {
@@ -662,11 +670,66 @@ pub struct Module {
     functions: Mutex<HashMap<String, Arc<Function>>>,
 }
 
-/// Every fat binary, module, function handle and variable of the process.
+/// A library (`hipLibraryLoadData`, `hipLibraryLoadFromFile`): its image, made a module of the
+/// registry on first use for the device current then, as clr's lazy
+/// `LibraryContainer::BuildIt` (a bad image loads, and its first query fails).
+#[derive(Debug)]
+pub struct Library {
+    state: Mutex<LibraryState>,
+}
+
+#[derive(Debug)]
+enum LibraryState {
+    /// The image's bytes, or why there are none (a load error reported on first use).
+    Unbuilt(Result<Vec<u8>, hipError_t>),
+    /// The module it became and the target id of the device it was built for.
+    Built { module: usize, device: String },
+}
+
+impl Library {
+    /// A library of `image` (`Err`: the load error its first query reports).
+    pub fn new(image: Result<Vec<u8>, hipError_t>) -> Library {
+        Library { state: Mutex::new(LibraryState::Unbuilt(image)) }
+    }
+
+    /// The module the library is, built on first use for the device with target id `device`
+    /// (`gcnArchName`), and the target id it was built for. Errors (clr `DynCO::loadCodeObject`):
+    /// the load error, `hipErrorInvalidImage` (not a code object, or its code object for the
+    /// device does not parse), `hipErrorNotSupported` (compressed bundle),
+    /// `hipErrorNoBinaryForGpu` (no code object for the device); a failed build is tried again
+    /// on the next query.
+    pub fn build(&self, device: &str) -> Result<(usize, String), hipError_t> {
+        let mut st = self.state.lock();
+        let bytes = match &*st {
+            LibraryState::Built { module, device } => return Ok((*module, device.clone())),
+            LibraryState::Unbuilt(Err(e)) => return Err(*e),
+            LibraryState::Unbuilt(Ok(b)) => b.clone(),
+        };
+        let image = Image::new(ImageBytes::Owned(bytes)).map_err(|e| e.hip())?;
+        image.code_object(device).map_err(|e| match e {
+            hipError_t::hipErrorInvalidKernelFile => hipError_t::hipErrorInvalidImage,
+            e => e,
+        })?;
+        let module = registry().lock().add_module(image);
+        *st = LibraryState::Built { module, device: device.to_string() };
+        Ok((module, device.to_string()))
+    }
+
+    /// The module the library was built into, if it was.
+    fn module(&self) -> Option<usize> {
+        match &*self.state.lock() {
+            LibraryState::Built { module, .. } => Some(*module),
+            LibraryState::Unbuilt(_) => None,
+        }
+    }
+}
+
+/// Every fat binary, module, library, function handle and variable of the process.
 #[derive(Debug, Default)]
 pub struct Registry {
     fatbins: HashMap<usize, Arc<Image>>,
     modules: HashMap<usize, Arc<Module>>,
+    libraries: HashMap<usize, Arc<Library>>,
     /// Host stub address → function (hipcc kernels).
     host_functions: HashMap<usize, Arc<Function>>,
     /// `hipFunction_t` → function: every handle given out and not yet unloaded.
@@ -709,7 +772,7 @@ impl Registry {
     pub fn add_host_function(&mut self, fatbin: usize, host: usize, name: &str) -> bool {
         let Some(image) = self.fatbins.get(&fatbin).cloned() else { return false };
         if !self.host_functions.contains_key(&host) {
-            let f = Arc::new(Function { name: name.to_string(), image, owner: Owner::FatBinary(fatbin) });
+            let f = Arc::new(Function::new(name, image, Owner::FatBinary(fatbin)));
             self.handles.insert(Arc::as_ptr(&f) as usize, f.clone());
             self.host_functions.insert(host, f);
         }
@@ -787,6 +850,27 @@ impl Registry {
         removed.is_some()
     }
 
+    /// How many kernels module `h` has for device target `device` (clr `DynCO::getFuncCount`:
+    /// `__global__` functions, not `__device__` ones). Errors: `hipErrorNotFound` (unknown module,
+    /// or no code object for the device).
+    pub fn module_function_count(&self, h: usize, device: &str) -> Result<usize, hipError_t> {
+        let m = self.modules.get(&h).ok_or(hipError_t::hipErrorNotFound)?;
+        let co = m.image.code_object(device).map_err(|_| hipError_t::hipErrorNotFound)?;
+        Ok(co.kernels.len())
+    }
+
+    /// Registers a library; returns its handle (never 0).
+    pub fn add_library(&mut self, l: Library) -> usize {
+        let l = Arc::new(l);
+        let h = Arc::as_ptr(&l) as usize;
+        self.libraries.insert(h, l);
+        h
+    }
+
+    pub fn library(&self, h: usize) -> Option<Arc<Library>> {
+        self.libraries.get(&h).cloned()
+    }
+
     /// The function `name` of module `h` for device target `device`: the same handle for every
     /// call. Errors: `hipErrorNotFound` (no such kernel, or the module has no code object for
     /// the device).
@@ -797,13 +881,22 @@ impl Registry {
         let mut fs = m.functions.lock();
         let f = fs
             .entry(name.to_string())
-            .or_insert_with(|| {
-                Arc::new(Function { name: name.to_string(), image: m.image.clone(), owner: Owner::Module(h) })
-            })
+            .or_insert_with(|| Arc::new(Function::new(name, m.image.clone(), Owner::Module(h))))
             .clone();
         self.handles.insert(Arc::as_ptr(&f) as usize, f.clone());
         Ok(f)
     }
+}
+
+/// Forgets library `h` and unloads the module it was built into (its kernels' handles become
+/// invalid). False if unknown. Takes the registry's lock itself: a library's own lock is never
+/// taken under it (`Library::build` takes them the other way round).
+pub fn remove_library(h: usize) -> bool {
+    let Some(l) = registry().lock().libraries.remove(&h) else { return false };
+    if let Some(m) = l.module() {
+        registry().lock().remove_module(m);
+    }
+    true
 }
 
 /// A launch's geometry: grid in blocks, block in work-items, dynamic LDS bytes.

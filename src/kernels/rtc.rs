@@ -715,6 +715,11 @@ pub enum LinkInput {
     BundledBitcode,
     /// `HIPRTC_JIT_INPUT_LLVM_ARCHIVES_OF_BUNDLED_BITCODE`: an `ar` archive of such bundles.
     ArchiveOfBundledBitcode,
+    /// `hipJitInputSpirv` (HIP's `hipLink*`): a SPIR-V module (`--offload-arch=amdgcnspirv`),
+    /// bare or in a clang offload bundle. clr turns it into bitcode with comgr's SPIR-V
+    /// translator; the toolchains we run have none, so a link of SPIR-V fails in
+    /// [`Link::complete`] (its log says so).
+    Spirv,
 }
 
 /// LLVM bitcode's magic, raw and in its wrapper (LLVM `BitcodeReader.cpp`, `isBitcode`).
@@ -723,6 +728,8 @@ const BITCODE_MAGIC: [&[u8]; 2] = [b"BC\xC0\xDE", b"\xDE\xC0\x17\x0B"];
 const BUNDLE_MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
 /// An `ar` archive's magic.
 const ARCHIVE_MAGIC: &[u8] = b"!<arch>\n";
+/// A SPIR-V module's first word, 0x07230203, little-endian (SPIR-V spec, "Magic Number").
+const SPIRV_MAGIC: &[u8] = &[0x03, 0x02, 0x23, 0x07];
 
 /// One `hiprtcLinkState`: the inputs added so far, the codegen options, and what the last
 /// `hiprtcLinkComplete` left (log, code object).
@@ -754,6 +761,7 @@ impl Link {
             LinkInput::Bitcode => BITCODE_MAGIC.iter().any(|m| data.starts_with(m)),
             LinkInput::BundledBitcode => data.starts_with(BUNDLE_MAGIC),
             LinkInput::ArchiveOfBundledBitcode => data.starts_with(ARCHIVE_MAGIC),
+            LinkInput::Spirv => data.starts_with(SPIRV_MAGIC) || data.starts_with(BUNDLE_MAGIC),
         };
         if !ok {
             return Err(hiprtcResult::HIPRTC_ERROR_PROGRAM_CREATION_FAILURE);
@@ -786,6 +794,12 @@ impl Link {
                 match kind {
                     LinkInput::Bitcode => modules.push(data),
                     LinkInput::BundledBitcode => modules.push(bundle_entry(data, &arch).ok_or_else(missing)?),
+                    LinkInput::Spirv => {
+                        return Err(format!(
+                            "hiprtc: {name}: SPIR-V needs comgr's SPIR-V translator, which this runtime does not \
+                             have: link LLVM bitcode (hiprtcLink*) instead\n"
+                        ))
+                    }
                     LinkInput::ArchiveOfBundledBitcode => {
                         let ar = object::read::archive::ArchiveFile::parse(&data[..])
                             .map_err(|e| format!("hiprtc: {name}: {e}\n"))?;

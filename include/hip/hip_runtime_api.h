@@ -542,6 +542,15 @@ typedef enum hipLimit_t {
   hipLimitRange = 4099
 } hipLimit_t;
 
+typedef enum hipStreamBatchMemOpType {
+  hipStreamMemOpWaitValue32 = 1,
+  hipStreamMemOpWriteValue32 = 2,
+  hipStreamMemOpWaitValue64 = 4,
+  hipStreamMemOpWriteValue64 = 5,
+  hipStreamMemOpBarrier = 6,
+  hipStreamMemOpFlushRemoteWrites = 3
+} hipStreamBatchMemOpType;
+
 typedef enum hipGraphNodeType {
   hipGraphNodeTypeKernel = 0,
   hipGraphNodeTypeMemcpy = 1,
@@ -557,7 +566,8 @@ typedef enum hipGraphNodeType {
   hipGraphNodeTypeMemFree = 11,
   hipGraphNodeTypeMemcpyFromSymbol = 12,
   hipGraphNodeTypeMemcpyToSymbol = 13,
-  hipGraphNodeTypeCount = 14
+  hipGraphNodeTypeBatchMemOp = 14,
+  hipGraphNodeTypeCount = 15
 } hipGraphNodeType;
 
 typedef enum hipAccessProperty {
@@ -881,6 +891,39 @@ typedef struct hipExternalSemaphoreWaitParams_st {
   unsigned int flags;
   unsigned int reserved[16];
 } hipExternalSemaphoreWaitParams;
+
+typedef union hipStreamBatchMemOpParams_union {
+  hipStreamBatchMemOpType operation;
+  struct hipStreamMemOpWaitValueParams_t {
+    hipStreamBatchMemOpType operation;
+    void *address;
+    HIP_ANONYMOUS_UNION union {
+      uint32_t value;
+      uint64_t value64;
+    };
+    unsigned int flags;
+    void *alias;
+  } waitValue;
+  struct hipStreamMemOpWriteValueParams_t {
+    hipStreamBatchMemOpType operation;
+    void *address;
+    HIP_ANONYMOUS_UNION union {
+      uint32_t value;
+      uint64_t value64;
+    };
+    unsigned int flags;
+    void *alias;
+  } writeValue;
+  struct hipStreamMemOpFlushRemoteWritesParams_t {
+    hipStreamBatchMemOpType operation;
+    unsigned int flags;
+  } flushRemoteWrites;
+  struct hipStreamMemOpMemoryBarrierParams_t {
+    hipStreamBatchMemOpType operation;
+    unsigned int flags;
+  } memoryBarrier;
+  uint64_t pad[6];
+} hipStreamBatchMemOpParams;
 
 /* Defined at the end of the header (GRAPH_NODE_PARAMS_C). */
 typedef struct hipGraphNodeParams hipGraphNodeParams;
@@ -1432,11 +1475,40 @@ typedef struct HIP_MEMSET_NODE_PARAMS {
   size_t height;
 } HIP_MEMSET_NODE_PARAMS;
 
-// An imported external memory object (`typedef void* hipExternalMemory_t;`).
-typedef void *hipExternalMemory_t;
-
 // An imported external semaphore (`typedef void* hipExternalSemaphore_t;`).
 typedef void *hipExternalSemaphore_t;
+
+// `typedef struct hipExternalSemaphoreSignalNodeParams { hipExternalSemaphore_t* extSemArray;
+// const hipExternalSemaphoreSignalParams* paramsArray; unsigned int numExtSems; }`.
+typedef struct hipExternalSemaphoreSignalNodeParams {
+  hipExternalSemaphore_t *extSemArray;
+  const hipExternalSemaphoreSignalParams *paramsArray;
+  unsigned int numExtSems;
+} hipExternalSemaphoreSignalNodeParams;
+
+// `typedef struct hipExternalSemaphoreWaitNodeParams { ... }`: as
+// [`hipExternalSemaphoreSignalNodeParams`] with wait parameters.
+typedef struct hipExternalSemaphoreWaitNodeParams {
+  hipExternalSemaphore_t *extSemArray;
+  const hipExternalSemaphoreWaitParams *paramsArray;
+  unsigned int numExtSems;
+} hipExternalSemaphoreWaitNodeParams;
+
+// `typedef struct hipBatchMemOpNodeParams { hipCtx_t ctx; unsigned int count;
+// hipStreamBatchMemOpParams* paramArray; unsigned int flags; }` (`hipGraphAddBatchMemOpNode`):
+// ctx@0, count@8, paramArray@16, flags@24. 32 bytes.
+typedef struct hipBatchMemOpNodeParams {
+  // A context (must not be null: clr); its device is not used.
+  hipCtx_t ctx;
+  // Elements of `paramArray`, 1 to 256.
+  unsigned int count;
+  hipStreamBatchMemOpParams *paramArray;
+  // Must be 0.
+  unsigned int flags;
+} hipBatchMemOpNodeParams;
+
+// An imported external memory object (`typedef void* hipExternalMemory_t;`).
+typedef void *hipExternalMemory_t;
 
 // `typedef struct hipIpcMemHandle_st { char reserved[64]; } hipIpcMemHandle_t;` — opaque
 // 64-byte memory IPC handle.
@@ -1663,22 +1735,6 @@ typedef struct hipEventRecordNodeParams {
 typedef struct hipMemFreeNodeParams {
   void *dptr;
 } hipMemFreeNodeParams;
-
-// `typedef struct hipExternalSemaphoreSignalNodeParams { hipExternalSemaphore_t* extSemArray;
-// const hipExternalSemaphoreSignalParams* paramsArray; unsigned int numExtSems; }`.
-typedef struct hipExternalSemaphoreSignalNodeParams {
-  hipExternalSemaphore_t *extSemArray;
-  const hipExternalSemaphoreSignalParams *paramsArray;
-  unsigned int numExtSems;
-} hipExternalSemaphoreSignalNodeParams;
-
-// `typedef struct hipExternalSemaphoreWaitNodeParams { ... }`: as
-// [`hipExternalSemaphoreSignalNodeParams`] with wait parameters.
-typedef struct hipExternalSemaphoreWaitNodeParams {
-  hipExternalSemaphore_t *extSemArray;
-  const hipExternalSemaphoreWaitParams *paramsArray;
-  unsigned int numExtSems;
-} hipExternalSemaphoreWaitNodeParams;
 
 #ifdef __cplusplus
 extern "C" {
@@ -2803,13 +2859,33 @@ hipError_t hipGraphDebugDotPrint(hipGraph_t graph, const char *path, unsigned in
 // `hipGraphAddNode`: adds a node of `nodeParams->type` with the parameters in its union, as
 // the matching `hipGraphAdd*Node` does (an allocation node's address goes to
 // `nodeParams->alloc.dptr`). Errors: `hipErrorInvalidValue` (null `nodeParams`, a type with
-// no such call, a copy with `flags` ≠ 0), `hipErrorNotSupported` (external semaphore nodes,
-// which hipkfd's graphs do not have), and those of the matching call.
+// no such call or none in the union, as `hipGraphNodeTypeBatchMemOp`: clr; a copy with
+// `flags` ≠ 0), and those of the matching call.
 hipError_t hipGraphAddNode(hipGraphNode_t *pGraphNode,
                            hipGraph_t graph,
                            const hipGraphNode_t *pDependencies,
                            size_t numDependencies,
                            hipGraphNodeParams *nodeParams);
+
+// `hipGraphNodeSetParams`: sets the parameters of `node` from `nodeParams->type` and its union,
+// through the typed setter of that type (`hipGraphKernelNodeSetParams`,
+// `hipGraphMemcpyNodeSetParams` with `memcpy.copyParams`, ..., the external semaphore
+// setters); a child graph node takes a copy of `graph.graph`. Errors (clr
+// `hipGraphNodeSetParams`, `ihipGraphNodeSetParams`): `hipErrorInvalidValue` (null or unknown
+// node, null `nodeParams`, a type other than the node's, a type with no setter such as empty
+// and batch memory operation nodes, a host node with a null `fn` or `userData`, a null event),
+// `hipErrorNotSupported` (memory allocation and free nodes), `hipErrorUnknown` (a child graph
+// node given its own graph), and those of the typed setter.
+hipError_t hipGraphNodeSetParams(hipGraphNode_t node, hipGraphNodeParams *nodeParams);
+
+// `hipGraphExecNodeSetParams`: as [`hipGraphNodeSetParams`], for the step of `graphExec` made
+// from `node` (from its next launch on), through the typed `hipGraphExec*SetParams` setters (a
+// copy keeps its direction; a child graph must keep its topology). Errors: as
+// [`hipGraphNodeSetParams`], `hipErrorInvalidValue` also for a null or unknown executable graph
+// and a node not instantiated in it.
+hipError_t hipGraphExecNodeSetParams(hipGraphExec_t graphExec,
+                                     hipGraphNode_t node,
+                                     hipGraphNodeParams *nodeParams);
 
 // `hipDrvGraphAddMemcpyNode`: a copy node from `HIP_MEMCPY3D` parameters, as
 // `hipDrvMemcpy3D` copies (sides resolved when the node is made). Errors:
@@ -2830,6 +2906,136 @@ hipError_t hipDrvGraphAddMemsetNode(hipGraphNode_t *phGraphNode,
                                     size_t numDependencies,
                                     const struct HIP_MEMSET_NODE_PARAMS *memsetParams,
                                     hipCtx_t ctx);
+
+// `hipDrvGraphAddMemFreeNode`: [`hipGraphAddMemFreeNode`] in the driver API's spelling (clr
+// `hipDrvGraphAddMemFreeNode`). Errors: as it.
+hipError_t hipDrvGraphAddMemFreeNode(hipGraphNode_t *phGraphNode,
+                                     hipGraph_t hGraph,
+                                     const hipGraphNode_t *dependencies,
+                                     size_t numDependencies,
+                                     hipDeviceptr_t dptr);
+
+// `hipDrvGraphMemcpyNodeGetParams`: a copy node's parameters as `HIP_MEMCPY3D`: those it was
+// given for a node of the driver form (`hipDrvGraphAddMemcpyNode`,
+// `hipDrvGraphMemcpyNodeSetParams`); for another copy node, the same copy with both sides as
+// unified pointers. Errors: `hipErrorInvalidValue` (null or unknown node, not a copy node,
+// null `nodeParams`).
+hipError_t hipDrvGraphMemcpyNodeGetParams(hipGraphNode_t hNode, struct HIP_MEMCPY3D *nodeParams);
+
+// `hipDrvGraphMemcpyNodeSetParams`: the copy node does the `HIP_MEMCPY3D` copy `nodeParams`
+// from now on (checked as [`hipDrvGraphAddMemcpyNode`] checks it). Errors:
+// `hipErrorInvalidValue` (null or unknown node, not a copy node, null `nodeParams`), those of
+// `hipDrvMemcpy3D`'s checks.
+hipError_t hipDrvGraphMemcpyNodeSetParams(hipGraphNode_t hNode,
+                                          const struct HIP_MEMCPY3D *nodeParams);
+
+// `hipDrvGraphExecMemcpyNodeSetParams`: the step of `hGraphExec` made from copy node `hNode`
+// does the `HIP_MEMCPY3D` copy `copyParams` from the next launch on. `ctx` is not used (clr).
+// Errors: `hipErrorInvalidValue` for all (clr): null or unknown executable graph or node, a
+// node not instantiated in it or not a copy, parameters `hipDrvMemcpy3D` refuses.
+hipError_t hipDrvGraphExecMemcpyNodeSetParams(hipGraphExec_t hGraphExec,
+                                              hipGraphNode_t hNode,
+                                              const struct HIP_MEMCPY3D *copyParams,
+                                              hipCtx_t ctx);
+
+// `hipDrvGraphExecMemsetNodeSetParams`: [`hipGraphExecMemsetNodeSetParams`] in the driver
+// API's spelling (ROCm 7 takes a `hipMemsetParams`); `ctx` is not used (clr). Errors:
+// `hipErrorInvalidValue` for all (clr): as [`hipGraphExecMemsetNodeSetParams`].
+hipError_t hipDrvGraphExecMemsetNodeSetParams(hipGraphExec_t hGraphExec,
+                                              hipGraphNode_t hNode,
+                                              const struct hipMemsetParams *memsetParams,
+                                              hipCtx_t ctx);
+
+// `hipGraphAddExternalSemaphoresSignalNode`: a node that signals `nodeParams->extSemArray[i]`
+// (binary) or moves it to `paramsArray[i].params.fence.value` (timeline) once the work before
+// it is done, as `hipSignalExternalSemaphoresAsync` on the launch stream. Both arrays are
+// copied. Errors: `hipErrorInvalidValue` (null `nodeParams`; a `flags` ≠ 0, a null, unknown or
+// destroyed semaphore, null arrays with a count), and as [`hipGraphAddEmptyNode`].
+hipError_t hipGraphAddExternalSemaphoresSignalNode(hipGraphNode_t *pGraphNode,
+                                                   hipGraph_t graph,
+                                                   const hipGraphNode_t *pDependencies,
+                                                   size_t numDependencies,
+                                                   const struct hipExternalSemaphoreSignalNodeParams *nodeParams);
+
+// `hipGraphAddExternalSemaphoresWaitNode`: a node after which the graph's work waits, on the
+// GPU, until each semaphore is signalled (binary; the wait consumes the signal) or reaches
+// `paramsArray[i].params.fence.value` (timeline), as `hipWaitExternalSemaphoresAsync`. Errors:
+// as [`hipGraphAddExternalSemaphoresSignalNode`].
+hipError_t hipGraphAddExternalSemaphoresWaitNode(hipGraphNode_t *pGraphNode,
+                                                 hipGraph_t graph,
+                                                 const hipGraphNode_t *pDependencies,
+                                                 size_t numDependencies,
+                                                 const struct hipExternalSemaphoreWaitNodeParams *nodeParams);
+
+// `hipGraphExternalSemaphoresSignalNodeGetParams`: the node's parameters; the arrays are the
+// node's copies (valid until the node is destroyed or its parameters are set; null when
+// `numExtSems` is 0). Errors: `hipErrorInvalidValue` (null or unknown node, not a semaphore
+// signal node, null `params_out`).
+hipError_t hipGraphExternalSemaphoresSignalNodeGetParams(hipGraphNode_t hNode,
+                                                         struct hipExternalSemaphoreSignalNodeParams *params_out);
+
+// `hipGraphExternalSemaphoresWaitNodeGetParams`: as
+// [`hipGraphExternalSemaphoresSignalNodeGetParams`], for a semaphore wait node.
+hipError_t hipGraphExternalSemaphoresWaitNodeGetParams(hipGraphNode_t hNode,
+                                                       struct hipExternalSemaphoreWaitNodeParams *params_out);
+
+// `hipGraphExternalSemaphoresSignalNodeSetParams`: the node signals the semaphores of
+// `nodeParams` from now on. Errors: `hipErrorInvalidValue` (null or unknown node, not a
+// semaphore signal node), as [`hipGraphAddExternalSemaphoresSignalNode`].
+hipError_t hipGraphExternalSemaphoresSignalNodeSetParams(hipGraphNode_t hNode,
+                                                         const struct hipExternalSemaphoreSignalNodeParams *nodeParams);
+
+// `hipGraphExternalSemaphoresWaitNodeSetParams`: as
+// [`hipGraphExternalSemaphoresSignalNodeSetParams`], for a semaphore wait node.
+hipError_t hipGraphExternalSemaphoresWaitNodeSetParams(hipGraphNode_t hNode,
+                                                       const struct hipExternalSemaphoreWaitNodeParams *nodeParams);
+
+// `hipGraphExecExternalSemaphoresSignalNodeSetParams`: the step of `hGraphExec` made from
+// semaphore signal node `hNode` signals the semaphores of `nodeParams` from the next launch on.
+// Errors: `hipErrorInvalidValue` (null or unknown executable graph or node, a node not
+// instantiated in it or of another type: clr), as [`hipGraphAddExternalSemaphoresSignalNode`].
+hipError_t hipGraphExecExternalSemaphoresSignalNodeSetParams(hipGraphExec_t hGraphExec,
+                                                             hipGraphNode_t hNode,
+                                                             const struct hipExternalSemaphoreSignalNodeParams *nodeParams);
+
+// `hipGraphExecExternalSemaphoresWaitNodeSetParams`: as
+// [`hipGraphExecExternalSemaphoresSignalNodeSetParams`], for a semaphore wait node.
+hipError_t hipGraphExecExternalSemaphoresWaitNodeSetParams(hipGraphExec_t hGraphExec,
+                                                           hipGraphNode_t hNode,
+                                                           const struct hipExternalSemaphoreWaitNodeParams *nodeParams);
+
+// `hipGraphAddBatchMemOpNode`: a node that runs the `nodeParams->count` stream memory
+// operations of `paramArray` (waits and writes of 32- and 64-bit words, as
+// `hipStreamWaitValue*`/`hipStreamWriteValue*`) one after another in array order, as
+// `hipStreamBatchMemOp` on the launch stream. The elements are copied. Errors: as `batch_op`,
+// and as [`hipGraphAddEmptyNode`]; at launch, a word the launch stream cannot reach:
+// `hipErrorInvalidValue`.
+hipError_t hipGraphAddBatchMemOpNode(hipGraphNode_t *phGraphNode,
+                                     hipGraph_t hGraph,
+                                     const hipGraphNode_t *dependencies,
+                                     size_t numDependencies,
+                                     const struct hipBatchMemOpNodeParams *nodeParams);
+
+// `hipGraphBatchMemOpNodeGetParams`: the node's parameters; `paramArray` is the node's copy of
+// the elements (HIP: owned by the node, valid until it is destroyed or its parameters are set).
+// Errors: `hipErrorInvalidValue` (null or unknown node, not a batch memory operation node, null
+// `nodeParams_out`).
+hipError_t hipGraphBatchMemOpNodeGetParams(hipGraphNode_t hNode,
+                                           struct hipBatchMemOpNodeParams *nodeParams_out);
+
+// `hipGraphBatchMemOpNodeSetParams`: the node runs the operations of `nodeParams` from now on.
+// Errors: `hipErrorInvalidValue` (null or unknown node, not a batch memory operation node), as
+// [`hipGraphAddBatchMemOpNode`].
+hipError_t hipGraphBatchMemOpNodeSetParams(hipGraphNode_t hNode,
+                                           struct hipBatchMemOpNodeParams *nodeParams);
+
+// `hipGraphExecBatchMemOpNodeSetParams`: the step of `hGraphExec` made from batch memory
+// operation node `hNode` runs the operations of `nodeParams` from the next launch on. Errors:
+// `hipErrorInvalidValue` (null or unknown executable graph or node, a node not instantiated in
+// it or of another type), as [`hipGraphAddBatchMemOpNode`].
+hipError_t hipGraphExecBatchMemOpNodeSetParams(hipGraphExec_t hGraphExec,
+                                               hipGraphNode_t hNode,
+                                               const struct hipBatchMemOpNodeParams *nodeParams);
 
 // `hipMallocManaged`: `size` bytes of managed memory. Errors (clr): `hipErrorInvalidValue`
 // (null `dev_ptr`, `size == 0`, `flags` other than `hipMemAttachGlobal` or `hipMemAttachHost`),
@@ -4278,6 +4484,24 @@ hipError_t hipStreamWriteValue32(hipStream_t stream, void *ptr, uint32_t value, 
 
 // `hipStreamWriteValue64`: `hipStreamWriteValue32` of a 64-bit word (8-aligned).
 hipError_t hipStreamWriteValue64(hipStream_t stream, void *ptr, uint64_t value, unsigned int flags);
+
+// `hipStreamBatchMemOp`: queues the `count` stream memory operations of `paramArray` on
+// `stream`, one after another in array order: `hipStreamMemOpWaitValue32/64` as
+// `hipStreamWaitValue32/64` with `waitValue.flags` the compare and every bit of the word
+// compared, `hipStreamMemOpWriteValue32/64` as `hipStreamWriteValue32/64` (`writeValue.flags`
+// unused, `alias` ignored). A wait holds the later elements and the stream's later work. The
+// whole batch is checked before anything is queued; on a capturing stream it is recorded as a
+// batch memory operation node. Errors (clr `ihipBatchMemOperation`, in its order):
+// `hipErrorInvalidValue` (null `paramArray`, `flags` ≠ 0, `count` 0 or above 256),
+// `hipErrorContextIsDestroyed` (unknown stream), `hipErrorInvalidValue` (`hipStreamMemOpBarrier`
+// and `hipStreamMemOpFlushRemoteWrites`, which clr does not support; an unknown operation or
+// compare; a null address or a word outside a live allocation the stream's device reaches, or
+// misaligned), `hipErrorNotSupported` (a 64-bit wait on both halves of a word the CPU does not
+// map, as `hipStreamWaitValue64`).
+hipError_t hipStreamBatchMemOp(hipStream_t stream,
+                               unsigned int count,
+                               hipStreamBatchMemOpParams *paramArray,
+                               unsigned int flags);
 
 // `hipMemGetAllocationGranularity`: the granularity (bytes) of chunks with properties `prop`:
 // 4 KiB (`hipMemAllocationGranularityMinimum`) or 2 MiB (`...Recommended`). Errors:

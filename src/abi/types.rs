@@ -466,6 +466,25 @@ c_enum! {
 }
 
 c_enum! {
+    /// `hipStreamBatchMemOpType` (`hip_runtime_api.h`, ROCm 6.4+): the operation of one element
+    /// of a `hipStreamBatchMemOp` batch ([`hipStreamBatchMemOpParams`]).
+    pub struct hipStreamBatchMemOpType {
+        /// Wait on a 32-bit word (`waitValue`, as `hipStreamWaitValue32`).
+        hipStreamMemOpWaitValue32 = 0x1,
+        /// Write a 32-bit word (`writeValue`, as `hipStreamWriteValue32`).
+        hipStreamMemOpWriteValue32 = 0x2,
+        /// Wait on a 64-bit word.
+        hipStreamMemOpWaitValue64 = 0x4,
+        /// Write a 64-bit word.
+        hipStreamMemOpWriteValue64 = 0x5,
+        /// A memory barrier (`memoryBarrier`; clr refuses it).
+        hipStreamMemOpBarrier = 0x6,
+        /// Flush remote writes (`flushRemoteWrites`; clr refuses it).
+        hipStreamMemOpFlushRemoteWrites = 0x3,
+    }
+}
+
+c_enum! {
     /// `hipMemRangeHandleType` (`hip_runtime_api.h`, ROCm 6.5+): what
     /// `hipMemGetHandleForAddressRange` returns.
     pub struct hipMemRangeHandleType {
@@ -1019,7 +1038,9 @@ c_enum! {
         hipGraphNodeTypeMemFree = 11,
         hipGraphNodeTypeMemcpyFromSymbol = 12,
         hipGraphNodeTypeMemcpyToSymbol = 13,
-        hipGraphNodeTypeCount = 14,
+        /// A batch of stream memory operations (`hipGraphAddBatchMemOpNode`; ROCm 6.4).
+        hipGraphNodeTypeBatchMemOp = 14,
+        hipGraphNodeTypeCount = 15,
     }
 }
 
@@ -1222,6 +1243,84 @@ pub struct hipExternalSemaphoreWaitNodeParams {
     pub paramsArray: *const hipExternalSemaphoreWaitParams,
     pub numExtSems: c_uint,
 }
+
+/// `typedef struct hipBatchMemOpNodeParams { hipCtx_t ctx; unsigned int count;
+/// hipStreamBatchMemOpParams* paramArray; unsigned int flags; }` (`hipGraphAddBatchMemOpNode`):
+/// ctx@0, count@8, paramArray@16, flags@24. 32 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipBatchMemOpNodeParams {
+    /// A context (must not be null: clr); its device is not used.
+    pub ctx: hipCtx_t,
+    /// Elements of `paramArray`, 1 to 256.
+    pub count: c_uint,
+    pub paramArray: *mut hipStreamBatchMemOpParams,
+    /// Must be 0.
+    pub flags: c_uint,
+}
+
+hidden_from_cbindgen! {
+/// `typedef union hipStreamBatchMemOpParams_union { hipStreamBatchMemOpType operation; struct
+/// {...} waitValue; struct {...} writeValue; struct {...} flushRemoteWrites; struct {...}
+/// memoryBarrier; uint64_t pad[6]; } hipStreamBatchMemOpParams;` (`hipStreamBatchMemOp`), seen
+/// here as the fields its members share: operation@0; `flushRemoteWrites.flags` and
+/// `memoryBarrier.flags`@4; `waitValue`/`writeValue`: address@8, value (low 32 bits) or
+/// value64@16, flags@24, alias@32. 48 bytes. The C text is [`STREAM_BATCH_MEM_OP_C`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipStreamBatchMemOpParams {
+    pub operation: hipStreamBatchMemOpType,
+    /// `flushRemoteWrites.flags` / `memoryBarrier.flags`.
+    pub barrierFlags: c_uint,
+    /// The word waited on or written (4- or 8-aligned).
+    pub address: hipDeviceptr_t,
+    /// `value` (32-bit operations: the low half) / `value64`.
+    pub value64: u64,
+    /// A wait's compare (`hipStreamWaitValueGte` ...); a write's flags (unused, as clr).
+    pub flags: c_uint,
+    /// CUDA's alias address; not used on AMD.
+    pub alias: hipDeviceptr_t,
+    pub pad: u64,
+}
+}
+
+/// The C text of `hipStreamBatchMemOpParams` (ROCm 7 `hip_runtime_api.h`), for the prelude
+/// (after the `hipStreamBatchMemOpType` enum). The addresses are `hipDeviceptr_t` (`void*`),
+/// written `void*` here because the prelude comes before the typedef.
+pub const STREAM_BATCH_MEM_OP_C: &str = "\
+typedef union hipStreamBatchMemOpParams_union {
+  hipStreamBatchMemOpType operation;
+  struct hipStreamMemOpWaitValueParams_t {
+    hipStreamBatchMemOpType operation;
+    void *address;
+    HIP_ANONYMOUS_UNION union {
+      uint32_t value;
+      uint64_t value64;
+    };
+    unsigned int flags;
+    void *alias;
+  } waitValue;
+  struct hipStreamMemOpWriteValueParams_t {
+    hipStreamBatchMemOpType operation;
+    void *address;
+    HIP_ANONYMOUS_UNION union {
+      uint32_t value;
+      uint64_t value64;
+    };
+    unsigned int flags;
+    void *alias;
+  } writeValue;
+  struct hipStreamMemOpFlushRemoteWritesParams_t {
+    hipStreamBatchMemOpType operation;
+    unsigned int flags;
+  } flushRemoteWrites;
+  struct hipStreamMemOpMemoryBarrierParams_t {
+    hipStreamBatchMemOpType operation;
+    unsigned int flags;
+  } memoryBarrier;
+  uint64_t pad[6];
+} hipStreamBatchMemOpParams;
+";
 
 hidden_from_cbindgen! {
 /// `typedef struct hipGraphNodeParams { hipGraphNodeType type; int reserved0[3]; union {...};
@@ -2612,6 +2711,7 @@ pub fn c_header_prelude() -> String {
         ("hipFuncCache_t", ints(hipFuncCache_t::ENUMERATORS)),
         ("hipSharedMemConfig", ints(hipSharedMemConfig::ENUMERATORS)),
         ("hipLimit_t", ints(hipLimit_t::ENUMERATORS)),
+        ("hipStreamBatchMemOpType", ints(hipStreamBatchMemOpType::ENUMERATORS)),
         ("hipGraphNodeType", ints(hipGraphNodeType::ENUMERATORS)),
         ("hipAccessProperty", ints(hipAccessProperty::ENUMERATORS)),
         ("hipLaunchAttributeID", ints(hipLaunchAttributeID::ENUMERATORS)),
@@ -2643,6 +2743,8 @@ pub fn c_header_prelude() -> String {
     s.push_str(VMM_PROP_C);
     s.push('\n');
     s.push_str(INTEROP_C);
+    s.push('\n');
+    s.push_str(STREAM_BATCH_MEM_OP_C);
     s.push_str("\n/* Defined at the end of the header (GRAPH_NODE_PARAMS_C). */\ntypedef struct hipGraphNodeParams hipGraphNodeParams;\n");
     s.push_str("/* AMD's struct tag is hipLaunchParams_t. */\ntypedef struct hipLaunchParams_t hipLaunchParams;\n");
     s.push_str("typedef struct hipFunctionLaunchParams_t hipFunctionLaunchParams;\n");
@@ -2686,6 +2788,14 @@ mod tests {
         assert_eq!(size_of::<hip_Memcpy2D>(), 128);
         assert_eq!(offset_of!(hip_Memcpy2D, dstXInBytes), 56);
         assert_eq!(size_of::<HIP_MEMCPY3D>(), 184);
+        assert_eq!(size_of::<hipStreamBatchMemOpParams>(), 48);
+        assert_eq!(offset_of!(hipStreamBatchMemOpParams, address), 8);
+        assert_eq!(offset_of!(hipStreamBatchMemOpParams, value64), 16);
+        assert_eq!(offset_of!(hipStreamBatchMemOpParams, flags), 24);
+        assert_eq!(offset_of!(hipStreamBatchMemOpParams, alias), 32);
+        assert_eq!(size_of::<hipBatchMemOpNodeParams>(), 32);
+        assert_eq!(offset_of!(hipBatchMemOpNodeParams, paramArray), 16);
+        assert_eq!(offset_of!(hipBatchMemOpNodeParams, flags), 24);
         assert_eq!(offset_of!(HIP_MEMCPY3D, dstXInBytes), 80);
         assert_eq!(offset_of!(HIP_MEMCPY3D, WidthInBytes), 160);
         assert_eq!(size_of::<hipMemcpyKind>(), 4);

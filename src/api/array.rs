@@ -465,12 +465,13 @@ pub(crate) fn copy(dst: Side, src: Side, b: Block, stream: hipStream_t, sync: bo
         return rt.memcpy_3d(d, sr, b, kind, &s, true);
     }
     // Recorded while `s` captures as the pointer copy it is (arrays are linear).
-    rt.enqueue(&s, pitched_op(d, sr, b))
+    rt.enqueue(&s, pitched_op(d, sr, b, None))
 }
 
 /// The stream operation of a copy between two linear surfaces (arrays are linear): a pitched
-/// block copy whose parameters name the surfaces as pointers.
-fn pitched_op(d: sdma::Pitched, sr: sdma::Pitched, b: Block) -> crate::graph::Op {
+/// block copy whose parameters name the surfaces as pointers; `drv`: the `HIP_MEMCPY3D` it was
+/// made from, if any.
+fn pitched_op(d: sdma::Pitched, sr: sdma::Pitched, b: Block, drv: Option<HIP_MEMCPY3D>) -> crate::graph::Op {
     let side = |p: &sdma::Pitched| hipPitchedPtr {
         ptr: p.addr as *mut c_void,
         pitch: p.pitch as usize,
@@ -488,7 +489,8 @@ fn pitched_op(d: sdma::Pitched, sr: sdma::Pitched, b: Block) -> crate::graph::Op
         extent: hipExtent { width: b.width as usize, height: b.height as usize, depth: b.depth as usize },
         kind: hipMemcpyKind::hipMemcpyDefault,
     };
-    crate::graph::Op::Memcpy3D { parms: crate::graph::CParams(parms), dst: d, src: sr, block: b }
+    let drv = drv.map(|p| Box::new(crate::graph::CParams(p)));
+    crate::graph::Op::Memcpy3D { parms: crate::graph::CParams(parms), dst: d, src: sr, block: b, drv }
 }
 
 /// `hipDrvGraphAddMemcpyNode`'s operation: the `HIP_MEMCPY3D` copy (the caller's ABI) with its
@@ -496,12 +498,13 @@ fn pitched_op(d: sdma::Pitched, sr: sdma::Pitched, b: Block) -> crate::graph::Op
 /// and `hipErrorInvalidValue` for a block past its allocation.
 pub(crate) fn drv_copy_op(p: *const HIP_MEMCPY3D) -> Result<crate::graph::Op, hipError_t> {
     let rt = runtime()?;
-    let (dst, src, b) = drv3d(&read_drv3d(p)?);
+    let given = read_drv3d(p)?;
+    let (dst, src, b) = drv3d(&given);
     let (d, sr) = (dst.surface(rt, &b)?, src.surface(rt, &b)?);
     // Checked now, as clr validates a node's copy when it is added.
     rt.node_block_check(&d, &b)?;
     rt.node_block_check(&sr, &b)?;
-    Ok(pitched_op(d, sr, b))
+    Ok(pitched_op(d, sr, b, Some(given)))
 }
 
 fn block(width: usize, height: usize, depth: usize) -> Block {

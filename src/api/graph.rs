@@ -9,7 +9,7 @@ use crate::abi::types::*;
 use crate::api::common::{api, check, event_of, read_in, rt_dev, slice_in, stream_of, write_out, write_slice, Handles};
 use crate::core::event::Event;
 use crate::core::memory::MemKind;
-use crate::graph::{self, CParams, Exec, Graph, Node, Op};
+use crate::graph::{self, BatchMemOps, CParams, Exec, ExtSemNode, Graph, Node, Op};
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
@@ -83,7 +83,7 @@ fn memcpy_op(p: *const hipMemcpy3DParms) -> Result<Op, hipError_t> {
     let p = read_in(p)?;
     let (dst, src, block) = crate::api::memory::memcpy_3d_args(&p)?;
     crate::core::copy::check_kind(p.kind)?;
-    Ok(Op::Memcpy3D { parms: CParams(p), dst, src, block })
+    Ok(Op::Memcpy3D { parms: CParams(p), dst, src, block, drv: None })
 }
 
 fn memcpy_1d_op(dst: *mut c_void, src: *const c_void, count: usize, kind: hipMemcpyKind) -> Result<Op, hipError_t> {
@@ -1764,8 +1764,8 @@ pub extern "C" fn hipGraphDebugDotPrint(graph: hipGraph_t, path: *const c_char, 
 /// `hipGraphAddNode`: adds a node of `nodeParams->type` with the parameters in its union, as
 /// the matching `hipGraphAdd*Node` does (an allocation node's address goes to
 /// `nodeParams->alloc.dptr`). Errors: `hipErrorInvalidValue` (null `nodeParams`, a type with
-/// no such call, a copy with `flags` ≠ 0), `hipErrorNotSupported` (external semaphore nodes,
-/// which hipkfd's graphs do not have), and those of the matching call.
+/// no such call or none in the union, as `hipGraphNodeTypeBatchMemOp`: clr; a copy with
+/// `flags` ≠ 0), and those of the matching call.
 #[no_mangle]
 pub extern "C" fn hipGraphAddNode(
     pGraphNode: *mut hipGraphNode_t,
@@ -1797,9 +1797,137 @@ pub extern "C" fn hipGraphAddNode(
         T::hipGraphNodeTypeMemAlloc => hipGraphAddMemAllocNode(node, graph, deps, n, u as *mut hipMemAllocNodeParams),
         T::hipGraphNodeTypeMemFree => hipGraphAddMemFreeNode(node, graph, deps, n, word(0)),
         T::hipGraphNodeTypeEmpty => hipGraphAddEmptyNode(node, graph, deps, n),
-        T::hipGraphNodeTypeExtSemaphoreSignal | T::hipGraphNodeTypeExtSemaphoreWait => hipError_t::hipErrorNotSupported,
+        T::hipGraphNodeTypeExtSemaphoreSignal => hipGraphAddExternalSemaphoresSignalNode(
+            node,
+            graph,
+            deps,
+            n,
+            u as *const hipExternalSemaphoreSignalNodeParams,
+        ),
+        T::hipGraphNodeTypeExtSemaphoreWait => {
+            hipGraphAddExternalSemaphoresWaitNode(node, graph, deps, n, u as *const hipExternalSemaphoreWaitNodeParams)
+        }
         _ => hipError_t::hipErrorInvalidValue,
     }
+}
+
+/// `hipGraphNodeSetParams` (`exec` None) and `hipGraphExecNodeSetParams`: the typed setter of
+/// `nodeParams->type` with the parameters in its union (clr `ihipGraphNodeSetParams`).
+fn node_set_params(
+    exec: Option<hipGraphExec_t>,
+    node: hipGraphNode_t,
+    nodeParams: *mut hipGraphNodeParams,
+) -> hipError_t {
+    let pre = || -> Result<hipGraphNodeParams, hipError_t> {
+        check(!node.is_null() && exec.is_none_or(|x| !x.is_null()))?;
+        let p = read_in(nodeParams)?;
+        let n = node_in(node)?;
+        if let Some(x) = exec {
+            check(exec_in(x)?.contains(&n))?;
+        }
+        Ok(p)
+    };
+    let p = match pre() {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let u = nodeParams as usize + std::mem::offset_of!(hipGraphNodeParams, params);
+    let word = |i: usize| p.params[i] as usize as *mut c_void;
+    use hipGraphNodeType as T;
+    match (p.r#type, exec) {
+        (T::hipGraphNodeTypeKernel, None) => hipGraphKernelNodeSetParams(node, u as *const hipKernelNodeParams),
+        (T::hipGraphNodeTypeKernel, Some(x)) => {
+            hipGraphExecKernelNodeSetParams(x, node, u as *const hipKernelNodeParams)
+        }
+        (T::hipGraphNodeTypeMemcpy, _) => {
+            let copy = (u + std::mem::offset_of!(hipMemcpyNodeParams, copyParams)) as *const hipMemcpy3DParms;
+            match exec {
+                None => hipGraphMemcpyNodeSetParams(node, copy),
+                Some(x) => hipGraphExecMemcpyNodeSetParams(x, node, copy),
+            }
+        }
+        (T::hipGraphNodeTypeMemset, None) => hipGraphMemsetNodeSetParams(node, u as *const hipMemsetParams),
+        (T::hipGraphNodeTypeMemset, Some(x)) => hipGraphExecMemsetNodeSetParams(x, node, u as *const hipMemsetParams),
+        (T::hipGraphNodeTypeHost, _) => {
+            // clr refuses a null `userData` here (not in hipGraph[Exec]HostNodeSetParams).
+            if p.params[0] == 0 || p.params[1] == 0 {
+                return hipError_t::hipErrorInvalidValue;
+            }
+            let h = u as *const hipHostNodeParams;
+            exec.map_or_else(|| hipGraphHostNodeSetParams(node, h), |x| hipGraphExecHostNodeSetParams(x, node, h))
+        }
+        (T::hipGraphNodeTypeGraph, None) => child_graph_set(node, word(0) as hipGraph_t),
+        (T::hipGraphNodeTypeGraph, Some(x)) => hipGraphExecChildGraphNodeSetParams(x, node, word(0) as hipGraph_t),
+        (T::hipGraphNodeTypeWaitEvent | T::hipGraphNodeTypeEventRecord, _) if word(0).is_null() => {
+            hipError_t::hipErrorInvalidValue
+        }
+        (T::hipGraphNodeTypeWaitEvent, None) => hipGraphEventWaitNodeSetEvent(node, word(0) as hipEvent_t),
+        (T::hipGraphNodeTypeWaitEvent, Some(x)) => hipGraphExecEventWaitNodeSetEvent(x, node, word(0) as hipEvent_t),
+        (T::hipGraphNodeTypeEventRecord, None) => hipGraphEventRecordNodeSetEvent(node, word(0) as hipEvent_t),
+        (T::hipGraphNodeTypeEventRecord, Some(x)) => {
+            hipGraphExecEventRecordNodeSetEvent(x, node, word(0) as hipEvent_t)
+        }
+        (T::hipGraphNodeTypeExtSemaphoreSignal, _) => {
+            let e = u as *const hipExternalSemaphoreSignalNodeParams;
+            match exec {
+                None => hipGraphExternalSemaphoresSignalNodeSetParams(node, e),
+                Some(x) => hipGraphExecExternalSemaphoresSignalNodeSetParams(x, node, e),
+            }
+        }
+        (T::hipGraphNodeTypeExtSemaphoreWait, _) => {
+            let e = u as *const hipExternalSemaphoreWaitNodeParams;
+            match exec {
+                None => hipGraphExternalSemaphoresWaitNodeSetParams(node, e),
+                Some(x) => hipGraphExecExternalSemaphoresWaitNodeSetParams(x, node, e),
+            }
+        }
+        (T::hipGraphNodeTypeMemAlloc | T::hipGraphNodeTypeMemFree, _) => hipError_t::hipErrorNotSupported,
+        _ => hipError_t::hipErrorInvalidValue,
+    }
+}
+
+/// A child graph node of a graph (not an executable graph) runs a copy of `child` (taken now)
+/// from now on: the generic setter's child graph case (clr `ChildGraphNode::SetParams`).
+/// Errors: `hipErrorInvalidValue` (null or unknown graph, not a child graph node),
+/// `hipErrorUnknown` (`child` is the node's own graph: clr `validateChildGraphNodeSetParams`).
+fn child_graph_set(node: hipGraphNode_t, child: hipGraph_t) -> hipError_t {
+    set_node(node, || {
+        let n = node_in(node)?;
+        let g = graph_in(child)?;
+        check(n.node_type() == hipGraphNodeType::hipGraphNodeTypeGraph)?;
+        if n.graph.upgrade().is_some_and(|p| Arc::ptr_eq(&p, &g)) {
+            return Err(hipError_t::hipErrorUnknown);
+        }
+        Ok(Op::Child(g.deep_clone()))
+    })
+}
+
+/// `hipGraphNodeSetParams`: sets the parameters of `node` from `nodeParams->type` and its union,
+/// through the typed setter of that type (`hipGraphKernelNodeSetParams`,
+/// `hipGraphMemcpyNodeSetParams` with `memcpy.copyParams`, ..., the external semaphore
+/// setters); a child graph node takes a copy of `graph.graph`. Errors (clr
+/// `hipGraphNodeSetParams`, `ihipGraphNodeSetParams`): `hipErrorInvalidValue` (null or unknown
+/// node, null `nodeParams`, a type other than the node's, a type with no setter such as empty
+/// and batch memory operation nodes, a host node with a null `fn` or `userData`, a null event),
+/// `hipErrorNotSupported` (memory allocation and free nodes), `hipErrorUnknown` (a child graph
+/// node given its own graph), and those of the typed setter.
+#[no_mangle]
+pub extern "C" fn hipGraphNodeSetParams(node: hipGraphNode_t, nodeParams: *mut hipGraphNodeParams) -> hipError_t {
+    node_set_params(None, node, nodeParams)
+}
+
+/// `hipGraphExecNodeSetParams`: as [`hipGraphNodeSetParams`], for the step of `graphExec` made
+/// from `node` (from its next launch on), through the typed `hipGraphExec*SetParams` setters (a
+/// copy keeps its direction; a child graph must keep its topology). Errors: as
+/// [`hipGraphNodeSetParams`], `hipErrorInvalidValue` also for a null or unknown executable graph
+/// and a node not instantiated in it.
+#[no_mangle]
+pub extern "C" fn hipGraphExecNodeSetParams(
+    graphExec: hipGraphExec_t,
+    node: hipGraphNode_t,
+    nodeParams: *mut hipGraphNodeParams,
+) -> hipError_t {
+    node_set_params(Some(graphExec), node, nodeParams)
 }
 
 /// The context argument of the driver-style node calls: a live context (its device is not
@@ -1851,4 +1979,347 @@ pub extern "C" fn hipDrvGraphAddMemsetNode(
         };
         memset_op(&m)
     })
+}
+
+/// `hipDrvGraphAddMemFreeNode`: [`hipGraphAddMemFreeNode`] in the driver API's spelling (clr
+/// `hipDrvGraphAddMemFreeNode`). Errors: as it.
+#[no_mangle]
+pub extern "C" fn hipDrvGraphAddMemFreeNode(
+    phGraphNode: *mut hipGraphNode_t,
+    hGraph: hipGraph_t,
+    dependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    dptr: hipDeviceptr_t,
+) -> hipError_t {
+    hipGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr)
+}
+
+/// The `HIP_MEMCPY3D` of a copy whose sides are pitched memory (arrays are linear): both sides
+/// `hipMemoryTypeUnified` pointers at the block's first byte, `srcPitch`/`srcHeight` the row
+/// pitch and rows per slice.
+fn drv_params_of(
+    dst: &kfd_ioctl::sdma::Pitched,
+    src: &kfd_ioctl::sdma::Pitched,
+    b: &crate::core::copy::Block,
+) -> HIP_MEMCPY3D {
+    let rows = |p: &kfd_ioctl::sdma::Pitched| p.slice.checked_div(p.pitch).unwrap_or(0) as usize;
+    HIP_MEMCPY3D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcZ: 0,
+        srcLOD: 0,
+        srcMemoryType: hipMemoryType::hipMemoryTypeUnified,
+        srcHost: std::ptr::null(),
+        srcDevice: src.addr as hipDeviceptr_t,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: src.pitch as usize,
+        srcHeight: rows(src),
+        dstXInBytes: 0,
+        dstY: 0,
+        dstZ: 0,
+        dstLOD: 0,
+        dstMemoryType: hipMemoryType::hipMemoryTypeUnified,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: dst.addr as hipDeviceptr_t,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: dst.pitch as usize,
+        dstHeight: rows(dst),
+        WidthInBytes: b.width as usize,
+        Height: b.height as usize,
+        Depth: b.depth as usize,
+    }
+}
+
+/// `hipDrvGraphMemcpyNodeGetParams`: a copy node's parameters as `HIP_MEMCPY3D`: those it was
+/// given for a node of the driver form (`hipDrvGraphAddMemcpyNode`,
+/// `hipDrvGraphMemcpyNodeSetParams`); for another copy node, the same copy with both sides as
+/// unified pointers. Errors: `hipErrorInvalidValue` (null or unknown node, not a copy node,
+/// null `nodeParams`).
+#[no_mangle]
+pub extern "C" fn hipDrvGraphMemcpyNodeGetParams(hNode: hipGraphNode_t, nodeParams: *mut HIP_MEMCPY3D) -> hipError_t {
+    api(|| {
+        check(!nodeParams.is_null())?;
+        let p = match op_of(hNode, hipGraphNodeType::hipGraphNodeTypeMemcpy)? {
+            Op::Memcpy3D { drv: Some(d), .. } => d.0,
+            Op::Memcpy3D { dst, src, block, .. } => drv_params_of(&dst, &src, &block),
+            Op::Memcpy { dst, src, len, .. } => {
+                let side = |addr: u64| kfd_ioctl::sdma::Pitched { addr, pitch: len, slice: len };
+                let b = crate::core::copy::Block { width: len, height: 1, depth: 1 };
+                drv_params_of(&side(dst), &side(src), &b)
+            }
+            _ => return Err(hipError_t::hipErrorInvalidValue),
+        };
+        write_out(nodeParams, p)
+    })
+}
+
+/// `hipDrvGraphMemcpyNodeSetParams`: the copy node does the `HIP_MEMCPY3D` copy `nodeParams`
+/// from now on (checked as [`hipDrvGraphAddMemcpyNode`] checks it). Errors:
+/// `hipErrorInvalidValue` (null or unknown node, not a copy node, null `nodeParams`), those of
+/// `hipDrvMemcpy3D`'s checks.
+#[no_mangle]
+pub extern "C" fn hipDrvGraphMemcpyNodeSetParams(hNode: hipGraphNode_t, nodeParams: *const HIP_MEMCPY3D) -> hipError_t {
+    set_node(hNode, || crate::api::array::drv_copy_op(nodeParams))
+}
+
+/// `hipDrvGraphExecMemcpyNodeSetParams`: the step of `hGraphExec` made from copy node `hNode`
+/// does the `HIP_MEMCPY3D` copy `copyParams` from the next launch on. `ctx` is not used (clr).
+/// Errors: `hipErrorInvalidValue` for all (clr): null or unknown executable graph or node, a
+/// node not instantiated in it or not a copy, parameters `hipDrvMemcpy3D` refuses.
+#[no_mangle]
+pub extern "C" fn hipDrvGraphExecMemcpyNodeSetParams(
+    hGraphExec: hipGraphExec_t,
+    hNode: hipGraphNode_t,
+    copyParams: *const HIP_MEMCPY3D,
+    ctx: hipCtx_t,
+) -> hipError_t {
+    let _ = ctx;
+    set_exec_node(hGraphExec, hNode, None, || {
+        crate::api::array::drv_copy_op(copyParams).map_err(|_| hipError_t::hipErrorInvalidValue)
+    })
+}
+
+/// `hipDrvGraphExecMemsetNodeSetParams`: [`hipGraphExecMemsetNodeSetParams`] in the driver
+/// API's spelling (ROCm 7 takes a `hipMemsetParams`); `ctx` is not used (clr). Errors:
+/// `hipErrorInvalidValue` for all (clr): as [`hipGraphExecMemsetNodeSetParams`].
+#[no_mangle]
+pub extern "C" fn hipDrvGraphExecMemsetNodeSetParams(
+    hGraphExec: hipGraphExec_t,
+    hNode: hipGraphNode_t,
+    memsetParams: *const hipMemsetParams,
+    ctx: hipCtx_t,
+) -> hipError_t {
+    let _ = ctx;
+    set_exec_node(hGraphExec, hNode, None, || memset_op(memsetParams).map_err(|_| hipError_t::hipErrorInvalidValue))
+}
+
+// ---------------------------------------------------------------------------------------------
+// External semaphore nodes
+// ---------------------------------------------------------------------------------------------
+
+/// An external semaphore node's operation from `numExtSems` semaphores and parameter structs
+/// (the caller's layout), the node keeping copies of both arrays; none is an empty node of its
+/// type (clr queues nothing for it). Errors: `hipErrorInvalidValue` (null arrays with a count;
+/// as `hipSignalExternalSemaphoresAsync`: a `flags` ≠ 0, a null, unknown or destroyed semaphore).
+fn ext_sem_node(
+    sems: *mut hipExternalSemaphore_t,
+    params: *const c_void,
+    n: c_uint,
+) -> Result<Arc<ExtSemNode>, hipError_t> {
+    if n == 0 {
+        return Ok(Arc::new(ExtSemNode::new(vec![], vec![], vec![], vec![])));
+    }
+    check(!sems.is_null() && !params.is_null())?;
+    let (objs, values) = crate::api::interop::sem_args(sems, params, n)?;
+    let handles = slice_in(sems as *const hipExternalSemaphore_t, n as usize)?.iter().map(|h| *h as usize).collect();
+    let (stride, _) = crate::api::interop::sem_params_layout();
+    let words = slice_in(params as *const u64, stride / 8 * n as usize)?.to_vec();
+    Ok(Arc::new(ExtSemNode::new(objs, values, handles, words)))
+}
+
+fn sem_signal_op(p: *const hipExternalSemaphoreSignalNodeParams) -> Result<Op, hipError_t> {
+    let p = read_in(p)?;
+    Ok(Op::ExtSemSignal(ext_sem_node(p.extSemArray, p.paramsArray as *const c_void, p.numExtSems)?))
+}
+
+fn sem_wait_op(p: *const hipExternalSemaphoreWaitNodeParams) -> Result<Op, hipError_t> {
+    let p = read_in(p)?;
+    Ok(Op::ExtSemWait(ext_sem_node(p.extSemArray, p.paramsArray as *const c_void, p.numExtSems)?))
+}
+
+/// `hipGraphAddExternalSemaphoresSignalNode`: a node that signals `nodeParams->extSemArray[i]`
+/// (binary) or moves it to `paramsArray[i].params.fence.value` (timeline) once the work before
+/// it is done, as `hipSignalExternalSemaphoresAsync` on the launch stream. Both arrays are
+/// copied. Errors: `hipErrorInvalidValue` (null `nodeParams`; a `flags` ≠ 0, a null, unknown or
+/// destroyed semaphore, null arrays with a count), and as [`hipGraphAddEmptyNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphAddExternalSemaphoresSignalNode(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    nodeParams: *const hipExternalSemaphoreSignalNodeParams,
+) -> hipError_t {
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || sem_signal_op(nodeParams))
+}
+
+/// `hipGraphAddExternalSemaphoresWaitNode`: a node after which the graph's work waits, on the
+/// GPU, until each semaphore is signalled (binary; the wait consumes the signal) or reaches
+/// `paramsArray[i].params.fence.value` (timeline), as `hipWaitExternalSemaphoresAsync`. Errors:
+/// as [`hipGraphAddExternalSemaphoresSignalNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphAddExternalSemaphoresWaitNode(
+    pGraphNode: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    pDependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    nodeParams: *const hipExternalSemaphoreWaitNodeParams,
+) -> hipError_t {
+    add_node(pGraphNode, graph, pDependencies, numDependencies, || sem_wait_op(nodeParams))
+}
+
+/// The node's `(extSemArray, paramsArray, numExtSems)` when it is of type `t`. Errors:
+/// `hipErrorInvalidValue` (unknown node, another type).
+fn ext_sem_arrays(
+    node: hipGraphNode_t,
+    t: hipGraphNodeType,
+) -> Result<(*mut hipExternalSemaphore_t, *const c_void, c_uint), hipError_t> {
+    match op_of(node, t)? {
+        Op::ExtSemSignal(n) | Op::ExtSemWait(n) => Ok(n.arrays()),
+        _ => Err(hipError_t::hipErrorInvalidValue),
+    }
+}
+
+/// `hipGraphExternalSemaphoresSignalNodeGetParams`: the node's parameters; the arrays are the
+/// node's copies (valid until the node is destroyed or its parameters are set; null when
+/// `numExtSems` is 0). Errors: `hipErrorInvalidValue` (null or unknown node, not a semaphore
+/// signal node, null `params_out`).
+#[no_mangle]
+pub extern "C" fn hipGraphExternalSemaphoresSignalNodeGetParams(
+    hNode: hipGraphNode_t,
+    params_out: *mut hipExternalSemaphoreSignalNodeParams,
+) -> hipError_t {
+    api(|| {
+        check(!params_out.is_null())?;
+        let (extSemArray, paramsArray, numExtSems) =
+            ext_sem_arrays(hNode, hipGraphNodeType::hipGraphNodeTypeExtSemaphoreSignal)?;
+        let paramsArray = paramsArray as *const hipExternalSemaphoreSignalParams;
+        write_out(params_out, hipExternalSemaphoreSignalNodeParams { extSemArray, paramsArray, numExtSems })
+    })
+}
+
+/// `hipGraphExternalSemaphoresWaitNodeGetParams`: as
+/// [`hipGraphExternalSemaphoresSignalNodeGetParams`], for a semaphore wait node.
+#[no_mangle]
+pub extern "C" fn hipGraphExternalSemaphoresWaitNodeGetParams(
+    hNode: hipGraphNode_t,
+    params_out: *mut hipExternalSemaphoreWaitNodeParams,
+) -> hipError_t {
+    api(|| {
+        check(!params_out.is_null())?;
+        let (extSemArray, paramsArray, numExtSems) =
+            ext_sem_arrays(hNode, hipGraphNodeType::hipGraphNodeTypeExtSemaphoreWait)?;
+        let paramsArray = paramsArray as *const hipExternalSemaphoreWaitParams;
+        write_out(params_out, hipExternalSemaphoreWaitNodeParams { extSemArray, paramsArray, numExtSems })
+    })
+}
+
+/// `hipGraphExternalSemaphoresSignalNodeSetParams`: the node signals the semaphores of
+/// `nodeParams` from now on. Errors: `hipErrorInvalidValue` (null or unknown node, not a
+/// semaphore signal node), as [`hipGraphAddExternalSemaphoresSignalNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphExternalSemaphoresSignalNodeSetParams(
+    hNode: hipGraphNode_t,
+    nodeParams: *const hipExternalSemaphoreSignalNodeParams,
+) -> hipError_t {
+    set_node(hNode, || sem_signal_op(nodeParams))
+}
+
+/// `hipGraphExternalSemaphoresWaitNodeSetParams`: as
+/// [`hipGraphExternalSemaphoresSignalNodeSetParams`], for a semaphore wait node.
+#[no_mangle]
+pub extern "C" fn hipGraphExternalSemaphoresWaitNodeSetParams(
+    hNode: hipGraphNode_t,
+    nodeParams: *const hipExternalSemaphoreWaitNodeParams,
+) -> hipError_t {
+    set_node(hNode, || sem_wait_op(nodeParams))
+}
+
+/// `hipGraphExecExternalSemaphoresSignalNodeSetParams`: the step of `hGraphExec` made from
+/// semaphore signal node `hNode` signals the semaphores of `nodeParams` from the next launch on.
+/// Errors: `hipErrorInvalidValue` (null or unknown executable graph or node, a node not
+/// instantiated in it or of another type: clr), as [`hipGraphAddExternalSemaphoresSignalNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphExecExternalSemaphoresSignalNodeSetParams(
+    hGraphExec: hipGraphExec_t,
+    hNode: hipGraphNode_t,
+    nodeParams: *const hipExternalSemaphoreSignalNodeParams,
+) -> hipError_t {
+    set_exec_node(hGraphExec, hNode, None, || sem_signal_op(nodeParams))
+}
+
+/// `hipGraphExecExternalSemaphoresWaitNodeSetParams`: as
+/// [`hipGraphExecExternalSemaphoresSignalNodeSetParams`], for a semaphore wait node.
+#[no_mangle]
+pub extern "C" fn hipGraphExecExternalSemaphoresWaitNodeSetParams(
+    hGraphExec: hipGraphExec_t,
+    hNode: hipGraphNode_t,
+    nodeParams: *const hipExternalSemaphoreWaitNodeParams,
+) -> hipError_t {
+    set_exec_node(hGraphExec, hNode, None, || sem_wait_op(nodeParams))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batch memory operation nodes
+// ---------------------------------------------------------------------------------------------
+
+/// A batch memory operation node's operation from `hipBatchMemOpNodeParams` (the elements are
+/// copied). Errors (clr `hipGraphAddBatchMemOpNode`): `hipErrorInvalidValue` (null
+/// `nodeParams`, `count` 0 or above 256, null `paramArray`, `flags` ≠ 0, null `ctx`; an element
+/// `hipStreamBatchMemOp` refuses: a barrier or flush, an unknown operation or compare, a null
+/// address).
+pub(crate) fn batch_op(p: *const hipBatchMemOpNodeParams) -> Result<Op, hipError_t> {
+    let p = read_in(p)?;
+    check((1..=256).contains(&p.count) && !p.paramArray.is_null() && p.flags == 0 && !p.ctx.is_null())?;
+    let elems = slice_in(p.paramArray as *const hipStreamBatchMemOpParams, p.count as usize)?;
+    Ok(Op::BatchMemOps(Arc::new(BatchMemOps::new(p.ctx, p.flags, elems)?)))
+}
+
+/// `hipGraphAddBatchMemOpNode`: a node that runs the `nodeParams->count` stream memory
+/// operations of `paramArray` (waits and writes of 32- and 64-bit words, as
+/// `hipStreamWaitValue*`/`hipStreamWriteValue*`) one after another in array order, as
+/// `hipStreamBatchMemOp` on the launch stream. The elements are copied. Errors: as `batch_op`,
+/// and as [`hipGraphAddEmptyNode`]; at launch, a word the launch stream cannot reach:
+/// `hipErrorInvalidValue`.
+#[no_mangle]
+pub extern "C" fn hipGraphAddBatchMemOpNode(
+    phGraphNode: *mut hipGraphNode_t,
+    hGraph: hipGraph_t,
+    dependencies: *const hipGraphNode_t,
+    numDependencies: usize,
+    nodeParams: *const hipBatchMemOpNodeParams,
+) -> hipError_t {
+    add_node(phGraphNode, hGraph, dependencies, numDependencies, || batch_op(nodeParams))
+}
+
+/// `hipGraphBatchMemOpNodeGetParams`: the node's parameters; `paramArray` is the node's copy of
+/// the elements (HIP: owned by the node, valid until it is destroyed or its parameters are set).
+/// Errors: `hipErrorInvalidValue` (null or unknown node, not a batch memory operation node, null
+/// `nodeParams_out`).
+#[no_mangle]
+pub extern "C" fn hipGraphBatchMemOpNodeGetParams(
+    hNode: hipGraphNode_t,
+    nodeParams_out: *mut hipBatchMemOpNodeParams,
+) -> hipError_t {
+    api(|| {
+        check(!nodeParams_out.is_null())?;
+        match op_of(hNode, hipGraphNodeType::hipGraphNodeTypeBatchMemOp)? {
+            Op::BatchMemOps(b) => write_out(nodeParams_out, b.node_params()),
+            _ => Err(hipError_t::hipErrorInvalidValue),
+        }
+    })
+}
+
+/// `hipGraphBatchMemOpNodeSetParams`: the node runs the operations of `nodeParams` from now on.
+/// Errors: `hipErrorInvalidValue` (null or unknown node, not a batch memory operation node), as
+/// [`hipGraphAddBatchMemOpNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphBatchMemOpNodeSetParams(
+    hNode: hipGraphNode_t,
+    nodeParams: *mut hipBatchMemOpNodeParams,
+) -> hipError_t {
+    set_node(hNode, || batch_op(nodeParams))
+}
+
+/// `hipGraphExecBatchMemOpNodeSetParams`: the step of `hGraphExec` made from batch memory
+/// operation node `hNode` runs the operations of `nodeParams` from the next launch on. Errors:
+/// `hipErrorInvalidValue` (null or unknown executable graph or node, a node not instantiated in
+/// it or of another type), as [`hipGraphAddBatchMemOpNode`].
+#[no_mangle]
+pub extern "C" fn hipGraphExecBatchMemOpNodeSetParams(
+    hGraphExec: hipGraphExec_t,
+    hNode: hipGraphNode_t,
+    nodeParams: *const hipBatchMemOpNodeParams,
+) -> hipError_t {
+    set_exec_node(hGraphExec, hNode, None, || batch_op(nodeParams))
 }

@@ -28,7 +28,7 @@ fn field<T: Copy>(p: *const c_void, off: usize) -> T {
 
 /// (element size, offset of `flags`) of `hipExternalSemaphoreSignalParams` and
 /// `hipExternalSemaphoreWaitParams` for the header the caller was built against.
-fn sem_params_layout() -> (usize, usize) {
+pub(crate) fn sem_params_layout() -> (usize, usize) {
     if rocm5_caller() {
         (136, 64)
     } else {
@@ -145,9 +145,34 @@ pub extern "C" fn hipImportExternalSemaphore(
     })
 }
 
+/// The semaphores and fence values of `n` (`sems[i]`, `params[i]`) pairs of a signal or wait
+/// call or node, in the caller's layout of the parameter structs ([`sem_params_layout`]).
+/// Errors: `hipErrorInvalidValue` (a `flags` ≠ 0, a null, unknown or destroyed semaphore), in
+/// array order, flags first.
+pub(crate) fn sem_args(
+    sems: *const hipExternalSemaphore_t,
+    params: *const c_void,
+    n: c_uint,
+) -> Result<(Vec<Arc<ExternalSemaphore>>, Vec<u64>), hipError_t> {
+    let (rt, _) = rt_dev()?;
+    let (stride, flags_off) = sem_params_layout();
+    let mut objs = Vec::with_capacity(n as usize);
+    let mut values = Vec::with_capacity(n as usize);
+    for i in 0..n as usize {
+        // SAFETY: the caller passes `n` semaphores and `n` parameter structs.
+        let h = unsafe { sems.add(i).read_unaligned() };
+        let p = (params as *const u8).wrapping_add(i * stride) as *const c_void;
+        check(field::<c_uint>(p, flags_off) == 0)?;
+        check(!h.is_null())?;
+        objs.push(rt.ext_sem(h as usize)?);
+        values.push(field::<u64>(p, 0));
+    }
+    Ok((objs, values))
+}
+
 /// Validates a signal or wait call: the semaphores, each element's `flags` (must be 0) and
-/// `fence.value`, the stream. Errors: `hipErrorInvalidValue` for all of them (a destroyed
-/// stream included, as hip-tests expect).
+/// `fence.value` ([`sem_args`]), the stream. Errors: `hipErrorInvalidValue` for all of them (a
+/// destroyed stream included, as hip-tests expect).
 fn sem_call(
     sems: *const hipExternalSemaphore_t,
     params: *const c_void,
@@ -158,18 +183,7 @@ fn sem_call(
     api(|| {
         check(!sems.is_null() && !params.is_null())?;
         let (rt, _) = rt_dev()?;
-        let (stride, flags_off) = sem_params_layout();
-        let mut objs = Vec::with_capacity(n as usize);
-        let mut values = Vec::with_capacity(n as usize);
-        for i in 0..n as usize {
-            // SAFETY: the caller passes `n` semaphores and `n` parameter structs.
-            let h = unsafe { sems.add(i).read_unaligned() };
-            let p = (params as *const u8).wrapping_add(i * stride) as *const c_void;
-            check(field::<c_uint>(p, flags_off) == 0)?;
-            check(!h.is_null())?;
-            objs.push(rt.ext_sem(h as usize)?);
-            values.push(field::<u64>(p, 0));
-        }
+        let (objs, values) = sem_args(sems, params, n)?;
         let s = stream_of(rt, stream).map_err(|_| hipError_t::hipErrorInvalidValue)?;
         if objs.is_empty() {
             return Ok(());

@@ -767,7 +767,7 @@ fn memcpy_2d(
             extent: hipExtent { width, height, depth: 1 },
             kind,
         };
-        rt.enqueue(&s, Op::Memcpy3D { parms: CParams(parms), dst: d, src: sr, block: b })
+        rt.enqueue(&s, Op::Memcpy3D { parms: CParams(parms), dst: d, src: sr, block: b, drv: None })
     })
 }
 
@@ -859,7 +859,7 @@ fn memcpy_3d(p: *const hipMemcpy3DParms, stream: hipStream_t, sync: bool) -> hip
             return rt.memcpy_3d(d, sr, b, p.kind, &s, true);
         }
         crate::core::copy::check_kind(p.kind)?;
-        rt.enqueue(&s, Op::Memcpy3D { parms: CParams(p), dst: d, src: sr, block: b })
+        rt.enqueue(&s, Op::Memcpy3D { parms: CParams(p), dst: d, src: sr, block: b, drv: None })
     })
 }
 

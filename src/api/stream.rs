@@ -375,6 +375,37 @@ pub extern "C" fn hipStreamWriteValue64(
     write_value(stream, ptr, value, 8)
 }
 
+/// `hipStreamBatchMemOp`: queues the `count` stream memory operations of `paramArray` on
+/// `stream`, one after another in array order: `hipStreamMemOpWaitValue32/64` as
+/// `hipStreamWaitValue32/64` with `waitValue.flags` the compare and every bit of the word
+/// compared, `hipStreamMemOpWriteValue32/64` as `hipStreamWriteValue32/64` (`writeValue.flags`
+/// unused, `alias` ignored). A wait holds the later elements and the stream's later work. The
+/// whole batch is checked before anything is queued; on a capturing stream it is recorded as a
+/// batch memory operation node. Errors (clr `ihipBatchMemOperation`, in its order):
+/// `hipErrorInvalidValue` (null `paramArray`, `flags` ≠ 0, `count` 0 or above 256),
+/// `hipErrorContextIsDestroyed` (unknown stream), `hipErrorInvalidValue` (`hipStreamMemOpBarrier`
+/// and `hipStreamMemOpFlushRemoteWrites`, which clr does not support; an unknown operation or
+/// compare; a null address or a word outside a live allocation the stream's device reaches, or
+/// misaligned), `hipErrorNotSupported` (a 64-bit wait on both halves of a word the CPU does not
+/// map, as `hipStreamWaitValue64`).
+#[no_mangle]
+pub extern "C" fn hipStreamBatchMemOp(
+    stream: hipStream_t,
+    count: c_uint,
+    paramArray: *mut hipStreamBatchMemOpParams,
+    flags: c_uint,
+) -> hipError_t {
+    api(|| {
+        check(!paramArray.is_null() && flags == 0 && (1..=256).contains(&count))?;
+        let (rt, _) = rt_dev()?;
+        let s = stream_of(rt, stream)?;
+        let elems = slice_in(paramArray as *const hipStreamBatchMemOpParams, count as usize)?;
+        let b = crate::graph::BatchMemOps::new(std::ptr::null_mut(), 0, elems)?;
+        b.ops.iter().try_for_each(|op| rt.stream_mem_op_check(&s, op))?;
+        rt.enqueue(&s, crate::graph::Op::BatchMemOps(std::sync::Arc::new(b)))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

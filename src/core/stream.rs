@@ -648,20 +648,10 @@ impl Runtime {
         mask: u64,
         bytes: u64,
     ) -> Result<(), hipError_t> {
-        let a = self.stream_word(s, addr, bytes)?;
-        let poll = if bytes == 4 {
-            let (f, r, m) = op.poll(value as u32, mask as u32);
-            Some((0, f, r, m))
-        } else {
-            op.poll64(value, mask)
-        };
-        if let Some((off, f, r, m)) = poll {
+        if let Some((off, f, r, m)) = self.wait_plan(s, addr, op, value, mask, bytes)? {
             self.stream_detach(s)?;
             self.stream_submit(s, &[], |pk| sdma::poll_regmem(pk, addr + off, f, r, m))?;
             return Ok(());
-        }
-        if !a.is_host_memory() && !a.bo().is_some_and(|bo| bo.cpu_mapped) {
-            return Err(hipError_t::hipErrorNotSupported);
         }
         let job = move || {
             let mut nap = std::time::Duration::from_micros(1);
@@ -677,8 +667,113 @@ impl Runtime {
                 nap = (nap * 2).min(std::time::Duration::from_millis(1));
             }
         };
-        drop(a);
         self.stream_host_func(s, Box::new(job))
+    }
+
+    /// How [`stream_wait_value`](Self::stream_wait_value) waits on `s` for the word at `addr`:
+    /// `Some((byte offset, func, reference, mask))`, one SDMA POLL_REGMEM, or `None`, a host
+    /// function polling it from the CPU. Errors: `hipErrorInvalidValue` (as
+    /// [`stream_write_value`](Self::stream_write_value)), `hipErrorNotSupported` (a CPU poll of
+    /// memory the CPU does not map).
+    #[allow(clippy::type_complexity)]
+    fn wait_plan(
+        &self,
+        s: &Stream,
+        addr: u64,
+        op: WaitOp,
+        value: u64,
+        mask: u64,
+        bytes: u64,
+    ) -> Result<Option<(u64, sdma::PollFunc, u32, u32)>, hipError_t> {
+        let a = self.stream_word(s, addr, bytes)?;
+        let poll = if bytes == 4 {
+            let (f, r, m) = op.poll(value as u32, mask as u32);
+            Some((0, f, r, m))
+        } else {
+            op.poll64(value, mask)
+        };
+        if poll.is_none() && !a.is_host_memory() && !a.bo().is_some_and(|bo| bo.cpu_mapped) {
+            return Err(hipError_t::hipErrorNotSupported);
+        }
+        Ok(poll)
+    }
+
+    /// Whether `s` can run `op` (what [`stream_mem_ops`](Self::stream_mem_ops) would refuse
+    /// before queuing anything). Errors: as [`stream_wait_value`](Self::stream_wait_value) and
+    /// [`stream_write_value`](Self::stream_write_value).
+    pub fn stream_mem_op_check(&self, s: &Stream, op: &StreamMemOp) -> Result<(), hipError_t> {
+        match *op {
+            StreamMemOp::Wait { addr, op, value, bytes } => {
+                self.wait_plan(s, addr, op, value, StreamMemOp::mask(bytes), bytes).map(drop)
+            }
+            StreamMemOp::Write { addr, bytes, .. } => self.stream_word(s, addr, bytes).map(drop),
+        }
+    }
+
+    /// `hipStreamBatchMemOp`: queues `ops` on `s` one after another, in array order (each wait
+    /// holds the later elements and the stream's later work), after checking them all, so that a
+    /// refused batch queues nothing. Errors: as [`stream_mem_op_check`](Self::stream_mem_op_check),
+    /// `hipErrorOutOfMemory`.
+    pub fn stream_mem_ops(&self, s: &Arc<Stream>, ops: &[StreamMemOp]) -> Result<(), hipError_t> {
+        ops.iter().try_for_each(|op| self.stream_mem_op_check(s, op))?;
+        for op in ops {
+            match *op {
+                StreamMemOp::Wait { addr, op, value, bytes } => {
+                    self.stream_wait_value(s, addr, op, value, StreamMemOp::mask(bytes), bytes)?
+                }
+                StreamMemOp::Write { addr, value, bytes } => self.stream_write_value(s, addr, value, bytes)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One element of a `hipStreamBatchMemOp` batch (`hipStreamBatchMemOpParams`), decoded: a wait
+/// as `hipStreamWaitValue32/64` with every bit of the word compared (clr's batch kernel passes an
+/// all-ones mask), or a write as `hipStreamWriteValue32/64`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamMemOp {
+    /// Wait until the `bytes`-byte word at `addr` passes `op` against `value`.
+    Wait { addr: u64, op: WaitOp, value: u64, bytes: u64 },
+    /// Write the low `bytes` bytes of `value` at `addr`.
+    Write { addr: u64, value: u64, bytes: u64 },
+}
+
+impl StreamMemOp {
+    /// Decodes one element (clr `ihipBatchMemOperation` and its batch kernel): a 32-bit
+    /// operation uses the low half of the value. Errors: `hipErrorInvalidValue` for
+    /// `hipStreamMemOpBarrier` and `hipStreamMemOpFlushRemoteWrites` (clr: "not supported"), an
+    /// unknown operation, a null address, a wait compare other than `hipStreamWaitValueGte` ...
+    /// `Nor`.
+    pub fn from_params(p: &crate::abi::types::hipStreamBatchMemOpParams) -> Result<StreamMemOp, hipError_t> {
+        use crate::abi::types::hipStreamBatchMemOpType as T;
+        let inv = hipError_t::hipErrorInvalidValue;
+        let (wait, bytes) = match p.operation {
+            T::hipStreamMemOpWaitValue32 => (true, 4),
+            T::hipStreamMemOpWaitValue64 => (true, 8),
+            T::hipStreamMemOpWriteValue32 => (false, 4),
+            T::hipStreamMemOpWriteValue64 => (false, 8),
+            _ => return Err(inv),
+        };
+        let addr = p.address as u64;
+        if addr == 0 {
+            return Err(inv);
+        }
+        let value = if bytes == 4 { p.value64 & 0xffff_ffff } else { p.value64 };
+        Ok(if wait {
+            StreamMemOp::Wait { addr, op: WaitOp::from_flags(p.flags).ok_or(inv)?, value, bytes }
+        } else {
+            StreamMemOp::Write { addr, value, bytes }
+        })
+    }
+
+    /// The compare mask of a wait on a `bytes`-byte word: all of it.
+    fn mask(bytes: u64) -> u64 {
+        if bytes == 4 {
+            u32::MAX as u64
+        } else {
+            u64::MAX
+        }
     }
 }
 
@@ -711,5 +806,37 @@ mod tests {
         assert!(WaitOp::Nor.poll64(0x4724_7247_4724_7247, u64::MAX).is_none());
         assert!(WaitOp::Nor.test(0xbddb_ddbd_bddb_ddb3, 0x4724_7247_4724_7247, u64::MAX));
         assert!(!WaitOp::Nor.test(0xbddb_ddbd_bddb_ddbd, 0x4724_7247_4724_7247, u64::MAX));
+    }
+
+    /// `hipStreamBatchMemOpParams` elements decoded as clr's batch kernel reads them: a 32-bit
+    /// operation takes the low half of the value, barrier and flush are refused.
+    #[test]
+    fn batch_elements_decoded() {
+        use crate::abi::types::{hipStreamBatchMemOpParams, hipStreamBatchMemOpType as T};
+        let p = |operation, address: usize, value64, flags| hipStreamBatchMemOpParams {
+            operation,
+            barrierFlags: 0,
+            address: address as *mut std::ffi::c_void,
+            value64,
+            flags,
+            alias: std::ptr::null_mut(),
+            pad: 0,
+        };
+        let d = |x| StreamMemOp::from_params(&x);
+        assert_eq!(
+            d(p(T::hipStreamMemOpWaitValue32, 0x1000, 0xdead_0000_0007, 1)),
+            Ok(StreamMemOp::Wait { addr: 0x1000, op: WaitOp::Eq, value: 7, bytes: 4 })
+        );
+        assert_eq!(
+            d(p(T::hipStreamMemOpWriteValue64, 0x2000, 0x1_0000_0002, 0)),
+            Ok(StreamMemOp::Write { addr: 0x2000, value: 0x1_0000_0002, bytes: 8 })
+        );
+        let inv = Err(hipError_t::hipErrorInvalidValue);
+        assert_eq!(d(p(T::hipStreamMemOpBarrier, 0x1000, 0, 0)), inv);
+        assert_eq!(d(p(T::hipStreamMemOpFlushRemoteWrites, 0x1000, 0, 0)), inv);
+        assert_eq!(d(p(T(0), 0x1000, 0, 0)), inv);
+        assert_eq!(d(p(T::hipStreamMemOpWaitValue64, 0x1000, 0, 4)), inv);
+        assert_eq!(d(p(T::hipStreamMemOpWriteValue32, 0, 0, 0)), inv);
+        assert_eq!(StreamMemOp::mask(4), 0xffff_ffff);
     }
 }

@@ -26,18 +26,20 @@ use crate::abi::types::*;
 use crate::core::copy::Block;
 use crate::core::event::Event;
 use crate::core::runtime::Runtime;
-use crate::core::stream::Stream;
+use crate::core::stream::{Stream, StreamMemOp};
+use crate::share::interop::ExternalSemaphore;
 use kfd_ioctl::sdma::Pitched;
 use parking_lot::Mutex;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 /// A C parameter struct kept in a node as given. Its pointers are the program's: hipkfd hands
 /// them back (`hip*NodeGetParams`) or uses them as addresses, never dereferences them itself.
 #[derive(Clone, Copy, Debug)]
+#[repr(transparent)]
 pub struct CParams<T: Copy>(pub T);
 // SAFETY: plain data whose pointers are never dereferenced by hipkfd (see above).
 unsafe impl<T: Copy> Send for CParams<T> {}
@@ -53,8 +55,15 @@ pub enum Op {
     /// with the symbol resolved to its device address).
     Memcpy { dst: u64, src: u64, len: u64, kind: hipMemcpyKind },
     /// A pitched block copy (`hipGraphAddMemcpyNode`, `hipMemcpy2DAsync`, `hipMemcpy3DAsync`):
-    /// the parameters as given and the blocks they name.
-    Memcpy3D { parms: CParams<hipMemcpy3DParms>, dst: Pitched, src: Pitched, block: Block },
+    /// the parameters as given and the blocks they name; `drv`: the `HIP_MEMCPY3D` of a copy
+    /// made in the driver form (`hipDrvGraphAddMemcpyNode`), as given.
+    Memcpy3D {
+        parms: CParams<hipMemcpy3DParms>,
+        dst: Pitched,
+        src: Pitched,
+        block: Block,
+        drv: Option<Box<CParams<HIP_MEMCPY3D>>>,
+    },
     /// A fill of `depth` slices of `p`, each `ysize` rows of `pitch` bytes
     /// (`hipGraphAddMemsetNode`, `hipMemset*Async`).
     Memset { p: CParams<hipMemsetParams>, depth: usize, ysize: usize },
@@ -75,6 +84,95 @@ pub enum Op {
     /// Frees the graph memory at this address (`hipGraphAddMemFreeNode`, a captured
     /// `hipFreeAsync`).
     MemFree(u64),
+    /// Stream memory operations run one after another (`hipGraphAddBatchMemOpNode`, a captured
+    /// `hipStreamBatchMemOp`).
+    BatchMemOps(Arc<BatchMemOps>),
+    /// Signals external semaphores (`hipGraphAddExternalSemaphoresSignalNode`), as
+    /// `hipSignalExternalSemaphoresAsync`.
+    ExtSemSignal(Arc<ExtSemNode>),
+    /// Waits for external semaphores (`hipGraphAddExternalSemaphoresWaitNode`), as
+    /// `hipWaitExternalSemaphoresAsync`.
+    ExtSemWait(Arc<ExtSemNode>),
+}
+
+/// The operations of a batch memory operation node: the node's own copy of the
+/// `hipStreamBatchMemOpParams` elements (HIP: the `paramArray` that
+/// `hipGraphBatchMemOpNodeGetParams` returns is owned by the node, valid until the node is
+/// destroyed or its parameters change) and the same elements decoded.
+pub struct BatchMemOps {
+    params: Vec<CParams<hipStreamBatchMemOpParams>>,
+    /// The elements, decoded, in array order.
+    pub ops: Vec<StreamMemOp>,
+    /// `ctx` and `flags` of the node parameters, as given.
+    ctx: usize,
+    flags: u32,
+}
+
+impl BatchMemOps {
+    /// A node's operations from the context and flags of its `hipBatchMemOpNodeParams` and a
+    /// copy of its elements. Errors: those of [`StreamMemOp::from_params`].
+    pub fn new(ctx: hipCtx_t, flags: u32, elems: &[hipStreamBatchMemOpParams]) -> Result<BatchMemOps, hipError_t> {
+        let ops = elems.iter().map(StreamMemOp::from_params).collect::<Result<Vec<_>, _>>()?;
+        Ok(BatchMemOps { params: elems.iter().copied().map(CParams).collect(), ops, ctx: ctx as usize, flags })
+    }
+
+    /// The node parameters to report: `paramArray` points at the node's copy.
+    pub fn node_params(&self) -> hipBatchMemOpNodeParams {
+        hipBatchMemOpNodeParams {
+            ctx: self.ctx as hipCtx_t,
+            count: self.params.len() as c_uint,
+            // CParams is transparent: the copy is an array of the C structs.
+            paramArray: self.params.as_ptr() as *mut hipStreamBatchMemOpParams,
+            flags: self.flags,
+        }
+    }
+}
+
+/// The semaphores of an external semaphore node, and the node's own copies of the program's
+/// arrays (CUDA: the arrays that `*NodeGetParams` returns are owned by the node).
+pub struct ExtSemNode {
+    /// The semaphores, in order, and the fence value of each (`params.fence.value`).
+    pub sems: Vec<Arc<ExternalSemaphore>>,
+    pub values: Vec<u64>,
+    /// The `hipExternalSemaphore_t` handles as given.
+    handles: Vec<usize>,
+    /// The parameter structs as given (`stride` bytes each), as 8-byte words.
+    params: Vec<u64>,
+}
+
+impl ExtSemNode {
+    /// `sems[i]`, given as `handles[i]`, with fence value `values[i]`; `params` the bytes of
+    /// the caller's parameter array, as words.
+    pub fn new(
+        sems: Vec<Arc<ExternalSemaphore>>,
+        values: Vec<u64>,
+        handles: Vec<usize>,
+        params: Vec<u64>,
+    ) -> ExtSemNode {
+        ExtSemNode { sems, values, handles, params }
+    }
+
+    /// `(extSemArray, paramsArray, numExtSems)` pointing at the node's copies (null when empty).
+    pub fn arrays(&self) -> (*mut hipExternalSemaphore_t, *const c_void, c_uint) {
+        if self.handles.is_empty() {
+            return (std::ptr::null_mut(), std::ptr::null(), 0);
+        }
+        // `usize` and `hipExternalSemaphore_t` (a pointer) have the same layout.
+        (
+            self.handles.as_ptr() as *mut hipExternalSemaphore_t,
+            self.params.as_ptr() as *const c_void,
+            self.handles.len() as c_uint,
+        )
+    }
+
+    /// Errors: `hipErrorInvalidValue` when a semaphore was destroyed (`hipDestroyExternalSemaphore`)
+    /// since the node was made.
+    fn check(&self) -> Result<(), hipError_t> {
+        if self.sems.iter().any(|x| x.is_destroyed()) {
+            return Err(hipError_t::hipErrorInvalidValue);
+        }
+        Ok(())
+    }
 }
 
 impl Op {
@@ -91,6 +189,9 @@ impl Op {
             Op::Kernel(_) => hipGraphNodeType::hipGraphNodeTypeKernel,
             Op::MemAlloc(_) => hipGraphNodeType::hipGraphNodeTypeMemAlloc,
             Op::MemFree(_) => hipGraphNodeType::hipGraphNodeTypeMemFree,
+            Op::BatchMemOps(_) => hipGraphNodeType::hipGraphNodeTypeBatchMemOp,
+            Op::ExtSemSignal(_) => hipGraphNodeType::hipGraphNodeTypeExtSemaphoreSignal,
+            Op::ExtSemWait(_) => hipGraphNodeType::hipGraphNodeTypeExtSemaphoreWait,
         }
     }
 
@@ -476,6 +577,9 @@ impl Graph {
                     Op::EventWait(_) => ("rectangle", "EVENT_WAIT".into()),
                     Op::MemAlloc(_) => ("rectangle", "MEM_ALLOC".into()),
                     Op::MemFree(_) => ("rectangle", "MEM_FREE".into()),
+                    Op::BatchMemOps(_) => ("rectangle", "BATCH_MEM_OP_NODE".into()),
+                    Op::ExtSemSignal(_) => ("rectangle", "EXTERNAL_SEMAPHORE_SIGNAL".into()),
+                    Op::ExtSemWait(_) => ("rectangle", "EXTERNAL_SEMAPHORE_WAIT".into()),
                 };
                 match &op {
                     Op::Memcpy { len, kind, .. } => {
@@ -598,6 +702,11 @@ impl Exec {
         Ok(s.enabled)
     }
 
+    /// Whether graph node `n` was instantiated as a step of this executable graph.
+    pub fn contains(&self, n: &Node) -> bool {
+        self.steps.lock().iter().any(|s| s.ids.contains(&n.id))
+    }
+
     /// The copy direction of the step made from graph node `n` (`None`: not a copy). Errors:
     /// `hipErrorInvalidValue` when `n` is not in the executable graph.
     pub fn copy_kind(&self, n: &Node) -> Result<Option<hipMemcpyKind>, hipError_t> {
@@ -686,7 +795,7 @@ impl Runtime {
         match op {
             Op::Empty => Ok(()),
             Op::Memcpy { dst, src, len, kind } => self.memcpy(*dst, *src, *len, *kind, s, false),
-            Op::Memcpy3D { parms, dst, src, block } => self.memcpy_3d(*dst, *src, *block, parms.0.kind, s, false),
+            Op::Memcpy3D { parms, dst, src, block, .. } => self.memcpy_3d(*dst, *src, *block, parms.0.kind, s, false),
             Op::Memset { p, depth, ysize } => self.memset_params(&p.0, *depth, *ysize, s),
             Op::Host { fn_, data } => {
                 let (f, data) = (*fn_, *data);
@@ -707,6 +816,17 @@ impl Runtime {
                 }
                 None => self.mempool_free(*ptr, s),
             },
+            Op::BatchMemOps(b) => self.stream_mem_ops(s, &b.ops),
+            Op::ExtSemSignal(n) if n.sems.is_empty() => Ok(()),
+            Op::ExtSemSignal(n) => {
+                n.check()?;
+                self.ext_sem_signal(&n.sems, &n.values, s)
+            }
+            Op::ExtSemWait(n) if n.sems.is_empty() => Ok(()),
+            Op::ExtSemWait(n) => {
+                n.check()?;
+                self.ext_sem_wait(&n.sems, &n.values, s)
+            }
         }
     }
 
@@ -765,13 +885,20 @@ impl Runtime {
 
 /// What [`Runtime::op_run`] would refuse about `op` on `s` before queuing anything: a destroyed
 /// event (also inside child graphs), a kernel node whose geometry or kernel does not suit `s`'s
-/// device. Errors: `hipErrorInvalidHandle`, as [`Runtime::kernel_node_check`].
+/// device, a memory operation on a word `s` cannot reach, a destroyed external semaphore.
+/// Errors: `hipErrorInvalidHandle`, as [`Runtime::kernel_node_check`] and
+/// [`Runtime::stream_mem_op_check`], `hipErrorInvalidValue` (a destroyed semaphore).
 fn op_check(op: &Op, s: &Arc<Stream>) -> Result<(), hipError_t> {
     match op {
         Op::EventRecord(e) => record_event(e, s).map(drop),
         Op::EventWait(e) => wait_event(e).map(drop),
         Op::Child(g) => g.topo()?.iter().try_for_each(|n| op_check(&n.op(), s)),
         Op::Kernel(n) => crate::core::runtime::runtime()?.kernel_node_check(s, n),
+        Op::BatchMemOps(b) => {
+            let rt = crate::core::runtime::runtime()?;
+            b.ops.iter().try_for_each(|o| rt.stream_mem_op_check(s, o))
+        }
+        Op::ExtSemSignal(n) | Op::ExtSemWait(n) => n.check(),
         _ => Ok(()),
     }
 }

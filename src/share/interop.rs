@@ -91,6 +91,14 @@ pub struct ExternalSemaphore {
     destroyed: AtomicBool,
 }
 
+impl ExternalSemaphore {
+    /// Whether `hipDestroyExternalSemaphore` destroyed it (an object still held, e.g. by a graph
+    /// node, outlives its handle).
+    pub fn is_destroyed(&self) -> bool {
+        self.destroyed.load(Ordering::Acquire)
+    }
+}
+
 impl Drop for ExternalSemaphore {
     fn drop(&mut self) {
         if let Ok(rt) = runtime() {

@@ -2103,6 +2103,32 @@ hipError_t hipDevicePrimaryCtxSetFlags(hipDevice_t dev, unsigned int flags);
 // release a device's resources). Errors: `hipErrorInvalidDevice`.
 hipError_t hipDevicePrimaryCtxReset(hipDevice_t dev);
 
+// `hipCtxGetCacheConfig(hipFuncCache_t* cacheConfig)`: the current context's cache preference,
+// i.e. its device's (`hipDeviceGetCacheConfig`; CUDA's `cuCtxGetCacheConfig`: a context is its
+// device here, as for [`hipCtxSynchronize`]; clr answers `hipErrorNotSupported`). Errors:
+// `hipErrorInvalidValue` (null).
+hipError_t hipCtxGetCacheConfig(hipFuncCache_t *cacheConfig);
+
+// `hipCtxSetCacheConfig(hipFuncCache_t cacheConfig)`: sets the current context's (its device's)
+// preference, as `hipDeviceSetCacheConfig`: stored, no effect on AMD GPUs (CUDA's
+// `cuCtxSetCacheConfig`; clr validates the value, then answers `hipErrorNotSupported`).
+// Errors: `hipErrorInvalidValue` (not a `hipFuncCache_t`, as clr).
+hipError_t hipCtxSetCacheConfig(hipFuncCache_t cacheConfig);
+
+// `hipCtxGetSharedMemConfig(hipSharedMemConfig* pConfig)`: `hipSharedMemBankSizeFourByte`, as
+// `hipDeviceGetSharedMemConfig` (clr). Errors: `hipErrorInvalidValue` (null).
+hipError_t hipCtxGetSharedMemConfig(hipSharedMemConfig *pConfig);
+
+// `hipCtxSetSharedMemConfig(hipSharedMemConfig config)`: accepted, no effect (LDS banks are 4
+// bytes wide), as `hipDeviceSetSharedMemConfig` (CUDA's `cuCtxSetSharedMemConfig`; clr answers
+// `hipErrorNotSupported`). Errors: `hipErrorInvalidValue` (not a `hipSharedMemConfig`).
+hipError_t hipCtxSetSharedMemConfig(hipSharedMemConfig config);
+
+// `hipCtxGetFlags(unsigned int* flags)`: the current context's flags, i.e. its device's: what
+// `hipCtxCreate` or `hipSetDeviceFlags` set (`hipGetDeviceFlags`; CUDA's `cuCtxGetFlags`; clr
+// answers `hipErrorNotSupported`). Errors: `hipErrorInvalidValue` (null).
+hipError_t hipCtxGetFlags(unsigned int *flags);
+
 // `hipInit`: initialises the runtime. `flags` must be 0 (`hipErrorInvalidValue`);
 // `hipErrorNoDevice` when there is no KFD or no GPU.
 hipError_t hipInit(unsigned int flags);
@@ -2258,6 +2284,10 @@ hipError_t hipGetDriverEntryPoint(const char *symbol,
 // `hipError_t hipGetLastError(void)`: returns the last error recorded by a HIP call on this
 // thread and resets it to `hipSuccess`.
 hipError_t hipGetLastError(void);
+
+// `hipError_t hipExtGetLastError(void)`: as [`hipGetLastError`] (clr `hip_error.cpp`): returns
+// this thread's last error and resets it to `hipSuccess`.
+hipError_t hipExtGetLastError(void);
 
 // `hipError_t hipPeekAtLastError(void)`: returns the last error recorded by a HIP call on this
 // thread; does not reset it.
@@ -4429,6 +4459,19 @@ hipError_t hipCreateSurfaceObject(hipSurfaceObject_t *pSurfObject, const hipReso
 // (clr `ihipDestroySurfaceObject`); any other handle cannot be one of ours:
 // `hipErrorNotSupported`.
 hipError_t hipDestroySurfaceObject(hipSurfaceObject_t surfaceObject);
+
+// `const char* hipApiName(uint32_t id)`: the name of the API function with tracing id `id`
+// (`hip_api_id_t`, src/abi/api_id.rs), e.g. `"hipMalloc"` for 108; `"unknown"` for an id that
+// names none (0, reserved, beyond the last), as clr's `hip_api_name`. Static; never null.
+const char *hipApiName(uint32_t id);
+
+// `hipError_t hipProfilerStart(void)`: starts recording for an attached profiler. Nothing
+// records here; the call succeeds once the runtime is up (CUDA's `cudaProfilerStart` without a
+// profiler; clr: `hipSuccess`). Errors: the runtime's (`hipErrorNoDevice`, ...).
+hipError_t hipProfilerStart(void);
+
+// `hipError_t hipProfilerStop(void)`: as [`hipProfilerStart`].
+hipError_t hipProfilerStop(void);
 
 // `hipMemGetAllocationGranularity`: the granularity (bytes) of chunks with properties `prop`:
 // 4 KiB (`hipMemAllocationGranularityMinimum`) or 2 MiB (`...Recommended`). Errors:

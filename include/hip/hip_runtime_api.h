@@ -56,6 +56,10 @@
 #define hipArraySurfaceLoadStore 0x02
 #define hipArrayCubemap 0x04
 #define hipArrayTextureGather 0x08
+#define HIP_TRSA_OVERRIDE_FORMAT 0x01
+#define HIP_TRSF_READ_AS_INTEGER 0x01
+#define HIP_TRSF_NORMALIZED_COORDINATES 0x02
+#define HIP_TRSF_SRGB 0x10
 #define hipDeviceMallocDefault 0x0
 #define hipDeviceMallocFinegrained 0x1
 #define hipMallocSignalMemory 0x2
@@ -771,6 +775,145 @@ typedef enum hipMemcpy3DOperandType {
   hipMemcpyOperandTypeMax = 2147483647
 } hipMemcpy3DOperandType;
 
+typedef enum hipResourceType {
+  hipResourceTypeArray = 0,
+  hipResourceTypeMipmappedArray = 1,
+  hipResourceTypeLinear = 2,
+  hipResourceTypePitch2D = 3
+} hipResourceType;
+
+typedef enum HIPresourcetype_enum {
+  HIP_RESOURCE_TYPE_ARRAY = 0,
+  HIP_RESOURCE_TYPE_MIPMAPPED_ARRAY = 1,
+  HIP_RESOURCE_TYPE_LINEAR = 2,
+  HIP_RESOURCE_TYPE_PITCH2D = 3
+} HIPresourcetype;
+
+typedef enum HIPaddress_mode_enum {
+  HIP_TR_ADDRESS_MODE_WRAP = 0,
+  HIP_TR_ADDRESS_MODE_CLAMP = 1,
+  HIP_TR_ADDRESS_MODE_MIRROR = 2,
+  HIP_TR_ADDRESS_MODE_BORDER = 3
+} HIPaddress_mode;
+
+typedef enum HIPfilter_mode_enum {
+  HIP_TR_FILTER_MODE_POINT = 0,
+  HIP_TR_FILTER_MODE_LINEAR = 1
+} HIPfilter_mode;
+
+typedef enum hipResourceViewFormat {
+  hipResViewFormatNone = 0,
+  hipResViewFormatUnsignedChar1 = 1,
+  hipResViewFormatUnsignedChar2 = 2,
+  hipResViewFormatUnsignedChar4 = 3,
+  hipResViewFormatSignedChar1 = 4,
+  hipResViewFormatSignedChar2 = 5,
+  hipResViewFormatSignedChar4 = 6,
+  hipResViewFormatUnsignedShort1 = 7,
+  hipResViewFormatUnsignedShort2 = 8,
+  hipResViewFormatUnsignedShort4 = 9,
+  hipResViewFormatSignedShort1 = 10,
+  hipResViewFormatSignedShort2 = 11,
+  hipResViewFormatSignedShort4 = 12,
+  hipResViewFormatUnsignedInt1 = 13,
+  hipResViewFormatUnsignedInt2 = 14,
+  hipResViewFormatUnsignedInt4 = 15,
+  hipResViewFormatSignedInt1 = 16,
+  hipResViewFormatSignedInt2 = 17,
+  hipResViewFormatSignedInt4 = 18,
+  hipResViewFormatHalf1 = 19,
+  hipResViewFormatHalf2 = 20,
+  hipResViewFormatHalf4 = 21,
+  hipResViewFormatFloat1 = 22,
+  hipResViewFormatFloat2 = 23,
+  hipResViewFormatFloat4 = 24,
+  hipResViewFormatUnsignedBlockCompressed1 = 25,
+  hipResViewFormatUnsignedBlockCompressed2 = 26,
+  hipResViewFormatUnsignedBlockCompressed3 = 27,
+  hipResViewFormatUnsignedBlockCompressed4 = 28,
+  hipResViewFormatSignedBlockCompressed4 = 29,
+  hipResViewFormatUnsignedBlockCompressed5 = 30,
+  hipResViewFormatSignedBlockCompressed5 = 31,
+  hipResViewFormatUnsignedBlockCompressed6H = 32,
+  hipResViewFormatSignedBlockCompressed6H = 33,
+  hipResViewFormatUnsignedBlockCompressed7 = 34
+} hipResourceViewFormat;
+
+typedef enum HIPresourceViewFormat_enum {
+  HIP_RES_VIEW_FORMAT_NONE = 0,
+  HIP_RES_VIEW_FORMAT_UINT_1X8 = 1,
+  HIP_RES_VIEW_FORMAT_UINT_2X8 = 2,
+  HIP_RES_VIEW_FORMAT_UINT_4X8 = 3,
+  HIP_RES_VIEW_FORMAT_SINT_1X8 = 4,
+  HIP_RES_VIEW_FORMAT_SINT_2X8 = 5,
+  HIP_RES_VIEW_FORMAT_SINT_4X8 = 6,
+  HIP_RES_VIEW_FORMAT_UINT_1X16 = 7,
+  HIP_RES_VIEW_FORMAT_UINT_2X16 = 8,
+  HIP_RES_VIEW_FORMAT_UINT_4X16 = 9,
+  HIP_RES_VIEW_FORMAT_SINT_1X16 = 10,
+  HIP_RES_VIEW_FORMAT_SINT_2X16 = 11,
+  HIP_RES_VIEW_FORMAT_SINT_4X16 = 12,
+  HIP_RES_VIEW_FORMAT_UINT_1X32 = 13,
+  HIP_RES_VIEW_FORMAT_UINT_2X32 = 14,
+  HIP_RES_VIEW_FORMAT_UINT_4X32 = 15,
+  HIP_RES_VIEW_FORMAT_SINT_1X32 = 16,
+  HIP_RES_VIEW_FORMAT_SINT_2X32 = 17,
+  HIP_RES_VIEW_FORMAT_SINT_4X32 = 18,
+  HIP_RES_VIEW_FORMAT_FLOAT_1X16 = 19,
+  HIP_RES_VIEW_FORMAT_FLOAT_2X16 = 20,
+  HIP_RES_VIEW_FORMAT_FLOAT_4X16 = 21,
+  HIP_RES_VIEW_FORMAT_FLOAT_1X32 = 22,
+  HIP_RES_VIEW_FORMAT_FLOAT_2X32 = 23,
+  HIP_RES_VIEW_FORMAT_FLOAT_4X32 = 24,
+  HIP_RES_VIEW_FORMAT_UNSIGNED_BC1 = 25,
+  HIP_RES_VIEW_FORMAT_UNSIGNED_BC2 = 26,
+  HIP_RES_VIEW_FORMAT_UNSIGNED_BC3 = 27,
+  HIP_RES_VIEW_FORMAT_UNSIGNED_BC4 = 28,
+  HIP_RES_VIEW_FORMAT_SIGNED_BC4 = 29,
+  HIP_RES_VIEW_FORMAT_UNSIGNED_BC5 = 30,
+  HIP_RES_VIEW_FORMAT_SIGNED_BC5 = 31,
+  HIP_RES_VIEW_FORMAT_UNSIGNED_BC6H = 32,
+  HIP_RES_VIEW_FORMAT_SIGNED_BC6H = 33,
+  HIP_RES_VIEW_FORMAT_UNSIGNED_BC7 = 34
+} HIPresourceViewFormat;
+
+typedef enum hipTextureAddressMode {
+  hipAddressModeWrap = 0,
+  hipAddressModeClamp = 1,
+  hipAddressModeMirror = 2,
+  hipAddressModeBorder = 3
+} hipTextureAddressMode;
+
+typedef enum hipTextureFilterMode {
+  hipFilterModePoint = 0,
+  hipFilterModeLinear = 1
+} hipTextureFilterMode;
+
+typedef enum hipTextureReadMode {
+  hipReadModeElementType = 0,
+  hipReadModeNormalizedFloat = 1
+} hipTextureReadMode;
+
+typedef enum hipSurfaceBoundaryMode {
+  hipBoundaryModeZero = 0,
+  hipBoundaryModeTrap = 1,
+  hipBoundaryModeClamp = 2
+} hipSurfaceBoundaryMode;
+
+typedef enum hipGraphicsRegisterFlags {
+  hipGraphicsRegisterFlagsNone = 0,
+  hipGraphicsRegisterFlagsReadOnly = 1,
+  hipGraphicsRegisterFlagsWriteDiscard = 2,
+  hipGraphicsRegisterFlagsSurfaceLoadStore = 4,
+  hipGraphicsRegisterFlagsTextureGather = 8
+} hipGraphicsRegisterFlags;
+
+typedef enum hipGLDeviceList {
+  hipGLDeviceListAll = 1,
+  hipGLDeviceListCurrentFrame = 2,
+  hipGLDeviceListNextFrame = 3
+} hipGLDeviceList;
+
 /* An anonymous union is C11 and C++; __extension__ lets GCC and Clang accept it in C99 too. */
 #if defined(__GNUC__) && !defined(__cplusplus)
 #define HIP_ANONYMOUS_UNION __extension__
@@ -924,6 +1067,140 @@ typedef union hipStreamBatchMemOpParams_union {
   } memoryBarrier;
   uint64_t pad[6];
 } hipStreamBatchMemOpParams;
+typedef HIPresourcetype hipResourcetype;
+
+struct __hip_texture;
+typedef struct __hip_texture *hipTextureObject_t;
+struct __hip_surface;
+typedef struct __hip_surface *hipSurfaceObject_t;
+typedef struct _hipGraphicsResource hipGraphicsResource;
+typedef hipGraphicsResource *hipGraphicsResource_t;
+
+typedef struct hipResourceDesc {
+  enum hipResourceType resType;
+  union {
+    struct {
+      struct hipArray *array;
+    } array;
+    struct {
+      struct hipMipmappedArray *mipmap;
+    } mipmap;
+    struct {
+      void *devPtr;
+      struct hipChannelFormatDesc desc;
+      size_t sizeInBytes;
+    } linear;
+    struct {
+      void *devPtr;
+      struct hipChannelFormatDesc desc;
+      size_t width;
+      size_t height;
+      size_t pitchInBytes;
+    } pitch2D;
+  } res;
+} hipResourceDesc;
+
+typedef struct HIP_RESOURCE_DESC_st {
+  HIPresourcetype resType;
+  union {
+    struct {
+      struct hipArray *hArray;
+    } array;
+    struct {
+      struct hipMipmappedArray *hMipmappedArray;
+    } mipmap;
+    struct {
+      void *devPtr;
+      hipArray_Format format;
+      unsigned int numChannels;
+      size_t sizeInBytes;
+    } linear;
+    struct {
+      void *devPtr;
+      hipArray_Format format;
+      unsigned int numChannels;
+      size_t width;
+      size_t height;
+      size_t pitchInBytes;
+    } pitch2D;
+    struct {
+      int reserved[32];
+    } reserved;
+  } res;
+  unsigned int flags;
+} HIP_RESOURCE_DESC;
+
+typedef struct hipTextureDesc {
+  enum hipTextureAddressMode addressMode[3];
+  enum hipTextureFilterMode filterMode;
+  enum hipTextureReadMode readMode;
+  int sRGB;
+  float borderColor[4];
+  int normalizedCoords;
+  unsigned int maxAnisotropy;
+  enum hipTextureFilterMode mipmapFilterMode;
+  float mipmapLevelBias;
+  float minMipmapLevelClamp;
+  float maxMipmapLevelClamp;
+} hipTextureDesc;
+
+typedef struct HIP_TEXTURE_DESC_st {
+  HIPaddress_mode addressMode[3];
+  HIPfilter_mode filterMode;
+  unsigned int flags;
+  unsigned int maxAnisotropy;
+  HIPfilter_mode mipmapFilterMode;
+  float mipmapLevelBias;
+  float minMipmapLevelClamp;
+  float maxMipmapLevelClamp;
+  float borderColor[4];
+  int reserved[12];
+} HIP_TEXTURE_DESC;
+
+/* AMD declares the tag only (prototypes say `struct hipResourceViewDesc`); the typedef is ours. */
+typedef struct hipResourceViewDesc {
+  enum hipResourceViewFormat format;
+  size_t width;
+  size_t height;
+  size_t depth;
+  unsigned int firstMipmapLevel;
+  unsigned int lastMipmapLevel;
+  unsigned int firstLayer;
+  unsigned int lastLayer;
+} hipResourceViewDesc;
+
+typedef struct HIP_RESOURCE_VIEW_DESC_st {
+  HIPresourceViewFormat format;
+  size_t width;
+  size_t height;
+  size_t depth;
+  unsigned int firstMipmapLevel;
+  unsigned int lastMipmapLevel;
+  unsigned int firstLayer;
+  unsigned int lastLayer;
+  unsigned int reserved[16];
+} HIP_RESOURCE_VIEW_DESC;
+
+typedef struct textureReference {
+  int normalized;
+  enum hipTextureReadMode readMode;
+  enum hipTextureFilterMode filterMode;
+  enum hipTextureAddressMode addressMode[3];
+  struct hipChannelFormatDesc channelDesc;
+  int sRGB;
+  unsigned int maxAnisotropy;
+  enum hipTextureFilterMode mipmapFilterMode;
+  float mipmapLevelBias;
+  float minMipmapLevelClamp;
+  float maxMipmapLevelClamp;
+  hipTextureObject_t textureObject;
+  int numChannels;
+  enum hipArray_Format format;
+} textureReference;
+
+struct surfaceReference {
+  hipSurfaceObject_t surfaceObject;
+};
 
 /* Defined at the end of the header (GRAPH_NODE_PARAMS_C). */
 typedef struct hipGraphNodeParams hipGraphNodeParams;
@@ -1700,6 +1977,9 @@ typedef struct hipMemcpy3DPeerParms {
 // `typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void* userData);`.
 typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void *userData);
 
+// `typedef const struct hipArray* hipArray_const_t;` (the texture binding calls).
+typedef const struct hipArray *hipArray_const_t;
+
 // A physical VMM chunk (`typedef struct ihipMemGenericAllocationHandle*
 // hipMemGenericAllocationHandle_t;`). The runtime's values are ids, never dereferenced.
 typedef struct ihipMemGenericAllocationHandle *hipMemGenericAllocationHandle_t;
@@ -2062,6 +2342,32 @@ hipError_t hipDevicePrimaryCtxSetFlags(hipDevice_t dev, unsigned int flags);
 // release a device's resources). Errors: `hipErrorInvalidDevice`.
 hipError_t hipDevicePrimaryCtxReset(hipDevice_t dev);
 
+// `hipCtxGetCacheConfig(hipFuncCache_t* cacheConfig)`: the current context's cache preference,
+// i.e. its device's (`hipDeviceGetCacheConfig`; CUDA's `cuCtxGetCacheConfig`: a context is its
+// device here, as for [`hipCtxSynchronize`]; clr answers `hipErrorNotSupported`). Errors:
+// `hipErrorInvalidValue` (null).
+hipError_t hipCtxGetCacheConfig(hipFuncCache_t *cacheConfig);
+
+// `hipCtxSetCacheConfig(hipFuncCache_t cacheConfig)`: sets the current context's (its device's)
+// preference, as `hipDeviceSetCacheConfig`: stored, no effect on AMD GPUs (CUDA's
+// `cuCtxSetCacheConfig`; clr validates the value, then answers `hipErrorNotSupported`).
+// Errors: `hipErrorInvalidValue` (not a `hipFuncCache_t`, as clr).
+hipError_t hipCtxSetCacheConfig(hipFuncCache_t cacheConfig);
+
+// `hipCtxGetSharedMemConfig(hipSharedMemConfig* pConfig)`: `hipSharedMemBankSizeFourByte`, as
+// `hipDeviceGetSharedMemConfig` (clr). Errors: `hipErrorInvalidValue` (null).
+hipError_t hipCtxGetSharedMemConfig(hipSharedMemConfig *pConfig);
+
+// `hipCtxSetSharedMemConfig(hipSharedMemConfig config)`: accepted, no effect (LDS banks are 4
+// bytes wide), as `hipDeviceSetSharedMemConfig` (CUDA's `cuCtxSetSharedMemConfig`; clr answers
+// `hipErrorNotSupported`). Errors: `hipErrorInvalidValue` (not a `hipSharedMemConfig`).
+hipError_t hipCtxSetSharedMemConfig(hipSharedMemConfig config);
+
+// `hipCtxGetFlags(unsigned int* flags)`: the current context's flags, i.e. its device's: what
+// `hipCtxCreate` or `hipSetDeviceFlags` set (`hipGetDeviceFlags`; CUDA's `cuCtxGetFlags`; clr
+// answers `hipErrorNotSupported`). Errors: `hipErrorInvalidValue` (null).
+hipError_t hipCtxGetFlags(unsigned int *flags);
+
 // `hipInit`: initialises the runtime. `flags` must be 0 (`hipErrorInvalidValue`);
 // `hipErrorNoDevice` when there is no KFD or no GPU.
 hipError_t hipInit(unsigned int flags);
@@ -2218,6 +2524,10 @@ hipError_t hipGetDriverEntryPoint(const char *symbol,
 // thread and resets it to `hipSuccess`.
 hipError_t hipGetLastError(void);
 
+// `hipError_t hipExtGetLastError(void)`: as [`hipGetLastError`] (clr `hip_error.cpp`): returns
+// this thread's last error and resets it to `hipSuccess`.
+hipError_t hipExtGetLastError(void);
+
 // `hipError_t hipPeekAtLastError(void)`: returns the last error recorded by a HIP call on this
 // thread; does not reset it.
 hipError_t hipPeekAtLastError(void);
@@ -2277,6 +2587,64 @@ hipError_t hipEventElapsedTime(float *ms, hipEvent_t start, hipEvent_t stop);
 
 // `hipEventDestroy`. Errors: `hipErrorInvalidHandle` (null, unknown or destroyed).
 hipError_t hipEventDestroy(hipEvent_t event);
+
+// `hipGLGetDevices(unsigned int* pHipDeviceCount, int* pHipDevices, unsigned int
+// hipDeviceCount, hipGLDeviceList deviceList)`: would list the devices of the current GL
+// context. Errors, in clr's order: `hipErrorNotSupported` (`hipGLDeviceListNextFrame`, which
+// clr does not support either), `hipErrorInvalidValue` (a pointer null, `hipDeviceCount` 0,
+// `deviceList` not a `hipGLDeviceList`), else `hipErrorNotSupported`: no device is bound to a
+// GL context here (`*pHipDeviceCount` is left as it was).
+hipError_t hipGLGetDevices(unsigned int *pHipDeviceCount,
+                           int *pHipDevices,
+                           unsigned int hipDeviceCount,
+                           hipGLDeviceList deviceList);
+
+// `hipGraphicsGLRegisterBuffer(hipGraphicsResource** resource, GLuint buffer, unsigned int
+// flags)`: would register GL buffer object `buffer`. Errors, in clr's order:
+// `hipErrorInvalidValue` (`flags` not one `hipGraphicsRegisterFlags` value or an image-only
+// one: `SurfaceLoadStore`, `TextureGather`; `resource` null), else `hipErrorNotSupported`.
+hipError_t hipGraphicsGLRegisterBuffer(hipGraphicsResource **resource,
+                                       unsigned int buffer,
+                                       unsigned int flags);
+
+// `hipGraphicsGLRegisterImage(hipGraphicsResource** resource, GLuint image, GLenum target,
+// unsigned int flags)`: would register GL texture or renderbuffer `image`. Errors, in clr's
+// order: `hipErrorInvalidValue` (`flags` not one `hipGraphicsRegisterFlags` value, `resource`
+// null), else `hipErrorNotSupported`.
+hipError_t hipGraphicsGLRegisterImage(hipGraphicsResource **resource,
+                                      unsigned int image,
+                                      unsigned int target,
+                                      unsigned int flags);
+
+// `hipGraphicsMapResources(int count, hipGraphicsResource_t* resources, hipStream_t stream)`.
+// Errors, in clr's order: `hipErrorContextIsDestroyed` (`stream` not a stream),
+// `hipErrorInvalidValue` (`count` ≤ 0, `resources` or one of them null), else
+// `hipErrorNotSupported`.
+hipError_t hipGraphicsMapResources(int count, hipGraphicsResource_t *resources, hipStream_t stream);
+
+// `hipGraphicsUnmapResources(int count, hipGraphicsResource_t* resources, hipStream_t
+// stream)`. Errors: as [`hipGraphicsMapResources`].
+hipError_t hipGraphicsUnmapResources(int count,
+                                     hipGraphicsResource_t *resources,
+                                     hipStream_t stream);
+
+// `hipGraphicsResourceGetMappedPointer(void** devPtr, size_t* size, hipGraphicsResource_t
+// resource)`. Errors: `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
+hipError_t hipGraphicsResourceGetMappedPointer(void **devPtr,
+                                               size_t *size,
+                                               hipGraphicsResource_t resource);
+
+// `hipGraphicsSubResourceGetMappedArray(hipArray_t* array, hipGraphicsResource_t resource,
+// unsigned int arrayIndex, unsigned int mipLevel)`. Errors: `hipErrorInvalidValue` (a pointer
+// null), else `hipErrorNotSupported`.
+hipError_t hipGraphicsSubResourceGetMappedArray(hipArray_t *array,
+                                                hipGraphicsResource_t resource,
+                                                unsigned int arrayIndex,
+                                                unsigned int mipLevel);
+
+// `hipGraphicsUnregisterResource(hipGraphicsResource_t resource)`. Errors:
+// `hipErrorInvalidValue` (null), else `hipErrorNotSupported`.
+hipError_t hipGraphicsUnregisterResource(hipGraphicsResource_t resource);
 
 // `hipStreamBeginCapture`: later async work on `stream` (and on streams that join through
 // captured events) is recorded into a new graph instead of running. Errors (clr, hip-tests
@@ -4502,6 +4870,279 @@ hipError_t hipStreamBatchMemOp(hipStream_t stream,
                                unsigned int count,
                                hipStreamBatchMemOpParams *paramArray,
                                unsigned int flags);
+
+// `hipCreateTextureObject(hipTextureObject_t* pTexObject, const hipResourceDesc* pResDesc,
+// const hipTextureDesc* pTexDesc, const struct hipResourceViewDesc* pResViewDesc)`: would make
+// a texture object sampling `pResDesc` with `pTexDesc`. clr (`ihipCreateTextureObject`) checks
+// image support before its arguments, so every call, null pointers included, answers
+// `hipErrorNotSupported`.
+hipError_t hipCreateTextureObject(hipTextureObject_t *pTexObject,
+                                  const hipResourceDesc *pResDesc,
+                                  const hipTextureDesc *pTexDesc,
+                                  const hipResourceViewDesc *pResViewDesc);
+
+// `hipDestroyTextureObject(hipTextureObject_t textureObject)`: null is a no-op that succeeds
+// (clr `ihipDestroyTextureObject`); any other handle cannot be one of ours:
+// `hipErrorNotSupported`.
+hipError_t hipDestroyTextureObject(hipTextureObject_t textureObject);
+
+// `hipGetTextureObjectResourceDesc(hipResourceDesc* pResDesc, hipTextureObject_t
+// textureObject)`. Errors: `hipErrorInvalidValue` (either null), else `hipErrorNotSupported`.
+hipError_t hipGetTextureObjectResourceDesc(hipResourceDesc *pResDesc,
+                                           hipTextureObject_t textureObject);
+
+// `hipGetTextureObjectResourceViewDesc(struct hipResourceViewDesc* pResViewDesc,
+// hipTextureObject_t textureObject)`. Errors: `hipErrorInvalidValue` (either null), else
+// `hipErrorNotSupported`.
+hipError_t hipGetTextureObjectResourceViewDesc(hipResourceViewDesc *pResViewDesc,
+                                               hipTextureObject_t textureObject);
+
+// `hipGetTextureObjectTextureDesc(hipTextureDesc* pTexDesc, hipTextureObject_t
+// textureObject)`. Errors: `hipErrorInvalidValue` (either null), else `hipErrorNotSupported`.
+hipError_t hipGetTextureObjectTextureDesc(hipTextureDesc *pTexDesc,
+                                          hipTextureObject_t textureObject);
+
+// `hipTexObjectCreate(hipTextureObject_t* pTexObject, const HIP_RESOURCE_DESC* pResDesc, const
+// HIP_TEXTURE_DESC* pTexDesc, const HIP_RESOURCE_VIEW_DESC* pResViewDesc)`: the driver API's
+// [`hipCreateTextureObject`]. Errors: `hipErrorInvalidValue` (`pTexObject`, `pResDesc` or
+// `pTexDesc` null), else `hipErrorNotSupported`. (clr answers `hipSuccess` without making an
+// object for a pitch-2D resource of width or height 0; here that is `hipErrorNotSupported` too,
+// so no caller holds an unset handle.)
+hipError_t hipTexObjectCreate(hipTextureObject_t *pTexObject,
+                              const HIP_RESOURCE_DESC *pResDesc,
+                              const HIP_TEXTURE_DESC *pTexDesc,
+                              const HIP_RESOURCE_VIEW_DESC *pResViewDesc);
+
+// `hipTexObjectDestroy(hipTextureObject_t texObject)`: as [`hipDestroyTextureObject`].
+hipError_t hipTexObjectDestroy(hipTextureObject_t texObject);
+
+// `hipTexObjectGetResourceDesc(HIP_RESOURCE_DESC* pResDesc, hipTextureObject_t texObject)`.
+// Errors: `hipErrorInvalidValue` (either null), else `hipErrorNotSupported`.
+hipError_t hipTexObjectGetResourceDesc(HIP_RESOURCE_DESC *pResDesc, hipTextureObject_t texObject);
+
+// `hipTexObjectGetResourceViewDesc(HIP_RESOURCE_VIEW_DESC* pResViewDesc, hipTextureObject_t
+// texObject)`. Errors: `hipErrorInvalidValue` (either null), else `hipErrorNotSupported`.
+hipError_t hipTexObjectGetResourceViewDesc(HIP_RESOURCE_VIEW_DESC *pResViewDesc,
+                                           hipTextureObject_t texObject);
+
+// `hipTexObjectGetTextureDesc(HIP_TEXTURE_DESC* pTexDesc, hipTextureObject_t texObject)`.
+// Errors: `hipErrorInvalidValue` (either null), else `hipErrorNotSupported`.
+hipError_t hipTexObjectGetTextureDesc(HIP_TEXTURE_DESC *pTexDesc, hipTextureObject_t texObject);
+
+// `hipBindTexture(size_t* offset, const textureReference* tex, const void* devPtr, const
+// hipChannelFormatDesc* desc, size_t size)`: would bind `size` bytes at `devPtr`. Errors, in
+// clr's order: `hipErrorInvalidSymbol` (`tex` null: no registered texture), `hipErrorNotFound`
+// (`devPtr` null), `hipErrorInvalidValue` (`desc` null), else `hipErrorNotSupported`.
+hipError_t hipBindTexture(size_t *offset,
+                          const textureReference *tex,
+                          const void *devPtr,
+                          const hipChannelFormatDesc *desc,
+                          size_t size);
+
+// `hipBindTexture2D(size_t* offset, const textureReference* tex, const void* devPtr, const
+// hipChannelFormatDesc* desc, size_t width, size_t height, size_t pitch)`: would bind a pitched
+// 2D block. Errors, in clr's order: `hipErrorUnknown` (`tex` null), `hipErrorNotFound`
+// (`devPtr` null), `hipErrorInvalidValue` (`desc` null, `pitch` 0), else
+// `hipErrorNotSupported`.
+hipError_t hipBindTexture2D(size_t *offset,
+                            const textureReference *tex,
+                            const void *devPtr,
+                            const hipChannelFormatDesc *desc,
+                            size_t width,
+                            size_t height,
+                            size_t pitch);
+
+// `hipBindTextureToArray(const textureReference* tex, hipArray_const_t array, const
+// hipChannelFormatDesc* desc)`. Errors: `hipErrorInvalidValue` (any null), else
+// `hipErrorNotSupported`.
+hipError_t hipBindTextureToArray(const textureReference *tex,
+                                 hipArray_const_t array,
+                                 const hipChannelFormatDesc *desc);
+
+// `hipBindTextureToMipmappedArray(const textureReference* tex, hipMipmappedArray_const_t
+// mipmappedArray, const hipChannelFormatDesc* desc)`. Errors, in clr's order:
+// `hipErrorInvalidSymbol` (`tex` null: no registered texture), `hipErrorInvalidValue`
+// (`mipmappedArray` or `desc` null), else `hipErrorNotSupported`.
+hipError_t hipBindTextureToMipmappedArray(const textureReference *tex,
+                                          hipMipmappedArray_const_t mipmappedArray,
+                                          const hipChannelFormatDesc *desc);
+
+// `hipUnbindTexture(const textureReference* tex)`. Errors: `hipErrorInvalidValue` (null),
+// else `hipErrorNotSupported`.
+hipError_t hipUnbindTexture(const textureReference *tex);
+
+// `hipGetTextureReference(const textureReference** texref, const void* symbol)`. Errors:
+// `hipErrorInvalidValue` (`texref` null), else `hipErrorNotSupported`.
+hipError_t hipGetTextureReference(const textureReference **texref, const void *symbol);
+
+// `hipGetTextureAlignmentOffset(size_t* offset, const textureReference* texref)`. Errors, in
+// clr's order: `hipErrorInvalidTexture` (`texref` null), `hipErrorInvalidValue` (`offset`
+// null), else `hipErrorNotSupported`.
+hipError_t hipGetTextureAlignmentOffset(size_t *offset, const textureReference *texref);
+
+// `hipModuleGetTexRef(textureReference** texRef, hipModule_t hmod, const char* name)`: would
+// give the texture reference `name` of a module. Errors, in clr's order:
+// `hipErrorInvalidValue` (`texRef` or `name` null, `name` empty), `hipErrorInvalidHandle`
+// (`hmod` null), else `hipErrorNotSupported`.
+hipError_t hipModuleGetTexRef(textureReference **texRef, hipModule_t hmod, const char *name);
+
+// `hipDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, const hipChannelFormatDesc*
+// fmtDesc, int device)`: the widest 1D texture of `fmtDesc` elements over linear memory; with
+// no textures there is none. Errors, in clr's order: `hipErrorInvalidValue` (a pointer null),
+// `hipErrorInvalidDevice`, `hipErrorInvalidValue` (an element of 0 bytes: `(x+y+z+w)/8` = 0),
+// else `hipErrorNotSupported` (clr divides `maxTexture1DLinear` by the element size).
+hipError_t hipDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements,
+                                               const hipChannelFormatDesc *fmtDesc,
+                                               int device);
+
+// `hipTexRefGetAddress(hipDeviceptr_t* dev_ptr, const textureReference* texRef)`. Errors:
+// `hipErrorInvalidValue` (a pointer null, or no texture object in `texRef`: clr reads the
+// object's resource first), else `hipErrorNotSupported`.
+hipError_t hipTexRefGetAddress(hipDeviceptr_t *dev_ptr, const textureReference *texRef);
+
+// `hipTexRefGetArray(hipArray_t* pArray, const textureReference* texRef)`. Errors: as
+// [`hipTexRefGetAddress`].
+hipError_t hipTexRefGetArray(hipArray_t *pArray, const textureReference *texRef);
+
+// `hipTexRefGetBorderColor(float* pBorderColor, const textureReference* texRef)`. Errors:
+// `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
+hipError_t hipTexRefGetBorderColor(float *pBorderColor, const textureReference *texRef);
+
+// `hipTexRefGetFilterMode(enum hipTextureFilterMode* pfm, const textureReference* texRef)`.
+// Errors: `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
+hipError_t hipTexRefGetFilterMode(hipTextureFilterMode *pfm, const textureReference *texRef);
+
+// `hipTexRefGetFlags(unsigned int* pFlags, const textureReference* texRef)`. Errors:
+// `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
+hipError_t hipTexRefGetFlags(unsigned int *pFlags, const textureReference *texRef);
+
+// `hipTexRefGetFormat(hipArray_Format* pFormat, int* pNumChannels, const textureReference*
+// texRef)`. Errors: `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
+hipError_t hipTexRefGetFormat(hipArray_Format *pFormat,
+                              int *pNumChannels,
+                              const textureReference *texRef);
+
+// `hipTexRefGetMaxAnisotropy(int* pmaxAnsio, const textureReference* texRef)`. Errors:
+// `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
+hipError_t hipTexRefGetMaxAnisotropy(int *pmaxAnsio, const textureReference *texRef);
+
+// `hipTexRefGetMipmapFilterMode(enum hipTextureFilterMode* pfm, const textureReference*
+// texRef)`. Errors: `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
+hipError_t hipTexRefGetMipmapFilterMode(hipTextureFilterMode *pfm, const textureReference *texRef);
+
+// `hipTexRefGetMipmapLevelBias(float* pbias, const textureReference* texRef)`. Errors:
+// `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
+hipError_t hipTexRefGetMipmapLevelBias(float *pbias, const textureReference *texRef);
+
+// `hipTexRefGetMipmapLevelClamp(float* pminMipmapLevelClamp, float* pmaxMipmapLevelClamp,
+// const textureReference* texRef)`. Errors: `hipErrorInvalidValue` (a pointer null), else
+// `hipErrorNotSupported`.
+hipError_t hipTexRefGetMipmapLevelClamp(float *pminMipmapLevelClamp,
+                                        float *pmaxMipmapLevelClamp,
+                                        const textureReference *texRef);
+
+// `hipTexRefGetMipMappedArray(hipMipmappedArray_t* pArray, const textureReference* texRef)`.
+// Errors: `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
+hipError_t hipTexRefGetMipMappedArray(hipMipmappedArray_t *pArray, const textureReference *texRef);
+
+// `hipTexRefGetAddressMode(enum hipTextureAddressMode* pam, const textureReference* texRef,
+// int dim)`: clr checks image support before `dim`. Errors: `hipErrorInvalidValue` (a
+// pointer null), else `hipErrorNotSupported`.
+hipError_t hipTexRefGetAddressMode(hipTextureAddressMode *pam,
+                                   const textureReference *texRef,
+                                   int dim);
+
+// `hipTexRefSetFormat(textureReference* texRef, hipArray_Format fmt, int
+// NumPackedComponents)`. Errors: `hipErrorInvalidValue` (null), else `hipErrorNotSupported`.
+hipError_t hipTexRefSetFormat(textureReference *texRef,
+                              hipArray_Format fmt,
+                              int NumPackedComponents);
+
+// `hipTexRefSetFlags(textureReference* texRef, unsigned int Flags)` (`HIP_TRSF_*`). Errors:
+// `hipErrorInvalidValue` (null), else `hipErrorNotSupported`.
+hipError_t hipTexRefSetFlags(textureReference *texRef, unsigned int Flags);
+
+// `hipTexRefSetFilterMode(textureReference* texRef, enum hipTextureFilterMode fm)`.
+// Errors: `hipErrorInvalidValue` (null), else `hipErrorNotSupported`.
+hipError_t hipTexRefSetFilterMode(textureReference *texRef, hipTextureFilterMode fm);
+
+// `hipTexRefSetMaxAnisotropy(textureReference* texRef, unsigned int maxAniso)`. Errors:
+// `hipErrorInvalidValue` (null), else `hipErrorNotSupported`.
+hipError_t hipTexRefSetMaxAnisotropy(textureReference *texRef, unsigned int maxAniso);
+
+// `hipTexRefSetMipmapFilterMode(textureReference* texRef, enum hipTextureFilterMode fm)`.
+// Errors: `hipErrorInvalidValue` (null), else `hipErrorNotSupported`.
+hipError_t hipTexRefSetMipmapFilterMode(textureReference *texRef, hipTextureFilterMode fm);
+
+// `hipTexRefSetMipmapLevelBias(textureReference* texRef, float bias)`. Errors:
+// `hipErrorInvalidValue` (null), else `hipErrorNotSupported`.
+hipError_t hipTexRefSetMipmapLevelBias(textureReference *texRef, float bias);
+
+// `hipTexRefSetMipmapLevelClamp(textureReference* texRef, float minMipMapLevelClamp, float
+// maxMipMapLevelClamp)`. Errors: `hipErrorInvalidValue` (null), else `hipErrorNotSupported`.
+hipError_t hipTexRefSetMipmapLevelClamp(textureReference *texRef,
+                                        float minMipMapLevelClamp,
+                                        float maxMipMapLevelClamp);
+
+// `hipTexRefSetBorderColor(textureReference* texRef, float* pBorderColor)`. Errors:
+// `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
+hipError_t hipTexRefSetBorderColor(textureReference *texRef, float *pBorderColor);
+
+// `hipTexRefSetAddressMode(textureReference* texRef, int dim, enum hipTextureAddressMode am)`.
+// Errors: `hipErrorInvalidValue` (`texRef` null, `dim` not 0, 1 or 2), else
+// `hipErrorNotSupported`.
+hipError_t hipTexRefSetAddressMode(textureReference *texRef, int dim, hipTextureAddressMode am);
+
+// `hipTexRefSetAddress(size_t* ByteOffset, textureReference* texRef, hipDeviceptr_t dptr,
+// size_t bytes)`. Errors: `hipErrorInvalidHandle` (`texRef` null, clr's
+// `hipErrorInvalidResourceHandle`), else `hipErrorNotSupported`.
+hipError_t hipTexRefSetAddress(size_t *ByteOffset,
+                               textureReference *texRef,
+                               hipDeviceptr_t dptr,
+                               size_t bytes);
+
+// `hipTexRefSetAddress2D(textureReference* texRef, const HIP_ARRAY_DESCRIPTOR* desc,
+// hipDeviceptr_t dptr, size_t Pitch)`. Errors: `hipErrorInvalidValue` (`texRef` or `desc`
+// null), else `hipErrorNotSupported`.
+hipError_t hipTexRefSetAddress2D(textureReference *texRef,
+                                 const struct HIP_ARRAY_DESCRIPTOR *desc,
+                                 hipDeviceptr_t dptr,
+                                 size_t Pitch);
+
+// `hipTexRefSetArray(textureReference* tex, hipArray_const_t array, unsigned int flags)`.
+// Errors: `hipErrorInvalidValue` (a pointer null, `flags` not `HIP_TRSA_OVERRIDE_FORMAT`),
+// else `hipErrorNotSupported`.
+hipError_t hipTexRefSetArray(textureReference *tex, hipArray_const_t array, unsigned int flags);
+
+// `hipTexRefSetMipmappedArray(textureReference* texRef, struct hipMipmappedArray*
+// mipmappedArray, unsigned int Flags)`. Errors: `hipErrorInvalidValue` (a pointer null,
+// `Flags` not `HIP_TRSA_OVERRIDE_FORMAT`), else `hipErrorNotSupported`.
+hipError_t hipTexRefSetMipmappedArray(textureReference *texRef,
+                                      struct hipMipmappedArray *mipmappedArray,
+                                      unsigned int Flags);
+
+// `hipCreateSurfaceObject(hipSurfaceObject_t* pSurfObject, const hipResourceDesc* pResDesc)`:
+// would make a surface object over an array. clr (`ihipCreateSurfaceObject`) checks image
+// support before its arguments, so every call answers `hipErrorNotSupported`.
+hipError_t hipCreateSurfaceObject(hipSurfaceObject_t *pSurfObject, const hipResourceDesc *pResDesc);
+
+// `hipDestroySurfaceObject(hipSurfaceObject_t surfaceObject)`: null is a no-op that succeeds
+// (clr `ihipDestroySurfaceObject`); any other handle cannot be one of ours:
+// `hipErrorNotSupported`.
+hipError_t hipDestroySurfaceObject(hipSurfaceObject_t surfaceObject);
+
+// `const char* hipApiName(uint32_t id)`: the name of the API function with tracing id `id`
+// (`hip_api_id_t`, src/abi/api_id.rs), e.g. `"hipMalloc"` for 108; `"unknown"` for an id that
+// names none (0, reserved, beyond the last), as clr's `hip_api_name`. Static; never null.
+const char *hipApiName(uint32_t id);
+
+// `hipError_t hipProfilerStart(void)`: starts recording for an attached profiler. Nothing
+// records here; the call succeeds once the runtime is up (CUDA's `cudaProfilerStart` without a
+// profiler; clr: `hipSuccess`). Errors: the runtime's (`hipErrorNoDevice`, ...).
+hipError_t hipProfilerStart(void);
+
+// `hipError_t hipProfilerStop(void)`: as [`hipProfilerStart`].
+hipError_t hipProfilerStop(void);
 
 // `hipMemGetAllocationGranularity`: the granularity (bytes) of chunks with properties `prop`:
 // 4 KiB (`hipMemAllocationGranularityMinimum`) or 2 MiB (`...Recommended`). Errors:

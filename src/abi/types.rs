@@ -581,6 +581,8 @@ pub struct hipArray {
 
 /// Array handle.
 pub type hipArray_t = *mut hipArray;
+/// `typedef const struct hipArray* hipArray_const_t;` (the texture binding calls).
+pub type hipArray_const_t = *const hipArray;
 /// Opaque pool object behind [`hipMemPool_t`] (`typedef struct ihipMemPoolHandle_t*
 /// hipMemPool_t;`).
 pub struct ihipMemPoolHandle_t {
@@ -2493,6 +2495,555 @@ pub struct hipExternalSemaphoreWaitParams {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Textures, surfaces and graphics interop (texture_types.h, surface_types.h, driver_types.h,
+// hip_gl_interop.h, ROCm 7; src/api/texture.rs, src/api/gl.rs). hipkfd has no image path
+// (`hipDeviceAttributeImageSupport` = 0): the entry points only read what clr validates.
+// ---------------------------------------------------------------------------------------------
+
+c_enum! {
+    /// `hipResourceType` (of [`hipResourceDesc`]).
+    pub struct hipResourceType {
+        hipResourceTypeArray = 0x00,
+        hipResourceTypeMipmappedArray = 0x01,
+        hipResourceTypeLinear = 0x02,
+        hipResourceTypePitch2D = 0x03,
+    }
+}
+
+c_enum! {
+    /// `HIPresourcetype` (tag `HIPresourcetype_enum`, also typedef'd `hipResourcetype`): the
+    /// driver API's spelling of [`hipResourceType`] (of [`HIP_RESOURCE_DESC`]).
+    pub struct HIPresourcetype {
+        HIP_RESOURCE_TYPE_ARRAY = 0x00,
+        HIP_RESOURCE_TYPE_MIPMAPPED_ARRAY = 0x01,
+        HIP_RESOURCE_TYPE_LINEAR = 0x02,
+        HIP_RESOURCE_TYPE_PITCH2D = 0x03,
+    }
+}
+
+c_enum! {
+    /// `HIPaddress_mode` (tag `HIPaddress_mode_enum`, of [`HIP_TEXTURE_DESC`]).
+    pub struct HIPaddress_mode {
+        HIP_TR_ADDRESS_MODE_WRAP = 0,
+        HIP_TR_ADDRESS_MODE_CLAMP = 1,
+        HIP_TR_ADDRESS_MODE_MIRROR = 2,
+        HIP_TR_ADDRESS_MODE_BORDER = 3,
+    }
+}
+
+c_enum! {
+    /// `HIPfilter_mode` (tag `HIPfilter_mode_enum`, of [`HIP_TEXTURE_DESC`]).
+    pub struct HIPfilter_mode {
+        HIP_TR_FILTER_MODE_POINT = 0,
+        HIP_TR_FILTER_MODE_LINEAR = 1,
+    }
+}
+
+c_enum! {
+    /// `hipResourceViewFormat` (of [`hipResourceViewDesc`]): channels and element type.
+    pub struct hipResourceViewFormat {
+        hipResViewFormatNone = 0x00,
+        hipResViewFormatUnsignedChar1 = 0x01,
+        hipResViewFormatUnsignedChar2 = 0x02,
+        hipResViewFormatUnsignedChar4 = 0x03,
+        hipResViewFormatSignedChar1 = 0x04,
+        hipResViewFormatSignedChar2 = 0x05,
+        hipResViewFormatSignedChar4 = 0x06,
+        hipResViewFormatUnsignedShort1 = 0x07,
+        hipResViewFormatUnsignedShort2 = 0x08,
+        hipResViewFormatUnsignedShort4 = 0x09,
+        hipResViewFormatSignedShort1 = 0x0a,
+        hipResViewFormatSignedShort2 = 0x0b,
+        hipResViewFormatSignedShort4 = 0x0c,
+        hipResViewFormatUnsignedInt1 = 0x0d,
+        hipResViewFormatUnsignedInt2 = 0x0e,
+        hipResViewFormatUnsignedInt4 = 0x0f,
+        hipResViewFormatSignedInt1 = 0x10,
+        hipResViewFormatSignedInt2 = 0x11,
+        hipResViewFormatSignedInt4 = 0x12,
+        hipResViewFormatHalf1 = 0x13,
+        hipResViewFormatHalf2 = 0x14,
+        hipResViewFormatHalf4 = 0x15,
+        hipResViewFormatFloat1 = 0x16,
+        hipResViewFormatFloat2 = 0x17,
+        hipResViewFormatFloat4 = 0x18,
+        hipResViewFormatUnsignedBlockCompressed1 = 0x19,
+        hipResViewFormatUnsignedBlockCompressed2 = 0x1a,
+        hipResViewFormatUnsignedBlockCompressed3 = 0x1b,
+        hipResViewFormatUnsignedBlockCompressed4 = 0x1c,
+        hipResViewFormatSignedBlockCompressed4 = 0x1d,
+        hipResViewFormatUnsignedBlockCompressed5 = 0x1e,
+        hipResViewFormatSignedBlockCompressed5 = 0x1f,
+        hipResViewFormatUnsignedBlockCompressed6H = 0x20,
+        hipResViewFormatSignedBlockCompressed6H = 0x21,
+        hipResViewFormatUnsignedBlockCompressed7 = 0x22,
+    }
+}
+
+c_enum! {
+    /// `HIPresourceViewFormat` (tag `HIPresourceViewFormat_enum`, of
+    /// [`HIP_RESOURCE_VIEW_DESC`]): the driver API's spelling of [`hipResourceViewFormat`].
+    pub struct HIPresourceViewFormat {
+        HIP_RES_VIEW_FORMAT_NONE = 0x00,
+        HIP_RES_VIEW_FORMAT_UINT_1X8 = 0x01,
+        HIP_RES_VIEW_FORMAT_UINT_2X8 = 0x02,
+        HIP_RES_VIEW_FORMAT_UINT_4X8 = 0x03,
+        HIP_RES_VIEW_FORMAT_SINT_1X8 = 0x04,
+        HIP_RES_VIEW_FORMAT_SINT_2X8 = 0x05,
+        HIP_RES_VIEW_FORMAT_SINT_4X8 = 0x06,
+        HIP_RES_VIEW_FORMAT_UINT_1X16 = 0x07,
+        HIP_RES_VIEW_FORMAT_UINT_2X16 = 0x08,
+        HIP_RES_VIEW_FORMAT_UINT_4X16 = 0x09,
+        HIP_RES_VIEW_FORMAT_SINT_1X16 = 0x0a,
+        HIP_RES_VIEW_FORMAT_SINT_2X16 = 0x0b,
+        HIP_RES_VIEW_FORMAT_SINT_4X16 = 0x0c,
+        HIP_RES_VIEW_FORMAT_UINT_1X32 = 0x0d,
+        HIP_RES_VIEW_FORMAT_UINT_2X32 = 0x0e,
+        HIP_RES_VIEW_FORMAT_UINT_4X32 = 0x0f,
+        HIP_RES_VIEW_FORMAT_SINT_1X32 = 0x10,
+        HIP_RES_VIEW_FORMAT_SINT_2X32 = 0x11,
+        HIP_RES_VIEW_FORMAT_SINT_4X32 = 0x12,
+        HIP_RES_VIEW_FORMAT_FLOAT_1X16 = 0x13,
+        HIP_RES_VIEW_FORMAT_FLOAT_2X16 = 0x14,
+        HIP_RES_VIEW_FORMAT_FLOAT_4X16 = 0x15,
+        HIP_RES_VIEW_FORMAT_FLOAT_1X32 = 0x16,
+        HIP_RES_VIEW_FORMAT_FLOAT_2X32 = 0x17,
+        HIP_RES_VIEW_FORMAT_FLOAT_4X32 = 0x18,
+        HIP_RES_VIEW_FORMAT_UNSIGNED_BC1 = 0x19,
+        HIP_RES_VIEW_FORMAT_UNSIGNED_BC2 = 0x1a,
+        HIP_RES_VIEW_FORMAT_UNSIGNED_BC3 = 0x1b,
+        HIP_RES_VIEW_FORMAT_UNSIGNED_BC4 = 0x1c,
+        HIP_RES_VIEW_FORMAT_SIGNED_BC4 = 0x1d,
+        HIP_RES_VIEW_FORMAT_UNSIGNED_BC5 = 0x1e,
+        HIP_RES_VIEW_FORMAT_SIGNED_BC5 = 0x1f,
+        HIP_RES_VIEW_FORMAT_UNSIGNED_BC6H = 0x20,
+        HIP_RES_VIEW_FORMAT_SIGNED_BC6H = 0x21,
+        HIP_RES_VIEW_FORMAT_UNSIGNED_BC7 = 0x22,
+    }
+}
+
+c_enum! {
+    /// `enum hipTextureAddressMode` (`texture_types.h`; AMD declares the tag only, the header
+    /// adds the typedef).
+    pub struct hipTextureAddressMode {
+        hipAddressModeWrap = 0,
+        hipAddressModeClamp = 1,
+        hipAddressModeMirror = 2,
+        hipAddressModeBorder = 3,
+    }
+}
+
+c_enum! {
+    /// `enum hipTextureFilterMode` (`texture_types.h`).
+    pub struct hipTextureFilterMode {
+        hipFilterModePoint = 0,
+        hipFilterModeLinear = 1,
+    }
+}
+
+c_enum! {
+    /// `enum hipTextureReadMode` (`texture_types.h`).
+    pub struct hipTextureReadMode {
+        hipReadModeElementType = 0,
+        hipReadModeNormalizedFloat = 1,
+    }
+}
+
+c_enum! {
+    /// `enum hipSurfaceBoundaryMode` (`surface_types.h`).
+    pub struct hipSurfaceBoundaryMode {
+        hipBoundaryModeZero = 0,
+        hipBoundaryModeTrap = 1,
+        hipBoundaryModeClamp = 2,
+    }
+}
+
+c_enum! {
+    /// `hipGraphicsRegisterFlags` (`hip_runtime_api.h`): how a graphics resource is registered.
+    pub struct hipGraphicsRegisterFlags {
+        hipGraphicsRegisterFlagsNone = 0,
+        /// HIP will not write to the resource.
+        hipGraphicsRegisterFlagsReadOnly = 1,
+        /// HIP will not read the resource; its contents are undefined when mapped.
+        hipGraphicsRegisterFlagsWriteDiscard = 2,
+        /// HIP will bind the resource to a surface.
+        hipGraphicsRegisterFlagsSurfaceLoadStore = 4,
+        /// HIP will do texture gathers on the resource.
+        hipGraphicsRegisterFlagsTextureGather = 8,
+    }
+}
+
+c_enum! {
+    /// `hipGLDeviceList` (`hip_gl_interop.h`): which devices `hipGLGetDevices` lists.
+    pub struct hipGLDeviceList {
+        /// Every device the current OpenGL context uses.
+        hipGLDeviceListAll = 1,
+        /// The devices it uses in the current frame.
+        hipGLDeviceListCurrentFrame = 2,
+        /// The devices it uses in the next frame.
+        hipGLDeviceListNextFrame = 3,
+    }
+}
+
+// The texture structs and handles are declared by the prelude ([`TEXTURE_C`]): their unions of
+// unnamed structs are beyond cbindgen, and the prototypes name them before the array typedefs.
+hidden_from_cbindgen! {
+/// Opaque texture object behind [`hipTextureObject_t`] (`struct __hip_texture`).
+pub struct __hip_texture {
+    _opaque: [u8; 0],
+}
+/// Texture object handle (`typedef struct __hip_texture* hipTextureObject_t;`).
+pub type hipTextureObject_t = *mut __hip_texture;
+
+/// Opaque surface object behind [`hipSurfaceObject_t`] (`struct __hip_surface`).
+pub struct __hip_surface {
+    _opaque: [u8; 0],
+}
+/// Surface object handle (`typedef struct __hip_surface* hipSurfaceObject_t;`).
+pub type hipSurfaceObject_t = *mut __hip_surface;
+
+/// Opaque registered graphics resource (`typedef struct _hipGraphicsResource
+/// hipGraphicsResource;`).
+pub struct _hipGraphicsResource {
+    _opaque: [u8; 0],
+}
+/// See [`_hipGraphicsResource`].
+pub type hipGraphicsResource = _hipGraphicsResource;
+/// Graphics resource handle (`typedef hipGraphicsResource* hipGraphicsResource_t;`).
+pub type hipGraphicsResource_t = *mut hipGraphicsResource;
+
+/// `res.array` of [`hipResourceDesc`].
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipResourceDesc_array {
+    pub array: hipArray_t,
+}
+/// `res.mipmap` of [`hipResourceDesc`].
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipResourceDesc_mipmap {
+    pub mipmap: hipMipmappedArray_t,
+}
+/// `res.linear` of [`hipResourceDesc`]: `sizeInBytes` bytes at `devPtr`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipResourceDesc_linear {
+    pub devPtr: *mut c_void,
+    pub desc: hipChannelFormatDesc,
+    pub sizeInBytes: usize,
+}
+/// `res.pitch2D` of [`hipResourceDesc`]: `width` × `height` elements, rows `pitchInBytes` apart.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipResourceDesc_pitch2D {
+    pub devPtr: *mut c_void,
+    pub desc: hipChannelFormatDesc,
+    pub width: usize,
+    pub height: usize,
+    pub pitchInBytes: usize,
+}
+/// `res` of [`hipResourceDesc`], by `resType`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union hipResourceDesc_res {
+    pub array: hipResourceDesc_array,
+    pub mipmap: hipResourceDesc_mipmap,
+    pub linear: hipResourceDesc_linear,
+    pub pitch2D: hipResourceDesc_pitch2D,
+}
+/// `hipResourceDesc` (`driver_types.h`): what a texture or surface object reads. resType@0,
+/// res@8 (56 bytes). 64 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipResourceDesc {
+    pub resType: hipResourceType,
+    pub res: hipResourceDesc_res,
+}
+
+/// `res.linear` of [`HIP_RESOURCE_DESC`].
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct HIP_RESOURCE_DESC_linear {
+    pub devPtr: hipDeviceptr_t,
+    pub format: hipArray_Format,
+    pub numChannels: c_uint,
+    pub sizeInBytes: usize,
+}
+/// `res.pitch2D` of [`HIP_RESOURCE_DESC`].
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct HIP_RESOURCE_DESC_pitch2D {
+    pub devPtr: hipDeviceptr_t,
+    pub format: hipArray_Format,
+    pub numChannels: c_uint,
+    pub width: usize,
+    pub height: usize,
+    pub pitchInBytes: usize,
+}
+/// `res` of [`HIP_RESOURCE_DESC`] (128 bytes: `reserved.reserved[32]`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union HIP_RESOURCE_DESC_res {
+    pub hArray: hipArray_t,
+    pub hMipmappedArray: hipMipmappedArray_t,
+    pub linear: HIP_RESOURCE_DESC_linear,
+    pub pitch2D: HIP_RESOURCE_DESC_pitch2D,
+    pub reserved: [c_int; 32],
+}
+/// `HIP_RESOURCE_DESC` (`HIP_RESOURCE_DESC_st`, the driver API's resource descriptor):
+/// resType@0, res@8, flags@136. 144 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct HIP_RESOURCE_DESC {
+    pub resType: HIPresourcetype,
+    pub res: HIP_RESOURCE_DESC_res,
+    /// Must be 0.
+    pub flags: c_uint,
+}
+
+/// `hipTextureDesc` (`texture_types.h`): sampling state. addressMode@0, filterMode@12,
+/// readMode@16, sRGB@20, borderColor@24, normalizedCoords@40, maxAnisotropy@44,
+/// mipmapFilterMode@48, mipmapLevelBias@52, min/maxMipmapLevelClamp@56/60. 64 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipTextureDesc {
+    pub addressMode: [hipTextureAddressMode; 3],
+    pub filterMode: hipTextureFilterMode,
+    pub readMode: hipTextureReadMode,
+    pub sRGB: c_int,
+    pub borderColor: [f32; 4],
+    pub normalizedCoords: c_int,
+    pub maxAnisotropy: c_uint,
+    pub mipmapFilterMode: hipTextureFilterMode,
+    pub mipmapLevelBias: f32,
+    pub minMipmapLevelClamp: f32,
+    pub maxMipmapLevelClamp: f32,
+}
+
+/// `HIP_TEXTURE_DESC` (`HIP_TEXTURE_DESC_st`): addressMode@0, filterMode@12, flags@16
+/// (`HIP_TRSF_*`), maxAnisotropy@20, mipmapFilterMode@24, mipmapLevelBias@28,
+/// min/maxMipmapLevelClamp@32/36, borderColor@40, reserved[12]@56. 104 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct HIP_TEXTURE_DESC {
+    pub addressMode: [HIPaddress_mode; 3],
+    pub filterMode: HIPfilter_mode,
+    pub flags: c_uint,
+    pub maxAnisotropy: c_uint,
+    pub mipmapFilterMode: HIPfilter_mode,
+    pub mipmapLevelBias: f32,
+    pub minMipmapLevelClamp: f32,
+    pub maxMipmapLevelClamp: f32,
+    pub borderColor: [f32; 4],
+    pub reserved: [c_int; 12],
+}
+
+/// `struct hipResourceViewDesc` (`driver_types.h`; the header adds the typedef): format@0,
+/// width/height/depth@8/16/24 (elements), first/lastMipmapLevel@32/36, first/lastLayer@40/44.
+/// 48 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipResourceViewDesc {
+    pub format: hipResourceViewFormat,
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+    pub firstMipmapLevel: c_uint,
+    pub lastMipmapLevel: c_uint,
+    pub firstLayer: c_uint,
+    pub lastLayer: c_uint,
+}
+
+/// `HIP_RESOURCE_VIEW_DESC` (`HIP_RESOURCE_VIEW_DESC_st`): the fields of
+/// [`hipResourceViewDesc`], then reserved[16]@48. 112 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct HIP_RESOURCE_VIEW_DESC {
+    pub format: HIPresourceViewFormat,
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+    pub firstMipmapLevel: c_uint,
+    pub lastMipmapLevel: c_uint,
+    pub firstLayer: c_uint,
+    pub lastLayer: c_uint,
+    pub reserved: [c_uint; 16],
+}
+
+/// `textureReference` (`texture_types.h`): a texture reference's state (hipcc's `texture<>`
+/// globals derive from it). normalized@0, readMode@4, filterMode@8, addressMode@12,
+/// channelDesc@24, sRGB@44, maxAnisotropy@48, mipmapFilterMode@52, mipmapLevelBias@56,
+/// min/maxMipmapLevelClamp@60/64, textureObject@72, numChannels@80, format@84. 88 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct textureReference {
+    pub normalized: c_int,
+    pub readMode: hipTextureReadMode,
+    pub filterMode: hipTextureFilterMode,
+    pub addressMode: [hipTextureAddressMode; 3],
+    pub channelDesc: hipChannelFormatDesc,
+    pub sRGB: c_int,
+    pub maxAnisotropy: c_uint,
+    pub mipmapFilterMode: hipTextureFilterMode,
+    pub mipmapLevelBias: f32,
+    pub minMipmapLevelClamp: f32,
+    pub maxMipmapLevelClamp: f32,
+    pub textureObject: hipTextureObject_t,
+    pub numChannels: c_int,
+    pub format: hipArray_Format,
+}
+
+/// `struct surfaceReference { hipSurfaceObject_t surfaceObject; }` (`surface_types.h`). 8 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct surfaceReference {
+    pub surfaceObject: hipSurfaceObject_t,
+}
+}
+
+/// The C text of the texture, surface and graphics-interop handles and structs (ROCm 7
+/// `texture_types.h`, `surface_types.h`, `driver_types.h`, `hip_runtime_api.h`), for the
+/// prelude, after [`INTEROP_C`] (`hipChannelFormatDesc`) and the enums. The array members name
+/// `struct hipArray*` / `struct hipMipmappedArray*` (what `hipArray_t` / `hipMipmappedArray_t`
+/// are; those typedefs come later in the header).
+pub const TEXTURE_C: &str = "\
+typedef HIPresourcetype hipResourcetype;
+
+struct __hip_texture;
+typedef struct __hip_texture *hipTextureObject_t;
+struct __hip_surface;
+typedef struct __hip_surface *hipSurfaceObject_t;
+typedef struct _hipGraphicsResource hipGraphicsResource;
+typedef hipGraphicsResource *hipGraphicsResource_t;
+
+typedef struct hipResourceDesc {
+  enum hipResourceType resType;
+  union {
+    struct {
+      struct hipArray *array;
+    } array;
+    struct {
+      struct hipMipmappedArray *mipmap;
+    } mipmap;
+    struct {
+      void *devPtr;
+      struct hipChannelFormatDesc desc;
+      size_t sizeInBytes;
+    } linear;
+    struct {
+      void *devPtr;
+      struct hipChannelFormatDesc desc;
+      size_t width;
+      size_t height;
+      size_t pitchInBytes;
+    } pitch2D;
+  } res;
+} hipResourceDesc;
+
+typedef struct HIP_RESOURCE_DESC_st {
+  HIPresourcetype resType;
+  union {
+    struct {
+      struct hipArray *hArray;
+    } array;
+    struct {
+      struct hipMipmappedArray *hMipmappedArray;
+    } mipmap;
+    struct {
+      void *devPtr;
+      hipArray_Format format;
+      unsigned int numChannels;
+      size_t sizeInBytes;
+    } linear;
+    struct {
+      void *devPtr;
+      hipArray_Format format;
+      unsigned int numChannels;
+      size_t width;
+      size_t height;
+      size_t pitchInBytes;
+    } pitch2D;
+    struct {
+      int reserved[32];
+    } reserved;
+  } res;
+  unsigned int flags;
+} HIP_RESOURCE_DESC;
+
+typedef struct hipTextureDesc {
+  enum hipTextureAddressMode addressMode[3];
+  enum hipTextureFilterMode filterMode;
+  enum hipTextureReadMode readMode;
+  int sRGB;
+  float borderColor[4];
+  int normalizedCoords;
+  unsigned int maxAnisotropy;
+  enum hipTextureFilterMode mipmapFilterMode;
+  float mipmapLevelBias;
+  float minMipmapLevelClamp;
+  float maxMipmapLevelClamp;
+} hipTextureDesc;
+
+typedef struct HIP_TEXTURE_DESC_st {
+  HIPaddress_mode addressMode[3];
+  HIPfilter_mode filterMode;
+  unsigned int flags;
+  unsigned int maxAnisotropy;
+  HIPfilter_mode mipmapFilterMode;
+  float mipmapLevelBias;
+  float minMipmapLevelClamp;
+  float maxMipmapLevelClamp;
+  float borderColor[4];
+  int reserved[12];
+} HIP_TEXTURE_DESC;
+
+/* AMD declares the tag only (prototypes say `struct hipResourceViewDesc`); the typedef is ours. */
+typedef struct hipResourceViewDesc {
+  enum hipResourceViewFormat format;
+  size_t width;
+  size_t height;
+  size_t depth;
+  unsigned int firstMipmapLevel;
+  unsigned int lastMipmapLevel;
+  unsigned int firstLayer;
+  unsigned int lastLayer;
+} hipResourceViewDesc;
+
+typedef struct HIP_RESOURCE_VIEW_DESC_st {
+  HIPresourceViewFormat format;
+  size_t width;
+  size_t height;
+  size_t depth;
+  unsigned int firstMipmapLevel;
+  unsigned int lastMipmapLevel;
+  unsigned int firstLayer;
+  unsigned int lastLayer;
+  unsigned int reserved[16];
+} HIP_RESOURCE_VIEW_DESC;
+
+typedef struct textureReference {
+  int normalized;
+  enum hipTextureReadMode readMode;
+  enum hipTextureFilterMode filterMode;
+  enum hipTextureAddressMode addressMode[3];
+  struct hipChannelFormatDesc channelDesc;
+  int sRGB;
+  unsigned int maxAnisotropy;
+  enum hipTextureFilterMode mipmapFilterMode;
+  float mipmapLevelBias;
+  float minMipmapLevelClamp;
+  float maxMipmapLevelClamp;
+  hipTextureObject_t textureObject;
+  int numChannels;
+  enum hipArray_Format format;
+} textureReference;
+
+struct surfaceReference {
+  hipSurfaceObject_t surfaceObject;
+};
+";
+
+// ---------------------------------------------------------------------------------------------
 // Version and flag macros
 // ---------------------------------------------------------------------------------------------
 
@@ -2585,6 +3136,14 @@ c_defines! {
     pub const hipArraySurfaceLoadStore: c_uint = 0x02;
     pub const hipArrayCubemap: c_uint = 0x04;
     pub const hipArrayTextureGather: c_uint = 0x08;
+
+    /// `hipTexRefSetArray`/`hipTexRefSetMipmappedArray` flag: take the format from the array
+    /// (`driver_types.h`).
+    pub const HIP_TRSA_OVERRIDE_FORMAT: c_uint = 0x01;
+    /// `hipTexRefSetFlags` flags: read as integer, normalized coordinates, sRGB.
+    pub const HIP_TRSF_READ_AS_INTEGER: c_uint = 0x01;
+    pub const HIP_TRSF_NORMALIZED_COORDINATES: c_uint = 0x02;
+    pub const HIP_TRSF_SRGB: c_uint = 0x10;
 
     /// `hipExtMallocWithFlags` flags.
     pub const hipDeviceMallocDefault: c_uint = 0x0;
@@ -2735,6 +3294,18 @@ pub fn c_header_prelude() -> String {
         ("hipMemcpyFlags", ints(hipMemcpyFlags::ENUMERATORS)),
         ("hipMemcpySrcAccessOrder", ints(hipMemcpySrcAccessOrder::ENUMERATORS)),
         ("hipMemcpy3DOperandType", ints(hipMemcpy3DOperandType::ENUMERATORS)),
+        ("hipResourceType", ints(hipResourceType::ENUMERATORS)),
+        ("HIPresourcetype", ints(HIPresourcetype::ENUMERATORS)),
+        ("HIPaddress_mode", ints(HIPaddress_mode::ENUMERATORS)),
+        ("HIPfilter_mode", ints(HIPfilter_mode::ENUMERATORS)),
+        ("hipResourceViewFormat", ints(hipResourceViewFormat::ENUMERATORS)),
+        ("HIPresourceViewFormat", ints(HIPresourceViewFormat::ENUMERATORS)),
+        ("hipTextureAddressMode", ints(hipTextureAddressMode::ENUMERATORS)),
+        ("hipTextureFilterMode", ints(hipTextureFilterMode::ENUMERATORS)),
+        ("hipTextureReadMode", ints(hipTextureReadMode::ENUMERATORS)),
+        ("hipSurfaceBoundaryMode", ints(hipSurfaceBoundaryMode::ENUMERATORS)),
+        ("hipGraphicsRegisterFlags", ints(hipGraphicsRegisterFlags::ENUMERATORS)),
+        ("hipGLDeviceList", ints(hipGLDeviceList::ENUMERATORS)),
     ] {
         s.push('\n');
         render_enum(&mut s, name, "", &e);
@@ -2745,6 +3316,7 @@ pub fn c_header_prelude() -> String {
     s.push_str(INTEROP_C);
     s.push('\n');
     s.push_str(STREAM_BATCH_MEM_OP_C);
+    s.push_str(TEXTURE_C);
     s.push_str("\n/* Defined at the end of the header (GRAPH_NODE_PARAMS_C). */\ntypedef struct hipGraphNodeParams hipGraphNodeParams;\n");
     s.push_str("/* AMD's struct tag is hipLaunchParams_t. */\ntypedef struct hipLaunchParams_t hipLaunchParams;\n");
     s.push_str("typedef struct hipFunctionLaunchParams_t hipFunctionLaunchParams;\n");
@@ -2752,8 +3324,15 @@ pub fn c_header_prelude() -> String {
     s.push_str("typedef struct hipLaunchAttribute_st hipLaunchAttribute;\n");
     s.push_str("typedef struct hipLaunchConfig_st hipLaunchConfig_t;\n");
     s.push_str("typedef struct HIP_LAUNCH_CONFIG_st HIP_LAUNCH_CONFIG;\n");
-    // AMD's tags of the two interop enums end in `_enum`.
-    for e in ["hipExternalMemoryHandleType", "hipExternalSemaphoreHandleType"] {
+    // AMD's tags of these enums end in `_enum`.
+    for e in [
+        "hipExternalMemoryHandleType",
+        "hipExternalSemaphoreHandleType",
+        "HIPresourcetype",
+        "HIPaddress_mode",
+        "HIPfilter_mode",
+        "HIPresourceViewFormat",
+    ] {
         s = s.replace(&format!("typedef enum {e} {{"), &format!("typedef enum {e}_enum {{"));
     }
     s = s.replace("typedef enum hipLibraryOption {", "typedef enum hipLibraryOption_e {");
@@ -2871,6 +3450,44 @@ mod tests {
         assert_eq!(offset_of!(hipMemcpy3DBatchOp, extent), 80);
         assert_eq!(offset_of!(hipMemcpy3DBatchOp, srcAccessOrder), 104);
         assert_eq!(offset_of!(hipMemcpy3DBatchOp, flags), 108);
+    }
+
+    /// Sizes and offsets of the texture structs as gcc lays out ROCm 7's `driver_types.h` /
+    /// `texture_types.h` definitions on x86-64 (unchanged since ROCm 5.2).
+    #[test]
+    fn texture_struct_layouts() {
+        assert_eq!(size_of::<hipResourceDesc>(), 64);
+        assert_eq!(offset_of!(hipResourceDesc, res), 8);
+        assert_eq!(offset_of!(hipResourceDesc_pitch2D, desc), 8);
+        assert_eq!(offset_of!(hipResourceDesc_pitch2D, width), 32);
+        assert_eq!(offset_of!(hipResourceDesc_pitch2D, pitchInBytes), 48);
+        assert_eq!(offset_of!(hipResourceDesc_linear, sizeInBytes), 32);
+        assert_eq!(size_of::<HIP_RESOURCE_DESC>(), 144);
+        assert_eq!(offset_of!(HIP_RESOURCE_DESC, res), 8);
+        assert_eq!(offset_of!(HIP_RESOURCE_DESC, flags), 136);
+        assert_eq!(offset_of!(HIP_RESOURCE_DESC_pitch2D, width), 16);
+        assert_eq!(size_of::<hipTextureDesc>(), 64);
+        assert_eq!(offset_of!(hipTextureDesc, borderColor), 24);
+        assert_eq!(offset_of!(hipTextureDesc, normalizedCoords), 40);
+        assert_eq!(offset_of!(hipTextureDesc, maxMipmapLevelClamp), 60);
+        assert_eq!(size_of::<HIP_TEXTURE_DESC>(), 104);
+        assert_eq!(offset_of!(HIP_TEXTURE_DESC, flags), 16);
+        assert_eq!(offset_of!(HIP_TEXTURE_DESC, borderColor), 40);
+        assert_eq!(offset_of!(HIP_TEXTURE_DESC, reserved), 56);
+        assert_eq!(size_of::<hipResourceViewDesc>(), 48);
+        assert_eq!(offset_of!(hipResourceViewDesc, width), 8);
+        assert_eq!(offset_of!(hipResourceViewDesc, lastLayer), 44);
+        assert_eq!(size_of::<HIP_RESOURCE_VIEW_DESC>(), 112);
+        assert_eq!(offset_of!(HIP_RESOURCE_VIEW_DESC, reserved), 48);
+        assert_eq!(size_of::<textureReference>(), 88);
+        assert_eq!(offset_of!(textureReference, channelDesc), 24);
+        assert_eq!(offset_of!(textureReference, sRGB), 44);
+        assert_eq!(offset_of!(textureReference, maxMipmapLevelClamp), 64);
+        assert_eq!(offset_of!(textureReference, textureObject), 72);
+        assert_eq!(offset_of!(textureReference, numChannels), 80);
+        assert_eq!(offset_of!(textureReference, format), 84);
+        assert_eq!(size_of::<surfaceReference>(), 8);
+        assert_eq!(size_of::<hipTextureObject_t>(), 8);
     }
 
     /// Sizes and offsets computed with gcc from AMD's newest `hipDeviceProp_tR0600`

@@ -173,3 +173,44 @@ pub extern "C" fn hipDevicePrimaryCtxSetFlags(dev: hipDevice_t, flags: c_uint) -
 pub extern "C" fn hipDevicePrimaryCtxReset(dev: hipDevice_t) -> hipError_t {
     api(|| runtime()?.device(dev).map(drop))
 }
+
+/// `hipCtxGetCacheConfig(hipFuncCache_t* cacheConfig)`: the current context's cache preference,
+/// i.e. its device's (`hipDeviceGetCacheConfig`; CUDA's `cuCtxGetCacheConfig`: a context is its
+/// device here, as for [`hipCtxSynchronize`]; clr answers `hipErrorNotSupported`). Errors:
+/// `hipErrorInvalidValue` (null).
+#[no_mangle]
+pub extern "C" fn hipCtxGetCacheConfig(cacheConfig: *mut hipFuncCache_t) -> hipError_t {
+    crate::api::device::hipDeviceGetCacheConfig(cacheConfig)
+}
+
+/// `hipCtxSetCacheConfig(hipFuncCache_t cacheConfig)`: sets the current context's (its device's)
+/// preference, as `hipDeviceSetCacheConfig`: stored, no effect on AMD GPUs (CUDA's
+/// `cuCtxSetCacheConfig`; clr validates the value, then answers `hipErrorNotSupported`).
+/// Errors: `hipErrorInvalidValue` (not a `hipFuncCache_t`, as clr).
+#[no_mangle]
+pub extern "C" fn hipCtxSetCacheConfig(cacheConfig: hipFuncCache_t) -> hipError_t {
+    crate::api::device::hipDeviceSetCacheConfig(cacheConfig)
+}
+
+/// `hipCtxGetSharedMemConfig(hipSharedMemConfig* pConfig)`: `hipSharedMemBankSizeFourByte`, as
+/// `hipDeviceGetSharedMemConfig` (clr). Errors: `hipErrorInvalidValue` (null).
+#[no_mangle]
+pub extern "C" fn hipCtxGetSharedMemConfig(pConfig: *mut hipSharedMemConfig) -> hipError_t {
+    crate::api::device::hipDeviceGetSharedMemConfig(pConfig)
+}
+
+/// `hipCtxSetSharedMemConfig(hipSharedMemConfig config)`: accepted, no effect (LDS banks are 4
+/// bytes wide), as `hipDeviceSetSharedMemConfig` (CUDA's `cuCtxSetSharedMemConfig`; clr answers
+/// `hipErrorNotSupported`). Errors: `hipErrorInvalidValue` (not a `hipSharedMemConfig`).
+#[no_mangle]
+pub extern "C" fn hipCtxSetSharedMemConfig(config: hipSharedMemConfig) -> hipError_t {
+    crate::api::device::hipDeviceSetSharedMemConfig(config)
+}
+
+/// `hipCtxGetFlags(unsigned int* flags)`: the current context's flags, i.e. its device's: what
+/// `hipCtxCreate` or `hipSetDeviceFlags` set (`hipGetDeviceFlags`; CUDA's `cuCtxGetFlags`; clr
+/// answers `hipErrorNotSupported`). Errors: `hipErrorInvalidValue` (null).
+#[no_mangle]
+pub extern "C" fn hipCtxGetFlags(flags: *mut c_uint) -> hipError_t {
+    crate::api::device::hipGetDeviceFlags(flags)
+}

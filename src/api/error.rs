@@ -1,4 +1,4 @@
-//! Error reporting: `hipGetLastError`, `hipPeekAtLastError`, `hipGetErrorName`,
+//! Error reporting: `hipGetLastError`, `hipExtGetLastError`, `hipPeekAtLastError`, `hipGetErrorName`,
 //! `hipGetErrorString`, `hipDrvGetErrorName`, `hipDrvGetErrorString`, and the per-thread
 //! last-error slot every API records into through [`set_last_error`].
 //!
@@ -41,6 +41,13 @@ pub(crate) fn peek_last_error() -> hipError_t {
 #[no_mangle]
 pub extern "C" fn hipGetLastError() -> hipError_t {
     LAST_ERROR.with(|c| c.replace(hipError_t::hipSuccess))
+}
+
+/// `hipError_t hipExtGetLastError(void)`: as [`hipGetLastError`] (clr `hip_error.cpp`): returns
+/// this thread's last error and resets it to `hipSuccess`.
+#[no_mangle]
+pub extern "C" fn hipExtGetLastError() -> hipError_t {
+    hipGetLastError()
 }
 
 /// `hipError_t hipPeekAtLastError(void)`: returns the last error recorded by a HIP call on this

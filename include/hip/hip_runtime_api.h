@@ -569,10 +569,30 @@ typedef enum hipAccessProperty {
 typedef enum hipLaunchAttributeID {
   hipLaunchAttributeAccessPolicyWindow = 1,
   hipLaunchAttributeCooperative = 2,
+  hipLaunchAttributeSynchronizationPolicy = 3,
   hipLaunchAttributePriority = 8,
+  hipLaunchAttributeMemSyncDomainMap = 9,
+  hipLaunchAttributeMemSyncDomain = 10,
   hipKernelNodeAttributeAccessPolicyWindow = 1,
-  hipKernelNodeAttributeCooperative = 2
+  hipKernelNodeAttributeCooperative = 2,
+  hipStreamAttributeAccessPolicyWindow = 1,
+  hipStreamAttributeSynchronizationPolicy = 3,
+  hipStreamAttributePriority = 8,
+  hipStreamAttributeMemSyncDomainMap = 9,
+  hipStreamAttributeMemSyncDomain = 10
 } hipLaunchAttributeID;
+
+typedef enum hipSynchronizationPolicy {
+  hipSyncPolicyAuto = 1,
+  hipSyncPolicySpin = 2,
+  hipSyncPolicyYield = 3,
+  hipSyncPolicyBlockingSync = 4
+} hipSynchronizationPolicy;
+
+typedef enum hipLaunchMemSyncDomain {
+  hipLaunchMemSyncDomainDefault = 0,
+  hipLaunchMemSyncDomainRemote = 1
+} hipLaunchMemSyncDomain;
 
 typedef enum hipStreamCaptureMode {
   hipStreamCaptureModeGlobal = 0,
@@ -1269,6 +1289,12 @@ typedef struct hipAccessPolicyWindow {
   size_t num_bytes;
 } hipAccessPolicyWindow;
 
+// `hipLaunchMemSyncDomainMap`: default_@0, remote@1. 2 bytes.
+typedef struct hipLaunchMemSyncDomainMap {
+  uint8_t default_;
+  uint8_t remote;
+} hipLaunchMemSyncDomainMap;
+
 // `hipLaunchAttributeValue` (`hipKernelNodeAttrValue`): 64 bytes in ROCm 7 (`pad[64]`); ROCm
 // 5's `hipKernelNodeAttrValue` is the first 32 (window or cooperative), so readers and writers
 // touch only the member of the attribute at hand.
@@ -1277,6 +1303,9 @@ typedef union hipLaunchAttributeValue {
   struct hipAccessPolicyWindow accessPolicyWindow;
   int cooperative;
   int priority;
+  hipSynchronizationPolicy syncPolicy;
+  struct hipLaunchMemSyncDomainMap memSyncDomainMap;
+  hipLaunchMemSyncDomain memSyncDomain;
 } hipLaunchAttributeValue;
 
 // `typedef hipLaunchAttributeValue hipKernelNodeAttrValue;`
@@ -1439,6 +1468,12 @@ typedef struct hipLaunchParams_t {
   size_t sharedMem;
   hipStream_t stream;
 } hipLaunchParams_t;
+
+// `#define hipStreamAttrID hipLaunchAttributeID` (a typedef here).
+typedef hipLaunchAttributeID hipStreamAttrID;
+
+// `#define hipStreamAttrValue hipLaunchAttributeValue` (a typedef here).
+typedef union hipLaunchAttributeValue hipStreamAttrValue;
 
 // Stream callback (`hipStreamAddCallback`):
 // `typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void* userData);`.
@@ -3768,6 +3803,46 @@ hipError_t hipStreamGetPriority(hipStream_t stream, int *priority);
 // `hipStreamGetDevice`: the stream's device (null stream: the current device). Errors:
 // `hipErrorInvalidValue` (null `device`), `hipErrorContextIsDestroyed` (unknown stream).
 hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device);
+
+// `hipStreamGetId`: `*streamId` = the stream's id, unique in the process and never reused
+// (clr `Stream::GetStreamId`). The null stream and `hipStreamLegacy` name the current device's
+// null stream (one id), `hipStreamPerThread` this thread's per-thread stream. Errors (clr
+// `hipStreamGetId_common`): `hipErrorInvalidValue` (null `streamId`),
+// `hipErrorInvalidResourceHandle` (unknown or destroyed stream).
+hipError_t hipStreamGetId(hipStream_t stream, unsigned long long *streamId);
+
+// `int hipGetStreamDeviceId(hipStream_t stream)`: the device ordinal of `stream` (the null
+// stream, `hipStreamLegacy` and `hipStreamPerThread`: the current device), or -1 for an
+// unknown or destroyed stream or without a usable device (clr `hip_intercept.cpp`). Returns
+// an `int`, not a `hipError_t`, and sets no last error.
+int hipGetStreamDeviceId(hipStream_t stream);
+
+// `hipStreamSetAttribute`: sets one attribute of `stream`. Only
+// `hipStreamAttributeSynchronizationPolicy` can be set (`value->syncPolicy`, `hipSyncPolicyAuto`
+// to `hipSyncPolicyBlockingSync`), as in clr; it is recorded (every host wait here sleeps in
+// the kernel whatever the policy). Errors (clr `hipStreamSetAttribute`, in its order;
+// hip-tests `hipStreamSetGetAttributes.cc`): `hipErrorInvalidValue` (null `value`),
+// `hipErrorInvalidResourceHandle` (unknown or destroyed stream),
+// `hipErrorStreamCaptureUnsupported` (the stream captures: that capture is invalidated; or
+// another capture forbids it, as for `hipStreamSynchronize`), `hipErrorInvalidValue` (another
+// attribute, a policy out of range).
+hipError_t hipStreamSetAttribute(hipStream_t stream,
+                                 hipStreamAttrID attr,
+                                 const hipStreamAttrValue *value);
+
+// `hipStreamGetAttribute`: one attribute of `stream` into `value_out`:
+// `hipStreamAttributeSynchronizationPolicy` (`syncPolicy`; `hipSyncPolicyAuto` until set) or
+// `hipStreamAttributePriority` (`priority`, as `hipStreamGetPriority`). Only that member is
+// written. Errors (clr `hipStreamGetAttribute`): `hipErrorInvalidValue` (null `value_out`,
+// another attribute), `hipErrorInvalidResourceHandle` (unknown or destroyed stream).
+hipError_t hipStreamGetAttribute(hipStream_t stream,
+                                 hipStreamAttrID attr,
+                                 hipStreamAttrValue *value_out);
+
+// `hipStreamCopyAttributes`: gives `dst` the attributes of `src` that can be set (the
+// synchronization policy, as clr). Errors: `hipErrorInvalidResourceHandle` (either stream
+// unknown or destroyed).
+hipError_t hipStreamCopyAttributes(hipStream_t dst, hipStream_t src);
 
 // `hipLaunchHostFunc`: `fn(userData)` runs on a runtime thread after all work queued on
 // `stream` so far, and work queued on `stream` later starts only after it has returned. The

@@ -1230,18 +1230,56 @@ pub struct hipAccessPolicyWindow {
 }
 
 c_enum! {
-    /// `hipLaunchAttributeID` (`hip_runtime_api.h`; `hipKernelNodeAttrID` is its typedef, and
-    /// the `hipKernelNodeAttribute*` names its values): the kernel node attributes hipkfd keeps.
+    /// `hipLaunchAttributeID` (`hip_runtime_api.h`; `hipKernelNodeAttrID` and `hipStreamAttrID`
+    /// are its typedefs, and the `hipKernelNodeAttribute*` and `hipStreamAttribute*` names its
+    /// values): the kernel node and stream attributes.
     pub struct hipLaunchAttributeID {
         hipLaunchAttributeAccessPolicyWindow = 1,
         hipLaunchAttributeCooperative = 2,
+        hipLaunchAttributeSynchronizationPolicy = 3,
         hipLaunchAttributePriority = 8,
+        hipLaunchAttributeMemSyncDomainMap = 9,
+        hipLaunchAttributeMemSyncDomain = 10,
         hipKernelNodeAttributeAccessPolicyWindow = 1,
         hipKernelNodeAttributeCooperative = 2,
+        hipStreamAttributeAccessPolicyWindow = 1,
+        hipStreamAttributeSynchronizationPolicy = 3,
+        hipStreamAttributePriority = 8,
+        hipStreamAttributeMemSyncDomainMap = 9,
+        hipStreamAttributeMemSyncDomain = 10,
     }
 }
 /// `typedef hipLaunchAttributeID hipKernelNodeAttrID;`
 pub type hipKernelNodeAttrID = hipLaunchAttributeID;
+/// `#define hipStreamAttrID hipLaunchAttributeID` (a typedef here).
+pub type hipStreamAttrID = hipLaunchAttributeID;
+
+c_enum! {
+    /// `hipSynchronizationPolicy` (`hip_runtime_api.h`): how the host waits for a stream
+    /// (`hipStreamAttributeSynchronizationPolicy`).
+    pub struct hipSynchronizationPolicy {
+        hipSyncPolicyAuto = 1,
+        hipSyncPolicySpin = 2,
+        hipSyncPolicyYield = 3,
+        hipSyncPolicyBlockingSync = 4,
+    }
+}
+
+c_enum! {
+    /// `hipLaunchMemSyncDomain` (`hip_runtime_api.h`).
+    pub struct hipLaunchMemSyncDomain {
+        hipLaunchMemSyncDomainDefault = 0,
+        hipLaunchMemSyncDomainRemote = 1,
+    }
+}
+
+/// `hipLaunchMemSyncDomainMap`: default_@0, remote@1. 2 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipLaunchMemSyncDomainMap {
+    pub default_: u8,
+    pub remote: u8,
+}
 
 /// `hipLaunchAttributeValue` (`hipKernelNodeAttrValue`): 64 bytes in ROCm 7 (`pad[64]`); ROCm
 /// 5's `hipKernelNodeAttrValue` is the first 32 (window or cooperative), so readers and writers
@@ -1253,9 +1291,14 @@ pub union hipLaunchAttributeValue {
     pub accessPolicyWindow: hipAccessPolicyWindow,
     pub cooperative: c_int,
     pub priority: c_int,
+    pub syncPolicy: hipSynchronizationPolicy,
+    pub memSyncDomainMap: hipLaunchMemSyncDomainMap,
+    pub memSyncDomain: hipLaunchMemSyncDomain,
 }
 /// `typedef hipLaunchAttributeValue hipKernelNodeAttrValue;`
 pub type hipKernelNodeAttrValue = hipLaunchAttributeValue;
+/// `#define hipStreamAttrValue hipLaunchAttributeValue` (a typedef here).
+pub type hipStreamAttrValue = hipLaunchAttributeValue;
 
 /// `HIP_ARRAY_DESCRIPTOR` (`driver_types.h`): Width@0, Height@8 (elements; 0 for 1D),
 /// Format@16, NumChannels@20. 24 bytes.
@@ -2292,6 +2335,8 @@ pub fn c_header_prelude() -> String {
         ("hipGraphNodeType", ints(hipGraphNodeType::ENUMERATORS)),
         ("hipAccessProperty", ints(hipAccessProperty::ENUMERATORS)),
         ("hipLaunchAttributeID", ints(hipLaunchAttributeID::ENUMERATORS)),
+        ("hipSynchronizationPolicy", ints(hipSynchronizationPolicy::ENUMERATORS)),
+        ("hipLaunchMemSyncDomain", ints(hipLaunchMemSyncDomain::ENUMERATORS)),
         ("hipStreamCaptureMode", ints(hipStreamCaptureMode::ENUMERATORS)),
         ("hipStreamCaptureStatus", ints(hipStreamCaptureStatus::ENUMERATORS)),
         ("hipStreamUpdateCaptureDependenciesFlags", ints(hipStreamUpdateCaptureDependenciesFlags::ENUMERATORS)),

@@ -2267,10 +2267,52 @@ pub const HIPKFD_DRIVER_VERSION: c_int = HIP_VERSION;
 // Header prelude
 // ---------------------------------------------------------------------------------------------
 
+/// The calls that `HIP_API_PER_THREAD_DEFAULT_STREAM` renames to `NAME_spt` (ROCm 7's
+/// `amd_hip_runtime_pt_api.h`, in its order).
+const PER_THREAD_STREAM_NAMES: &[&str] = &[
+    "hipMemcpy",
+    "hipMemcpyToSymbol",
+    "hipMemcpyFromSymbol",
+    "hipMemcpy2D",
+    "hipMemcpy2DFromArray",
+    "hipMemcpy3D",
+    "hipMemset",
+    "hipMemset2D",
+    "hipMemset3D",
+    "hipMemcpyAsync",
+    "hipMemset3DAsync",
+    "hipMemset2DAsync",
+    "hipMemsetAsync",
+    "hipMemcpy3DAsync",
+    "hipMemcpy2DAsync",
+    "hipMemcpyFromSymbolAsync",
+    "hipMemcpyToSymbolAsync",
+    "hipMemcpyFromArray",
+    "hipMemcpy2DToArray",
+    "hipMemcpy2DFromArrayAsync",
+    "hipMemcpy2DToArrayAsync",
+    "hipStreamSynchronize",
+    "hipStreamQuery",
+    "hipStreamGetFlags",
+    "hipStreamGetPriority",
+    "hipStreamWaitEvent",
+    "hipStreamAddCallback",
+    "hipLaunchHostFunc",
+    "hipEventRecord",
+    "hipLaunchKernel",
+    "hipLaunchCooperativeKernel",
+    "hipGraphLaunch",
+    "hipStreamBeginCapture",
+    "hipStreamEndCapture",
+    "hipStreamIsCapturing",
+    "hipStreamGetCaptureInfo",
+    "hipStreamGetCaptureInfo_v2",
+];
+
 /// The C declarations cbindgen cannot derive, rendered from the tables above: the R0600
-/// renaming macros, the pointer-valued stream macros, the `hipDeviceArch_t` bitfields and every
-/// [`c_enum!`] enum as `typedef enum NAME { ... } NAME;` (`hipError_t` with AMD's C++17
-/// `[[nodiscard]]`). `tests/header.rs` passes this to cbindgen as `after_includes`.
+/// renaming macros, the pointer-valued stream macros, the per-thread default stream renames,
+/// the `hipDeviceArch_t` bitfields and every [`c_enum!`] enum as `typedef enum NAME { ... }
+/// NAME;` (`hipError_t` with AMD's C++17 `[[nodiscard]]`). `tests/header.rs` passes this to cbindgen as `after_includes`.
 #[doc(hidden)]
 pub fn c_header_prelude() -> String {
     let mut s = String::new();
@@ -2289,6 +2331,13 @@ pub fn c_header_prelude() -> String {
     s.push_str("#define hipChooseDevice hipChooseDeviceR0600\n\n");
     s.push_str("#define hipStreamLegacy ((hipStream_t)1)\n");
     s.push_str("#define hipStreamPerThread ((hipStream_t)2)\n\n");
+    s.push_str("/* Built for the per-thread default stream (-fgpu-default-stream=per-thread defines\n");
+    s.push_str(" * HIP_API_PER_THREAD_DEFAULT_STREAM): these calls go to their _spt entry points\n");
+    s.push_str(" * (amd_hip_runtime_pt_api.h). */\n#if defined(HIP_API_PER_THREAD_DEFAULT_STREAM)\n");
+    for name in PER_THREAD_STREAM_NAMES {
+        let _ = writeln!(s, "#define {name} {name}_spt");
+    }
+    s.push_str("#endif\n\n");
     s.push_str("#define HIP_LAUNCH_PARAM_BUFFER_POINTER ((void*)0x01)\n");
     s.push_str("#define HIP_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)\n");
     s.push_str("#define HIP_LAUNCH_PARAM_END ((void*)0x03)\n\n");

@@ -18,5 +18,6 @@ pub mod module;
 pub mod occupancy;
 pub mod peer;
 pub mod rtc;
+pub mod spt;
 pub mod stream;
 pub mod vmm;

@@ -518,9 +518,11 @@ TEST(hipGetDriverEntryPoint)
     CHECK(f == (void *)hipMemcpy && st == hipDriverEntryPointSuccess);
     HIP_OK(hipGetDriverEntryPoint("hipStreamSynchronize", &f, hipEnableLegacyStream, NULL));
     CHECK(f == (void *)hipStreamSynchronize);
-    /* no _spt variants: the plain function, as clr falls back */
+    /* the _spt variant where there is one, else the plain function, as clr falls back */
     HIP_OK(hipGetDriverEntryPoint("hipStreamSynchronize", &f, hipEnablePerThreadDefaultStream, NULL));
-    CHECK(f == (void *)hipStreamSynchronize);
+    CHECK(f == (void *)hipStreamSynchronize_spt);
+    HIP_OK(hipGetDriverEntryPoint("hipMalloc", &f, hipEnablePerThreadDefaultStream, NULL));
+    CHECK(f == (void *)hipMalloc);
     CHECK_HIP(hipGetDriverEntryPoint("hipMemcpy", &f, 3, NULL), hipErrorInvalidValue);
     CHECK_HIP(hipGetDriverEntryPoint("hipNoSuch", &f, hipEnableDefault, &st), hipErrorInvalidValue);
     CHECK(st == hipDriverEntryPointSymbolNotFound);

@@ -100,6 +100,49 @@
 #define hipStreamLegacy ((hipStream_t)1)
 #define hipStreamPerThread ((hipStream_t)2)
 
+/* Built for the per-thread default stream (-fgpu-default-stream=per-thread defines
+ * HIP_API_PER_THREAD_DEFAULT_STREAM): these calls go to their _spt entry points
+ * (amd_hip_runtime_pt_api.h). */
+#if defined(HIP_API_PER_THREAD_DEFAULT_STREAM)
+#define hipMemcpy hipMemcpy_spt
+#define hipMemcpyToSymbol hipMemcpyToSymbol_spt
+#define hipMemcpyFromSymbol hipMemcpyFromSymbol_spt
+#define hipMemcpy2D hipMemcpy2D_spt
+#define hipMemcpy2DFromArray hipMemcpy2DFromArray_spt
+#define hipMemcpy3D hipMemcpy3D_spt
+#define hipMemset hipMemset_spt
+#define hipMemset2D hipMemset2D_spt
+#define hipMemset3D hipMemset3D_spt
+#define hipMemcpyAsync hipMemcpyAsync_spt
+#define hipMemset3DAsync hipMemset3DAsync_spt
+#define hipMemset2DAsync hipMemset2DAsync_spt
+#define hipMemsetAsync hipMemsetAsync_spt
+#define hipMemcpy3DAsync hipMemcpy3DAsync_spt
+#define hipMemcpy2DAsync hipMemcpy2DAsync_spt
+#define hipMemcpyFromSymbolAsync hipMemcpyFromSymbolAsync_spt
+#define hipMemcpyToSymbolAsync hipMemcpyToSymbolAsync_spt
+#define hipMemcpyFromArray hipMemcpyFromArray_spt
+#define hipMemcpy2DToArray hipMemcpy2DToArray_spt
+#define hipMemcpy2DFromArrayAsync hipMemcpy2DFromArrayAsync_spt
+#define hipMemcpy2DToArrayAsync hipMemcpy2DToArrayAsync_spt
+#define hipStreamSynchronize hipStreamSynchronize_spt
+#define hipStreamQuery hipStreamQuery_spt
+#define hipStreamGetFlags hipStreamGetFlags_spt
+#define hipStreamGetPriority hipStreamGetPriority_spt
+#define hipStreamWaitEvent hipStreamWaitEvent_spt
+#define hipStreamAddCallback hipStreamAddCallback_spt
+#define hipLaunchHostFunc hipLaunchHostFunc_spt
+#define hipEventRecord hipEventRecord_spt
+#define hipLaunchKernel hipLaunchKernel_spt
+#define hipLaunchCooperativeKernel hipLaunchCooperativeKernel_spt
+#define hipGraphLaunch hipGraphLaunch_spt
+#define hipStreamBeginCapture hipStreamBeginCapture_spt
+#define hipStreamEndCapture hipStreamEndCapture_spt
+#define hipStreamIsCapturing hipStreamIsCapturing_spt
+#define hipStreamGetCaptureInfo hipStreamGetCaptureInfo_spt
+#define hipStreamGetCaptureInfo_v2 hipStreamGetCaptureInfo_v2_spt
+#endif
+
 #define HIP_LAUNCH_PARAM_BUFFER_POINTER ((void*)0x01)
 #define HIP_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)
 #define HIP_LAUNCH_PARAM_END ((void*)0x03)
@@ -593,8 +636,25 @@ typedef enum hipLaunchAttributeID {
   hipLaunchAttributeExtDynDataPrefetch = 1024,
   hipLaunchAttributeMax = 1025,
   hipKernelNodeAttributeAccessPolicyWindow = 1,
-  hipKernelNodeAttributeCooperative = 2
+  hipKernelNodeAttributeCooperative = 2,
+  hipStreamAttributeAccessPolicyWindow = 1,
+  hipStreamAttributeSynchronizationPolicy = 3,
+  hipStreamAttributePriority = 8,
+  hipStreamAttributeMemSyncDomainMap = 9,
+  hipStreamAttributeMemSyncDomain = 10
 } hipLaunchAttributeID;
+
+typedef enum hipSynchronizationPolicy {
+  hipSyncPolicyAuto = 1,
+  hipSyncPolicySpin = 2,
+  hipSyncPolicyYield = 3,
+  hipSyncPolicyBlockingSync = 4
+} hipSynchronizationPolicy;
+
+typedef enum hipLaunchMemSyncDomain {
+  hipLaunchMemSyncDomainDefault = 0,
+  hipLaunchMemSyncDomainRemote = 1
+} hipLaunchMemSyncDomain;
 
 typedef enum hipStreamCaptureMode {
   hipStreamCaptureModeGlobal = 0,
@@ -1666,6 +1726,12 @@ typedef struct hipAccessPolicyWindow {
   size_t num_bytes;
 } hipAccessPolicyWindow;
 
+// `hipLaunchMemSyncDomainMap`: default_@0, remote@1. 2 bytes.
+typedef struct hipLaunchMemSyncDomainMap {
+  uint8_t default_;
+  uint8_t remote;
+} hipLaunchMemSyncDomainMap;
+
 // `hipLaunchAttributeValue` (`hipKernelNodeAttrValue`): 64 bytes in ROCm 7 (`pad[64]`); ROCm
 // 5's `hipKernelNodeAttrValue` is the first 32 (window or cooperative), so readers and writers
 // touch only the member of the attribute at hand.
@@ -1674,6 +1740,9 @@ typedef union hipLaunchAttributeValue {
   struct hipAccessPolicyWindow accessPolicyWindow;
   int cooperative;
   int priority;
+  hipSynchronizationPolicy syncPolicy;
+  struct hipLaunchMemSyncDomainMap memSyncDomainMap;
+  hipLaunchMemSyncDomain memSyncDomain;
 } hipLaunchAttributeValue;
 
 // `typedef hipLaunchAttributeValue hipKernelNodeAttrValue;`
@@ -1976,6 +2045,12 @@ typedef struct hipMemcpy3DPeerParms {
 // Stream callback (`hipStreamAddCallback`):
 // `typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void* userData);`.
 typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void *userData);
+
+// `#define hipStreamAttrID hipLaunchAttributeID` (a typedef here).
+typedef hipLaunchAttributeID hipStreamAttrID;
+
+// `#define hipStreamAttrValue hipLaunchAttributeValue` (a typedef here).
+typedef union hipLaunchAttributeValue hipStreamAttrValue;
 
 // `typedef const struct hipArray* hipArray_const_t;` (the texture binding calls).
 typedef const struct hipArray *hipArray_const_t;
@@ -2499,10 +2574,12 @@ hipError_t hipSetValidDevices(int *device_arr, int len);
 
 // `hipGetProcAddress` (ROCm 6.1+ prototype): `*pfn` = hipkfd's own entry point named `symbol`
 // (`hipGetDeviceProperties` and `hipChooseDevice` mean their `R0600` versions when
-// `hipVersion` ≥ 600, as clr). `flags` and a lower `hipVersion` select nothing else: every
-// export of ours has one version. `symbolStatus` (optional) gets
+// `hipVersion` ≥ 600, as clr); with `HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` its
+// per-thread-stream variant (`NAME_spt`) where there is one. A lower `hipVersion` selects
+// nothing else: every export of ours has one version. `symbolStatus` (optional) gets
 // `HIP_GET_PROC_ADDRESS_SUCCESS` or `_SYMBOL_NOT_FOUND`. Errors: `hipErrorInvalidValue` (null
-// or empty `symbol`, null `pfn`, not found; clr `hip_device.cpp`).
+// or empty `symbol`, null `pfn`, `flags` not `HIP_GET_PROC_ADDRESS_DEFAULT`/`_LEGACY_STREAM`/
+// `_PER_THREAD_DEFAULT_STREAM`, not found; clr `hipGetProcAddress_common`).
 hipError_t hipGetProcAddress(const char *symbol,
                              void **pfn,
                              int hipVersion,
@@ -2510,9 +2587,9 @@ hipError_t hipGetProcAddress(const char *symbol,
                              hipDriverProcAddressQueryResult *symbolStatus);
 
 // `hipGetDriverEntryPoint` (ROCm 7.1): `*funcPtr` = hipkfd's own entry point named `symbol`;
-// with `hipEnablePerThreadDefaultStream` the `_spt` variant if there is one (hipkfd has none,
-// so the plain one, as clr falls back). `driverStatus` (optional): `hipDriverEntryPointSuccess`
-// or `..SymbolNotFound`. Errors: `hipErrorInvalidValue` (null or empty `symbol`, null
+// with `hipEnablePerThreadDefaultStream` its `_spt` variant where there is one (else the plain
+// one, as clr falls back). `driverStatus` (optional): `hipDriverEntryPointSuccess` or
+// `..SymbolNotFound`. Errors: `hipErrorInvalidValue` (null or empty `symbol`, null
 // `funcPtr`, `flags` not one of `hipEnableDefault`/`LegacyStream`/`PerThreadDefaultStream`,
 // not found; clr `hip_device_runtime.cpp`).
 hipError_t hipGetDriverEntryPoint(const char *symbol,
@@ -4744,6 +4821,228 @@ hipError_t hipExtGetLinkTypeAndHopCount(int device1,
                                         uint32_t *linktype,
                                         uint32_t *hopcount);
 
+// `hipMemcpy` on this thread's per-thread stream: runs after its earlier work and returns once
+// done (a copy between memory of one device once queued, as `hipMemcpy`).
+hipError_t hipMemcpy_spt(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind);
+
+// `hipMemcpyAsync` with a null or legacy `stream` meaning the per-thread stream.
+hipError_t hipMemcpyAsync_spt(void *dst,
+                              const void *src,
+                              size_t sizeBytes,
+                              hipMemcpyKind kind,
+                              hipStream_t stream);
+
+// `hipMemset` on the per-thread stream.
+hipError_t hipMemset_spt(void *dst, int value, size_t sizeBytes);
+
+// `hipMemsetAsync` with a null or legacy `stream` meaning the per-thread stream.
+hipError_t hipMemsetAsync_spt(void *dst, int value, size_t sizeBytes, hipStream_t stream);
+
+// `hipMemset2D` on the per-thread stream.
+hipError_t hipMemset2D_spt(void *dst, size_t pitch, int value, size_t width, size_t height);
+
+// `hipMemset2DAsync` with a null or legacy `stream` meaning the per-thread stream.
+hipError_t hipMemset2DAsync_spt(void *dst,
+                                size_t pitch,
+                                int value,
+                                size_t width,
+                                size_t height,
+                                hipStream_t stream);
+
+// `hipMemset3D` on the per-thread stream.
+hipError_t hipMemset3D_spt(struct hipPitchedPtr pitchedDevPtr, int value, hipExtent extent);
+
+// `hipMemset3DAsync` with a null or legacy `stream` meaning the per-thread stream.
+hipError_t hipMemset3DAsync_spt(struct hipPitchedPtr pitchedDevPtr,
+                                int value,
+                                hipExtent extent,
+                                hipStream_t stream);
+
+// `hipMemcpy2D` on the per-thread stream.
+hipError_t hipMemcpy2D_spt(void *dst,
+                           size_t dpitch,
+                           const void *src,
+                           size_t spitch,
+                           size_t width,
+                           size_t height,
+                           hipMemcpyKind kind);
+
+// `hipMemcpy2DAsync` with a null or legacy `stream` meaning the per-thread stream.
+hipError_t hipMemcpy2DAsync_spt(void *dst,
+                                size_t dpitch,
+                                const void *src,
+                                size_t spitch,
+                                size_t width,
+                                size_t height,
+                                hipMemcpyKind kind,
+                                hipStream_t stream);
+
+// `hipMemcpy3D` on the per-thread stream.
+hipError_t hipMemcpy3D_spt(const struct hipMemcpy3DParms *p);
+
+// `hipMemcpy3DAsync` with a null or legacy `stream` meaning the per-thread stream.
+hipError_t hipMemcpy3DAsync_spt(const struct hipMemcpy3DParms *p, hipStream_t stream);
+
+// `hipMemcpyToSymbol` on the per-thread stream.
+hipError_t hipMemcpyToSymbol_spt(const void *symbol,
+                                 const void *src,
+                                 size_t sizeBytes,
+                                 size_t offset,
+                                 hipMemcpyKind kind);
+
+// `hipMemcpyFromSymbol` on the per-thread stream.
+hipError_t hipMemcpyFromSymbol_spt(void *dst,
+                                   const void *symbol,
+                                   size_t sizeBytes,
+                                   size_t offset,
+                                   hipMemcpyKind kind);
+
+// `hipMemcpyToSymbolAsync` with a null or legacy `stream` meaning the per-thread stream.
+hipError_t hipMemcpyToSymbolAsync_spt(const void *symbol,
+                                      const void *src,
+                                      size_t sizeBytes,
+                                      size_t offset,
+                                      hipMemcpyKind kind,
+                                      hipStream_t stream);
+
+// `hipMemcpyFromSymbolAsync` with a null or legacy `stream` meaning the per-thread stream.
+hipError_t hipMemcpyFromSymbolAsync_spt(void *dst,
+                                        const void *symbol,
+                                        size_t sizeBytes,
+                                        size_t offset,
+                                        hipMemcpyKind kind,
+                                        hipStream_t stream);
+
+// `hipMemcpy2DToArray` on the per-thread stream.
+hipError_t hipMemcpy2DToArray_spt(hipArray_t dst,
+                                  size_t wOffset,
+                                  size_t hOffset,
+                                  const void *src,
+                                  size_t spitch,
+                                  size_t width,
+                                  size_t height,
+                                  hipMemcpyKind kind);
+
+// `hipMemcpy2DToArrayAsync` with a null or legacy `stream` meaning the per-thread stream.
+hipError_t hipMemcpy2DToArrayAsync_spt(hipArray_t dst,
+                                       size_t wOffset,
+                                       size_t hOffset,
+                                       const void *src,
+                                       size_t spitch,
+                                       size_t width,
+                                       size_t height,
+                                       hipMemcpyKind kind,
+                                       hipStream_t stream);
+
+// `hipMemcpy2DFromArray` on the per-thread stream.
+hipError_t hipMemcpy2DFromArray_spt(void *dst,
+                                    size_t dpitch,
+                                    hipArray_t src,
+                                    size_t wOffsetSrc,
+                                    size_t hOffset,
+                                    size_t width,
+                                    size_t height,
+                                    hipMemcpyKind kind);
+
+// `hipMemcpy2DFromArrayAsync` with a null or legacy `stream` meaning the per-thread stream.
+hipError_t hipMemcpy2DFromArrayAsync_spt(void *dst,
+                                         size_t dpitch,
+                                         hipArray_t src,
+                                         size_t wOffsetSrc,
+                                         size_t hOffsetSrc,
+                                         size_t width,
+                                         size_t height,
+                                         hipMemcpyKind kind,
+                                         hipStream_t stream);
+
+// `hipMemcpyFromArray` (deprecated) on the per-thread stream.
+hipError_t hipMemcpyFromArray_spt(void *dst,
+                                  hipArray_t src,
+                                  size_t wOffsetSrc,
+                                  size_t hOffset,
+                                  size_t count,
+                                  hipMemcpyKind kind);
+
+// `hipStreamQuery`: a null or legacy `stream` is the per-thread stream.
+hipError_t hipStreamQuery_spt(hipStream_t stream);
+
+// `hipStreamSynchronize`: a null or legacy `stream` is the per-thread stream.
+hipError_t hipStreamSynchronize_spt(hipStream_t stream);
+
+// `hipStreamGetPriority`: a null or legacy `stream` is the per-thread stream (priority 0).
+hipError_t hipStreamGetPriority_spt(hipStream_t stream, int *priority);
+
+// `hipStreamGetFlags`: a null or legacy `stream` is the per-thread stream (`hipStreamDefault`;
+// the plain call refuses a null stream).
+hipError_t hipStreamGetFlags_spt(hipStream_t stream, unsigned int *flags);
+
+// `hipStreamWaitEvent`: a null or legacy `stream` is the per-thread stream.
+hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event, unsigned int flags);
+
+// `hipStreamAddCallback`: a null or legacy `stream` is the per-thread stream.
+hipError_t hipStreamAddCallback_spt(hipStream_t stream,
+                                    hipStreamCallback_t callback,
+                                    void *userData,
+                                    unsigned int flags);
+
+// `hipLaunchHostFunc`: a null or legacy `stream` is the per-thread stream.
+hipError_t hipLaunchHostFunc_spt(hipStream_t stream, hipHostFn_t fn_, void *userData);
+
+// `hipEventRecord`: a null or legacy `stream` is the per-thread stream.
+hipError_t hipEventRecord_spt(hipEvent_t event, hipStream_t stream);
+
+// `hipLaunchKernel` (what `<<<...>>>` calls under `-fgpu-default-stream=per-thread`): a null
+// or legacy `stream` is the per-thread stream.
+hipError_t hipLaunchKernel_spt(const void *function_address,
+                               struct dim3 numBlocks,
+                               struct dim3 dimBlocks,
+                               void **args,
+                               size_t sharedMemBytes,
+                               hipStream_t stream);
+
+// `hipLaunchCooperativeKernel`: a null or legacy `stream` is the per-thread stream.
+hipError_t hipLaunchCooperativeKernel_spt(const void *f,
+                                          struct dim3 gridDim,
+                                          struct dim3 blockDim,
+                                          void **kernelParams,
+                                          unsigned int sharedMemBytes,
+                                          hipStream_t hStream);
+
+// `hipGraphLaunch`: a null or legacy `stream` is the per-thread stream.
+hipError_t hipGraphLaunch_spt(hipGraphExec_t graphExec, hipStream_t stream);
+
+// `hipStreamBeginCapture`: a null or legacy `stream` is the per-thread stream, which can
+// capture (a blocking stream: while it captures, the legacy null stream's capture queries
+// are `hipErrorStreamCaptureImplicit`).
+hipError_t hipStreamBeginCapture_spt(hipStream_t stream, hipStreamCaptureMode mode);
+
+// `hipStreamEndCapture`: a null or legacy `stream` is the per-thread stream.
+hipError_t hipStreamEndCapture_spt(hipStream_t stream, hipGraph_t *pGraph);
+
+// `hipStreamIsCapturing`: a null or legacy `stream` is the per-thread stream.
+hipError_t hipStreamIsCapturing_spt(hipStream_t stream, hipStreamCaptureStatus *pCaptureStatus);
+
+// `hipStreamGetCaptureInfo`: a null or legacy `stream` is the per-thread stream.
+hipError_t hipStreamGetCaptureInfo_spt(hipStream_t stream,
+                                       hipStreamCaptureStatus *pCaptureStatus,
+                                       unsigned long long *pId);
+
+// `hipStreamGetCaptureInfo_v2`: a null or legacy `stream` is the per-thread stream.
+hipError_t hipStreamGetCaptureInfo_v2_spt(hipStream_t stream,
+                                          hipStreamCaptureStatus *captureStatus_out,
+                                          unsigned long long *id_out,
+                                          hipGraph_t *graph_out,
+                                          const hipGraphNode_t **dependencies_out,
+                                          size_t *numDependencies_out);
+
+// `hipGetDriverEntryPoint` whose `hipEnableDefault` means `hipEnablePerThreadDefaultStream`:
+// the `_spt` variant of `symbol` where there is one, else the plain entry point (clr
+// `hipGetDriverEntryPoint_spt`). Errors as `hipGetDriverEntryPoint`.
+hipError_t hipGetDriverEntryPoint_spt(const char *symbol,
+                                      void **funcPtr,
+                                      uint64_t flags,
+                                      hipDriverEntryPointQueryResult *driverStatus);
+
 // `hipDeviceGetStreamPriorityRange`: least 1, greatest -1 (clr); either pointer may be null.
 hipError_t hipDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
 
@@ -4790,6 +5089,46 @@ hipError_t hipStreamGetPriority(hipStream_t stream, int *priority);
 // `hipStreamGetDevice`: the stream's device (null stream: the current device). Errors:
 // `hipErrorInvalidValue` (null `device`), `hipErrorContextIsDestroyed` (unknown stream).
 hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device);
+
+// `hipStreamGetId`: `*streamId` = the stream's id, unique in the process and never reused
+// (clr `Stream::GetStreamId`). The null stream and `hipStreamLegacy` name the current device's
+// null stream (one id), `hipStreamPerThread` this thread's per-thread stream. Errors (clr
+// `hipStreamGetId_common`): `hipErrorInvalidValue` (null `streamId`),
+// `hipErrorInvalidResourceHandle` (unknown or destroyed stream).
+hipError_t hipStreamGetId(hipStream_t stream, unsigned long long *streamId);
+
+// `int hipGetStreamDeviceId(hipStream_t stream)`: the device ordinal of `stream` (the null
+// stream, `hipStreamLegacy` and `hipStreamPerThread`: the current device), or -1 for an
+// unknown or destroyed stream or without a usable device (clr `hip_intercept.cpp`). Returns
+// an `int`, not a `hipError_t`, and sets no last error.
+int hipGetStreamDeviceId(hipStream_t stream);
+
+// `hipStreamSetAttribute`: sets one attribute of `stream`. Only
+// `hipStreamAttributeSynchronizationPolicy` can be set (`value->syncPolicy`, `hipSyncPolicyAuto`
+// to `hipSyncPolicyBlockingSync`), as in clr; it is recorded (every host wait here sleeps in
+// the kernel whatever the policy). Errors (clr `hipStreamSetAttribute`, in its order;
+// hip-tests `hipStreamSetGetAttributes.cc`): `hipErrorInvalidValue` (null `value`),
+// `hipErrorInvalidResourceHandle` (unknown or destroyed stream),
+// `hipErrorStreamCaptureUnsupported` (the stream captures: that capture is invalidated; or
+// another capture forbids it, as for `hipStreamSynchronize`), `hipErrorInvalidValue` (another
+// attribute, a policy out of range).
+hipError_t hipStreamSetAttribute(hipStream_t stream,
+                                 hipStreamAttrID attr,
+                                 const hipStreamAttrValue *value);
+
+// `hipStreamGetAttribute`: one attribute of `stream` into `value_out`:
+// `hipStreamAttributeSynchronizationPolicy` (`syncPolicy`; `hipSyncPolicyAuto` until set) or
+// `hipStreamAttributePriority` (`priority`, as `hipStreamGetPriority`). Only that member is
+// written. Errors (clr `hipStreamGetAttribute`): `hipErrorInvalidValue` (null `value_out`,
+// another attribute), `hipErrorInvalidResourceHandle` (unknown or destroyed stream).
+hipError_t hipStreamGetAttribute(hipStream_t stream,
+                                 hipStreamAttrID attr,
+                                 hipStreamAttrValue *value_out);
+
+// `hipStreamCopyAttributes`: gives `dst` the attributes of `src` that can be set (the
+// synchronization policy, as clr). Errors: `hipErrorInvalidResourceHandle` (either stream
+// unknown or destroyed).
+hipError_t hipStreamCopyAttributes(hipStream_t dst, hipStream_t src);
 
 // `hipLaunchHostFunc`: `fn(userData)` runs on a runtime thread after all work queued on
 // `stream` so far, and work queued on `stream` later starts only after it has returned. The

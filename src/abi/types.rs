@@ -1501,8 +1501,9 @@ pub struct hipAccessPolicyWindow {
 }
 
 c_enum! {
-    /// `hipLaunchAttributeID` (`hip_runtime_api.h`; `hipKernelNodeAttrID` is its typedef, and
-    /// the `hipKernelNodeAttribute*` names its values): the kernel node attributes hipkfd keeps.
+    /// `hipLaunchAttributeID` (`hip_runtime_api.h`; `hipKernelNodeAttrID` and `hipStreamAttrID`
+    /// are its typedefs, and the `hipKernelNodeAttribute*` and `hipStreamAttribute*` names its
+    /// values): the kernel node and stream attributes.
     pub struct hipLaunchAttributeID {
         hipLaunchAttributeIgnore = 0,
         hipLaunchAttributeAccessPolicyWindow = 1,
@@ -1517,10 +1518,44 @@ c_enum! {
         hipLaunchAttributeMax = 1025,
         hipKernelNodeAttributeAccessPolicyWindow = 1,
         hipKernelNodeAttributeCooperative = 2,
+        hipStreamAttributeAccessPolicyWindow = 1,
+        hipStreamAttributeSynchronizationPolicy = 3,
+        hipStreamAttributePriority = 8,
+        hipStreamAttributeMemSyncDomainMap = 9,
+        hipStreamAttributeMemSyncDomain = 10,
     }
 }
 /// `typedef hipLaunchAttributeID hipKernelNodeAttrID;`
 pub type hipKernelNodeAttrID = hipLaunchAttributeID;
+/// `#define hipStreamAttrID hipLaunchAttributeID` (a typedef here).
+pub type hipStreamAttrID = hipLaunchAttributeID;
+
+c_enum! {
+    /// `hipSynchronizationPolicy` (`hip_runtime_api.h`): how the host waits for a stream
+    /// (`hipStreamAttributeSynchronizationPolicy`).
+    pub struct hipSynchronizationPolicy {
+        hipSyncPolicyAuto = 1,
+        hipSyncPolicySpin = 2,
+        hipSyncPolicyYield = 3,
+        hipSyncPolicyBlockingSync = 4,
+    }
+}
+
+c_enum! {
+    /// `hipLaunchMemSyncDomain` (`hip_runtime_api.h`).
+    pub struct hipLaunchMemSyncDomain {
+        hipLaunchMemSyncDomainDefault = 0,
+        hipLaunchMemSyncDomainRemote = 1,
+    }
+}
+
+/// `hipLaunchMemSyncDomainMap`: default_@0, remote@1. 2 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipLaunchMemSyncDomainMap {
+    pub default_: u8,
+    pub remote: u8,
+}
 
 /// `hipLaunchAttributeValue` (`hipKernelNodeAttrValue`): 64 bytes in ROCm 7 (`pad[64]`); ROCm
 /// 5's `hipKernelNodeAttrValue` is the first 32 (window or cooperative), so readers and writers
@@ -1532,9 +1567,14 @@ pub union hipLaunchAttributeValue {
     pub accessPolicyWindow: hipAccessPolicyWindow,
     pub cooperative: c_int,
     pub priority: c_int,
+    pub syncPolicy: hipSynchronizationPolicy,
+    pub memSyncDomainMap: hipLaunchMemSyncDomainMap,
+    pub memSyncDomain: hipLaunchMemSyncDomain,
 }
 /// `typedef hipLaunchAttributeValue hipKernelNodeAttrValue;`
 pub type hipKernelNodeAttrValue = hipLaunchAttributeValue;
+/// `#define hipStreamAttrValue hipLaunchAttributeValue` (a typedef here).
+pub type hipStreamAttrValue = hipLaunchAttributeValue;
 
 // hipLaunchAttribute, hipLaunchConfig_t and HIP_LAUNCH_CONFIG are written into the header after
 // the declarations ([`LAUNCH_CONFIG_C`]): hipLaunchAttribute's value is an anonymous union of
@@ -3205,10 +3245,52 @@ pub const HIPKFD_DRIVER_VERSION: c_int = HIP_VERSION;
 // Header prelude
 // ---------------------------------------------------------------------------------------------
 
+/// The calls that `HIP_API_PER_THREAD_DEFAULT_STREAM` renames to `NAME_spt` (ROCm 7's
+/// `amd_hip_runtime_pt_api.h`, in its order).
+const PER_THREAD_STREAM_NAMES: &[&str] = &[
+    "hipMemcpy",
+    "hipMemcpyToSymbol",
+    "hipMemcpyFromSymbol",
+    "hipMemcpy2D",
+    "hipMemcpy2DFromArray",
+    "hipMemcpy3D",
+    "hipMemset",
+    "hipMemset2D",
+    "hipMemset3D",
+    "hipMemcpyAsync",
+    "hipMemset3DAsync",
+    "hipMemset2DAsync",
+    "hipMemsetAsync",
+    "hipMemcpy3DAsync",
+    "hipMemcpy2DAsync",
+    "hipMemcpyFromSymbolAsync",
+    "hipMemcpyToSymbolAsync",
+    "hipMemcpyFromArray",
+    "hipMemcpy2DToArray",
+    "hipMemcpy2DFromArrayAsync",
+    "hipMemcpy2DToArrayAsync",
+    "hipStreamSynchronize",
+    "hipStreamQuery",
+    "hipStreamGetFlags",
+    "hipStreamGetPriority",
+    "hipStreamWaitEvent",
+    "hipStreamAddCallback",
+    "hipLaunchHostFunc",
+    "hipEventRecord",
+    "hipLaunchKernel",
+    "hipLaunchCooperativeKernel",
+    "hipGraphLaunch",
+    "hipStreamBeginCapture",
+    "hipStreamEndCapture",
+    "hipStreamIsCapturing",
+    "hipStreamGetCaptureInfo",
+    "hipStreamGetCaptureInfo_v2",
+];
+
 /// The C declarations cbindgen cannot derive, rendered from the tables above: the R0600
-/// renaming macros, the pointer-valued stream macros, the `hipDeviceArch_t` bitfields and every
-/// [`c_enum!`] enum as `typedef enum NAME { ... } NAME;` (`hipError_t` with AMD's C++17
-/// `[[nodiscard]]`). `tests/header.rs` passes this to cbindgen as `after_includes`.
+/// renaming macros, the pointer-valued stream macros, the per-thread default stream renames,
+/// the `hipDeviceArch_t` bitfields and every [`c_enum!`] enum as `typedef enum NAME { ... }
+/// NAME;` (`hipError_t` with AMD's C++17 `[[nodiscard]]`). `tests/header.rs` passes this to cbindgen as `after_includes`.
 #[doc(hidden)]
 pub fn c_header_prelude() -> String {
     let mut s = String::new();
@@ -3227,6 +3309,13 @@ pub fn c_header_prelude() -> String {
     s.push_str("#define hipChooseDevice hipChooseDeviceR0600\n\n");
     s.push_str("#define hipStreamLegacy ((hipStream_t)1)\n");
     s.push_str("#define hipStreamPerThread ((hipStream_t)2)\n\n");
+    s.push_str("/* Built for the per-thread default stream (-fgpu-default-stream=per-thread defines\n");
+    s.push_str(" * HIP_API_PER_THREAD_DEFAULT_STREAM): these calls go to their _spt entry points\n");
+    s.push_str(" * (amd_hip_runtime_pt_api.h). */\n#if defined(HIP_API_PER_THREAD_DEFAULT_STREAM)\n");
+    for name in PER_THREAD_STREAM_NAMES {
+        let _ = writeln!(s, "#define {name} {name}_spt");
+    }
+    s.push_str("#endif\n\n");
     s.push_str("#define HIP_LAUNCH_PARAM_BUFFER_POINTER ((void*)0x01)\n");
     s.push_str("#define HIP_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)\n");
     s.push_str("#define HIP_LAUNCH_PARAM_END ((void*)0x03)\n\n");
@@ -3274,6 +3363,8 @@ pub fn c_header_prelude() -> String {
         ("hipGraphNodeType", ints(hipGraphNodeType::ENUMERATORS)),
         ("hipAccessProperty", ints(hipAccessProperty::ENUMERATORS)),
         ("hipLaunchAttributeID", ints(hipLaunchAttributeID::ENUMERATORS)),
+        ("hipSynchronizationPolicy", ints(hipSynchronizationPolicy::ENUMERATORS)),
+        ("hipLaunchMemSyncDomain", ints(hipLaunchMemSyncDomain::ENUMERATORS)),
         ("hipStreamCaptureMode", ints(hipStreamCaptureMode::ENUMERATORS)),
         ("hipStreamCaptureStatus", ints(hipStreamCaptureStatus::ENUMERATORS)),
         ("hipStreamUpdateCaptureDependenciesFlags", ints(hipStreamUpdateCaptureDependenciesFlags::ENUMERATORS)),

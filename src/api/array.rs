@@ -537,7 +537,7 @@ fn check_array(array: hipArray_t, x: usize, y: usize, width: usize, height: usiz
 }
 
 #[allow(clippy::too_many_arguments)]
-fn to_array(
+pub(crate) fn to_array(
     dst: hipArray_t,
     wOffset: usize,
     hOffset: usize,
@@ -597,7 +597,7 @@ pub extern "C" fn hipMemcpy2DToArrayAsync(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn from_array(
+pub(crate) fn from_array(
     dst: *mut c_void,
     dpitch: usize,
     src: hipArray_t,
@@ -717,10 +717,23 @@ pub extern "C" fn hipMemcpyFromArray(
     count: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
+    from_array_legacy(dst, src, wOffsetSrc, hOffset, count, kind, std::ptr::null_mut())
+}
+
+/// `hipMemcpyFromArray` on `stream` (synchronous).
+pub(crate) fn from_array_legacy(
+    dst: *mut c_void,
+    src: hipArray_t,
+    wOffsetSrc: usize,
+    hOffset: usize,
+    count: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> hipError_t {
     api(|| {
         check_kind(kind)?;
         let (w, h) = legacy_rows(src, count)?;
-        copy(Side::ptr(dst, w), Side::array(src, wOffsetSrc, hOffset), block(w, h, 1), std::ptr::null_mut(), true)
+        copy(Side::ptr(dst, w), Side::array(src, wOffsetSrc, hOffset), block(w, h, 1), stream, true)
     })
 }
 

@@ -178,7 +178,7 @@ pub fn stream_of(rt: &Runtime, h: hipStream_t) -> Result<Arc<Stream>, hipError_t
                 return rt.null_stream(d);
             }
             PER_THREAD_STREAMS.with(|p| {
-                let mut p = p.borrow_mut();
+                let p = &mut p.borrow_mut().0;
                 if p.len() <= d {
                     p.resize(d + 1, None);
                 }
@@ -194,10 +194,28 @@ pub fn stream_of(rt: &Runtime, h: hipStream_t) -> Result<Arc<Stream>, hipError_t
     }
 }
 
+/// A thread's `hipStreamPerThread` streams, one per device (by ordinal). When the thread ends,
+/// those with work still queued are kept in [`RETIRED_STREAMS`] until it is done, so the legacy
+/// null stream and `hipDeviceSynchronize` still wait for it (clr destroys a thread's per-thread
+/// streams at its exit, which finishes their work); the thread's exit does not wait.
+struct PerThreadStreams(Vec<Option<Arc<Stream>>>);
+
+impl Drop for PerThreadStreams {
+    fn drop(&mut self) {
+        let mut retired = RETIRED_STREAMS.lock();
+        retired.retain(|s| !s.idle());
+        retired.extend(self.0.drain(..).flatten().filter(|s| !s.idle()));
+    }
+}
+
+/// Per-thread streams of threads that have ended, while their work runs (pruned at each thread's
+/// end).
+static RETIRED_STREAMS: Mutex<Vec<Arc<Stream>>> = Mutex::new(Vec::new());
+
 thread_local! {
-    /// This thread's `hipStreamPerThread` stream of each device (by ordinal).
-    static PER_THREAD_STREAMS: std::cell::RefCell<Vec<Option<Arc<Stream>>>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    /// This thread's `hipStreamPerThread` stream of each device.
+    static PER_THREAD_STREAMS: std::cell::RefCell<PerThreadStreams> =
+        const { std::cell::RefCell::new(PerThreadStreams(Vec::new())) };
 }
 
 /// Every registered stream (for `hipDeviceReset`).

@@ -591,12 +591,21 @@ fn answer<S>(
     found.map(drop).ok_or(hipError_t::hipErrorInvalidValue)
 }
 
+/// Our entry point named `name`; with `spt` its `_spt` variant when there is one (clr
+/// `hipGetProcAddress_common` / `hipGetDriverEntryPoint_common`: else the plain one).
+fn entry_point(name: &std::ffi::CStr, spt: bool) -> Option<*mut std::ffi::c_void> {
+    let spt_name = spt.then(|| std::ffi::CString::new([name.to_bytes(), b"_spt"].concat()).expect("no NUL inside"));
+    spt_name.as_deref().and_then(own_symbol).or_else(|| own_symbol(name))
+}
+
 /// `hipGetProcAddress` (ROCm 6.1+ prototype): `*pfn` = hipkfd's own entry point named `symbol`
 /// (`hipGetDeviceProperties` and `hipChooseDevice` mean their `R0600` versions when
-/// `hipVersion` ≥ 600, as clr). `flags` and a lower `hipVersion` select nothing else: every
-/// export of ours has one version. `symbolStatus` (optional) gets
+/// `hipVersion` ≥ 600, as clr); with `HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` its
+/// per-thread-stream variant (`NAME_spt`) where there is one. A lower `hipVersion` selects
+/// nothing else: every export of ours has one version. `symbolStatus` (optional) gets
 /// `HIP_GET_PROC_ADDRESS_SUCCESS` or `_SYMBOL_NOT_FOUND`. Errors: `hipErrorInvalidValue` (null
-/// or empty `symbol`, null `pfn`, not found; clr `hip_device.cpp`).
+/// or empty `symbol`, null `pfn`, `flags` not `HIP_GET_PROC_ADDRESS_DEFAULT`/`_LEGACY_STREAM`/
+/// `_PER_THREAD_DEFAULT_STREAM`, not found; clr `hipGetProcAddress_common`).
 #[no_mangle]
 pub extern "C" fn hipGetProcAddress(
     symbol: *const c_char,
@@ -605,30 +614,35 @@ pub extern "C" fn hipGetProcAddress(
     flags: u64,
     symbolStatus: *mut hipDriverProcAddressQueryResult,
 ) -> hipError_t {
-    let _ = flags;
     api(|| {
         let name = symbol_name(symbol).ok_or(hipError_t::hipErrorInvalidValue)?;
         check(!pfn.is_null())?;
+        let flag_set = [
+            HIP_GET_PROC_ADDRESS_DEFAULT,
+            HIP_GET_PROC_ADDRESS_LEGACY_STREAM,
+            HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+        ];
+        check(flag_set.contains(&flags))?;
+        let mut spt = flags == HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
         let name = match name.to_bytes() {
-            b"hipGetDeviceProperties" | b"hipChooseDevice" if hipVersion >= 600 => {
-                std::ffi::CString::new([name.to_bytes(), b"R0600"].concat()).expect("no NUL inside")
+            b"hipGetDeviceProperties" | b"hipChooseDevice" => {
+                spt = false;
+                match hipVersion >= 600 {
+                    true => std::ffi::CString::new([name.to_bytes(), b"R0600"].concat()).expect("no NUL inside"),
+                    false => name,
+                }
             }
             _ => name,
         };
         use hipDriverProcAddressQueryResult as R;
         let statuses = (R::HIP_GET_PROC_ADDRESS_SUCCESS, R::HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
-        answer(pfn, symbolStatus, own_symbol(&name), statuses)
+        answer(pfn, symbolStatus, entry_point(&name, spt), statuses)
     })
 }
 
-/// `hipGetDriverEntryPoint` (ROCm 7.1): `*funcPtr` = hipkfd's own entry point named `symbol`;
-/// with `hipEnablePerThreadDefaultStream` the `_spt` variant if there is one (hipkfd has none,
-/// so the plain one, as clr falls back). `driverStatus` (optional): `hipDriverEntryPointSuccess`
-/// or `..SymbolNotFound`. Errors: `hipErrorInvalidValue` (null or empty `symbol`, null
-/// `funcPtr`, `flags` not one of `hipEnableDefault`/`LegacyStream`/`PerThreadDefaultStream`,
-/// not found; clr `hip_device_runtime.cpp`).
-#[no_mangle]
-pub extern "C" fn hipGetDriverEntryPoint(
+/// The body of `hipGetDriverEntryPoint` and `hipGetDriverEntryPoint_spt` (clr
+/// `hipGetDriverEntryPoint_common`).
+pub(crate) fn driver_entry_point(
     symbol: *const c_char,
     funcPtr: *mut *mut std::ffi::c_void,
     flags: u64,
@@ -638,12 +652,26 @@ pub extern "C" fn hipGetDriverEntryPoint(
         let name = symbol_name(symbol).ok_or(hipError_t::hipErrorInvalidValue)?;
         check(!funcPtr.is_null())?;
         check([hipEnableDefault, hipEnableLegacyStream, hipEnablePerThreadDefaultStream].contains(&flags))?;
-        let spt = (flags == hipEnablePerThreadDefaultStream)
-            .then(|| std::ffi::CString::new([name.to_bytes(), b"_spt"].concat()).expect("no NUL inside"));
-        let found = spt.as_deref().and_then(own_symbol).or_else(|| own_symbol(&name));
+        let found = entry_point(&name, flags == hipEnablePerThreadDefaultStream);
         use hipDriverEntryPointQueryResult as R;
         answer(funcPtr, driverStatus, found, (R::hipDriverEntryPointSuccess, R::hipDriverEntryPointSymbolNotFound))
     })
+}
+
+/// `hipGetDriverEntryPoint` (ROCm 7.1): `*funcPtr` = hipkfd's own entry point named `symbol`;
+/// with `hipEnablePerThreadDefaultStream` its `_spt` variant where there is one (else the plain
+/// one, as clr falls back). `driverStatus` (optional): `hipDriverEntryPointSuccess` or
+/// `..SymbolNotFound`. Errors: `hipErrorInvalidValue` (null or empty `symbol`, null
+/// `funcPtr`, `flags` not one of `hipEnableDefault`/`LegacyStream`/`PerThreadDefaultStream`,
+/// not found; clr `hip_device_runtime.cpp`).
+#[no_mangle]
+pub extern "C" fn hipGetDriverEntryPoint(
+    symbol: *const c_char,
+    funcPtr: *mut *mut std::ffi::c_void,
+    flags: u64,
+    driverStatus: *mut hipDriverEntryPointQueryResult,
+) -> hipError_t {
+    driver_entry_point(symbol, funcPtr, flags, driverStatus)
 }
 
 #[cfg(test)]

@@ -155,7 +155,7 @@ pub extern "C" fn hipFreeHost(ptr: *mut c_void) -> hipError_t {
     hipHostFree(ptr)
 }
 
-fn memcpy(
+pub(crate) fn memcpy(
     dst: *mut c_void,
     src: *const c_void,
     size: usize,
@@ -217,7 +217,14 @@ pub extern "C" fn hipMemcpyDtoD(dst: hipDeviceptr_t, src: hipDeviceptr_t, sizeBy
     memcpy(dst, src, sizeBytes, hipMemcpyKind::hipMemcpyDeviceToDevice, std::ptr::null_mut(), true)
 }
 
-fn memset(dst: *mut c_void, value: u32, elem: u64, count: usize, stream: hipStream_t, sync: bool) -> hipError_t {
+pub(crate) fn memset(
+    dst: *mut c_void,
+    value: u32,
+    elem: u64,
+    count: usize,
+    stream: hipStream_t,
+    sync: bool,
+) -> hipError_t {
     api(|| {
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
@@ -725,7 +732,7 @@ pub(crate) fn pitched(ptr: *const c_void, pitch: usize, rows: usize, pos: hipPos
 }
 
 #[allow(clippy::too_many_arguments)]
-fn memcpy_2d(
+pub(crate) fn memcpy_2d(
     dst: *mut c_void,
     dpitch: usize,
     src: *const c_void,
@@ -843,7 +850,7 @@ fn memcpy_3d_check(p: &hipMemcpy3DParms) -> Result<(), hipError_t> {
     check(p.srcPtr.pitch < maxp && p.dstPtr.pitch < maxp)
 }
 
-fn memcpy_3d(p: *const hipMemcpy3DParms, stream: hipStream_t, sync: bool) -> hipError_t {
+pub(crate) fn memcpy_3d(p: *const hipMemcpy3DParms, stream: hipStream_t, sync: bool) -> hipError_t {
     api(|| {
         let p = read_in(p)?;
         if !p.srcArray.is_null() || !p.dstArray.is_null() {
@@ -884,7 +891,7 @@ pub extern "C" fn hipMemcpy3DAsync(p: *const hipMemcpy3DParms, stream: hipStream
 
 /// Fills `extent` (width in bytes, a multiple of `elem`) of `p` with `elem`-byte elements of
 /// `value`.
-fn memset_3d(
+pub(crate) fn memset_3d(
     p: hipPitchedPtr,
     value: u32,
     elem: u64,

@@ -21,6 +21,7 @@ pub mod occupancy;
 pub mod peer;
 pub mod platform;
 pub mod rtc;
+pub mod spt;
 pub mod stream;
 pub mod texture;
 pub mod tracing;

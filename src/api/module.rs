@@ -920,6 +920,32 @@ fn symbol_copy_range(
     symbol_range(sym, size, offset)
 }
 
+/// The symbol copies: the direction check and the symbol's device range, then the copy between
+/// it and `other` (the source when `to_symbol`, else the destination) as `hipMemcpy` does
+/// (`sync`) or `hipMemcpyAsync` on `stream`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn symbol_copy(
+    sym: *const c_void,
+    other: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+    to_symbol: bool,
+    stream: hipStream_t,
+    sync: bool,
+) -> hipError_t {
+    match symbol_copy_range(sym, size, offset, kind, to_symbol) {
+        Ok(dev) => {
+            let (dst, src) = match to_symbol {
+                true => (dev as *mut c_void, other),
+                false => (other as *mut c_void, dev as *const c_void),
+            };
+            crate::api::memory::memcpy(dst, src, size, kind, stream, sync)
+        }
+        Err(e) => api(|| Err(e)),
+    }
+}
+
 /// The device range `[offset, offset + size)` of a symbol. Errors: `hipErrorInvalidSymbol`,
 /// `hipErrorInvalidValue` when the range leaves the variable.
 pub(crate) fn symbol_range(sym: *const c_void, size: usize, offset: usize) -> Result<u64, hipError_t> {
@@ -940,10 +966,7 @@ pub extern "C" fn hipMemcpyToSymbol(
     offset: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    match symbol_copy_range(symbol, sizeBytes, offset, kind, true) {
-        Ok(dst) => crate::api::memory::hipMemcpy(dst as *mut c_void, src, sizeBytes, kind),
-        Err(e) => api(|| Err(e)),
-    }
+    symbol_copy(symbol, src, sizeBytes, offset, kind, true, std::ptr::null_mut(), true)
 }
 
 /// `hipError_t hipMemcpyFromSymbol(void* dst, const void* symbol, size_t sizeBytes, size_t
@@ -957,10 +980,7 @@ pub extern "C" fn hipMemcpyFromSymbol(
     offset: usize,
     kind: hipMemcpyKind,
 ) -> hipError_t {
-    match symbol_copy_range(symbol, sizeBytes, offset, kind, false) {
-        Ok(src) => crate::api::memory::hipMemcpy(dst, src as *const c_void, sizeBytes, kind),
-        Err(e) => api(|| Err(e)),
-    }
+    symbol_copy(symbol, dst, sizeBytes, offset, kind, false, std::ptr::null_mut(), true)
 }
 
 /// `hipError_t hipMemcpyToSymbolAsync(const void* symbol, const void* src, size_t sizeBytes,
@@ -975,10 +995,7 @@ pub extern "C" fn hipMemcpyToSymbolAsync(
     kind: hipMemcpyKind,
     stream: hipStream_t,
 ) -> hipError_t {
-    match symbol_copy_range(symbol, sizeBytes, offset, kind, true) {
-        Ok(dst) => crate::api::memory::hipMemcpyAsync(dst as *mut c_void, src, sizeBytes, kind, stream),
-        Err(e) => api(|| Err(e)),
-    }
+    symbol_copy(symbol, src, sizeBytes, offset, kind, true, stream, false)
 }
 
 /// `hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t sizeBytes, size_t
@@ -993,10 +1010,7 @@ pub extern "C" fn hipMemcpyFromSymbolAsync(
     kind: hipMemcpyKind,
     stream: hipStream_t,
 ) -> hipError_t {
-    match symbol_copy_range(symbol, sizeBytes, offset, kind, false) {
-        Ok(src) => crate::api::memory::hipMemcpyAsync(dst, src as *const c_void, sizeBytes, kind, stream),
-        Err(e) => api(|| Err(e)),
-    }
+    symbol_copy(symbol, dst, sizeBytes, offset, kind, false, stream, false)
 }
 
 /// `hipError_t hipGetSymbolSize(size_t* size, const void* symbol)`: the size of a registered

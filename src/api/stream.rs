@@ -4,7 +4,7 @@
 
 use crate::abi::types::*;
 use crate::api::common::{
-    api, check, event_of, rt_dev, slice_in, stream_handle, stream_of, stream_take, write_out, write_slice,
+    api, check, event_of, read_in, rt_dev, slice_in, stream_handle, stream_of, stream_take, write_out, write_slice,
 };
 use std::ffi::{c_int, c_uint, c_void};
 
@@ -166,6 +166,108 @@ pub extern "C" fn hipStreamGetDevice(stream: hipStream_t, device: *mut hipDevice
         let (rt, _) = rt_dev()?;
         let s = stream_of(rt, stream)?;
         write_out(device, s.dev as hipDevice_t)
+    })
+}
+
+/// The stream a handle names, for the calls that answer `hipErrorInvalidResourceHandle` for an
+/// unknown or destroyed one (clr `hip::isValid` in `hipStreamGetId` and the attribute calls).
+fn valid_stream(stream: hipStream_t) -> Result<std::sync::Arc<crate::core::stream::Stream>, hipError_t> {
+    let (rt, _) = rt_dev()?;
+    stream_of(rt, stream).map_err(|_| hipError_t::hipErrorInvalidResourceHandle)
+}
+
+/// `hipStreamGetId`: `*streamId` = the stream's id, unique in the process and never reused
+/// (clr `Stream::GetStreamId`). The null stream and `hipStreamLegacy` name the current device's
+/// null stream (one id), `hipStreamPerThread` this thread's per-thread stream. Errors (clr
+/// `hipStreamGetId_common`): `hipErrorInvalidValue` (null `streamId`),
+/// `hipErrorInvalidResourceHandle` (unknown or destroyed stream).
+#[no_mangle]
+pub extern "C" fn hipStreamGetId(stream: hipStream_t, streamId: *mut std::ffi::c_ulonglong) -> hipError_t {
+    api(|| {
+        check(!streamId.is_null())?;
+        write_out(streamId, valid_stream(stream)?.id)
+    })
+}
+
+/// `int hipGetStreamDeviceId(hipStream_t stream)`: the device ordinal of `stream` (the null
+/// stream, `hipStreamLegacy` and `hipStreamPerThread`: the current device), or -1 for an
+/// unknown or destroyed stream or without a usable device (clr `hip_intercept.cpp`). Returns
+/// an `int`, not a `hipError_t`, and sets no last error.
+#[no_mangle]
+pub extern "C" fn hipGetStreamDeviceId(stream: hipStream_t) -> c_int {
+    let dev = std::panic::catch_unwind(|| {
+        let rt = crate::core::runtime::runtime().ok()?;
+        stream_of(rt, stream).ok().map(|s| s.dev as c_int)
+    });
+    dev.ok().flatten().unwrap_or(-1)
+}
+
+/// `hipStreamSetAttribute`: sets one attribute of `stream`. Only
+/// `hipStreamAttributeSynchronizationPolicy` can be set (`value->syncPolicy`, `hipSyncPolicyAuto`
+/// to `hipSyncPolicyBlockingSync`), as in clr; it is recorded (every host wait here sleeps in
+/// the kernel whatever the policy). Errors (clr `hipStreamSetAttribute`, in its order;
+/// hip-tests `hipStreamSetGetAttributes.cc`): `hipErrorInvalidValue` (null `value`),
+/// `hipErrorInvalidResourceHandle` (unknown or destroyed stream),
+/// `hipErrorStreamCaptureUnsupported` (the stream captures: that capture is invalidated; or
+/// another capture forbids it, as for `hipStreamSynchronize`), `hipErrorInvalidValue` (another
+/// attribute, a policy out of range).
+#[no_mangle]
+pub extern "C" fn hipStreamSetAttribute(
+    stream: hipStream_t,
+    attr: hipStreamAttrID,
+    value: *const hipStreamAttrValue,
+) -> hipError_t {
+    api(|| {
+        check(!value.is_null())?;
+        let s = valid_stream(stream)?;
+        crate::graph::check_stream_sync(&s)?;
+        check(attr == hipLaunchAttributeID::hipStreamAttributeSynchronizationPolicy)?;
+        // The union's members all start at its offset 0: read only `syncPolicy`.
+        let policy = read_in(value.cast::<hipSynchronizationPolicy>())?;
+        let range =
+            hipSynchronizationPolicy::hipSyncPolicyAuto.0..=hipSynchronizationPolicy::hipSyncPolicyBlockingSync.0;
+        check(range.contains(&policy.0))?;
+        s.sync_policy.store(policy.0, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    })
+}
+
+/// `hipStreamGetAttribute`: one attribute of `stream` into `value_out`:
+/// `hipStreamAttributeSynchronizationPolicy` (`syncPolicy`; `hipSyncPolicyAuto` until set) or
+/// `hipStreamAttributePriority` (`priority`, as `hipStreamGetPriority`). Only that member is
+/// written. Errors (clr `hipStreamGetAttribute`): `hipErrorInvalidValue` (null `value_out`,
+/// another attribute), `hipErrorInvalidResourceHandle` (unknown or destroyed stream).
+#[no_mangle]
+pub extern "C" fn hipStreamGetAttribute(
+    stream: hipStream_t,
+    attr: hipStreamAttrID,
+    value_out: *mut hipStreamAttrValue,
+) -> hipError_t {
+    api(|| {
+        check(!value_out.is_null())?;
+        let s = valid_stream(stream)?;
+        match attr {
+            hipLaunchAttributeID::hipStreamAttributeSynchronizationPolicy => {
+                let policy = hipSynchronizationPolicy(s.sync_policy.load(std::sync::atomic::Ordering::Relaxed));
+                // The union's members all start at its offset 0: write only the member.
+                write_out(value_out.cast::<hipSynchronizationPolicy>(), policy)
+            }
+            hipLaunchAttributeID::hipStreamAttributePriority => write_out(value_out.cast::<c_int>(), s.priority),
+            _ => Err(hipError_t::hipErrorInvalidValue),
+        }
+    })
+}
+
+/// `hipStreamCopyAttributes`: gives `dst` the attributes of `src` that can be set (the
+/// synchronization policy, as clr). Errors: `hipErrorInvalidResourceHandle` (either stream
+/// unknown or destroyed).
+#[no_mangle]
+pub extern "C" fn hipStreamCopyAttributes(dst: hipStream_t, src: hipStream_t) -> hipError_t {
+    api(|| {
+        let (s, d) = (valid_stream(src)?, valid_stream(dst)?);
+        let policy = s.sync_policy.load(std::sync::atomic::Ordering::Relaxed);
+        d.sync_policy.store(policy, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     })
 }
 

@@ -20,6 +20,11 @@ use std::sync::{Arc, Weak};
 pub const STREAM_NON_BLOCKING: u32 = 0x1;
 /// Queues shared by the non-null streams of a device.
 pub const QUEUES_PER_DEVICE: usize = 4;
+/// `hipSyncPolicyAuto`: the synchronization policy a stream starts with.
+pub const SYNC_POLICY_AUTO: i32 = 1;
+
+/// The next stream id (`hipStreamGetId`): ids start at 1 and are never reused in a process.
+static NEXT_STREAM_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// The KFD `queue_priority` of the AQL queue that runs the kernels of streams of HIP priority
 /// `priority` (-1 high, 0 normal, 1 low; `hipDeviceGetStreamPriorityRange`): 11, 7 and 0, as
@@ -60,6 +65,11 @@ pub struct Stream {
     pub flags: u32,
     pub priority: i32,
     pub is_null: bool,
+    /// The stream's id (`hipStreamGetId`; clr `Stream::GetStreamId`): unique in the process.
+    pub id: u64,
+    /// The `hipSynchronizationPolicy` the program set (`hipStreamSetAttribute`), initially
+    /// [`SYNC_POLICY_AUTO`]. Recorded only: every host wait sleeps in `AMDKFD_IOC_WAIT_EVENTS`.
+    pub sync_policy: std::sync::atomic::AtomicI32,
     /// The queue the stream submits to: a shared pool queue, or one of its own after an
     /// external semaphore wait ([`Runtime::stream_detach`]).
     queue: Mutex<Arc<SdmaQueue>>,
@@ -92,6 +102,8 @@ impl Stream {
             flags,
             priority,
             is_null,
+            id: NEXT_STREAM_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            sync_policy: std::sync::atomic::AtomicI32::new(SYNC_POLICY_AUTO),
             queue: Mutex::new(queue),
             own_queue,
             last: Mutex::new(None),

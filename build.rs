@@ -57,7 +57,6 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR")).join(SCRIPT_NAME);
     std::fs::write(&out, script).expect("write the version script");
 
-    git_hash();
 
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libamdhip64.so.7");
     // The table lists all of ROCm's exports, most of which we do not define: rust-lld (rustc's
@@ -66,25 +65,3 @@ fn main() {
     println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={}", out.display());
 }
 
-/// `HIPKFD_GIT_HASH`: the abbreviated commit being built (`amd_dbgapi_get_git_hash`), empty
-/// outside a git checkout; rebuilt when HEAD or the branch it names moves.
-fn git_hash() {
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-    };
-    let hash = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_default();
-    println!("cargo:rustc-env=HIPKFD_GIT_HASH={hash}");
-    let mut watched = vec!["HEAD".to_owned(), "packed-refs".to_owned()];
-    watched.extend(git(&["symbolic-ref", "-q", "HEAD"]));
-    for name in watched {
-        // Only files that exist: a missing one would rerun this script on every build.
-        if let Some(path) = git(&["rev-parse", "--git-path", &name]).filter(|p| std::path::Path::new(p).exists()) {
-            println!("cargo:rerun-if-changed={path}");
-        }
-    }
-}

@@ -8,7 +8,8 @@
 
 use crate::abi::types::HIP_VERSION_BUILD_ID;
 use crate::api::common::write_out;
-use std::ffi::{c_char, c_uint, CStr};
+use std::ffi::{c_char, c_uint, CStr, CString};
+use std::sync::OnceLock;
 
 /// IEEE 754 binary32 → binary16, rounding to nearest, ties to even: values beyond the largest
 /// half (65504) round to ±infinity from 65520 up, results below the smallest normal (2^-14)
@@ -100,13 +101,6 @@ const BUILD_NAME: &CStr =
         Err(_) => panic!("build name"),
     };
 
-/// What [`amd_dbgapi_get_git_hash`] returns: the commit the library was built from (build.rs;
-/// empty when built outside a git checkout).
-const GIT_HASH: &CStr = match CStr::from_bytes_with_nul(concat!(env!("HIPKFD_GIT_HASH"), "\0").as_bytes()) {
-    Ok(s) => s,
-    Err(_) => panic!("git hash"),
-};
-
 /// `const char* amd_dbgapi_get_build_name(void)`: the build's name (clr:
 /// `HIP_VERSION_BUILD_NAME`): `"hipkfd 0.1.0"`. Static.
 #[no_mangle]
@@ -115,10 +109,13 @@ pub extern "C" fn amd_dbgapi_get_build_name() -> *const c_char {
 }
 
 /// `const char* amd_dbgapi_get_git_hash(void)`: the commit built (clr: `HIP_VERSION_GITHASH`):
-/// hipkfd's abbreviated git hash, or `""`. Static.
+/// `HIPKFD_GIT_HASH` from the build's environment (a packager's choice, e.g.
+/// `HIPKFD_GIT_HASH=$(git rev-parse --short HEAD) make build`), else `""`; read at compile time
+/// only, so commits do not force rebuilds. Static.
 #[no_mangle]
 pub extern "C" fn amd_dbgapi_get_git_hash() -> *const c_char {
-    GIT_HASH.as_ptr()
+    static HASH: OnceLock<CString> = OnceLock::new();
+    HASH.get_or_init(|| CString::new(option_env!("HIPKFD_GIT_HASH").unwrap_or("")).unwrap_or_default()).as_ptr()
 }
 
 /// `size_t amd_dbgapi_get_build_id(void)`: the build number (clr: `HIP_VERSION_BUILD_ID`): 0,

@@ -179,4 +179,27 @@ static inline int busy_until_not_ready(struct busy *b, hipStream_t stream)
              "queued device fills always completed before hipStreamQuery: async "   \
              "operations seem to run synchronously")
 
+/*
+ * Forcing a race: hold(s, w) queues on stream s a wait (hipStreamWaitValue32, an SDMA
+ * POLL_REGMEM) for the word w in pinned host memory (hold_word(), 0) to become 1; work queued on s
+ * after it runs only once the test calls release(w).
+ */
+static inline uint32_t *hold_word(void)
+{
+    uint32_t *w = NULL;
+    HIP_OK(hipHostMalloc((void **)&w, 64, 0));
+    __atomic_store_n(w, 0, __ATOMIC_RELEASE);
+    return w;
+}
+
+static inline void hold(hipStream_t s, uint32_t *w)
+{
+    HIP_OK(hipStreamWaitValue32(s, w, 1, hipStreamWaitValueGte, ~0u));
+}
+
+static inline void release(uint32_t *w)
+{
+    __atomic_store_n(w, 1, __ATOMIC_RELEASE);
+}
+
 #endif /* HIPCONF_COMMON_H */

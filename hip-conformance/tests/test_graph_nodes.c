@@ -17,18 +17,6 @@
 
 #include "../interop_producer.h"
 
-/* A word in pinned host memory, 0: a stream waiting on it (hold) runs nothing after the wait
- * until release() (as test_ordering.c). */
-static uint32_t *hold_word(void)
-{
-    uint32_t *w = NULL;
-    HIP_OK(hipHostMalloc((void **)&w, 64, 0));
-    __atomic_store_n(w, 0, __ATOMIC_RELEASE);
-    return w;
-}
-
-static void release(uint32_t *w) { __atomic_store_n(w, 1, __ATOMIC_RELEASE); }
-
 static uint32_t load32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static uint64_t load64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 

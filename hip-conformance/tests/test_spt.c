@@ -21,26 +21,6 @@
 
 enum { N = 64 * 1024 };
 
-/* A word in pinned host memory, 0: a stream waiting on it (hold) runs nothing after the wait
- * until release(). */
-static uint32_t *hold_word(void)
-{
-    uint32_t *w = NULL;
-    HIP_OK(hipHostMalloc((void **)&w, 64, 0));
-    __atomic_store_n(w, 0, __ATOMIC_RELEASE);
-    return w;
-}
-
-static void hold(hipStream_t s, uint32_t *w)
-{
-    HIP_OK(hipStreamWaitValue32(s, w, 1, hipStreamWaitValueGte, ~0u));
-}
-
-static void release(uint32_t *w)
-{
-    __atomic_store_n(w, 1, __ATOMIC_RELEASE);
-}
-
 /* Pinned host memory of N bytes with pattern seed. */
 static uint8_t *pinned(unsigned seed)
 {

@@ -57,11 +57,9 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR")).join(SCRIPT_NAME);
     std::fs::write(&out, script).expect("write the version script");
 
-
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libamdhip64.so.7");
     // The table lists all of ROCm's exports, most of which we do not define: rust-lld (rustc's
     // default linker on this target) refuses that unless told; GNU ld allows it by default.
     println!("cargo:rustc-cdylib-link-arg=-Wl,--undefined-version");
     println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={}", out.display());
 }
-

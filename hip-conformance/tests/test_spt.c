@@ -114,7 +114,7 @@ TEST(spt_null_stream_is_this_threads_per_thread_stream)
     hold(hipStreamPerThread, w);
     HIP_OK(hipMemcpyAsync_spt(d, h1, N, hipMemcpyHostToDevice, NULL)); /* behind the hold */
     CHECK_HIP(hipStreamQuery_spt(NULL), hipErrorNotReady);
-    CHECK_HIP(hipStreamQuery_spt(hipStreamLegacy), hipErrorNotReady); /* clr: legacy maps too */
+    CHECK_HIP(hipStreamQuery_spt(hipStreamLegacy), hipErrorNotReady); /* it waits for the held one */
     CHECK_HIP(hipStreamQuery(hipStreamPerThread), hipErrorNotReady);
     HIP_OK(hipEventRecord_spt(ea, NULL));
     CHECK_HIP(hipEventQuery(ea), hipErrorNotReady);
@@ -699,4 +699,68 @@ TEST(spt_stream_attributes)
     HIP_OK(hipStreamDestroy(s));
     HIP_OK(hipStreamDestroy(t));
     HIP_OK(hipStreamDestroy(hi));
+}
+
+/* ---- hipStreamLegacy stays the legacy stream in _spt calls ---------------------------------- */
+
+static atomic_int legacy_gate;
+
+/* A host function that holds its stream until the test opens the gate. */
+static void wait_for_gate(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&legacy_gate))
+        usleep(100);
+}
+
+struct legacy_copy {
+    void *dst;
+    const void *src;
+    hipMemcpyKind kind;
+    int gated; /* queue the gate first, as the _spt call would */
+    hipError_t err;
+};
+
+static void *legacy_copy_body(void *arg)
+{
+    struct legacy_copy *c = arg;
+    c->err = hipSetDevice(0);
+    if (c->err == hipSuccess && c->gated)
+        c->err = hipLaunchHostFunc_spt(hipStreamLegacy, wait_for_gate, NULL);
+    if (c->err == hipSuccess)
+        c->err = hipMemcpyAsync_spt(c->dst, c->src, N, c->kind, hipStreamLegacy);
+    return NULL;
+}
+
+/* hip-tests Unit_hipStreamLegacy_TwoThreadsDiffOperationWithSptCompOption, with the race forced:
+ * thread A queues, through _spt calls on hipStreamLegacy, a host function that holds the stream
+ * and then H2D into d; thread B then D2H from d, also on hipStreamLegacy. On the legacy stream B's
+ * copy waits for A's (the bytes arrive); had hipStreamLegacy meant each thread's per-thread stream
+ * (clr's mapping), B's copy would run at once and read d before A's copy. */
+TEST(spt_legacy_stream_stays_the_legacy_stream)
+{
+    uint8_t *d = NULL, *h1 = pinned(7), *out = NULL;
+    HIP_OK(hipMalloc((void **)&d, N));
+    HIP_OK(hipMemset(d, 0, N));
+    HIP_OK(hipHostMalloc((void **)&out, N, 0));
+    memset(out, 0xee, N);
+    HIP_OK(hipDeviceSynchronize());
+    atomic_store(&legacy_gate, 0);
+
+    struct legacy_copy a = {d, h1, hipMemcpyHostToDevice, 1, hipErrorUnknown};
+    struct legacy_copy b = {out, d, hipMemcpyDeviceToHost, 0, hipErrorUnknown};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, legacy_copy_body, &a) == 0 && pthread_join(t, NULL) == 0);
+    CHECK(pthread_create(&t, NULL, legacy_copy_body, &b) == 0 && pthread_join(t, NULL) == 0);
+    HIP_OK(a.err);
+    HIP_OK(b.err);
+    usleep(20000);
+    CHECK_BYTES(out, N, 0xee); /* B's copy waits behind A's gate */
+    atomic_store(&legacy_gate, 1);
+    HIP_OK(hipStreamSynchronize_spt(hipStreamLegacy));
+    HIP_OK(hipDeviceSynchronize());
+    CHECK_PATTERN(out, N, 7);
+    HIP_OK(hipFree(d));
+    HIP_OK(hipHostFree(h1));
+    HIP_OK(hipHostFree(out));
 }

@@ -3,9 +3,12 @@
 //! `hip_device_runtime.cpp`). A program built with `-fgpu-default-stream=per-thread` (or
 //! `HIP_API_PER_THREAD_DEFAULT_STREAM` defined before the HIP headers) calls these instead of
 //! the plain names. Each is its plain entry point with the default stream meaning this thread's
-//! per-thread stream of the current device (`hipStreamPerThread`; clr `PER_THREAD_DEFAULT_STREAM`:
-//! a null stream and `hipStreamLegacy` both map to it): the synchronous calls run on it and
-//! wait for it, the stream-taking calls map a null or legacy `stream` to it. The per-thread
+//! per-thread stream of the current device (`hipStreamPerThread`): the synchronous calls run on
+//! it and wait for it, the stream-taking calls map a null `stream` to it. `hipStreamLegacy` stays
+//! the legacy null stream, as in CUDA and as hip-tests expect
+//! (`Unit_hipStreamLegacy_TwoThreadsDiffOperationWithSptCompOption`: two threads' copies on
+//! `hipStreamLegacy`, ordered); clr's `PER_THREAD_DEFAULT_STREAM` maps it to the per-thread
+//! stream too, which leaves those copies unordered. The per-thread
 //! stream is a blocking stream: it does not wait for other streams, and the legacy null stream
 //! (work on `hipStreamLegacy`, or on the null stream through the plain entry points) waits for
 //! it and it for that (README "Ordering rules"). Errors: those of the plain entry point.
@@ -16,12 +19,13 @@ use crate::abi::types::*;
 use crate::api::{array, device, event, graph, memory, module, stream};
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
-/// clr `PER_THREAD_DEFAULT_STREAM`: the null stream and `hipStreamLegacy` mean
-/// `hipStreamPerThread`; any other handle is itself.
+/// The null stream means `hipStreamPerThread`; any other handle, `hipStreamLegacy` included, is
+/// itself (see the module documentation).
 fn per_thread(stream: hipStream_t) -> hipStream_t {
-    match stream as usize {
-        0 | 1 => hipStreamPerThread,
-        _ => stream,
+    if stream.is_null() {
+        hipStreamPerThread
+    } else {
+        stream
     }
 }
 
@@ -39,7 +43,7 @@ pub extern "C" fn hipMemcpy_spt(
     memory::memcpy(dst, src, sizeBytes, kind, hipStreamPerThread, true)
 }
 
-/// `hipMemcpyAsync` with a null or legacy `stream` meaning the per-thread stream.
+/// `hipMemcpyAsync` with a null `stream` meaning the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipMemcpyAsync_spt(
     dst: *mut c_void,
@@ -57,7 +61,7 @@ pub extern "C" fn hipMemset_spt(dst: *mut c_void, value: c_int, sizeBytes: usize
     memory::memset(dst, value as u8 as u32, 1, sizeBytes, hipStreamPerThread, true)
 }
 
-/// `hipMemsetAsync` with a null or legacy `stream` meaning the per-thread stream.
+/// `hipMemsetAsync` with a null `stream` meaning the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipMemsetAsync_spt(
     dst: *mut c_void,
@@ -81,7 +85,7 @@ pub extern "C" fn hipMemset2D_spt(
     memory::memset_3d(p, value as u8 as u32, 1, hipExtent { width, height, depth: 1 }, hipStreamPerThread, true)
 }
 
-/// `hipMemset2DAsync` with a null or legacy `stream` meaning the per-thread stream.
+/// `hipMemset2DAsync` with a null `stream` meaning the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipMemset2DAsync_spt(
     dst: *mut c_void,
@@ -100,7 +104,7 @@ pub extern "C" fn hipMemset3D_spt(pitchedDevPtr: hipPitchedPtr, value: c_int, ex
     memory::memset_3d(pitchedDevPtr, value as u8 as u32, 1, extent, hipStreamPerThread, true)
 }
 
-/// `hipMemset3DAsync` with a null or legacy `stream` meaning the per-thread stream.
+/// `hipMemset3DAsync` with a null `stream` meaning the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipMemset3DAsync_spt(
     pitchedDevPtr: hipPitchedPtr,
@@ -125,7 +129,7 @@ pub extern "C" fn hipMemcpy2D_spt(
     memory::memcpy_2d(dst, dpitch, src, spitch, width, height, kind, hipStreamPerThread, true)
 }
 
-/// `hipMemcpy2DAsync` with a null or legacy `stream` meaning the per-thread stream.
+/// `hipMemcpy2DAsync` with a null `stream` meaning the per-thread stream.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn hipMemcpy2DAsync_spt(
@@ -147,7 +151,7 @@ pub extern "C" fn hipMemcpy3D_spt(p: *const hipMemcpy3DParms) -> hipError_t {
     memory::memcpy_3d(p, hipStreamPerThread, true)
 }
 
-/// `hipMemcpy3DAsync` with a null or legacy `stream` meaning the per-thread stream.
+/// `hipMemcpy3DAsync` with a null `stream` meaning the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipMemcpy3DAsync_spt(p: *const hipMemcpy3DParms, stream: hipStream_t) -> hipError_t {
     memory::hipMemcpy3DAsync(p, per_thread(stream))
@@ -177,7 +181,7 @@ pub extern "C" fn hipMemcpyFromSymbol_spt(
     module::symbol_copy(symbol, dst, sizeBytes, offset, kind, false, hipStreamPerThread, true)
 }
 
-/// `hipMemcpyToSymbolAsync` with a null or legacy `stream` meaning the per-thread stream.
+/// `hipMemcpyToSymbolAsync` with a null `stream` meaning the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipMemcpyToSymbolAsync_spt(
     symbol: *const c_void,
@@ -190,7 +194,7 @@ pub extern "C" fn hipMemcpyToSymbolAsync_spt(
     module::hipMemcpyToSymbolAsync(symbol, src, sizeBytes, offset, kind, per_thread(stream))
 }
 
-/// `hipMemcpyFromSymbolAsync` with a null or legacy `stream` meaning the per-thread stream.
+/// `hipMemcpyFromSymbolAsync` with a null `stream` meaning the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipMemcpyFromSymbolAsync_spt(
     dst: *mut c_void,
@@ -219,7 +223,7 @@ pub extern "C" fn hipMemcpy2DToArray_spt(
     array::to_array(dst, wOffset, hOffset, src, spitch, width, height, kind, hipStreamPerThread, true)
 }
 
-/// `hipMemcpy2DToArrayAsync` with a null or legacy `stream` meaning the per-thread stream.
+/// `hipMemcpy2DToArrayAsync` with a null `stream` meaning the per-thread stream.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn hipMemcpy2DToArrayAsync_spt(
@@ -252,7 +256,7 @@ pub extern "C" fn hipMemcpy2DFromArray_spt(
     array::from_array(dst, dpitch, src, wOffsetSrc, hOffset, width, height, kind, hipStreamPerThread, true)
 }
 
-/// `hipMemcpy2DFromArrayAsync` with a null or legacy `stream` meaning the per-thread stream.
+/// `hipMemcpy2DFromArrayAsync` with a null `stream` meaning the per-thread stream.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn hipMemcpy2DFromArrayAsync_spt(

@@ -748,8 +748,17 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
                 w.wr(d, l, r.to_bits());
             });
         }
-        v_cvt_f16_u16 => h1!(|a: f32| f32_bits_u16(a) as f32),
-        v_cvt_f16_i16 => h1!(|a: f32| f32_bits_u16(a) as i16 as f32),
+        // The source is a 16-bit integer (the low half, after SDWA), not an f16: exact in f32,
+        // then rounded to f16 once (65520 and above become +inf).
+        v_cvt_f16_u16 | v_cvt_f16_i16 => {
+            let a = src(w, i, cx, 0, Ty::B32);
+            let signed = i.op == v_cvt_f16_i16;
+            lanes!(em, |l| {
+                let x = w.rd(a, l) as u16;
+                let r = if signed { x as i16 as f32 } else { x as f32 };
+                hwr!(l, omod32(i, r));
+            });
+        }
         v_cvt_u16_f16 => {
             let a = src(w, i, cx, 0, Ty::F16);
             lanes!(em, |l| {
@@ -1386,10 +1395,6 @@ fn acc(s: Src) -> Opnd {
         Src::V(r) => Opnd::V(r + 256),
         _ => Opnd::U(0),
     }
-}
-
-fn f32_bits_u16(a: f32) -> u16 {
-    a.to_bits() as u16
 }
 
 fn f32_to_f16_rtz(f: f32) -> u16 {

@@ -886,6 +886,44 @@ fn packing_and_sad() {
     }
 }
 
+/// `v_cvt_f16_u16` / `v_cvt_f16_i16` read a 16-bit integer (the low half, or the SDWA
+/// selection), not an f16, and round it to f16 once: what hipcc emits for `(__half)(short)x`,
+/// and CuPy's int8/int16/uint8/uint16 -> float16 casts.
+#[test]
+fn int16_to_f16_conversions() {
+    let body = format!(
+        "    v_mov_b32 v2, 0xfff68003
+    v_cvt_f16_u16_e32 v1, v2
+    v_cvt_f16_i16_e32 v3, v2
+    v_cvt_f16_i16_sdwa v4, v2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1
+    v_cvt_f16_i16_sdwa v5, sext(v2) dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_1
+    v_cvt_f16_u16_e32 v6, v101
+    v_cvt_f16_u16_e64 v7, -1
+{}{}{}{}{}{}",
+        store(0, "v1"),
+        store(1, "v3"),
+        store(2, "v4"),
+        store(3, "v5"),
+        store(4, "v6"),
+        store(5, "v7")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 6) else { return };
+    // f16 bits of a positive integer below 2048 (exact).
+    let f16_of = |n: u32| {
+        let e = 31 - n.leading_zeros();
+        (e + 15) << 10 | (n << (10 - e)) & 0x3ff
+    };
+    for l in 0..64 {
+        assert_eq!(o[l], 0x7800, "u16 32771 -> 32768 lane {l}");
+        assert_eq!(o[64 + l], 0xf800, "i16 -32765 -> -32768 lane {l}");
+        assert_eq!(o[128 + l], 0xc900, "i16 word_1 -10 lane {l}");
+        assert_eq!(o[192 + l], 0xd800, "sext byte_1 0x80 -> -128 lane {l}");
+        assert_eq!(o[256 + l], f16_of(inp[l]), "u16 {} lane {l}", inp[l]);
+        assert_eq!(o[320 + l], 0x7c00, "u16 65535 -> +inf lane {l}");
+    }
+}
+
 /// Loads x = input[lane % 8] into v103 and y = input[lane / 8] into v102: the 64 pairs of the
 /// input's first 8 values, one per lane.
 const PAIRS: &str = "    v_and_b32 v1, 7, v0

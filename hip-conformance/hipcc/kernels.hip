@@ -5,9 +5,11 @@
  * (captured and added); device globals are loaded with their initial values and copied to and
  * from. `kernels fault` runs one kernel that writes through a bad pointer: the next
  * synchronisation returns hipErrorIllegalAddress. A kernel spinning on a host flag does not hold
- * up allocations, host registration or copies on other streams. */
+ * up allocations, host registration or copies on other streams. 8- and 16-bit integers convert
+ * to __half exactly as the host rounds them (v_cvt_f16_i16/u16, CuPy's int -> float16 casts). */
 #include <hip/hip_runtime.h>
 #include <hip/hip_ext.h>
+#include <hip/hip_fp16.h>
 #include <pthread.h>
 #include "check.h"
 
@@ -304,6 +306,88 @@ static int fault_case(void) {
   int h = 0;
   CHECK_ERR(hipMemcpy(&h, d, sizeof h, hipMemcpyDeviceToHost), hipErrorIllegalAddress);
   return summary();
+}
+
+/* (__half)x of 16- and 8-bit integers: hipcc emits v_cvt_f16_i16 / v_cvt_f16_u16 (SDWA selects
+ * for the bytes), whose source is an integer, not an f16. */
+__global__ void int_to_half(const short* s, const unsigned short* u, const signed char* c, const unsigned char* b,
+                            __half* o, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    o[4 * i] = __short2half_rn(s[i]);
+    o[4 * i + 1] = __ushort2half_rn(u[i]);
+    o[4 * i + 2] = __short2half_rn(c[i]);
+    o[4 * i + 3] = __ushort2half_rn(b[i]);
+  }
+}
+
+/* IEEE binary16 bits of integer n, rounded to nearest even (+-inf past 65519). */
+static unsigned short half_bits_of_int(int n) {
+  unsigned short sign = n < 0 ? 0x8000 : 0;
+  unsigned m = n < 0 ? (unsigned)-n : (unsigned)n;
+  if (m == 0) return sign;
+  int e = 31 - __builtin_clz(m);
+  if (e > 10) {
+    unsigned shift = (unsigned)e - 10, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    m >>= shift;
+    if (rem > half || (rem == half && (m & 1))) m++;
+    if (m == 2048) {
+      m = 1024;
+      e++;
+    }
+    if (e > 15) return sign | 0x7c00;
+  } else {
+    m <<= 10 - e;
+  }
+  return (unsigned short)(sign | (e + 15) << 10 | (m & 0x3ff));
+}
+
+static void int_to_half_case(void) {
+  enum { N = 1000 };
+  static short s[N];
+  static unsigned short u[N], got[4 * N];
+  static signed char c[N];
+  static unsigned char b[N];
+  for (int i = 0; i < N; i++) {
+    s[i] = (short)(i * 65 - 32768);
+    u[i] = (unsigned short)(i * 131 + 7);
+    c[i] = (signed char)(i - 128);
+    b[i] = (unsigned char)(i * 3);
+  }
+  s[0] = -32765; /* rounds to -32768 */
+  u[0] = 32771;  /* rounds to 32768 */
+  u[1] = 65535;  /* +inf */
+  short* ds;
+  unsigned short *du, *dout;
+  signed char* dc;
+  unsigned char* db;
+  CHECK_OK(hipMalloc((void**)&ds, sizeof s));
+  CHECK_OK(hipMalloc((void**)&du, sizeof u));
+  CHECK_OK(hipMalloc((void**)&dc, sizeof c));
+  CHECK_OK(hipMalloc((void**)&db, sizeof b));
+  CHECK_OK(hipMalloc((void**)&dout, sizeof got));
+  CHECK_OK(hipMemcpy(ds, s, sizeof s, hipMemcpyHostToDevice));
+  CHECK_OK(hipMemcpy(du, u, sizeof u, hipMemcpyHostToDevice));
+  CHECK_OK(hipMemcpy(dc, c, sizeof c, hipMemcpyHostToDevice));
+  CHECK_OK(hipMemcpy(db, b, sizeof b, hipMemcpyHostToDevice));
+  int_to_half<<<(N + 127) / 128, 128>>>(ds, du, dc, db, (__half*)dout, N);
+  CHECK_OK(hipGetLastError());
+  CHECK_OK(hipMemcpy(got, dout, sizeof got, hipMemcpyDeviceToHost));
+  int bad = 0;
+  for (int i = 0; i < N; i++) {
+    int want[4] = {half_bits_of_int(s[i]), half_bits_of_int(u[i]), half_bits_of_int(c[i]), half_bits_of_int(b[i])};
+    for (int k = 0; k < 4; k++) {
+      if (got[4 * i + k] != want[k] && bad++ < 5)
+        fprintf(stderr, "int_to_half[%d].%d: got 0x%04x want 0x%04x\n", i, k, got[4 * i + k], want[k]);
+    }
+  }
+  CHECK(bad == 0);
+  CHECK(half_bits_of_int(-32765) == 0xf800 && half_bits_of_int(32771) == 0x7800 && half_bits_of_int(65535) == 0x7c00);
+  CHECK_OK(hipFree(ds));
+  CHECK_OK(hipFree(du));
+  CHECK_OK(hipFree(dc));
+  CHECK_OK(hipFree(db));
+  CHECK_OK(hipFree(dout));
 }
 
 static float frand(unsigned* s) {
@@ -658,6 +742,7 @@ int main(int argc, char** argv) {
 
   (void)hipGetLastError(); /* the symbol errors above are the sticky last error */
   saxpy_case();
+  int_to_half_case();
   reduce_case();
   stream_order_case();
   many_launches_case();

@@ -924,6 +924,54 @@ fn int16_to_f16_conversions() {
     }
 }
 
+/// `v_min3`/`v_max3`/`v_med3` of 16-bit integers and f16 (VOP3, op_sel picking halves), as
+/// rocPRIM's reductions of int8/int16 use them (CuPy's cub.so).
+#[test]
+fn min3_max3_med3_16bit() {
+    let body = format!(
+        "    v_mov_b32 v2, 0x80000005
+    v_mov_b32 v3, 0x0007fffe
+    v_min3_i16 v5, v2, v3, v101
+    v_min3_u16 v6, v2, v3, v101
+    v_max3_i16 v7, v2, v3, v101
+    v_max3_u16 v8, v2, v3, v101
+    v_med3_i16 v9, v2, v3, v101
+    v_med3_u16 v10, v2, v3, v101
+    v_mov_b32 v11, 0x1234
+    v_max3_i16 v11, v2, v3, v101 op_sel:[1,1,0,1]
+    v_mov_b32 v16, 0x3800
+    v_med3_f16 v12, 1.0, -2.0, v16
+    v_min3_f16 v13, 1.0, -2.0, v16
+    v_max3_f16 v14, 1.0, -2.0, v16
+{}{}{}{}{}{}{}{}{}{}",
+        store(0, "v5"),
+        store(1, "v6"),
+        store(2, "v7"),
+        store(3, "v8"),
+        store(4, "v9"),
+        store(5, "v10"),
+        store(6, "v11"),
+        store(7, "v12"),
+        store(8, "v13"),
+        store(9, "v14")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 10) else { return };
+    for l in 0..64 {
+        let x = inp[l]; // 1..=190: the same as i16 and u16
+        assert_eq!(o[l], 0xfffe, "min3_i16(5, -2, {x}) lane {l}");
+        assert_eq!(o[64 + l], x.min(5), "min3_u16(5, 65534, {x}) lane {l}");
+        assert_eq!(o[128 + l], x.max(5), "max3_i16(5, -2, {x}) lane {l}");
+        assert_eq!(o[192 + l], 65534, "max3_u16(5, 65534, {x}) lane {l}");
+        assert_eq!(o[256 + l], x.clamp(0, 5), "med3_i16(5, -2, {x}) lane {l}");
+        assert_eq!(o[320 + l], x.max(5), "med3_u16(5, 65534, {x}) lane {l}");
+        assert_eq!(o[384 + l], x.max(7) << 16 | 0x1234, "max3_i16 op_sel(-32768, 7, {x}) lane {l}");
+        assert_eq!(o[448 + l], 0x3800, "med3_f16(1, -2, 0.5) lane {l}");
+        assert_eq!(o[512 + l], 0xc000, "min3_f16(1, -2, 0.5) lane {l}");
+        assert_eq!(o[576 + l], 0x3c00, "max3_f16(1, -2, 0.5) lane {l}");
+    }
+}
+
 /// Loads x = input[lane % 8] into v103 and y = input[lane / 8] into v102: the 64 pairs of the
 /// input's first 8 values, one per lane.
 const PAIRS: &str = "    v_and_b32 v1, 7, v0

@@ -6,7 +6,8 @@
  * from. `kernels fault` runs one kernel that writes through a bad pointer: the next
  * synchronisation returns hipErrorIllegalAddress. A kernel spinning on a host flag does not hold
  * up allocations, host registration or copies on other streams. 8- and 16-bit integers convert
- * to __half exactly as the host rounds them (v_cvt_f16_i16/u16, CuPy's int -> float16 casts). */
+ * to __half exactly as the host rounds them (v_cvt_f16_i16/u16, CuPy's int -> float16 casts);
+ * the minimum and maximum of three shorts (v_min3/v_max3_i16/u16, rocPRIM's int16 reductions). */
 #include <hip/hip_runtime.h>
 #include <hip/hip_ext.h>
 #include <hip/hip_fp16.h>
@@ -321,6 +322,22 @@ __global__ void int_to_half(const short* s, const unsigned short* u, const signe
   }
 }
 
+__device__ static short smin(short a, short b) { return a < b ? a : b; }
+__device__ static short smax(short a, short b) { return a > b ? a : b; }
+__device__ static unsigned short umin(unsigned short a, unsigned short b) { return a < b ? a : b; }
+__device__ static unsigned short umax(unsigned short a, unsigned short b) { return a > b ? a : b; }
+
+/* Minimum and maximum of s[i..i+2] and u[i..i+2]: hipcc emits v_min3/v_max3_i16/u16. */
+__global__ void minmax3_16(const short* s, const unsigned short* u, short* os, unsigned short* ou, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i + 2 < n) {
+    os[2 * i] = smin(smin(s[i], s[i + 1]), s[i + 2]);
+    os[2 * i + 1] = smax(smax(s[i], s[i + 1]), s[i + 2]);
+    ou[2 * i] = umin(umin(u[i], u[i + 1]), u[i + 2]);
+    ou[2 * i + 1] = umax(umax(u[i], u[i + 1]), u[i + 2]);
+  }
+}
+
 /* IEEE binary16 bits of integer n, rounded to nearest even (+-inf past 65519). */
 static unsigned short half_bits_of_int(int n) {
   unsigned short sign = n < 0 ? 0x8000 : 0;
@@ -388,6 +405,47 @@ static void int_to_half_case(void) {
   CHECK_OK(hipFree(dc));
   CHECK_OK(hipFree(db));
   CHECK_OK(hipFree(dout));
+}
+
+static void minmax3_16_case(void) {
+  enum { N = 1000 };
+  static short s[N], gs[2 * N];
+  static unsigned short u[N], gu[2 * N];
+  for (int i = 0; i < N; i++) {
+    s[i] = (short)((i * 7919) % 65536 - 32768);
+    u[i] = (unsigned short)((i * 40503u) % 65536);
+  }
+  short *ds, *dos;
+  unsigned short *du, *dou;
+  CHECK_OK(hipMalloc((void**)&ds, sizeof s));
+  CHECK_OK(hipMalloc((void**)&du, sizeof u));
+  CHECK_OK(hipMalloc((void**)&dos, sizeof gs));
+  CHECK_OK(hipMalloc((void**)&dou, sizeof gu));
+  CHECK_OK(hipMemcpy(ds, s, sizeof s, hipMemcpyHostToDevice));
+  CHECK_OK(hipMemcpy(du, u, sizeof u, hipMemcpyHostToDevice));
+  minmax3_16<<<(N + 127) / 128, 128>>>(ds, du, dos, dou, N);
+  CHECK_OK(hipGetLastError());
+  CHECK_OK(hipMemcpy(gs, dos, sizeof gs, hipMemcpyDeviceToHost));
+  CHECK_OK(hipMemcpy(gu, dou, sizeof gu, hipMemcpyDeviceToHost));
+  int bad = 0;
+  for (int i = 0; i + 2 < N; i++) {
+    short smn = s[i], smx = s[i];
+    unsigned short umn = u[i], umx = u[i];
+    for (int k = 1; k < 3; k++) {
+      smn = s[i + k] < smn ? s[i + k] : smn;
+      smx = s[i + k] > smx ? s[i + k] : smx;
+      umn = u[i + k] < umn ? u[i + k] : umn;
+      umx = u[i + k] > umx ? u[i + k] : umx;
+    }
+    if ((gs[2 * i] != smn || gs[2 * i + 1] != smx || gu[2 * i] != umn || gu[2 * i + 1] != umx) && bad++ < 5)
+      fprintf(stderr, "minmax3_16[%d]: got %d %d %u %u want %d %d %u %u\n", i, gs[2 * i], gs[2 * i + 1], gu[2 * i],
+              gu[2 * i + 1], smn, smx, umn, umx);
+  }
+  CHECK(bad == 0);
+  CHECK_OK(hipFree(ds));
+  CHECK_OK(hipFree(du));
+  CHECK_OK(hipFree(dos));
+  CHECK_OK(hipFree(dou));
 }
 
 static float frand(unsigned* s) {
@@ -743,6 +801,7 @@ int main(int argc, char** argv) {
   (void)hipGetLastError(); /* the symbol errors above are the sticky last error */
   saxpy_case();
   int_to_half_case();
+  minmax3_16_case();
   reduce_case();
   stream_order_case();
   many_launches_case();

@@ -4,7 +4,7 @@ REL     := $(CURDIR)/target/release
 KFDSIM  := $(REL)/kfdsim
 CONF    := $(MAKE) -C hip-conformance HIPKFD_LIB=$(REL) KFDSIM=$(KFDSIM)
 
-.PHONY: all build demo bench test reliability fuzz asan lint hip-tests header install install-files clean
+.PHONY: all build demo bench test reliability fuzz asan lint hip-tests cupy-tests header install install-files clean
 
 all: build
 
@@ -82,6 +82,18 @@ fuzz: build
 hip-tests: build
 	@test -n "$(HIP_TESTS)" || { echo "make hip-tests HIP_TESTS=/path/to/hip-tests (a ROCm/hip-tests checkout)"; exit 2; }
 	@tools/hip-tests --hip-tests "$(HIP_TESTS)" $(HIP_TESTS_ARGS)
+
+## CuPy's own tests, measured (a report, not part of `make test`): CuPy's ROCm 7 wheel
+## (cupy-rocm-7-0==14.2.0, in a venv cached at target/cupy-venv) runs the chosen test files of a
+## local cupy/cupy checkout at v14.2.0 (CUPY=path; fetch it yourself, never committed here) on our
+## install tree (target/cupy/install), each file in its own pytest process under
+## `kfdsim run --gpus 2`; prints each failure with its class (ours, rocm-lib, cupy) and reason,
+## counts per file and directory, and a summary line. CUPY_ARGS passes options (--paths,
+## --files REGEX, -k EXPR, -m EXPR (default "not slow"), -j N, --timeout S, --json PATH,
+## --preload LIB, --extra-libs DIR, -v); `tools/cupy --help`.
+cupy-tests: build
+	@test -n "$(CUPY)" || { echo "make cupy-tests CUPY=/path/to/cupy (a cupy/cupy checkout at v14.2.0)"; exit 2; }
+	@tools/cupy --cupy "$(CUPY)" $(CUPY_ARGS)
 
 ## Install like ROCm under $(DESTDIR)$(PREFIX): lib/libamdhip64.so.7 (+ the .so link; lib/compat/
 ## holds libamdhip64.so.5 and .so.6 links for binaries built against ROCm 5 or 6; libhiprtc.so.7

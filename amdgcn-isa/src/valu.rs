@@ -687,6 +687,23 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
             });
         }};
     }
+    // 16-bit integer three-source ops (VOP3 only): op_sel[k] picks source k's high half,
+    // op_sel[3] the destination's (low half kept), as in `s2`.
+    macro_rules! s3 {
+        ($f:expr) => {{
+            let a = src(w, i, cx, 0, Ty::B32);
+            let b = src(w, i, cx, 1, Ty::B32);
+            let c = src(w, i, cx, 2, Ty::B32);
+            lanes!(em, |l| {
+                let x = (w.rd(a, l) >> (16 * (i.opsel & 1) as u32)) as u16;
+                let y = (w.rd(b, l) >> (16 * ((i.opsel >> 1) & 1) as u32)) as u16;
+                let z = (w.rd(c, l) >> (16 * ((i.opsel >> 2) & 1) as u32)) as u16;
+                let r: u16 = $f(x, y, z);
+                let v = if i.opsel & 8 != 0 { (w.v[d as usize][l] & 0xffff) | (r as u32) << 16 } else { r as u32 };
+                w.wr(d, l, v);
+            });
+        }};
+    }
     // Carry-out ops: the carry mask goes to `sdst` (VCC for VOP2), inactive lanes 0. The lane
     // function takes src0, src1 and the carry-in bit as u32s and returns the result and the
     // carry-out; carries are packed after the lane loop, which has no loop-carried mask.
@@ -748,8 +765,17 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
                 w.wr(d, l, r.to_bits());
             });
         }
-        v_cvt_f16_u16 => h1!(|a: f32| f32_bits_u16(a) as f32),
-        v_cvt_f16_i16 => h1!(|a: f32| f32_bits_u16(a) as i16 as f32),
+        // The source is a 16-bit integer (the low half, after SDWA), not an f16: exact in f32,
+        // then rounded to f16 once (65520 and above become +inf).
+        v_cvt_f16_u16 | v_cvt_f16_i16 => {
+            let a = src(w, i, cx, 0, Ty::B32);
+            let signed = i.op == v_cvt_f16_i16;
+            lanes!(em, |l| {
+                let x = w.rd(a, l) as u16;
+                let r = if signed { x as i16 as f32 } else { x as f32 };
+                hwr!(l, omod32(i, r));
+            });
+        }
         v_cvt_u16_f16 => {
             let a = src(w, i, cx, 0, Ty::F16);
             lanes!(em, |l| {
@@ -1163,6 +1189,18 @@ fn valu(w: &mut Wave, i: &Inst, pc: u64, cx: &Cx) -> Result<(), ExecError> {
         v_min_i16 => s2!(|a: u16, b: u16| (a as i16).min(b as i16) as u16),
         v_add_i16 => s2!(|a: u16, b: u16| a.wrapping_add(b)),
         v_sub_i16 => s2!(|a: u16, b: u16| a.wrapping_sub(b)),
+        v_min3_f16 => h3!(|a: f32, b: f32, c: f32| a.min(b).min(c)),
+        v_max3_f16 => h3!(|a: f32, b: f32, c: f32| a.max(b).max(c)),
+        v_med3_f16 => h3!(med3),
+        v_min3_u16 => s3!(|a: u16, b: u16, c: u16| a.min(b).min(c)),
+        v_max3_u16 => s3!(|a: u16, b: u16, c: u16| a.max(b).max(c)),
+        v_med3_u16 => s3!(|a: u16, b: u16, c: u16| a.max(b).min(a.min(b).max(c))),
+        v_min3_i16 => s3!(|a: u16, b: u16, c: u16| (a as i16).min(b as i16).min(c as i16) as u16),
+        v_max3_i16 => s3!(|a: u16, b: u16, c: u16| (a as i16).max(b as i16).max(c as i16) as u16),
+        v_med3_i16 => s3!(|a: u16, b: u16, c: u16| {
+            let (a, b, c) = (a as i16, b as i16, c as i16);
+            a.max(b).min(a.min(b).max(c)) as u16
+        }),
         v_mad_u16 | v_mad_legacy_u16 => {
             u3!(|a: u32, b: u32, c: u32| (a as u16).wrapping_mul(b as u16).wrapping_add(c as u16) as u32)
         }
@@ -1386,10 +1424,6 @@ fn acc(s: Src) -> Opnd {
         Src::V(r) => Opnd::V(r + 256),
         _ => Opnd::U(0),
     }
-}
-
-fn f32_bits_u16(a: f32) -> u16 {
-    a.to_bits() as u16
 }
 
 fn f32_to_f16_rtz(f: f32) -> u16 {

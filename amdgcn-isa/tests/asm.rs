@@ -886,6 +886,92 @@ fn packing_and_sad() {
     }
 }
 
+/// `v_cvt_f16_u16` / `v_cvt_f16_i16` read a 16-bit integer (the low half, or the SDWA
+/// selection), not an f16, and round it to f16 once: what hipcc emits for `(__half)(short)x`,
+/// and CuPy's int8/int16/uint8/uint16 -> float16 casts.
+#[test]
+fn int16_to_f16_conversions() {
+    let body = format!(
+        "    v_mov_b32 v2, 0xfff68003
+    v_cvt_f16_u16_e32 v1, v2
+    v_cvt_f16_i16_e32 v3, v2
+    v_cvt_f16_i16_sdwa v4, v2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1
+    v_cvt_f16_i16_sdwa v5, sext(v2) dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_1
+    v_cvt_f16_u16_e32 v6, v101
+    v_cvt_f16_u16_e64 v7, -1
+{}{}{}{}{}{}",
+        store(0, "v1"),
+        store(1, "v3"),
+        store(2, "v4"),
+        store(3, "v5"),
+        store(4, "v6"),
+        store(5, "v7")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 6) else { return };
+    // f16 bits of a positive integer below 2048 (exact).
+    let f16_of = |n: u32| {
+        let e = 31 - n.leading_zeros();
+        (e + 15) << 10 | (n << (10 - e)) & 0x3ff
+    };
+    for l in 0..64 {
+        assert_eq!(o[l], 0x7800, "u16 32771 -> 32768 lane {l}");
+        assert_eq!(o[64 + l], 0xf800, "i16 -32765 -> -32768 lane {l}");
+        assert_eq!(o[128 + l], 0xc900, "i16 word_1 -10 lane {l}");
+        assert_eq!(o[192 + l], 0xd800, "sext byte_1 0x80 -> -128 lane {l}");
+        assert_eq!(o[256 + l], f16_of(inp[l]), "u16 {} lane {l}", inp[l]);
+        assert_eq!(o[320 + l], 0x7c00, "u16 65535 -> +inf lane {l}");
+    }
+}
+
+/// `v_min3`/`v_max3`/`v_med3` of 16-bit integers and f16 (VOP3, op_sel picking halves), as
+/// rocPRIM's reductions of int8/int16 use them (CuPy's cub.so).
+#[test]
+fn min3_max3_med3_16bit() {
+    let body = format!(
+        "    v_mov_b32 v2, 0x80000005
+    v_mov_b32 v3, 0x0007fffe
+    v_min3_i16 v5, v2, v3, v101
+    v_min3_u16 v6, v2, v3, v101
+    v_max3_i16 v7, v2, v3, v101
+    v_max3_u16 v8, v2, v3, v101
+    v_med3_i16 v9, v2, v3, v101
+    v_med3_u16 v10, v2, v3, v101
+    v_mov_b32 v11, 0x1234
+    v_max3_i16 v11, v2, v3, v101 op_sel:[1,1,0,1]
+    v_mov_b32 v16, 0x3800
+    v_med3_f16 v12, 1.0, -2.0, v16
+    v_min3_f16 v13, 1.0, -2.0, v16
+    v_max3_f16 v14, 1.0, -2.0, v16
+{}{}{}{}{}{}{}{}{}{}",
+        store(0, "v5"),
+        store(1, "v6"),
+        store(2, "v7"),
+        store(3, "v8"),
+        store(4, "v9"),
+        store(5, "v10"),
+        store(6, "v11"),
+        store(7, "v12"),
+        store(8, "v13"),
+        store(9, "v14")
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet(&body, &inp, 64, 10) else { return };
+    for l in 0..64 {
+        let x = inp[l]; // 1..=190: the same as i16 and u16
+        assert_eq!(o[l], 0xfffe, "min3_i16(5, -2, {x}) lane {l}");
+        assert_eq!(o[64 + l], x.min(5), "min3_u16(5, 65534, {x}) lane {l}");
+        assert_eq!(o[128 + l], x.max(5), "max3_i16(5, -2, {x}) lane {l}");
+        assert_eq!(o[192 + l], 65534, "max3_u16(5, 65534, {x}) lane {l}");
+        assert_eq!(o[256 + l], x.clamp(0, 5), "med3_i16(5, -2, {x}) lane {l}");
+        assert_eq!(o[320 + l], x.max(5), "med3_u16(5, 65534, {x}) lane {l}");
+        assert_eq!(o[384 + l], x.max(7) << 16 | 0x1234, "max3_i16 op_sel(-32768, 7, {x}) lane {l}");
+        assert_eq!(o[448 + l], 0x3800, "med3_f16(1, -2, 0.5) lane {l}");
+        assert_eq!(o[512 + l], 0xc000, "min3_f16(1, -2, 0.5) lane {l}");
+        assert_eq!(o[576 + l], 0x3c00, "max3_f16(1, -2, 0.5) lane {l}");
+    }
+}
+
 /// Loads x = input[lane % 8] into v103 and y = input[lane / 8] into v102: the 64 pairs of the
 /// input's first 8 values, one per lane.
 const PAIRS: &str = "    v_and_b32 v1, 7, v0

@@ -5,9 +5,12 @@
  * (captured and added); device globals are loaded with their initial values and copied to and
  * from. `kernels fault` runs one kernel that writes through a bad pointer: the next
  * synchronisation returns hipErrorIllegalAddress. A kernel spinning on a host flag does not hold
- * up allocations, host registration or copies on other streams. */
+ * up allocations, host registration or copies on other streams. 8- and 16-bit integers convert
+ * to __half exactly as the host rounds them (v_cvt_f16_i16/u16, CuPy's int -> float16 casts);
+ * the minimum and maximum of three shorts (v_min3/v_max3_i16/u16, rocPRIM's int16 reductions). */
 #include <hip/hip_runtime.h>
 #include <hip/hip_ext.h>
+#include <hip/hip_fp16.h>
 #include <pthread.h>
 #include "check.h"
 
@@ -304,6 +307,145 @@ static int fault_case(void) {
   int h = 0;
   CHECK_ERR(hipMemcpy(&h, d, sizeof h, hipMemcpyDeviceToHost), hipErrorIllegalAddress);
   return summary();
+}
+
+/* (__half)x of 16- and 8-bit integers: hipcc emits v_cvt_f16_i16 / v_cvt_f16_u16 (SDWA selects
+ * for the bytes), whose source is an integer, not an f16. */
+__global__ void int_to_half(const short* s, const unsigned short* u, const signed char* c, const unsigned char* b,
+                            __half* o, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    o[4 * i] = __short2half_rn(s[i]);
+    o[4 * i + 1] = __ushort2half_rn(u[i]);
+    o[4 * i + 2] = __short2half_rn(c[i]);
+    o[4 * i + 3] = __ushort2half_rn(b[i]);
+  }
+}
+
+__device__ static short smin(short a, short b) { return a < b ? a : b; }
+__device__ static short smax(short a, short b) { return a > b ? a : b; }
+__device__ static unsigned short umin(unsigned short a, unsigned short b) { return a < b ? a : b; }
+__device__ static unsigned short umax(unsigned short a, unsigned short b) { return a > b ? a : b; }
+
+/* Minimum and maximum of s[i..i+2] and u[i..i+2]: hipcc emits v_min3/v_max3_i16/u16. */
+__global__ void minmax3_16(const short* s, const unsigned short* u, short* os, unsigned short* ou, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i + 2 < n) {
+    os[2 * i] = smin(smin(s[i], s[i + 1]), s[i + 2]);
+    os[2 * i + 1] = smax(smax(s[i], s[i + 1]), s[i + 2]);
+    ou[2 * i] = umin(umin(u[i], u[i + 1]), u[i + 2]);
+    ou[2 * i + 1] = umax(umax(u[i], u[i + 1]), u[i + 2]);
+  }
+}
+
+/* IEEE binary16 bits of integer n, rounded to nearest even (+-inf past 65519). */
+static unsigned short half_bits_of_int(int n) {
+  unsigned short sign = n < 0 ? 0x8000 : 0;
+  unsigned m = n < 0 ? (unsigned)-n : (unsigned)n;
+  if (m == 0) return sign;
+  int e = 31 - __builtin_clz(m);
+  if (e > 10) {
+    unsigned shift = (unsigned)e - 10, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    m >>= shift;
+    if (rem > half || (rem == half && (m & 1))) m++;
+    if (m == 2048) {
+      m = 1024;
+      e++;
+    }
+    if (e > 15) return sign | 0x7c00;
+  } else {
+    m <<= 10 - e;
+  }
+  return (unsigned short)(sign | (e + 15) << 10 | (m & 0x3ff));
+}
+
+static void int_to_half_case(void) {
+  enum { N = 1000 };
+  static short s[N];
+  static unsigned short u[N], got[4 * N];
+  static signed char c[N];
+  static unsigned char b[N];
+  for (int i = 0; i < N; i++) {
+    s[i] = (short)(i * 65 - 32768);
+    u[i] = (unsigned short)(i * 131 + 7);
+    c[i] = (signed char)(i - 128);
+    b[i] = (unsigned char)(i * 3);
+  }
+  s[0] = -32765; /* rounds to -32768 */
+  u[0] = 32771;  /* rounds to 32768 */
+  u[1] = 65535;  /* +inf */
+  short* ds;
+  unsigned short *du, *dout;
+  signed char* dc;
+  unsigned char* db;
+  CHECK_OK(hipMalloc((void**)&ds, sizeof s));
+  CHECK_OK(hipMalloc((void**)&du, sizeof u));
+  CHECK_OK(hipMalloc((void**)&dc, sizeof c));
+  CHECK_OK(hipMalloc((void**)&db, sizeof b));
+  CHECK_OK(hipMalloc((void**)&dout, sizeof got));
+  CHECK_OK(hipMemcpy(ds, s, sizeof s, hipMemcpyHostToDevice));
+  CHECK_OK(hipMemcpy(du, u, sizeof u, hipMemcpyHostToDevice));
+  CHECK_OK(hipMemcpy(dc, c, sizeof c, hipMemcpyHostToDevice));
+  CHECK_OK(hipMemcpy(db, b, sizeof b, hipMemcpyHostToDevice));
+  int_to_half<<<(N + 127) / 128, 128>>>(ds, du, dc, db, (__half*)dout, N);
+  CHECK_OK(hipGetLastError());
+  CHECK_OK(hipMemcpy(got, dout, sizeof got, hipMemcpyDeviceToHost));
+  int bad = 0;
+  for (int i = 0; i < N; i++) {
+    int want[4] = {half_bits_of_int(s[i]), half_bits_of_int(u[i]), half_bits_of_int(c[i]), half_bits_of_int(b[i])};
+    for (int k = 0; k < 4; k++) {
+      if (got[4 * i + k] != want[k] && bad++ < 5)
+        fprintf(stderr, "int_to_half[%d].%d: got 0x%04x want 0x%04x\n", i, k, got[4 * i + k], want[k]);
+    }
+  }
+  CHECK(bad == 0);
+  CHECK(half_bits_of_int(-32765) == 0xf800 && half_bits_of_int(32771) == 0x7800 && half_bits_of_int(65535) == 0x7c00);
+  CHECK_OK(hipFree(ds));
+  CHECK_OK(hipFree(du));
+  CHECK_OK(hipFree(dc));
+  CHECK_OK(hipFree(db));
+  CHECK_OK(hipFree(dout));
+}
+
+static void minmax3_16_case(void) {
+  enum { N = 1000 };
+  static short s[N], gs[2 * N];
+  static unsigned short u[N], gu[2 * N];
+  for (int i = 0; i < N; i++) {
+    s[i] = (short)((i * 7919) % 65536 - 32768);
+    u[i] = (unsigned short)((i * 40503u) % 65536);
+  }
+  short *ds, *dos;
+  unsigned short *du, *dou;
+  CHECK_OK(hipMalloc((void**)&ds, sizeof s));
+  CHECK_OK(hipMalloc((void**)&du, sizeof u));
+  CHECK_OK(hipMalloc((void**)&dos, sizeof gs));
+  CHECK_OK(hipMalloc((void**)&dou, sizeof gu));
+  CHECK_OK(hipMemcpy(ds, s, sizeof s, hipMemcpyHostToDevice));
+  CHECK_OK(hipMemcpy(du, u, sizeof u, hipMemcpyHostToDevice));
+  minmax3_16<<<(N + 127) / 128, 128>>>(ds, du, dos, dou, N);
+  CHECK_OK(hipGetLastError());
+  CHECK_OK(hipMemcpy(gs, dos, sizeof gs, hipMemcpyDeviceToHost));
+  CHECK_OK(hipMemcpy(gu, dou, sizeof gu, hipMemcpyDeviceToHost));
+  int bad = 0;
+  for (int i = 0; i + 2 < N; i++) {
+    short smn = s[i], smx = s[i];
+    unsigned short umn = u[i], umx = u[i];
+    for (int k = 1; k < 3; k++) {
+      smn = s[i + k] < smn ? s[i + k] : smn;
+      smx = s[i + k] > smx ? s[i + k] : smx;
+      umn = u[i + k] < umn ? u[i + k] : umn;
+      umx = u[i + k] > umx ? u[i + k] : umx;
+    }
+    if ((gs[2 * i] != smn || gs[2 * i + 1] != smx || gu[2 * i] != umn || gu[2 * i + 1] != umx) && bad++ < 5)
+      fprintf(stderr, "minmax3_16[%d]: got %d %d %u %u want %d %d %u %u\n", i, gs[2 * i], gs[2 * i + 1], gu[2 * i],
+              gu[2 * i + 1], smn, smx, umn, umx);
+  }
+  CHECK(bad == 0);
+  CHECK_OK(hipFree(ds));
+  CHECK_OK(hipFree(du));
+  CHECK_OK(hipFree(dos));
+  CHECK_OK(hipFree(dou));
 }
 
 static float frand(unsigned* s) {
@@ -658,6 +800,8 @@ int main(int argc, char** argv) {
 
   (void)hipGetLastError(); /* the symbol errors above are the sticky last error */
   saxpy_case();
+  int_to_half_case();
+  minmax3_16_case();
   reduce_case();
   stream_order_case();
   many_launches_case();

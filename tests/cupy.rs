@@ -1,5 +1,5 @@
 //! CuPy's ROCm 7 wheel on hipkfd (issue 39): `cupy-rocm-7-0` from PyPI in a venv cached under
-//! target/ (made once, ~30 s), run unmodified on kfd-sim's 2 GPUs through an install tree's
+//! target/cupy-smoke-venv (made once, ~30 s), run unmodified on kfd-sim's 2 GPUs through an install tree's
 //! `bin/hipkfd-env` as README "CuPy" says a user runs it, with tests/python/cupy_check.py: import
 //! (every HIP name CuPy binds, under Python's RTLD_NOW, and the fallback companions
 //! libroctracer64/libroctx64/librocfft), elementwise kernels and a reduction compiled by our hiprtc
@@ -16,9 +16,9 @@ use std::process::{Command, Output};
 /// The wheel issue 39 names: CuPy 14.2.0 built against ROCm 7.0 (links libamdhip64.so.7).
 const CUPY: &str = "cupy-rocm-7-0==14.2.0";
 
-/// target/cupy-venv with [`CUPY`] installed, or `None` (with the reason printed).
+/// target/cupy-smoke-venv with [`CUPY`] installed (not tools/cupy's target/cupy-venv, which has CuPy's test extras too), or `None` (with the reason printed).
 fn venv() -> Option<PathBuf> {
-    let venv = release_dir().parent().unwrap().join("cupy-venv");
+    let venv = release_dir().parent().unwrap().join("cupy-smoke-venv");
     let done = venv.join(".hipkfd-installed");
     if std::fs::read_to_string(&done).is_ok_and(|v| v == CUPY) {
         return Some(venv);

@@ -4825,7 +4825,7 @@ hipError_t hipExtGetLinkTypeAndHopCount(int device1,
 // done (a copy between memory of one device once queued, as `hipMemcpy`).
 hipError_t hipMemcpy_spt(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind);
 
-// `hipMemcpyAsync` with a null or legacy `stream` meaning the per-thread stream.
+// `hipMemcpyAsync` with a null `stream` meaning the per-thread stream.
 hipError_t hipMemcpyAsync_spt(void *dst,
                               const void *src,
                               size_t sizeBytes,
@@ -4835,13 +4835,13 @@ hipError_t hipMemcpyAsync_spt(void *dst,
 // `hipMemset` on the per-thread stream.
 hipError_t hipMemset_spt(void *dst, int value, size_t sizeBytes);
 
-// `hipMemsetAsync` with a null or legacy `stream` meaning the per-thread stream.
+// `hipMemsetAsync` with a null `stream` meaning the per-thread stream.
 hipError_t hipMemsetAsync_spt(void *dst, int value, size_t sizeBytes, hipStream_t stream);
 
 // `hipMemset2D` on the per-thread stream.
 hipError_t hipMemset2D_spt(void *dst, size_t pitch, int value, size_t width, size_t height);
 
-// `hipMemset2DAsync` with a null or legacy `stream` meaning the per-thread stream.
+// `hipMemset2DAsync` with a null `stream` meaning the per-thread stream.
 hipError_t hipMemset2DAsync_spt(void *dst,
                                 size_t pitch,
                                 int value,
@@ -4852,7 +4852,7 @@ hipError_t hipMemset2DAsync_spt(void *dst,
 // `hipMemset3D` on the per-thread stream.
 hipError_t hipMemset3D_spt(struct hipPitchedPtr pitchedDevPtr, int value, hipExtent extent);
 
-// `hipMemset3DAsync` with a null or legacy `stream` meaning the per-thread stream.
+// `hipMemset3DAsync` with a null `stream` meaning the per-thread stream.
 hipError_t hipMemset3DAsync_spt(struct hipPitchedPtr pitchedDevPtr,
                                 int value,
                                 hipExtent extent,
@@ -4867,7 +4867,7 @@ hipError_t hipMemcpy2D_spt(void *dst,
                            size_t height,
                            hipMemcpyKind kind);
 
-// `hipMemcpy2DAsync` with a null or legacy `stream` meaning the per-thread stream.
+// `hipMemcpy2DAsync` with a null `stream` meaning the per-thread stream.
 hipError_t hipMemcpy2DAsync_spt(void *dst,
                                 size_t dpitch,
                                 const void *src,
@@ -4880,7 +4880,7 @@ hipError_t hipMemcpy2DAsync_spt(void *dst,
 // `hipMemcpy3D` on the per-thread stream.
 hipError_t hipMemcpy3D_spt(const struct hipMemcpy3DParms *p);
 
-// `hipMemcpy3DAsync` with a null or legacy `stream` meaning the per-thread stream.
+// `hipMemcpy3DAsync` with a null `stream` meaning the per-thread stream.
 hipError_t hipMemcpy3DAsync_spt(const struct hipMemcpy3DParms *p, hipStream_t stream);
 
 // `hipMemcpyToSymbol` on the per-thread stream.
@@ -4897,7 +4897,7 @@ hipError_t hipMemcpyFromSymbol_spt(void *dst,
                                    size_t offset,
                                    hipMemcpyKind kind);
 
-// `hipMemcpyToSymbolAsync` with a null or legacy `stream` meaning the per-thread stream.
+// `hipMemcpyToSymbolAsync` with a null `stream` meaning the per-thread stream.
 hipError_t hipMemcpyToSymbolAsync_spt(const void *symbol,
                                       const void *src,
                                       size_t sizeBytes,
@@ -4905,7 +4905,7 @@ hipError_t hipMemcpyToSymbolAsync_spt(const void *symbol,
                                       hipMemcpyKind kind,
                                       hipStream_t stream);
 
-// `hipMemcpyFromSymbolAsync` with a null or legacy `stream` meaning the per-thread stream.
+// `hipMemcpyFromSymbolAsync` with a null `stream` meaning the per-thread stream.
 hipError_t hipMemcpyFromSymbolAsync_spt(void *dst,
                                         const void *symbol,
                                         size_t sizeBytes,
@@ -4923,7 +4923,7 @@ hipError_t hipMemcpy2DToArray_spt(hipArray_t dst,
                                   size_t height,
                                   hipMemcpyKind kind);
 
-// `hipMemcpy2DToArrayAsync` with a null or legacy `stream` meaning the per-thread stream.
+// `hipMemcpy2DToArrayAsync` with a null `stream` meaning the per-thread stream.
 hipError_t hipMemcpy2DToArrayAsync_spt(hipArray_t dst,
                                        size_t wOffset,
                                        size_t hOffset,
@@ -4944,7 +4944,7 @@ hipError_t hipMemcpy2DFromArray_spt(void *dst,
                                     size_t height,
                                     hipMemcpyKind kind);
 
-// `hipMemcpy2DFromArrayAsync` with a null or legacy `stream` meaning the per-thread stream.
+// `hipMemcpy2DFromArrayAsync` with a null `stream` meaning the per-thread stream.
 hipError_t hipMemcpy2DFromArrayAsync_spt(void *dst,
                                          size_t dpitch,
                                          hipArray_t src,

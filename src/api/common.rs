@@ -72,6 +72,14 @@ pub fn cstr_in<'a>(p: *const std::ffi::c_char) -> Result<&'a std::ffi::CStr, hip
 
 pub use crate::core::caller::rocm5_caller;
 
+/// The answer of an entry point for a feature these devices do not have (images, OpenGL interop;
+/// `hipDeviceAttributeImageSupport` = 0), after its argument checks: the runtime's errors
+/// (`hipErrorNoDevice`, ...), else `hipErrorNotSupported`, as clr answers on such a device.
+pub fn unsupported() -> Result<(), hipError_t> {
+    rt_dev()?;
+    Err(hipError_t::hipErrorNotSupported)
+}
+
 thread_local! {
     static CURRENT: Cell<usize> = const { Cell::new(0) };
     /// Whether this thread called `hipSetDevice` (clr `tls.isSetDeviceCalled`).

@@ -14,15 +14,8 @@
 //! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
 use crate::abi::types::*;
-use crate::api::common::{api, check, rt_dev, slice_in, stream_of};
+use crate::api::common::{api, check, slice_in, stream_of, unsupported as no_gl};
 use std::ffi::{c_int, c_uint, c_void};
-
-/// No OpenGL interop here: the runtime's errors (`hipErrorNoDevice`, ...), else
-/// `hipErrorNotSupported`.
-fn no_gl() -> Result<(), hipError_t> {
-    rt_dev()?;
-    Err(hipError_t::hipErrorNotSupported)
-}
 
 /// clr `HipToClMemoryFlags`: exactly one `hipGraphicsRegisterFlags` value. Errors:
 /// `hipErrorInvalidValue`.
@@ -127,11 +120,7 @@ pub extern "C" fn hipGraphicsUnmapResources(
     resources: *mut hipGraphicsResource_t,
     stream: hipStream_t,
 ) -> hipError_t {
-    api(|| {
-        stream_of(crate::core::runtime::runtime()?, stream)?;
-        resources_in(resources, count)?;
-        no_gl()
-    })
+    hipGraphicsMapResources(count, resources, stream)
 }
 
 /// `hipGraphicsResourceGetMappedPointer(void** devPtr, size_t* size, hipGraphicsResource_t

@@ -13,15 +13,17 @@
 //! Layer `api`: may call `graph`, `kernels`, `share`, `mem`, `core`, `abi` and its own layer.
 
 use crate::abi::types::*;
-use crate::api::common::{api, check, cstr_in, read_in, rt_dev};
+use crate::api::common::{api, check, cstr_in, read_in, unsupported as no_images};
 use crate::core::runtime::runtime;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
-/// clr's `info.imageSupport_` check on a device without images: the runtime's errors
-/// (`hipErrorNoDevice`, ...), else `hipErrorNotSupported`.
-fn no_images() -> Result<(), hipError_t> {
-    rt_dev()?;
-    Err(hipError_t::hipErrorNotSupported)
+/// An entry point whose only argument checks are `args_ok` (`hipErrorInvalidValue` when false),
+/// then clr's `info.imageSupport_` check on a device without images ([`no_images`]).
+fn refuse(args_ok: bool) -> hipError_t {
+    api(|| {
+        check(args_ok)?;
+        no_images()
+    })
 }
 
 /// The texture object a texture reference holds, as clr's texref getters read it before asking
@@ -65,10 +67,7 @@ pub extern "C" fn hipGetTextureObjectResourceDesc(
     pResDesc: *mut hipResourceDesc,
     textureObject: hipTextureObject_t,
 ) -> hipError_t {
-    api(|| {
-        check(!pResDesc.is_null() && !textureObject.is_null())?;
-        no_images()
-    })
+    refuse(!pResDesc.is_null() && !textureObject.is_null())
 }
 
 /// `hipGetTextureObjectResourceViewDesc(struct hipResourceViewDesc* pResViewDesc,
@@ -79,10 +78,7 @@ pub extern "C" fn hipGetTextureObjectResourceViewDesc(
     pResViewDesc: *mut hipResourceViewDesc,
     textureObject: hipTextureObject_t,
 ) -> hipError_t {
-    api(|| {
-        check(!pResViewDesc.is_null() && !textureObject.is_null())?;
-        no_images()
-    })
+    refuse(!pResViewDesc.is_null() && !textureObject.is_null())
 }
 
 /// `hipGetTextureObjectTextureDesc(hipTextureDesc* pTexDesc, hipTextureObject_t
@@ -92,10 +88,7 @@ pub extern "C" fn hipGetTextureObjectTextureDesc(
     pTexDesc: *mut hipTextureDesc,
     textureObject: hipTextureObject_t,
 ) -> hipError_t {
-    api(|| {
-        check(!pTexDesc.is_null() && !textureObject.is_null())?;
-        no_images()
-    })
+    refuse(!pTexDesc.is_null() && !textureObject.is_null())
 }
 
 /// `hipTexObjectCreate(hipTextureObject_t* pTexObject, const HIP_RESOURCE_DESC* pResDesc, const
@@ -112,10 +105,7 @@ pub extern "C" fn hipTexObjectCreate(
     pResViewDesc: *const HIP_RESOURCE_VIEW_DESC,
 ) -> hipError_t {
     let _ = pResViewDesc;
-    api(|| {
-        check(!pTexObject.is_null() && !pResDesc.is_null() && !pTexDesc.is_null())?;
-        no_images()
-    })
+    refuse(!pTexObject.is_null() && !pResDesc.is_null() && !pTexDesc.is_null())
 }
 
 /// `hipTexObjectDestroy(hipTextureObject_t texObject)`: as [`hipDestroyTextureObject`].
@@ -131,10 +121,7 @@ pub extern "C" fn hipTexObjectGetResourceDesc(
     pResDesc: *mut HIP_RESOURCE_DESC,
     texObject: hipTextureObject_t,
 ) -> hipError_t {
-    api(|| {
-        check(!pResDesc.is_null() && !texObject.is_null())?;
-        no_images()
-    })
+    refuse(!pResDesc.is_null() && !texObject.is_null())
 }
 
 /// `hipTexObjectGetResourceViewDesc(HIP_RESOURCE_VIEW_DESC* pResViewDesc, hipTextureObject_t
@@ -144,10 +131,7 @@ pub extern "C" fn hipTexObjectGetResourceViewDesc(
     pResViewDesc: *mut HIP_RESOURCE_VIEW_DESC,
     texObject: hipTextureObject_t,
 ) -> hipError_t {
-    api(|| {
-        check(!pResViewDesc.is_null() && !texObject.is_null())?;
-        no_images()
-    })
+    refuse(!pResViewDesc.is_null() && !texObject.is_null())
 }
 
 /// `hipTexObjectGetTextureDesc(HIP_TEXTURE_DESC* pTexDesc, hipTextureObject_t texObject)`.
@@ -157,10 +141,7 @@ pub extern "C" fn hipTexObjectGetTextureDesc(
     pTexDesc: *mut HIP_TEXTURE_DESC,
     texObject: hipTextureObject_t,
 ) -> hipError_t {
-    api(|| {
-        check(!pTexDesc.is_null() && !texObject.is_null())?;
-        no_images()
-    })
+    refuse(!pTexDesc.is_null() && !texObject.is_null())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -229,10 +210,7 @@ pub extern "C" fn hipBindTextureToArray(
     array: hipArray_const_t,
     desc: *const hipChannelFormatDesc,
 ) -> hipError_t {
-    api(|| {
-        check(!tex.is_null() && !array.is_null() && !desc.is_null())?;
-        no_images()
-    })
+    refuse(!tex.is_null() && !array.is_null() && !desc.is_null())
 }
 
 /// `hipBindTextureToMipmappedArray(const textureReference* tex, hipMipmappedArray_const_t
@@ -258,10 +236,7 @@ pub extern "C" fn hipBindTextureToMipmappedArray(
 /// else `hipErrorNotSupported`.
 #[no_mangle]
 pub extern "C" fn hipUnbindTexture(tex: *const textureReference) -> hipError_t {
-    api(|| {
-        check(!tex.is_null())?;
-        no_images()
-    })
+    refuse(!tex.is_null())
 }
 
 /// `hipGetTextureReference(const textureReference** texref, const void* symbol)`. Errors:
@@ -269,10 +244,7 @@ pub extern "C" fn hipUnbindTexture(tex: *const textureReference) -> hipError_t {
 #[no_mangle]
 pub extern "C" fn hipGetTextureReference(texref: *mut *const textureReference, symbol: *const c_void) -> hipError_t {
     let _ = symbol;
-    api(|| {
-        check(!texref.is_null())?;
-        no_images()
-    })
+    refuse(!texref.is_null())
 }
 
 /// `hipGetTextureAlignmentOffset(size_t* offset, const textureReference* texref)`. Errors, in
@@ -356,10 +328,7 @@ pub extern "C" fn hipTexRefGetArray(pArray: *mut hipArray_t, texRef: *const text
 /// `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
 #[no_mangle]
 pub extern "C" fn hipTexRefGetBorderColor(pBorderColor: *mut f32, texRef: *const textureReference) -> hipError_t {
-    api(|| {
-        check(!pBorderColor.is_null() && !texRef.is_null())?;
-        no_images()
-    })
+    refuse(!pBorderColor.is_null() && !texRef.is_null())
 }
 
 /// `hipTexRefGetFilterMode(enum hipTextureFilterMode* pfm, const textureReference* texRef)`.
@@ -369,20 +338,14 @@ pub extern "C" fn hipTexRefGetFilterMode(
     pfm: *mut hipTextureFilterMode,
     texRef: *const textureReference,
 ) -> hipError_t {
-    api(|| {
-        check(!pfm.is_null() && !texRef.is_null())?;
-        no_images()
-    })
+    refuse(!pfm.is_null() && !texRef.is_null())
 }
 
 /// `hipTexRefGetFlags(unsigned int* pFlags, const textureReference* texRef)`. Errors:
 /// `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
 #[no_mangle]
 pub extern "C" fn hipTexRefGetFlags(pFlags: *mut c_uint, texRef: *const textureReference) -> hipError_t {
-    api(|| {
-        check(!pFlags.is_null() && !texRef.is_null())?;
-        no_images()
-    })
+    refuse(!pFlags.is_null() && !texRef.is_null())
 }
 
 /// `hipTexRefGetFormat(hipArray_Format* pFormat, int* pNumChannels, const textureReference*
@@ -393,20 +356,14 @@ pub extern "C" fn hipTexRefGetFormat(
     pNumChannels: *mut c_int,
     texRef: *const textureReference,
 ) -> hipError_t {
-    api(|| {
-        check(!pFormat.is_null() && !pNumChannels.is_null() && !texRef.is_null())?;
-        no_images()
-    })
+    refuse(!pFormat.is_null() && !pNumChannels.is_null() && !texRef.is_null())
 }
 
 /// `hipTexRefGetMaxAnisotropy(int* pmaxAnsio, const textureReference* texRef)`. Errors:
 /// `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
 #[no_mangle]
 pub extern "C" fn hipTexRefGetMaxAnisotropy(pmaxAnsio: *mut c_int, texRef: *const textureReference) -> hipError_t {
-    api(|| {
-        check(!pmaxAnsio.is_null() && !texRef.is_null())?;
-        no_images()
-    })
+    refuse(!pmaxAnsio.is_null() && !texRef.is_null())
 }
 
 /// `hipTexRefGetMipmapFilterMode(enum hipTextureFilterMode* pfm, const textureReference*
@@ -416,20 +373,14 @@ pub extern "C" fn hipTexRefGetMipmapFilterMode(
     pfm: *mut hipTextureFilterMode,
     texRef: *const textureReference,
 ) -> hipError_t {
-    api(|| {
-        check(!pfm.is_null() && !texRef.is_null())?;
-        no_images()
-    })
+    refuse(!pfm.is_null() && !texRef.is_null())
 }
 
 /// `hipTexRefGetMipmapLevelBias(float* pbias, const textureReference* texRef)`. Errors:
 /// `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
 #[no_mangle]
 pub extern "C" fn hipTexRefGetMipmapLevelBias(pbias: *mut f32, texRef: *const textureReference) -> hipError_t {
-    api(|| {
-        check(!pbias.is_null() && !texRef.is_null())?;
-        no_images()
-    })
+    refuse(!pbias.is_null() && !texRef.is_null())
 }
 
 /// `hipTexRefGetMipmapLevelClamp(float* pminMipmapLevelClamp, float* pmaxMipmapLevelClamp,
@@ -441,10 +392,7 @@ pub extern "C" fn hipTexRefGetMipmapLevelClamp(
     pmaxMipmapLevelClamp: *mut f32,
     texRef: *const textureReference,
 ) -> hipError_t {
-    api(|| {
-        check(!pminMipmapLevelClamp.is_null() && !pmaxMipmapLevelClamp.is_null() && !texRef.is_null())?;
-        no_images()
-    })
+    refuse(!pminMipmapLevelClamp.is_null() && !pmaxMipmapLevelClamp.is_null() && !texRef.is_null())
 }
 
 /// `hipTexRefGetMipMappedArray(hipMipmappedArray_t* pArray, const textureReference* texRef)`.
@@ -454,10 +402,7 @@ pub extern "C" fn hipTexRefGetMipMappedArray(
     pArray: *mut hipMipmappedArray_t,
     texRef: *const textureReference,
 ) -> hipError_t {
-    api(|| {
-        check(!pArray.is_null() && !texRef.is_null())?;
-        no_images()
-    })
+    refuse(!pArray.is_null() && !texRef.is_null())
 }
 
 /// `hipTexRefGetAddressMode(enum hipTextureAddressMode* pam, const textureReference* texRef,
@@ -470,10 +415,7 @@ pub extern "C" fn hipTexRefGetAddressMode(
     dim: c_int,
 ) -> hipError_t {
     let _ = dim;
-    api(|| {
-        check(!pam.is_null() && !texRef.is_null())?;
-        no_images()
-    })
+    refuse(!pam.is_null() && !texRef.is_null())
 }
 
 /// `hipTexRefSetFormat(textureReference* texRef, hipArray_Format fmt, int
@@ -485,10 +427,7 @@ pub extern "C" fn hipTexRefSetFormat(
     NumPackedComponents: c_int,
 ) -> hipError_t {
     let _ = (fmt, NumPackedComponents);
-    api(|| {
-        check(!texRef.is_null())?;
-        no_images()
-    })
+    refuse(!texRef.is_null())
 }
 
 /// `hipTexRefSetFlags(textureReference* texRef, unsigned int Flags)` (`HIP_TRSF_*`). Errors:
@@ -496,10 +435,7 @@ pub extern "C" fn hipTexRefSetFormat(
 #[no_mangle]
 pub extern "C" fn hipTexRefSetFlags(texRef: *mut textureReference, Flags: c_uint) -> hipError_t {
     let _ = Flags;
-    api(|| {
-        check(!texRef.is_null())?;
-        no_images()
-    })
+    refuse(!texRef.is_null())
 }
 
 /// `hipTexRefSetFilterMode(textureReference* texRef, enum hipTextureFilterMode fm)`.
@@ -507,10 +443,7 @@ pub extern "C" fn hipTexRefSetFlags(texRef: *mut textureReference, Flags: c_uint
 #[no_mangle]
 pub extern "C" fn hipTexRefSetFilterMode(texRef: *mut textureReference, fm: hipTextureFilterMode) -> hipError_t {
     let _ = fm;
-    api(|| {
-        check(!texRef.is_null())?;
-        no_images()
-    })
+    refuse(!texRef.is_null())
 }
 
 /// `hipTexRefSetMaxAnisotropy(textureReference* texRef, unsigned int maxAniso)`. Errors:
@@ -518,10 +451,7 @@ pub extern "C" fn hipTexRefSetFilterMode(texRef: *mut textureReference, fm: hipT
 #[no_mangle]
 pub extern "C" fn hipTexRefSetMaxAnisotropy(texRef: *mut textureReference, maxAniso: c_uint) -> hipError_t {
     let _ = maxAniso;
-    api(|| {
-        check(!texRef.is_null())?;
-        no_images()
-    })
+    refuse(!texRef.is_null())
 }
 
 /// `hipTexRefSetMipmapFilterMode(textureReference* texRef, enum hipTextureFilterMode fm)`.
@@ -529,10 +459,7 @@ pub extern "C" fn hipTexRefSetMaxAnisotropy(texRef: *mut textureReference, maxAn
 #[no_mangle]
 pub extern "C" fn hipTexRefSetMipmapFilterMode(texRef: *mut textureReference, fm: hipTextureFilterMode) -> hipError_t {
     let _ = fm;
-    api(|| {
-        check(!texRef.is_null())?;
-        no_images()
-    })
+    refuse(!texRef.is_null())
 }
 
 /// `hipTexRefSetMipmapLevelBias(textureReference* texRef, float bias)`. Errors:
@@ -540,10 +467,7 @@ pub extern "C" fn hipTexRefSetMipmapFilterMode(texRef: *mut textureReference, fm
 #[no_mangle]
 pub extern "C" fn hipTexRefSetMipmapLevelBias(texRef: *mut textureReference, bias: f32) -> hipError_t {
     let _ = bias;
-    api(|| {
-        check(!texRef.is_null())?;
-        no_images()
-    })
+    refuse(!texRef.is_null())
 }
 
 /// `hipTexRefSetMipmapLevelClamp(textureReference* texRef, float minMipMapLevelClamp, float
@@ -555,20 +479,14 @@ pub extern "C" fn hipTexRefSetMipmapLevelClamp(
     maxMipMapLevelClamp: f32,
 ) -> hipError_t {
     let _ = (minMipMapLevelClamp, maxMipMapLevelClamp);
-    api(|| {
-        check(!texRef.is_null())?;
-        no_images()
-    })
+    refuse(!texRef.is_null())
 }
 
 /// `hipTexRefSetBorderColor(textureReference* texRef, float* pBorderColor)`. Errors:
 /// `hipErrorInvalidValue` (a pointer null), else `hipErrorNotSupported`.
 #[no_mangle]
 pub extern "C" fn hipTexRefSetBorderColor(texRef: *mut textureReference, pBorderColor: *mut f32) -> hipError_t {
-    api(|| {
-        check(!texRef.is_null() && !pBorderColor.is_null())?;
-        no_images()
-    })
+    refuse(!texRef.is_null() && !pBorderColor.is_null())
 }
 
 /// `hipTexRefSetAddressMode(textureReference* texRef, int dim, enum hipTextureAddressMode am)`.
@@ -581,10 +499,7 @@ pub extern "C" fn hipTexRefSetAddressMode(
     am: hipTextureAddressMode,
 ) -> hipError_t {
     let _ = am;
-    api(|| {
-        check(!texRef.is_null() && (0..=2).contains(&dim))?;
-        no_images()
-    })
+    refuse(!texRef.is_null() && (0..=2).contains(&dim))
 }
 
 /// `hipTexRefSetAddress(size_t* ByteOffset, textureReference* texRef, hipDeviceptr_t dptr,
@@ -617,10 +532,7 @@ pub extern "C" fn hipTexRefSetAddress2D(
     Pitch: usize,
 ) -> hipError_t {
     let _ = (dptr, Pitch);
-    api(|| {
-        check(!texRef.is_null() && !desc.is_null())?;
-        no_images()
-    })
+    refuse(!texRef.is_null() && !desc.is_null())
 }
 
 /// `hipTexRefSetArray(textureReference* tex, hipArray_const_t array, unsigned int flags)`.
@@ -628,10 +540,7 @@ pub extern "C" fn hipTexRefSetAddress2D(
 /// else `hipErrorNotSupported`.
 #[no_mangle]
 pub extern "C" fn hipTexRefSetArray(tex: *mut textureReference, array: hipArray_const_t, flags: c_uint) -> hipError_t {
-    api(|| {
-        check(!tex.is_null() && !array.is_null() && flags == HIP_TRSA_OVERRIDE_FORMAT)?;
-        no_images()
-    })
+    refuse(!tex.is_null() && !array.is_null() && flags == HIP_TRSA_OVERRIDE_FORMAT)
 }
 
 /// `hipTexRefSetMipmappedArray(textureReference* texRef, struct hipMipmappedArray*
@@ -643,10 +552,7 @@ pub extern "C" fn hipTexRefSetMipmappedArray(
     mipmappedArray: *mut hipMipmappedArray,
     Flags: c_uint,
 ) -> hipError_t {
-    api(|| {
-        check(!texRef.is_null() && !mipmappedArray.is_null() && Flags == HIP_TRSA_OVERRIDE_FORMAT)?;
-        no_images()
-    })
+    refuse(!texRef.is_null() && !mipmappedArray.is_null() && Flags == HIP_TRSA_OVERRIDE_FORMAT)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,36 +9,17 @@
 //! CuPy's own test suite runs with `make cupy-tests` (tools/cupy), not here.
 mod artifacts;
 
-use artifacts::{release_dir, root, text, Tree};
+use artifacts::{root, text, Tree};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 
 /// The wheel issue 39 names: CuPy 14.2.0 built against ROCm 7.0 (links libamdhip64.so.7).
 const CUPY: &str = "cupy-rocm-7-0==14.2.0";
 
-/// target/cupy-smoke-venv with [`CUPY`] installed (not tools/cupy's target/cupy-venv, which has CuPy's test extras too), or `None` (with the reason printed).
+/// target/cupy-smoke-venv with [`CUPY`] installed (not tools/cupy's target/cupy-venv, which has
+/// CuPy's test extras too), or `None` (with the reason printed).
 fn venv() -> Option<PathBuf> {
-    let venv = release_dir().parent().unwrap().join("cupy-smoke-venv");
-    let done = venv.join(".hipkfd-installed");
-    if std::fs::read_to_string(&done).is_ok_and(|v| v == CUPY) {
-        return Some(venv);
-    }
-    let _ = std::fs::remove_dir_all(&venv);
-    // pip must not run under the simulator's LD_PRELOAD (it needs none of it).
-    let bare = |c: &mut Command| -> Output { c.env_remove("LD_PRELOAD").output().unwrap() };
-    let made = bare(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-    if !made.status.success() {
-        eprintln!("skipped: cannot create a venv (Debian package python3-venv): {}", text(&made.stderr));
-        return None;
-    }
-    let pip = bare(Command::new(venv.join("bin/pip")).args(["install", "-q", "--disable-pip-version-check", CUPY]));
-    if !pip.status.success() {
-        eprintln!("skipped: cannot install {CUPY} from PyPI (unreachable?): {}", text(&pip.stderr));
-        let _ = std::fs::remove_dir_all(&venv);
-        return None;
-    }
-    std::fs::write(&done, CUPY).unwrap();
-    Some(venv)
+    artifacts::cached_venv("cupy-smoke-venv", &[CUPY])
 }
 
 /// The CCCL headers bundled in CuPy's wheel (`cupy/_core/include/cupy/_cccl`), found without

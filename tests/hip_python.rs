@@ -9,9 +9,9 @@
 //! stderr. Skipped, saying so, when PyPI cannot be reached or python3-venv is missing.
 mod artifacts;
 
-use artifacts::{ours, release_dir, root, text, Tree};
+use artifacts::{ours, root, text, Tree};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 /// One of AMD's Python bindings for HIP.
 struct Binding {
@@ -44,31 +44,7 @@ fn venv() -> Option<PathBuf> {
 }
 
 fn make_venv() -> Option<PathBuf> {
-    let requirements = [HIP_PYTHON.requirement, ROCM_BINDINGS.requirement];
-    let target = release_dir().parent().unwrap().to_path_buf();
-    let venv = target.join("python-bindings-venv");
-    let done = venv.join(".hipkfd-installed");
-    if std::fs::read_to_string(&done).is_ok_and(|v| v == requirements.join("\n")) {
-        return Some(venv);
-    }
-    let _ = std::fs::remove_dir_all(&venv);
-    // The venv's pip must not run under the simulator's LD_PRELOAD (it needs none of it).
-    let bare = |c: &mut Command| -> Output { c.env_remove("LD_PRELOAD").output().unwrap() };
-    let made = bare(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-    if !made.status.success() {
-        eprintln!("skipped: cannot create a venv (Debian package python3-venv): {}", text(&made.stderr));
-        return None;
-    }
-    let pip = bare(
-        Command::new(venv.join("bin/pip")).args(["install", "-q", "--disable-pip-version-check"]).args(requirements),
-    );
-    if !pip.status.success() {
-        eprintln!("skipped: cannot install {requirements:?} from PyPI (unreachable?): {}", text(&pip.stderr));
-        let _ = std::fs::remove_dir_all(&venv);
-        return None;
-    }
-    std::fs::write(&done, requirements.join("\n")).unwrap();
-    Some(venv)
+    artifacts::cached_venv("python-bindings-venv", &[HIP_PYTHON.requirement, ROCM_BINDINGS.requirement])
 }
 
 /// Runs bindings_check.py for `binding` with the venv's python, through `launch` (a command that

@@ -1,5 +1,6 @@
-//! What the drop-in tests (dropin, symbol_versions, install, hip_python, hipkfd_info) share: the
-//! built artifacts in target/release and a `make install` tree in a temporary DESTDIR.
+//! What the drop-in tests (dropin, symbol_versions, install, hip_python, cupy, hipkfd_info) share:
+//! the built artifacts in target/release, a `make install` tree in a temporary DESTDIR, and Python
+//! venvs cached under target/.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -93,4 +94,33 @@ impl Drop for Tree {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// target/`name`, a Python venv with `requirements` installed from PyPI, made once and reused
+/// while its requirements are the same (recorded in `.hipkfd-installed`); `None`, with the reason
+/// printed, when it cannot be made here (no python3-venv, PyPI unreachable).
+pub fn cached_venv(name: &str, requirements: &[&str]) -> Option<PathBuf> {
+    let venv = release_dir().parent().unwrap().join(name);
+    let done = venv.join(".hipkfd-installed");
+    if std::fs::read_to_string(&done).is_ok_and(|v| v == requirements.join("\n")) {
+        return Some(venv);
+    }
+    let _ = std::fs::remove_dir_all(&venv);
+    // The venv's pip must not run under the simulator's LD_PRELOAD (it needs none of it).
+    let bare = |c: &mut Command| -> Output { c.env_remove("LD_PRELOAD").output().unwrap() };
+    let made = bare(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+    if !made.status.success() {
+        eprintln!("skipped: cannot create a venv (Debian package python3-venv): {}", text(&made.stderr));
+        return None;
+    }
+    let pip = bare(
+        Command::new(venv.join("bin/pip")).args(["install", "-q", "--disable-pip-version-check"]).args(requirements),
+    );
+    if !pip.status.success() {
+        eprintln!("skipped: cannot install {requirements:?} from PyPI (unreachable?): {}", text(&pip.stderr));
+        let _ = std::fs::remove_dir_all(&venv);
+        return None;
+    }
+    std::fs::write(&done, requirements.join("\n")).unwrap();
+    Some(venv)
 }

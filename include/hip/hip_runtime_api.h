@@ -4963,36 +4963,36 @@ hipError_t hipMemcpyFromArray_spt(void *dst,
                                   size_t count,
                                   hipMemcpyKind kind);
 
-// `hipStreamQuery`: a null or legacy `stream` is the per-thread stream.
+// `hipStreamQuery`: a null `stream` is the per-thread stream.
 hipError_t hipStreamQuery_spt(hipStream_t stream);
 
-// `hipStreamSynchronize`: a null or legacy `stream` is the per-thread stream.
+// `hipStreamSynchronize`: a null `stream` is the per-thread stream.
 hipError_t hipStreamSynchronize_spt(hipStream_t stream);
 
-// `hipStreamGetPriority`: a null or legacy `stream` is the per-thread stream (priority 0).
+// `hipStreamGetPriority`: a null `stream` is the per-thread stream (priority 0).
 hipError_t hipStreamGetPriority_spt(hipStream_t stream, int *priority);
 
-// `hipStreamGetFlags`: a null or legacy `stream` is the per-thread stream (`hipStreamDefault`;
+// `hipStreamGetFlags`: a null `stream` is the per-thread stream (`hipStreamDefault`;
 // the plain call refuses a null stream).
 hipError_t hipStreamGetFlags_spt(hipStream_t stream, unsigned int *flags);
 
-// `hipStreamWaitEvent`: a null or legacy `stream` is the per-thread stream.
+// `hipStreamWaitEvent`: a null `stream` is the per-thread stream.
 hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event, unsigned int flags);
 
-// `hipStreamAddCallback`: a null or legacy `stream` is the per-thread stream.
+// `hipStreamAddCallback`: a null `stream` is the per-thread stream.
 hipError_t hipStreamAddCallback_spt(hipStream_t stream,
                                     hipStreamCallback_t callback,
                                     void *userData,
                                     unsigned int flags);
 
-// `hipLaunchHostFunc`: a null or legacy `stream` is the per-thread stream.
+// `hipLaunchHostFunc`: a null `stream` is the per-thread stream.
 hipError_t hipLaunchHostFunc_spt(hipStream_t stream, hipHostFn_t fn_, void *userData);
 
-// `hipEventRecord`: a null or legacy `stream` is the per-thread stream.
+// `hipEventRecord`: a null `stream` is the per-thread stream.
 hipError_t hipEventRecord_spt(hipEvent_t event, hipStream_t stream);
 
 // `hipLaunchKernel` (what `<<<...>>>` calls under `-fgpu-default-stream=per-thread`): a null
-// or legacy `stream` is the per-thread stream.
+// `stream` is the per-thread stream (`hipStreamLegacy` stays the legacy stream).
 hipError_t hipLaunchKernel_spt(const void *function_address,
                                struct dim3 numBlocks,
                                struct dim3 dimBlocks,
@@ -5000,7 +5000,7 @@ hipError_t hipLaunchKernel_spt(const void *function_address,
                                size_t sharedMemBytes,
                                hipStream_t stream);
 
-// `hipLaunchCooperativeKernel`: a null or legacy `stream` is the per-thread stream.
+// `hipLaunchCooperativeKernel`: a null `stream` is the per-thread stream.
 hipError_t hipLaunchCooperativeKernel_spt(const void *f,
                                           struct dim3 gridDim,
                                           struct dim3 blockDim,
@@ -5008,26 +5008,26 @@ hipError_t hipLaunchCooperativeKernel_spt(const void *f,
                                           unsigned int sharedMemBytes,
                                           hipStream_t hStream);
 
-// `hipGraphLaunch`: a null or legacy `stream` is the per-thread stream.
+// `hipGraphLaunch`: a null `stream` is the per-thread stream.
 hipError_t hipGraphLaunch_spt(hipGraphExec_t graphExec, hipStream_t stream);
 
-// `hipStreamBeginCapture`: a null or legacy `stream` is the per-thread stream, which can
+// `hipStreamBeginCapture`: a null `stream` is the per-thread stream, which can
 // capture (a blocking stream: while it captures, the legacy null stream's capture queries
 // are `hipErrorStreamCaptureImplicit`).
 hipError_t hipStreamBeginCapture_spt(hipStream_t stream, hipStreamCaptureMode mode);
 
-// `hipStreamEndCapture`: a null or legacy `stream` is the per-thread stream.
+// `hipStreamEndCapture`: a null `stream` is the per-thread stream.
 hipError_t hipStreamEndCapture_spt(hipStream_t stream, hipGraph_t *pGraph);
 
-// `hipStreamIsCapturing`: a null or legacy `stream` is the per-thread stream.
+// `hipStreamIsCapturing`: a null `stream` is the per-thread stream.
 hipError_t hipStreamIsCapturing_spt(hipStream_t stream, hipStreamCaptureStatus *pCaptureStatus);
 
-// `hipStreamGetCaptureInfo`: a null or legacy `stream` is the per-thread stream.
+// `hipStreamGetCaptureInfo`: a null `stream` is the per-thread stream.
 hipError_t hipStreamGetCaptureInfo_spt(hipStream_t stream,
                                        hipStreamCaptureStatus *pCaptureStatus,
                                        unsigned long long *pId);
 
-// `hipStreamGetCaptureInfo_v2`: a null or legacy `stream` is the per-thread stream.
+// `hipStreamGetCaptureInfo_v2`: a null `stream` is the per-thread stream.
 hipError_t hipStreamGetCaptureInfo_v2_spt(hipStream_t stream,
                                           hipStreamCaptureStatus *captureStatus_out,
                                           unsigned long long *id_out,

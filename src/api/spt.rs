@@ -288,38 +288,38 @@ pub extern "C" fn hipMemcpyFromArray_spt(
 
 // ---- streams and events (clr hip_stream.cpp, hip_event.cpp) ---------------------------------
 
-/// `hipStreamQuery`: a null or legacy `stream` is the per-thread stream.
+/// `hipStreamQuery`: a null `stream` is the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipStreamQuery_spt(stream: hipStream_t) -> hipError_t {
     stream::hipStreamQuery(per_thread(stream))
 }
 
-/// `hipStreamSynchronize`: a null or legacy `stream` is the per-thread stream.
+/// `hipStreamSynchronize`: a null `stream` is the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipStreamSynchronize_spt(stream: hipStream_t) -> hipError_t {
     stream::hipStreamSynchronize(per_thread(stream))
 }
 
-/// `hipStreamGetPriority`: a null or legacy `stream` is the per-thread stream (priority 0).
+/// `hipStreamGetPriority`: a null `stream` is the per-thread stream (priority 0).
 #[no_mangle]
 pub extern "C" fn hipStreamGetPriority_spt(stream: hipStream_t, priority: *mut c_int) -> hipError_t {
     stream::hipStreamGetPriority(per_thread(stream), priority)
 }
 
-/// `hipStreamGetFlags`: a null or legacy `stream` is the per-thread stream (`hipStreamDefault`;
+/// `hipStreamGetFlags`: a null `stream` is the per-thread stream (`hipStreamDefault`;
 /// the plain call refuses a null stream).
 #[no_mangle]
 pub extern "C" fn hipStreamGetFlags_spt(stream: hipStream_t, flags: *mut c_uint) -> hipError_t {
     stream::hipStreamGetFlags(per_thread(stream), flags)
 }
 
-/// `hipStreamWaitEvent`: a null or legacy `stream` is the per-thread stream.
+/// `hipStreamWaitEvent`: a null `stream` is the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipStreamWaitEvent_spt(stream: hipStream_t, event: hipEvent_t, flags: c_uint) -> hipError_t {
     stream::hipStreamWaitEvent(per_thread(stream), event, flags)
 }
 
-/// `hipStreamAddCallback`: a null or legacy `stream` is the per-thread stream.
+/// `hipStreamAddCallback`: a null `stream` is the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipStreamAddCallback_spt(
     stream: hipStream_t,
@@ -330,13 +330,13 @@ pub extern "C" fn hipStreamAddCallback_spt(
     stream::hipStreamAddCallback(per_thread(stream), callback, userData, flags)
 }
 
-/// `hipLaunchHostFunc`: a null or legacy `stream` is the per-thread stream.
+/// `hipLaunchHostFunc`: a null `stream` is the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipLaunchHostFunc_spt(stream: hipStream_t, fn_: hipHostFn_t, userData: *mut c_void) -> hipError_t {
     stream::hipLaunchHostFunc(per_thread(stream), fn_, userData)
 }
 
-/// `hipEventRecord`: a null or legacy `stream` is the per-thread stream.
+/// `hipEventRecord`: a null `stream` is the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipEventRecord_spt(event: hipEvent_t, stream: hipStream_t) -> hipError_t {
     event::hipEventRecord(event, per_thread(stream))
@@ -345,7 +345,7 @@ pub extern "C" fn hipEventRecord_spt(event: hipEvent_t, stream: hipStream_t) -> 
 // ---- launches (clr hip_module.cpp) -----------------------------------------------------------
 
 /// `hipLaunchKernel` (what `<<<...>>>` calls under `-fgpu-default-stream=per-thread`): a null
-/// or legacy `stream` is the per-thread stream.
+/// `stream` is the per-thread stream (`hipStreamLegacy` stays the legacy stream).
 #[no_mangle]
 pub extern "C" fn hipLaunchKernel_spt(
     function_address: *const c_void,
@@ -358,7 +358,7 @@ pub extern "C" fn hipLaunchKernel_spt(
     module::hipLaunchKernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, per_thread(stream))
 }
 
-/// `hipLaunchCooperativeKernel`: a null or legacy `stream` is the per-thread stream.
+/// `hipLaunchCooperativeKernel`: a null `stream` is the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipLaunchCooperativeKernel_spt(
     f: *const c_void,
@@ -373,13 +373,13 @@ pub extern "C" fn hipLaunchCooperativeKernel_spt(
 
 // ---- graphs and stream capture (clr hip_graph.cpp) -------------------------------------------
 
-/// `hipGraphLaunch`: a null or legacy `stream` is the per-thread stream.
+/// `hipGraphLaunch`: a null `stream` is the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipGraphLaunch_spt(graphExec: hipGraphExec_t, stream: hipStream_t) -> hipError_t {
     graph::hipGraphLaunch(graphExec, per_thread(stream))
 }
 
-/// `hipStreamBeginCapture`: a null or legacy `stream` is the per-thread stream, which can
+/// `hipStreamBeginCapture`: a null `stream` is the per-thread stream, which can
 /// capture (a blocking stream: while it captures, the legacy null stream's capture queries
 /// are `hipErrorStreamCaptureImplicit`).
 #[no_mangle]
@@ -387,13 +387,13 @@ pub extern "C" fn hipStreamBeginCapture_spt(stream: hipStream_t, mode: hipStream
     graph::hipStreamBeginCapture(per_thread(stream), mode)
 }
 
-/// `hipStreamEndCapture`: a null or legacy `stream` is the per-thread stream.
+/// `hipStreamEndCapture`: a null `stream` is the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipStreamEndCapture_spt(stream: hipStream_t, pGraph: *mut hipGraph_t) -> hipError_t {
     graph::hipStreamEndCapture(per_thread(stream), pGraph)
 }
 
-/// `hipStreamIsCapturing`: a null or legacy `stream` is the per-thread stream.
+/// `hipStreamIsCapturing`: a null `stream` is the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipStreamIsCapturing_spt(
     stream: hipStream_t,
@@ -402,7 +402,7 @@ pub extern "C" fn hipStreamIsCapturing_spt(
     graph::hipStreamIsCapturing(per_thread(stream), pCaptureStatus)
 }
 
-/// `hipStreamGetCaptureInfo`: a null or legacy `stream` is the per-thread stream.
+/// `hipStreamGetCaptureInfo`: a null `stream` is the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipStreamGetCaptureInfo_spt(
     stream: hipStream_t,
@@ -412,7 +412,7 @@ pub extern "C" fn hipStreamGetCaptureInfo_spt(
     graph::hipStreamGetCaptureInfo(per_thread(stream), pCaptureStatus, pId)
 }
 
-/// `hipStreamGetCaptureInfo_v2`: a null or legacy `stream` is the per-thread stream.
+/// `hipStreamGetCaptureInfo_v2`: a null `stream` is the per-thread stream.
 #[no_mangle]
 pub extern "C" fn hipStreamGetCaptureInfo_v2_spt(
     stream: hipStream_t,

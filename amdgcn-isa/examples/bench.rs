@@ -2,7 +2,9 @@
 //! thread). `cargo run --release -p amdgcn-isa --example bench [kernel] [n] [threads]`, where
 //! kernel is `saxpy` (y += 3x over n floats, the default) or `count_reverse` (hip-tests'
 //! addCountReverse, Unit_hipEvent's kernel: c = a + 100 written 100 times over n ints by a
-//! 64-bit index loop, one element per thread).
+//! 64-bit index loop, one element per thread) or `copy128` (dst = src over n 16-byte elements,
+//! the first dword of each xor 1:
+//! full-wave `global_load_dwordx4`/`global_store_dwordx4`, the fast path's wide accesses).
 #[path = "../tests/common/mod.rs"]
 mod common;
 
@@ -41,7 +43,17 @@ fn main() {
             };
             (Args::default().ptr(xa).ptr(ca).i64(n as i64).i32(100), Box::new(check))
         }
-        k => panic!("unknown kernel {k} (saxpy or count_reverse)"),
+        "copy128" => {
+            let x: Vec<u32> = (0..4 * n as u32).collect();
+            let (xa, ya) = (g.upload(&x), g.mem.alloc(16 * n as u64));
+            let check = move |g: &Gpu| {
+                let out: Vec<u32> = g.download(ya, 4 * n);
+                let want = |i: usize| i as u32 ^ i.is_multiple_of(4) as u32;
+                assert!(out.iter().enumerate().all(|(i, &v)| v == want(i)), "dst = src, x ^= 1");
+            };
+            (Args::default().ptr(xa).ptr(ya).i32(n as i32), Box::new(check))
+        }
+        k => panic!("unknown kernel {k} (saxpy, count_reverse or copy128)"),
     };
     let kd = g.co.kd(&kernel);
     let mut b = [0u8; 64];

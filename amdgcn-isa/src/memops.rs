@@ -1,10 +1,22 @@
 //! Memory instructions: SMEM (scalar loads), FLAT/GLOBAL/SCRATCH, MUBUF, DS (LDS), with a
 //! small per-thread TLB over [`Memory::host_ptr`] so per-lane accesses stay cheap.
+//!
+//! **Single-copy atomicity.** gfx90a reads and writes each naturally aligned dword and 8-byte
+//! part of a lane's access whole: a `flat_store_dwordx4` of `{data, flag, data, flag}` is never
+//! seen by another agent's `flat_load_dwordx4` as a new flag beside old data. RCCL's LL protocol
+//! (`ncclLLFifoLine`) depends on it. Global memory that other host threads (other waves' and
+//! queues' threads, SDMA engines, the CPU) reach is therefore moved here in aligned 8-byte and
+//! 4-byte host accesses ([`load_parts`], [`store_parts`]), on every path: the full-wave fast path
+//! ([`coalesced`]), per-lane FLAT/GLOBAL/MUBUF accesses, and SMEM. Atomics are host atomics
+//! ([`Memory::atomic`]). LDS and scratch are touched only by the host thread that runs the
+//! workgroup, so they need nothing more. Unaligned parts have no such guarantee on the hardware
+//! and none here.
 
 use crate::decode::{AtomicOp, Enc, Inst, MemKind, Src};
 use crate::optab::Op;
 use crate::wave::{unsupported, Ty, Wave, APERTURE_SIZE, PRIVATE_BASE, SHARED_BASE};
 use crate::{ExecError, Fault, Memory};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 const PAGE: u64 = 4096;
 /// Entries of the TLB: 64, indexed by the top 6 bits of a 64-bit hash (`Mem::ptr`).
@@ -16,6 +28,61 @@ struct TlbEntry {
     tag: u64,
     ptr: *mut u8,
     write: bool,
+}
+
+/// Reads `dst.len()` bytes at host pointer `p` as gfx90a reads a lane's access: each 8-byte
+/// aligned part in one 8-byte load, each other 4-byte aligned part in one 4-byte load, any
+/// unaligned rest byte by byte (see the module's doc).
+///
+/// # Safety
+/// `p` is valid for reads of `dst.len()` bytes (other threads may write them concurrently).
+#[inline]
+unsafe fn load_parts(p: *const u8, dst: &mut [u8]) {
+    let n = dst.len();
+    let mut i = 0;
+    while i < n {
+        let q = p.wrapping_add(i);
+        // SAFETY (all three arms): `q..q+len` lies inside the caller's valid range, and the
+        // atomic arms are aligned for their width.
+        if (q as usize).is_multiple_of(8) && n - i >= 8 {
+            let v = unsafe { AtomicU64::from_ptr(q as *mut u64) }.load(Ordering::Relaxed);
+            dst[i..i + 8].copy_from_slice(&v.to_le_bytes());
+            i += 8;
+        } else if (q as usize).is_multiple_of(4) && n - i >= 4 {
+            let v = unsafe { AtomicU32::from_ptr(q as *mut u32) }.load(Ordering::Relaxed);
+            dst[i..i + 4].copy_from_slice(&v.to_le_bytes());
+            i += 4;
+        } else {
+            dst[i] = unsafe { q.read_volatile() };
+            i += 1;
+        }
+    }
+}
+
+/// Writes `src` at host pointer `p` in the parts [`load_parts`] reads.
+///
+/// # Safety
+/// `p` is valid for writes of `src.len()` bytes (other threads may access them concurrently).
+#[inline]
+unsafe fn store_parts(p: *mut u8, src: &[u8]) {
+    let n = src.len();
+    let mut i = 0;
+    while i < n {
+        let q = p.wrapping_add(i);
+        // SAFETY: as in `load_parts`.
+        if (q as usize).is_multiple_of(8) && n - i >= 8 {
+            let v = u64::from_le_bytes(src[i..i + 8].try_into().unwrap());
+            unsafe { AtomicU64::from_ptr(q as *mut u64) }.store(v, Ordering::Relaxed);
+            i += 8;
+        } else if (q as usize).is_multiple_of(4) && n - i >= 4 {
+            let v = u32::from_le_bytes(src[i..i + 4].try_into().unwrap());
+            unsafe { AtomicU32::from_ptr(q as *mut u32) }.store(v, Ordering::Relaxed);
+            i += 4;
+        } else {
+            unsafe { q.write_volatile(src[i]) };
+            i += 1;
+        }
+    }
 }
 
 /// A GPU VA space seen through a per-thread TLB of host pointers.
@@ -59,7 +126,7 @@ impl<'a> Mem<'a> {
             // dispatch; `[va, va+len)` lies inside that page (checked in `ptr`). Other waves
             // may write it concurrently, as GPU memory allows; bytes are copied without
             // forming references.
-            Some(p) => unsafe { std::ptr::copy_nonoverlapping(p as *const u8, dst.as_mut_ptr(), dst.len()) },
+            Some(p) => unsafe { load_parts(p, dst) },
             None => self.mem.read(va, dst)?,
         }
         Ok(())
@@ -68,7 +135,7 @@ impl<'a> Mem<'a> {
     pub fn write(&mut self, va: u64, src: &[u8]) -> Result<(), Fault> {
         match self.ptr(va, src.len(), true)? {
             // SAFETY: as in `read`, with the page mapped writable (asked with `write`).
-            Some(p) => unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), p, src.len()) },
+            Some(p) => unsafe { store_parts(p, src) },
             None => self.mem.write(va, src)?,
         }
         Ok(())
@@ -77,8 +144,10 @@ impl<'a> Mem<'a> {
     #[inline]
     pub fn read_u32(&mut self, va: u64) -> Result<u32, Fault> {
         if let Some(p) = self.ptr(va, 4, false)? {
-            // SAFETY: as in `read`; unaligned read of 4 bytes inside the page.
-            return Ok(unsafe { (p as *const u32).read_unaligned() });
+            let mut b = [0u8; 4];
+            // SAFETY: as in `read`; 4 bytes inside the page.
+            unsafe { load_parts(p, &mut b) };
+            return Ok(u32::from_le_bytes(b));
         }
         let mut b = [0u8; 4];
         self.mem.read(va, &mut b)?;
@@ -88,8 +157,8 @@ impl<'a> Mem<'a> {
     #[inline]
     pub fn write_u32(&mut self, va: u64, v: u32) -> Result<(), Fault> {
         if let Some(p) = self.ptr(va, 4, true)? {
-            // SAFETY: as in `write`; unaligned write of 4 bytes inside the page.
-            unsafe { (p as *mut u32).write_unaligned(v) };
+            // SAFETY: as in `write`; 4 bytes inside the page.
+            unsafe { store_parts(p, &v.to_le_bytes()) };
             return Ok(());
         }
         self.mem.write(va, &v.to_le_bytes())
@@ -509,29 +578,107 @@ fn coalesced(w: &mut Wave, i: &Inst, kind: MemKind, m: &mut Mem, sbase: u64) -> 
     };
     let (p0, p1, cut_word) = (p0 as *mut u32, p1 as *mut u32, cut / 4);
     let words = bytes / 4;
-    for k in 0..words {
-        let r = if store { i.data } else { i.dst } as usize + k;
-        // Lane l's word k is dword j = l * words + k of the range: in p0's part for the lanes
-        // below `split`, in p1's (at j - cut_word) for the rest. Two loops, no test per lane.
-        let split = cut_word.saturating_sub(k).div_ceil(words).min(64);
-        let (lo, hi) = w.v[r].split_at_mut(split);
-        let parts = [(lo, p0, k as isize), (hi, p1, (split * words + k) as isize - cut_word as isize)];
-        for (regs, p, first) in parts {
+    let r0 = if store { i.data } else { i.dst } as usize;
+    if words == 1 {
+        // Lane l's dword is dword l of the range: in p0's part for the lanes below `cut_word`,
+        // in p1's for the rest. Two loops, no test per lane.
+        let split = cut_word.min(64);
+        let (lo, hi) = w.v[r0].split_at_mut(split);
+        // (When `hi` has lanes, `split` is `cut_word`: its lane n is p1's dword n.)
+        for (regs, p) in [(lo, p0), (hi, p1)] {
             for (n, v) in regs.iter_mut().enumerate() {
+                let q = p.wrapping_add(n);
                 // SAFETY: `Mem::ptr` gave host pointers valid for the `cut` bytes at `a0` (p0)
                 // and the `len - cut` bytes after them (p1), each range in one page mapped for
-                // the dispatch; `first + n * words` is this lane's dword in its part (see
-                // `split`), inside it. Other waves access it as the GPU's memory would be:
-                // without ordering.
+                // the dispatch; `q` is this lane's dword in its part. Other waves access it as
+                // the GPU's memory would be: without ordering, each aligned dword whole.
                 unsafe {
-                    let q = p.offset(first + (n * words) as isize);
-                    if store {
+                    if (q as usize).is_multiple_of(4) {
+                        let a = AtomicU32::from_ptr(q);
+                        if store {
+                            a.store(*v, Ordering::Relaxed);
+                        } else {
+                            *v = a.load(Ordering::Relaxed);
+                        }
+                    } else if store {
                         q.write_unaligned(*v);
                     } else {
                         *v = q.read_unaligned();
                     }
                 }
             }
+        }
+        return true;
+    }
+    if words % 2 == 0 && (p0 as usize).is_multiple_of(8) && (p1 as usize).is_multiple_of(8) {
+        // dwordx2/x4 at 8-byte aligned host addresses (the common case): every lane's dword
+        // pair (k, k+1), k even, is one aligned 8-byte part, all in p0's part for the lanes
+        // below `split`, in p1's for the rest (`cut_word` is even: p0's part ends at an aligned
+        // page end). Register pair by register pair, two loops, no test per lane.
+        for k in (0..words).step_by(2) {
+            let split = cut_word.saturating_sub(k).div_ceil(words).min(64);
+            let (a, b) = w.v[r0 + k..].split_at_mut(1);
+            let (ra, rb) = (&mut a[0], &mut b[0]);
+            let parts = [(0..split, p0, k as isize), (split..64, p1, k as isize - cut_word as isize)];
+            for (lanes, p, first) in parts {
+                for l in lanes {
+                    // SAFETY: `Mem::ptr` gave host pointers valid for the `cut` bytes at `a0`
+                    // (p0) and the `len - cut` bytes after them (p1), each in one page mapped
+                    // for the dispatch; lane l's dwords k, k+1 are at `first + l * words` in its
+                    // part, 8-byte aligned (checked above). Other waves access them as the GPU's
+                    // memory would be: without ordering, each aligned 8-byte part whole.
+                    let a = unsafe { AtomicU64::from_ptr(p.offset(first + (l * words) as isize) as *mut u64) };
+                    if store {
+                        a.store(ra[l] as u64 | (rb[l] as u64) << 32, Ordering::Relaxed);
+                    } else {
+                        let v = a.load(Ordering::Relaxed);
+                        (ra[l], rb[l]) = (v as u32, (v >> 32) as u32);
+                    }
+                }
+            }
+        }
+        return true;
+    }
+    // Other wide accesses (dwordx3, or unaligned) lane by lane, so that each lane's aligned
+    // 8-byte parts move whole (the module's doc): lane l's dword k is dword j = l * words + k of the range, in p0's part
+    // below `cut_word`, else in p1's. An 8-byte aligned pair never straddles the two (the
+    // page boundary between them is 8-byte aligned).
+    let at = |j: usize| if j < cut_word { p0.wrapping_add(j) } else { p1.wrapping_add(j - cut_word) };
+    for l in 0..64 {
+        let mut k = 0;
+        while k < words {
+            let j = l * words + k;
+            let q = at(j);
+            // SAFETY: as above: `q` (and `q + 1` in the first arm, the same page's next dword:
+            // `j + 1 != cut_word`) is this lane's dword in its part; the atomic arms are aligned.
+            unsafe {
+                if k + 1 < words && (q as usize).is_multiple_of(8) && j + 1 != cut_word {
+                    let a = AtomicU64::from_ptr(q as *mut u64);
+                    if store {
+                        a.store(w.v[r0 + k][l] as u64 | (w.v[r0 + k + 1][l] as u64) << 32, Ordering::Relaxed);
+                    } else {
+                        let v = a.load(Ordering::Relaxed);
+                        w.v[r0 + k][l] = v as u32;
+                        w.v[r0 + k + 1][l] = (v >> 32) as u32;
+                    }
+                    k += 2;
+                    continue;
+                }
+                let v = &mut w.v[r0 + k][l];
+                if (q as usize).is_multiple_of(4) {
+                    let a = AtomicU32::from_ptr(q);
+                    if store {
+                        a.store(*v, Ordering::Relaxed);
+                    } else {
+                        *v = a.load(Ordering::Relaxed);
+                    }
+                } else if store {
+                    q.write_unaligned(*v);
+                } else {
+                    *v = q.read_unaligned();
+                }
+            }
+            k += 1;
         }
     }
     true
@@ -731,14 +878,18 @@ pub fn exec_smem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, clock: &Clock) ->
     };
     let addr = (base.wrapping_add(soff) as i64).wrapping_add(i.offset as i64) as u64 & !3;
     let store = i.op.name().contains("store");
-    for k in 0..n {
-        let a = addr + 4 * k as u64;
-        if store {
-            let v = w.s[(d + k) & 0xff];
-            m.write_u32(a, v)?;
-        } else {
-            let v = m.read_u32(a)?;
-            w.set_s(d + k, v);
+    // The whole access at once, so that its aligned 8-byte parts move whole (the module's doc).
+    let mut buf = [0u8; 64];
+    let buf = &mut buf[..4 * n];
+    if store {
+        for (k, c) in buf.chunks_mut(4).enumerate() {
+            c.copy_from_slice(&w.s[(d + k) & 0xff].to_le_bytes());
+        }
+        m.write(addr, buf)?;
+    } else {
+        m.read(addr, buf)?;
+        for (k, c) in buf.chunks(4).enumerate() {
+            w.set_s(d + k, u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
         }
     }
     Ok(())

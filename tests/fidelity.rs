@@ -296,3 +296,60 @@ fn rocm_smi_vram_use_follows_the_session() {
     assert_eq!((used[2], used[3], files[1]), (0, 0, 0), "{out}");
     assert!(out.contains("\"VRAM Total Memory (B)\": \"68719476736\""), "{out}");
 }
+
+/// `kfdsim run --node NAME`: runs with one name are one machine (a process holding 1 GiB of
+/// VRAM on GPU 1 in one run shows in another run's `mem_info_vram_used`), runs with another
+/// name are another machine (0 there), each run's host name is its node's while the host's
+/// stays, and a node cannot change its topology. This is how two nodes of a cluster run on one
+/// host (README "Two nodes").
+#[test]
+fn node_runs_share_a_machine_and_a_host_name() {
+    let dir = scratch("node-runs");
+    let rel = artifacts::release_dir().display().to_string();
+    artifacts::build_c(
+        "hip-conformance/fidelity/vram_hold.c",
+        &dir.join("vram_hold"),
+        &[&format!("-L{rel}"), &format!("-Wl,-rpath,{rel}"), "-lamdhip64"],
+    );
+    let pid = std::process::id();
+    let (a, b) = (format!("test-a-{pid}"), format!("test-b-{pid}"));
+    let node_dir = |n: &str| {
+        // SAFETY: getuid has no preconditions.
+        let uid = unsafe { libc::getuid() };
+        std::fs::canonicalize(std::env::temp_dir()).unwrap().join(format!("kfdsim-node-{uid}-{n}"))
+    };
+    let mut holder = Command::new(kfdsim())
+        .args(["run", "--gpus", "2", "--node", &a, "--", "./vram_hold", "1", "1024"])
+        .current_dir(&dir)
+        .spawn()
+        .expect("kfdsim runs");
+    let t0 = std::time::Instant::now();
+    while !dir.join("ready").exists() {
+        assert!(holder.try_wait().unwrap().is_none(), "vram_hold exited early");
+        assert!(t0.elapsed().as_secs() < 60, "vram_hold never got ready");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let probe = "echo $(hostname) $(cat /sys/class/drm/card1/device/mem_info_vram_used) $KFDSIM_SESSION";
+    let same = run_expect(&["--gpus", "2", "--node", &a], &["sh", "-c", probe], &dir, 0);
+    let other = run_expect(&["--gpus", "2", "--node", &b], &["sh", "-c", probe], &dir, 0);
+    let changed = kfdsim_run(&["--gpus", "4", "--node", &a], &["true"], &[], Some(&dir));
+    // SAFETY: kill of our own child; kfdsim passes SIGTERM on to vram_hold.
+    unsafe { libc::kill(holder.id() as i32, libc::SIGTERM) };
+    let _ = holder.wait();
+    let fields = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    let (same, other) = (fields(&same), fields(&other));
+    let held: u64 = same[1].parse().unwrap();
+    assert_eq!(same[0], a, "host name of node {a}");
+    assert!((1 << 30..(1 << 30) + (64 << 20)).contains(&held), "node {a}'s GPU 1 holds {held} bytes");
+    assert_eq!(Path::new(&same[2]), node_dir(&a));
+    assert_eq!(other[0], b, "host name of node {b}");
+    assert_eq!(other[1], "0", "node {b} is another machine");
+    assert_eq!(Path::new(&other[2]), node_dir(&b));
+    assert_eq!(changed.status.code(), Some(125), "a node keeps its topology");
+    assert!(String::from_utf8_lossy(&changed.stderr).contains("exists with another topology"));
+    let host = Command::new("hostname").output().unwrap();
+    assert_ne!(String::from_utf8_lossy(&host.stdout).trim(), a, "the host's own name is untouched");
+    for n in [&a, &b] {
+        std::fs::remove_dir_all(node_dir(n)).unwrap();
+    }
+}

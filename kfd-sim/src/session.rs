@@ -145,32 +145,60 @@ fn fnv64(data: &[u8]) -> u64 {
 
 /// The shared session directory for `topo`, created (atomically, by rename) if missing.
 fn shared_session(topo: &Topology) -> io::Result<PathBuf> {
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let name = format!("kfdsim-shared-{uid}-{:016x}", fnv64(topo.to_toml().as_bytes()));
+    let dir = std::fs::canonicalize(std::env::temp_dir())?.join(name);
+    match join_or_create(topo, &dir)? {
+        Some(dir) => Ok(dir),
+        None => Ok(Session::create(topo)?.keep()),
+    }
+}
+
+/// The session of simulated machine `name` (`kfdsim run --node NAME`):
+/// `$TMPDIR/kfdsim-node-<uid>-<name>/`, created by the first run of the node and joined by the
+/// others, so that every process of the node shares one machine (its VRAM ledger). Never
+/// removed by the launcher. Errors: the directory exists and is not ours, or holds another
+/// topology (`AlreadyExists`).
+pub fn node_session(topo: &Topology, name: &str) -> io::Result<PathBuf> {
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let dir = std::fs::canonicalize(std::env::temp_dir())?.join(format!("kfdsim-node-{uid}-{name}"));
+    join_or_create(topo, &dir)?.ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{} exists with another topology or owner (remove it to redefine node {name})", dir.display()),
+        )
+    })
+}
+
+/// `dir` as the session of `topo`: joined when it is ours (our uid, not group- or
+/// world-writable) and holds the same topology, else created there (a fresh session renamed to
+/// it: of processes racing to create it, one wins and the others join). `None`: `dir` exists
+/// and is not usable.
+fn join_or_create(topo: &Topology, dir: &Path) -> io::Result<Option<PathBuf>> {
     use std::os::unix::fs::MetadataExt;
     let text = topo.to_toml();
     // SAFETY: getuid has no preconditions.
     let uid = unsafe { libc::getuid() };
-    let name = format!("kfdsim-shared-{uid}-{:016x}", fnv64(text.as_bytes()));
-    let base = std::fs::canonicalize(std::env::temp_dir())?;
-    let dir = base.join(name);
     let usable = |d: &Path| -> bool {
         std::fs::metadata(d).is_ok_and(|m| m.uid() == uid && m.mode() & 0o022 == 0)
             && std::fs::read_to_string(d.join(TOPOLOGY_FILE)).is_ok_and(|t| t == text)
     };
-    if usable(&dir) {
-        return Ok(dir);
+    if usable(dir) {
+        return Ok(Some(dir.to_path_buf()));
     }
     let fresh = Session::create(topo)?;
-    match std::fs::rename(fresh.dir(), &dir) {
+    match std::fs::rename(fresh.dir(), dir) {
         Ok(()) => {
             let _ = fresh.keep();
-            Ok(dir)
+            Ok(Some(dir.to_path_buf()))
         }
-        Err(_) if usable(&dir) => {
-            // Another process won the race.
+        Err(_) => {
             let _ = fresh.remove();
-            Ok(dir)
+            // Another process won the race (usable), or the directory is someone else's.
+            Ok(usable(dir).then(|| dir.to_path_buf()))
         }
-        Err(_) => Ok(fresh.keep()),
     }
 }
 

@@ -482,6 +482,7 @@ fn resume_workgroup(
     let mut gws_target = 0;
     loop {
         let mut running = false;
+        let mut all_slept = true;
         for (n, w) in waves.iter_mut().take(nwaves).enumerate() {
             if w.status != Status::Running {
                 continue;
@@ -491,6 +492,13 @@ fn resume_workgroup(
             if let Some(t) = run_wave(sh, w, code, m, &mut local, &env, stats)? {
                 gws_target = t;
             }
+            all_slept &= w.slept;
+        }
+        if running && all_slept {
+            // Every wave that ran is spin-waiting (`s_sleep` in a poll loop, as RCCL's and
+            // ROCr's waits do): what it waits for comes from another thread (another workgroup,
+            // GPU or the host), so give the CPU to it, as the sleep gives the CU to other waves.
+            std::thread::yield_now();
         }
         let live: Vec<usize> = (0..nwaves).filter(|&n| waves[n].status != Status::Done).collect();
         if live.is_empty() {
@@ -642,6 +650,7 @@ fn run_wave(
     // The dispatch's counters, added to `stats` as the loop ends: the wave's instructions from
     // `w.count`, its active lanes summed here.
     let start = w.count;
+    w.slept = false;
     let mut lanes = 0;
     let (mut last_exec, mut last_lanes) = (0u64, 0u64);
     let r = loop {
@@ -693,6 +702,7 @@ fn run_wave(
             Flow::Yield => {
                 // s_sleep: let the other waves of the workgroup run (a spin-wait).
                 w.pc = pc.wrapping_add(i.size as u64);
+                w.slept = true;
                 break Ok(None);
             }
             Flow::Gws(target) => {

@@ -20,7 +20,8 @@
 //!
 //! Model: wave64 only. Memory operations complete at once (`s_waitcnt` is ordering only).
 //! The waves of a workgroup run interleaved on one host thread, switching at `s_barrier`,
-//! `s_sleep` and every 16k instructions; workgroups run on up to `threads` threads. A
+//! `s_sleep` and every 16k instructions; when every wave of a workgroup is in `s_sleep` (a
+//! spin-wait), its host thread yields the CPU. Workgroups run on up to `threads` threads. A
 //! workgroup that ran 1M instructions gives its thread to a waiting one (so a workgroup
 //! spinning on a later one progresses), and `ds_gws_barrier` (cooperative-groups grid sync)
 //! parks the workgroup until the whole grid arrived. LDS is per workgroup (zeroed), scratch per

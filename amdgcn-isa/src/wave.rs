@@ -70,6 +70,8 @@ pub struct Wave {
     pub count: u64,
     /// MODE register (`s_setreg`/`s_getreg`), TRAPSTS kept as values only.
     pub mode: u32,
+    /// The wave's last turn ended at an `s_sleep` (it is spin-waiting).
+    pub slept: bool,
 }
 
 impl Wave {
@@ -88,6 +90,7 @@ impl Wave {
             priv_size: 0,
             count: 0,
             mode: 0,
+            slept: false,
         }
     }
 

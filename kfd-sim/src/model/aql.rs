@@ -344,15 +344,16 @@ enum Step {
 pub fn run(q: &QueueRt) -> Pass {
     let mut pass = Pass { progress: false, waiting: false, events: Vec::new(), fault: None };
     let Some(wptr) = q.aql_write_index() else { return pass };
-    let slots = q.ring_size / PACKET;
+    let (ring_base, ring_size) = q.ring();
+    let slots = ring_size / PACKET;
     let mut rptr = q.rptr.load(Ordering::Acquire);
     if wptr.wrapping_sub(rptr) > slots {
         // A write index the ring cannot hold: an invalid queue state.
-        pass.fault = Some(Fault { va: q.ring_base & !0xfff, kind: FaultKind::NotPresent });
+        pass.fault = Some(Fault { va: ring_base & !0xfff, kind: FaultKind::NotPresent });
         return pass;
     }
     while rptr < wptr && !q.stopped.load(Ordering::Acquire) {
-        let at = q.ring_base + (rptr % slots) * PACKET;
+        let at = ring_base + (rptr % slots) * PACKET;
         let step = packet(q, at);
         match step {
             Step::Wait => {

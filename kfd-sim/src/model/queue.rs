@@ -27,9 +27,14 @@ pub struct QueueRt {
     pub queue_id: u32,
     pub gpu_id: u32,
     pub vm: Arc<RwLock<Gpuvm>>,
-    pub ring_base: u64,
-    /// Bytes, power of two.
-    pub ring_size: u64,
+    /// The ring: base VA and size in bytes (a power of two). UPDATE_QUEUE may move it
+    /// (`pqm_update_queue_properties`); read it with [`QueueRt::ring`].
+    pub(super) ring: Mutex<(u64, u64)>,
+    /// `QUEUE_IS_ACTIVE` (kfd_priv.h) less eviction and suspension: a ring address, a ring size
+    /// and a `queue_percentage` above 0. UPDATE_QUEUE with a NULL ring address (or percentage 0)
+    /// clears it and the engine leaves the queue alone, doorbell or not, until an update makes it
+    /// active again (kfdtest `Disable*QueueByUpdateWithNullAddress`).
+    pub active: AtomicBool,
     pub rptr_va: u64,
     pub wptr_va: u64,
     /// The pdd's doorbell slice and this queue's byte offset in it.
@@ -59,10 +64,21 @@ pub struct QueueRt {
 }
 
 impl QueueRt {
+    /// The ring's base VA and size in bytes.
+    pub fn ring(&self) -> (u64, u64) {
+        *self.ring.lock()
+    }
+
+    /// Moves the ring (UPDATE_QUEUE). An engine pass already under way finishes on the ring it
+    /// read; moving a ring with unconsumed packets is the caller's race, as on hardware.
+    pub fn set_ring(&self, base: u64, size: u64) {
+        *self.ring.lock() = (base, size);
+    }
+
     /// Whether the doorbell holds work the engine has not finished (a live SDMA queue whose
     /// doorbell value differs from its read index, e.g. one waiting in a POLL_REGMEM).
     pub fn pending(&self) -> bool {
-        if self.stopped.load(Ordering::Acquire) {
+        if self.stopped.load(Ordering::Acquire) || !self.active.load(Ordering::Acquire) {
             return false;
         }
         let written = if self.is_aql {

@@ -382,7 +382,7 @@ impl Worker {
     }
 
     fn run_locked(&self, q: &Arc<QueueRt>, traps: &mut Vec<u32>) -> (bool, Option<Fault>) {
-        if q.stopped.load(Ordering::Acquire) {
+        if q.stopped.load(Ordering::Acquire) || !q.active.load(Ordering::Acquire) {
             return (false, None);
         }
         if q.is_aql {
@@ -404,9 +404,10 @@ impl Worker {
         if wptr == rptr {
             return (false, None);
         }
-        let ring_va = |rptr: u64| q.ring_base + (rptr & (q.ring_size - 1));
+        let (ring_base, ring_size) = q.ring();
+        let ring_va = |rptr: u64| ring_base + (rptr & (ring_size - 1));
         let pending = wptr.wrapping_sub(rptr);
-        if pending > q.ring_size || pending % 4 != 0 {
+        if pending > ring_size || pending % 4 != 0 {
             // A doorbell value the ring cannot hold: an invalid command stream.
             return (true, Some(Fault { va: ring_va(rptr) & !0xfff, kind: FaultKind::NotPresent }));
         }
@@ -417,10 +418,10 @@ impl Worker {
             let mut filled = 0usize;
             let mut idx = rptr;
             while filled < dw.len() {
-                let off = idx & (q.ring_size - 1);
-                let n = (((q.ring_size - off) / 4) as usize).min(dw.len() - filled);
+                let off = idx & (ring_size - 1);
+                let n = (((ring_size - off) / 4) as usize).min(dw.len() - filled);
                 let mut bytes = vec![0u8; n * 4];
-                if let Err(f) = read_va(&vm, q.ring_base + off, &mut bytes) {
+                if let Err(f) = read_va(&vm, ring_base + off, &mut bytes) {
                     return (true, Some(f));
                 }
                 for (i, c) in bytes.chunks_exact(4).enumerate() {

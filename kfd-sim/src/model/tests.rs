@@ -348,6 +348,74 @@ fn sdma_fault_raises_memory_event() {
     q.destroy();
 }
 
+/// Polls `cond` every millisecond for up to 5 s.
+fn wait_until(what: &str, cond: impl Fn() -> bool) {
+    let t = std::time::Instant::now();
+    while !cond() {
+        assert!(t.elapsed() < std::time::Duration::from_secs(5), "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// UPDATE_QUEUE with a NULL ring address disables the queue (`pqm_update_queue_properties`):
+/// a doorbell rung meanwhile runs nothing and the read pointer stays; an update with the ring
+/// again resumes it. kfdtest `KFDQMTest.DisableSdmaQueueByUpdateWithNullAddress`.
+#[test]
+fn update_queue_null_ring_disables_until_restored() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let kfd = e.kfd.as_raw_fd();
+    let mut q = create_sdma(0);
+    let dst = alloc(0, 4096, GTT);
+    map(&dst, &e.gpus[..1]).unwrap();
+    // SAFETY: dst and the rptr slot are CPU-mapped.
+    let word = |i: usize| unsafe { std::ptr::read_volatile((dst.va as *const u32).add(i)) };
+    let rptr_va = q.ptrs.va;
+    // SAFETY: as above.
+    let rptr = || unsafe { std::ptr::read_volatile(rptr_va as *const u64) };
+    let mut dw = Vec::new();
+    sdma::fence(&mut dw, dst.va, 1).unwrap();
+    q.submit(&dw);
+    wait_until("the first FENCE", || word(0) == 1);
+
+    // Disable: NULL ring, size 0 (the kernel clamps its own copy to KFD_MIN_QUEUE_RING_SIZE;
+    // UPDATE_QUEUE is _IOW, so the caller's struct is left as it was).
+    let mut u = kfd_ioctl_update_queue_args {
+        queue_id: q.queue_id,
+        queue_percentage: 100,
+        queue_priority: 15,
+        ..Default::default()
+    };
+    assert_eq!(kio(kfd, AMDKFD_IOC_UPDATE_QUEUE, &mut u), Ok(()));
+    assert_eq!((u.ring_base_address, u.ring_size), (0, 0), "UPDATE_QUEUE wrote back");
+    let before = rptr();
+    let mut dw = Vec::new();
+    sdma::fence(&mut dw, dst.va + 4, 2).unwrap();
+    q.submit(&dw);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!((word(1), rptr()), (0, before), "a disabled queue ran a packet");
+
+    // A ring that is not one GPU mapping of that size → EFAULT; an unknown queue → EFAULT.
+    let mut bad = kfd_ioctl_update_queue_args { ring_base_address: dst.va, ring_size: 65536, ..u };
+    assert_eq!(kio(kfd, AMDKFD_IOC_UPDATE_QUEUE, &mut bad), Err(Errno::EFAULT));
+    let mut unknown = kfd_ioctl_update_queue_args { queue_id: 999, ..u };
+    assert_eq!(kio(kfd, AMDKFD_IOC_UPDATE_QUEUE, &mut unknown), Err(Errno::EFAULT));
+
+    // Enable with the ring again: the waiting FENCE runs and the rptr catches up.
+    u.ring_base_address = q.ring.va;
+    u.ring_size = q.ring.size as u32;
+    assert_eq!(kio(kfd, AMDKFD_IOC_UPDATE_QUEUE, &mut u), Ok(()));
+    wait_until("the FENCE after re-enabling", || word(1) == 2);
+    wait_until("the rptr", || rptr() == q.wptr);
+    // The ring's queue_refcount is still held: unmapping it → EBUSY.
+    assert_eq!(unmap(&q.ring, &e.gpus[..1]), Err(Errno::EBUSY));
+    let (ring, ptrs) = q.destroy();
+    for b in [ring, ptrs, dst] {
+        unmap(&b, &e.gpus[..1]).unwrap();
+        free(&b).unwrap();
+    }
+}
+
 /// `AMDKFD_IOC_SET_XNACK_MODE` on the process (-1 queries); returns the mode after the call.
 fn set_xnack(mode: i32) -> Result<i32, Errno> {
     let mut a = kfd_ioctl_set_xnack_mode_args { xnack_enabled: mode };

@@ -543,6 +543,9 @@ fn exec(vm: &Gpuvm, pkt: &Packet) -> Exec {
     let r = match pkt {
         Packet::Nop { .. } => Ok(()),
         Packet::CopyLinear { count, src, dst } => copy_va(vm, *src, *dst, *count as u64),
+        Packet::CopyLinearBroadcast { count, src, dst } => {
+            dst.iter().try_for_each(|d| copy_va(vm, *src, *d, *count as u64))
+        }
         Packet::CopySubWindow { elem, src, dst, rect_x, rect_y, rect_z } => {
             // Row by row through the GPUVM, as COPY_LINEAR; the first fault stops the packet.
             let row = (*rect_x as u64) << elem;

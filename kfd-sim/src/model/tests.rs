@@ -319,6 +319,57 @@ fn sdma_copy_fence_trap_wait() {
     assert_eq!(unmap(&ring, &e.gpus[..1]), Ok(()));
 }
 
+/// COPY_LINEAR with the broadcast bit is 9 dwords: one source, two destinations (here one on
+/// each GPU, as kfdtest `KFDQMTest.P2PTest`); the FENCE and TRAP after it run as packets.
+#[test]
+fn sdma_copy_linear_broadcast_two_destinations() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let slots = event_page() as *mut u64;
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let mut q = create_sdma(0);
+    let src = alloc(0, 8192, GTT);
+    let d0 = alloc(0, 8192, VRAM);
+    let d1 = alloc(1, 8192, VRAM);
+    for b in [&src, &d0, &d1] {
+        map(b, &e.gpus[..2]).unwrap();
+    }
+    // SAFETY: mapped read-write.
+    unsafe {
+        for i in 0..8192u64 {
+            *((src.va + i) as *mut u8) = (i * 13 % 251) as u8;
+        }
+    }
+    let mut dw = Vec::new();
+    sdma::Packet::CopyLinearBroadcast { count: 8000, src: src.va, dst: [d0.va, d1.va] }.encode(&mut dw);
+    assert_eq!(dw.len(), 9);
+    sdma::fence(&mut dw, src.va + 8188, 0xfeed).unwrap();
+    sdma::fence(&mut dw, slots as u64 + ev.event_slot_index as u64 * 8, ev.event_id).unwrap();
+    sdma::trap(&mut dw, ev.event_id).unwrap();
+    q.submit(&dw);
+    let (r, res, _) = wait(&[ev.event_id], 5000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    // SAFETY: mapped memory.
+    unsafe {
+        for i in 0..8000u64 {
+            let want = (i * 13 % 251) as u8;
+            assert_eq!((*((d0.va + i) as *const u8), *((d1.va + i) as *const u8)), (want, want), "byte {i}");
+        }
+        // Bytes past `count` untouched; the FENCE after the packet ran.
+        assert_eq!(*((d1.va + 8000) as *const u8), 0);
+        assert_eq!(*((src.va + 8188) as *const u32), 0xfeed);
+    }
+    let (ring, ptrs) = q.destroy();
+    for b in [ring, ptrs] {
+        unmap(&b, &e.gpus[..1]).unwrap();
+        free(&b).unwrap();
+    }
+    for b in [src, d0, d1] {
+        unmap(&b, &e.gpus[..2]).unwrap();
+        free(&b).unwrap();
+    }
+}
+
 #[test]
 fn sdma_fault_raises_memory_event() {
     let _g = SERIAL.lock().unwrap();

@@ -667,6 +667,46 @@ fn drm_version_caps_info() {
     assert_ne!(reg, 0);
 }
 
+/// AMDGPU_INFO_RAS_ENABLED_FEATURES and the node's RAS capability bits come from one RAS state
+/// (`amdgpu_info_ioctl`, `kfd_topology_add_device`): an MI210 with memory and SRAM ECC.
+#[test]
+fn ras_query_agrees_with_topology_capability() {
+    use crate::topology::{cap, ras};
+    let _g = SERIAL.lock().unwrap();
+    for (i, g) in crate::topology::current().gpus.iter().enumerate() {
+        let r = env().render[i].as_raw_fd();
+        let mut v = 0u64;
+        let mut q = drm_amdgpu_info {
+            return_pointer: &mut v as *mut _ as u64,
+            return_size: 8,
+            query: AMDGPU_INFO_RAS_ENABLED_FEATURES,
+            query_args: [0; 4],
+        };
+        kio(r, DRM_IOCTL_AMDGPU_INFO, &mut q).unwrap();
+        let (enabled, features) = ((v >> 32) as u32, v as u32);
+        let has = |bit| g.capability & bit != 0;
+        assert_eq!(has(cap::SRAM_EDCSUPPORTED), enabled & ras::GFX != 0);
+        assert_eq!(has(cap::MEM_EDCSUPPORTED), enabled & ras::UMC != 0);
+        assert_eq!(has(cap::RASEVENTNOTIFY), enabled != 0);
+        assert_eq!(features & !enabled, 0, "a feature outside ras_enabled");
+        assert_eq!((enabled, features & 0x7f), (0x67fff, 0x6f));
+        // kfdtest's KFDRASTest reads the low 32 bits: UMC, SDMA and GFX are on.
+        let mut lo = 0u32;
+        q.return_pointer = &mut lo as *mut _ as u64;
+        q.return_size = 4;
+        kio(r, DRM_IOCTL_AMDGPU_INFO, &mut q).unwrap();
+        assert_eq!(lo, features);
+        assert_eq!(lo & (ras::UMC | ras::SDMA | ras::GFX), ras::UMC | ras::SDMA | ras::GFX);
+    }
+    // RAS off (neither ECC bit): no RAS context, the query answers EINVAL.
+    let mut g = crate::topology::Gpu::mi210(0);
+    g.capability &= !(cap::MEM_EDCSUPPORTED | cap::SRAM_EDCSUPPORTED | cap::RASEVENTNOTIFY);
+    assert_eq!(g.ras_enabled_features(), None);
+    // Memory ECC only: UMC and DF, no GFX (SRAM_EDCSUPPORTED stays clear).
+    g.capability |= cap::MEM_EDCSUPPORTED;
+    assert_eq!(g.ras_enabled(), ras::UMC | ras::DF);
+}
+
 #[test]
 fn gem_create_prime_gem_va_and_sdma_through_gem_mapping() {
     let _g = SERIAL.lock().unwrap();

@@ -667,6 +667,27 @@ fn drm_version_caps_info() {
     assert_ne!(reg, 0);
 }
 
+/// AMDKFD_IOC_SVM answers EPERM (a kernel without CONFIG_HSA_AMD_SVM) and no node advertises
+/// HSA_CAP_SVMAPI_SUPPORTED (`kfd_topology_add_device` sets it only with `KFD_IS_SVM_API_SUPPORTED`),
+/// in the topology and in the sysfs `capability` libhsakmt parses.
+#[test]
+fn svm_not_advertised_and_refused() {
+    use crate::topology::cap;
+    let _g = SERIAL.lock().unwrap();
+    let kfd = env().kfd.as_raw_fd();
+    // _IOWR('K', 0x20, struct kfd_ioctl_svm_args) with no attributes (24 bytes).
+    let mut args = [0u64; 3];
+    assert_eq!(kio(kfd, 0xc018_4b20, &mut args), Err(Errno::EPERM));
+    let topo = crate::topology::current();
+    for g in &topo.gpus {
+        assert_eq!(g.capability & cap::SVMAPI_SUPPORTED, 0, "node {} advertises SVM", g.node_id);
+        let props = crate::sysfs::node_properties(topo, g.node_id);
+        let c: u32 = props.lines().find_map(|l| l.strip_prefix("capability ")).unwrap().trim().parse().unwrap();
+        assert_eq!(c & cap::SVMAPI_SUPPORTED, 0);
+        assert_eq!(c, g.capability);
+    }
+}
+
 /// AMDGPU_INFO_RAS_ENABLED_FEATURES and the node's RAS capability bits come from one RAS state
 /// (`amdgpu_info_ioctl`, `kfd_topology_add_device`): an MI210 with memory and SRAM ECC.
 #[test]

@@ -454,6 +454,7 @@ fn packet(q: &QueueRt, at: u64) -> Step {
                 workgroup_size: [u16_at(&p, 4), u16_at(&p, 6), u16_at(&p, 8)],
                 group_segment_size: u32_at(&p, 28),
                 private_segment_size: u32_at(&p, 24),
+                registers: None,
             };
             trace(&format_args!("dispatch {d:x?}"));
             let run = || {

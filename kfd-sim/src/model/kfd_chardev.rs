@@ -286,6 +286,8 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         exec: parking_lot::Mutex::new(()),
         is_sdma,
         is_aql: args.queue_type == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
+        is_pm4: args.queue_type == KFD_IOC_QUEUE_TYPE_COMPUTE,
+        pm4: parking_lot::Mutex::new(Default::default()),
         engine,
         priority: std::sync::atomic::AtomicU32::new(args.queue_priority),
         pipes: pdd.pipes.clone(),
@@ -304,7 +306,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         },
     );
     drop(st);
-    if is_sdma || rt.is_aql {
+    if is_sdma || rt.is_aql || rt.is_pm4 {
         p.engine.add_queue(rt);
     }
     args.queue_id = queue_id;

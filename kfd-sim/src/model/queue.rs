@@ -3,8 +3,8 @@
 //! A queue owns a doorbell slot in its pdd's 8 KiB doorbell slice and holds a `queue_refcount`
 //! on the GPUVM mappings of its rptr, wptr and ring (`kfd_queue_acquire_buffers`), which makes
 //! UNMAP of those BOs fail with EBUSY until the queue is destroyed. SDMA queues are executed by
-//! the process's engine ([`super::sdma`]), AQL compute queues by a processor thread each
-//! ([`super::aql`], run by the same worker loop); PM4 compute queues are accepted and never run.
+//! the process's engine ([`super::sdma`]), AQL and PM4 compute queues by a processor thread
+//! each ([`super::aql`], [`super::pm4`], run by the same worker loop).
 
 use super::bo::Bo;
 use super::gpuvm::Gpuvm;
@@ -50,6 +50,11 @@ pub struct QueueRt {
     /// An AQL compute queue (run by its own processor thread, [`super::aql`]); the read index
     /// and doorbell count packets.
     pub is_aql: bool,
+    /// A PM4 compute queue (`KFD_IOC_QUEUE_TYPE_COMPUTE`, run by its own processor thread,
+    /// [`super::pm4`]); the read pointer and doorbell count dwords.
+    pub is_pm4: bool,
+    /// The CP state of a PM4 queue (SH registers, an interrupted indirect buffer).
+    pub pm4: Mutex<super::pm4::Pm4State>,
     /// The SDMA engine that runs it (`sdma_engine_id`: PCIe engines first, then xGMI).
     pub engine: u32,
     /// `queue_priority` (0..=15), from CREATE_QUEUE and UPDATE_QUEUE: an AQL queue's pipe
@@ -83,7 +88,7 @@ impl QueueRt {
         }
         let written = if self.is_aql {
             self.aql_write_index()
-        } else if self.is_sdma {
+        } else if self.is_sdma || self.is_pm4 {
             self.doorbell.read_u64(self.doorbell_off).ok()
         } else {
             None

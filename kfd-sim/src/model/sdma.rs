@@ -56,7 +56,7 @@ const BACKOFF_MAX: Duration = Duration::from_millis(2);
 /// idle engines protecting). Until then an idle thread polls with the backoff.
 const QUIET: Duration = Duration::from_millis(5);
 
-/// Engine-key bit of an AQL queue's processor (`(gpu_id, AQL_ENGINE | queue_id)`).
+/// Engine-key bit of an AQL or PM4 queue's processor (`(gpu_id, AQL_ENGINE | queue_id)`).
 const AQL_ENGINE: u32 = 0x8000_0000;
 
 /// Monotonic ns since the model's first use (for `QueueRt::last_run`).
@@ -198,11 +198,12 @@ impl Sdma {
 
     /// Adds a queue to the thread of its engine, starting the thread if needed.
     ///
-    /// An AQL queue gets a thread of its own whatever the limit (its command processor: a
-    /// long kernel must not hold SDMA queues, and a barrier waiting for an SDMA signal must not
-    /// wait behind itself).
+    /// An AQL or PM4 compute queue gets a thread of its own whatever the limit (its command
+    /// processor: a long kernel must not hold SDMA queues, and a barrier waiting for an SDMA
+    /// signal must not wait behind itself).
     pub fn add_queue(&self, q: Arc<QueueRt>) {
-        let key = (q.gpu_id, if q.is_aql { AQL_ENGINE | q.queue_id } else { q.engine });
+        let own = q.is_aql || q.is_pm4;
+        let key = (q.gpu_id, if own { AQL_ENGINE | q.queue_id } else { q.engine });
         let w = {
             let mut ws = self.workers.lock();
             let Workers { threads, by_engine } = &mut *ws;
@@ -214,7 +215,7 @@ impl Sdma {
                         by_engine.iter().filter(|(k, _)| k.1 & AQL_ENGINE == 0).map(|(_, i)| *i).collect();
                     sdma.sort_unstable();
                     sdma.dedup();
-                    let i = if q.is_aql || sdma.len() < self.limit {
+                    let i = if own || sdma.len() < self.limit {
                         let w = Arc::new(Worker {
                             shared: self.shared.clone(),
                             queues: Mutex::new(Vec::new()),
@@ -226,7 +227,13 @@ impl Sdma {
                         let me = w.clone();
                         // The JoinHandle is dropped (detached): the thread lives as long as the
                         // process.
-                        let name = if q.is_aql { "kfdsim-aql" } else { "kfdsim-sdma" };
+                        let name = if q.is_aql {
+                            "kfdsim-aql"
+                        } else if q.is_pm4 {
+                            "kfdsim-pm4"
+                        } else {
+                            "kfdsim-sdma"
+                        };
                         let _ = std::thread::Builder::new().name(name.into()).spawn(move || me.run());
                         threads.push(w);
                         threads.len() - 1
@@ -385,8 +392,8 @@ impl Worker {
         if q.stopped.load(Ordering::Acquire) || !q.active.load(Ordering::Acquire) {
             return (false, None);
         }
-        if q.is_aql {
-            let pass = super::aql::run(q);
+        if q.is_aql || q.is_pm4 {
+            let pass = if q.is_aql { super::aql::run(q) } else { super::pm4::run(q) };
             if pass.waiting {
                 self.polling.store(true, Ordering::Relaxed);
             }

@@ -79,6 +79,7 @@ fn main() {
         workgroup_size: [256, 1, 1],
         group_segment_size: 0,
         private_segment_size: 0,
+        registers: None,
     };
     let mut best = 0f64;
     for _ in 0..3 {

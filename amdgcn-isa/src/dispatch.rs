@@ -108,10 +108,29 @@ struct Shared<'a> {
     trace: bool,
 }
 
+/// The kernel descriptor a register-started dispatch ([`crate::ComputeRegisters`]) amounts to:
+/// the COMPUTE_PGM_RSRC* copies, LDS from COMPUTE_PGM_RSRC2.LDS_SIZE (bits 23:15, 128-dword
+/// granules on gfx9), no user-SGPR enables (the user data is loaded as it is), entry 0 bytes
+/// from the program address.
+fn registers_descriptor(r: &crate::ComputeRegisters) -> KernelDescriptor {
+    KernelDescriptor {
+        group_segment_fixed_size: ((r.pgm_rsrc2 >> 15) & 0x1ff) * 512,
+        compute_pgm_rsrc1: r.pgm_rsrc1,
+        compute_pgm_rsrc2: r.pgm_rsrc2,
+        compute_pgm_rsrc3: r.pgm_rsrc3,
+        ..Default::default()
+    }
+}
+
 pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Result<Stats, ExecError> {
-    let mut b = [0u8; 64];
-    mem.read(d.kernel_object, &mut b)?;
-    let kd = KernelDescriptor::parse(&b);
+    let kd = match &d.registers {
+        Some(r) => registers_descriptor(r),
+        None => {
+            let mut b = [0u8; 64];
+            mem.read(d.kernel_object, &mut b)?;
+            KernelDescriptor::parse(&b)
+        }
+    };
     if kd.kernel_code_properties & ENABLE_WAVEFRONT_SIZE32 != 0 {
         return Err(ExecError::Invalid("wave32 kernel (gfx90a runs wave64 only)".into()));
     }
@@ -134,7 +153,10 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
     if priv_size > 1 << 20 {
         return Err(ExecError::Invalid(format!("{priv_size} bytes of scratch per work-item")));
     }
-    let entry = (d.kernel_object as i64).wrapping_add(kd.kernel_code_entry_byte_offset) as u64;
+    let entry = match &d.registers {
+        Some(r) => r.pgm_addr,
+        None => (d.kernel_object as i64).wrapping_add(kd.kernel_code_entry_byte_offset) as u64,
+    };
     let sh = Shared {
         d,
         kd,
@@ -389,12 +411,18 @@ fn init_workgroup(sh: &Shared, g: &mut Wg) {
         if w.scratch.len() != sh.priv_size as usize * 64 {
             w.scratch = Vec::new();
         }
-        // User SGPRs, in AMDGPUUsage order.
+        // User SGPRs, in AMDGPUUsage order (or COMPUTE_USER_DATA_* as they are).
         let mut s = 0usize;
         let put = |w: &mut Wave, s: &mut usize, v: u32| {
             w.set_s(*s, v);
             *s += 1;
         };
+        if let Some(r) = &d.registers {
+            let n = (((rsrc2 >> 1) & 0x1f) as usize).min(16);
+            for v in &r.user_data[..n] {
+                put(w, &mut s, *v);
+            }
+        }
         if props & ENABLE_SGPR_PRIVATE_SEGMENT_BUFFER != 0 {
             // A V# for the swizzled private segment: ADD_TID_ENABLE marks it per-lane.
             put(w, &mut s, 0);

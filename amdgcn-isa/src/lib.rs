@@ -1,5 +1,6 @@
 //! An interpreter for the gfx90a (CDNA2, GFX9 family) instruction set, testable without the
-//! simulator: it runs the waves of one AQL kernel dispatch against any [`Memory`] (a GPUVM in
+//! simulator: it runs the waves of one AQL kernel dispatch, or of a PM4 DISPATCH_DIRECT started
+//! from the compute registers ([`ComputeRegisters`]), against any [`Memory`] (a GPUVM in
 //! kfd-sim, a plain buffer in tests).
 //!
 //! Sources (facts only): AMD "AMD Instinct MI200 Instruction Set Architecture" (CDNA2), LLVM
@@ -102,6 +103,31 @@ pub struct Dispatch {
     pub group_segment_size: u32,
     /// Scratch bytes per work-item (`private_segment_size`).
     pub private_segment_size: u32,
+    /// A dispatch the command processor starts from its compute registers (a PM4
+    /// DISPATCH_DIRECT after SET_SH_REG) rather than from a kernel descriptor: the registers are
+    /// the state, and `kernel_object` is not read. `None`: an AQL dispatch.
+    pub registers: Option<ComputeRegisters>,
+}
+
+/// The compute shader registers a gfx9 MEC starts the waves of a DISPATCH_DIRECT from (the
+/// `COMPUTE_*` SH registers, gfx_9_0_offset.h / sh_mask.h), where an AQL dispatch has the kernel
+/// descriptor's copies of the same fields.
+///
+/// What each becomes: the code starts at `pgm_addr`; COMPUTE_PGM_RSRC1/2/3 mean what they mean
+/// in a kernel descriptor (VGPR count, float mode, USER_SGPR count, TGID_X/Y/Z_EN, TG_SIZE_EN,
+/// SCRATCH_EN, LDS_SIZE in 128-dword granules); the first USER_SGPR SGPRs take
+/// COMPUTE_USER_DATA_0.. (no kernel-code-properties list: the user data *is* the user SGPRs),
+/// then the system SGPRs (workgroup ids, ...) follow as for AQL. Work-item ids go to v0 packed
+/// as on every gfx90a dispatch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ComputeRegisters {
+    /// The code's VA: COMPUTE_PGM_LO/HI hold it shifted right by 8.
+    pub pgm_addr: u64,
+    pub pgm_rsrc1: u32,
+    pub pgm_rsrc2: u32,
+    pub pgm_rsrc3: u32,
+    /// COMPUTE_USER_DATA_0..15.
+    pub user_data: [u32; 16],
 }
 
 /// Why a dispatch stopped.

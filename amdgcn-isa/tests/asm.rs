@@ -313,6 +313,7 @@ fn run_code(code: &[u8], budget: Option<u64>) -> Result<amdgcn_isa::Stats, ExecE
         workgroup_size: [64, 2, 1],
         group_segment_size: 1024,
         private_segment_size: 16,
+        registers: None,
     };
     amdgcn_isa::run_with(&mem, &d, 2, &Options { max_wave_instructions: budget, ..Default::default() })
 }
@@ -1193,4 +1194,41 @@ fn throttle_runs_before_each_workgroup() {
     // Once per workgroup taken, and once more per thread when none is left.
     let n = calls.load(std::sync::atomic::Ordering::Relaxed);
     assert!((40..=43).contains(&n), "{n} calls");
+}
+
+/// A dispatch started from compute registers (a PM4 DISPATCH_DIRECT): no kernel descriptor; the
+/// first COMPUTE_PGM_RSRC2.USER_SGPR SGPRs are COMPUTE_USER_DATA_*, the workgroup id X follows
+/// (TGID_X_EN), the code starts at the program address. kfdtest's dispatches: one work-item per
+/// workgroup, 4 user SGPRs.
+#[test]
+fn register_started_dispatch_loads_user_data_and_workgroup_ids() {
+    let mem = VecMem::new();
+    // v_mov_b32 v1, s2; v_add_u32 v1, s4, v1; v_mov_b32 v3, s4; v_lshlrev_b32 v3, 2, v3;
+    // global_store_dword v3, v1, s[0:1]; s_endpgm (llvm-mc -mcpu=gfx90a -show-encoding).
+    let code: [u32; 7] = [0x7e02_0202, 0x6802_0204, 0x7e06_0204, 0x2406_0682, 0xdc70_8000, 0x0000_0103, 0xbf81_0000];
+    let pgm = 0x20_0000_0000u64;
+    write_ro(&mem, pgm, &code.iter().flat_map(|d| d.to_le_bytes()).collect::<Vec<_>>());
+    let out = mem.alloc(4096);
+    let mut user_data = [0u32; 16];
+    (user_data[0], user_data[1], user_data[2]) = (out as u32, (out >> 32) as u32, 1000);
+    let registers = amdgcn_isa::ComputeRegisters {
+        pgm_addr: pgm,
+        pgm_rsrc1: 0x000c_0084,
+        // USER_SGPR 4, TRAP_PRESENT, TGID_X_EN, TIDIG_COMP_CNT 1 (kfdtest Dispatch::BuildIb).
+        pgm_rsrc2: 4 << 1 | 1 << 6 | 1 << 7 | 1 << 11,
+        pgm_rsrc3: 9,
+        user_data,
+    };
+    let d = Dispatch {
+        // Never read: the registers are the state.
+        kernel_object: 0xdead_0000,
+        grid_size: [5, 1, 1],
+        workgroup_size: [1, 1, 1],
+        registers: Some(registers),
+        ..Default::default()
+    };
+    amdgcn_isa::run_with(&mem, &d, 2, &Options::default()).unwrap();
+    let b = mem.read_vec(out, 24);
+    let w: Vec<u32> = b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(w, [1000, 1001, 1002, 1003, 1004, 0]);
 }

@@ -61,6 +61,10 @@ pub const SDMA_OP_DUMMY_TRAP: u8 = 16;
 
 /// `SDMA_SUBOP_COPY_LINEAR`.
 pub const SDMA_SUBOP_COPY_LINEAR: u8 = 0;
+/// Header bit of COPY_LINEAR that makes it a broadcast copy: one source, two destinations, 9
+/// dwords (`SDMA_PKT_COPY_LINEAR_HEADER_broadcast`, bit 27; navi10_sdma_pkt_open.h spells the
+/// layout out as `SDMA_PKT_COPY_BROADCAST_LINEAR`).
+pub const COPY_LINEAR_BROADCAST_BIT: u32 = 1 << 27;
 /// `SDMA_SUBOP_COPY_LINEAR_SUB_WIND`: copy a 3D sub-window between two pitched linear surfaces.
 pub const SDMA_SUBOP_COPY_LINEAR_SUB_WIND: u8 = 4;
 /// `SDMA_SUBOP_WRITE_LINEAR`.
@@ -402,6 +406,17 @@ pub enum Packet {
         /// Destination GPU VA (bytes).
         dst: u64,
     },
+    /// COPY_LINEAR with the broadcast bit ([`COPY_LINEAR_BROADCAST_BIT`]), 9 dwords: copy `count`
+    /// bytes from `src` to both `dst[0]` (DW5-6) and `dst[1]` (DW7-8). DW1 holds `count - 1` as in
+    /// COPY_LINEAR. kfdtest's `SDMACopyDataPacket` with two destinations (`KFDQMTest.P2PTest`).
+    CopyLinearBroadcast {
+        /// Bytes to copy.
+        count: u32,
+        /// Source GPU VA (bytes).
+        src: u64,
+        /// The two destination GPU VAs (bytes).
+        dst: [u64; 2],
+    },
     /// COPY_LINEAR_SUB_WIND, 13 dwords: copy a `rect_x` × `rect_y` × `rect_z` block of elements
     /// of `1 << elem` bytes between two pitched linear surfaces (vega10_sdma_pkt_open.h
     /// `SDMA_PKT_COPY_LINEAR_SUBWIN`; ROCr `BlitSdma::BuildCopyRectCommand`). Element
@@ -686,6 +701,7 @@ impl Packet {
         match self {
             Packet::Nop { count } => 1 + *count as usize,
             Packet::CopyLinear { .. } => 7,
+            Packet::CopyLinearBroadcast { .. } => 9,
             Packet::CopySubWindow { .. } => 13,
             Packet::ConstFill { .. } => 5,
             Packet::Fence { .. } => 4,
@@ -706,7 +722,7 @@ impl Packet {
     pub fn validate(&self) -> Result<(), EncodeError> {
         match self {
             Packet::Nop { count } => check_range("NOP count", *count as u64, 0, NOP_MAX_COUNT as u64),
-            Packet::CopyLinear { count, .. } => {
+            Packet::CopyLinear { count, .. } | Packet::CopyLinearBroadcast { count, .. } => {
                 check_range("COPY_LINEAR count", *count as u64, 1, COPY_LINEAR_MAX_BYTES as u64)
             }
             Packet::CopySubWindow { elem, src, dst, rect_x, rect_y, rect_z } => {
@@ -768,6 +784,17 @@ impl Packet {
                 hi(*src),
                 lo(*dst),
                 hi(*dst),
+            ]),
+            Packet::CopyLinearBroadcast { count, src, dst } => out.extend_from_slice(&[
+                header(SDMA_OP_COPY, SDMA_SUBOP_COPY_LINEAR) | COPY_LINEAR_BROADCAST_BIT,
+                count - 1,
+                0, // dst2_sw [11:10], dst1_sw [17:16], src_sw [25:24]: no endian swap
+                lo(*src),
+                hi(*src),
+                lo(dst[0]),
+                hi(dst[0]),
+                lo(dst[1]),
+                hi(dst[1]),
             ]),
             Packet::CopySubWindow { elem, src, dst, rect_x, rect_y, rect_z } => {
                 out.push(header(SDMA_OP_COPY, SDMA_SUBOP_COPY_LINEAR_SUB_WIND) | (*elem as u32) << SUBWIN_ELEM_SHIFT);
@@ -862,6 +889,12 @@ impl Packet {
                 let count = (h >> NOP_COUNT_SHIFT) & NOP_MAX_COUNT;
                 need(1 + count as usize)?;
                 Ok((Packet::Nop { count }, 1 + count as usize))
+            }
+            (SDMA_OP_COPY, SDMA_SUBOP_COPY_LINEAR) if h & COPY_LINEAR_BROADCAST_BIT != 0 => {
+                let p = need(9)?;
+                let count = (p[1] & COPY_LINEAR_COUNT_MASK) + 1;
+                let dst = [qword(p[5], p[6]), qword(p[7], p[8])];
+                Ok((Packet::CopyLinearBroadcast { count, src: qword(p[3], p[4]), dst }, 9))
             }
             (SDMA_OP_COPY, SDMA_SUBOP_COPY_LINEAR) => {
                 let p = need(7)?;
@@ -1311,6 +1344,7 @@ mod tests {
             Packet::Nop { count: NOP_MAX_COUNT },
             Packet::CopyLinear { count: 1, src: 0x1234_5678_9abc, dst: 0xfedc_ba98_7654 },
             Packet::CopyLinear { count: COPY_LINEAR_MAX_BYTES, src: 1, dst: 3 },
+            Packet::CopyLinearBroadcast { count: 4096, src: 0x1000, dst: [0x7f00_0000_2000, 0x7e00_0000_3000] },
             Packet::ConstFill { dst: 0x7fff_0000_1000, data: 0xdead_beef, count: 4 },
             Packet::ConstFill { dst: 0x1000, data: 0x0101_0101, count: CONST_FILL_MAX_BYTES },
             Packet::Fence { addr: 0x7f00_0000_0004, data: 0xffff_ffff },
@@ -1444,6 +1478,27 @@ mod tests {
         assert_eq!(copy_linear(&mut out, dst, src, n as u64), 1);
         assert_eq!(out, img);
         assert_eq!(Packet::decode(&img), Ok((Packet::CopyLinear { count: n, src, dst }, 7)));
+    }
+
+    #[test]
+    fn image_copy_linear_broadcast_kfdtest() {
+        // kfdtest SDMACopyDataPacket with n = 2: header broadcast bit 27, count - 1, 0, src,
+        // dst[0], dst[1]: 9 dwords; the packet after it decodes from dword 9.
+        let img = [0x0800_0001, 0xfff, 0, 0x1000, 0, 0x2000, 0x7f, 0x3000, 0x7e, 0x0000_0006, 0x1234];
+        let (p, n) = Packet::decode(&img).unwrap();
+        assert_eq!(
+            (p, n),
+            (Packet::CopyLinearBroadcast { count: 0x1000, src: 0x1000, dst: [0x7f_0000_2000, 0x7e_0000_3000] }, 9)
+        );
+        assert_eq!(Packet::decode(&img[9..]), Ok((Packet::Trap { int_ctx: 0x1234 }, 2)));
+        assert_eq!(
+            Packet::decode(&img[..8]),
+            Err(DecodeError::Truncated { op: SDMA_OP_COPY, needed: 9, available: 8 })
+        );
+        let mut out = Vec::new();
+        Packet::CopyLinearBroadcast { count: 0x1000, src: 0x1000, dst: [0x7f_0000_2000, 0x7e_0000_3000] }
+            .encode(&mut out);
+        assert_eq!(out, img[..9]);
     }
 
     #[test]

@@ -250,7 +250,32 @@ pub mod cap {
     pub const MEM_EDCSUPPORTED: u32 = 0x0010_0000;
     pub const RASEVENTNOTIFY: u32 = 0x0020_0000;
     pub const SRAM_EDCSUPPORTED: u32 = 0x0400_0000;
+    /// Set by `kfd_topology_add_device` only where `KFD_IS_SVM_API_SUPPORTED` (CONFIG_HSA_AMD_SVM
+    /// and device memory for HMM). The model answers AMDKFD_IOC_SVM with EPERM, as a kernel
+    /// without CONFIG_HSA_AMD_SVM, so its GPUs do not advertise it: libhsakmt, ROCr and kfdtest
+    /// then take their non-SVM paths (USERPTR registration, `HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED`
+    /// false, the SVM tests skip).
     pub const SVMAPI_SUPPORTED: u32 = 0x0800_0000;
+}
+
+/// `enum amdgpu_ras_block` bits (amdgpu_ras.h; the enum of kernels whose last block is MPIO,
+/// `AMDGPU_RAS_BLOCK_COUNT` 19), the units of `adev->ras_enabled` and `ras->features`.
+pub mod ras {
+    pub const UMC: u32 = 1 << 0;
+    pub const SDMA: u32 = 1 << 1;
+    pub const GFX: u32 = 1 << 2;
+    pub const MMHUB: u32 = 1 << 3;
+    pub const PCIE_BIF: u32 = 1 << 5;
+    pub const HDP: u32 = 1 << 6;
+    pub const XGMI_WAFL: u32 = 1 << 7;
+    pub const DF: u32 = 1 << 8;
+    pub const MP0: u32 = 1 << 11;
+    pub const MP1: u32 = 1 << 12;
+    pub const VCN: u32 = 1 << 15;
+    pub const JPEG: u32 = 1 << 16;
+    pub const MPIO: u32 = 1 << 18;
+    /// `AMDGPU_RAS_BLOCK_MASK`.
+    pub const BLOCK_MASK: u32 = (1 << 19) - 1;
 }
 
 /// The kernel's `hash_32(val, bits)` (include/linux/hash.h, GOLDEN_RATIO_32).
@@ -329,8 +354,7 @@ impl Gpu {
                 | cap::TRAP_DEBUG_PRECISE_MEMORY_OPERATIONS_SUPPORTED
                 | cap::MEM_EDCSUPPORTED
                 | cap::RASEVENTNOTIFY
-                | cap::SRAM_EDCSUPPORTED
-                | cap::SVMAPI_SUPPORTED,
+                | cap::SRAM_EDCSUPPORTED,
             debug_prop: 0x5d7,
             l1_cache_kb: 16,
             l1_inst_cache_kb: 64,
@@ -340,6 +364,48 @@ impl Gpu {
         };
         g.derive(index, &[]);
         g
+    }
+
+    /// `adev->ras_enabled`: the RAS blocks the driver runs, as `amdgpu_ras_check_supported`
+    /// composes them from the VBIOS's ECC flags on a dGPU (with `amdgpu.ras_enable` and
+    /// `ras_mask` at their defaults): memory ECC active → UMC and DF; SRAM ECC active → every
+    /// other block of `AMDGPU_RAS_BLOCK_MASK` but VCN and JPEG (aldebaran has no VCN/JPEG RAS).
+    /// `kfd_topology_add_device` publishes the same state as `capability` bits (GFX →
+    /// SRAM_EDCSUPPORTED, UMC → MEM_EDCSUPPORTED, any → RASEVENTNOTIFY), so the model reads the
+    /// two ECC flags back from those bits: the topology's capability and the AMDGPU_INFO query
+    /// ([`Gpu::ras_enabled_features`]) cannot disagree. 0: RAS off (no RAS context).
+    pub fn ras_enabled(&self) -> u32 {
+        let mut m = 0;
+        if self.capability & cap::MEM_EDCSUPPORTED != 0 {
+            m |= ras::UMC | ras::DF;
+        }
+        if self.capability & cap::SRAM_EDCSUPPORTED != 0 {
+            m |= !(ras::UMC | ras::DF) & !(ras::VCN | ras::JPEG);
+        }
+        m & ras::BLOCK_MASK
+    }
+
+    /// `ras->features`: the blocks whose RAS feature late init enabled through the RAS TA
+    /// (`amdgpu_ras_feature_enable_on_boot` from each block's `ras_late_init`). On aldebaran those
+    /// are the blocks with RAS handlers: UMC (umc_v6_7), SDMA (sdma_v4_4), GFX (gfx_v9_4_2),
+    /// MMHUB (mmhub_v1_7), PCIE_BIF (nbio_v7_4), HDP (hdp_v4_0), MP0/MP1/MPIO (mca_v3_0), and
+    /// XGMI_WAFL only in a hive (`amdgpu_xgmi_ras_late_init` returns early without xGMI
+    /// nodes); each only where `ras_enabled` has it.
+    pub fn ras_features(&self) -> u32 {
+        let mut f =
+            ras::UMC | ras::SDMA | ras::GFX | ras::MMHUB | ras::PCIE_BIF | ras::HDP | ras::MP0 | ras::MP1 | ras::MPIO;
+        if self.hive_id != 0 {
+            f |= ras::XGMI_WAFL;
+        }
+        f & self.ras_enabled()
+    }
+
+    /// The answer to AMDGPU_INFO_RAS_ENABLED_FEATURES (`amdgpu_info_ioctl`):
+    /// `ras_enabled << 32 | ras->features`; None where RAS is off (`amdgpu_ras_init` drops the
+    /// context when `ras_enabled` is 0, and the query answers EINVAL).
+    pub fn ras_enabled_features(&self) -> Option<u64> {
+        let en = self.ras_enabled();
+        (en != 0).then(|| (en as u64) << 32 | self.ras_features() as u64)
     }
 
     /// Compute units (array_count * cu_per_simd_array).

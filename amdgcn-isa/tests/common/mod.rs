@@ -346,6 +346,7 @@ impl Gpu {
             workgroup_size: block,
             group_segment_size: kd_parsed.group_segment_fixed_size,
             private_segment_size: private,
+            registers: None,
         };
         amdgcn_isa::run_with(&self.mem, &d, threads, opts).map(|_| ())
     }

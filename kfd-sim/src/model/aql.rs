@@ -344,15 +344,16 @@ enum Step {
 pub fn run(q: &QueueRt) -> Pass {
     let mut pass = Pass { progress: false, waiting: false, events: Vec::new(), fault: None };
     let Some(wptr) = q.aql_write_index() else { return pass };
-    let slots = q.ring_size / PACKET;
+    let (ring_base, ring_size) = q.ring();
+    let slots = ring_size / PACKET;
     let mut rptr = q.rptr.load(Ordering::Acquire);
     if wptr.wrapping_sub(rptr) > slots {
         // A write index the ring cannot hold: an invalid queue state.
-        pass.fault = Some(Fault { va: q.ring_base & !0xfff, kind: FaultKind::NotPresent });
+        pass.fault = Some(Fault { va: ring_base & !0xfff, kind: FaultKind::NotPresent });
         return pass;
     }
     while rptr < wptr && !q.stopped.load(Ordering::Acquire) {
-        let at = q.ring_base + (rptr % slots) * PACKET;
+        let at = ring_base + (rptr % slots) * PACKET;
         let step = packet(q, at);
         match step {
             Step::Wait => {
@@ -374,6 +375,46 @@ pub fn run(q: &QueueRt) -> Pass {
         }
     }
     pass
+}
+
+/// Runs dispatch `d` of queue `q` with the interpreter (the queue's pipe priority, the GPU's wave
+/// slots, [`ENV_CU_THREADS`] host threads), through the queue GPU's VM taken per access. A
+/// memory fault is the VM fault to raise; a kernel the interpreter cannot run prints one line
+/// on stderr and is a fault at its code (the GPU's queues stop). Shared by AQL dispatches and
+/// PM4 DISPATCH_DIRECT ([`super::pm4`]).
+pub(super) fn run_kernel(q: &QueueRt, d: &amdgcn_isa::Dispatch) -> Result<(), Fault> {
+    let pipe = pipe_priority(q.priority.load(Ordering::Relaxed));
+    let running = Running::start(&q.pipes, pipe);
+    let load = running.load.clone();
+    let throttle = (pipe < 2).then(|| {
+        amdgcn_isa::Throttle(Arc::new(move || {
+            if load.outranks(pipe) {
+                std::thread::sleep(YIELD);
+            }
+        }))
+    });
+    let mem = VmMemory::new(&q.vm);
+    let max_wave_instructions = std::env::var("AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS").ok().and_then(|v| v.parse().ok());
+    let t0 = std::time::Instant::now();
+    // The GPU's wave slots: its workgroups run side by side up to what it holds.
+    let wave_slots = crate::topology::gpu_by_id(q.gpu_id).map(|g| g.simd_count as u64 * g.max_waves_per_simd as u64);
+    let opts = amdgcn_isa::Options { max_wave_instructions, wave_slots, throttle };
+    let r = amdgcn_isa::run_with(&mem, d, cu_threads(), &opts);
+    let wgs = (0..3).map(|k| (d.grid_size[k] as u64).div_ceil(d.workgroup_size[k].max(1) as u64)).product();
+    count_dispatch(r.as_ref().ok(), t0.elapsed(), wgs);
+    let code = d.registers.map_or(d.kernel_object, |r| r.pgm_addr);
+    match r {
+        Ok(_) => Ok(()),
+        Err(amdgcn_isa::ExecError::Fault(f)) => Err(mem.fault_of(f)),
+        Err(e) => {
+            let what = if d.registers.is_some() { "program" } else { "kernel descriptor" };
+            eprintln!(
+                "kfdsim: kernel dispatch on gpu {:#x} ({what} {code:#x}) cannot run: {e}; the GPU's queues stop",
+                q.gpu_id
+            );
+            Err(Fault { va: code & !0xfff, kind: FaultKind::NotPresent })
+        }
+    }
 }
 
 /// Executes the packet at `at` (ring VA). On completion its header is INVALID again.
@@ -453,44 +494,10 @@ fn packet(q: &QueueRt, at: u64) -> Step {
                 workgroup_size: [u16_at(&p, 4), u16_at(&p, 6), u16_at(&p, 8)],
                 group_segment_size: u32_at(&p, 28),
                 private_segment_size: u32_at(&p, 24),
+                registers: None,
             };
             trace(&format_args!("dispatch {d:x?}"));
-            let run = || {
-                let pipe = pipe_priority(q.priority.load(Ordering::Relaxed));
-                let running = Running::start(&q.pipes, pipe);
-                let load = running.load.clone();
-                let throttle = (pipe < 2).then(|| {
-                    amdgcn_isa::Throttle(Arc::new(move || {
-                        if load.outranks(pipe) {
-                            std::thread::sleep(YIELD);
-                        }
-                    }))
-                });
-                let mem = VmMemory::new(&q.vm);
-                let max_wave_instructions =
-                    std::env::var("AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS").ok().and_then(|v| v.parse().ok());
-                let t0 = std::time::Instant::now();
-                // The GPU's wave slots: its workgroups run side by side up to what it holds.
-                let wave_slots =
-                    crate::topology::gpu_by_id(q.gpu_id).map(|g| g.simd_count as u64 * g.max_waves_per_simd as u64);
-                let opts = amdgcn_isa::Options { max_wave_instructions, wave_slots, throttle };
-                let r = amdgcn_isa::run_with(&mem, &d, cu_threads(), &opts);
-                let wgs = (0..3).map(|k| (d.grid_size[k] as u64).div_ceil(d.workgroup_size[k].max(1) as u64)).product();
-                count_dispatch(r.as_ref().ok(), t0.elapsed(), wgs);
-                match r {
-                    Ok(_) => Ok(()),
-                    Err(amdgcn_isa::ExecError::Fault(f)) => Err(mem.fault_of(f)),
-                    Err(e) => {
-                        eprintln!(
-                            "kfdsim: kernel dispatch on gpu {:#x} (kernel descriptor {:#x}) cannot run: {e}; \
-                             the GPU's queues stop",
-                            q.gpu_id, d.kernel_object
-                        );
-                        Err(Fault { va: d.kernel_object & !0xfff, kind: FaultKind::NotPresent })
-                    }
-                }
-            };
-            RwLockReadGuard::unlocked(&mut vm, run)
+            RwLockReadGuard::unlocked(&mut vm, || run_kernel(q, &d))
         }
         _ => {
             trace(&format_args!("invalid packet type {ty}: {p:02x?}"));

@@ -895,7 +895,9 @@ fn amdgpu_info_ioctl(p: &Arc<process::Process>, gpu: &'static GpuInfo, a: &mut d
             put(a, &v)
         }
         AMDGPU_INFO_VBIOS => Err(Errno::EINVAL),
-        AMDGPU_INFO_RAS_ENABLED_FEATURES => put(a, &0u64),
+        // ras_enabled << 32 | ras->features, from the same RAS state as the node's EDC and
+        // RASEVENTNOTIFY capability bits; EINVAL without a RAS context (RAS off).
+        AMDGPU_INFO_RAS_ENABLED_FEATURES => put(a, &gpu.ras_enabled_features.ok_or(Errno::EINVAL)?),
         AMDGPU_INFO_VIDEO_CAPS => Err(Errno::EINVAL),
         AMDGPU_INFO_GDS_CONFIG => put(a, &[0u32; 8]),
         _ => Err(Errno::EINVAL),

@@ -22,6 +22,8 @@ pub struct GpuInfo {
     /// Compute-queue buffer sizes (`kfd_queue_ctx_save_restore_size`).
     pub queue_sizes: Option<crate::topology::QueueSizes>,
     pub num_xcc: u32,
+    /// AMDGPU_INFO_RAS_ENABLED_FEATURES ([`crate::topology::Gpu::ras_enabled_features`]).
+    pub ras_enabled_features: Option<u64>,
 }
 
 static GPUS: OnceLock<Vec<GpuInfo>> = OnceLock::new();
@@ -47,6 +49,7 @@ fn load() -> Vec<GpuInfo> {
             unique_id: g.unique_id,
             queue_sizes: g.queue_sizes(),
             num_xcc: g.num_xcc,
+            ras_enabled_features: g.ras_enabled_features(),
         })
         .collect()
 }

@@ -17,7 +17,7 @@ use libc::{c_int, c_ulong, c_void};
 use nix::errno::Errno;
 use std::collections::BTreeSet;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 type R = Result<c_int, Errno>;
@@ -275,8 +275,8 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         queue_id,
         gpu_id: pdd_gpu,
         vm: pdd.vm.clone(),
-        ring_base: args.ring_base_address,
-        ring_size: args.ring_size as u64,
+        ring: parking_lot::Mutex::new((args.ring_base_address, args.ring_size as u64)),
+        active: AtomicBool::new(args.ring_base_address != 0 && args.queue_percentage & 0xff != 0),
         rptr_va: args.read_pointer_address,
         wptr_va: args.write_pointer_address,
         doorbell: db.bo.clone(),
@@ -286,6 +286,8 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         exec: parking_lot::Mutex::new(()),
         is_sdma,
         is_aql: args.queue_type == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
+        is_pm4: args.queue_type == KFD_IOC_QUEUE_TYPE_COMPUTE,
+        pm4: parking_lot::Mutex::new(Default::default()),
         engine,
         priority: std::sync::atomic::AtomicU32::new(args.queue_priority),
         pipes: pdd.pipes.clone(),
@@ -304,7 +306,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         },
     );
     drop(st);
-    if is_sdma || rt.is_aql {
+    if is_sdma || rt.is_aql || rt.is_pm4 {
         p.engine.add_queue(rt);
     }
     args.queue_id = queue_id;
@@ -328,7 +330,15 @@ fn kfd_ioctl_destroy_queue(p: &Arc<Process>, args: &mut kfd_ioctl_destroy_queue_
     Ok(0)
 }
 
-/// `kfd_ioctl_update_queue` → `pqm_update_queue_properties`.
+/// `kfd_ioctl_update_queue` → `pqm_update_queue_properties` → `update_queue` (dqm).
+///
+/// UPDATE_QUEUE is `_IOW`: nothing goes back to the caller (the clamped `ring_size` stays in the
+/// kernel's copy). Unknown queue → EFAULT. A ring address with a size is a new ring, which must
+/// again be one GPU mapping of exactly that size (`kfd_queue_buffer_get`, else EFAULT); its
+/// `queue_refcount` replaces the old ring's. A NULL ring address is accepted and disables the
+/// queue ("Update with NULL ring address is used to disable the queue"): `QUEUE_IS_ACTIVE`
+/// (ring address, size and `queue_percentage` non-zero) goes false and the CP leaves the queue
+/// alone until an update makes it active again, when it resumes from its read pointer.
 fn kfd_ioctl_update_queue(p: &Arc<Process>, args: &mut kfd_ioctl_update_queue_args) -> R {
     if args.queue_percentage & 0xff > KFD_MAX_QUEUE_PERCENTAGE || args.queue_priority > KFD_MAX_QUEUE_PRIORITY {
         return Err(Errno::EINVAL);
@@ -344,13 +354,28 @@ fn kfd_ioctl_update_queue(p: &Arc<Process>, args: &mut kfd_ioctl_update_queue_ar
     }
     let mut st = p.state.lock();
     let q = st.queues.get_mut(&args.queue_id).ok_or(Errno::EFAULT)?;
-    // pqm_update_queue_properties: a different ring must again be one mapping of ring_size;
-    // the model keeps the ring it validated at creation and records the scheduling knobs.
-    if args.ring_base_address != q.rt.ring_base || args.ring_size as u64 != q.rt.ring_size {
-        return Err(Errno::EINVAL);
+    let rt = q.rt.clone();
+    if args.ring_base_address != 0 {
+        let (old_base, old_size) = rt.ring();
+        if (args.ring_base_address, args.ring_size as u64) != (old_base, old_size) {
+            let mut vm = rt.vm.write();
+            let start = queue::queue_buffer_get(&mut vm, args.ring_base_address, args.ring_size as u64)
+                .map_err(|_| Errno::EFAULT)?;
+            // held[2] is the ring's mapping (acquire_buffers' order: wptr, rptr, ring, ...).
+            let old = std::mem::replace(&mut q.held[2], start);
+            queue::queue_buffers_put(&mut vm, &[old]);
+            rt.set_ring(args.ring_base_address, args.ring_size as u64);
+        }
     }
     q.percentage = args.queue_percentage;
-    q.rt.priority.store(args.queue_priority, std::sync::atomic::Ordering::Relaxed);
+    rt.priority.store(args.queue_priority, Ordering::Relaxed);
+    let active = args.ring_base_address != 0 && args.queue_percentage & 0xff != 0;
+    rt.active.store(active, Ordering::Release);
+    drop(st);
+    if active {
+        // Work published while the queue was disabled runs now.
+        p.engine.kick();
+    }
     Ok(0)
 }
 

@@ -31,6 +31,7 @@ pub mod gpus;
 pub mod gpuvm;
 pub mod kfd_chardev;
 pub mod memfd;
+pub mod pm4;
 pub mod process;
 pub mod queue;
 pub mod sdma;

@@ -3,8 +3,8 @@
 //! A queue owns a doorbell slot in its pdd's 8 KiB doorbell slice and holds a `queue_refcount`
 //! on the GPUVM mappings of its rptr, wptr and ring (`kfd_queue_acquire_buffers`), which makes
 //! UNMAP of those BOs fail with EBUSY until the queue is destroyed. SDMA queues are executed by
-//! the process's engine ([`super::sdma`]), AQL compute queues by a processor thread each
-//! ([`super::aql`], run by the same worker loop); PM4 compute queues are accepted and never run.
+//! the process's engine ([`super::sdma`]), AQL and PM4 compute queues by a processor thread
+//! each ([`super::aql`], [`super::pm4`], run by the same worker loop).
 
 use super::bo::Bo;
 use super::gpuvm::Gpuvm;
@@ -27,9 +27,14 @@ pub struct QueueRt {
     pub queue_id: u32,
     pub gpu_id: u32,
     pub vm: Arc<RwLock<Gpuvm>>,
-    pub ring_base: u64,
-    /// Bytes, power of two.
-    pub ring_size: u64,
+    /// The ring: base VA and size in bytes (a power of two). UPDATE_QUEUE may move it
+    /// (`pqm_update_queue_properties`); read it with [`QueueRt::ring`].
+    pub(super) ring: Mutex<(u64, u64)>,
+    /// `QUEUE_IS_ACTIVE` (kfd_priv.h) less eviction and suspension: a ring address, a ring size
+    /// and a `queue_percentage` above 0. UPDATE_QUEUE with a NULL ring address (or percentage 0)
+    /// clears it and the engine leaves the queue alone, doorbell or not, until an update makes it
+    /// active again (kfdtest `Disable*QueueByUpdateWithNullAddress`).
+    pub active: AtomicBool,
     pub rptr_va: u64,
     pub wptr_va: u64,
     /// The pdd's doorbell slice and this queue's byte offset in it.
@@ -45,6 +50,11 @@ pub struct QueueRt {
     /// An AQL compute queue (run by its own processor thread, [`super::aql`]); the read index
     /// and doorbell count packets.
     pub is_aql: bool,
+    /// A PM4 compute queue (`KFD_IOC_QUEUE_TYPE_COMPUTE`, run by its own processor thread,
+    /// [`super::pm4`]); the read pointer and doorbell count dwords.
+    pub is_pm4: bool,
+    /// The CP state of a PM4 queue (SH registers, an interrupted indirect buffer).
+    pub pm4: Mutex<super::pm4::Pm4State>,
     /// The SDMA engine that runs it (`sdma_engine_id`: PCIe engines first, then xGMI).
     pub engine: u32,
     /// `queue_priority` (0..=15), from CREATE_QUEUE and UPDATE_QUEUE: an AQL queue's pipe
@@ -59,15 +69,26 @@ pub struct QueueRt {
 }
 
 impl QueueRt {
+    /// The ring's base VA and size in bytes.
+    pub fn ring(&self) -> (u64, u64) {
+        *self.ring.lock()
+    }
+
+    /// Moves the ring (UPDATE_QUEUE). An engine pass already under way finishes on the ring it
+    /// read; moving a ring with unconsumed packets is the caller's race, as on hardware.
+    pub fn set_ring(&self, base: u64, size: u64) {
+        *self.ring.lock() = (base, size);
+    }
+
     /// Whether the doorbell holds work the engine has not finished (a live SDMA queue whose
     /// doorbell value differs from its read index, e.g. one waiting in a POLL_REGMEM).
     pub fn pending(&self) -> bool {
-        if self.stopped.load(Ordering::Acquire) {
+        if self.stopped.load(Ordering::Acquire) || !self.active.load(Ordering::Acquire) {
             return false;
         }
         let written = if self.is_aql {
             self.aql_write_index()
-        } else if self.is_sdma {
+        } else if self.is_sdma || self.is_pm4 {
             self.doorbell.read_u64(self.doorbell_off).ok()
         } else {
             None

@@ -56,7 +56,7 @@ const BACKOFF_MAX: Duration = Duration::from_millis(2);
 /// idle engines protecting). Until then an idle thread polls with the backoff.
 const QUIET: Duration = Duration::from_millis(5);
 
-/// Engine-key bit of an AQL queue's processor (`(gpu_id, AQL_ENGINE | queue_id)`).
+/// Engine-key bit of an AQL or PM4 queue's processor (`(gpu_id, AQL_ENGINE | queue_id)`).
 const AQL_ENGINE: u32 = 0x8000_0000;
 
 /// Monotonic ns since the model's first use (for `QueueRt::last_run`).
@@ -198,11 +198,12 @@ impl Sdma {
 
     /// Adds a queue to the thread of its engine, starting the thread if needed.
     ///
-    /// An AQL queue gets a thread of its own whatever the limit (its command processor: a
-    /// long kernel must not hold SDMA queues, and a barrier waiting for an SDMA signal must not
-    /// wait behind itself).
+    /// An AQL or PM4 compute queue gets a thread of its own whatever the limit (its command
+    /// processor: a long kernel must not hold SDMA queues, and a barrier waiting for an SDMA
+    /// signal must not wait behind itself).
     pub fn add_queue(&self, q: Arc<QueueRt>) {
-        let key = (q.gpu_id, if q.is_aql { AQL_ENGINE | q.queue_id } else { q.engine });
+        let own = q.is_aql || q.is_pm4;
+        let key = (q.gpu_id, if own { AQL_ENGINE | q.queue_id } else { q.engine });
         let w = {
             let mut ws = self.workers.lock();
             let Workers { threads, by_engine } = &mut *ws;
@@ -214,7 +215,7 @@ impl Sdma {
                         by_engine.iter().filter(|(k, _)| k.1 & AQL_ENGINE == 0).map(|(_, i)| *i).collect();
                     sdma.sort_unstable();
                     sdma.dedup();
-                    let i = if q.is_aql || sdma.len() < self.limit {
+                    let i = if own || sdma.len() < self.limit {
                         let w = Arc::new(Worker {
                             shared: self.shared.clone(),
                             queues: Mutex::new(Vec::new()),
@@ -226,7 +227,13 @@ impl Sdma {
                         let me = w.clone();
                         // The JoinHandle is dropped (detached): the thread lives as long as the
                         // process.
-                        let name = if q.is_aql { "kfdsim-aql" } else { "kfdsim-sdma" };
+                        let name = if q.is_aql {
+                            "kfdsim-aql"
+                        } else if q.is_pm4 {
+                            "kfdsim-pm4"
+                        } else {
+                            "kfdsim-sdma"
+                        };
                         let _ = std::thread::Builder::new().name(name.into()).spawn(move || me.run());
                         threads.push(w);
                         threads.len() - 1
@@ -382,11 +389,11 @@ impl Worker {
     }
 
     fn run_locked(&self, q: &Arc<QueueRt>, traps: &mut Vec<u32>) -> (bool, Option<Fault>) {
-        if q.stopped.load(Ordering::Acquire) {
+        if q.stopped.load(Ordering::Acquire) || !q.active.load(Ordering::Acquire) {
             return (false, None);
         }
-        if q.is_aql {
-            let pass = super::aql::run(q);
+        if q.is_aql || q.is_pm4 {
+            let pass = if q.is_aql { super::aql::run(q) } else { super::pm4::run(q) };
             if pass.waiting {
                 self.polling.store(true, Ordering::Relaxed);
             }
@@ -404,9 +411,10 @@ impl Worker {
         if wptr == rptr {
             return (false, None);
         }
-        let ring_va = |rptr: u64| q.ring_base + (rptr & (q.ring_size - 1));
+        let (ring_base, ring_size) = q.ring();
+        let ring_va = |rptr: u64| ring_base + (rptr & (ring_size - 1));
         let pending = wptr.wrapping_sub(rptr);
-        if pending > q.ring_size || pending % 4 != 0 {
+        if pending > ring_size || pending % 4 != 0 {
             // A doorbell value the ring cannot hold: an invalid command stream.
             return (true, Some(Fault { va: ring_va(rptr) & !0xfff, kind: FaultKind::NotPresent }));
         }
@@ -417,10 +425,10 @@ impl Worker {
             let mut filled = 0usize;
             let mut idx = rptr;
             while filled < dw.len() {
-                let off = idx & (q.ring_size - 1);
-                let n = (((q.ring_size - off) / 4) as usize).min(dw.len() - filled);
+                let off = idx & (ring_size - 1);
+                let n = (((ring_size - off) / 4) as usize).min(dw.len() - filled);
                 let mut bytes = vec![0u8; n * 4];
-                if let Err(f) = read_va(&vm, q.ring_base + off, &mut bytes) {
+                if let Err(f) = read_va(&vm, ring_base + off, &mut bytes) {
                     return (true, Some(f));
                 }
                 for (i, c) in bytes.chunks_exact(4).enumerate() {
@@ -542,6 +550,9 @@ fn exec(vm: &Gpuvm, pkt: &Packet) -> Exec {
     let r = match pkt {
         Packet::Nop { .. } => Ok(()),
         Packet::CopyLinear { count, src, dst } => copy_va(vm, *src, *dst, *count as u64),
+        Packet::CopyLinearBroadcast { count, src, dst } => {
+            dst.iter().try_for_each(|d| copy_va(vm, *src, *d, *count as u64))
+        }
         Packet::CopySubWindow { elem, src, dst, rect_x, rect_y, rect_z } => {
             // Row by row through the GPUVM, as COPY_LINEAR; the first fault stops the packet.
             let row = (*rect_x as u64) << elem;

@@ -319,6 +319,57 @@ fn sdma_copy_fence_trap_wait() {
     assert_eq!(unmap(&ring, &e.gpus[..1]), Ok(()));
 }
 
+/// COPY_LINEAR with the broadcast bit is 9 dwords: one source, two destinations (here one on
+/// each GPU, as kfdtest `KFDQMTest.P2PTest`); the FENCE and TRAP after it run as packets.
+#[test]
+fn sdma_copy_linear_broadcast_two_destinations() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let slots = event_page() as *mut u64;
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let mut q = create_sdma(0);
+    let src = alloc(0, 8192, GTT);
+    let d0 = alloc(0, 8192, VRAM);
+    let d1 = alloc(1, 8192, VRAM);
+    for b in [&src, &d0, &d1] {
+        map(b, &e.gpus[..2]).unwrap();
+    }
+    // SAFETY: mapped read-write.
+    unsafe {
+        for i in 0..8192u64 {
+            *((src.va + i) as *mut u8) = (i * 13 % 251) as u8;
+        }
+    }
+    let mut dw = Vec::new();
+    sdma::Packet::CopyLinearBroadcast { count: 8000, src: src.va, dst: [d0.va, d1.va] }.encode(&mut dw);
+    assert_eq!(dw.len(), 9);
+    sdma::fence(&mut dw, src.va + 8188, 0xfeed).unwrap();
+    sdma::fence(&mut dw, slots as u64 + ev.event_slot_index as u64 * 8, ev.event_id).unwrap();
+    sdma::trap(&mut dw, ev.event_id).unwrap();
+    q.submit(&dw);
+    let (r, res, _) = wait(&[ev.event_id], 5000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    // SAFETY: mapped memory.
+    unsafe {
+        for i in 0..8000u64 {
+            let want = (i * 13 % 251) as u8;
+            assert_eq!((*((d0.va + i) as *const u8), *((d1.va + i) as *const u8)), (want, want), "byte {i}");
+        }
+        // Bytes past `count` untouched; the FENCE after the packet ran.
+        assert_eq!(*((d1.va + 8000) as *const u8), 0);
+        assert_eq!(*((src.va + 8188) as *const u32), 0xfeed);
+    }
+    let (ring, ptrs) = q.destroy();
+    for b in [ring, ptrs] {
+        unmap(&b, &e.gpus[..1]).unwrap();
+        free(&b).unwrap();
+    }
+    for b in [src, d0, d1] {
+        unmap(&b, &e.gpus[..2]).unwrap();
+        free(&b).unwrap();
+    }
+}
+
 #[test]
 fn sdma_fault_raises_memory_event() {
     let _g = SERIAL.lock().unwrap();
@@ -346,6 +397,74 @@ fn sdma_fault_raises_memory_event() {
     let mut d = kfd_ioctl_destroy_event_args { event_id: mem_ev.event_id, pad: 0 };
     kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut d).unwrap();
     q.destroy();
+}
+
+/// Polls `cond` every millisecond for up to 5 s.
+fn wait_until(what: &str, cond: impl Fn() -> bool) {
+    let t = std::time::Instant::now();
+    while !cond() {
+        assert!(t.elapsed() < std::time::Duration::from_secs(5), "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// UPDATE_QUEUE with a NULL ring address disables the queue (`pqm_update_queue_properties`):
+/// a doorbell rung meanwhile runs nothing and the read pointer stays; an update with the ring
+/// again resumes it. kfdtest `KFDQMTest.DisableSdmaQueueByUpdateWithNullAddress`.
+#[test]
+fn update_queue_null_ring_disables_until_restored() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let kfd = e.kfd.as_raw_fd();
+    let mut q = create_sdma(0);
+    let dst = alloc(0, 4096, GTT);
+    map(&dst, &e.gpus[..1]).unwrap();
+    // SAFETY: dst and the rptr slot are CPU-mapped.
+    let word = |i: usize| unsafe { std::ptr::read_volatile((dst.va as *const u32).add(i)) };
+    let rptr_va = q.ptrs.va;
+    // SAFETY: as above.
+    let rptr = || unsafe { std::ptr::read_volatile(rptr_va as *const u64) };
+    let mut dw = Vec::new();
+    sdma::fence(&mut dw, dst.va, 1).unwrap();
+    q.submit(&dw);
+    wait_until("the first FENCE", || word(0) == 1);
+
+    // Disable: NULL ring, size 0 (the kernel clamps its own copy to KFD_MIN_QUEUE_RING_SIZE;
+    // UPDATE_QUEUE is _IOW, so the caller's struct is left as it was).
+    let mut u = kfd_ioctl_update_queue_args {
+        queue_id: q.queue_id,
+        queue_percentage: 100,
+        queue_priority: 15,
+        ..Default::default()
+    };
+    assert_eq!(kio(kfd, AMDKFD_IOC_UPDATE_QUEUE, &mut u), Ok(()));
+    assert_eq!((u.ring_base_address, u.ring_size), (0, 0), "UPDATE_QUEUE wrote back");
+    let before = rptr();
+    let mut dw = Vec::new();
+    sdma::fence(&mut dw, dst.va + 4, 2).unwrap();
+    q.submit(&dw);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!((word(1), rptr()), (0, before), "a disabled queue ran a packet");
+
+    // A ring that is not one GPU mapping of that size → EFAULT; an unknown queue → EFAULT.
+    let mut bad = kfd_ioctl_update_queue_args { ring_base_address: dst.va, ring_size: 65536, ..u };
+    assert_eq!(kio(kfd, AMDKFD_IOC_UPDATE_QUEUE, &mut bad), Err(Errno::EFAULT));
+    let mut unknown = kfd_ioctl_update_queue_args { queue_id: 999, ..u };
+    assert_eq!(kio(kfd, AMDKFD_IOC_UPDATE_QUEUE, &mut unknown), Err(Errno::EFAULT));
+
+    // Enable with the ring again: the waiting FENCE runs and the rptr catches up.
+    u.ring_base_address = q.ring.va;
+    u.ring_size = q.ring.size as u32;
+    assert_eq!(kio(kfd, AMDKFD_IOC_UPDATE_QUEUE, &mut u), Ok(()));
+    wait_until("the FENCE after re-enabling", || word(1) == 2);
+    wait_until("the rptr", || rptr() == q.wptr);
+    // The ring's queue_refcount is still held: unmapping it → EBUSY.
+    assert_eq!(unmap(&q.ring, &e.gpus[..1]), Err(Errno::EBUSY));
+    let (ring, ptrs) = q.destroy();
+    for b in [ring, ptrs, dst] {
+        unmap(&b, &e.gpus[..1]).unwrap();
+        free(&b).unwrap();
+    }
 }
 
 /// `AMDKFD_IOC_SET_XNACK_MODE` on the process (-1 queries); returns the mode after the call.
@@ -546,6 +665,67 @@ fn drm_version_caps_info() {
     };
     kio(r, DRM_IOCTL_AMDGPU_INFO, &mut q).unwrap();
     assert_ne!(reg, 0);
+}
+
+/// AMDKFD_IOC_SVM answers EPERM (a kernel without CONFIG_HSA_AMD_SVM) and no node advertises
+/// HSA_CAP_SVMAPI_SUPPORTED (`kfd_topology_add_device` sets it only with `KFD_IS_SVM_API_SUPPORTED`),
+/// in the topology and in the sysfs `capability` libhsakmt parses.
+#[test]
+fn svm_not_advertised_and_refused() {
+    use crate::topology::cap;
+    let _g = SERIAL.lock().unwrap();
+    let kfd = env().kfd.as_raw_fd();
+    // _IOWR('K', 0x20, struct kfd_ioctl_svm_args) with no attributes (24 bytes).
+    let mut args = [0u64; 3];
+    assert_eq!(kio(kfd, 0xc018_4b20, &mut args), Err(Errno::EPERM));
+    let topo = crate::topology::current();
+    for g in &topo.gpus {
+        assert_eq!(g.capability & cap::SVMAPI_SUPPORTED, 0, "node {} advertises SVM", g.node_id);
+        let props = crate::sysfs::node_properties(topo, g.node_id);
+        let c: u32 = props.lines().find_map(|l| l.strip_prefix("capability ")).unwrap().trim().parse().unwrap();
+        assert_eq!(c & cap::SVMAPI_SUPPORTED, 0);
+        assert_eq!(c, g.capability);
+    }
+}
+
+/// AMDGPU_INFO_RAS_ENABLED_FEATURES and the node's RAS capability bits come from one RAS state
+/// (`amdgpu_info_ioctl`, `kfd_topology_add_device`): an MI210 with memory and SRAM ECC.
+#[test]
+fn ras_query_agrees_with_topology_capability() {
+    use crate::topology::{cap, ras};
+    let _g = SERIAL.lock().unwrap();
+    for (i, g) in crate::topology::current().gpus.iter().enumerate() {
+        let r = env().render[i].as_raw_fd();
+        let mut v = 0u64;
+        let mut q = drm_amdgpu_info {
+            return_pointer: &mut v as *mut _ as u64,
+            return_size: 8,
+            query: AMDGPU_INFO_RAS_ENABLED_FEATURES,
+            query_args: [0; 4],
+        };
+        kio(r, DRM_IOCTL_AMDGPU_INFO, &mut q).unwrap();
+        let (enabled, features) = ((v >> 32) as u32, v as u32);
+        let has = |bit| g.capability & bit != 0;
+        assert_eq!(has(cap::SRAM_EDCSUPPORTED), enabled & ras::GFX != 0);
+        assert_eq!(has(cap::MEM_EDCSUPPORTED), enabled & ras::UMC != 0);
+        assert_eq!(has(cap::RASEVENTNOTIFY), enabled != 0);
+        assert_eq!(features & !enabled, 0, "a feature outside ras_enabled");
+        assert_eq!((enabled, features & 0x7f), (0x67fff, 0x6f));
+        // kfdtest's KFDRASTest reads the low 32 bits: UMC, SDMA and GFX are on.
+        let mut lo = 0u32;
+        q.return_pointer = &mut lo as *mut _ as u64;
+        q.return_size = 4;
+        kio(r, DRM_IOCTL_AMDGPU_INFO, &mut q).unwrap();
+        assert_eq!(lo, features);
+        assert_eq!(lo & (ras::UMC | ras::SDMA | ras::GFX), ras::UMC | ras::SDMA | ras::GFX);
+    }
+    // RAS off (neither ECC bit): no RAS context, the query answers EINVAL.
+    let mut g = crate::topology::Gpu::mi210(0);
+    g.capability &= !(cap::MEM_EDCSUPPORTED | cap::SRAM_EDCSUPPORTED | cap::RASEVENTNOTIFY);
+    assert_eq!(g.ras_enabled_features(), None);
+    // Memory ECC only: UMC and DF, no GFX (SRAM_EDCSUPPORTED stays clear).
+    g.capability |= cap::MEM_EDCSUPPORTED;
+    assert_eq!(g.ras_enabled(), ras::UMC | ras::DF);
 }
 
 #[test]
@@ -1108,4 +1288,287 @@ fn aql_vendor_barrier_value_and_pm4_cache_ib() {
     wait_completed(&q, done, 2);
     q.destroy();
     signal_page_free(sig, 0);
+}
+
+// ------------------------------------------------------------------------------------------
+// PM4 compute queues
+// ------------------------------------------------------------------------------------------
+
+use super::pm4::{self as pm4, packet3};
+
+/// A PM4 compute queue (KFD_IOC_QUEUE_TYPE_COMPUTE) with its buffers; `wptr` in dwords.
+struct Pm4 {
+    ring: Buf,
+    ptrs: Buf,
+    eop: Buf,
+    cwsr: Buf,
+    doorbell: *mut u64,
+    queue_id: u32,
+    gpu_idx: usize,
+    wptr: u64,
+}
+
+const PM4_RING: u64 = 4096;
+
+fn create_pm4(gpu_idx: usize) -> Pm4 {
+    let e = env();
+    let g = &gpus::all()[gpu_idx];
+    let sizes = g.queue_sizes.unwrap();
+    let ring = alloc(gpu_idx, PM4_RING, GTT);
+    let ptrs = alloc(gpu_idx, 4096, GTT);
+    let eop = alloc(gpu_idx, sizes.eop_buffer_size as u64, VRAM);
+    let cwsr = alloc(gpu_idx, sizes.total_cwsr(g.num_xcc), GTT);
+    for b in [&ring, &ptrs, &eop, &cwsr] {
+        map(b, &e.gpus[gpu_idx..=gpu_idx]).unwrap();
+    }
+    let mut q = aql_args(gpu_idx, &ring, &ptrs, &eop, &cwsr);
+    q.queue_type = KFD_IOC_QUEUE_TYPE_COMPUTE;
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut q).unwrap();
+    Pm4 { ring, ptrs, eop, cwsr, doorbell: map_doorbell(q.doorbell_offset), queue_id: q.queue_id, gpu_idx, wptr: 0 }
+}
+
+impl Pm4 {
+    /// Writes `dw` at the write pointer (wrapping), then the 64-bit write pointer and the
+    /// doorbell, as kfdtest's `PM4Queue::SubmitPacket` on gfx9.
+    fn submit(&mut self, dw: &[u32]) {
+        let n = PM4_RING / 4;
+        for d in dw {
+            // SAFETY: the ring is CPU-mapped read-write.
+            unsafe { *((self.ring.va + (self.wptr % n) * 4) as *mut u32) = *d };
+            self.wptr += 1;
+        }
+        // SAFETY: the pointers page and the doorbell are mapped.
+        unsafe {
+            *((self.ptrs.va + 8) as *mut u64) = self.wptr;
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+            std::ptr::write_volatile(self.doorbell, self.wptr);
+        }
+    }
+
+    /// The CP's read-pointer report: a 32-bit dword offset into the ring.
+    fn rptr(&self) -> u32 {
+        // SAFETY: mapped.
+        unsafe { std::ptr::read_volatile(self.ptrs.va as *const u32) }
+    }
+
+    fn destroy(self) {
+        let mut d = kfd_ioctl_destroy_queue_args { queue_id: self.queue_id, pad: 0 };
+        kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_QUEUE, &mut d).unwrap();
+        for b in [self.ring, self.ptrs, self.eop, self.cwsr] {
+            unmap(&b, &env().gpus[self.gpu_idx..=self.gpu_idx]).unwrap();
+            free(&b).unwrap();
+        }
+    }
+}
+
+/// WRITE_DATA to memory (dst_sel 5, wr_confirm), as kfdtest's `PM4WriteDataPacket`.
+fn pm4_write_data(addr: u64, data: &[u32]) -> Vec<u32> {
+    let mut v = vec![
+        packet3(pm4::PACKET3_WRITE_DATA, data.len() as u32 + 2),
+        5 << 8 | 1 << 20,
+        addr as u32,
+        (addr >> 32) as u32,
+    ];
+    v.extend_from_slice(data);
+    v
+}
+
+/// RELEASE_MEM end-of-pipe writing the low 32 bits of `data` to `addr`, with an interrupt of
+/// context `ctx` (int_sel 2) or none (int_sel 3), as kfdtest's `PM4ReleaseMemoryPacket` (AI).
+fn pm4_release_mem(addr: u64, data: u32, interrupt: bool, ctx: u32) -> Vec<u32> {
+    let int_sel = if interrupt { 2 } else { 3 };
+    vec![
+        packet3(pm4::PACKET3_RELEASE_MEM, 6),
+        0x14 | 5 << 8 | 1 << 15 | 1 << 17,
+        1 << 29 | int_sel << 24,
+        addr as u32,
+        (addr >> 32) as u32,
+        data,
+        0,
+        ctx,
+    ]
+}
+
+/// WAIT_REG_MEM on memory: until the dword at `addr` equals `reference`.
+fn pm4_wait_mem_eq(addr: u64, reference: u32) -> Vec<u32> {
+    vec![packet3(pm4::PACKET3_WAIT_REG_MEM, 5), 3 | 1 << 4, addr as u32, (addr >> 32) as u32, reference, u32::MAX, 4]
+}
+
+fn pm4_indirect_buffer(addr: u64, dwords: u32) -> Vec<u32> {
+    vec![packet3(pm4::PACKET3_INDIRECT_BUFFER, 2), addr as u32, (addr >> 32) as u32, dwords | 1 << 23]
+}
+
+fn pm4_set_sh_reg(reg: u32, values: &[u32]) -> Vec<u32> {
+    let mut v = vec![packet3(pm4::PACKET3_SET_SH_REG, values.len() as u32), reg - pm4::SH_REG_START];
+    v.extend_from_slice(values);
+    v
+}
+
+/// Writes `dw` to `b` (CPU-mapped) from its start.
+fn put_dwords(b: &Buf, dw: &[u32]) {
+    for (i, d) in dw.iter().enumerate() {
+        // SAFETY: CPU-mapped read-write, within the BO.
+        unsafe { std::ptr::write_volatile((b.va + i as u64 * 4) as *mut u32, *d) };
+    }
+}
+
+fn dword(va: u64) -> u32 {
+    // SAFETY: callers pass CPU-mapped addresses.
+    unsafe { std::ptr::read_volatile(va as *const u32) }
+}
+
+/// WRITE_DATA runs, RELEASE_MEM writes the event's slot and raises its event (the kfdtest
+/// `Wait4PacketConsumption(event)` path), NOP padding (count 0x3fff) and a type-2 filler are one
+/// dword each, and the read pointer reports the dword offset the CP reached.
+#[test]
+fn pm4_write_data_and_release_mem_event() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let slots = event_page();
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let mut q = create_pm4(0);
+    let dst = alloc(0, 4096, GTT);
+    map(&dst, &e.gpus[..1]).unwrap();
+    let mut dw = vec![0xffff_1002, 0x8000_0000];
+    dw.extend(pm4_write_data(dst.va, &[0x1111, 0x2222]));
+    dw.extend(pm4_release_mem(slots + ev.event_slot_index as u64 * 8, ev.event_id, true, ev.event_id));
+    q.submit(&dw);
+    let (r, res, _) = wait(&[ev.event_id], 5000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    assert_eq!((dword(dst.va), dword(dst.va + 4), dword(dst.va + 8)), (0x1111, 0x2222, 0));
+    wait_until("the rptr report", || q.rptr() as u64 == q.wptr);
+    // The ring wraps: packets past its end land at its start; the rptr wraps with them.
+    let n = PM4_RING / 4;
+    while q.wptr % n != n - 2 {
+        q.submit(&[0xffff_1002]);
+    }
+    q.submit(&pm4_write_data(dst.va + 8, &[0x3333]));
+    wait_until("the wrapped WRITE_DATA", || dword(dst.va + 8) == 0x3333);
+    wait_until("the wrapped rptr", || q.rptr() as u64 == q.wptr % n);
+    assert!((q.rptr() as u64) < n);
+    q.destroy();
+    unmap(&dst, &e.gpus[..1]).unwrap();
+    free(&dst).unwrap();
+}
+
+/// WAIT_REG_MEM holds the queue until the host writes the word: on the ring, and inside an
+/// indirect buffer, which resumes after the wait instead of running again from its start.
+#[test]
+fn pm4_wait_reg_mem_released_by_the_host_in_ring_and_ib() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let mut q = create_pm4(1);
+    let mem = alloc(1, 4096, GTT);
+    let ib = alloc(1, 4096, GTT);
+    map(&mem, &e.gpus[1..2]).unwrap();
+    map(&ib, &e.gpus[1..2]).unwrap();
+    let (flag, x, y, count) = (mem.va, mem.va + 4, mem.va + 8, mem.va + 12);
+    let mut ibw = pm4_write_data(x, &[1]);
+    ibw.extend(pm4_wait_mem_eq(flag, 2));
+    ibw.extend(pm4_write_data(y, &[2]));
+    put_dwords(&ib, &ibw);
+    let mut dw = pm4_wait_mem_eq(flag, 1);
+    dw.extend(pm4_indirect_buffer(ib.va, ibw.len() as u32));
+    dw.extend(pm4_write_data(count, &[3]));
+    q.submit(&dw);
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    assert_eq!((dword(x), q.rptr()), (0, 0), "ran past an unsatisfied WAIT_REG_MEM");
+    // SAFETY: mapped.
+    unsafe { std::ptr::write_volatile(flag as *mut u32, 1) };
+    wait_until("the IB's first WRITE_DATA", || dword(x) == 1);
+    // The IB waits inside: its second write and the ring packet after it wait too; the rptr
+    // stays at the INDIRECT_BUFFER packet (7 dwords in).
+    // SAFETY: mapped.
+    unsafe { std::ptr::write_volatile(x as *mut u32, 0) };
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    assert_eq!((dword(y), dword(count), q.rptr()), (0, 0, 7));
+    // SAFETY: mapped.
+    unsafe { std::ptr::write_volatile(flag as *mut u32, 2) };
+    wait_until("the rest of the IB and the ring", || dword(count) == 3);
+    assert_eq!((dword(x), dword(y)), (0, 2), "the IB ran again from its start");
+    assert_eq!(q.rptr() as u64, q.wptr);
+    q.destroy();
+    for b in [mem, ib] {
+        unmap(&b, &e.gpus[1..2]).unwrap();
+        free(&b).unwrap();
+    }
+}
+
+/// A kfdtest-style dispatch (`Dispatch::BuildIb`): an indirect buffer holding ACQUIRE_MEM, the
+/// COMPUTE_* registers by SET_SH_REG, DISPATCH_DIRECT, then RELEASE_MEM into a NOP's payload and
+/// a WAIT_REG_MEM on it; on the ring the INDIRECT_BUFFER and a RELEASE_MEM raising the event.
+/// The kernel: `out[tgid_x] = user_data[2] + tgid_x`, 5 workgroups of one work-item.
+#[test]
+fn pm4_dispatch_direct_in_indirect_buffer_raises_event() {
+    use super::pm4::reg;
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let slots = event_page();
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let mut q = create_pm4(0);
+    let code = alloc(0, 4096, GTT);
+    let out = alloc(0, 4096, GTT);
+    let ib = alloc(0, 4096, GTT);
+    for b in [&code, &out, &ib] {
+        map(b, &e.gpus[..1]).unwrap();
+    }
+    // v_mov_b32 v1, s2; v_add_u32 v1, s4, v1; v_mov_b32 v3, s4; v_lshlrev_b32 v3, 2, v3;
+    // global_store_dword v3, v1, s[0:1]; s_endpgm (llvm-mc -mcpu=gfx90a -show-encoding).
+    put_dwords(&code, &[0x7e02_0202, 0x6802_0204, 0x7e06_0204, 0x2406_0682, 0xdc70_8000, 0x0000_0103, 0xbf81_0000]);
+    let pgm = code.va >> 8;
+    let mut user = [0u32; 16];
+    (user[0], user[1], user[2]) = (out.va as u32, (out.va >> 32) as u32, 1000);
+    // USER_SGPR 4, TRAP_PRESENT, TGID_X_EN, TIDIG_COMP_CNT 1, EXCP_EN_MSB 1.
+    let rsrc2 = 4 << 1 | 1 << 6 | 1 << 7 | 1 << 11 | 1 << 13;
+    let fence = ib.va + 2048;
+    let mut w = vec![packet3(pm4::PACKET3_ACQUIRE_MEM, 5), 0x28c0_0000, u32::MAX, 0, 0, 0, 4];
+    w.extend(pm4_set_sh_reg(reg::COMPUTE_START_X, &[0, 0, 0, 1, 1, 1, 0, 0]));
+    w.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_LO, &[pgm as u32, (pgm >> 32) as u32, 0, 0, 0, 0]));
+    w.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_RSRC1, &[0x000c_0084, rsrc2]));
+    w.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_RSRC3, &[9]));
+    w.extend(pm4_set_sh_reg(reg::COMPUTE_TMPRING_SIZE, &[0]));
+    w.extend(pm4_set_sh_reg(reg::COMPUTE_USER_DATA_0, &user));
+    w.extend([packet3(pm4::PACKET3_DISPATCH_DIRECT, 3), 5, 1, 1, 0x21]);
+    w.extend(pm4_release_mem(fence, 0xdead_beef, false, 0));
+    w.extend(pm4_wait_mem_eq(fence, 0xdead_beef));
+    put_dwords(&ib, &w);
+    let mut dw = pm4_indirect_buffer(ib.va, w.len() as u32);
+    dw.extend(pm4_release_mem(slots + ev.event_slot_index as u64 * 8, ev.event_id, true, ev.event_id));
+    q.submit(&dw);
+    let (r, res, _) = wait(&[ev.event_id], 10_000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    let got: Vec<u32> = (0..6).map(|i| dword(out.va + i * 4)).collect();
+    assert_eq!(got, [1000, 1001, 1002, 1003, 1004, 0]);
+    assert_eq!(dword(fence), 0xdead_beef);
+    wait_until("the rptr", || q.rptr() as u64 == q.wptr);
+    q.destroy();
+    for b in [code, out, ib] {
+        unmap(&b, &e.gpus[..1]).unwrap();
+        free(&b).unwrap();
+    }
+}
+
+/// A packet the model does not know stops the queue with a VM fault (MEMORY event), as an
+/// unknown AQL packet: the program sees a failed GPU, not a hang.
+#[test]
+fn pm4_unknown_packet_faults() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let mem_ev = create_event(KFD_IOC_EVENT_MEMORY, false);
+    let mut q = create_pm4(0);
+    let dst = alloc(0, 4096, GTT);
+    map(&dst, &e.gpus[..1]).unwrap();
+    // DRAW_INDEX_AUTO (0x2d): graphics, not an MEC packet.
+    let mut dw = vec![packet3(0x2d, 1), 3, 0];
+    dw.extend(pm4_write_data(dst.va, &[9]));
+    q.submit(&dw);
+    let (r, res, _) = wait(&[mem_ev.event_id], 5000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(dword(dst.va), 0);
+    let mut d = kfd_ioctl_destroy_event_args { event_id: mem_ev.event_id, pad: 0 };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut d).unwrap();
+    q.destroy();
+    unmap(&dst, &e.gpus[..1]).unwrap();
+    free(&dst).unwrap();
 }

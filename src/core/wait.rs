@@ -1,0 +1,120 @@
+//! Wait policies: how a host thread waits for GPU work (`hipDeviceSynchronize`,
+//! `hipStreamSynchronize`, `hipEventSynchronize`, synchronous copies, and the runtime's own
+//! waits), chosen as clr chooses between ROCr's `HSA_WAIT_STATE_ACTIVE` and
+//! `HSA_WAIT_STATE_BLOCKED` (`WaitForSignal`, `Device::IsHwEventReady`), with CUDA's meaning of
+//! each `hipDeviceSchedule*` flag:
+//!
+//! | policy | chosen by | waits by |
+//! |---|---|---|
+//! | [`WaitPolicy::Spin`] | `hipDeviceScheduleSpin`, `hipSyncPolicySpin` | polling the completion signal (no syscall) |
+//! | [`WaitPolicy::Yield`] | `hipDeviceScheduleYield`, `hipSyncPolicyYield` | polling it between `sched_yield`s |
+//! | [`WaitPolicy::Block`] | `hipDeviceScheduleBlockingSync`, `hipSyncPolicyBlockingSync`, `hipEventBlockingSync` events | sleeping in `AMDKFD_IOC_WAIT_EVENTS` until the engine's TRAP |
+//! | [`WaitPolicy::Auto`] | `hipDeviceScheduleAuto` (the default), `hipSyncPolicyAuto` on a device in `Auto` | CUDA's heuristic: spins while fewer threads of the process are in a spinning or yielding wait than it has CPUs, else yields |
+//!
+//! A stream's policy other than `hipSyncPolicyAuto` overrides its device's for
+//! `hipStreamSynchronize`; an event made with `hipEventBlockingSync` always blocks in
+//! `hipEventSynchronize` (clr: `active_wait = !(flags & hipEventBlockingSync) && ActiveWait()`);
+//! everything else waits as its device's flags say. Polling waits look for a VM fault every
+//! [`FAULT_POLL`] (one non-blocking `WAIT_EVENTS`), so a fault still ends them.
+//!
+//! Layer `core`: may call `abi` and its own layer.
+
+use crate::abi::types::{
+    hipDeviceScheduleBlockingSync, hipDeviceScheduleMask, hipDeviceScheduleSpin, hipDeviceScheduleYield,
+    hipSynchronizationPolicy,
+};
+use crate::core::runtime::Runtime;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// How often a polling wait looks for a VM fault (one `WAIT_EVENTS` with timeout 0 on the
+/// memory-exception event): a waited-for queue that faulted never completes, so this bounds how
+/// long a spinning wait takes to report `hipErrorIllegalAddress`. Long, so that waits for
+/// ordinary work make no syscall.
+pub const FAULT_POLL: Duration = Duration::from_millis(100);
+
+/// How a host thread waits for GPU work (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitPolicy {
+    /// Spin while fewer threads poll than there are CPUs, else yield (CUDA's `Auto`).
+    Auto,
+    /// Poll the completion signal.
+    Spin,
+    /// Poll it between `sched_yield`s.
+    Yield,
+    /// Sleep in `AMDKFD_IOC_WAIT_EVENTS`.
+    Block,
+}
+
+impl WaitPolicy {
+    /// The policy of `hipSetDeviceFlags`' schedule bits (`flags & hipDeviceScheduleMask`; an
+    /// invalid mix, which only `hipCtxCreate` can store, is `Auto`).
+    pub fn from_device_flags(flags: u32) -> WaitPolicy {
+        match flags & hipDeviceScheduleMask {
+            f if f == hipDeviceScheduleSpin => WaitPolicy::Spin,
+            f if f == hipDeviceScheduleYield => WaitPolicy::Yield,
+            f if f == hipDeviceScheduleBlockingSync => WaitPolicy::Block,
+            _ => WaitPolicy::Auto,
+        }
+    }
+
+    /// The policy a stream's `hipSynchronizationPolicy` asks for; `None` for
+    /// `hipSyncPolicyAuto` (the device's policy applies).
+    pub fn from_sync_policy(policy: i32) -> Option<WaitPolicy> {
+        match hipSynchronizationPolicy(policy) {
+            hipSynchronizationPolicy::hipSyncPolicySpin => Some(WaitPolicy::Spin),
+            hipSynchronizationPolicy::hipSyncPolicyYield => Some(WaitPolicy::Yield),
+            hipSynchronizationPolicy::hipSyncPolicyBlockingSync => Some(WaitPolicy::Block),
+            _ => None,
+        }
+    }
+}
+
+/// Threads of the process in a polling (`Auto`, `Spin`, `Yield`) wait now.
+static POLLING: AtomicUsize = AtomicUsize::new(0);
+
+/// CPUs this process may run on (`sched_getaffinity`, cgroup quota), at least 1.
+fn cpus() -> usize {
+    static N: OnceLock<usize> = OnceLock::new();
+    *N.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// A thread's presence in a polling wait: counted in [`POLLING`] while it lives.
+pub struct Polling(());
+
+impl Polling {
+    pub fn enter() -> Polling {
+        POLLING.fetch_add(1, Ordering::Relaxed);
+        Polling(())
+    }
+
+    /// One step of a polling wait under `policy` (`Auto`, `Spin` or `Yield`): a spin-loop hint,
+    /// or a `sched_yield`. `Auto` spins while the polling threads (this one included) are fewer
+    /// than the CPUs, so one CPU stays free for other work (on a 2-CPU machine one waiter spins).
+    pub fn step(&self, policy: WaitPolicy) {
+        let spin = match policy {
+            WaitPolicy::Spin => true,
+            WaitPolicy::Auto => POLLING.load(Ordering::Relaxed) < cpus(),
+            _ => false,
+        };
+        if spin {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+impl Drop for Polling {
+    fn drop(&mut self) {
+        POLLING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Runtime {
+    /// The wait policy of device `dev`'s flags (`hipSetDeviceFlags`, `hipCtxCreate`).
+    pub fn device_wait_policy(&self, dev: usize) -> WaitPolicy {
+        self.devices.get(dev).map_or(WaitPolicy::Auto, |d| WaitPolicy::from_device_flags(d.config.lock().flags))
+    }
+}

@@ -297,7 +297,7 @@ impl Runtime {
             return Ok(());
         }
         self.check_fault()?;
-        let polling = Polling::enter();
+        let mut polling = Polling::enter();
         let mut next_fault_poll = std::time::Instant::now() + FAULT_POLL;
         let mut n = 0u32;
         while !q.done(seq) {

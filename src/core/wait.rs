@@ -9,7 +9,7 @@
 //! | [`WaitPolicy::Spin`] | `hipDeviceScheduleSpin`, `hipSyncPolicySpin` | polling the completion signal (no syscall) |
 //! | [`WaitPolicy::Yield`] | `hipDeviceScheduleYield`, `hipSyncPolicyYield` | polling it between `sched_yield`s |
 //! | [`WaitPolicy::Block`] | `hipDeviceScheduleBlockingSync`, `hipSyncPolicyBlockingSync`, `hipEventBlockingSync` events | sleeping in `AMDKFD_IOC_WAIT_EVENTS` until the engine's TRAP |
-//! | [`WaitPolicy::Auto`] | `hipDeviceScheduleAuto` (the default), `hipSyncPolicyAuto` on a device in `Auto` | CUDA's heuristic: spins while fewer threads of the process are in a spinning or yielding wait than it has CPUs, else yields |
+//! | [`WaitPolicy::Auto`] | `hipDeviceScheduleAuto` (the default), `hipSyncPolicyAuto` on a device in `Auto` | CUDA's heuristic: spins while fewer threads of the process are in a polling wait than it has CPUs, else yields; a spinning wait yields once every [`AUTO_SPIN`] |
 //!
 //! A stream's policy other than `hipSyncPolicyAuto` overrides its device's for
 //! `hipStreamSynchronize`; an event made with `hipEventBlockingSync` always blocks in
@@ -26,7 +26,7 @@ use crate::abi::types::{
 use crate::core::runtime::Runtime;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often a polling wait looks for a VM fault (one `WAIT_EVENTS` with timeout 0 on the
 /// memory-exception event): a waited-for queue that faulted never completes, so this bounds how
@@ -34,10 +34,18 @@ use std::time::Duration;
 /// ordinary work make no syscall.
 pub const FAULT_POLL: Duration = Duration::from_millis(100);
 
+/// How long a spinning `Auto` wait spins between two `sched_yield`s: a thread woken on this
+/// CPU gets it within this (on kfd-sim, the engine that runs the awaited copy is such a thread:
+/// measured on a loaded 2-CPU machine, a waiter that never yields keeps it off the CPU, and a
+/// 4 KiB copy + sync takes 0.1-3 ms instead of 2 µs); a yield with nothing else to run returns
+/// at once, so on hardware this costs well under a µs per interval.
+pub const AUTO_SPIN: Duration = Duration::from_micros(10);
+
 /// How a host thread waits for GPU work (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaitPolicy {
-    /// Spin while fewer threads poll than there are CPUs, else yield (CUDA's `Auto`).
+    /// Spin while fewer threads poll than there are CPUs, else yield (CUDA's `Auto`); a spin
+    /// yields once every [`AUTO_SPIN`].
     Auto,
     /// Poll the completion signal.
     Spin,
@@ -81,27 +89,32 @@ fn cpus() -> usize {
 }
 
 /// A thread's presence in a polling wait: counted in [`POLLING`] while it lives.
-pub struct Polling(());
+pub struct Polling {
+    /// When this wait last yielded (or began).
+    yielded: Instant,
+}
 
 impl Polling {
     pub fn enter() -> Polling {
         POLLING.fetch_add(1, Ordering::Relaxed);
-        Polling(())
+        Polling { yielded: Instant::now() }
     }
 
     /// One step of a polling wait under `policy` (`Auto`, `Spin` or `Yield`): a spin-loop hint,
-    /// or a `sched_yield`. `Auto` spins while the polling threads (this one included) are fewer
-    /// than the CPUs, so one CPU stays free for other work (on a 2-CPU machine one waiter spins).
-    pub fn step(&self, policy: WaitPolicy) {
+    /// or a `sched_yield`. `Auto` spins only while the polling threads (this one included) are
+    /// fewer than the CPUs, so one CPU stays free for other work (on a 2-CPU machine one waiter
+    /// spins), and yields once every [`AUTO_SPIN`] even then.
+    pub fn step(&mut self, policy: WaitPolicy) {
         let spin = match policy {
             WaitPolicy::Spin => true,
-            WaitPolicy::Auto => POLLING.load(Ordering::Relaxed) < cpus(),
+            WaitPolicy::Auto => POLLING.load(Ordering::Relaxed) < cpus() && self.yielded.elapsed() < AUTO_SPIN,
             _ => false,
         };
         if spin {
             std::hint::spin_loop();
         } else {
             std::thread::yield_now();
+            self.yielded = Instant::now();
         }
     }
 }

@@ -10,6 +10,7 @@
 #include "common.h"
 #include "../shared.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -259,4 +260,77 @@ TEST(wait_invalid_flags_change_nothing)
     HIP_OK(hipDeviceReset());
     HIP_OK(hipGetDeviceFlags(&f));
     CHECK(f == hipDeviceScheduleAuto);
+}
+
+/* CPU time (ms) of this process's thread named `name` (/proc/self/task/<tid>/stat), -1 if none. */
+static double named_thread_cpu_ms(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    double ms = -1;
+    long tick = sysconf(_SC_CLK_TCK);
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[300], comm[64] = "", stat[1024];
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (!fgets(comm, sizeof comm, f))
+            comm[0] = 0;
+        fclose(f);
+        comm[strcspn(comm, "\n")] = 0;
+        if (strcmp(comm, name) != 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        if (!(f = fopen(path, "r")))
+            continue;
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = 0;
+        /* fields after the ")" that ends comm: state is field 3, utime 14, stime 15 */
+        char *p = strrchr(stat, ')');
+        unsigned long ut = 0, st = 0;
+        if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+            ms = (double)(ut + st) * 1000.0 / (double)tick;
+    }
+    closedir(d);
+    return ms;
+}
+
+static void host_noop(void *arg)
+{
+    __atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+}
+
+/* The runtime's completion thread (hipkfd-waker) runs host functions once the work before them
+ * is done: it polls briefly, then sleeps, so a host function behind held work costs no CPU while
+ * it waits, whatever the device's policy. */
+TEST(wait_completion_thread_sleeps_behind_long_work)
+{
+    hipStream_t s;
+    int ran = 0;
+    HIP_OK(hipSetDeviceFlags(hipDeviceScheduleSpin));
+    HIP_OK(hipStreamCreate(&s));
+    /* once, so that the thread exists */
+    HIP_OK(hipLaunchHostFunc(s, host_noop, &ran));
+    HIP_OK(hipStreamSynchronize(s));
+    REQUIRE(ran == 1);
+    double c0 = named_thread_cpu_ms("hipkfd-waker");
+    if (c0 < 0)
+        SKIP("no thread named hipkfd-waker");
+    uint32_t *w = hold_word();
+    hold(s, w);
+    ran = 0;
+    HIP_OK(hipLaunchHostFunc(s, host_noop, &ran));
+    usleep(1000 * 1000);
+    double used = named_thread_cpu_ms("hipkfd-waker") - c0;
+    CHECK(__atomic_load_n(&ran, __ATOMIC_ACQUIRE) == 0);
+    release(w);
+    HIP_OK(hipStreamSynchronize(s));
+    CHECK(ran == 1);
+    /* a polling thread would use its whole share of a CPU: 1000 ms, or 100 ms at a load of 20 on 2 CPUs */
+    CHECKF(used < 50, "the completion thread used %.0f ms CPU in a 1000 ms wait", used);
+    HIP_OK(hipHostFree(w));
+    HIP_OK(hipStreamDestroy(s));
 }

@@ -5,8 +5,9 @@
 //! both GPU-mapped on the queue's device; the doorbell is a u64 in the process's doorbell page,
 //! mmapped from `/dev/kfd`. Every submission ends with the 64-bit completion of its seq on the
 //! queue's signal (`sdma::seq_signal`: two ATOMIC UMAX64), FENCE(event id → event slot) and
-//! TRAP(event id), so waiters can sleep in `WAIT_EVENTS` (or poll the signal: src/core/wait.rs). Sequence numbers are u64 and never wrap;
-//! other queues wait for them with `sdma::poll_seq_ge` (wrap-safe over the 32-bit POLL_REGMEM).
+//! TRAP(event id), so waiters can sleep in `WAIT_EVENTS` (or poll the signal: src/core/wait.rs).
+//! Sequence numbers are u64 and never wrap; other queues wait for them with `sdma::poll_seq_ge`
+//! (wrap-safe over the 32-bit POLL_REGMEM).
 //!
 //! Layer `core`: may call `abi` and its own layer.
 
@@ -14,7 +15,7 @@ use crate::abi::types::hipError_t;
 use crate::core::memory::{gtt_flags, Bo};
 use crate::core::runtime::Runtime;
 use crate::core::signal::{KfdEvent, Signal};
-use crate::core::wait::{Polling, WaitPolicy, FAULT_POLL};
+use crate::core::wait::{Polling, WaitPolicy, BACKGROUND_POLL, FAULT_POLL};
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::mmap::KFD_DOORBELL_PROCESS_SLICE;
 use kfd_ioctl::sdma;
@@ -283,12 +284,20 @@ impl Runtime {
 
     /// Waits until submission `seq` of `q` is done under `policy` (src/core/wait.rs): `Block`
     /// sleeps in `AMDKFD_IOC_WAIT_EVENTS` (on the queue's event and the memory-exception event)
-    /// until the engine's TRAP; the others poll the completion signal without a syscall, looking
-    /// for a VM fault every [`FAULT_POLL`]. A submission already done costs nothing.
+    /// until the engine's TRAP; `Background` polls for [`BACKGROUND_POLL`], then sleeps; the
+    /// others poll the completion signal without a syscall, looking for a VM fault every
+    /// [`FAULT_POLL`]. A submission already done costs nothing.
     /// Errors: `hipErrorIllegalAddress` after a VM fault.
     pub fn queue_wait_with(&self, q: &SdmaQueue, seq: u64, policy: WaitPolicy) -> Result<(), hipError_t> {
         if q.done(seq) {
             return Ok(());
+        }
+        if policy == WaitPolicy::Background {
+            let t0 = std::time::Instant::now();
+            while !q.done(seq) && t0.elapsed() < BACKGROUND_POLL {
+                std::thread::yield_now();
+            }
+            return self.queue_wait_with(q, seq, WaitPolicy::Block);
         }
         if policy == WaitPolicy::Block {
             while !q.done(seq) {

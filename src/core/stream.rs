@@ -531,7 +531,9 @@ impl Runtime {
             let spawned = std::thread::Builder::new().name("hipkfd-waker".into()).spawn(move || {
                 for (f, job) in rx {
                     if let Ok(rt) = crate::core::runtime::runtime() {
-                        let _ = rt.fence_wait(&f);
+                        // Polls briefly, then sleeps: a host function behind long work costs
+                        // no CPU while it waits (src/core/wait.rs).
+                        let _ = rt.fence_wait_with(&f, WaitPolicy::Background);
                     }
                     job();
                 }

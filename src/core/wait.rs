@@ -11,6 +11,10 @@
 //! | [`WaitPolicy::Block`] | `hipDeviceScheduleBlockingSync`, `hipSyncPolicyBlockingSync`, `hipEventBlockingSync` events | sleeping in `AMDKFD_IOC_WAIT_EVENTS` until the engine's TRAP |
 //! | [`WaitPolicy::Auto`] | `hipDeviceScheduleAuto` (the default), `hipSyncPolicyAuto` on a device in `Auto` | CUDA's heuristic: spins while fewer threads of the process are in a polling wait than it has CPUs, else yields; a spinning wait yields once every [`AUTO_SPIN`] |
 //!
+//! The runtime's own completion thread (host functions, IPC event wake-ups) waits as
+//! [`WaitPolicy::Background`]: it polls between yields for [`BACKGROUND_POLL`], then sleeps, so
+//! a host function queued behind long work costs no CPU while it waits.
+//!
 //! A stream's policy other than `hipSyncPolicyAuto` overrides its device's for
 //! `hipStreamSynchronize`; an event made with `hipEventBlockingSync` always blocks in
 //! `hipEventSynchronize` (clr: `active_wait = !(flags & hipEventBlockingSync) && ActiveWait()`);
@@ -53,7 +57,14 @@ pub enum WaitPolicy {
     Yield,
     /// Sleep in `AMDKFD_IOC_WAIT_EVENTS`.
     Block,
+    /// Poll between `sched_yield`s for [`BACKGROUND_POLL`], then sleep (the runtime's own
+    /// completion thread; no flag selects it).
+    Background,
 }
+
+/// How long a [`WaitPolicy::Background`] wait polls before it sleeps: a small copy ends within
+/// it, and a sleep plus wake-up costs more than that.
+pub const BACKGROUND_POLL: Duration = Duration::from_micros(200);
 
 impl WaitPolicy {
     /// The policy of `hipSetDeviceFlags`' schedule bits (`flags & hipDeviceScheduleMask`; an

@@ -23,13 +23,17 @@ demo: build
 ## with our figure, a reference measured in the same run, the ratio and the goal, on 8 simulated
 ## GPUs; BENCH_JSON=path also writes it as JSON; `make -C hip-conformance scoreboard`; a "stock
 ## HIP 5.2" column: the same program on AMD's libamdhip64.so.5 on the same simulated machine, each
-## section under STOCK_TIMEOUT seconds, STOCK=0 leaves it out; SAXPY and interpreter rows), then IPC
+## section under STOCK_TIMEOUT seconds, STOCK=0 leaves it out; SAXPY and interpreter rows; the
+## latency and CPU of each wait policy on a 4 KiB copy + sync; kernel crossings (simulated ioctls
+## and device mmaps, kfd-sim's `calls.total`) per steady-state operation; with BENCH_JSON, an SVG
+## beside the JSON drawn by tools/bench-plot: peer bandwidth against size, latency bars), then IPC
 ## latency (median and p99 of get/open/close), hipMemcpyPeer bandwidth (4 KiB..1 GiB) and
 ## small-copy latency as ratios to host memcpy (BENCH_TOPOLOGY=pcie-p2p-2, BENCH_MAX_MIB=256 to
 ## vary; `make -C hip-conformance peer-bench`), then the VMM cycle, 1 GiB chunk and cross-process
 ## sharing costs (VMM_CYCLES=100000).
 bench: build
 	@$(CONF) bench $(if $(BENCH_JSON),BENCH_JSON=$(abspath $(BENCH_JSON))) $(if $(BENCH_TOPOLOGY),BENCH_TOPOLOGY=$(BENCH_TOPOLOGY)) $(if $(BENCH_MAX_MIB),BENCH_MAX_MIB=$(BENCH_MAX_MIB)) $(if $(VMM_CYCLES),VMM_CYCLES=$(VMM_CYCLES)) $(if $(STOCK),STOCK=$(STOCK)) $(if $(STOCK_TIMEOUT),STOCK_TIMEOUT=$(STOCK_TIMEOUT))
+	@if [ -n "$(BENCH_JSON)" ]; then $(REL)/bench-plot $(abspath $(BENCH_JSON)); fi
 
 ## Rust tests (each test binary runs under kfdsim) and the C conformance suite.
 ## The last line is `N passed, N failed`.

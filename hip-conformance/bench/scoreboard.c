@@ -12,6 +12,14 @@
  * same pointers for the pointer lookup. "ratio" is ours / reference for times
  * and reference-relative bandwidth (ours / memcpy) for bandwidths.
  *
+ * Section "wait": a 4 KiB D2H copy + stream sync under each hipSetDeviceFlags
+ * schedule (Spin, Yield, BlockingSync, Auto): median latency, CPU of the waiting
+ * thread (getrusage RUSAGE_THREAD) against wall time, kernel crossings per copy.
+ * Section "calls": kernel crossings (simulated ioctls and device mmaps, kfd-sim's
+ * kfdsim_stat("calls.total"), found with dlsym) per steady-state operation, 100
+ * runs after 10 of warm-up; the IPC open + close count is in section "ipc",
+ * counted in the importer. Stock HIP's column comes from the same counters.
+ *
  * The process forks before HIP initialises: the child imports IPC handles on
  * the last device. With >= 8 GPUs, all ordered GPU pairs copy at once.
  * Env: SCORE_LIVE (live 256 B allocations, default 200000), SCORE_N (cycles of
@@ -20,7 +28,7 @@
  *
  * Stock HIP beside ours: the same source is built against AMD's HIP 5.2 header
  * and libamdhip64.so.5 (build/scoreboard-stock) and run by bench/stock.sh once
- * per section (SCORE_ONLY=<section>: ipc, malloc, live, peer, sdma, pairs,
+ * per section (SCORE_ONLY=<section>: ipc, malloc, live, peer, sdma, wait, calls, pairs,
  * kernel), each under a timeout; SCORE_ROWS=path appends each row as
  * "row<TAB>section<TAB>index<TAB>value". stock.sh adds
  * "section<TAB>name<TAB>reason" for a section that failed or timed out. Our run
@@ -30,6 +38,7 @@
  */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "../interop_producer.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -70,7 +79,7 @@ struct row {
     double stock;
     char stock_note[256];
 };
-static struct row rows[64];
+static struct row rows[96];
 static int nrows;
 
 /* The section running now and its row count; SCORE_ONLY, SCORE_ROWS, SCORE_STOCK. */
@@ -230,6 +239,87 @@ static double memcpy_s(uint8_t *dst, const uint8_t *src, size_t n, int reps)
     return (now_us() - t) / reps * 1e-6;
 }
 
+
+/* ---- kernel crossings (kfd-sim's per-call counters) and wait policies --------------------- */
+
+/* kfd-sim's `kfdsim_stat` (dlsym; NULL when not under kfdsim). */
+static uint64_t (*sim_stat)(const char *);
+
+/* Simulated ioctls and device mmaps of this process so far (kfd-sim `calls.total`). */
+static double sim_calls(void)
+{
+    return sim_stat ? (double)sim_stat("calls.total") : 0;
+}
+
+/* Kernel crossings per run of BODY: 10 warm-up runs, then the calls of 100 runs / 100. */
+#define CALLS_PER_OP(result, body)                 \
+    do {                                           \
+        for (int w_ = 0; w_ < 10; w_++) {          \
+            body;                                  \
+        }                                          \
+        double c0_ = sim_calls();                  \
+        for (int i_ = 0; i_ < 100; i_++) {         \
+            body;                                  \
+        }                                          \
+        (result) = (sim_calls() - c0_) / 100;      \
+    } while (0)
+
+static void calls_row(const char *what, double calls)
+{
+    char op[80];
+    snprintf(op, sizeof op, "calls: %s", what);
+    row(op, calls, "calls", 0, "-", 0, "<= stock HIP");
+}
+
+/* A row this run has no figure for (the API failed): its index is used up, so that the rows
+ * after it keep the indices stock.sh matches them by. */
+static void skip_row(const char *op)
+{
+    section_rows++;
+    printf("  %-52s n/a (an API call failed)\n", op);
+}
+
+/* Kernel crossings of one VMM cycle of 2 MiB on device 0 (create, reserve, map, set access,
+ * unmap, free, release), as CALLS_PER_OP; -1 when a call fails (stock HIP 5.2). */
+static double vmm_cycle_calls(void)
+{
+    hipMemAllocationProp pr;
+    memset(&pr, 0, sizeof pr);
+    pr.type = hipMemAllocationTypePinned;
+    pr.location.type = hipMemLocationTypeDevice;
+    pr.location.id = 0;
+    hipMemAccessDesc ad;
+    memset(&ad, 0, sizeof ad);
+    ad.location = pr.location;
+    ad.flags = hipMemAccessFlagsProtReadWrite;
+    double c0 = 0;
+    for (int i = 0; i < 110; i++) {
+        if (i == 10)
+            c0 = sim_calls();
+        hipMemGenericAllocationHandle_t mh;
+        void *va;
+        if (hipMemCreate(&mh, 2 * MiB, &pr, 0) != hipSuccess)
+            return -1;
+        if (hipMemAddressReserve(&va, 2 * MiB, 0, NULL, 0) != hipSuccess ||
+            hipMemMap(va, 2 * MiB, 0, mh, 0) != hipSuccess || hipMemSetAccess(va, 2 * MiB, &ad, 1) != hipSuccess ||
+            hipMemUnmap(va, 2 * MiB) != hipSuccess || hipMemAddressFree(va, 2 * MiB) != hipSuccess) {
+            (void)hipMemRelease(mh);
+            (void)hipGetLastError();
+            return -1;
+        }
+        OK(hipMemRelease(mh));
+    }
+    return (sim_calls() - c0) / 100;
+}
+
+/* CPU time of the calling thread, microseconds. */
+static double thread_cpu_us(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_THREAD, &u);
+    return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e6 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 /* ---- IPC (importer: the forked child) ----------------------------------------------------- */
 
 static void xio(ssize_t r, size_t want)
@@ -257,10 +347,15 @@ static void importer(int s, int n)
         v[i] = now_us() - t0;
         vo[i] = t1 - t0;
     }
-    double res[3];
+    double res[4];
     res[0] = median(v, n);
     res[1] = p99(v, n);
     res[2] = median(vo, n);
+    void *p = NULL;
+    CALLS_PER_OP(res[3], {
+        OK(hipIpcOpenMemHandle(&p, h, hipIpcMemLazyEnablePeerAccess));
+        OK(hipIpcCloseMemHandle(p));
+    });
     xio(write(s, res, sizeof res), sizeof res);
     _exit(0);
 }
@@ -413,6 +508,7 @@ int main(int argc, char **argv)
     int live = getenv("SCORE_LIVE") ? atoi(getenv("SCORE_LIVE")) : 200000;
     int n = getenv("SCORE_N") ? atoi(getenv("SCORE_N")) : 20000;
     only = getenv("SCORE_ONLY");
+    sim_stat = (uint64_t(*)(const char *))dlsym(RTLD_DEFAULT, "kfdsim_stat");
     stock_path = getenv("SCORE_STOCK");
     if (stock_path && !*stock_path)
         stock_path = NULL;
@@ -449,7 +545,7 @@ int main(int argc, char **argv)
         OK(hipMalloc(&buf, 2 * MiB));
         OK(hipIpcGetMemHandle(&h, buf));
         xio(write(sv[0], &h, sizeof h), sizeof h);
-        double res[3];
+        double res[4];
         xio(read(sv[0], res, sizeof res), sizeof res);
         int st;
         waitpid(child, &st, 0);
@@ -464,6 +560,7 @@ int main(int argc, char **argv)
             "<= 30 us median");
         row("  IPC open + close p99", res[1], "us", ref, "fd pass (us)", res[1] / ref, "<= 60 us");
         row("  IPC open alone", res[2], "us", ref, "fd pass (us)", res[2] / ref, "-");
+        calls_row("IPC open + close (importer)", res[3]);
         close(pv[0]);
         close(pv[1]);
         free(v);
@@ -666,6 +763,159 @@ int main(int argc, char **argv)
         OK(hipStreamDestroy(st));
         OK(hipHostFree((void *)hp));
         OK(hipFree(dv));
+    }
+
+    /* The wait policies (hipSetDeviceFlags' schedule) on a 4 KiB D2H hipMemcpyAsync into pinned
+     * memory + hipStreamSynchronize: latency, CPU of the waiting thread, kernel crossings. */
+    if (run_section("wait")) {
+        static const struct {
+            const char *name;
+            unsigned flag;
+        } pol[] = {{"Spin", hipDeviceScheduleSpin},
+                   {"Yield", hipDeviceScheduleYield},
+                   {"BlockingSync", hipDeviceScheduleBlockingSync},
+                   {"Auto", hipDeviceScheduleAuto}};
+        void *dv;
+        uint8_t *hp, src[4 * KiB], dst[4 * KiB];
+        OK(hipMalloc(&dv, 4 * KiB));
+        OK(hipHostMalloc((void **)&hp, 4 * KiB, 0));
+        OK(hipMemset(dv, 1, 4 * KiB));
+        memset(src, 2, sizeof src);
+        double h = memcpy_s(dst, src, 4 * KiB, 100000) * 1e6;
+        int m = 2000;
+        double *v = calloc((size_t)m, sizeof(double));
+        for (int k = 0; k < 4; k++) {
+            OK(hipSetDeviceFlags(pol[k].flag));
+            for (int i = 0; i < 20; i++) {
+                OK(hipMemcpyAsync(hp, dv, 4 * KiB, hipMemcpyDeviceToHost, NULL));
+                OK(hipStreamSynchronize(NULL));
+            }
+            double c0 = thread_cpu_us(), k0 = sim_calls(), t0 = now_us();
+            for (int i = 0; i < m; i++) {
+                double t = now_us();
+                OK(hipMemcpyAsync(hp, dv, 4 * KiB, hipMemcpyDeviceToHost, NULL));
+                OK(hipStreamSynchronize(NULL));
+                v[i] = now_us() - t;
+            }
+            double wall = (now_us() - t0) / m, cpu = (thread_cpu_us() - c0) / m, calls = (sim_calls() - k0) / m;
+            double ours = median(v, m);
+            char what[80];
+            snprintf(what, sizeof what, "4 KiB D2H copy + stream sync, %s (median)", pol[k].name);
+            row(what, ours, "us", h, "host memcpy (us)", ours / h, "-");
+            snprintf(what, sizeof what, "  %s: CPU of the waiting thread per copy", pol[k].name);
+            row(what, cpu, "us", wall, "wall per copy (us)", cpu / wall, "-");
+            snprintf(what, sizeof what, "  %s: kernel crossings per copy", pol[k].name);
+            row(what, calls, "calls", 0, "-", 0, "Spin/Yield/Auto: 0 waits");
+        }
+        OK(hipSetDeviceFlags(hipDeviceScheduleAuto));
+        free(v);
+        OK(hipHostFree(hp));
+        OK(hipFree(dv));
+    }
+
+    /* Kernel crossings (simulated ioctls and device mmaps) per steady-state operation: 100 runs
+     * after 10 of warm-up (IPC open + close: in the ipc section, counted in the importer). */
+    if (run_section("calls")) {
+        void *p, *d0, *d1, *hp;
+        uint8_t *page = malloc(4 * KiB);
+        double c;
+        memset(page, 7, 4 * KiB);
+        OK(hipSetDevice(0));
+        CALLS_PER_OP(c, {
+            OK(hipMalloc(&p, 1 * MiB));
+            OK(hipFree(p));
+        });
+        calls_row("hipMalloc + hipFree, 1 MiB", c);
+        CALLS_PER_OP(c, {
+            OK(hipMalloc(&p, 2 * MiB));
+            OK(hipFree(p));
+        });
+        calls_row("hipMalloc + hipFree, 2 MiB", c);
+        CALLS_PER_OP(c, {
+            OK(hipMalloc(&p, 256));
+            OK(hipFree(p));
+        });
+        calls_row("hipMalloc + hipFree, 256 B", c);
+        OK(hipMalloc(&d0, 4 * KiB));
+        OK(hipHostMalloc(&hp, 4 * KiB, 0));
+        CALLS_PER_OP(c, OK(hipMemcpy(page, d0, 4 * KiB, hipMemcpyDeviceToHost)));
+        calls_row("hipMemcpy 4 KiB D2H, pageable", c);
+        CALLS_PER_OP(c, OK(hipMemcpy(hp, d0, 4 * KiB, hipMemcpyDeviceToHost)));
+        calls_row("hipMemcpy 4 KiB D2H, pinned", c);
+        if (ndev >= 2) {
+            OK(hipSetDevice(1));
+            OK(hipMalloc(&d1, 4 * KiB));
+            OK(hipSetDevice(0));
+            CALLS_PER_OP(c, {
+                OK(hipMemcpyPeer(d1, 1, d0, 0, 4 * KiB));
+                OK(hipDeviceSynchronize());
+            });
+            calls_row("hipMemcpyPeer 4 KiB + hipDeviceSynchronize", c);
+            /* from "disabled" (the peer section left it enabled), and back as found */
+            int was_enabled = hipDeviceDisablePeerAccess(1) == hipSuccess;
+            (void)hipGetLastError();
+            CALLS_PER_OP(c, {
+                OK(hipDeviceEnablePeerAccess(1, 0));
+                OK(hipDeviceDisablePeerAccess(1));
+            });
+            calls_row("peer access enable + disable (1 peer alloc)", c);
+            if (was_enabled)
+                OK(hipDeviceEnablePeerAccess(1, 0));
+            OK(hipFree(d1));
+        }
+        hipEvent_t e;
+        OK(hipEventCreate(&e));
+        CALLS_PER_OP(c, {
+            OK(hipEventRecord(e, NULL));
+            OK(hipEventSynchronize(e));
+        });
+        calls_row("hipEventRecord + hipEventSynchronize", c);
+        OK(hipEventDestroy(e));
+        hipStream_t st;
+        CALLS_PER_OP(c, {
+            OK(hipStreamCreate(&st));
+            OK(hipStreamDestroy(st));
+        });
+        calls_row("hipStreamCreate + hipStreamDestroy", c);
+        c = vmm_cycle_calls();
+        if (c >= 0)
+            calls_row("VMM cycle 2 MiB (create..release)", c);
+        else
+            skip_row("calls: VMM cycle 2 MiB (create..release)");
+        OK(hipHostFree(hp));
+        OK(hipFree(d0));
+        free(page);
+        /* Last: stock HIP has no external semaphores on Linux (its row stays n/a). A timeline
+         * syncobj point signalled by a producer (one SYNCOBJ_TIMELINE_SIGNAL, subtracted), then
+         * hipWaitExternalSemaphoresAsync + hipStreamSynchronize. */
+        struct producer pd = producer_open(0);
+        int sfd;
+        uint32_t sh = psync_create(&pd, &sfd);
+        hipExternalSemaphore_t es;
+        hipExternalSemaphoreHandleDesc sd;
+        memset(&sd, 0, sizeof sd);
+        sd.type = (hipExternalSemaphoreHandleType)9; /* TimelineSemaphoreFd (not in HIP 5.2's header) */
+        sd.handle.fd = sfd;
+        hipError_t ie = hipImportExternalSemaphore(&es, &sd);
+        if (ie == hipSuccess) {
+            uint64_t point = 0;
+            OK(hipStreamCreate(&st));
+            CALLS_PER_OP(c, {
+                hipExternalSemaphoreWaitParams wp;
+                memset(&wp, 0, sizeof wp);
+                wp.params.fence.value = ++point;
+                psync_signal(&pd, sh, point);
+                OK(hipWaitExternalSemaphoresAsync(&es, &wp, 1, st));
+                OK(hipStreamSynchronize(st));
+            });
+            calls_row("external semaphore wait + stream sync", c - 1);
+            OK(hipStreamDestroy(st));
+            OK(hipDestroyExternalSemaphore(es));
+        } else {
+            printf("  (external semaphore row skipped: hipImportExternalSemaphore -> %s)\n", hipGetErrorName(ie));
+            close(sfd);
+        }
+        producer_close(&pd);
     }
 
     /* All ordered GPU pairs copying at once (>= 8 GPUs). */

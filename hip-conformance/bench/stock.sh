@@ -9,7 +9,7 @@
 set -u
 kfdsim=$1 gpus=$2 bin=$3 out=$4 limit=${5:-120}
 shift 5 2>/dev/null || shift $#
-sections=${*:-ipc malloc live peer sdma pairs kernel}
+sections=${*:-ipc malloc live peer sdma wait calls pairs kernel}
 : > "$out"
 for s in $sections; do
   log=$out.$s.log
@@ -18,7 +18,7 @@ for s in $sections; do
   case $rc in
     0) continue ;;
     124|137) why="timed out after $limit s (killed; see $log)" ;;
-    *) why=$(grep -m1 -E -- '-> hipError|scoreboard:' "$log" | sed -E 's/^bench\/scoreboard\.c:[0-9]+: //')
+    *) why=$(grep -m1 -E -- '-> hipError|^scoreboard:' "$log" | sed -E 's/^bench\/scoreboard\.c:[0-9]+: //')
        [ -n "$why" ] || why="exit status $rc: $(grep -v '^ ' "$log" | tail -n 1)" ;;
   esac
   # The model's side of a failure: rerun the section under KFDSIM_TRACE and name the ioctls

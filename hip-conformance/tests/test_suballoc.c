@@ -7,6 +7,7 @@
  * lookups.
  */
 #include "proc.h"
+#include "../shared.h"
 
 
 /* Sizes that land in different size classes, the edges of classes included. */
@@ -265,4 +266,102 @@ TEST(meminfo_counts_other_processes)
     send_u64(w.fd, 4);
     CHECK(recv_u64(w.fd) == 5);
     join(&w, "watcher");
+}
+
+/* ---- the BO cache (src/core/memory.rs BO_CACHE_MAX): hipFree keeps the BO of a plain
+ * hipMalloc of up to 4 MiB for the next hipMalloc of the same page-rounded size ---- */
+
+static const size_t cached_sizes[] = {(256 << 10) + 1, 512 << 10, 1 << 20, (1 << 20) + 1, 2 << 20, 4 << 20};
+#define NCACHED (sizeof cached_sizes / sizeof cached_sizes[0])
+
+static void require_sim_counters(void)
+{
+    HIP_OK(hipInit(0));
+    if (kfdsim_counter("calls.total") == 0)
+        SKIP("not under kfdsim: no per-call counters");
+}
+
+TEST(bo_cache_malloc_free_cycles_make_no_ioctl)
+{
+    require_sim_counters();
+    /* the null stream's queue and the staging buffers exist before counting */
+    uint8_t b = 0;
+    void *w = NULL;
+    HIP_OK(hipMalloc(&w, 4096));
+    HIP_OK(hipMemset(w, 1, 4096));
+    HIP_OK(hipMemcpy(&b, w, 1, hipMemcpyDeviceToHost));
+    HIP_OK(hipFree(w));
+    for (size_t i = 0; i < NCACHED; i++) {
+        size_t n = cached_sizes[i];
+        void *p = NULL;
+        HIP_OK(hipMalloc(&p, n));
+        HIP_OK(hipFree(p));
+        uint64_t c0 = kfdsim_counter("calls.total");
+        for (int k = 0; k < 100; k++) {
+            HIP_OK(hipMalloc(&p, n));
+            /* each one is still its own allocation to every API */
+            if (k == 0) {
+                hipDeviceptr_t base = NULL;
+                size_t got = 0;
+                HIP_OK(hipMemGetAddressRange(&base, &got, (char *)p + n - 1));
+                CHECKF(base == p && got == n, "range of a reused %zu-byte allocation: %p, %zu", n, base, got);
+                HIP_OK(hipMemset(p, 0x5a, n));
+                uint8_t last = 0;
+                HIP_OK(hipMemcpy(&last, (char *)p + n - 1, 1, hipMemcpyDeviceToHost));
+                CHECK(last == 0x5a);
+            }
+            HIP_OK(hipFree(p));
+        }
+        uint64_t calls = kfdsim_counter("calls.total") - c0;
+        /* the k == 0 memset + copy may queue and wait; allocation and free make none */
+        CHECKF(calls <= 2, "%zu bytes: %llu ioctls/mmaps in 100 hipMalloc + hipFree cycles", n,
+               (unsigned long long)calls);
+    }
+}
+
+TEST(bo_cache_meminfo_and_reset_give_it_back)
+{
+    require_sim_counters();
+    size_t free0 = 0, free1 = 0, total = 0;
+    HIP_OK(hipMemGetInfo(&free0, &total));
+    uint64_t vram0 = kfdsim_counter("gpu0.vram_bytes");
+    void *p = NULL;
+    HIP_OK(hipMalloc(&p, 2 << 20));
+    HIP_OK(hipFree(p));
+    /* kept by the cache ... */
+    CHECKF(kfdsim_counter("gpu0.vram_bytes") == vram0 + (2 << 20), "VRAM %llu after a cached free, %llu before",
+           (unsigned long long)kfdsim_counter("gpu0.vram_bytes"), (unsigned long long)vram0);
+    /* ... and hipMemGetInfo does not count it as used: it gives it back first */
+    HIP_OK(hipMemGetInfo(&free1, &total));
+    CHECKF(free1 == free0, "free %zu after hipFree, %zu before", free1, free0);
+    CHECK(kfdsim_counter("gpu0.vram_bytes") == vram0);
+    /* hipDeviceReset gives it back too */
+    HIP_OK(hipMalloc(&p, 1 << 20));
+    HIP_OK(hipFree(p));
+    CHECK(kfdsim_counter("gpu0.vram_bytes") == vram0 + (1 << 20));
+    HIP_OK(hipDeviceReset());
+    CHECKF(kfdsim_counter("gpu0.vram_bytes") == vram0, "VRAM %llu after hipDeviceReset, %llu before",
+           (unsigned long long)kfdsim_counter("gpu0.vram_bytes"), (unsigned long long)vram0);
+}
+
+TEST(bo_cache_never_reuses_an_exported_bo)
+{
+    require_sim_counters();
+    void *p = NULL;
+    hipIpcMemHandle_t h;
+    HIP_OK(hipMalloc(&p, 1 << 20));
+    HIP_OK(hipFree(p));
+    /* not exported: the next one reuses the BO (no ALLOC) */
+    uint64_t a0 = kfdsim_counter("calls.ALLOC_MEMORY_OF_GPU");
+    HIP_OK(hipMalloc(&p, 1 << 20));
+    CHECK(kfdsim_counter("calls.ALLOC_MEMORY_OF_GPU") == a0);
+    /* exported: another process may hold its dma-buf, so it is freed, never handed out again */
+    HIP_OK(hipIpcGetMemHandle(&h, p));
+    HIP_OK(hipFree(p));
+    a0 = kfdsim_counter("calls.ALLOC_MEMORY_OF_GPU");
+    uint64_t f0 = kfdsim_counter("calls.FREE_MEMORY_OF_GPU");
+    HIP_OK(hipMalloc(&p, 1 << 20));
+    CHECK(kfdsim_counter("calls.ALLOC_MEMORY_OF_GPU") == a0 + 1);
+    CHECK(kfdsim_counter("calls.FREE_MEMORY_OF_GPU") == f0);
+    HIP_OK(hipFree(p));
 }

@@ -3,6 +3,7 @@
 //! Loaded with `LD_PRELOAD` (usually by the `kfdsim run` launcher), it answers the ioctls and
 //! mmaps of `/dev/kfd` and `/dev/dri/renderD*` and presents the KFD topology in sysfs.
 
+pub mod calls;
 pub mod faults;
 #[cfg(not(test))]
 mod interpose;

@@ -20,8 +20,8 @@
 //! launcher adds the `session.` record: `session.processes` and the sum of every key over the
 //! processes (same destination). Test drivers read single counters mid-run with the exported
 //! `kfdsim_stat(key)`; `kfdsim_stat` also answers the kernel dispatch counters `aql.dispatches`,
-//! `aql.lane_instructions`, `aql.dispatch_ns`, `aql.dispatch_thread_ns` (`model::aql`), which the
-//! record leaves out.
+//! `aql.lane_instructions`, `aql.dispatch_ns`, `aql.dispatch_thread_ns` (`model::aql`) and the
+//! per-call counts `calls.<NAME>` / `calls.total` (`calls`), which the record leaves out.
 
 use crate::model::{gpus, process};
 use kfd_ioctl::kfd::{KFD_IOC_ALLOC_MEM_FLAGS_GTT, KFD_IOC_ALLOC_MEM_FLAGS_USERPTR, KFD_IOC_ALLOC_MEM_FLAGS_VRAM};
@@ -104,6 +104,9 @@ fn count_fds() -> (u64, u64, u64) {
 /// One counter of [`snapshot`] (0 if absent).
 pub fn get(key: &str) -> u64 {
     if let Some(v) = crate::model::aql::dispatch_stat(key) {
+        return v;
+    }
+    if let Some(v) = crate::calls::stat(key) {
         return v;
     }
     snapshot().and_then(|s| s.into_iter().find(|(k, _)| k == key).map(|(_, v)| v)).unwrap_or(0)

@@ -413,10 +413,14 @@ pub extern "C" fn hipGetDeviceFlags(flags: *mut c_uint) -> hipError_t {
     })
 }
 
-/// `hipSetDeviceFlags`: at most one `hipDeviceSchedule*` bit, plus `hipDeviceMapHost` and
-/// `hipDeviceLmemResizeToMax`; the schedule bits are stored (clr keeps `flags &
-/// hipDeviceScheduleMask`). hipkfd always waits by sleeping on KFD events, so the schedule does
-/// not change behaviour. Errors: `hipErrorInvalidValue` (two schedule bits, unknown bits).
+/// `hipSetDeviceFlags` (clr `hipSetDeviceFlags`): at most one `hipDeviceSchedule*` bit, plus
+/// `hipDeviceMapHost` and `hipDeviceLmemResizeToMax`; the schedule bits are stored (clr keeps
+/// `flags & hipDeviceScheduleMask`; `hipGetDeviceFlags` reports them) and say how host threads
+/// wait for the current device's work (src/core/wait.rs): `Spin` polls (no syscall), `Yield`
+/// polls between `sched_yield`s, `BlockingSync` sleeps in `AMDKFD_IOC_WAIT_EVENTS`, `Auto` (the
+/// default) spins while fewer threads wait than there are CPUs, else yields (CUDA's heuristic),
+/// yielding once every 10 µs even then.
+/// Errors: `hipErrorInvalidValue` (two schedule bits, unknown bits; nothing changes).
 #[no_mangle]
 pub extern "C" fn hipSetDeviceFlags(flags: c_uint) -> hipError_t {
     api(|| {

@@ -1099,7 +1099,7 @@ pub extern "C" fn hipMemGetHandleForAddressRange(
             return Err(hipError_t::hipErrorInvalidValue);
         };
         check(size as u64 <= a.size.next_multiple_of(page).min(bo.size))?;
-        let fd = rt.kfd.export_dmabuf(bo.handle).map_err(|e| {
+        let fd = bo.export_dmabuf(&rt.kfd).map_err(|e| {
             crate::core::log::hipkfd_log!("hipMemGetHandleForAddressRange: EXPORT_DMABUF: {e}");
             hipError_t::hipErrorOutOfMemory
         })?;

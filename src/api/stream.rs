@@ -204,8 +204,9 @@ pub extern "C" fn hipGetStreamDeviceId(stream: hipStream_t) -> c_int {
 
 /// `hipStreamSetAttribute`: sets one attribute of `stream`. Only
 /// `hipStreamAttributeSynchronizationPolicy` can be set (`value->syncPolicy`, `hipSyncPolicyAuto`
-/// to `hipSyncPolicyBlockingSync`), as in clr; it is recorded (every host wait here sleeps in
-/// the kernel whatever the policy). Errors (clr `hipStreamSetAttribute`, in its order;
+/// to `hipSyncPolicyBlockingSync`), as in clr: how `hipStreamSynchronize` waits for the stream
+/// (CUDA's `cudaStreamAttributeSynchronizationPolicy`; `Spin`, `Yield` and `BlockingSync` as the
+/// `hipDeviceSchedule*` flags, `Auto` as the device's flags say; src/core/wait.rs). Errors (clr `hipStreamSetAttribute`, in its order;
 /// hip-tests `hipStreamSetGetAttributes.cc`): `hipErrorInvalidValue` (null `value`),
 /// `hipErrorInvalidResourceHandle` (unknown or destroyed stream),
 /// `hipErrorStreamCaptureUnsupported` (the stream captures: that capture is invalidated; or

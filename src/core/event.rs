@@ -8,10 +8,13 @@ use crate::abi::types::hipError_t;
 use crate::core::runtime::Runtime;
 use crate::core::signal::Signal;
 use crate::core::stream::{Fence, Stream};
+use crate::core::wait::WaitPolicy;
 use kfd_ioctl::sdma;
 use parking_lot::Mutex;
 use std::sync::{Arc, OnceLock};
 
+/// `hipEventBlockingSync`.
+pub const EVENT_BLOCKING_SYNC: u32 = 0x1;
 /// `hipEventDisableTiming`.
 pub const EVENT_DISABLE_TIMING: u32 = 0x2;
 /// `hipEventInterprocess`.
@@ -142,10 +145,19 @@ impl Runtime {
         })
     }
 
+    /// `hipEventSynchronize`: waits for the event's last record (every record of any process
+    /// for an IPC event). An event made with `hipEventBlockingSync` sleeps in `WAIT_EVENTS`;
+    /// others wait as the recording device's flags say (clr `Device::IsHwEventReady`; see
+    /// src/core/wait.rs). Errors: `hipErrorIllegalAddress` after a VM fault.
     pub fn event_sync(&self, e: &Event) -> Result<(), hipError_t> {
         let f = e.fence.lock().clone();
         if let Some(f) = f {
-            self.fence_wait(&f)?;
+            let policy = if e.flags & EVENT_BLOCKING_SYNC != 0 {
+                WaitPolicy::Block
+            } else {
+                self.device_wait_policy(f.queue.dev)
+            };
+            self.fence_wait_with(&f, policy)?;
         }
         if let Some(p) = e.ipc.get() {
             p.sync();

@@ -39,6 +39,9 @@ pub struct Bo {
     /// The VA range is the caller's (a graph allocation node's, src/graph/mem.rs): freeing the
     /// BO leaves it reserved.
     pub va_kept: bool,
+    /// A dma-buf of the BO was ever exported ([`Bo::export_dmabuf`]): another process may hold
+    /// it, so the BO is never reused for another allocation ([`Runtime::bo_cache_put`]).
+    pub exported: std::sync::atomic::AtomicBool,
 }
 
 /// An exported dma-buf fd (`EXPORT_DMABUF`), closed when the last holder drops it.
@@ -74,7 +77,15 @@ impl Bo {
             cpu_mapped,
             dmabuf: Mutex::new(None),
             va_kept: false,
+            exported: Default::default(),
         }
+    }
+
+    /// `AMDKFD_IOC_EXPORT_DMABUF` of the BO, marking it [`exported`](Bo::exported) first.
+    /// Errors: the ioctl's (`EMFILE`, ...).
+    pub fn export_dmabuf(&self, kfd: &kfd_ioctl::Kfd) -> Result<OwnedFd, Errno> {
+        self.exported.store(true, Ordering::Relaxed);
+        kfd.export_dmabuf(self.handle)
     }
 
     /// The BO's dma-buf for IPC: the one it keeps, else a new export (`EXPORT_DMABUF`), kept if
@@ -88,7 +99,7 @@ impl Bo {
             && DMABUFS_KEPT
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < DMABUF_KEEP_MAX).then_some(n + 1))
                 .is_ok();
-        let fd = match kfd.export_dmabuf(self.handle) {
+        let fd = match self.export_dmabuf(kfd) {
             Ok(fd) => Arc::new(DmabufFd { fd, kept: keep }),
             Err(e) => {
                 if keep {
@@ -729,6 +740,27 @@ type BlockList = Vec<Arc<Block>>;
 pub struct SmallPool {
     /// (device, slot bytes) → blocks with a free slot.
     classes: Mutex<HashMap<(usize, u64), BlockList>>,
+    /// Freed `hipMalloc` BOs kept for reuse ([`Runtime::bo_cache_put`]).
+    cache: Mutex<BoCache>,
+}
+
+/// The largest `hipMalloc` (bytes, page-rounded) whose BO [`hipFree`](Runtime::mem_free) keeps
+/// for the next `hipMalloc` of the same page-rounded size, so that a steady-state
+/// allocate/free cycle of up to this size makes no ioctl (ROCr keeps freed VRAM in its
+/// fragment allocator's blocks the same way; CUDA's allocator caches too).
+pub const BO_CACHE_MAX: u64 = 4 << 20;
+/// VRAM bytes the cache keeps per device at most; past it, `hipFree` frees.
+pub const BO_CACHE_BYTES: u64 = 64 << 20;
+
+/// Idle whole BOs of freed `hipMalloc`s: each was one allocation, is mapped as it was then, and
+/// was never exported. Given back by [`Runtime::small_trim`] (hipMemGetInfo, out of memory,
+/// peer access changes, hipDeviceReset).
+#[derive(Debug, Default)]
+struct BoCache {
+    /// (device, page-rounded bytes) → BOs.
+    bos: HashMap<(usize, u64), Vec<Bo>>,
+    /// Bytes kept per device.
+    bytes: HashMap<usize, u64>,
 }
 
 impl Runtime {
@@ -773,11 +805,61 @@ impl Runtime {
         }
     }
 
-    /// Frees every empty block (for `hipMemGetInfo`, peer access changes, and before an
-    /// allocation that ran out of memory gives up). Returns how many were freed.
+    /// Keeps the BO of a freed `hipMalloc` (removed from the registry, no queued work on it)
+    /// for reuse, if it is plain device memory of at most [`BO_CACHE_MAX`] bytes that was never
+    /// exported and the device's cache has room; else gives it back. Either way `bo` is spent:
+    /// the caller must not free it again.
+    fn bo_cache_put(&self, bo: &Bo) {
+        let plain = bo.flags == vram_flags(self.devices[bo.owner].large_bar)
+            && bo.size <= BO_CACHE_MAX
+            && !bo.va_kept
+            && !bo.exported.load(Ordering::Relaxed)
+            && bo.dmabuf.lock().is_none();
+        let mut c = self.small.cache.lock();
+        let kept = c.bytes.get(&bo.owner).copied().unwrap_or(0);
+        if !plain || kept + bo.size > BO_CACHE_BYTES {
+            drop(c);
+            return self.bo_free(bo);
+        }
+        *c.bytes.entry(bo.owner).or_default() += bo.size;
+        let mapped = std::mem::take(&mut *bo.mapped.lock());
+        let copy = Bo::new(bo.va, bo.size, bo.handle, bo.owner, bo.flags, mapped, bo.cpu_mapped);
+        c.bos.entry((bo.owner, bo.size)).or_default().push(copy);
+    }
+
+    /// A cached BO of exactly `size` (page-rounded) bytes on device `dev` mapped on exactly the
+    /// devices `map_on`, if there is one. A BO mapped otherwise (peer access changed since) is
+    /// freed on the way.
+    fn bo_cache_take(&self, dev: usize, size: u64, map_on: &[usize]) -> Option<Bo> {
+        let mut c = self.small.cache.lock();
+        let bo = c.bos.get_mut(&(dev, size))?.pop()?;
+        *c.bytes.entry(dev).or_default() -= size;
+        drop(c);
+        let mut want: Vec<u32> = map_on.iter().map(|&d| self.devices[d].gpu_id).collect();
+        let mut have = bo.mapped.lock().clone();
+        want.sort_unstable();
+        have.sort_unstable();
+        if want != have {
+            self.bo_free(&bo);
+            return None;
+        }
+        Some(bo)
+    }
+
+    /// Frees every empty block and every cached BO ([`BO_CACHE_MAX`]) (for `hipMemGetInfo`,
+    /// peer access changes, `hipDeviceReset`, and before an allocation that ran out of memory
+    /// gives up). Returns how many were freed.
     pub fn small_trim(&self) -> usize {
+        let cached: Vec<Bo> = {
+            let mut c = self.small.cache.lock();
+            c.bytes.clear();
+            c.bos.drain().flat_map(|(_, v)| v).collect()
+        };
+        let mut n = cached.len();
+        for bo in &cached {
+            self.bo_free(bo);
+        }
         let mut classes = self.small.classes.lock();
-        let mut n = 0;
         for list in classes.values_mut() {
             list.retain(|b| {
                 let empty = b.free.lock().len() == b.slots();
@@ -869,9 +951,14 @@ impl Runtime {
                     id: 0,
                     sync_memops: Default::default(),
                 }),
-                None => self
-                    .bo_alloc(dev, size, vram_flags(d.large_bar) | extra, &map_on, d.large_bar)
-                    .map(|bo| Allocation::with_bo(size, MemKind::Device, 0, bo)),
+                None => {
+                    let cached = (extra == 0).then(|| self.bo_cache_take(dev, align_up(size, PAGE_SIZE), &map_on));
+                    match cached.flatten() {
+                        Some(bo) => Ok(bo),
+                        None => self.bo_alloc(dev, size, vram_flags(d.large_bar) | extra, &map_on, d.large_bar),
+                    }
+                    .map(|bo| Allocation::with_bo(size, MemKind::Device, 0, bo))
+                }
             };
             match a {
                 Err(hipError_t::hipErrorOutOfMemory) if !retried && self.small_trim() > 0 => retried = true,
@@ -944,7 +1031,7 @@ impl Runtime {
     }
 
     /// Gives back what an allocation removed from the registry holds: its slot of a shared block
-    /// (small `hipMalloc`) or its own BO. VMM mappings and registered pages are released by
+    /// (small `hipMalloc`) or its own BO (a `hipMalloc`'s to the BO cache, [`BO_CACHE_MAX`]). VMM mappings and registered pages are released by
     /// their own paths (`hipMemUnmap`, `hipHostUnregister`).
     pub(crate) fn release(&self, a: &Allocation) {
         if a.kind == MemKind::Managed {
@@ -952,6 +1039,7 @@ impl Runtime {
         }
         match &a.backing {
             Backing::Sub(b) => self.small_free(a.owner, b, a.base - b.bo.va),
+            Backing::Bo(bo) if a.kind == MemKind::Device => self.bo_cache_put(bo),
             Backing::Bo(bo) => self.bo_free(bo),
             Backing::Array(obj) => obj.bo().into_iter().for_each(|bo| self.bo_free(bo)),
             Backing::Vmm(_) | Backing::UserPages(_) => {}

@@ -18,3 +18,4 @@ pub mod runtime;
 pub mod signal;
 pub mod stream;
 pub mod va;
+pub mod wait;

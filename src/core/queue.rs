@@ -5,8 +5,9 @@
 //! both GPU-mapped on the queue's device; the doorbell is a u64 in the process's doorbell page,
 //! mmapped from `/dev/kfd`. Every submission ends with the 64-bit completion of its seq on the
 //! queue's signal (`sdma::seq_signal`: two ATOMIC UMAX64), FENCE(event id → event slot) and
-//! TRAP(event id), so waiters sleep in `WAIT_EVENTS`. Sequence numbers are u64 and never wrap;
-//! other queues wait for them with `sdma::poll_seq_ge` (wrap-safe over the 32-bit POLL_REGMEM).
+//! TRAP(event id), so waiters can sleep in `WAIT_EVENTS` (or poll the signal: src/core/wait.rs).
+//! Sequence numbers are u64 and never wrap; other queues wait for them with `sdma::poll_seq_ge`
+//! (wrap-safe over the 32-bit POLL_REGMEM).
 //!
 //! Layer `core`: may call `abi` and its own layer.
 
@@ -14,6 +15,7 @@ use crate::abi::types::hipError_t;
 use crate::core::memory::{gtt_flags, Bo};
 use crate::core::runtime::Runtime;
 use crate::core::signal::{KfdEvent, Signal};
+use crate::core::wait::{Polling, WaitPolicy, BACKGROUND_POLL, FAULT_POLL};
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::mmap::KFD_DOORBELL_PROCESS_SLICE;
 use kfd_ioctl::sdma;
@@ -24,14 +26,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub const RING_SIZE: u64 = 256 << 10;
 /// How long one `WAIT_EVENTS` sleeps before the waiter re-checks (ms); wake-ups are by TRAP.
 const WAIT_SLICE_MS: u32 = 100;
-/// How long a wait spins on the completion signal before it sleeps in `WAIT_EVENTS`: a small
-/// copy is done in microseconds, and a sleep plus wake-up costs more than that.
-const WAIT_SPIN: std::time::Duration = std::time::Duration::from_micros(20);
-/// After [`WAIT_SPIN`], how long a wait keeps polling the signal between `sched_yield`s before it
-/// sleeps: a copy of a MiB or so ends within this, and a sleep in `WAIT_EVENTS` then costs a
-/// wake-up (tens of µs, more from a deep idle state) on top of it; yielding leaves the CPU to
-/// any thread that needs it (the copy's own engine, on a small machine).
-const WAIT_YIELD: std::time::Duration = std::time::Duration::from_micros(200);
 
 #[derive(Debug)]
 struct QState {
@@ -282,23 +276,47 @@ impl Runtime {
         Ok(seq)
     }
 
-    /// Waits until submission `seq` of `q` is done: after one non-blocking look for a VM fault,
-    /// spins for [`WAIT_SPIN`], polls between yields until [`WAIT_YIELD`], then sleeps on the
-    /// queue's event. Errors: `hipErrorIllegalAddress` after a VM fault.
+    /// Waits until submission `seq` of `q` is done, as its device's flags say
+    /// ([`Runtime::device_wait_policy`]). Errors: `hipErrorIllegalAddress` after a VM fault.
     pub fn queue_wait(&self, q: &SdmaQueue, seq: u64) -> Result<(), hipError_t> {
+        self.queue_wait_with(q, seq, self.device_wait_policy(q.dev))
+    }
+
+    /// Waits until submission `seq` of `q` is done under `policy` (src/core/wait.rs): `Block`
+    /// sleeps in `AMDKFD_IOC_WAIT_EVENTS` (on the queue's event and the memory-exception event)
+    /// until the engine's TRAP; `Background` polls for [`BACKGROUND_POLL`], then sleeps; the
+    /// others poll the completion signal without a syscall, looking for a VM fault every
+    /// [`FAULT_POLL`]. A submission already done costs nothing.
+    /// Errors: `hipErrorIllegalAddress` after a VM fault.
+    pub fn queue_wait_with(&self, q: &SdmaQueue, seq: u64, policy: WaitPolicy) -> Result<(), hipError_t> {
         if q.done(seq) {
             return Ok(());
         }
-        self.poll_fault()?;
-        let t0 = std::time::Instant::now();
-        while !q.done(seq) && t0.elapsed() < WAIT_SPIN {
-            std::hint::spin_loop();
+        if policy == WaitPolicy::Background {
+            let t0 = std::time::Instant::now();
+            while !q.done(seq) && t0.elapsed() < BACKGROUND_POLL {
+                std::thread::yield_now();
+            }
+            return self.queue_wait_with(q, seq, WaitPolicy::Block);
         }
-        while !q.done(seq) && t0.elapsed() < WAIT_YIELD {
-            std::thread::yield_now();
+        if policy == WaitPolicy::Block {
+            while !q.done(seq) {
+                self.kfd_event_wait(&q.event, WAIT_SLICE_MS)?;
+            }
+            return Ok(());
         }
+        self.check_fault()?;
+        let mut polling = Polling::enter();
+        let mut next_fault_poll = std::time::Instant::now() + FAULT_POLL;
+        let mut n = 0u32;
         while !q.done(seq) {
-            self.kfd_event_wait(&q.event, WAIT_SLICE_MS)?;
+            polling.step(policy);
+            // The clock every 64 steps: a step is tens of ns, a clock read about as much.
+            n = n.wrapping_add(1);
+            if n.is_multiple_of(64) && std::time::Instant::now() >= next_fault_poll {
+                self.poll_fault()?;
+                next_fault_poll += FAULT_POLL;
+            }
         }
         Ok(())
     }

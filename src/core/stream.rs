@@ -11,6 +11,7 @@
 use crate::abi::types::hipError_t;
 use crate::core::queue::SdmaQueue;
 use crate::core::runtime::Runtime;
+use crate::core::wait::WaitPolicy;
 use kfd_ioctl::sdma;
 use parking_lot::Mutex;
 use std::sync::mpsc;
@@ -68,7 +69,7 @@ pub struct Stream {
     /// The stream's id (`hipStreamGetId`; clr `Stream::GetStreamId`): unique in the process.
     pub id: u64,
     /// The `hipSynchronizationPolicy` the program set (`hipStreamSetAttribute`), initially
-    /// [`SYNC_POLICY_AUTO`]. Recorded only: every host wait sleeps in `AMDKFD_IOC_WAIT_EVENTS`.
+    /// [`SYNC_POLICY_AUTO`]: how `hipStreamSynchronize` waits ([`Runtime::stream_wait_policy`]).
     pub sync_policy: std::sync::atomic::AtomicI32,
     /// The queue the stream submits to: a shared pool queue, or one of its own after an
     /// external semaphore wait ([`Runtime::stream_detach`]).
@@ -445,15 +446,30 @@ impl Runtime {
         Ok(())
     }
 
-    /// Waits for a fence. Errors: `hipErrorIllegalAddress` after a VM fault.
+    /// Waits for a fence as its queue's device's flags say (src/core/wait.rs). Errors:
+    /// `hipErrorIllegalAddress` after a VM fault.
     pub fn fence_wait(&self, f: &Fence) -> Result<(), hipError_t> {
         self.queue_wait(&f.queue, f.seq)
     }
 
-    /// `hipStreamSynchronize`: all work of `s` (for the null stream, also of the blocking streams).
+    /// Waits for a fence under `policy`. Errors: `hipErrorIllegalAddress` after a VM fault.
+    pub fn fence_wait_with(&self, f: &Fence, policy: WaitPolicy) -> Result<(), hipError_t> {
+        self.queue_wait_with(&f.queue, f.seq, policy)
+    }
+
+    /// How a host thread waits for `s`: its `hipSynchronizationPolicy` unless that is
+    /// `hipSyncPolicyAuto`, else its device's flags (src/core/wait.rs).
+    pub fn stream_wait_policy(&self, s: &Stream) -> WaitPolicy {
+        WaitPolicy::from_sync_policy(s.sync_policy.load(std::sync::atomic::Ordering::Relaxed))
+            .unwrap_or_else(|| self.device_wait_policy(s.dev))
+    }
+
+    /// `hipStreamSynchronize`: all work of `s` (for the null stream, also of the blocking
+    /// streams), waited for under the stream's policy ([`Runtime::stream_wait_policy`]).
     pub fn stream_sync(&self, s: &Stream) -> Result<(), hipError_t> {
+        let policy = self.stream_wait_policy(s);
         for f in self.implicit_waits(s).into_iter().chain(s.last_fence()) {
-            self.fence_wait(&f)?;
+            self.fence_wait_with(&f, policy)?;
         }
         Ok(())
     }
@@ -515,7 +531,9 @@ impl Runtime {
             let spawned = std::thread::Builder::new().name("hipkfd-waker".into()).spawn(move || {
                 for (f, job) in rx {
                     if let Ok(rt) = crate::core::runtime::runtime() {
-                        let _ = rt.fence_wait(&f);
+                        // Polls briefly, then sleeps: a host function behind long work costs
+                        // no CPU while it waits (src/core/wait.rs).
+                        let _ = rt.fence_wait_with(&f, WaitPolicy::Background);
                     }
                     job();
                 }

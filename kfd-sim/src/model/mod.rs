@@ -161,6 +161,7 @@ pub fn ioctl(fd: RawFd, request: c_ulong, arg: *mut c_void) -> Result<c_int, Err
 /// already `fstat`ed the fd).
 pub fn ioctl_file(key: FileKey, request: c_ulong, arg: *mut c_void) -> Result<c_int, Errno> {
     let Some(entry) = file_by_key(key) else { return Err(Errno::ENOTTY) };
+    crate::calls::count_ioctl(entry.kind, request);
     if let Some(e) = crate::faults::check(|| ioctl_uapi_name(entry.kind, request)) {
         return Err(Errno::from_raw(e));
     }
@@ -199,6 +200,7 @@ pub unsafe fn mmap(
     offset: i64,
 ) -> Result<*mut c_void, Errno> {
     let Some(entry) = file_by_key(key) else { return Err(Errno::ENODEV) };
+    crate::calls::count_mmap();
     if let Some(e) = crate::faults::check(|| Some("mmap")) {
         return Err(Errno::from_raw(e));
     }

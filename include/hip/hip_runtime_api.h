@@ -2533,10 +2533,14 @@ hipError_t hipChooseDeviceR0000(int *device, const struct hipDeviceProp_tR0000 *
 // what `hipCtxCreate` gave). Errors: `hipErrorInvalidValue` (null).
 hipError_t hipGetDeviceFlags(unsigned int *flags);
 
-// `hipSetDeviceFlags`: at most one `hipDeviceSchedule*` bit, plus `hipDeviceMapHost` and
-// `hipDeviceLmemResizeToMax`; the schedule bits are stored (clr keeps `flags &
-// hipDeviceScheduleMask`). hipkfd always waits by sleeping on KFD events, so the schedule does
-// not change behaviour. Errors: `hipErrorInvalidValue` (two schedule bits, unknown bits).
+// `hipSetDeviceFlags` (clr `hipSetDeviceFlags`): at most one `hipDeviceSchedule*` bit, plus
+// `hipDeviceMapHost` and `hipDeviceLmemResizeToMax`; the schedule bits are stored (clr keeps
+// `flags & hipDeviceScheduleMask`; `hipGetDeviceFlags` reports them) and say how host threads
+// wait for the current device's work (src/core/wait.rs): `Spin` polls (no syscall), `Yield`
+// polls between `sched_yield`s, `BlockingSync` sleeps in `AMDKFD_IOC_WAIT_EVENTS`, `Auto` (the
+// default) spins while fewer threads wait than there are CPUs, else yields (CUDA's heuristic),
+// yielding once every 10 µs even then.
+// Errors: `hipErrorInvalidValue` (two schedule bits, unknown bits; nothing changes).
 hipError_t hipSetDeviceFlags(unsigned int flags);
 
 // `hipDeviceGetCacheConfig`: what `hipDeviceSetCacheConfig` last stored on the current device
@@ -5105,8 +5109,9 @@ int hipGetStreamDeviceId(hipStream_t stream);
 
 // `hipStreamSetAttribute`: sets one attribute of `stream`. Only
 // `hipStreamAttributeSynchronizationPolicy` can be set (`value->syncPolicy`, `hipSyncPolicyAuto`
-// to `hipSyncPolicyBlockingSync`), as in clr; it is recorded (every host wait here sleeps in
-// the kernel whatever the policy). Errors (clr `hipStreamSetAttribute`, in its order;
+// to `hipSyncPolicyBlockingSync`), as in clr: how `hipStreamSynchronize` waits for the stream
+// (CUDA's `cudaStreamAttributeSynchronizationPolicy`; `Spin`, `Yield` and `BlockingSync` as the
+// `hipDeviceSchedule*` flags, `Auto` as the device's flags say; src/core/wait.rs). Errors (clr `hipStreamSetAttribute`, in its order;
 // hip-tests `hipStreamSetGetAttributes.cc`): `hipErrorInvalidValue` (null `value`),
 // `hipErrorInvalidResourceHandle` (unknown or destroyed stream),
 // `hipErrorStreamCaptureUnsupported` (the stream captures: that capture is invalidated; or

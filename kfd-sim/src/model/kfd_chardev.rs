@@ -282,7 +282,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         doorbell: db.bo.clone(),
         doorbell_off,
         rptr: AtomicU64::new(0),
-        stopped: AtomicBool::new(false),
+        stopped: Arc::new(AtomicBool::new(false)),
         exec: parking_lot::Mutex::new(()),
         is_sdma,
         is_aql: args.queue_type == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,

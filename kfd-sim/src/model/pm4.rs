@@ -367,6 +367,10 @@ fn exec(
             let d = st.dispatch([body[0], body[1], body[2]], body[3]).map_err(|e| bad(&e))?;
             trace(q, rptr, &format_args!("DISPATCH_DIRECT {d:x?}"));
             super::aql::run_kernel(q, &d)?;
+            if q.stopped.load(Ordering::Acquire) {
+                // Abandoned by DESTROY_QUEUE: the packet is not consumed.
+                return Ok(Outcome::Wait);
+            }
         }
         _ => return Err(bad(&format_args!("opcode {op:#x}"))),
     }

@@ -1548,6 +1548,50 @@ fn pm4_dispatch_direct_in_indirect_buffer_raises_event() {
     }
 }
 
+/// DESTROY_QUEUE of a PM4 queue whose dispatch never ends (kfdtest `KFDCWSRTest.InterruptRestore`:
+/// `s_branch` to itself over 0x10000 workgroups) returns at once: the CP preempts the queue and
+/// its waves are dropped with it (`destroy_queue_cpsch`). Nothing after the dispatch runs and no
+/// VM fault is reported.
+#[test]
+fn pm4_destroy_queue_ends_an_endless_dispatch() {
+    use super::pm4::reg;
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let slots = event_page();
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let mem_ev = create_event(KFD_IOC_EVENT_MEMORY, false);
+    let mut q = create_pm4(0);
+    let code = alloc(0, 4096, GTT);
+    let after = alloc(0, 4096, GTT);
+    for b in [&code, &after] {
+        map(b, &e.gpus[..1]).unwrap();
+    }
+    // LOOP: s_branch LOOP; s_endpgm
+    put_dwords(&code, &[0xbf82_ffff, 0xbf81_0000]);
+    let pgm = code.va >> 8;
+    let mut dw = pm4_set_sh_reg(reg::COMPUTE_START_X, &[0, 0, 0, 1, 1, 1, 0, 0]);
+    dw.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_LO, &[pgm as u32, (pgm >> 32) as u32, 0, 0, 0, 0]));
+    dw.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_RSRC1, &[0x000c_0084, 1 << 7]));
+    dw.extend([packet3(pm4::PACKET3_DISPATCH_DIRECT, 3), 0x10000, 1, 1, 0x21]);
+    dw.extend(pm4_write_data(after.va, &[7]));
+    dw.extend(pm4_release_mem(slots + ev.event_slot_index as u64 * 8, ev.event_id, true, ev.event_id));
+    q.submit(&dw);
+    let (r, res, _) = wait(&[ev.event_id], 300);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_TIMEOUT), "an endless dispatch completed");
+    let t0 = std::time::Instant::now();
+    q.destroy();
+    assert!(t0.elapsed() < std::time::Duration::from_secs(5), "destroy took {:?}", t0.elapsed());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(dword(after.va), 0);
+    assert_eq!(wait(&[mem_ev.event_id], 0).1, KFD_IOC_WAIT_RESULT_TIMEOUT, "a VM fault was reported");
+    let mut d = kfd_ioctl_destroy_event_args { event_id: mem_ev.event_id, pad: 0 };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut d).unwrap();
+    for b in [code, after] {
+        unmap(&b, &e.gpus[..1]).unwrap();
+        free(&b).unwrap();
+    }
+}
+
 /// A packet the model does not know stops the queue with a VM fault (MEMORY event), as an
 /// unknown AQL packet: the program sees a failed GPU, not a hang.
 #[test]

@@ -217,6 +217,66 @@ fn alloc_map_free_rules() {
     assert_eq!(free(&nova), Ok(()));
 }
 
+/// `amdgpu_amdkfd_reserve_mem_limit`: USERPTR BOs count the user range against the
+/// system-memory limit (kfdtest `KFDMemoryTest.MMapLarge` registers 1 TiB until it is refused),
+/// GTT BOs against both it and TTM's; freeing gives the reservation back.
+#[test]
+fn userptr_and_gtt_count_against_the_system_memory_limit() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let kfd = e.kfd.as_raw_fd();
+    let used = || {
+        let p = process::current();
+        let st = p.state.lock();
+        (st.mem_limit.system_used, st.mem_limit.ttm_used)
+    };
+    let before = used();
+    let (max_system, max_ttm) = process::mem_limits();
+    assert!(max_system > 0 && max_system < u64::MAX && max_ttm > 0 && max_ttm < u64::MAX);
+    // A range larger than half the limit: one registration fits, two do not.
+    let len = (max_system / 2 + (1 << 20)).next_multiple_of(4096);
+    let user = sys_mmap(
+        std::ptr::null_mut(),
+        len as usize,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+        -1,
+        0,
+    )
+    .unwrap() as u64;
+    let register = |va: u64| {
+        let mut a = kfd_ioctl_alloc_memory_of_gpu_args {
+            va_addr: va,
+            size: len,
+            mmap_offset: user,
+            gpu_id: e.gpus[0],
+            flags: KFD_IOC_ALLOC_MEM_FLAGS_USERPTR | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
+            ..Default::default()
+        };
+        kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).map(|()| Buf { handle: a.handle, va, size: len })
+    };
+    let va = reserve(2 * len);
+    let first = register(va).unwrap();
+    assert_eq!(used(), (before.0 + len, before.1));
+    assert_eq!(register(va + len).err(), Some(Errno::ENOMEM));
+    assert_eq!(free(&first), Ok(()));
+    let second = register(va + len).unwrap();
+    assert_eq!(free(&second), Ok(()));
+    // GTT beyond TTM's limit is refused before any memory is made.
+    let mut g = kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: 0x7000_0000_0000,
+        size: max_ttm.max(max_system) + (1 << 20),
+        gpu_id: e.gpus[0],
+        flags: GTT,
+        ..Default::default()
+    };
+    assert_eq!(kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut g), Err(Errno::ENOMEM));
+    // Nothing is left counted.
+    assert_eq!(used(), before);
+    // SAFETY: the mapping made above.
+    unsafe { libc::munmap(user as *mut c_void, len as usize) };
+}
+
 #[test]
 fn dmabuf_export_import_same_process() {
     let _g = SERIAL.lock().unwrap();

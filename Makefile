@@ -4,7 +4,7 @@ REL     := $(CURDIR)/target/release
 KFDSIM  := $(REL)/kfdsim
 CONF    := $(MAKE) -C hip-conformance HIPKFD_LIB=$(REL) KFDSIM=$(KFDSIM)
 
-.PHONY: all build demo bench test reliability fuzz asan lint hip-tests cupy-tests header install install-files clean
+.PHONY: all build demo bench test reliability fuzz asan lint hip-tests cupy-tests kfdtest header install install-files clean
 
 all: build
 
@@ -98,6 +98,18 @@ hip-tests: build
 cupy-tests: build
 	@test -n "$(CUPY)" || { echo "make cupy-tests CUPY=/path/to/cupy (a cupy/cupy checkout at v14.2.0)"; exit 2; }
 	@tools/cupy --cupy "$(CUPY)" $(CUPY_ARGS)
+
+## AMD's kfdtest on the model (a report, not part of `make test`): builds libhsakmt (static) and
+## kfdtest from a local ROCT-Thunk-Interface checkout at rocm-5.3.3 (KFDTEST=path; fetch it
+## yourself, never committed here; needs cmake, libdrm-dev, libnuma-dev, llvm-15-dev or
+## llvm-14-dev), caches the build under target/kfdtest/, runs each test alone under
+## `kfdsim run --gpus N` with AMD's aldebaran exclusions (scripts/kfdtest.exclude) and prints
+## pass/fail/skip/timeout/crash/excluded per test with a reason, counts per suite and a summary.
+## KFDTEST_ARGS passes options (--gpus N, -j N, --timeout S, --filter REGEX, --json PATH, --all);
+## `tools/kfdtest --help`.
+kfdtest: build
+	@test -n "$(KFDTEST)" || { echo "make kfdtest KFDTEST=/path/to/ROCT-Thunk-Interface (checked out at rocm-5.3.3)"; exit 2; }
+	@tools/kfdtest --src "$(KFDTEST)" $(KFDTEST_ARGS)
 
 ## Install like ROCm under $(DESTDIR)$(PREFIX): lib/libamdhip64.so.7 (+ the .so link; lib/compat/
 ## holds libamdhip64.so.5 and .so.6 links for binaries built against ROCm 5 or 6; libhiprtc.so.7

@@ -202,6 +202,10 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
             if let Some(t) = &opts.throttle {
                 (t.0)();
             }
+            if opts.cancel.as_ref().is_some_and(|c| (c.0)()) {
+                fail(0, ExecError::Cancelled);
+                break;
+            }
             // Next workgroup: one released from a GWS barrier, else a fresh one.
             let mut wg = {
                 let mut st = sched.lock().unwrap_or_else(|p| p.into_inner());
@@ -546,6 +550,9 @@ fn resume_workgroup(
         // here every few instructions).
         if stats.wave_instructions >= check_at {
             check_at = stats.wave_instructions + 4096;
+            if sh.opts.cancel.as_ref().is_some_and(|c| (c.0)()) {
+                return Err(ExecError::Cancelled);
+            }
             if stats.wave_instructions >= slice_end || slice_start.elapsed() >= WG_SLICE_TIME {
                 if preempt() {
                     return Ok(WgEnd::Preempted);

@@ -142,6 +142,9 @@ pub enum ExecError {
     /// A kernel descriptor or dispatch that cannot run (names the reason).
     #[error("invalid dispatch: {0}")]
     Invalid(String),
+    /// [`Options::cancel`] said so: the dispatch was abandoned with waves still running.
+    #[error("dispatch cancelled")]
+    Cancelled,
 }
 
 impl From<Fault> for ExecError {
@@ -166,6 +169,21 @@ pub struct Options {
     /// slows a dispatch down (kfd-sim: a lower-priority queue's dispatch while a higher-priority
     /// one runs on the same GPU). `None`: nothing.
     pub throttle: Option<Throttle>,
+    /// Polled before each workgroup is taken and every 4096 instructions of a running one:
+    /// once it returns true the dispatch ends with [`ExecError::Cancelled`], whatever its waves
+    /// are doing (kfd-sim: the queue was destroyed, and the CP preempted and dropped its waves,
+    /// endless loops included). `None`: a dispatch runs to its end.
+    pub cancel: Option<Cancel>,
+}
+
+/// A hook of [`Options::cancel`].
+#[derive(Clone)]
+pub struct Cancel(pub std::sync::Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for Cancel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Cancel(..)")
+    }
 }
 
 /// A hook of [`Options::throttle`].

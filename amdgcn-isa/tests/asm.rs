@@ -689,6 +689,7 @@ fn random_instructions_of_every_format_never_panic() {
                 format!("unsupported {}", what.split(' ').take(2).collect::<Vec<_>>().join(" "))
             }
             Err(ExecError::Invalid(m)) => format!("invalid: {}", m.split(' ').take(2).collect::<Vec<_>>().join(" ")),
+            Err(ExecError::Cancelled) => "cancelled".into(),
         };
         *errs.entry(e).or_default() += 1;
     }
@@ -1194,6 +1195,36 @@ fn throttle_runs_before_each_workgroup() {
     // Once per workgroup taken, and once more per thread when none is left.
     let n = calls.load(std::sync::atomic::Ordering::Relaxed);
     assert!((40..=43).contains(&n), "{n} calls");
+}
+
+#[test]
+fn cancel_ends_an_endless_dispatch() {
+    // LOOP: s_branch LOOP, over 1000 workgroups of one wave, on 2 host threads: runs until the
+    // cancel hook (polled between workgroups and every 4096 instructions) says stop.
+    let mem = VecMem::new();
+    let mut kd = [0u8; 64];
+    kd[16..24].copy_from_slice(&256i64.to_le_bytes());
+    kd[52..56].copy_from_slice(&(1u32 << 7).to_le_bytes()); // wg id x
+    let mut img = kd.to_vec();
+    img.resize(256, 0);
+    img.extend_from_slice(&0xbf82_ffffu32.to_le_bytes());
+    img.extend_from_slice(&0xbf81_0000u32.to_le_bytes());
+    write_ro(&mem, KD_VA, &img);
+    let d = Dispatch {
+        kernel_object: KD_VA,
+        grid_size: [1000 * 64, 1, 1],
+        workgroup_size: [64, 1, 1],
+        ..Default::default()
+    };
+    let polls = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let p = polls.clone();
+    let cancel =
+        amdgcn_isa::Cancel(std::sync::Arc::new(move || p.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 50));
+    let opts = Options { cancel: Some(cancel), ..Default::default() };
+    let t0 = std::time::Instant::now();
+    assert!(matches!(amdgcn_isa::run_with(&mem, &d, 2, &opts), Err(ExecError::Cancelled)));
+    assert!(t0.elapsed() < std::time::Duration::from_secs(10));
+    assert!(polls.load(std::sync::atomic::Ordering::Relaxed) >= 51);
 }
 
 /// A dispatch started from compute registers (a PM4 DISPATCH_DIRECT): no kernel descriptor; the

@@ -380,7 +380,8 @@ pub fn run(q: &QueueRt) -> Pass {
 /// Runs dispatch `d` of queue `q` with the interpreter (the queue's pipe priority, the GPU's wave
 /// slots, [`ENV_CU_THREADS`] host threads), through the queue GPU's VM taken per access. A
 /// memory fault is the VM fault to raise; a kernel the interpreter cannot run prints one line
-/// on stderr and is a fault at its code (the GPU's queues stop). Shared by AQL dispatches and
+/// on stderr and is a fault at its code (the GPU's queues stop). A dispatch whose queue stops
+/// while it runs (DESTROY_QUEUE) is abandoned at once and returns Ok with `q.stopped` set. Shared by AQL dispatches and
 /// PM4 DISPATCH_DIRECT ([`super::pm4`]).
 pub(super) fn run_kernel(q: &QueueRt, d: &amdgcn_isa::Dispatch) -> Result<(), Fault> {
     let pipe = pipe_priority(q.priority.load(Ordering::Relaxed));
@@ -398,13 +399,21 @@ pub(super) fn run_kernel(q: &QueueRt, d: &amdgcn_isa::Dispatch) -> Result<(), Fa
     let t0 = std::time::Instant::now();
     // The GPU's wave slots: its workgroups run side by side up to what it holds.
     let wave_slots = crate::topology::gpu_by_id(q.gpu_id).map(|g| g.simd_count as u64 * g.max_waves_per_simd as u64);
-    let opts = amdgcn_isa::Options { max_wave_instructions, wave_slots, throttle };
+    // DESTROY_QUEUE (or a VM fault stopping the GPU's queues) ends a running dispatch: the CP
+    // unmaps the queue with its waves preempted (`destroy_queue_cpsch` → `unmap_queues_cpsch`,
+    // the waves saved to the CWSR area and dropped with the queue), endless loops included.
+    let stopped = q.stopped.clone();
+    let cancel = Some(amdgcn_isa::Cancel(Arc::new(move || stopped.load(Ordering::Acquire))));
+    let opts = amdgcn_isa::Options { max_wave_instructions, wave_slots, throttle, cancel };
     let r = amdgcn_isa::run_with(&mem, d, cu_threads(), &opts);
     let wgs = (0..3).map(|k| (d.grid_size[k] as u64).div_ceil(d.workgroup_size[k].max(1) as u64)).product();
     count_dispatch(r.as_ref().ok(), t0.elapsed(), wgs);
     let code = d.registers.map_or(d.kernel_object, |r| r.pgm_addr);
     match r {
         Ok(_) => Ok(()),
+        // The queue was stopped under it ([`QueueRt::stopped`]): no fault to raise; the caller
+        // sees `stopped` and leaves the packet unconsumed.
+        Err(amdgcn_isa::ExecError::Cancelled) => Ok(()),
         Err(amdgcn_isa::ExecError::Fault(f)) => Err(mem.fault_of(f)),
         Err(e) => {
             let what = if d.registers.is_some() { "program" } else { "kernel descriptor" };
@@ -497,7 +506,12 @@ fn packet(q: &QueueRt, at: u64) -> Step {
                 registers: None,
             };
             trace(&format_args!("dispatch {d:x?}"));
-            RwLockReadGuard::unlocked(&mut vm, || run_kernel(q, &d))
+            let r = RwLockReadGuard::unlocked(&mut vm, || run_kernel(q, &d));
+            if r.is_ok() && q.stopped.load(Ordering::Acquire) {
+                // Abandoned by DESTROY_QUEUE: neither consumed nor completed.
+                return Step::Wait;
+            }
+            r
         }
         _ => {
             trace(&format_args!("invalid packet type {ty}: {p:02x?}"));

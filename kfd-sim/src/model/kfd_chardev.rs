@@ -282,7 +282,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         doorbell: db.bo.clone(),
         doorbell_off,
         rptr: AtomicU64::new(0),
-        stopped: AtomicBool::new(false),
+        stopped: Arc::new(AtomicBool::new(false)),
         exec: parking_lot::Mutex::new(()),
         is_sdma,
         is_aql: args.queue_type == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
@@ -625,7 +625,8 @@ fn vram_available(st: &ProcState, gpu_id: u32) -> u64 {
 /// no VM (ACQUIRE_VM missing) → ENODEV; DOORBELL size ≠ 8 KiB → EINVAL; MMIO_REMAP size ≠ 4 KiB
 /// → EINVAL; no domain flag → EINVAL; USERPTR without address → EINVAL, pages not mapped or
 /// not readable → EFAULT, not writable → EPERM;
-/// VRAM exhausted → ENOMEM. Returns `handle = gpu_id << 32 | idr` and the render-node
+/// VRAM exhausted → ENOMEM; GTT or USERPTR past the system-memory limit ([`process::MemLimit`])
+/// → ENOMEM. Returns `handle = gpu_id << 32 | idr` and the render-node
 /// `mmap_offset` (MMIO: `KFD_MMAP_TYPE_MMIO | gpu_id << 46`).
 fn kfd_ioctl_alloc_memory_of_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_alloc_memory_of_gpu_args) -> R {
     if args.size == 0 {
@@ -641,8 +642,66 @@ fn kfd_ioctl_alloc_memory_of_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_alloc_me
     pdd.bound()?;
     let drm_file = pdd.drm_file.unwrap();
     let size = sys::page_align(args.size);
+    // amdgpu_amdkfd_reserve_mem_limit: GTT and USERPTR pin system memory (ENOMEM past the limit);
+    // given back if the allocation fails further on.
+    let sys_accounted = st.mem_limit.reserve(size, flags)?;
+    let bo = alloc_bo(&mut st, args, flags, size);
+    let bo = match bo {
+        Ok(bo) => bo,
+        Err(e) => {
+            st.mem_limit.unreserve(sys_accounted, flags);
+            return Err(e);
+        }
+    };
+    let offset = st.alloc_mmap_offset(&bo)?;
+    bo.allow(drm_file);
+    st.remember_bo(&bo);
+    let vram_accounted = if flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 {
+        if flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM != 0 {
+            sys::page_align(args.size >> 1)
+        } else {
+            size
+        }
+    } else {
+        0
+    };
+    let pdd = st.pdd_mut(args.gpu_id).unwrap();
+    let idr = pdd.next_idr();
+    pdd.alloc_idr.insert(
+        idr,
+        KgdMem {
+            bo,
+            va: args.va_addr,
+            flags,
+            attached: BTreeSet::new(),
+            mapped: BTreeSet::new(),
+            vram_accounted,
+            sys_accounted,
+        },
+    );
+    pdd.vram_usage += vram_accounted;
+    if vram_accounted > 0 {
+        pdd.vram_reserved += vram_accounted.next_multiple_of(VRAM_AVAILABLE_ALIGNMENT);
+        super::vram::publish(pdd.gpu.gpu_id, pdd.vram_reserved);
+    }
+    args.handle = make_handle(args.gpu_id, idr);
+    args.mmap_offset = if flags & KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP != 0 {
+        KFD_MMAP_TYPE_MMIO | kfd_mmap_gpu_id_bits(args.gpu_id)
+    } else {
+        offset
+    };
+    Ok(0)
+}
 
-    let bo: Arc<Bo> = if flags & KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL != 0 {
+/// The BO of an ALLOC_MEMORY_OF_GPU by type (`amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu`): the
+/// pdd's doorbell slice or MMIO page, the user's pages (USERPTR), or a new VRAM/GTT memfd.
+fn alloc_bo(
+    st: &mut process::ProcState,
+    args: &kfd_ioctl_alloc_memory_of_gpu_args,
+    flags: u32,
+    size: u64,
+) -> Result<Arc<Bo>, Errno> {
+    Ok(if flags & KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL != 0 {
         if args.size != KFD_DOORBELL_PROCESS_SLICE {
             return Err(Errno::EINVAL);
         }
@@ -669,7 +728,7 @@ fn kfd_ioctl_alloc_memory_of_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_alloc_me
         Arc::new(Bo::new_userptr(args.gpu_id, flags, user_addr, args.size))
     } else if flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 {
         // amdgpu_amdkfd_reserve_mem_limit
-        if size > vram_available(&st, args.gpu_id) {
+        if size > vram_available(st, args.gpu_id) {
             return Err(Errno::ENOMEM);
         }
         Arc::new(Bo::new_memfd(args.gpu_id, flags, size)?)
@@ -677,38 +736,7 @@ fn kfd_ioctl_alloc_memory_of_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_alloc_me
         Arc::new(Bo::new_memfd(args.gpu_id, flags, size)?)
     } else {
         return Err(Errno::EINVAL);
-    };
-
-    let offset = st.alloc_mmap_offset(&bo)?;
-    bo.allow(drm_file);
-    st.remember_bo(&bo);
-    let vram_accounted = if flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 {
-        if flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM != 0 {
-            sys::page_align(args.size >> 1)
-        } else {
-            size
-        }
-    } else {
-        0
-    };
-    let pdd = st.pdd_mut(args.gpu_id).unwrap();
-    let idr = pdd.next_idr();
-    pdd.alloc_idr.insert(
-        idr,
-        KgdMem { bo, va: args.va_addr, flags, attached: BTreeSet::new(), mapped: BTreeSet::new(), vram_accounted },
-    );
-    pdd.vram_usage += vram_accounted;
-    if vram_accounted > 0 {
-        pdd.vram_reserved += vram_accounted.next_multiple_of(VRAM_AVAILABLE_ALIGNMENT);
-        super::vram::publish(pdd.gpu.gpu_id, pdd.vram_reserved);
-    }
-    args.handle = make_handle(args.gpu_id, idr);
-    args.mmap_offset = if flags & KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP != 0 {
-        KFD_MMAP_TYPE_MMIO | kfd_mmap_gpu_id_bits(args.gpu_id)
-    } else {
-        offset
-    };
-    Ok(0)
+    })
 }
 
 fn mmio_page(pdd: &mut process::Pdd) -> Result<Arc<Bo>, Errno> {
@@ -736,6 +764,8 @@ fn kfd_ioctl_free_memory_of_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_free_memo
         pdd.vram_reserved -= mem.vram_accounted.next_multiple_of(VRAM_AVAILABLE_ALIGNMENT);
         super::vram::publish(pdd.gpu.gpu_id, pdd.vram_reserved);
     }
+    // amdgpu_amdkfd_release_notify → amdgpu_amdkfd_unreserve_mem_limit
+    st.mem_limit.unreserve(mem.sys_accounted, mem.flags);
     drop(st);
     // Dropping the last reference unmaps the model's view and closes the memfd; exported dma-buf
     // fds and user CPU mappings keep the pages alive (memfd semantics).
@@ -934,7 +964,15 @@ fn kfd_ioctl_import_dmabuf(p: &Arc<Process>, args: &mut kfd_ioctl_import_dmabuf_
     let idr = pdd.next_idr();
     pdd.alloc_idr.insert(
         idr,
-        KgdMem { bo, va: args.va_addr, flags, attached: BTreeSet::new(), mapped: BTreeSet::new(), vram_accounted: 0 },
+        KgdMem {
+            bo,
+            va: args.va_addr,
+            flags,
+            attached: BTreeSet::new(),
+            mapped: BTreeSet::new(),
+            vram_accounted: 0,
+            sys_accounted: 0,
+        },
     );
     args.handle = make_handle(args.gpu_id, idr);
     Ok(0)

@@ -172,10 +172,24 @@ pub fn run(q: &QueueRt) -> Pass {
         return pass;
     }
     let mut st = q.pm4.lock();
+    // The CP's fetcher: the dwords published between the read and the write pointer are read in
+    // one go (two reads at the wrap), not one access per dword: a USERPTR ring (libhsakmt's
+    // system memory) costs a system call per access. Where that read faults, dwords are read one
+    // at a time so that the fault is raised at its packet.
+    let window = fetch(q, ring_base, ndw, rptr, wptr).unwrap_or_default();
+    let first = rptr;
     let ring_dw = |i: u64| -> Result<u32, Fault> {
+        if let Some(&d) = i.checked_sub(first).and_then(|k| window.get(k as usize)) {
+            return Ok(d);
+        }
         let mut b = [0u8; 4];
         read_va(&q.vm.read(), ring_base + (i % ndw) * 4, &mut b)?;
         Ok(u32::from_le_bytes(b))
+    };
+    // The read-pointer report is written once the pass stops (all packets consumed, a wait, a
+    // fault), as the CP's report trails its fetches.
+    let report = |rptr: u64| {
+        let _ = write_va(&q.vm.read(), q.rptr_va, &((rptr % ndw) as u32).to_le_bytes());
     };
     while rptr < wptr && !q.stopped.load(Ordering::Acquire) && q.active.load(Ordering::Acquire) {
         let at = ring_base + (rptr % ndw) * 4;
@@ -202,8 +216,6 @@ pub fn run(q: &QueueRt) -> Pass {
                 rptr += len;
                 pass.progress = true;
                 q.rptr.store(rptr, Ordering::Release);
-                // The CP's read-pointer report: a 32-bit dword offset into the ring.
-                let _ = write_va(&q.vm.read(), q.rptr_va, &((rptr % ndw) as u32).to_le_bytes());
             }
             Ok(Outcome::Wait) => {
                 pass.waiting = true;
@@ -215,7 +227,27 @@ pub fn run(q: &QueueRt) -> Pass {
             }
         }
     }
+    if pass.progress {
+        // The CP's read-pointer report: a 32-bit dword offset into the ring.
+        report(rptr);
+    }
     pass
+}
+
+/// The ring's dwords `[rptr, wptr)` (pointers in dwords, the ring `ndw` dwords at `base`).
+fn fetch(q: &QueueRt, base: u64, ndw: u64, rptr: u64, wptr: u64) -> Result<Vec<u32>, Fault> {
+    let n = wptr.saturating_sub(rptr).min(ndw);
+    let mut bytes = vec![0u8; n as usize * 4];
+    let start = rptr % ndw;
+    let head = (ndw - start).min(n) as usize * 4;
+    let vm = q.vm.read();
+    if head > 0 {
+        read_va(&vm, base + start * 4, &mut bytes[..head])?;
+    }
+    if head < bytes.len() {
+        read_va(&vm, base, &mut bytes[head..])?;
+    }
+    Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
 fn trace(q: &QueueRt, rptr: u64, what: &dyn std::fmt::Display) {
@@ -367,6 +399,10 @@ fn exec(
             let d = st.dispatch([body[0], body[1], body[2]], body[3]).map_err(|e| bad(&e))?;
             trace(q, rptr, &format_args!("DISPATCH_DIRECT {d:x?}"));
             super::aql::run_kernel(q, &d)?;
+            if q.stopped.load(Ordering::Acquire) {
+                // Abandoned by DESTROY_QUEUE: the packet is not consumed.
+                return Ok(Outcome::Wait);
+            }
         }
         _ => return Err(bad(&format_args!("opcode {op:#x}"))),
     }

@@ -48,6 +48,71 @@ pub struct KgdMem {
     pub mapped: BTreeSet<u32>,
     /// Bytes counted in the owning pdd's `vram_usage`.
     pub vram_accounted: u64,
+    /// Bytes counted in [`MemLimit`] (GTT and USERPTR BOs; 0 for imports, VRAM, doorbell, MMIO).
+    pub sys_accounted: u64,
+}
+
+/// `kfd_mem_limit` (amdgpu_amdkfd_gpuvm.c): system memory that KFD BOs may pin. GTT BOs count
+/// in both `system_mem_used` and `ttm_mem_used`, USERPTR BOs in `system_mem_used` only
+/// (`amdgpu_amdkfd_reserve_mem_limit`); an allocation past either limit is ENOMEM. The limits
+/// follow `amdgpu_amdkfd_gpuvm_init_mem_limits`: free RAM less 1/16 for system memory, and TTM's
+/// page limit (`ttm_pages_limit`, half of RAM by default) for TTM. The kernel keeps one ledger
+/// for all processes; the model keeps one per process (each kfdsim process is its own KFD
+/// client, so another process's pinned memory does not count here).
+#[derive(Default)]
+pub struct MemLimit {
+    pub system_used: u64,
+    pub ttm_used: u64,
+}
+
+/// (max_system_mem_limit, max_ttm_mem_limit) in bytes, taken once per process.
+pub fn mem_limits() -> (u64, u64) {
+    static L: std::sync::OnceLock<(u64, u64)> = std::sync::OnceLock::new();
+    *L.get_or_init(|| {
+        // SAFETY: `si` is a valid sysinfo struct for the kernel to fill.
+        let mut si: libc::sysinfo = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        if unsafe { libc::sysinfo(&mut si) } != 0 {
+            return (u64::MAX, u64::MAX);
+        }
+        let unit = si.mem_unit.max(1) as u64;
+        let free = (si.freeram as u64).saturating_sub(si.freehigh as u64) * unit;
+        let total = (si.totalram as u64) * unit;
+        (free - (free >> 4), total / 2)
+    })
+}
+
+impl MemLimit {
+    /// `amdgpu_amdkfd_reserve_mem_limit` for a BO of `size` bytes with KFD alloc `flags`:
+    /// returns the bytes reserved (0 for BO types that do not count), ENOMEM past a limit.
+    pub fn reserve(&mut self, size: u64, flags: u32) -> Result<u64, Errno> {
+        use kfd_ioctl::kfd::{KFD_IOC_ALLOC_MEM_FLAGS_GTT, KFD_IOC_ALLOC_MEM_FLAGS_USERPTR};
+        let (system, ttm) = if flags & KFD_IOC_ALLOC_MEM_FLAGS_GTT != 0 {
+            (size, size)
+        } else if flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR != 0 {
+            (size, 0)
+        } else {
+            return Ok(0);
+        };
+        let (max_system, max_ttm) = mem_limits();
+        if self.system_used + system > max_system || self.ttm_used + ttm > max_ttm {
+            return Err(Errno::ENOMEM);
+        }
+        self.system_used += system;
+        self.ttm_used += ttm;
+        Ok(size)
+    }
+
+    /// `amdgpu_amdkfd_unreserve_mem_limit`: gives back what [`MemLimit::reserve`] took.
+    pub fn unreserve(&mut self, reserved: u64, flags: u32) {
+        if reserved == 0 {
+            return;
+        }
+        self.system_used -= reserved;
+        if flags & kfd_ioctl::kfd::KFD_IOC_ALLOC_MEM_FLAGS_GTT != 0 {
+            self.ttm_used -= reserved;
+        }
+    }
 }
 
 /// The process's 8 KiB doorbell slice on one GPU (`qpd.proc_doorbells`): a memfd page that the
@@ -131,6 +196,8 @@ pub struct ProcState {
     prune_keys_at: usize,
     /// Per render-node file state (GEM handles), keyed by file identity.
     pub drm_files: HashMap<FileKey, DrmFile>,
+    /// System memory pinned by this process's GTT and USERPTR BOs (`kfd_mem_limit`).
+    pub mem_limit: MemLimit,
 }
 
 /// One KFD process.
@@ -177,6 +244,7 @@ impl Process {
                 prune_offsets_at: PRUNE_MIN,
                 prune_keys_at: PRUNE_MIN,
                 drm_files: HashMap::new(),
+                mem_limit: MemLimit::default(),
             }),
             event_cv: Condvar::new(),
             engine: Sdma::new(weak.clone()),

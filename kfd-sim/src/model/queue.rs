@@ -42,8 +42,9 @@ pub struct QueueRt {
     pub doorbell_off: u64,
     /// The engine's read index (bytes, monotonically increasing like the doorbell value).
     pub rptr: AtomicU64,
-    /// Set on a VM fault (all queues of the GPU) or destroy: the engine no longer runs it.
-    pub stopped: AtomicBool,
+    /// Set on a VM fault (all queues of the GPU) or destroy: the engine no longer runs it, and a
+    /// kernel dispatch it is running is abandoned (shared with the interpreter's cancel hook).
+    pub stopped: Arc<AtomicBool>,
     /// Held by the engine while it executes this queue; DESTROY takes it to wait for the engine.
     pub exec: Mutex<()>,
     pub is_sdma: bool,

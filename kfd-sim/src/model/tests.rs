@@ -217,6 +217,66 @@ fn alloc_map_free_rules() {
     assert_eq!(free(&nova), Ok(()));
 }
 
+/// `amdgpu_amdkfd_reserve_mem_limit`: USERPTR BOs count the user range against the
+/// system-memory limit (kfdtest `KFDMemoryTest.MMapLarge` registers 1 TiB until it is refused),
+/// GTT BOs against both it and TTM's; freeing gives the reservation back.
+#[test]
+fn userptr_and_gtt_count_against_the_system_memory_limit() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let kfd = e.kfd.as_raw_fd();
+    let used = || {
+        let p = process::current();
+        let st = p.state.lock();
+        (st.mem_limit.system_used, st.mem_limit.ttm_used)
+    };
+    let before = used();
+    let (max_system, max_ttm) = process::mem_limits();
+    assert!(max_system > 0 && max_system < u64::MAX && max_ttm > 0 && max_ttm < u64::MAX);
+    // A range larger than half the limit: one registration fits, two do not.
+    let len = (max_system / 2 + (1 << 20)).next_multiple_of(4096);
+    let user = sys_mmap(
+        std::ptr::null_mut(),
+        len as usize,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+        -1,
+        0,
+    )
+    .unwrap() as u64;
+    let register = |va: u64| {
+        let mut a = kfd_ioctl_alloc_memory_of_gpu_args {
+            va_addr: va,
+            size: len,
+            mmap_offset: user,
+            gpu_id: e.gpus[0],
+            flags: KFD_IOC_ALLOC_MEM_FLAGS_USERPTR | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
+            ..Default::default()
+        };
+        kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).map(|()| Buf { handle: a.handle, va, size: len })
+    };
+    let va = reserve(2 * len);
+    let first = register(va).unwrap();
+    assert_eq!(used(), (before.0 + len, before.1));
+    assert_eq!(register(va + len).err(), Some(Errno::ENOMEM));
+    assert_eq!(free(&first), Ok(()));
+    let second = register(va + len).unwrap();
+    assert_eq!(free(&second), Ok(()));
+    // GTT beyond TTM's limit is refused before any memory is made.
+    let mut g = kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: 0x7000_0000_0000,
+        size: max_ttm.max(max_system) + (1 << 20),
+        gpu_id: e.gpus[0],
+        flags: GTT,
+        ..Default::default()
+    };
+    assert_eq!(kio(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut g), Err(Errno::ENOMEM));
+    // Nothing is left counted.
+    assert_eq!(used(), before);
+    // SAFETY: the mapping made above.
+    unsafe { libc::munmap(user as *mut c_void, len as usize) };
+}
+
 #[test]
 fn dmabuf_export_import_same_process() {
     let _g = SERIAL.lock().unwrap();
@@ -1543,6 +1603,50 @@ fn pm4_dispatch_direct_in_indirect_buffer_raises_event() {
     wait_until("the rptr", || q.rptr() as u64 == q.wptr);
     q.destroy();
     for b in [code, out, ib] {
+        unmap(&b, &e.gpus[..1]).unwrap();
+        free(&b).unwrap();
+    }
+}
+
+/// DESTROY_QUEUE of a PM4 queue whose dispatch never ends (kfdtest `KFDCWSRTest.InterruptRestore`:
+/// `s_branch` to itself over 0x10000 workgroups) returns at once: the CP preempts the queue and
+/// its waves are dropped with it (`destroy_queue_cpsch`). Nothing after the dispatch runs and no
+/// VM fault is reported.
+#[test]
+fn pm4_destroy_queue_ends_an_endless_dispatch() {
+    use super::pm4::reg;
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let slots = event_page();
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let mem_ev = create_event(KFD_IOC_EVENT_MEMORY, false);
+    let mut q = create_pm4(0);
+    let code = alloc(0, 4096, GTT);
+    let after = alloc(0, 4096, GTT);
+    for b in [&code, &after] {
+        map(b, &e.gpus[..1]).unwrap();
+    }
+    // LOOP: s_branch LOOP; s_endpgm
+    put_dwords(&code, &[0xbf82_ffff, 0xbf81_0000]);
+    let pgm = code.va >> 8;
+    let mut dw = pm4_set_sh_reg(reg::COMPUTE_START_X, &[0, 0, 0, 1, 1, 1, 0, 0]);
+    dw.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_LO, &[pgm as u32, (pgm >> 32) as u32, 0, 0, 0, 0]));
+    dw.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_RSRC1, &[0x000c_0084, 1 << 7]));
+    dw.extend([packet3(pm4::PACKET3_DISPATCH_DIRECT, 3), 0x10000, 1, 1, 0x21]);
+    dw.extend(pm4_write_data(after.va, &[7]));
+    dw.extend(pm4_release_mem(slots + ev.event_slot_index as u64 * 8, ev.event_id, true, ev.event_id));
+    q.submit(&dw);
+    let (r, res, _) = wait(&[ev.event_id], 300);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_TIMEOUT), "an endless dispatch completed");
+    let t0 = std::time::Instant::now();
+    q.destroy();
+    assert!(t0.elapsed() < std::time::Duration::from_secs(5), "destroy took {:?}", t0.elapsed());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(dword(after.va), 0);
+    assert_eq!(wait(&[mem_ev.event_id], 0).1, KFD_IOC_WAIT_RESULT_TIMEOUT, "a VM fault was reported");
+    let mut d = kfd_ioctl_destroy_event_args { event_id: mem_ev.event_id, pad: 0 };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut d).unwrap();
+    for b in [code, after] {
         unmap(&b, &e.gpus[..1]).unwrap();
         free(&b).unwrap();
     }

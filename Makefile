@@ -4,7 +4,7 @@ REL     := $(CURDIR)/target/release
 KFDSIM  := $(REL)/kfdsim
 CONF    := $(MAKE) -C hip-conformance HIPKFD_LIB=$(REL) KFDSIM=$(KFDSIM)
 
-.PHONY: all build demo bench test reliability fuzz asan lint hip-tests cupy-tests kfdtest header install install-files clean
+.PHONY: all build demo bench test reliability fuzz asan lint hip-tests cupy-tests kfdtest rccl-tests header install install-files clean
 
 all: build
 
@@ -110,6 +110,19 @@ cupy-tests: build
 kfdtest: build
 	@test -n "$(KFDTEST)" || { echo "make kfdtest KFDTEST=/path/to/ROCT-Thunk-Interface (checked out at rocm-5.3.3)"; exit 2; }
 	@tools/kfdtest --src "$(KFDTEST)" $(KFDTEST_ARGS)
+
+## RCCL on our library, measured (a report, not part of `make test`): builds RCCL (RCCL=path, a
+## ROCm/rccl checkout at rocm-5.2.3) and rccl-tests (RCCL_TESTS=path, a ROCm/rccl-tests checkout
+## of 2022-08, commit 45ec598; fetch both yourself, never committed here) with Debian's hipcc
+## against our libamdhip64, cached under target/rccl/, then runs rccl-tests' *_perf programs with
+## data checking under `kfdsim run` over collective x protocol x transport (P2P in one process,
+## P2P/IPC, SHM and NET/Socket with one process per GPU under mpirun, two simulated nodes) x GPUs x
+## datatype and prints one row per run (result, the transport RCCL picked, busbw, seconds).
+## RCCL_ARGS passes options (--rccl-build, --coll, --proto, --transport, --gpus, --dtype, --full,
+## --timeout, -j, --json PATH); `tools/rccl --help`.
+rccl-tests: build
+	@test -n "$(RCCL)" -a -n "$(RCCL_TESTS)" || { echo "make rccl-tests RCCL=/path/to/rccl RCCL_TESTS=/path/to/rccl-tests"; exit 2; }
+	@tools/rccl --rccl "$(RCCL)" --rccl-tests "$(RCCL_TESTS)" $(RCCL_ARGS)
 
 ## Install like ROCm under $(DESTDIR)$(PREFIX): lib/libamdhip64.so.7 (+ the .so link; lib/compat/
 ## holds libamdhip64.so.5 and .so.6 links for binaries built against ROCm 5 or 6; libhiprtc.so.7

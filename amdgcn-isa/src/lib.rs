@@ -29,7 +29,9 @@
 //! ([`Gws`], [`Options::gws`]) that holds no release parks the workgroup too, until a
 //! `ds_gws_sema_v`/`_br`/`_release_all` reaches its wave. LDS is per workgroup (zeroed), scratch per
 //! work-item (host memory; the private segment buffer V# is marked ADD_TID_ENABLE and the
-//! flat-scratch / wave-offset SGPRs are 0, so scratch offsets are per-lane offsets). Flat
+//! flat-scratch / wave-offset SGPRs are 0, so scratch offsets are per-lane offsets); a wave
+//! that sets FLAT_SCRATCH itself (kfdtest's PM4 dispatches) reaches memory there instead, through
+//! FLAT (private aperture) and SCRATCH instructions, interleaved by dword as the GPU does. Flat
 //! addresses in the LDS aperture (`1 << 48`) and the private aperture (`2 << 48`), KFD's GFX9
 //! apertures, go to LDS and scratch. `s_trap` ends the dispatch with `ExecError::Invalid`
 //! (there is no trap handler). Env: `AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS` (instruction budget per

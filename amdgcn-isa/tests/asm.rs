@@ -555,6 +555,45 @@ fn flat_private_aperture_is_per_lane() {
     }
 }
 
+/// A wave that sets FLAT_SCRATCH itself (kfdtest's PM4 dispatches: the scratch BO's address)
+/// reaches memory there through the private aperture and SCRATCH instructions, interleaved by
+/// dword: offset `o` of lane `l` at `base + (o / 4) * 256 + l * 4 + o % 4`, so the host sees it.
+#[test]
+fn flat_scratch_base_reaches_memory_interleaved() {
+    let mem = VecMem::new();
+    let scratch = mem.alloc(64 * 1024);
+    let body = format!(
+        "    s_mov_b32 flat_scratch_lo, {lo:#x}
+    s_mov_b32 flat_scratch_hi, {hi:#x}
+    s_mov_b32 s12, src_private_base
+    v_mov_b32 v2, 8
+    v_mov_b32 v3, s12
+    flat_store_dword v[2:3], v101
+    v_add_u32 v5, 0x1000, v101
+    v_mov_b32 v6, 12
+    scratch_store_dword v6, v5, off
+    s_waitcnt vmcnt(0) lgkmcnt(0)
+    flat_load_dword v1, v[2:3]
+    scratch_load_dword v4, v6, off
+    s_waitcnt vmcnt(0) lgkmcnt(0)
+{}{}",
+        store(0, "v1"),
+        store(1, "v4"),
+        lo = scratch as u32,
+        hi = (scratch >> 32) as u32
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet_in(&mem, &body, &inp, 64, 2) else { return };
+    let b = mem.read_vec(scratch, 4 * 1024);
+    let at = |k: usize| u32::from_le_bytes(b[k..k + 4].try_into().unwrap());
+    for l in 0..64 {
+        assert_eq!(o[l], inp[l], "flat private lane {l}");
+        assert_eq!(o[64 + l], inp[l] + 0x1000, "scratch_load lane {l}");
+        assert_eq!(at(2 * 256 + l * 4), inp[l], "memory of offset 8, lane {l}");
+        assert_eq!(at(3 * 256 + l * 4), inp[l] + 0x1000, "memory of offset 12, lane {l}");
+    }
+}
+
 #[test]
 fn endless_loop_stops_at_the_budget() {
     let Some(code) = assemble("loop:\n    s_branch loop\n") else { return };

@@ -213,6 +213,9 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
                     if sh.abort.load(Ordering::Relaxed) {
                         break None;
                     }
+                    if st.wake_sema(opts) {
+                        wake.notify_all();
+                    }
                     // Fresh workgroups first while few are resident (a preempted one may wait
                     // for one of them), then those released or preempted.
                     if st.next < total && (st.resident < resident_cap || st.ready.is_empty()) {
@@ -229,6 +232,18 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
                         break Some(wg);
                     }
                     if st.running == 0 {
+                        if let Some((_, p)) = st.sema.first() {
+                            let idx = p.idx;
+                            let n = st.sema.len();
+                            drop(st);
+                            fail(
+                                idx,
+                                ExecError::Invalid(format!(
+                                    "ds_gws_sema_p: {n} workgroups wait at GWS semaphores that no wave is left to release"
+                                )),
+                            );
+                            break None;
+                        }
                         if let Some(p) = st.parked.first() {
                             let idx = p.idx;
                             let n = st.parked.len();
@@ -242,7 +257,13 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
                         }
                         break None;
                     }
-                    st = wake.wait(st).unwrap_or_else(|p| p.into_inner());
+                    st = if st.sema.is_empty() {
+                        wake.wait(st).unwrap_or_else(|p| p.into_inner())
+                    } else {
+                        // A running workgroup's `ds_gws_sema_v` may release a parked one.
+                        let t = std::time::Duration::from_millis(1);
+                        wake.wait_timeout(st, t).unwrap_or_else(|p| p.into_inner()).0
+                    };
                 }
             };
             let Some(wg) = wg.as_mut() else { break };
@@ -284,8 +305,15 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
                     }
                     wake.notify_all();
                 }
+                Ok(WgEnd::Sema(generation)) => {
+                    st.sema.push((generation, std::mem::take(wg)));
+                    if st.wake_sema(opts) || st.running == 0 {
+                        wake.notify_all();
+                    }
+                }
                 Err(e) => {
                     drop(st);
+                    wg.withdraw_gws(opts);
                     fail(wg.idx, e);
                     break;
                 }
@@ -303,6 +331,12 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
                 s.spawn(move || work(t));
             }
         });
+    }
+    // Waves left waiting in GWS semaphores (the dispatch failed or was cancelled) leave
+    // their queues.
+    let st = sched.into_inner().unwrap_or_else(|p| p.into_inner());
+    for mut wg in st.parked.into_iter().chain(st.ready).chain(st.sema.into_iter().map(|(_, wg)| wg)) {
+        wg.withdraw_gws(opts);
     }
     match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some((_, e)) => Err(e),
@@ -324,6 +358,32 @@ struct Sched {
     gws_arrived: u32,
     /// Workgroups released from the GWS barrier or preempted, to resume.
     ready: std::collections::VecDeque<Wg>,
+    /// Workgroups whose waves wait in `ds_gws_sema_p`, with the GWS generation they wait past.
+    sema: Vec<(u64, Wg)>,
+}
+
+impl Sched {
+    /// Moves the workgroups a GWS release may have reached to `ready`; true if any moved.
+    fn wake_sema(&mut self, opts: &Options) -> bool {
+        let Some(g) = opts.gws.as_deref() else { return false };
+        if self.sema.is_empty() {
+            return false;
+        }
+        let now = g.generation();
+        let mut moved = false;
+        let mut k = 0;
+        while k < self.sema.len() {
+            if self.sema[k].0 < now {
+                let (_, mut wg) = self.sema.swap_remove(k);
+                wg.release_gws();
+                self.ready.push_back(wg);
+                moved = true;
+            } else {
+                k += 1;
+            }
+        }
+        moved
+    }
 }
 
 /// One workgroup's state (movable between host threads while parked).
@@ -341,10 +401,21 @@ impl Wg {
         self.waves[..self.waves_live].iter().filter(|w| w.status == Status::Gws).count() as u32
     }
 
+    /// Resumes the waves parked in `ds_gws_barrier` or `ds_gws_sema_p` (the latter run it
+    /// again and queue again if no release reached them).
     fn release_gws(&mut self) {
         for w in &mut self.waves[..self.waves_live] {
-            if w.status == Status::Gws {
+            if matches!(w.status, Status::Gws | Status::Sema) {
                 w.status = Status::Running;
+            }
+        }
+    }
+
+    /// Takes the waves' places out of GWS semaphore queues (the workgroup will not run on).
+    fn withdraw_gws(&mut self, opts: &Options) {
+        for w in &mut self.waves {
+            if let (Some(x), Some(g)) = (w.gws_wait.take(), opts.gws.as_deref()) {
+                g.withdraw(x);
             }
         }
     }
@@ -357,6 +428,9 @@ enum WgEnd {
     Preempted,
     /// Waves wait in `ds_gws_barrier` for this many waves of the dispatch.
     Gws(u32),
+    /// Waves wait in `ds_gws_sema_p`: worth resuming once [`crate::Gws`]'s generation is past
+    /// this one.
+    Sema(u64),
 }
 
 /// Sets up the waves and LDS of workgroup `wg.idx` (AMDGPUUsage "Initial Kernel Execution
@@ -402,6 +476,7 @@ fn init_workgroup(sh: &Shared, g: &mut Wg) {
         w.scc = false;
         w.pc = sh.entry;
         w.status = Status::Running;
+        w.gws_wait = None;
         w.id = n as u32;
         w.wg = idx;
         w.mode = initial_mode(kd.compute_pgm_rsrc1);
@@ -516,6 +591,9 @@ fn resume_workgroup(
         let mut running = false;
         let mut all_slept = true;
         for (n, w) in waves.iter_mut().take(nwaves).enumerate() {
+            if w.status == Status::Sema && sema_released(sh, w) {
+                w.status = Status::Running;
+            }
             if w.status != Status::Running {
                 continue;
             }
@@ -544,6 +622,10 @@ fn resume_workgroup(
             if live.iter().any(|&n| waves[n].status == Status::Gws) {
                 return Ok(WgEnd::Gws(gws_target));
             }
+            let queued = live.iter().filter_map(|&n| waves[n].gws_wait.map(|x| x.generation)).min();
+            if let Some(generation) = queued {
+                return Ok(WgEnd::Sema(generation));
+            }
             return Err(ExecError::Invalid("workgroup deadlocked".into()));
         }
         // The clock is read every 4096 instructions at most (barrier-heavy workgroups come
@@ -561,6 +643,14 @@ fn resume_workgroup(
                 slice_start = std::time::Instant::now();
             }
         }
+    }
+}
+
+/// Whether a release reached GWS since wave `w` queued in `ds_gws_sema_p` (it may go on).
+fn sema_released(sh: &Shared, w: &Wave) -> bool {
+    match (sh.opts.gws.as_deref(), w.gws_wait) {
+        (Some(g), Some(x)) => g.generation() > x.generation,
+        _ => true,
     }
 }
 
@@ -590,6 +680,19 @@ pub(crate) fn step(
             let e = w.exec();
             let l = if e == 0 { 0 } else { e.trailing_zeros() as usize };
             Flow::Gws(w.v[i.addr as usize][l].wrapping_add(1))
+        }
+        Enc::Ds
+            if i.gds
+                && matches!(
+                    i.op,
+                    Op::ds_gws_init
+                        | Op::ds_gws_sema_v
+                        | Op::ds_gws_sema_br
+                        | Op::ds_gws_sema_p
+                        | Op::ds_gws_sema_release_all
+                ) =>
+        {
+            Flow::GwsSema
         }
         Enc::Ds => {
             exec_ds(w, i, pc, m, loc)?;
@@ -663,6 +766,39 @@ fn fetch(m: &mut Mem, pc: u64) -> Result<Inst, ExecError> {
         return Err(ExecError::Fault(Fault { va: (pc + have as u64) & !0xfff, write: false }));
     }
     Ok(inst)
+}
+
+/// `ds_gws_init`, `ds_gws_sema_v`, `ds_gws_sema_br`, `ds_gws_sema_p` and
+/// `ds_gws_sema_release_all` on the dispatch's GWS ([`Options::gws`]), resource
+/// `(M0[21:16] + OFFSET0[5:0]) % 64`, the count (INIT, BR) from the first active lane of the VGPR
+/// that LLVM encodes in the ADDR field (the ISA's GWS instruction table). False: the wave waits
+/// in `ds_gws_sema_p` ([`Wave::gws_wait`] holds its place in the queue).
+fn gws_sema(sh: &Shared, w: &mut Wave, i: &Inst) -> Result<bool, ExecError> {
+    let Some(g) = sh.opts.gws.as_deref() else {
+        return Err(ExecError::Invalid(format!(
+            "{} at {:#x}: the queue has no GWS (ALLOC_QUEUE_GWS)",
+            i.op.name(),
+            w.pc
+        )));
+    };
+    let rid = (((w.s[M0] >> 16) & 0x3f) + (i.offset as u32 & 0x3f)) as usize % crate::GWS_RESOURCES;
+    let e = w.exec();
+    let lane = if e == 0 { 0 } else { e.trailing_zeros() as usize };
+    let count = w.v[i.addr as usize][lane];
+    match i.op {
+        Op::ds_gws_init => g.init(rid, count),
+        Op::ds_gws_sema_v => g.release(rid, 1),
+        Op::ds_gws_sema_br => g.release(rid, count),
+        Op::ds_gws_sema_release_all => g.release_all(rid),
+        _ => match g.acquire(rid, w.gws_wait.take()) {
+            Ok(()) => {}
+            Err(wait) => {
+                w.gws_wait = Some(wait);
+                return Ok(false);
+            }
+        },
+    }
+    Ok(true)
 }
 
 fn run_wave(
@@ -745,6 +881,15 @@ fn run_wave(
                 w.status = Status::Gws;
                 break Ok(Some(target));
             }
+            Flow::GwsSema => match gws_sema(sh, w, i) {
+                Ok(true) => w.pc = pc.wrapping_add(i.size as u64),
+                Ok(false) => {
+                    // Queued: the wave runs `ds_gws_sema_p` again once released.
+                    w.status = Status::Sema;
+                    break Ok(None);
+                }
+                Err(e) => break Err(e),
+            },
             Flow::End => {
                 w.status = Status::Done;
                 break Ok(None);

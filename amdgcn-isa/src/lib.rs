@@ -25,16 +25,20 @@
 //! spin-wait), its host thread yields the CPU. Workgroups run on up to `threads` threads. A
 //! workgroup that ran 1M instructions gives its thread to a waiting one (so a workgroup
 //! spinning on a later one progresses), and `ds_gws_barrier` (cooperative-groups grid sync)
-//! parks the workgroup until the whole grid arrived. LDS is per workgroup (zeroed), scratch per
+//! parks the workgroup until the whole grid arrived. `ds_gws_sema_p` on a GWS semaphore
+//! ([`Gws`], [`Options::gws`]) that holds no release parks the workgroup too, until a
+//! `ds_gws_sema_v`/`_br`/`_release_all` reaches its wave. LDS is per workgroup (zeroed), scratch per
 //! work-item (host memory; the private segment buffer V# is marked ADD_TID_ENABLE and the
-//! flat-scratch / wave-offset SGPRs are 0, so scratch offsets are per-lane offsets). Flat
+//! flat-scratch / wave-offset SGPRs are 0, so scratch offsets are per-lane offsets); a wave
+//! that sets FLAT_SCRATCH itself (kfdtest's PM4 dispatches) reaches memory there instead, through
+//! FLAT (private aperture) and SCRATCH instructions, interleaved by dword as the GPU does. Flat
 //! addresses in the LDS aperture (`1 << 48`) and the private aperture (`2 << 48`), KFD's GFX9
 //! apertures, go to LDS and scratch. `s_trap` ends the dispatch with `ExecError::Invalid`
 //! (there is no trap handler). Env: `AMDGCN_ISA_MAX_WAVE_INSTRUCTIONS` (instruction budget per
 //! wave for [`run`]), `AMDGCN_ISA_TRACE` (prints workgroup 0 wave 0's instructions).
 //!
 //! Not implemented (each is `ExecError::Unsupported`): MIMG/MTBUF/EXP formats, MUBUF
-//! `*_format_*` and `lds` forms, GDS and GWS other than `ds_gws_barrier`, MFMA (`v_mfma_*`),
+//! `*_format_*` and `lds` forms, GDS (`ds_*` with `gds` other than the GWS instructions), MFMA (`v_mfma_*`),
 //! SMEM atomics and `s_scratch_*`, `s_cbranch_*_fork`/`join`, `s_set_gpr_idx_*`/`s_movrel*`
 //! indexing modes, `ds_*` forms without a plain memory meaning (`ds_mskor`, `ds_wrap`,
 //! `ds_append`/`ds_consume`, `ds_*_addtid`), DPP on 64-bit operands (`row_newbcast`), `v_cube*`,
@@ -43,6 +47,7 @@
 
 mod decode;
 mod dispatch;
+mod gws;
 mod memops;
 mod optab;
 mod salu;
@@ -51,6 +56,7 @@ mod wave;
 
 pub use decode::{decode, DecodeError, Inst};
 pub use dispatch::{probe, KernelDescriptor};
+pub use gws::{Gws, GWS_RESOURCES};
 pub use optab::Op;
 
 /// A GPU memory access that failed: the first faulting byte's page (4 KiB aligned), as the VM
@@ -174,6 +180,12 @@ pub struct Options {
     /// are doing (kfd-sim: the queue was destroyed, and the CP preempted and dropped its waves,
     /// endless loops included). `None`: a dispatch runs to its end.
     pub cancel: Option<Cancel>,
+    /// The GWS resources of the queue that runs the dispatch (kfd-sim: the GPU's, once
+    /// ALLOC_QUEUE_GWS gave them to the queue), which `ds_gws_init` and the `ds_gws_sema_*`
+    /// instructions use; their state outlives the dispatch. `None`: those instructions end the
+    /// dispatch with [`ExecError::Invalid`] (on the GPU a queue without GWS gets a NACK and the
+    /// wave halts). `ds_gws_barrier` does not use it (a barrier of the dispatch's own waves).
+    pub gws: Option<std::sync::Arc<Gws>>,
 }
 
 /// A hook of [`Options::cancel`].

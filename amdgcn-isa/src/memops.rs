@@ -238,6 +238,24 @@ fn place_flat(a: u64) -> Place {
     }
 }
 
+/// FLAT_SCRATCH_LO/HI: on GFX9 the 64-bit base address of the wave's scratch (LLVM AMDGPUUsage,
+/// "Flat Scratch": the prolog moves Flat Scratch Init, "the 64-bit address of the base of
+/// scratch backing memory", plus the wave's offset there).
+const FLAT_SCRATCH: usize = 102;
+
+/// Where private offset `o` of lane `l` goes for a FLAT or SCRATCH instruction. A wave whose
+/// FLAT_SCRATCH is set reaches memory there, interleaved by dword as the hardware swizzles the
+/// private segment (AMDGPUUsage "Private Segment": "accessed in an interleaved manner";
+/// 4-byte elements, index stride 64): `base + (o / 4) * 256 + l * 4 + o % 4` (kfdtest's PM4
+/// dispatches set it to the scratch BO). FLAT_SCRATCH 0, what the interpreter's dispatches start
+/// with (Flat Scratch Init and the wave offset are 0): the wave's own host scratch.
+fn place_private(w: &Wave, l: usize, o: u32) -> Place {
+    match w.sgpr64(FLAT_SCRATCH) {
+        0 => Place::Private(o),
+        base => Place::Global(base.wrapping_add((o as u64 & !3) * 64 + l as u64 * 4 + (o as u64 & 3))),
+    }
+}
+
 /// Byte access to one lane's place. Out-of-range LDS/scratch reads give 0 and writes are
 /// dropped (the hardware's range checking), global accesses fault.
 fn lane_read(w: &Wave, m: &mut Mem, lds: &[u8], l: usize, p: &Place, buf: &mut [u8]) -> Result<(), ExecError> {
@@ -419,11 +437,14 @@ pub fn exec_vmem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, loc: &mut Local) 
         let l = mm.trailing_zeros() as usize;
         mm &= mm - 1;
         let p = match i.enc {
-            Enc::Flat => place_flat(lane_vaddr(w, i, sbase, l)),
+            Enc::Flat => match place_flat(lane_vaddr(w, i, sbase, l)) {
+                Place::Private(o) => place_private(w, l, o),
+                p => p,
+            },
             Enc::Global => Place::Global(lane_vaddr(w, i, sbase, l)),
             Enc::Scratch => {
                 let a = if saddr == 0x7f { w.v[i.addr as usize][l] } else { w.s[saddr] };
-                Place::Private((a as i64 + i.offset as i64) as u32)
+                place_private(w, l, (a as i64 + i.offset as i64) as u32)
             }
             _ => {
                 let [d0, d1, d2, d3] = desc;

@@ -25,6 +25,9 @@ pub enum Flow {
     Yield,
     /// `ds_gws_barrier`: continue once this many waves of the dispatch have arrived.
     Gws(u32),
+    /// `ds_gws_init` or a `ds_gws_sema_*` instruction: the dispatch's GWS carries it out
+    /// (`dispatch::gws_sema`).
+    GwsSema,
     End,
 }
 

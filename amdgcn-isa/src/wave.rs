@@ -40,6 +40,9 @@ pub enum Status {
     Barrier,
     /// Waiting in `ds_gws_barrier` (the workgroup is parked).
     Gws,
+    /// Queued at a GWS semaphore by `ds_gws_sema_p` ([`Wave::gws_wait`]; the workgroup is
+    /// parked, and the wave runs the instruction again once released).
+    Sema,
     Done,
 }
 
@@ -72,6 +75,8 @@ pub struct Wave {
     pub mode: u32,
     /// The wave's last turn ended at an `s_sleep` (it is spin-waiting).
     pub slept: bool,
+    /// Its place in a GWS semaphore's queue while `ds_gws_sema_p` waits.
+    pub(crate) gws_wait: Option<crate::gws::Wait>,
 }
 
 impl Wave {
@@ -91,6 +96,7 @@ impl Wave {
             count: 0,
             mode: 0,
             slept: false,
+            gws_wait: None,
         }
     }
 

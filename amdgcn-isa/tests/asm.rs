@@ -555,6 +555,45 @@ fn flat_private_aperture_is_per_lane() {
     }
 }
 
+/// A wave that sets FLAT_SCRATCH itself (kfdtest's PM4 dispatches: the scratch BO's address)
+/// reaches memory there through the private aperture and SCRATCH instructions, interleaved by
+/// dword: offset `o` of lane `l` at `base + (o / 4) * 256 + l * 4 + o % 4`, so the host sees it.
+#[test]
+fn flat_scratch_base_reaches_memory_interleaved() {
+    let mem = VecMem::new();
+    let scratch = mem.alloc(64 * 1024);
+    let body = format!(
+        "    s_mov_b32 flat_scratch_lo, {lo:#x}
+    s_mov_b32 flat_scratch_hi, {hi:#x}
+    s_mov_b32 s12, src_private_base
+    v_mov_b32 v2, 8
+    v_mov_b32 v3, s12
+    flat_store_dword v[2:3], v101
+    v_add_u32 v5, 0x1000, v101
+    v_mov_b32 v6, 12
+    scratch_store_dword v6, v5, off
+    s_waitcnt vmcnt(0) lgkmcnt(0)
+    flat_load_dword v1, v[2:3]
+    scratch_load_dword v4, v6, off
+    s_waitcnt vmcnt(0) lgkmcnt(0)
+{}{}",
+        store(0, "v1"),
+        store(1, "v4"),
+        lo = scratch as u32,
+        hi = (scratch >> 32) as u32
+    );
+    let inp = lanes_in();
+    let Some(o) = run_snippet_in(&mem, &body, &inp, 64, 2) else { return };
+    let b = mem.read_vec(scratch, 4 * 1024);
+    let at = |k: usize| u32::from_le_bytes(b[k..k + 4].try_into().unwrap());
+    for l in 0..64 {
+        assert_eq!(o[l], inp[l], "flat private lane {l}");
+        assert_eq!(o[64 + l], inp[l] + 0x1000, "scratch_load lane {l}");
+        assert_eq!(at(2 * 256 + l * 4), inp[l], "memory of offset 8, lane {l}");
+        assert_eq!(at(3 * 256 + l * 4), inp[l] + 0x1000, "memory of offset 12, lane {l}");
+    }
+}
+
 #[test]
 fn endless_loop_stops_at_the_budget() {
     let Some(code) = assemble("loop:\n    s_branch loop\n") else { return };
@@ -1262,4 +1301,162 @@ fn register_started_dispatch_loads_user_data_and_workgroup_ids() {
     let b = mem.read_vec(out, 24);
     let w: Vec<u32> = b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
     assert_eq!(w, [1000, 1001, 1002, 1003, 1004, 0]);
+}
+
+/// Runs `src` (kernarg pointer in s[0:1], workgroup id X in s2) over `nwg` workgroups of one
+/// wave each on 3 host threads, with `gws` as the dispatch's GWS.
+fn run_gws_kernel(
+    mem: &VecMem,
+    src: &str,
+    nwg: u32,
+    kernarg: u64,
+    gws: Option<std::sync::Arc<amdgcn_isa::Gws>>,
+) -> Option<Result<amdgcn_isa::Stats, ExecError>> {
+    let code = assemble(src)?;
+    let mut kd = [0u8; 64];
+    kd[16..24].copy_from_slice(&256i64.to_le_bytes());
+    kd[48..52].copy_from_slice(&0x3fu32.to_le_bytes());
+    kd[52..56].copy_from_slice(&(2u32 << 1 | 1 << 7).to_le_bytes()); // 2 user SGPRs, wg id x
+    kd[56..58].copy_from_slice(&(1u16 << 3).to_le_bytes()); // kernarg ptr
+    let mut img = kd.to_vec();
+    img.resize(256, 0);
+    img.extend_from_slice(&code);
+    let va = mem.alloc(img.len() as u64);
+    mem.write(va, &img).unwrap();
+    let d = Dispatch {
+        kernel_object: va,
+        kernarg_address: kernarg,
+        grid_size: [64 * nwg, 1, 1],
+        workgroup_size: [64, 1, 1],
+        ..Default::default()
+    };
+    let opts = Options { max_wave_instructions: Some(1_000_000), gws, ..Default::default() };
+    Some(amdgcn_isa::run_with(mem, &d, 3, &opts))
+}
+
+/// GWS semaphores (`ds_gws_init`, `ds_gws_sema_p`/`_v`, resource `(M0[21:16] + offset) % 64`)
+/// as kfdtest `KFDGWSTest.Semaphore` uses them: one dispatch sets resource 5's count to 1
+/// (M0[21:16] = 4, offset 1), the next runs 200 workgroups that each increment a counter in
+/// memory non-atomically between P and V, sleeping inside (so other workgroups queue and park).
+/// No increment is lost, each workgroup logged its turn once, and the count persists (1 again).
+#[test]
+fn gws_semaphore_persists_across_dispatches_and_excludes() {
+    let mem = VecMem::new();
+    let gws = std::sync::Arc::new(amdgcn_isa::Gws::new());
+    let buf = mem.alloc(4096);
+    let ka = mem.alloc_with(&buf.to_le_bytes());
+    let init = "
+        v_mov_b32 v0, 1
+        s_mov_b32 m0, 0x40000
+        ds_gws_init v0 offset:1 gds
+        s_endpgm
+    ";
+    let Some(r) = run_gws_kernel(&mem, init, 1, ka, Some(gws.clone())) else { return };
+    r.unwrap();
+    assert_eq!(gws.resource(5), (1, 0));
+    let inc = "
+        s_load_dwordx2 s[4:5], s[0:1], 0x0
+        s_mov_b32 m0, 0x40000
+        s_waitcnt lgkmcnt(0)
+        ds_gws_sema_p offset:1 gds
+        s_load_dword s6, s[4:5], 0x0 glc
+        s_waitcnt lgkmcnt(0)
+        s_sleep 1
+        s_add_u32 s7, s6, 1
+        s_store_dword s7, s[4:5], 0x0 glc
+        s_lshl_b32 s8, s7, 2
+        v_mov_b32 v1, s8
+        v_mov_b32 v2, s2
+        global_store_dword v1, v2, s[4:5]
+        s_waitcnt vmcnt(0) lgkmcnt(0)
+        ds_gws_sema_v offset:1 gds
+        s_endpgm
+    ";
+    run_gws_kernel(&mem, inc, 200, ka, Some(gws.clone())).unwrap().unwrap();
+    let w: Vec<u32> = mem.read_vec(buf, 4 * 201).chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(w[0], 200, "increments lost");
+    let mut log = w[1..].to_vec();
+    log.sort_unstable();
+    assert_eq!(log, (0..200).collect::<Vec<u32>>());
+    assert_eq!(gws.resource(5), (1, 0));
+}
+
+/// A token handed down a chain of semaphores: workgroup k waits at resource k and then releases
+/// resource k - 1; only the last workgroup's resource starts with a count (set by a first
+/// dispatch). 40 workgroups on 3 host threads, so most wait parked while the others start; the
+/// log shows the token's path, 39 down to 0, and the counts end at 0 with nothing queued.
+#[test]
+fn gws_semaphore_chain_hands_a_token_down_in_order() {
+    let mem = VecMem::new();
+    let gws = std::sync::Arc::new(amdgcn_isa::Gws::new());
+    let buf = mem.alloc(4096);
+    let ka = mem.alloc_with(&buf.to_le_bytes());
+    let init = "
+        v_mov_b32 v0, 1
+        s_mov_b32 m0, 0
+        ds_gws_init v0 offset:39 gds
+        s_endpgm
+    ";
+    let Some(r) = run_gws_kernel(&mem, init, 1, ka, Some(gws.clone())) else { return };
+    r.unwrap();
+    let chain = "
+        s_load_dwordx2 s[4:5], s[0:1], 0x0
+        s_lshl_b32 m0, s2, 16
+        s_waitcnt lgkmcnt(0)
+        ds_gws_sema_p offset:0 gds
+        s_load_dword s6, s[4:5], 0x0 glc
+        s_waitcnt lgkmcnt(0)
+        s_add_u32 s7, s6, 1
+        s_store_dword s7, s[4:5], 0x0 glc
+        s_lshl_b32 s8, s7, 2
+        v_mov_b32 v1, s8
+        v_mov_b32 v2, s2
+        global_store_dword v1, v2, s[4:5]
+        s_waitcnt vmcnt(0) lgkmcnt(0)
+        s_cmp_eq_u32 s2, 0
+        s_cbranch_scc1 END
+        s_sub_u32 s9, s2, 1
+        s_lshl_b32 m0, s9, 16
+        ds_gws_sema_v offset:0 gds
+    END:
+        s_endpgm
+    ";
+    run_gws_kernel(&mem, chain, 40, ka, Some(gws.clone())).unwrap().unwrap();
+    let w: Vec<u32> = mem.read_vec(buf, 4 * 41).chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(w[0], 40);
+    assert_eq!(w[1..], (0..40).rev().collect::<Vec<u32>>()[..]);
+    for rid in 0..64 {
+        assert_eq!(gws.resource(rid), (0, 0), "resource {rid}");
+    }
+}
+
+/// `ds_gws_sema_br` releases queued waves and banks the rest; `ds_gws_sema_p` with no release
+/// coming ends the dispatch (the waves wait on a semaphore nothing is left to release) and its
+/// waves leave the queue; a dispatch without GWS cannot use the instructions.
+#[test]
+fn gws_semaphore_bulk_release_deadlock_and_no_gws() {
+    let mem = VecMem::new();
+    let gws = std::sync::Arc::new(amdgcn_isa::Gws::new());
+    let ka = mem.alloc(64);
+    let br = "
+        v_mov_b32 v0, 7
+        s_mov_b32 m0, 0x3f0000
+        ds_gws_sema_br v0 offset:3 gds
+        s_endpgm
+    ";
+    let Some(r) = run_gws_kernel(&mem, br, 1, ka, Some(gws.clone())) else { return };
+    r.unwrap();
+    // (63 + 3) % 64 = 2.
+    assert_eq!(gws.resource(2), (7, 0));
+    let p = "
+        s_mov_b32 m0, 0
+        ds_gws_sema_p offset:2 gds
+        s_endpgm
+    ";
+    // 7 workgroups pass, 3 wait forever.
+    let e = run_gws_kernel(&mem, p, 10, ka, Some(gws.clone())).unwrap().unwrap_err();
+    assert!(matches!(&e, ExecError::Invalid(m) if m.contains("ds_gws_sema_p")), "{e}");
+    assert_eq!(gws.resource(2), (0, 0));
+    let e = run_gws_kernel(&mem, p, 1, ka, None).unwrap().unwrap_err();
+    assert!(matches!(&e, ExecError::Invalid(m) if m.contains("no GWS")), "{e}");
 }

@@ -404,7 +404,10 @@ pub(super) fn run_kernel(q: &QueueRt, d: &amdgcn_isa::Dispatch) -> Result<(), Fa
     // the waves saved to the CWSR area and dropped with the queue), endless loops included.
     let stopped = q.stopped.clone();
     let cancel = Some(amdgcn_isa::Cancel(Arc::new(move || stopped.load(Ordering::Acquire))));
-    let opts = amdgcn_isa::Options { max_wave_instructions, wave_slots, throttle, cancel };
+    // The GWS, where ALLOC_QUEUE_GWS gave it to the queue (its semaphores persist between
+    // dispatches).
+    let gws = q.gws.lock().clone();
+    let opts = amdgcn_isa::Options { max_wave_instructions, wave_slots, throttle, cancel, gws };
     let r = amdgcn_isa::run_with(&mem, d, cu_threads(), &opts);
     let wgs = (0..3).map(|k| (d.grid_size[k] as u64).div_ceil(d.workgroup_size[k].max(1) as u64)).product();
     count_dispatch(r.as_ref().ok(), t0.elapsed(), wgs);

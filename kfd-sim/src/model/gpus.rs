@@ -24,6 +24,11 @@ pub struct GpuInfo {
     pub num_xcc: u32,
     /// AMDGPU_INFO_RAS_ENABLED_FEATURES ([`crate::topology::Gpu::ras_enabled_features`]).
     pub ras_enabled_features: Option<u64>,
+    /// The topology's `num_gws` (`adev->gds.gws_size`); 0: no GWS (`dev->gws` NULL).
+    pub num_gws: u32,
+    /// The GPU's GWS resources (`dev->gws`): the state of their semaphores, kept across
+    /// dispatches; ALLOC_QUEUE_GWS hands them to one queue, whose dispatches use them.
+    pub gws: std::sync::Arc<amdgcn_isa::Gws>,
 }
 
 static GPUS: OnceLock<Vec<GpuInfo>> = OnceLock::new();
@@ -50,6 +55,8 @@ fn load() -> Vec<GpuInfo> {
             queue_sizes: g.queue_sizes(),
             num_xcc: g.num_xcc,
             ras_enabled_features: g.ras_enabled_features(),
+            num_gws: g.num_gws,
+            gws: Default::default(),
         })
         .collect()
 }

@@ -291,6 +291,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         engine,
         priority: std::sync::atomic::AtomicU32::new(args.queue_priority),
         pipes: pdd.pipes.clone(),
+        gws: parking_lot::Mutex::new(None),
         last_run: AtomicU64::new(0),
     });
     st.queues.insert(
@@ -319,8 +320,15 @@ fn kfd_ioctl_destroy_queue(p: &Arc<Process>, args: &mut kfd_ioctl_destroy_queue_
     let q = {
         let mut st = p.state.lock();
         let q = st.queues.remove(&args.queue_id).ok_or(Errno::EINVAL)?;
-        if let Some(db) = st.pdd_mut(q.rt.gpu_id).and_then(|pdd| pdd.doorbells.as_mut()) {
-            db.used.remove(&q.doorbell_slot);
+        // `pqm_destroy_queue`: a queue holding the GWS gives it back (`qpd.num_gws = 0`).
+        let had_gws = q.rt.gws.lock().take().is_some();
+        if let Some(pdd) = st.pdd_mut(q.rt.gpu_id) {
+            if had_gws {
+                pdd.num_gws = 0;
+            }
+            if let Some(db) = pdd.doorbells.as_mut() {
+                db.used.remove(&q.doorbell_slot);
+            }
         }
         q
     };
@@ -993,16 +1001,37 @@ fn kfd_ioctl_export_dmabuf(p: &Arc<Process>, args: &mut kfd_ioctl_export_dmabuf_
     Ok(0)
 }
 
-/// `kfd_ioctl_alloc_queue_gws`: unknown queue → EINVAL; SDMA queues cannot own GWS (EINVAL).
+/// `kfd_ioctl_alloc_queue_gws` → `pqm_set_gws`: unknown queue → EINVAL; SDMA queues cannot
+/// own GWS (EINVAL); a GPU without GWS (`num_gws` 0, `dev->gws` NULL) → ENODEV. `num_gws` > 0
+/// gives the GPU's GWS to the queue: EBUSY while another queue of the process on that GPU holds
+/// it ("Only allow one queue per process can have GWS assigned"); 0 takes it back (EINVAL when
+/// the process holds none there). `first_gws` is 0 (the queue gets all of them). The queue's
+/// dispatches then run with the GPU's [`amdgcn_isa::Gws`].
 fn kfd_ioctl_alloc_queue_gws(p: &Arc<Process>, args: &mut kfd_ioctl_alloc_queue_gws_args) -> R {
-    let st = p.state.lock();
-    match st.queues.get(&args.queue_id) {
-        Some(q) if !q.rt.is_sdma => {
-            args.first_gws = 0;
-            Ok(0)
-        }
-        _ => Err(Errno::EINVAL),
+    let mut st = p.state.lock();
+    let rt = match st.queues.get(&args.queue_id) {
+        Some(q) if !q.rt.is_sdma => q.rt.clone(),
+        _ => return Err(Errno::EINVAL),
+    };
+    let pdd = st.pdd_mut(rt.gpu_id).ok_or(Errno::EINVAL)?;
+    if pdd.gpu.num_gws == 0 {
+        return Err(Errno::ENODEV);
     }
+    if args.num_gws != 0 {
+        if pdd.num_gws != 0 {
+            return Err(Errno::EBUSY);
+        }
+        *rt.gws.lock() = Some(pdd.gpu.gws.clone());
+        pdd.num_gws = pdd.gpu.num_gws;
+    } else {
+        if pdd.num_gws == 0 {
+            return Err(Errno::EINVAL);
+        }
+        *rt.gws.lock() = None;
+        pdd.num_gws = 0;
+    }
+    args.first_gws = 0;
+    Ok(0)
 }
 
 /// `kfd_ioctl_smi_events`: unknown gpu → EINVAL; otherwise an fd that never reports events

@@ -141,6 +141,8 @@ pub struct Pdd {
     /// ([`super::vram`]).
     pub vram_reserved: u64,
     pub scratch_backing_va: u64,
+    /// `qpd.num_gws`: the GWS resources a queue of this process on the GPU holds (0: none).
+    pub num_gws: u32,
     pub tba_addr: u64,
     pub tma_addr: u64,
     pub mmio_page: Option<Arc<Bo>>,
@@ -223,6 +225,7 @@ impl Process {
                 vram_usage: 0,
                 vram_reserved: 0,
                 scratch_backing_va: 0,
+                num_gws: 0,
                 tba_addr: 0,
                 tma_addr: 0,
                 mmio_page: None,

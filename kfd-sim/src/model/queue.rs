@@ -63,6 +63,9 @@ pub struct QueueRt {
     pub priority: AtomicU32,
     /// The dispatches running on its GPU in this process (the pdd's; AQL queues only use it).
     pub pipes: Arc<super::aql::PipeLoad>,
+    /// `q->gws`: the GPU's GWS, once ALLOC_QUEUE_GWS gave it to this queue; its dispatches run
+    /// with it ([`amdgcn_isa::Options::gws`]).
+    pub gws: Mutex<Option<Arc<amdgcn_isa::Gws>>>,
     /// When the engine last ran packets of it (ns on the model's monotonic clock,
     /// `sdma::now_ns`): an engine thread write-protects a GPU's doorbells only once every queue
     /// of that GPU has been quiet a while.

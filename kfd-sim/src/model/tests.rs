@@ -1608,6 +1608,52 @@ fn pm4_dispatch_direct_in_indirect_buffer_raises_event() {
     }
 }
 
+/// ALLOC_QUEUE_GWS (`pqm_set_gws`): one queue per process and GPU holds the GWS (EBUSY for a
+/// second), an unknown queue is EINVAL, DESTROY_QUEUE gives it back, `num_gws` 0 takes it back
+/// (EINVAL when none is held). The holder's dispatches run with the GPU's GWS: a PM4 dispatch's
+/// `ds_gws_init` (count 3) and `ds_gws_sema_v` on resource 37 (M0[21:16]) leave 4 there.
+#[test]
+fn alloc_queue_gws_gives_the_gpu_gws_to_one_queue() {
+    use super::pm4::reg;
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let kfd = e.kfd.as_raw_fd();
+    let slots = event_page();
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let mut q1 = create_pm4(0);
+    let q2 = create_pm4(0);
+    let gws = |queue_id: u32, num_gws: u32| {
+        let mut a = kfd_ioctl_alloc_queue_gws_args { queue_id, num_gws, first_gws: 7, pad: 0 };
+        kio(kfd, AMDKFD_IOC_ALLOC_QUEUE_GWS, &mut a).map(|_| a.first_gws)
+    };
+    assert_eq!(gws(9999, 64), Err(Errno::EINVAL));
+    assert_eq!(gws(q1.queue_id, 64), Ok(0));
+    assert_eq!(gws(q2.queue_id, 64), Err(Errno::EBUSY));
+    let code = alloc(0, 4096, GTT);
+    map(&code, &e.gpus[..1]).unwrap();
+    // v_mov_b32 v0, 3; s_mov_b32 m0, 0x250000; ds_gws_init v0 gds; ds_gws_sema_v gds; s_endpgm
+    // (llvm-mc -mcpu=gfx90a -show-encoding).
+    put_dwords(&code, &[0x7e00_0283, 0xbefc_00ff, 0x0025_0000, 0xd933_0000, 0, 0xd935_0000, 0, 0xbf81_0000]);
+    let pgm = code.va >> 8;
+    let mut dw = pm4_set_sh_reg(reg::COMPUTE_START_X, &[0, 0, 0, 1, 1, 1, 0, 0]);
+    dw.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_LO, &[pgm as u32, (pgm >> 32) as u32, 0, 0, 0, 0]));
+    dw.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_RSRC1, &[0x000c_0084, 1 << 7]));
+    dw.extend([packet3(pm4::PACKET3_DISPATCH_DIRECT, 3), 1, 1, 1, 0x21]);
+    dw.extend(pm4_release_mem(slots + ev.event_slot_index as u64 * 8, ev.event_id, true, ev.event_id));
+    q1.submit(&dw);
+    let (r, res, _) = wait(&[ev.event_id], 10_000);
+    assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
+    assert_eq!(gpus::all()[0].gws.resource(37), (4, 0));
+    wait_until("the rptr", || q1.rptr() as u64 == q1.wptr);
+    q1.destroy();
+    assert_eq!(gws(q2.queue_id, 64), Ok(0));
+    assert_eq!(gws(q2.queue_id, 0), Ok(0));
+    assert_eq!(gws(q2.queue_id, 0), Err(Errno::EINVAL));
+    q2.destroy();
+    unmap(&code, &e.gpus[..1]).unwrap();
+    free(&code).unwrap();
+}
+
 /// DESTROY_QUEUE of a PM4 queue whose dispatch never ends (kfdtest `KFDCWSRTest.InterruptRestore`:
 /// `s_branch` to itself over 0x10000 workgroups) returns at once: the CP preempts the queue and
 /// its waves are dropped with it (`destroy_queue_cpsch`). Nothing after the dispatch runs and no

@@ -85,6 +85,30 @@ unsafe fn store_parts(p: *mut u8, src: &[u8]) {
     }
 }
 
+/// Stores `*v` at `q` (`store`) or loads it from there: an aligned dword in one host access
+/// (single-copy atomic, see the module's doc), an unaligned one as the bytes come.
+///
+/// # Safety
+/// `q` is valid for 4 bytes of the access (other threads may access them concurrently).
+#[inline(always)]
+unsafe fn move_dword(q: *mut u32, v: &mut u32, store: bool) {
+    // SAFETY: the caller's; the atomic arm is aligned.
+    unsafe {
+        if (q as usize).is_multiple_of(4) {
+            let a = AtomicU32::from_ptr(q);
+            if store {
+                a.store(*v, Ordering::Relaxed);
+            } else {
+                *v = a.load(Ordering::Relaxed);
+            }
+        } else if store {
+            q.write_unaligned(*v);
+        } else {
+            *v = q.read_unaligned();
+        }
+    }
+}
+
 /// A GPU VA space seen through a per-thread TLB of host pointers.
 pub struct Mem<'a> {
     pub mem: &'a dyn Memory,
@@ -613,20 +637,7 @@ fn coalesced(w: &mut Wave, i: &Inst, kind: MemKind, m: &mut Mem, sbase: u64) -> 
                 // and the `len - cut` bytes after them (p1), each range in one page mapped for
                 // the dispatch; `q` is this lane's dword in its part. Other waves access it as
                 // the GPU's memory would be: without ordering, each aligned dword whole.
-                unsafe {
-                    if (q as usize).is_multiple_of(4) {
-                        let a = AtomicU32::from_ptr(q);
-                        if store {
-                            a.store(*v, Ordering::Relaxed);
-                        } else {
-                            *v = a.load(Ordering::Relaxed);
-                        }
-                    } else if store {
-                        q.write_unaligned(*v);
-                    } else {
-                        *v = q.read_unaligned();
-                    }
-                }
+                unsafe { move_dword(q, v, store) };
             }
         }
         return true;
@@ -685,19 +696,7 @@ fn coalesced(w: &mut Wave, i: &Inst, kind: MemKind, m: &mut Mem, sbase: u64) -> 
                     k += 2;
                     continue;
                 }
-                let v = &mut w.v[r0 + k][l];
-                if (q as usize).is_multiple_of(4) {
-                    let a = AtomicU32::from_ptr(q);
-                    if store {
-                        a.store(*v, Ordering::Relaxed);
-                    } else {
-                        *v = a.load(Ordering::Relaxed);
-                    }
-                } else if store {
-                    q.write_unaligned(*v);
-                } else {
-                    *v = q.read_unaligned();
-                }
+                move_dword(q, &mut w.v[r0 + k][l], store);
             }
             k += 1;
         }

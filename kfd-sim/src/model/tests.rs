@@ -1464,6 +1464,21 @@ fn pm4_set_sh_reg(reg: u32, values: &[u32]) -> Vec<u32> {
     v
 }
 
+/// A dispatch as kfdtest's `Dispatch::BuildIb` programs one: COMPUTE_START_* 0 and
+/// COMPUTE_NUM_THREAD_* 1 (one work-item a workgroup), the program at `code_va`, RSRC1
+/// 0x000c0084 and `rsrc2`, then the SET_SH_REG packets in `extra`, then DISPATCH_DIRECT of
+/// `grid_x` workgroups.
+fn pm4_dispatch(code_va: u64, rsrc2: u32, extra: &[u32], grid_x: u32) -> Vec<u32> {
+    use super::pm4::reg;
+    let pgm = code_va >> 8;
+    let mut v = pm4_set_sh_reg(reg::COMPUTE_START_X, &[0, 0, 0, 1, 1, 1, 0, 0]);
+    v.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_LO, &[pgm as u32, (pgm >> 32) as u32, 0, 0, 0, 0]));
+    v.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_RSRC1, &[0x000c_0084, rsrc2]));
+    v.extend_from_slice(extra);
+    v.extend([packet3(pm4::PACKET3_DISPATCH_DIRECT, 3), grid_x, 1, 1, 0x21]);
+    v
+}
+
 /// Writes `dw` to `b` (CPU-mapped) from its start.
 fn put_dwords(b: &Buf, dw: &[u32]) {
     for (i, d) in dw.iter().enumerate() {
@@ -1575,20 +1590,16 @@ fn pm4_dispatch_direct_in_indirect_buffer_raises_event() {
     // v_mov_b32 v1, s2; v_add_u32 v1, s4, v1; v_mov_b32 v3, s4; v_lshlrev_b32 v3, 2, v3;
     // global_store_dword v3, v1, s[0:1]; s_endpgm (llvm-mc -mcpu=gfx90a -show-encoding).
     put_dwords(&code, &[0x7e02_0202, 0x6802_0204, 0x7e06_0204, 0x2406_0682, 0xdc70_8000, 0x0000_0103, 0xbf81_0000]);
-    let pgm = code.va >> 8;
     let mut user = [0u32; 16];
     (user[0], user[1], user[2]) = (out.va as u32, (out.va >> 32) as u32, 1000);
     // USER_SGPR 4, TRAP_PRESENT, TGID_X_EN, TIDIG_COMP_CNT 1, EXCP_EN_MSB 1.
     let rsrc2 = 4 << 1 | 1 << 6 | 1 << 7 | 1 << 11 | 1 << 13;
     let fence = ib.va + 2048;
+    let mut regs = pm4_set_sh_reg(reg::COMPUTE_PGM_RSRC3, &[9]);
+    regs.extend(pm4_set_sh_reg(reg::COMPUTE_TMPRING_SIZE, &[0]));
+    regs.extend(pm4_set_sh_reg(reg::COMPUTE_USER_DATA_0, &user));
     let mut w = vec![packet3(pm4::PACKET3_ACQUIRE_MEM, 5), 0x28c0_0000, u32::MAX, 0, 0, 0, 4];
-    w.extend(pm4_set_sh_reg(reg::COMPUTE_START_X, &[0, 0, 0, 1, 1, 1, 0, 0]));
-    w.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_LO, &[pgm as u32, (pgm >> 32) as u32, 0, 0, 0, 0]));
-    w.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_RSRC1, &[0x000c_0084, rsrc2]));
-    w.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_RSRC3, &[9]));
-    w.extend(pm4_set_sh_reg(reg::COMPUTE_TMPRING_SIZE, &[0]));
-    w.extend(pm4_set_sh_reg(reg::COMPUTE_USER_DATA_0, &user));
-    w.extend([packet3(pm4::PACKET3_DISPATCH_DIRECT, 3), 5, 1, 1, 0x21]);
+    w.extend(pm4_dispatch(code.va, rsrc2, &regs, 5));
     w.extend(pm4_release_mem(fence, 0xdead_beef, false, 0));
     w.extend(pm4_wait_mem_eq(fence, 0xdead_beef));
     put_dwords(&ib, &w);
@@ -1614,7 +1625,6 @@ fn pm4_dispatch_direct_in_indirect_buffer_raises_event() {
 /// `ds_gws_init` (count 3) and `ds_gws_sema_v` on resource 37 (M0[21:16]) leave 4 there.
 #[test]
 fn alloc_queue_gws_gives_the_gpu_gws_to_one_queue() {
-    use super::pm4::reg;
     let _g = SERIAL.lock().unwrap();
     let e = env();
     let kfd = e.kfd.as_raw_fd();
@@ -1634,11 +1644,7 @@ fn alloc_queue_gws_gives_the_gpu_gws_to_one_queue() {
     // v_mov_b32 v0, 3; s_mov_b32 m0, 0x250000; ds_gws_init v0 gds; ds_gws_sema_v gds; s_endpgm
     // (llvm-mc -mcpu=gfx90a -show-encoding).
     put_dwords(&code, &[0x7e00_0283, 0xbefc_00ff, 0x0025_0000, 0xd933_0000, 0, 0xd935_0000, 0, 0xbf81_0000]);
-    let pgm = code.va >> 8;
-    let mut dw = pm4_set_sh_reg(reg::COMPUTE_START_X, &[0, 0, 0, 1, 1, 1, 0, 0]);
-    dw.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_LO, &[pgm as u32, (pgm >> 32) as u32, 0, 0, 0, 0]));
-    dw.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_RSRC1, &[0x000c_0084, 1 << 7]));
-    dw.extend([packet3(pm4::PACKET3_DISPATCH_DIRECT, 3), 1, 1, 1, 0x21]);
+    let mut dw = pm4_dispatch(code.va, 1 << 7, &[], 1);
     dw.extend(pm4_release_mem(slots + ev.event_slot_index as u64 * 8, ev.event_id, true, ev.event_id));
     q1.submit(&dw);
     let (r, res, _) = wait(&[ev.event_id], 10_000);
@@ -1660,7 +1666,6 @@ fn alloc_queue_gws_gives_the_gpu_gws_to_one_queue() {
 /// VM fault is reported.
 #[test]
 fn pm4_destroy_queue_ends_an_endless_dispatch() {
-    use super::pm4::reg;
     let _g = SERIAL.lock().unwrap();
     let e = env();
     let slots = event_page();
@@ -1674,11 +1679,7 @@ fn pm4_destroy_queue_ends_an_endless_dispatch() {
     }
     // LOOP: s_branch LOOP; s_endpgm
     put_dwords(&code, &[0xbf82_ffff, 0xbf81_0000]);
-    let pgm = code.va >> 8;
-    let mut dw = pm4_set_sh_reg(reg::COMPUTE_START_X, &[0, 0, 0, 1, 1, 1, 0, 0]);
-    dw.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_LO, &[pgm as u32, (pgm >> 32) as u32, 0, 0, 0, 0]));
-    dw.extend(pm4_set_sh_reg(reg::COMPUTE_PGM_RSRC1, &[0x000c_0084, 1 << 7]));
-    dw.extend([packet3(pm4::PACKET3_DISPATCH_DIRECT, 3), 0x10000, 1, 1, 0x21]);
+    let mut dw = pm4_dispatch(code.va, 1 << 7, &[], 0x10000);
     dw.extend(pm4_write_data(after.va, &[7]));
     dw.extend(pm4_release_mem(slots + ev.event_slot_index as u64 * 8, ev.event_id, true, ev.event_id));
     q.submit(&dw);

@@ -282,3 +282,42 @@ TEST(order_peer_disable_waits_for_a_queued_peer_copy)
     pthread_join(r.t, NULL);
     free(out);
 }
+
+/* Rule: hipDeviceSynchronize and hipFree wait for every stream's work queued before them, also
+ * right after a sync that found the device idle (the runtime then skips its walk over the
+ * streams until something is submitted: DeviceStreams::submitted). A user stream is held; a
+ * copy into a buffer queued behind the hold must be done (its bytes there) when
+ * hipDeviceSynchronize returns, and a hipFree of a source behind a second hold must wait for it. */
+TEST(order_device_sync_after_an_idle_sync_waits_for_new_work)
+{
+    uint32_t *w = hold_word(), *w2 = hold_word();
+    uint8_t *x = dev_buf(0, 21), *y = dev_buf(0, 22), *h = pinned(23), *out = malloc(N);
+    hipStream_t s;
+    HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+    struct releaser r;
+    HIP_OK(hipDeviceSynchronize()); /* idle: the next syncs may take the fast path */
+    HIP_OK(hipDeviceSynchronize());
+    hold(s, w);
+    release_after(&r, w, 100);
+    HIP_OK(hipMemcpyAsync(x, y, N, hipMemcpyDeviceToDevice, s));
+    HIP_OK(hipDeviceSynchronize());
+    CHECK(atomic_load(&r.released));
+    pthread_join(r.t, NULL);
+    HIP_OK(hipMemcpy(out, x, N, hipMemcpyDeviceToHost));
+    CHECK_PATTERN(out, N, 22);
+    /* hipFree of the copy's destination waits for the held copy into it */
+    HIP_OK(hipDeviceSynchronize());
+    hold(s, w2);
+    release_after(&r, w2, 100);
+    HIP_OK(hipMemcpyAsync(h, y, N, hipMemcpyDeviceToHost, s));
+    HIP_OK(hipFree(x));
+    CHECK(atomic_load(&r.released));
+    pthread_join(r.t, NULL);
+    CHECK_PATTERN(h, N, 22);
+    HIP_OK(hipStreamDestroy(s));
+    HIP_OK(hipFree(y));
+    HIP_OK(hipHostFree(h));
+    HIP_OK(hipHostFree(w));
+    HIP_OK(hipHostFree(w2));
+    free(out);
+}

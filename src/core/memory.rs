@@ -12,7 +12,7 @@ use nix::errno::Errno;
 use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
 /// A KFD BO at a VA of our aperture.
@@ -527,6 +527,9 @@ struct Index {
 pub struct Registry {
     map: RwLock<Index>,
     exports: Mutex<Exports>,
+    /// Set (under `exports`' lock, before the allocation is looked up) by the first export:
+    /// until then [`remove`](Self::remove) takes no export lock.
+    any_export: AtomicBool,
 }
 
 impl Registry {
@@ -572,9 +575,13 @@ impl Registry {
             }
             a
         };
-        let mut ex = self.exports.lock();
-        if let Some(t) = ex.by_base.remove(&base) {
-            ex.by_token.remove(&t);
+        // An export that found `a` set `any_export` before its lookup, which came before the
+        // removal above: this load sees it.
+        if self.any_export.load(Ordering::SeqCst) {
+            let mut ex = self.exports.lock();
+            if let Some(t) = ex.by_base.remove(&base) {
+                ex.by_token.remove(&t);
+            }
         }
         Some(a)
     }
@@ -584,6 +591,7 @@ impl Registry {
     /// (a concurrent free).
     pub fn export_token(&self, a: &Arc<Allocation>, new_token: impl FnOnce() -> ExportToken) -> Option<ExportToken> {
         let mut ex = self.exports.lock();
+        self.any_export.store(true, Ordering::SeqCst);
         // Re-check under the lock: a concurrent `remove` may have taken it out.
         match self.get(a.base) {
             Some(cur) if Arc::ptr_eq(&cur, a) => {}

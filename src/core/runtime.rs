@@ -216,6 +216,13 @@ impl Runtime {
         state.downcast_ref().expect("a feature slot holds its feature's type")
     }
 
+    /// Feature `f`'s state if something made it already ([`feature`](Self::feature)), without
+    /// making it: for hot paths that only consult a feature a program may never use.
+    pub fn feature_if<T: Any + Send + Sync>(&self, f: Feature) -> Option<&T> {
+        let state = self.features[f as usize].get()?;
+        Some(state.downcast_ref().expect("a feature slot holds its feature's type"))
+    }
+
     /// The KFD event page (made during init).
     pub fn event_page(&self) -> Result<&EventPage, hipError_t> {
         self.event_page.get().ok_or(hipError_t::hipErrorNotInitialized)

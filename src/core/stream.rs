@@ -14,6 +14,7 @@ use crate::core::runtime::Runtime;
 use crate::core::wait::WaitPolicy;
 use kfd_ioctl::sdma;
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Weak};
 
@@ -103,7 +104,7 @@ impl Stream {
             flags,
             priority,
             is_null,
-            id: NEXT_STREAM_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            id: NEXT_STREAM_ID.fetch_add(1, Ordering::Relaxed),
             sync_policy: std::sync::atomic::AtomicI32::new(SYNC_POLICY_AUTO),
             queue: Mutex::new(queue),
             own_queue,
@@ -159,6 +160,12 @@ pub struct DeviceStreams {
     /// Set when making a queue for `private` failed: the KFD has no SDMA queue left for the
     /// device, and queues are never destroyed, so later detaches take spares only.
     pub no_more_queues: std::sync::atomic::AtomicBool,
+    /// Submissions to the device's streams so far (counted after each sets its stream's last
+    /// fence), and a value of it at which [`Runtime::device_sync`] found every one done: while
+    /// the two are equal, the device has nothing to wait for and `device_sync` (every `hipFree`
+    /// makes one per device) takes no lock.
+    submitted: AtomicU64,
+    idle_at: AtomicU64,
 }
 
 impl Runtime {
@@ -282,6 +289,7 @@ impl Runtime {
         })?;
         let f = Fence { queue: q, seq };
         *last = Some(f.clone());
+        self.streams[s.dev].submitted.fetch_add(1, Ordering::Release);
         Ok(f)
     }
 
@@ -310,7 +318,6 @@ impl Runtime {
     /// when `s` has (the null stream, or after an external-semaphore wait or a host function), so
     /// that a long wait on `s` holds no other stream's queue. Errors: `hipErrorOutOfMemory`.
     pub fn stream_proxy(&self, s: &Arc<Stream>, dev: usize) -> Result<Arc<Stream>, hipError_t> {
-        use std::sync::atomic::Ordering;
         let p = {
             let mut proxies = s.proxies.lock();
             match proxies.iter().find(|p| p.dev == dev) {
@@ -339,7 +346,6 @@ impl Runtime {
     /// pool queue until it needs one of its own again). Errors: `hipErrorOutOfMemory` (every
     /// queue busy).
     pub fn stream_detach(&self, s: &Arc<Stream>) -> Result<(), hipError_t> {
-        use std::sync::atomic::Ordering;
         if s.own_queue.load(Ordering::Acquire) {
             return Ok(());
         }
@@ -376,7 +382,6 @@ impl Runtime {
     /// whose live stream has nothing queued on it and is not submitting: that stream is moved
     /// back to a pool queue. None when every such queue is busy (or no pool queue can be had).
     fn reclaim_idle(&self, private: &[(Weak<Stream>, Arc<SdmaQueue>)], s: &Arc<Stream>) -> Option<usize> {
-        use std::sync::atomic::Ordering;
         private.iter().position(|(w, q)| {
             let Some(o) = w.upgrade().filter(|o| !Arc::ptr_eq(o, s)) else { return false };
             // Holding `last` keeps `o` from submitting; one mid-submission is passed over.
@@ -483,6 +488,12 @@ impl Runtime {
     /// `hipDeviceSynchronize`: every stream of device `dev`.
     pub fn device_sync(&self, dev: usize) -> Result<(), hipError_t> {
         let ds = &self.streams[dev];
+        // Every submission counted in `n` had set its stream's last fence, which the walk below
+        // reads (or a later fence of that stream, done only after it).
+        let n = ds.submitted.load(Ordering::Acquire);
+        if ds.idle_at.load(Ordering::Acquire) == n {
+            return Ok(());
+        }
         let streams: Vec<Arc<Stream>> = ds.streams.lock().iter().filter_map(|w| w.upgrade()).collect();
         let null = ds.null.lock().clone();
         for s in streams.iter().chain(null.iter()) {
@@ -490,6 +501,7 @@ impl Runtime {
                 self.fence_wait(&f)?;
             }
         }
+        ds.idle_at.fetch_max(n, Ordering::Release);
         Ok(())
     }
 }

@@ -33,7 +33,7 @@ use parking_lot::Mutex;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::ffi::{c_int, c_uint, c_void};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 /// A C parameter struct kept in a node as given. Its pointers are the program's: hipkfd hands
@@ -1003,6 +1003,9 @@ pub struct EventCapture {
 /// Every capture in progress (clr `g_allCapturingStreams`; those in Global mode are clr's
 /// `g_captureStreams`).
 static ACTIVE: Mutex<Vec<Weak<Capture>>> = Mutex::new(Vec::new());
+/// `ACTIVE`'s length, kept under its lock: calls checked against captures (every `hipMalloc`
+/// and `hipFree`) take no lock while no capture was ever begun or all were forgotten.
+static ACTIVE_LEN: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
     /// This thread's captures in Global or ThreadLocal mode (clr `tls.capture_streams_`).
@@ -1012,7 +1015,13 @@ thread_local! {
 }
 
 fn active() -> Vec<Arc<Capture>> {
-    ACTIVE.lock().iter().filter_map(|w| w.upgrade()).collect()
+    if ACTIVE_LEN.load(Ordering::Acquire) == 0 {
+        return Vec::new();
+    }
+    let mut all = ACTIVE.lock();
+    all.retain(|w| w.strong_count() > 0);
+    ACTIVE_LEN.store(all.len(), Ordering::Release);
+    all.iter().filter_map(|w| w.upgrade()).collect()
 }
 
 fn mine() -> Vec<Arc<Capture>> {
@@ -1163,13 +1172,17 @@ pub fn capture_begin(
     let mut all = ACTIVE.lock();
     all.retain(|w| w.strong_count() > 0);
     all.push(Arc::downgrade(&cap));
+    ACTIVE_LEN.store(all.len(), Ordering::Release);
     *c = Some(StreamCapture::new(cap, deps));
     Ok(())
 }
 
 /// Ends capture `cap` on every stream and event taking part, and forgets it.
 fn capture_finish(cap: &Arc<Capture>) {
-    ACTIVE.lock().retain(|w| w.upgrade().is_some_and(|c| !Arc::ptr_eq(&c, cap)));
+    let mut all = ACTIVE.lock();
+    all.retain(|w| w.upgrade().is_some_and(|c| !Arc::ptr_eq(&c, cap)));
+    ACTIVE_LEN.store(all.len(), Ordering::Release);
+    drop(all);
     MINE.with(|m| m.borrow_mut().retain(|w| w.upgrade().is_some_and(|c| !Arc::ptr_eq(&c, cap))));
     let streams = std::mem::take(&mut *cap.streams.lock());
     for s in streams.iter().filter_map(|w| w.upgrade()) {

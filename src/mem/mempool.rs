@@ -331,7 +331,8 @@ impl Runtime {
     /// Whether `ptr` is a pointer `hipMemPoolImportPointer` imported; it is forgotten (the caller
     /// closes the import).
     pub fn mempool_take_import(&self, ptr: u64) -> bool {
-        let mut im = self.mempools().imported.lock();
+        let Some(pools) = self.mempools_if() else { return false };
+        let mut im = pools.imported.lock();
         let Some(n) = im.get_mut(&ptr) else { return false };
         *n -= 1;
         if *n == 0 {
@@ -341,7 +342,13 @@ impl Runtime {
     }
 
     fn mempools_all(&self) -> Vec<Arc<MemPool>> {
-        self.mempools().all.lock().values().cloned().collect()
+        self.mempools_if().map_or_else(Vec::new, |p| p.all.lock().values().cloned().collect())
+    }
+
+    /// The pools' state if any pool API was used yet: `hipFree` of a program that never used
+    /// one takes none of their locks.
+    fn mempools_if(&self) -> Option<&MemPools> {
+        self.feature_if(crate::core::runtime::Feature::MemPools)
     }
 
     /// Whether `ptr` lies in a block a pool keeps for reuse: memory its program freed

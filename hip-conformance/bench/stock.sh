@@ -9,7 +9,7 @@
 set -u
 kfdsim=$1 gpus=$2 bin=$3 out=$4 limit=${5:-120}
 shift 5 2>/dev/null || shift $#
-sections=${*:-ipc malloc live peer sdma wait calls pairs kernel}
+sections=${*:-ipc malloc contention live peer sdma wait calls pairs kernel}
 : > "$out"
 for s in $sections; do
   log=$out.$s.log

@@ -2461,7 +2461,9 @@ hipError_t hipGetDevice(int *device);
 hipError_t hipDeviceGet(hipDevice_t *device, int ordinal);
 
 // `hipDeviceSynchronize`: waits for all work of the current device, then reports a VM fault
-// any GPU work raised, also work the runtime did not submit (sticky `hipErrorIllegalAddress`).
+// any GPU work raised, also work the runtime did not submit (sticky `hipErrorIllegalAddress`,
+// stored by the runtime's fault watcher thread: no syscall; a fault of work it did not wait
+// for is reported once that thread has stored it, within a thread wake-up of the fault).
 hipError_t hipDeviceSynchronize(void);
 
 // `hipDeviceReset`: waits for the current device, then destroys its streams, frees its

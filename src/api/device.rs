@@ -72,7 +72,9 @@ pub extern "C" fn hipDeviceGet(device: *mut hipDevice_t, ordinal: c_int) -> hipE
 }
 
 /// `hipDeviceSynchronize`: waits for all work of the current device, then reports a VM fault
-/// any GPU work raised, also work the runtime did not submit (sticky `hipErrorIllegalAddress`).
+/// any GPU work raised, also work the runtime did not submit (sticky `hipErrorIllegalAddress`,
+/// stored by the runtime's fault watcher thread: no syscall; a fault of work it did not wait
+/// for is reported once that thread has stored it, within a thread wake-up of the fault).
 #[no_mangle]
 pub extern "C" fn hipDeviceSynchronize() -> hipError_t {
     api(|| {

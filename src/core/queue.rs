@@ -15,12 +15,13 @@ use crate::abi::types::hipError_t;
 use crate::core::memory::{gtt_flags, Bo};
 use crate::core::runtime::Runtime;
 use crate::core::signal::{KfdEvent, Signal};
-use crate::core::wait::{Polling, WaitPolicy, BACKGROUND_POLL, FAULT_POLL};
+use crate::core::wait::{Polling, WaitPolicy, BACKGROUND_POLL, BLOCK_POLL, FAULT_POLL};
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::mmap::KFD_DOORBELL_PROCESS_SLICE;
 use kfd_ioctl::sdma;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// Bytes of each ring (power of two).
 pub const RING_SIZE: u64 = 256 << 10;
@@ -283,39 +284,61 @@ impl Runtime {
     }
 
     /// Waits until submission `seq` of `q` is done under `policy` (src/core/wait.rs): `Block`
-    /// sleeps in `AMDKFD_IOC_WAIT_EVENTS` (on the queue's event and the memory-exception event)
-    /// until the engine's TRAP; `Background` polls for [`BACKGROUND_POLL`], then sleeps; the
-    /// others poll the completion signal without a syscall, looking for a VM fault every
-    /// [`FAULT_POLL`]. A submission already done costs nothing.
+    /// polls between `sched_yield`s for [`BLOCK_POLL`], `Background` for [`BACKGROUND_POLL`],
+    /// then each sleeps in `AMDKFD_IOC_WAIT_EVENTS` (on the queue's event and the
+    /// memory-exception event) until the engine's TRAP; the others poll the completion signal.
+    /// Every wait looks at the sticky VM fault as it polls (no syscall, src/core/signal.rs); a
+    /// submission already done, or done within the polling window, costs no syscall.
     /// Errors: `hipErrorIllegalAddress` after a VM fault.
     pub fn queue_wait_with(&self, q: &SdmaQueue, seq: u64, policy: WaitPolicy) -> Result<(), hipError_t> {
         if q.done(seq) {
             return Ok(());
         }
-        if policy == WaitPolicy::Background {
-            let t0 = std::time::Instant::now();
-            while !q.done(seq) && t0.elapsed() < BACKGROUND_POLL {
-                std::thread::yield_now();
-            }
-            return self.queue_wait_with(q, seq, WaitPolicy::Block);
-        }
-        if policy == WaitPolicy::Block {
-            while !q.done(seq) {
-                self.kfd_event_wait(&q.event, WAIT_SLICE_MS)?;
-            }
-            return Ok(());
-        }
         self.check_fault()?;
+        match policy {
+            WaitPolicy::Block => self.queue_poll_then_sleep(q, seq, BLOCK_POLL),
+            WaitPolicy::Background => self.queue_poll_then_sleep(q, seq, BACKGROUND_POLL),
+            _ => self.queue_poll(q, seq, policy),
+        }
+    }
+
+    /// Polls `q`'s completion signal between `sched_yield`s for `window`, then sleeps in
+    /// `WAIT_EVENTS` until submission `seq` is done (spin, then block).
+    fn queue_poll_then_sleep(&self, q: &SdmaQueue, seq: u64, window: Duration) -> Result<(), hipError_t> {
+        let t0 = Instant::now();
+        {
+            let mut polling = Polling::enter();
+            while !q.done(seq) {
+                if t0.elapsed() >= window {
+                    break;
+                }
+                polling.step(WaitPolicy::Yield);
+                self.check_fault()?;
+            }
+        }
+        while !q.done(seq) {
+            self.kfd_event_wait(&q.event, WAIT_SLICE_MS)?;
+        }
+        Ok(())
+    }
+
+    /// Polls `q`'s completion signal under `policy` (`Auto`, `Spin` or `Yield`) until
+    /// submission `seq` is done, looking at the sticky VM fault every 64 steps, and calling
+    /// [`Runtime::poll_fault`] every [`FAULT_POLL`] (a syscall only without the fault watcher).
+    fn queue_poll(&self, q: &SdmaQueue, seq: u64, policy: WaitPolicy) -> Result<(), hipError_t> {
         let mut polling = Polling::enter();
-        let mut next_fault_poll = std::time::Instant::now() + FAULT_POLL;
+        let mut next_fault_poll = Instant::now() + FAULT_POLL;
         let mut n = 0u32;
         while !q.done(seq) {
             polling.step(policy);
-            // The clock every 64 steps: a step is tens of ns, a clock read about as much.
+            // Every 64 steps: a step is tens of ns, a clock read about as much.
             n = n.wrapping_add(1);
-            if n.is_multiple_of(64) && std::time::Instant::now() >= next_fault_poll {
-                self.poll_fault()?;
-                next_fault_poll += FAULT_POLL;
+            if n.is_multiple_of(64) {
+                self.check_fault()?;
+                if Instant::now() >= next_fault_poll {
+                    self.poll_fault()?;
+                    next_fault_poll += FAULT_POLL;
+                }
             }
         }
         Ok(())

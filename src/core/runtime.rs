@@ -41,8 +41,9 @@ pub struct Runtime {
     /// Signal slots (memset edges, host-function flags, event timestamps) waiting for every
     /// fence that may still write or read them.
     pub deferred: Mutex<Vec<(Vec<Fence>, Signal)>>,
-    /// The first VM fault a GPU reported (sticky).
-    pub fault: Mutex<Option<kfd_hsa_memory_exception_data>>,
+    /// The first VM fault a GPU reported (sticky; stored by the fault watcher or a sleeping
+    /// wait, src/core/signal.rs).
+    pub fault: OnceLock<kfd_hsa_memory_exception_data>,
     /// Where sequence numbers start (queue seqs, IPC event record counters): 0, or
     /// `HIPKFD_SEQ_START` (a debug knob to run across 2^32 quickly).
     pub seq_start: u64,
@@ -171,7 +172,7 @@ impl Runtime {
             streams: (0..n).map(|_| DeviceStreams::default()).collect(),
             staging: (0..n).map(|_| Staging::default()).collect(),
             deferred: Mutex::new(vec![]),
-            fault: Mutex::new(None),
+            fault: OnceLock::new(),
             features: Default::default(),
             seq_start: seq_start(),
         };
@@ -183,6 +184,8 @@ impl Runtime {
         for d in 0..n {
             rt.map_mmio_remap(d);
         }
+        // Last: nothing after it can fail, so the thread finds the runtime initialised.
+        rt.fault_watcher_start();
         Ok(rt)
     }
 

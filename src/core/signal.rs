@@ -1,6 +1,24 @@
 //! Signals: u64 words in pinned system memory that SDMA engines write (FENCE, TIMESTAMP) and
 //! POLL_REGMEM reads, mapped on every GPU and on the CPU at the same VA. And the KFD event page
-//! with the process's memory-exception event, through which the runtime sleeps on GPU work.
+//! with the process's memory-exception event, through which the runtime sleeps on GPU work and
+//! learns of VM faults.
+//!
+//! **VM faults.** A GPU VM fault stops every queue of the process on that GPU (the KFD's
+//! `kfd_dqm_evict_pasid`) and sets the process's memory-exception event with the fault's data
+//! (`kfd_signal_vm_fault_event`); the work that faulted, and all work behind it on that GPU,
+//! never completes. As ROCr does (`Runtime::VMFaultHandler`, run by its async-events thread
+//! blocked in `hsaKmtWaitOnMultipleEvents` on the memory event), one process-wide thread,
+//! `hipkfd-vmfault`, started at runtime init, sleeps in `AMDKFD_IOC_WAIT_EVENTS` on that event
+//! with no timeout; when it wakes with a fault it stores it (sticky: `hipErrorIllegalAddress`
+//! from then on) and ends (the event is not auto-reset: waiting again would return at once).
+//! So looking for a fault ([`Runtime::check_fault`], [`Runtime::poll_fault`]) costs no syscall.
+//! What holds: a wait for work that faulted (or that is queued behind it, or waits on it) ends
+//! with `hipErrorIllegalAddress`, since that work never completes and every wait looks at the
+//! sticky fault (a sleeping wait is woken by the memory event itself); a fault becomes visible
+//! to every other call within a thread wake-up of the fault, so a call that waits only for work
+//! that completed (another GPU's, say) right after a fault elsewhere may still succeed, and the
+//! next one reports it. Should the thread not start, or its wait fail, [`Runtime::poll_fault`]
+//! falls back to one non-blocking `WAIT_EVENTS` per call, as before.
 //!
 //! Layer `core`: may call `abi` and its own layer.
 
@@ -9,7 +27,7 @@ use crate::core::memory::{gtt_flags, Bo};
 use crate::core::runtime::Runtime;
 use kfd_ioctl::kfd::*;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Bytes of one chunk of signal slots.
 const CHUNK: u64 = 64 << 10;
@@ -82,6 +100,9 @@ impl Runtime {
 pub struct EventPage {
     pub bo: Bo,
     pub memory_event: u32,
+    /// The fault watcher thread (module docs) is waiting on `memory_event`: while it is,
+    /// [`Runtime::poll_fault`] makes no syscall.
+    pub watched: AtomicBool,
 }
 
 /// One KFD signal event with its slot in the event page.
@@ -110,7 +131,7 @@ impl Runtime {
             self.bo_free(&bo);
             return Err(hipError_t::hipErrorOutOfMemory);
         }
-        Ok(EventPage { bo, memory_event: a.event_id })
+        Ok(EventPage { bo, memory_event: a.event_id, watched: AtomicBool::new(false) })
     }
 
     /// Creates an auto-reset signal event; `TRAP(event_id)` after a FENCE of `event_id` to
@@ -148,12 +169,63 @@ impl Runtime {
         self.note_fault(&evs[1])
     }
 
-    /// Picks up a VM fault that no wait of ours has seen (`AMDKFD_IOC_WAIT_EVENTS` on the
-    /// memory-exception event alone, timeout 0), so that `hipDeviceSynchronize` reports a fault
-    /// of any work on the GPUs, not only of work it waits for. Errors: `hipErrorIllegalAddress`.
+    /// Starts the fault watcher (module docs): a detached thread, `hipkfd-vmfault`, that
+    /// sleeps in `WAIT_EVENTS` on the memory-exception event until a GPU faults. Called once, at
+    /// the end of runtime init (after any fork a test makes before using HIP; the thread blocks
+    /// on the runtime's initialisation until `init` has returned). Without a thread (spawn
+    /// failed) [`Runtime::poll_fault`] polls instead.
+    pub(crate) fn fault_watcher_start(&self) {
+        let Ok(page) = self.event_page() else { return };
+        page.watched.store(true, Ordering::Release);
+        // Detached: it never keeps the process alive, and exit ends it in its wait.
+        let spawned = std::thread::Builder::new().name("hipkfd-vmfault".into()).spawn(|| {
+            if let Ok(rt) = crate::core::runtime::runtime() {
+                rt.fault_watch();
+            }
+        });
+        if let Err(e) = spawned {
+            crate::core::log::hipkfd_log!("no fault watcher thread ({e}): VM faults are polled");
+            page.watched.store(false, Ordering::Release);
+        }
+    }
+
+    /// The fault watcher's body: waits on the memory-exception event with no timeout until it
+    /// reports a fault, stores it, and returns. A wait that fails (or returns without fault data,
+    /// which would spin) hands the job back to [`Runtime::poll_fault`].
+    fn fault_watch(&self) {
+        let Ok(page) = self.event_page() else { return };
+        loop {
+            let mut evs = [kfd_event_data { event_id: page.memory_event, ..Default::default() }];
+            match self.kfd.wait_events(&mut evs, false, KFD_EVENT_TIMEOUT_INFINITE) {
+                Ok(r) => {
+                    if self.note_fault(&evs[0]).is_err() {
+                        // Stored; the event stays set, so there is nothing more to wait for.
+                        return;
+                    }
+                    if r == KFD_IOC_WAIT_RESULT_COMPLETE {
+                        crate::core::log::hipkfd_log!("memory event set without fault data: VM faults are polled");
+                        break;
+                    }
+                }
+                Err(e) => {
+                    crate::core::log::hipkfd_log!("fault watcher: WAIT_EVENTS: {e}; VM faults are polled");
+                    break;
+                }
+            }
+        }
+        page.watched.store(false, Ordering::Release);
+    }
+
+    /// Reports a VM fault of any work on the GPUs, also work the runtime did not submit: the
+    /// sticky fault the fault watcher stored (module docs; no syscall). Only while no watcher
+    /// waits (it could not start, or its wait failed): one `AMDKFD_IOC_WAIT_EVENTS` on the
+    /// memory-exception event alone, timeout 0. Errors: `hipErrorIllegalAddress`.
     pub fn poll_fault(&self) -> Result<(), hipError_t> {
         self.check_fault()?;
         let page = self.event_page()?;
+        if page.watched.load(Ordering::Acquire) {
+            return Ok(());
+        }
         let mut evs = [kfd_event_data { event_id: page.memory_event, ..Default::default() }];
         if let Err(e) = self.kfd.wait_events(&mut evs, false, 0) {
             crate::core::log::hipkfd_log!("WAIT_EVENTS: {e}");
@@ -162,7 +234,8 @@ impl Runtime {
         self.note_fault(&evs[0])
     }
 
-    /// Makes a memory exception in `ev` (the memory-exception event's data) sticky.
+    /// Makes a memory exception in `ev` (the memory-exception event's data) sticky; the first
+    /// one stored stays.
     fn note_fault(&self, ev: &kfd_event_data) -> Result<(), hipError_t> {
         let m = ev.memory_exception_data();
         if m.va != 0 || m.failure.NotPresent != 0 || m.failure.ReadOnly != 0 {
@@ -172,14 +245,15 @@ impl Runtime {
                 m.gpu_id,
                 m.failure
             );
-            *self.fault.lock() = Some(m);
+            let _ = self.fault.set(m);
         }
         self.check_fault()
     }
 
-    /// `hipErrorIllegalAddress` once any GPU reported a VM fault to this process.
+    /// `hipErrorIllegalAddress` once any GPU reported a VM fault to this process (an atomic
+    /// load: no syscall, no lock).
     pub fn check_fault(&self) -> Result<(), hipError_t> {
-        match *self.fault.lock() {
+        match self.fault.get() {
             Some(_) => Err(hipError_t::hipErrorIllegalAddress),
             None => Ok(()),
         }

@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | [`WaitPolicy::Spin`] | `hipDeviceScheduleSpin`, `hipSyncPolicySpin` | polling the completion signal (no syscall) |
 //! | [`WaitPolicy::Yield`] | `hipDeviceScheduleYield`, `hipSyncPolicyYield` | polling it between `sched_yield`s |
-//! | [`WaitPolicy::Block`] | `hipDeviceScheduleBlockingSync`, `hipSyncPolicyBlockingSync`, `hipEventBlockingSync` events | sleeping in `AMDKFD_IOC_WAIT_EVENTS` until the engine's TRAP |
+//! | [`WaitPolicy::Block`] | `hipDeviceScheduleBlockingSync`, `hipSyncPolicyBlockingSync`, `hipEventBlockingSync` events | polling it between `sched_yield`s for [`BLOCK_POLL`], then sleeping in `AMDKFD_IOC_WAIT_EVENTS` until the engine's TRAP (ROCr's `HSA_WAIT_STATE_BLOCKED`: poll, then `hsaKmtWaitOnEvent`) |
 //! | [`WaitPolicy::Auto`] | `hipDeviceScheduleAuto` (the default), `hipSyncPolicyAuto` on a device in `Auto` | CUDA's heuristic: spins while fewer threads of the process are in a polling wait than it has CPUs, else yields; a spinning wait yields once every [`AUTO_SPIN`] |
 //!
 //! The runtime's own completion thread (host functions, IPC event wake-ups) waits as
@@ -18,8 +18,12 @@
 //! A stream's policy other than `hipSyncPolicyAuto` overrides its device's for
 //! `hipStreamSynchronize`; an event made with `hipEventBlockingSync` always blocks in
 //! `hipEventSynchronize` (clr: `active_wait = !(flags & hipEventBlockingSync) && ActiveWait()`);
-//! everything else waits as its device's flags say. Polling waits look for a VM fault every
-//! [`FAULT_POLL`] (one non-blocking `WAIT_EVENTS`), so a fault still ends them.
+//! everything else waits as its device's flags say.
+//!
+//! A VM fault ends every wait with `hipErrorIllegalAddress` (the faulting work never completes):
+//! a polling wait looks at the sticky fault that the runtime's fault watcher thread stores
+//! (src/core/signal.rs) as it polls, with no syscall; a sleeping wait is woken by the
+//! memory-exception event itself. So the only syscall of any wait is its sleep.
 //!
 //! Layer `core`: may call `abi` and its own layer.
 
@@ -32,11 +36,24 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// How often a polling wait looks for a VM fault (one `WAIT_EVENTS` with timeout 0 on the
-/// memory-exception event): a waited-for queue that faulted never completes, so this bounds how
-/// long a spinning wait takes to report `hipErrorIllegalAddress`. Long, so that waits for
-/// ordinary work make no syscall.
+/// How often a polling wait calls `Runtime::poll_fault`, for the case the fault watcher thread
+/// does not cover (it could not start, or its wait failed): then that is one `WAIT_EVENTS` with
+/// timeout 0 on the memory-exception event, and this bounds how long a spinning wait for a
+/// queue that faulted takes to report `hipErrorIllegalAddress`. With the watcher (always, but
+/// for those failures) it costs no syscall: the wait looks at the sticky fault anyway.
 pub const FAULT_POLL: Duration = Duration::from_millis(100);
+
+/// How long a [`WaitPolicy::Block`] wait polls (between `sched_yield`s) before it sleeps in
+/// `WAIT_EVENTS`: about what a sleep costs, so by the spin-then-block rule a wait costs at most
+/// twice what the best choice made with hindsight would (a wait shorter than this never
+/// sleeps; a longer one pays the window plus the sleep). A sleep costs the `WAIT_EVENTS` entry
+/// and exit, the TRAP's interrupt and wake-up, and a context switch each way: a few µs to
+/// tens of µs (on the 16-CPU bench machine a 4 KiB copy + sync took 10.4 µs sleeping at once,
+/// stock HIP's polling wait 6.2 µs); 20 µs bounds it. A small copy ends within it. Stock HIP
+/// polls far longer: 100 µs actively (clr `WaitForSignal`, `kTimeout100us`), then up to 200 µs
+/// more in ROCr's blocked wait (`InterruptSignal::WaitRelaxed`, `kMaxElapsed`), before
+/// `hsaKmtWaitOnEvent`: up to 15 times the CPU for a wait that ends up sleeping.
+pub const BLOCK_POLL: Duration = Duration::from_micros(20);
 
 /// How long a spinning `Auto` wait spins between two `sched_yield`s: a thread woken on this
 /// CPU gets it within this (on kfd-sim, the engine that runs the awaited copy is such a thread:
@@ -55,7 +72,7 @@ pub enum WaitPolicy {
     Spin,
     /// Poll it between `sched_yield`s.
     Yield,
-    /// Sleep in `AMDKFD_IOC_WAIT_EVENTS`.
+    /// Poll between `sched_yield`s for [`BLOCK_POLL`], then sleep in `AMDKFD_IOC_WAIT_EVENTS`.
     Block,
     /// Poll between `sched_yield`s for [`BACKGROUND_POLL`], then sleep (the runtime's own
     /// completion thread; no flag selects it).

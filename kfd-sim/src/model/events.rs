@@ -8,12 +8,16 @@
 //! (`kfd_signal_event_interrupt` → `lookup_signaled_event_by_partial_id`), rewriting the slot to
 //! -1 (`acknowledge_signal`). Waits follow `kfd_wait_on_events`: auto-reset events are consumed by
 //! the waiter they wake, timeouts are in ms (0 = poll, 0xffffffff = infinite), memory-exception
-//! data is copied back to the caller's array.
+//! data is copied back to the caller's array. As the kernel's per-event wait queues do, setting or
+//! destroying an event wakes only the threads waiting on it (each wait sleeps on a condvar of its
+//! own that the event's waiters point to): a thread asleep on the memory-exception event is not
+//! woken by every TRAP.
 
 use super::bo::Bo;
 use super::process::{ProcState, Process};
 use kfd_ioctl::kfd::*;
 use nix::errno::Errno;
+use parking_lot::Condvar;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -29,6 +33,9 @@ pub struct Waiter {
     pub activated: AtomicBool,
     /// Set when the event is destroyed under the waiter (`waiter->event = NULL`).
     pub destroyed: AtomicBool,
+    /// What the waiting thread sleeps on (with the process lock), shared by the waiters of one
+    /// wait: notified when this event is set or destroyed (`wake_up_all(&ev->wq)`).
+    pub wake: Arc<Condvar>,
 }
 
 /// `struct kfd_event`.
@@ -153,6 +160,7 @@ impl EventTable {
         let ev = self.events.remove(&id).ok_or(Errno::EINVAL)?;
         for w in &ev.waiters {
             w.destroyed.store(true, Ordering::Release);
+            w.wake.notify_all();
         }
         if ev.event_type == KFD_IOC_EVENT_SIGNAL || ev.event_type == KFD_IOC_EVENT_DEBUG_EVENT {
             self.signal_event_count -= 1;
@@ -165,6 +173,7 @@ impl EventTable {
         ev.signaled = !ev.auto_reset || ev.waiters.is_empty();
         for w in &ev.waiters {
             w.activated.store(true, Ordering::Release);
+            w.wake.notify_all();
         }
     }
 
@@ -243,8 +252,8 @@ impl Default for EventTable {
 }
 
 /// `kfd_wait_on_events`. `events` is the user's array (already copied in); on return it holds
-/// the memory-exception data of activated MEMORY events. Sleeps on `proc.event_cv`, releasing the
-/// process lock. Returns `wait_result`, or the errno with `wait_result = FAIL` set by the caller.
+/// the memory-exception data of activated MEMORY events. Sleeps on a condvar of its own, which
+/// the events it waits for notify, releasing the process lock. Returns `wait_result`, or the errno with `wait_result = FAIL` set by the caller.
 pub fn wait_on_events(
     proc: &Process,
     st: &mut parking_lot::MutexGuard<'_, ProcState>,
@@ -254,13 +263,18 @@ pub fn wait_on_events(
 ) -> Result<u32, Errno> {
     // init_event_waiter for each
     let mut waiters: Vec<(u32, Arc<Waiter>)> = Vec::with_capacity(events.len());
+    let wake = Arc::new(Condvar::new());
     let mut err = None;
     for e in events.iter() {
         let Some(ev) = st.events.events.get_mut(&e.event_id) else {
             err = Some(Errno::EINVAL);
             break;
         };
-        let w = Arc::new(Waiter { activated: AtomicBool::new(ev.signaled), destroyed: AtomicBool::new(false) });
+        let w = Arc::new(Waiter {
+            activated: AtomicBool::new(ev.signaled),
+            destroyed: AtomicBool::new(false),
+            wake: wake.clone(),
+        });
         ev.signaled = ev.signaled && !ev.auto_reset;
         if !w.activated.load(Ordering::Relaxed) {
             ev.waiters.push(w.clone());
@@ -303,7 +317,7 @@ pub fn wait_on_events(
                 match deadline {
                     None => {
                         // Bounded sleeps keep the engine kick periodic without busy waiting.
-                        proc.event_cv.wait_for(st, Duration::from_millis(50));
+                        wake.wait_for(st, Duration::from_millis(50));
                     }
                     Some(d) => {
                         let now = Instant::now();
@@ -311,7 +325,7 @@ pub fn wait_on_events(
                             result = test(&waiters);
                             break;
                         }
-                        proc.event_cv.wait_for(st, (d - now).min(Duration::from_millis(50)));
+                        wake.wait_for(st, (d - now).min(Duration::from_millis(50)));
                     }
                 }
                 result = test(&waiters);

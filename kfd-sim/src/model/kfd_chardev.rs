@@ -487,14 +487,12 @@ fn kfd_ioctl_create_event(p: &Arc<Process>, args: &mut kfd_ioctl_create_event_ar
 /// `kfd_ioctl_destroy_event`: unknown id → EINVAL; waiters wake and fail.
 fn kfd_ioctl_destroy_event(p: &Arc<Process>, args: &mut kfd_ioctl_destroy_event_args) -> R {
     p.state.lock().events.destroy(args.event_id)?;
-    p.event_cv.notify_all();
     Ok(0)
 }
 
 /// `kfd_ioctl_set_event`: unknown id or not a SIGNAL event → EINVAL.
 fn kfd_ioctl_set_event(p: &Arc<Process>, args: &mut kfd_ioctl_set_event_args) -> R {
     p.state.lock().events.set_event(args.event_id)?;
-    p.event_cv.notify_all();
     Ok(0)
 }
 

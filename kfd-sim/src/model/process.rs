@@ -20,7 +20,7 @@ use super::queue::Queue;
 use super::sdma::Sdma;
 use super::sys;
 use nix::errno::Errno;
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::os::fd::RawFd;
 use std::sync::{Arc, Weak};
@@ -206,8 +206,6 @@ pub struct ProcState {
 pub struct Process {
     pub pid: u32,
     pub state: Mutex<ProcState>,
-    /// Notified whenever an event is set or destroyed (WAIT_EVENTS sleeps on it).
-    pub event_cv: Condvar,
     pub engine: Sdma,
 }
 
@@ -249,7 +247,6 @@ impl Process {
                 drm_files: HashMap::new(),
                 mem_limit: MemLimit::default(),
             }),
-            event_cv: Condvar::new(),
             engine: Sdma::new(weak.clone()),
         })
     }

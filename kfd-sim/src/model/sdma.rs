@@ -499,10 +499,7 @@ impl Worker {
 
     fn trap(&self, int_ctx: u32) {
         let Some(p) = self.shared.process.upgrade() else { return };
-        let mut st = p.state.lock();
-        if st.events.signal_interrupt(int_ctx & 0x0fff_ffff) {
-            p.event_cv.notify_all();
-        }
+        p.state.lock().events.signal_interrupt(int_ctx & 0x0fff_ffff);
     }
 
     fn fault(&self, q: &QueueRt, f: Fault) {
@@ -531,9 +528,7 @@ impl Worker {
             gpu_id: q.gpu_id,
             ErrorType: 0,
         };
-        let mut st = p.state.lock();
-        st.events.signal_memory_exception(data);
-        p.event_cv.notify_all();
+        p.state.lock().events.signal_memory_exception(data);
     }
 }
 

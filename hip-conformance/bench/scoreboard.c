@@ -910,7 +910,7 @@ int main(int argc, char **argv)
             snprintf(what, sizeof what, "  %s: CPU of the waiting thread per copy", pol[k].name);
             row(what, cpu, "us", wall, "wall per copy (us)", cpu / wall, "-");
             snprintf(what, sizeof what, "  %s: kernel crossings per copy", pol[k].name);
-            row(what, calls, "calls", 0, "-", 0, "Spin/Yield/Auto: 0 waits");
+            row(what, calls, "calls", 0, "-", 0, "0 (BlockingSync: 0 if done in 20 us)");
         }
         OK(hipSetDeviceFlags(hipDeviceScheduleAuto));
         free(v);

@@ -1,7 +1,16 @@
 /*
  * Interop benchmark (a report, not a test): latency from a producer's syncobj signal to the
- * completion of a stream that waited on it (hipWaitExternalSemaphoresAsync; target <= 100 us on
- * kfd-sim), median and p99; and the time to import and map a 256 MiB dma-buf.
+ * completion of a stream that waited on it (hipWaitExternalSemaphoresAsync then a 4 KiB
+ * hipMemsetAsync; target: p99 <= 100 us on kfd-sim), as median, p90, p99 and max over
+ * N (default 2000; argv[1]) signals in three cases:
+ *   idle 200 us   the wait is queued right after the last work, then the process sleeps 200 us
+ *                 before the signal (the waiter thread and the engine are idle, as in a frame
+ *                 loop);
+ *   idle 3 ms     the engine has been idle 3 ms (its backoff at its longest) when the wait is
+ *                 queued, and the signal comes 3 ms later;
+ *   back-to-back  the signal right after the wait is queued;
+ * next to the floor (the same fill with no wait, after 200 us idle); then the time to import
+ * and map a 256 MiB dma-buf. Usage: interop_bench [N].
  */
 #define _GNU_SOURCE
 #include <hip/hip_runtime_api.h>
@@ -25,70 +34,99 @@ static int cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int main(void)
+/* Sorts lat[0..n) and prints its median, p90, p99 and max (microseconds). */
+static void report(const char *what, double *lat, int n)
 {
-    enum { N = 300 };
-    struct producer p = producer_open(0);
-    int sfd;
-    uint32_t h = psync_create(&p, &sfd);
+    qsort(lat, n, sizeof lat[0], cmp);
+    printf("interop: %-48s median %6.1f  p90 %6.1f  p99 %6.1f  max %7.1f us (%d)\n", what, lat[n / 2],
+           lat[n * 90 / 100], lat[n * 99 / 100], lat[n - 1], n);
+}
+
+struct ctx {
+    struct producer p;
+    uint32_t h;
     hipExternalSemaphore_t s;
+    hipStream_t st;
+    void *d;
+    uint64_t point;
+};
+
+/* One signal-to-completion latency (us): `before_us` of sleep, wait + fill queued, `idle_us` of
+ * sleep, signal, sync. */
+static double signal_to_completion(struct ctx *c, int before_us, int idle_us)
+{
+    if (before_us)
+        usleep(before_us);
+    hipExternalSemaphoreWaitParams w = {0};
+    w.params.fence.value = ++c->point;
+    HIP(hipWaitExternalSemaphoresAsync(&c->s, &w, 1, c->st));
+    HIP(hipMemsetAsync(c->d, (int)(c->point & 0xff), 4096, c->st));
+    if (idle_us)
+        usleep(idle_us);
+    int64_t t0 = mono_ns();
+    psync_signal(&c->p, c->h, c->point);
+    HIP(hipStreamSynchronize(c->st));
+    return (double)(mono_ns() - t0) / 1e3;
+}
+
+int main(int argc, char **argv)
+{
+    int n = argc > 1 ? atoi(argv[1]) : 2000;
+    if (n < 100)
+        n = 100;
+    struct ctx c = {.p = producer_open(0)};
+    int sfd;
+    c.h = psync_create(&c.p, &sfd);
     hipExternalSemaphoreHandleDesc sd = {.type = hipExternalSemaphoreHandleTypeTimelineSemaphoreFd};
     sd.handle.fd = sfd;
-    HIP(hipImportExternalSemaphore(&s, &sd));
-    hipStream_t st;
-    HIP(hipStreamCreate(&st));
-    void *d;
-    HIP(hipMalloc(&d, 4096));
-    static double lat[N];
-    for (int i = 0; i < N; i++) {
-        hipExternalSemaphoreWaitParams w = {0};
-        w.params.fence.value = (uint64_t)i + 1;
-        HIP(hipWaitExternalSemaphoresAsync(&s, &w, 1, st));
-        HIP(hipMemsetAsync(d, i & 0xff, 4096, st));
-        usleep(200); /* the waiter thread and the engine are idle, as in a real frame loop */
-        int64_t t0 = mono_ns();
-        psync_signal(&p, h, (uint64_t)i + 1);
-        HIP(hipStreamSynchronize(st));
-        lat[i] = (double)(mono_ns() - t0) / 1e3;
-    }
-    qsort(lat, N, sizeof lat[0], cmp);
-    printf("interop: syncobj signal -> completion of the waiting stream: median %.1f us, p99 %.1f us "
-           "(%d signals, target <= 100 us)\n",
-           lat[N / 2], lat[N * 99 / 100], N);
+    HIP(hipImportExternalSemaphore(&c.s, &sd));
+    HIP(hipStreamCreate(&c.st));
+    HIP(hipMalloc(&c.d, 4096));
+    double *lat = calloc((size_t)n, sizeof *lat);
+    if (!lat)
+        return 1;
+    printf("interop: syncobj signal -> completion of the waiting stream (target: p99 <= 100 us)\n");
+    for (int i = 0; i < n; i++)
+        lat[i] = signal_to_completion(&c, 0, 200);
+    report("idle 200 us before the signal", lat, n);
+    for (int i = 0; i < n; i++)
+        lat[i] = signal_to_completion(&c, 3000, 3000);
+    report("engine idle 3 ms, wait queued 3 ms before", lat, n);
+    for (int i = 0; i < n; i++)
+        lat[i] = signal_to_completion(&c, 0, 0);
+    report("back-to-back (signal right after the wait)", lat, n);
     /* The floor under that: the same fill with no wait, queued then synchronized. */
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < n; i++) {
         usleep(200);
         int64_t t0 = mono_ns();
-        HIP(hipMemsetAsync(d, i & 0xff, 4096, st));
-        HIP(hipStreamSynchronize(st));
+        HIP(hipMemsetAsync(c.d, i & 0xff, 4096, c.st));
+        HIP(hipStreamSynchronize(c.st));
         lat[i] = (double)(mono_ns() - t0) / 1e3;
     }
-    qsort(lat, N, sizeof lat[0], cmp);
-    printf("interop: for comparison, a 4 KiB hipMemsetAsync + hipStreamSynchronize with no wait: median %.1f us, "
-           "p99 %.1f us\n",
-           lat[N / 2], lat[N * 99 / 100]);
+    report("floor: 4 KiB hipMemsetAsync + sync, no wait", lat, n);
+    free(lat);
 
     const size_t big = 256u << 20;
-    struct pbuf b = pbuf_alloc(&p, big, AMDGPU_GEM_DOMAIN_VRAM);
+    struct pbuf b = pbuf_alloc(&c.p, big, AMDGPU_GEM_DOMAIN_VRAM);
     int fd = pbuf_export(&b);
     int64_t t0 = mono_ns();
-    hipExternalMemory_t m;
+    hipExternalMemory_t mem;
     hipExternalMemoryHandleDesc md = {.type = hipExternalMemoryHandleTypeOpaqueFd, .size = big};
     md.handle.fd = fd;
-    HIP(hipImportExternalMemory(&m, &md));
+    HIP(hipImportExternalMemory(&mem, &md));
     void *ptr;
     hipExternalMemoryBufferDesc bd = {.offset = 0, .size = big};
-    HIP(hipExternalMemoryGetMappedBuffer(&ptr, m, &bd));
+    HIP(hipExternalMemoryGetMappedBuffer(&ptr, mem, &bd));
     double imp = (double)(mono_ns() - t0) / 1e3;
     t0 = mono_ns();
     HIP(hipFree(ptr));
-    HIP(hipDestroyExternalMemory(m));
+    HIP(hipDestroyExternalMemory(mem));
     double fr = (double)(mono_ns() - t0) / 1e3;
     printf("interop: import + map of a 256 MiB dma-buf on every GPU: %.1f us; hipFree + destroy: %.1f us\n", imp, fr);
     pbuf_free(&b);
-    HIP(hipDestroyExternalSemaphore(s));
-    HIP(hipStreamDestroy(st));
-    HIP(hipFree(d));
-    producer_close(&p);
+    HIP(hipDestroyExternalSemaphore(c.s));
+    HIP(hipStreamDestroy(c.st));
+    HIP(hipFree(c.d));
+    producer_close(&c.p);
     return 0;
 }

@@ -18,12 +18,16 @@
 //! read lock of that VM only; TRAPs and faults take the process lock afterwards (lock order
 //! `state` → `vm` is never inverted). When no queue made progress the thread lingers
 //! ([`LINGER`]) re-reading its doorbells, then parks on a condvar with an exponential backoff
-//! (20 µs doubling to 2 ms); once every queue of its GPUs has been idle for [`QUIET`] it
-//! write-protects their doorbell pages ([`DoorbellWatch`]) and sleeps until a store faults
-//! (at most [`WATCHED_SLEEP`]), so an idle engine costs about one wake-up a second, and a
-//! process without SDMA queues none (no thread is started before its first queue); every
-//! KFD ioctl of the process but memory management (WAIT_EVENTS in particular) wakes at once each thread that has a
-//! queue with unread doorbell work ([`Sdma::kick`]).
+//! (20 µs doubling to 2 ms, cut short when [`QUIET`] is reached); once every queue of its GPUs
+//! has been idle for [`QUIET`] it write-protects their doorbell pages ([`DoorbellWatch`]) and
+//! sleeps until a store faults (at most [`WATCHED_SLEEP`]), so an idle engine costs about one
+//! wake-up a second, and a process without SDMA queues none (no thread is started before its
+//! first queue); every KFD ioctl of the process but memory management (WAIT_EVENTS in
+//! particular) wakes at once each thread that has a queue with unread doorbell work
+//! ([`Sdma::kick`]). A queue waiting in a memory poll (POLL_REGMEM, an AQL barrier, a PM4
+//! WAIT_REG_MEM) is re-read every [`POLL_PERIOD`] from the first pause on, however long the
+//! engine idled before, and the engine threads sleep without timer slack ([`TIMER_SLACK_NS`]):
+//! the hardware re-reads at the packet's interval and never backs off.
 //!
 //! Faults: a translation miss, a write to a read-only mapping, or a packet the decoder rejects is
 //! a VM fault. As `kfd_int_process_v9.c` does for a GPU VM fault, every queue of the process on
@@ -38,7 +42,7 @@ use super::queue::QueueRt;
 use kfd_ioctl::kfd::{kfd_hsa_memory_exception_data, kfd_memory_exception_failure};
 use kfd_ioctl::sdma::Packet;
 use parking_lot::{Condvar, Mutex};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -69,10 +73,71 @@ pub fn now_ns() -> u64 {
 /// only caps the cost of a protection the kernel dropped unseen; long, so that an idle process
 /// costs next to no CPU (one cheap wake-up a second per engine thread).
 const WATCHED_SLEEP: Duration = Duration::from_secs(1);
-/// Longest pause while a queue waits in a memory POLL_REGMEM: the engine re-reads the word at
-/// the packet's poll interval (microseconds on hardware), whoever writes it (the CPU, another
-/// process, another engine), so a write is seen within this bound.
-const POLL_BACKOFF_MAX: Duration = Duration::from_micros(40);
+/// Longest pause while a queue waits in a memory POLL_REGMEM (or an AQL barrier, a PM4
+/// WAIT_REG_MEM): the hardware re-reads the word every `interval` of the packet, whoever writes
+/// it (the CPU, another process, another engine), and never backs off. The intervals drivers
+/// use are small (ROCr and the kernel put 4 or 10 in the 16-bit field): microseconds on
+/// hardware, shorter than a host thread can sleep, so the model re-reads at this period (its
+/// shortest pause, [`BACKOFF_MIN`]),
+/// from the first pause on: a write is seen within it plus one thread wake-up, however long the
+/// engine was idle before.
+pub const POLL_PERIOD: Duration = Duration::from_micros(20);
+/// Timer slack of the engine threads (ns): Linux lets a sleep of a normal thread run 50 µs
+/// late by default (`timer_slack_ns`), which stretched a 40 µs pause to 90-130 µs on the dev
+/// VM; the engine asks for its wake-ups on time, as the hardware's poll timer keeps its
+/// interval.
+pub const TIMER_SLACK_NS: u64 = 1_000;
+/// The engine's pause between passes that found nothing to do: [`BACKOFF_MIN`] doubling up to
+/// [`BACKOFF_MAX`] while its queues are empty, at most [`POLL_PERIOD`] while one waits in a
+/// poll (also for the first pause after a long idle spell, when the current step is long).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Backoff {
+    cur: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Backoff {
+        Backoff { cur: BACKOFF_MIN }
+    }
+}
+
+impl Backoff {
+    /// Back to the shortest pause (the engine made progress, or was kicked for work).
+    fn reset(&mut self) {
+        self.cur = BACKOFF_MIN;
+    }
+
+    /// The next pause; `polling`: a queue waits in a poll (its word is re-read after the pause).
+    fn next(&mut self, polling: bool) -> Duration {
+        let max = if polling { POLL_PERIOD } else { BACKOFF_MAX };
+        let pause = self.cur.min(max);
+        self.cur = (pause * 2).min(max);
+        pause
+    }
+}
+
+/// Whether an idle engine thread's doorbell pages are watched ([`Worker::protect_doorbells`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Watch {
+    /// Write-protected: every store to them wakes the thread.
+    On,
+    /// A queue of its GPUs ran within [`QUIET`]: they may be protected after this long.
+    Later(Duration),
+    /// Not watched (no userfaultfd, a page that could not be protected, or a queue polling).
+    Off,
+}
+
+/// Makes the calling engine thread's timed sleeps end on time ([`TIMER_SLACK_NS`]); returns
+/// the slack the thread has now (ns).
+fn exact_timers() -> u64 {
+    // SAFETY: PR_SET_TIMERSLACK and PR_GET_TIMERSLACK take integers and touch only the calling
+    // thread's slack.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, TIMER_SLACK_NS, 0u64, 0u64, 0u64);
+        libc::prctl(libc::PR_GET_TIMERSLACK, 0u64, 0u64, 0u64, 0u64) as u64
+    }
+}
+
 /// Copy chunk for ranges that cross BO boundaries or touch userptr pages.
 const CHUNK: usize = 1 << 20;
 /// CPUs from which each engine gets a thread of its own by default.
@@ -149,6 +214,10 @@ struct Worker {
     polling: AtomicBool,
     /// Set while the thread sleeps on `cv` (so that a lingering sibling kicks it only then).
     parked: AtomicBool,
+    /// Longest pause (ns) the thread took while a queue waited in a poll ([`Backoff::next`]).
+    longest_poll_pause_ns: AtomicU64,
+    /// The thread's timer slack (ns) as the kernel reports it after [`exact_timers`].
+    timer_slack_ns: AtomicU64,
 }
 
 impl Sdma {
@@ -223,6 +292,8 @@ impl Sdma {
                             cv: Condvar::new(),
                             polling: AtomicBool::new(false),
                             parked: AtomicBool::new(false),
+                            longest_poll_pause_ns: AtomicU64::new(0),
+                            timer_slack_ns: AtomicU64::new(u64::MAX),
                         });
                         let me = w.clone();
                         // The JoinHandle is dropped (detached): the thread lives as long as the
@@ -252,6 +323,16 @@ impl Sdma {
         w.kick();
     }
 
+    /// The longest pause any engine thread of the process took between two reads of a word a
+    /// queue waited on in a poll (at most [`POLL_PERIOD`]), and the largest timer slack of those
+    /// threads (ns; `u64::MAX` before a thread has started).
+    pub fn poll_timing(&self) -> (Duration, u64) {
+        let ws = self.workers.lock();
+        let pause = ws.threads.iter().map(|w| w.longest_poll_pause_ns.load(Ordering::Relaxed)).max().unwrap_or(0);
+        let slack = ws.threads.iter().map(|w| w.timer_slack_ns.load(Ordering::Relaxed)).max().unwrap_or(0);
+        (Duration::from_nanos(pause), slack)
+    }
+
     /// Removes a queue and waits until its engine is not executing it.
     pub fn remove_queue(&self, q: &Arc<QueueRt>) {
         q.stopped.store(true, Ordering::Release);
@@ -277,7 +358,8 @@ impl Worker {
     }
 
     fn run(self: Arc<Self>) {
-        let mut backoff = BACKOFF_MIN;
+        self.timer_slack_ns.store(exact_timers(), Ordering::Relaxed);
+        let mut backoff = Backoff::default();
         let mut last_progress = std::time::Instant::now();
         loop {
             let queues: Vec<Arc<QueueRt>> = self.queues.lock().clone();
@@ -289,7 +371,7 @@ impl Worker {
                 }
             }
             if progress {
-                backoff = BACKOFF_MIN;
+                backoff.reset();
                 last_progress = std::time::Instant::now();
                 continue;
             }
@@ -304,7 +386,8 @@ impl Worker {
             let polling = self.polling.swap(false, Ordering::Relaxed);
             // With the doorbell pages write-protected, a store wakes the thread: it may sleep
             // until then, once a last look after protecting finds no work.
-            let watched = !polling && !queues.is_empty() && self.protect_doorbells(&queues);
+            let watch = if polling || queues.is_empty() { Watch::Off } else { self.protect_doorbells(&queues) };
+            let watched = watch == Watch::On;
             if watched && queues.iter().any(|q| q.pending()) {
                 continue;
             }
@@ -317,16 +400,23 @@ impl Worker {
                 } else if watched {
                     self.cv.wait_for(&mut c, WATCHED_SLEEP);
                 } else {
-                    self.cv.wait_for(&mut c, backoff);
-                    let max = if polling { POLL_BACKOFF_MAX } else { BACKOFF_MAX };
-                    backoff = (backoff * 2).min(max);
+                    let mut pause = backoff.next(polling);
+                    if let Watch::Later(quiet) = watch {
+                        // Wake when the pages may be protected: from then on a store wakes the
+                        // thread at once, instead of at the end of a long backoff step.
+                        pause = pause.min(quiet.max(BACKOFF_MIN));
+                    }
+                    if polling {
+                        self.longest_poll_pause_ns.fetch_max(pause.as_nanos() as u64, Ordering::Relaxed);
+                    }
+                    self.cv.wait_for(&mut c, pause);
                 }
             }
             self.parked.store(false, Ordering::Release);
             if c.kicked {
                 // Woken for work: linger as after progress (a doorbell store completes just
                 // after the wake-up).
-                backoff = BACKOFF_MIN;
+                backoff.reset();
                 last_progress = std::time::Instant::now();
             }
             c.kicked = false;
@@ -343,30 +433,38 @@ impl Worker {
         }
     }
 
-    /// Write-protects the doorbell pages of the GPUs of `queues`; false unless every store to
-    /// them will now wake this thread.
-    fn protect_doorbells(&self, queues: &[Arc<QueueRt>]) -> bool {
-        let Some(w) = self.shared.watch() else { return false };
+    /// Write-protects the doorbell pages of the GPUs of `queues` unless a queue of theirs ran
+    /// within [`QUIET`].
+    fn protect_doorbells(&self, queues: &[Arc<QueueRt>]) -> Watch {
+        let Some(w) = self.shared.watch() else { return Watch::Off };
         let mut gpus: Vec<u32> = queues.iter().map(|q| q.gpu_id).collect();
         gpus.sort_unstable();
         gpus.dedup();
         // Not while any queue of these GPUs (on any thread) ran within QUIET.
-        let recent = now_ns().saturating_sub(QUIET.as_nanos() as u64);
-        if self
+        let now = now_ns();
+        let last = self
             .shared
             .queues
             .lock()
             .iter()
-            .any(|(q, _)| gpus.binary_search(&q.gpu_id).is_ok() && q.last_run.load(Ordering::Relaxed) > recent)
-        {
-            return false;
+            .filter(|(q, _)| gpus.binary_search(&q.gpu_id).is_ok())
+            .map(|(q, _)| q.last_run.load(Ordering::Relaxed))
+            .max()
+            .unwrap_or(0);
+        let quiet_at = last.saturating_add(QUIET.as_nanos() as u64);
+        if quiet_at > now {
+            return Watch::Later(Duration::from_nanos(quiet_at - now));
         }
         // Every GPU is protected (no short cut): a later store to any of them must fault.
         let mut all = true;
         for g in gpus {
             all &= w.protect(g);
         }
-        all
+        if all {
+            Watch::On
+        } else {
+            Watch::Off
+        }
     }
 
     /// Runs `q` as far as its doorbell allows. True if any packet was consumed. TRAPs and a
@@ -699,4 +797,30 @@ fn atomic_va(vm: &Gpuvm, op: kfd_ioctl::sdma::AtomicOp, addr: u64, src: u64, cmp
         return Ok(()); // nothing to store (a failed compare-and-swap stores nothing)
     }
     write_va(vm, addr, &new.to_le_bytes()[..w as usize])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An engine idle long enough for its pause to reach [`BACKOFF_MAX`] that then finds a
+    /// queue waiting in a poll re-reads the word after [`POLL_PERIOD`] at most, from the first
+    /// pause on (it used to sleep out the idle step first: up to 2 ms); back to idle, the pause
+    /// grows again.
+    #[test]
+    fn a_poll_pause_never_exceeds_the_poll_period_even_after_a_long_idle() {
+        let mut b = Backoff::default();
+        let idle: Vec<Duration> = (0..12).map(|_| b.next(false)).collect();
+        assert_eq!(idle[0], BACKOFF_MIN);
+        assert!(idle.windows(2).all(|w| w[1] >= w[0]));
+        assert_eq!(*idle.last().unwrap(), BACKOFF_MAX);
+        for _ in 0..8 {
+            let p = b.next(true);
+            assert!(p <= POLL_PERIOD && !p.is_zero(), "{p:?}");
+        }
+        assert!(b.next(false) <= POLL_PERIOD * 2);
+        assert_eq!((0..12).map(|_| b.next(false)).last(), Some(BACKOFF_MAX));
+        b.reset();
+        assert_eq!(b.next(true), BACKOFF_MIN.min(POLL_PERIOD));
+    }
 }

@@ -459,6 +459,51 @@ fn sdma_fault_raises_memory_event() {
     q.destroy();
 }
 
+/// A POLL_REGMEM reaching an engine that has idled long enough for its backoff to grow (3 ms:
+/// past LINGER, short of QUIET, so the doorbell is no fault and no ioctl kicks the engine) is
+/// re-read at the poll period from the first pause on, as the hardware re-reads at the packet's
+/// interval, and the engine threads sleep without timer slack: the CPU's store to the word then
+/// releases the packets behind it. Checks the pauses the engine chose, not elapsed time.
+#[test]
+fn sdma_poll_regmem_after_idle_rereads_within_the_poll_period() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let mut q = create_sdma(0);
+    let mem = alloc(0, 4096, GTT);
+    map(&mem, &e.gpus[..1]).unwrap();
+    let (word, out) = (mem.va, mem.va + 64);
+    let out_now = || {
+        // SAFETY: mapped memory the engine writes with FENCE.
+        unsafe { std::ptr::read_volatile(out as *const u32) }
+    };
+    let mut dw = Vec::new();
+    sdma::fence(&mut dw, out, 1).unwrap();
+    q.submit(&dw);
+    wait_until("the first FENCE", || out_now() == 1);
+    std::thread::sleep(std::time::Duration::from_millis(3));
+    let mut dw = Vec::new();
+    sdma::poll_regmem_ge(&mut dw, word, 1, u32::MAX).unwrap();
+    sdma::fence(&mut dw, out, 2).unwrap();
+    q.submit(&dw);
+    // Time for the engine to find the poll (after at most 2 ms of backoff) and pause on it.
+    std::thread::sleep(std::time::Duration::from_millis(8));
+    assert_eq!(out_now(), 1, "the FENCE behind the unsatisfied poll ran");
+    // SAFETY: mapped memory; the engine polls it.
+    unsafe { std::ptr::write_volatile(word as *mut u32, 1) };
+    wait_until("the FENCE behind the poll", || out_now() == 2);
+    let (pause, slack) = process::current().engine.poll_timing();
+    assert!(!pause.is_zero(), "the engine never paused on the poll");
+    assert!(pause <= super::sdma::POLL_PERIOD, "a pause of {pause:?} while a poll waited");
+    assert!(slack <= super::sdma::TIMER_SLACK_NS, "engine timer slack {slack} ns");
+    let (ring, ptrs) = q.destroy();
+    for b in [ring, ptrs] {
+        unmap(&b, &e.gpus[..1]).unwrap();
+        free(&b).unwrap();
+    }
+    unmap(&mem, &e.gpus[..1]).unwrap();
+    free(&mem).unwrap();
+}
+
 /// Polls `cond` every millisecond for up to 5 s.
 fn wait_until(what: &str, cond: impl Fn() -> bool) {
     let t = std::time::Instant::now();

@@ -311,21 +311,21 @@ pub fn wait_on_events(
             } else {
                 Some(Instant::now() + Duration::from_millis(timeout_ms.min(0x7fff_ffff) as u64))
             };
+            // The engine may be parked in its backoff: make it look at the rings now. Once is
+            // enough: from then on it sees a doorbell store within its backoff (at once on a
+            // watched page), as it does when nobody waits; a waiter that sleeps forever (the
+            // runtime's fault watcher) costs no wake-ups.
+            proc.engine.kick();
             loop {
-                // The engine may be parked in its backoff: make it look at the rings now.
-                proc.engine.kick();
                 match deadline {
-                    None => {
-                        // Bounded sleeps keep the engine kick periodic without busy waiting.
-                        wake.wait_for(st, Duration::from_millis(50));
-                    }
+                    None => wake.wait(st),
                     Some(d) => {
                         let now = Instant::now();
                         if now >= d {
                             result = test(&waiters);
                             break;
                         }
-                        wake.wait_for(st, (d - now).min(Duration::from_millis(50)));
+                        wake.wait_for(st, d - now);
                     }
                 }
                 result = test(&waiters);

@@ -7,7 +7,7 @@ use super::bo::{Bo, FileKey};
 use super::events::{self, SIGNAL_PAGE_SIZE};
 use super::gpus;
 use super::gpuvm::{Hmm, Mapping};
-use super::process::{self, bo_from_dmabuf, Doorbells, KgdMem, ProcState, Process};
+use super::process::{self, bo_from_dmabuf, Doorbells, ProcState, Process};
 use super::queue::{self, Queue, QueueRt, DOORBELLS_PER_SLICE, KFD_MAX_NUM_OF_QUEUES_PER_PROCESS};
 use super::sys::{self, PAGE_SIZE};
 use super::{with_args, DevKind, FileEntry};
@@ -672,19 +672,7 @@ fn kfd_ioctl_alloc_memory_of_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_alloc_me
         0
     };
     let pdd = st.pdd_mut(args.gpu_id).unwrap();
-    let idr = pdd.next_idr();
-    pdd.alloc_idr.insert(
-        idr,
-        KgdMem {
-            bo,
-            va: args.va_addr,
-            flags,
-            attached: BTreeSet::new(),
-            mapped: BTreeSet::new(),
-            vram_accounted,
-            sys_accounted,
-        },
-    );
+    let idr = pdd.add_mem(bo, args.va_addr, flags, vram_accounted, sys_accounted);
     pdd.vram_usage += vram_accounted;
     if vram_accounted > 0 {
         pdd.vram_reserved += vram_accounted.next_multiple_of(VRAM_AVAILABLE_ALIGNMENT);
@@ -966,20 +954,7 @@ fn kfd_ioctl_import_dmabuf(p: &Arc<Process>, args: &mut kfd_ioctl_import_dmabuf_
         | if bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM == 0 { KFD_IOC_ALLOC_MEM_FLAGS_GTT } else { 0 }
         | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE
         | KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE;
-    let pdd = st.pdd_mut(args.gpu_id).unwrap();
-    let idr = pdd.next_idr();
-    pdd.alloc_idr.insert(
-        idr,
-        KgdMem {
-            bo,
-            va: args.va_addr,
-            flags,
-            attached: BTreeSet::new(),
-            mapped: BTreeSet::new(),
-            vram_accounted: 0,
-            sys_accounted: 0,
-        },
-    );
+    let idr = st.pdd_mut(args.gpu_id).unwrap().add_mem(bo, args.va_addr, flags, 0, 0);
     args.handle = make_handle(args.gpu_id, idr);
     Ok(0)
 }

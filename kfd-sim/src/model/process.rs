@@ -158,8 +158,18 @@ impl Pdd {
         }
     }
 
+    /// Files a new memory object (`bo` at `va`, with `flags`; attached and mapped nowhere yet)
+    /// at the lowest free idr and returns the idr (the caller counts what it accounted).
+    pub fn add_mem(&mut self, bo: Arc<Bo>, va: u64, flags: u32, vram_accounted: u64, sys_accounted: u64) -> u32 {
+        let idr = self.next_idr();
+        let mem =
+            KgdMem { bo, va, flags, attached: BTreeSet::new(), mapped: BTreeSet::new(), vram_accounted, sys_accounted };
+        self.alloc_idr.insert(idr, mem);
+        idr
+    }
+
     /// Lowest free idr (`idr_alloc(..., 0, 0)`).
-    pub fn next_idr(&self) -> u32 {
+    fn next_idr(&self) -> u32 {
         let mut id = 0u32;
         for k in self.alloc_idr.keys() {
             if *k != id {

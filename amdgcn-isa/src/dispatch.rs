@@ -232,28 +232,16 @@ pub fn run(mem: &dyn Memory, d: &Dispatch, threads: usize, opts: &Options) -> Re
                         break Some(wg);
                     }
                     if st.running == 0 {
-                        if let Some((_, p)) = st.sema.first() {
-                            let idx = p.idx;
-                            let n = st.sema.len();
-                            drop(st);
-                            fail(
-                                idx,
-                                ExecError::Invalid(format!(
-                                    "ds_gws_sema_p: {n} workgroups wait at GWS semaphores that no wave is left to release"
-                                )),
-                            );
-                            break None;
-                        }
-                        if let Some(p) = st.parked.first() {
-                            let idx = p.idx;
-                            let n = st.parked.len();
-                            drop(st);
-                            fail(
-                                idx,
-                                ExecError::Invalid(format!(
-                                    "ds_gws_barrier: {n} workgroups wait for waves that never arrive"
-                                )),
-                            );
+                        // Nothing runs: workgroups still waiting (semaphores first) never will.
+                        let sema = "wait at GWS semaphores that no wave is left to release";
+                        let stuck =
+                            st.sema.first().map(|(_, p)| (p.idx, st.sema.len(), "ds_gws_sema_p", sema)).or_else(|| {
+                                let barrier = "wait for waves that never arrive";
+                                st.parked.first().map(|p| (p.idx, st.parked.len(), "ds_gws_barrier", barrier))
+                            });
+                        drop(st);
+                        if let Some((idx, n, op, what)) = stuck {
+                            fail(idx, ExecError::Invalid(format!("{op}: {n} workgroups {what}")));
                         }
                         break None;
                     }

@@ -1334,6 +1334,25 @@ fn run_gws_kernel(
     Some(amdgcn_isa::run_with(mem, &d, 3, &opts))
 }
 
+/// The GWS semaphore tests' start: memory with a 4 KiB buffer and a kernarg holding its
+/// address, a GWS, and `init` (a `ds_gws_init` kernel) run once with it. `None` without an
+/// assembler.
+fn gws_start(init: &str) -> Option<(VecMem, std::sync::Arc<amdgcn_isa::Gws>, u64, u64)> {
+    let mem = VecMem::new();
+    let gws = std::sync::Arc::new(amdgcn_isa::Gws::new());
+    let buf = mem.alloc(4096);
+    let ka = mem.alloc_with(&buf.to_le_bytes());
+    run_gws_kernel(&mem, init, 1, ka, Some(gws.clone()))?.unwrap();
+    Some((mem, gws, buf, ka))
+}
+
+/// The counter and the `n` logged workgroup ids the GWS kernels write at `buf`.
+fn gws_counter_log(mem: &VecMem, buf: u64, n: usize) -> (u32, Vec<u32>) {
+    let w: Vec<u32> =
+        mem.read_vec(buf, 4 * (n + 1)).chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    (w[0], w[1..].to_vec())
+}
+
 /// GWS semaphores (`ds_gws_init`, `ds_gws_sema_p`/`_v`, resource `(M0[21:16] + offset) % 64`)
 /// as kfdtest `KFDGWSTest.Semaphore` uses them: one dispatch sets resource 5's count to 1
 /// (M0[21:16] = 4, offset 1), the next runs 200 workgroups that each increment a counter in
@@ -1341,18 +1360,13 @@ fn run_gws_kernel(
 /// No increment is lost, each workgroup logged its turn once, and the count persists (1 again).
 #[test]
 fn gws_semaphore_persists_across_dispatches_and_excludes() {
-    let mem = VecMem::new();
-    let gws = std::sync::Arc::new(amdgcn_isa::Gws::new());
-    let buf = mem.alloc(4096);
-    let ka = mem.alloc_with(&buf.to_le_bytes());
     let init = "
         v_mov_b32 v0, 1
         s_mov_b32 m0, 0x40000
         ds_gws_init v0 offset:1 gds
         s_endpgm
     ";
-    let Some(r) = run_gws_kernel(&mem, init, 1, ka, Some(gws.clone())) else { return };
-    r.unwrap();
+    let Some((mem, gws, buf, ka)) = gws_start(init) else { return };
     assert_eq!(gws.resource(5), (1, 0));
     let inc = "
         s_load_dwordx2 s[4:5], s[0:1], 0x0
@@ -1373,9 +1387,8 @@ fn gws_semaphore_persists_across_dispatches_and_excludes() {
         s_endpgm
     ";
     run_gws_kernel(&mem, inc, 200, ka, Some(gws.clone())).unwrap().unwrap();
-    let w: Vec<u32> = mem.read_vec(buf, 4 * 201).chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
-    assert_eq!(w[0], 200, "increments lost");
-    let mut log = w[1..].to_vec();
+    let (count, mut log) = gws_counter_log(&mem, buf, 200);
+    assert_eq!(count, 200, "increments lost");
     log.sort_unstable();
     assert_eq!(log, (0..200).collect::<Vec<u32>>());
     assert_eq!(gws.resource(5), (1, 0));
@@ -1387,18 +1400,13 @@ fn gws_semaphore_persists_across_dispatches_and_excludes() {
 /// log shows the token's path, 39 down to 0, and the counts end at 0 with nothing queued.
 #[test]
 fn gws_semaphore_chain_hands_a_token_down_in_order() {
-    let mem = VecMem::new();
-    let gws = std::sync::Arc::new(amdgcn_isa::Gws::new());
-    let buf = mem.alloc(4096);
-    let ka = mem.alloc_with(&buf.to_le_bytes());
     let init = "
         v_mov_b32 v0, 1
         s_mov_b32 m0, 0
         ds_gws_init v0 offset:39 gds
         s_endpgm
     ";
-    let Some(r) = run_gws_kernel(&mem, init, 1, ka, Some(gws.clone())) else { return };
-    r.unwrap();
+    let Some((mem, gws, buf, ka)) = gws_start(init) else { return };
     let chain = "
         s_load_dwordx2 s[4:5], s[0:1], 0x0
         s_lshl_b32 m0, s2, 16
@@ -1422,9 +1430,9 @@ fn gws_semaphore_chain_hands_a_token_down_in_order() {
         s_endpgm
     ";
     run_gws_kernel(&mem, chain, 40, ka, Some(gws.clone())).unwrap().unwrap();
-    let w: Vec<u32> = mem.read_vec(buf, 4 * 41).chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
-    assert_eq!(w[0], 40);
-    assert_eq!(w[1..], (0..40).rev().collect::<Vec<u32>>()[..]);
+    let (count, log) = gws_counter_log(&mem, buf, 40);
+    assert_eq!(count, 40);
+    assert_eq!(log, (0..40).rev().collect::<Vec<u32>>());
     for rid in 0..64 {
         assert_eq!(gws.resource(rid), (0, 0), "resource {rid}");
     }

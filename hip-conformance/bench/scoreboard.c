@@ -376,10 +376,13 @@ static void importer(int s, int n)
 
 /* ---- threads doing small hipMalloc/hipFree ------------------------------------------------ */
 
+/* One benchmark thread: n operations; it leaves their median, their times and how many read
+ * back wrong bytes. */
 struct thr {
     int n;
     double med;
-    double *v; /* each operation's time (us), sorted; freed by threads8 */
+    double *v; /* each operation's time (us), sorted; freed by threads() */
+    int bad;   /* operations that read back wrong bytes */
 };
 
 static void *malloc_thread(void *arg)
@@ -410,46 +413,42 @@ static void *memfd_thread(void *arg)
     return NULL;
 }
 
-/* Median over 8 threads' medians of f, the aggregate operations per second, and the p99 of
- * all their operations (a lock that lets one thread keep it makes the median small and this
- * large). */
-static double threads8(void *(*f)(void *), int n, double *ops, double *p99_all)
+/* `k` (<= 16) threads of f, `n` operations each: the median of their medians, the aggregate
+ * operations per second, the p99 of all their operations (a lock that lets one thread keep it
+ * makes the median small and this large), and their wrong reads added to *bad. */
+static double threads(int k, void *(*f)(void *), int n, double *ops, double *p99_all, int *bad)
 {
-    pthread_t th[8];
-    struct thr t[8];
+    pthread_t th[16];
+    struct thr t[16];
     double t0 = now_us();
-    for (int i = 0; i < 8; i++) {
-        t[i].n = n;
+    for (int i = 0; i < k; i++) {
+        t[i] = (struct thr){.n = n};
         pthread_create(&th[i], NULL, f, &t[i]);
     }
-    double m[8], *all = calloc(8 * (size_t)n, sizeof(double));
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < k; i++)
         pthread_join(th[i], NULL);
+    *ops = (double)k * n / ((now_us() - t0) * 1e-6);
+    double m[16], *all = calloc((size_t)k * n, sizeof(double));
+    for (int i = 0; i < k; i++) {
         m[i] = t[i].med;
+        *bad += t[i].bad;
         memcpy(all + (size_t)i * n, t[i].v, (size_t)n * sizeof(double));
         free(t[i].v);
     }
-    *ops = 8.0 * n / ((now_us() - t0) * 1e-6);
-    median(all, 8 * n);
-    *p99_all = p99(all, 8 * n);
+    median(all, k * n);
+    *p99_all = p99(all, k * n);
     free(all);
-    return median(m, 8);
+    return median(m, k);
 }
 
 /* ---- threads allocating, copying and synchronising on one device -------------------------- */
-
-struct cthr {
-    int n;
-    double med;
-    int bad; /* bytes read back wrong */
-};
 
 /* One thread of the contention section: its own stream and pinned buffer on device 0; n cycles
  * of hipMalloc 64 KiB, 4 KiB H2D hipMemcpyAsync, hipStreamSynchronize, 4 KiB D2H
  * hipMemcpyAsync, hipStreamSynchronize, check, hipFree. */
 static void *contention_thread(void *arg)
 {
-    struct cthr *t = arg;
+    struct thr *t = arg;
     double *v = calloc((size_t)t->n, sizeof(double));
     hipStream_t s;
     uint8_t *h;
@@ -470,31 +469,10 @@ static void *contention_thread(void *arg)
         t->bad += memcmp(h, h + 4 * KiB, 4 * KiB) != 0;
     }
     t->med = median(v, t->n);
+    t->v = v;
     OK(hipHostFree(h));
     OK(hipStreamDestroy(s));
-    free(v);
     return NULL;
-}
-
-/* `nthr` threads of contention_thread, `n` cycles each: the median of their medians (us), the
- * aggregate cycles per second, and how many cycles read back wrong bytes. */
-static double contention(int nthr, int n, double *ops, int *bad)
-{
-    pthread_t th[16];
-    struct cthr t[16];
-    double t0 = now_us();
-    for (int i = 0; i < nthr; i++) {
-        t[i] = (struct cthr){.n = n};
-        pthread_create(&th[i], NULL, contention_thread, &t[i]);
-    }
-    double m[16];
-    for (int i = 0; i < nthr; i++) {
-        pthread_join(th[i], NULL);
-        m[i] = t[i].med;
-        *bad += t[i].bad;
-    }
-    *ops = (double)nthr * n / ((now_us() - t0) * 1e-6);
-    return median(m, nthr);
 }
 
 /* ---- all GPU pairs copying at once ------------------------------------------------------- */
@@ -665,8 +643,9 @@ int main(int argc, char **argv)
         row("hipMalloc + hipFree, 256 B (median)", ours, "us", ref, "memfd+mmap+munmap (us)", ours / ref,
             "<= 5 us median");
         double ops, rops, q, rq;
-        double m8 = threads8(malloc_thread, n / 8, &ops, &q);
-        double r8 = threads8(memfd_thread, n / 8, &rops, &rq);
+        int bad = 0; /* these threads check no bytes */
+        double m8 = threads(8, malloc_thread, n / 8, &ops, &q, &bad);
+        double r8 = threads(8, memfd_thread, n / 8, &rops, &rq, &bad);
         row("8 threads hipMalloc + hipFree 256 B (per-op median)", m8, "us", r8, "8 thr memfd cycle (us)", m8 / r8,
             "-");
         row("8 threads hipMalloc + hipFree 256 B (per-op p99)", q, "us", rq, "8 thr memfd p99 (us)", q / rq, "-");
@@ -680,12 +659,12 @@ int main(int argc, char **argv)
      * of device 0 (issue 42 item 4): per-cycle median and aggregate against 1 thread. */
     if (run_section("contention")) {
         int cyc = n / 10 > 0 ? n / 10 : 1, bad = 0;
-        double ops1, med1 = contention(1, cyc, &ops1, &bad);
+        double q, ops1, med1 = threads(1, contention_thread, cyc, &ops1, &q, &bad);
         row("contention: 1 thread malloc+copy+sync+free (median)", med1, "us", 0, "-", 0, "-");
         row("contention: 1 thread (aggregate)", ops1 / 1e3, "kop/s", 0, "-", 0, "-");
         for (int k = 8; k <= 16; k += 8) {
             char what[80];
-            double ops, med = contention(k, cyc / k > 50 ? cyc / k : 50, &ops, &bad);
+            double ops, med = threads(k, contention_thread, cyc / k > 50 ? cyc / k : 50, &ops, &q, &bad);
             snprintf(what, sizeof what, "contention: %d threads, per-cycle median", k);
             row(what, med, "us", med1, "1 thread (us)", med / med1, "-");
             snprintf(what, sizeof what, "contention: %d threads (aggregate)", k);

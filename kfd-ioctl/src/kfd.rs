@@ -490,6 +490,72 @@ pub struct kfd_ioctl_set_xnack_mode_args {
     pub xnack_enabled: i32,
 }
 
+/// `AMDKFD_IOC_SVM` (KFD 1.5): the fixed head of `struct kfd_ioctl_svm_args`; `nattr`
+/// [`kfd_ioctl_svm_attribute`]s follow it in the same buffer, and the request's `_IOC_SIZE`
+/// counts them (libhsakmt's `hsaKmtSVMSetAttr` issues `AMDKFD_IOC_SVM + (attr bytes << 16)`).
+/// `start_addr` and `size` are bytes, page aligned.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct kfd_ioctl_svm_args {
+    pub start_addr: u64,
+    pub size: u64,
+    /// `KFD_IOCTL_SVM_OP_*`.
+    pub op: u32,
+    pub nattr: u32,
+}
+
+/// One `(type, value)` pair of an `AMDKFD_IOC_SVM` call: `type` is a
+/// `KFD_IOCTL_SVM_ATTR_*`, `value` a gpu_id, a `KFD_IOCTL_SVM_LOCATION_*`, flags or a
+/// granularity (log2 pages).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct kfd_ioctl_svm_attribute {
+    pub type_: u32,
+    pub value: u32,
+}
+
+pub const KFD_IOCTL_SVM_OP_SET_ATTR: u32 = 0;
+pub const KFD_IOCTL_SVM_OP_GET_ATTR: u32 = 1;
+pub const KFD_IOCTL_SVM_LOCATION_SYSMEM: u32 = 0;
+pub const KFD_IOCTL_SVM_LOCATION_UNDEFINED: u32 = 0xffff_ffff;
+pub const KFD_IOCTL_SVM_ATTR_PREFERRED_LOC: u32 = 0;
+pub const KFD_IOCTL_SVM_ATTR_PREFETCH_LOC: u32 = 1;
+pub const KFD_IOCTL_SVM_ATTR_ACCESS: u32 = 2;
+pub const KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE: u32 = 3;
+pub const KFD_IOCTL_SVM_ATTR_NO_ACCESS: u32 = 4;
+pub const KFD_IOCTL_SVM_ATTR_SET_FLAGS: u32 = 5;
+pub const KFD_IOCTL_SVM_ATTR_CLR_FLAGS: u32 = 6;
+pub const KFD_IOCTL_SVM_ATTR_GRANULARITY: u32 = 7;
+pub const KFD_IOCTL_SVM_FLAG_HOST_ACCESS: u32 = 0x1;
+pub const KFD_IOCTL_SVM_FLAG_COHERENT: u32 = 0x2;
+pub const KFD_IOCTL_SVM_FLAG_HIVE_LOCAL: u32 = 0x4;
+pub const KFD_IOCTL_SVM_FLAG_GPU_RO: u32 = 0x8;
+pub const KFD_IOCTL_SVM_FLAG_GPU_EXEC: u32 = 0x10;
+pub const KFD_IOCTL_SVM_FLAG_GPU_READ_MOSTLY: u32 = 0x20;
+pub const KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED: u32 = 0x40;
+
+/// `AMDKFD_IOC_SMI_EVENTS`: the device's gpu_id in, an fd out that reports that device's
+/// events as text lines (`KFD_SMI_EVENT_*`, enabled by writing a u64 mask of
+/// `1 << (event - 1)` bits to the fd).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct kfd_ioctl_smi_events_args {
+    pub gpuid: u32,
+    pub anon_fd: u32,
+}
+
+pub const KFD_SMI_EVENT_VMFAULT: u32 = 1;
+pub const KFD_SMI_EVENT_MIGRATE_START: u32 = 5;
+pub const KFD_SMI_EVENT_MIGRATE_END: u32 = 6;
+/// A client that also sets this bit (and has CAP_SYS_ADMIN) gets every process's events.
+pub const KFD_SMI_EVENT_ALL_PROCESS: u32 = 64;
+/// Largest message, bytes (`KFD_SMI_EVENT_MSG_SIZE`).
+pub const KFD_SMI_EVENT_MSG_SIZE: usize = 96;
+pub const KFD_MIGRATE_TRIGGER_PREFETCH: u32 = 0;
+pub const KFD_MIGRATE_TRIGGER_PAGEFAULT_GPU: u32 = 1;
+pub const KFD_MIGRATE_TRIGGER_PAGEFAULT_CPU: u32 = 2;
+pub const KFD_MIGRATE_TRIGGER_TTM_EVICTION: u32 = 3;
+
 /// KFD 1.12: `AMDKFD_IOC_EXPORT_DMABUF`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -552,6 +618,9 @@ pub const AMDKFD_IOC_GET_QUEUE_WAVE_STATE: Ioctl =
 pub const AMDKFD_IOC_GET_DMABUF_INFO: Ioctl = request_code_readwrite!(K, 0x1C, sz::<kfd_ioctl_get_dmabuf_info_args>());
 pub const AMDKFD_IOC_IMPORT_DMABUF: Ioctl = request_code_readwrite!(K, 0x1D, sz::<kfd_ioctl_import_dmabuf_args>());
 pub const AMDKFD_IOC_ALLOC_QUEUE_GWS: Ioctl = request_code_readwrite!(K, 0x1E, sz::<kfd_ioctl_alloc_queue_gws_args>());
+pub const AMDKFD_IOC_SMI_EVENTS: Ioctl = request_code_readwrite!(K, 0x1F, sz::<kfd_ioctl_smi_events_args>());
+/// With no attributes; a call with `n` attributes adds `8 * n` to `_IOC_SIZE`.
+pub const AMDKFD_IOC_SVM: Ioctl = request_code_readwrite!(K, 0x20, sz::<kfd_ioctl_svm_args>());
 pub const AMDKFD_IOC_SET_XNACK_MODE: Ioctl = request_code_readwrite!(K, 0x21, sz::<kfd_ioctl_set_xnack_mode_args>());
 pub const AMDKFD_IOC_AVAILABLE_MEMORY: Ioctl =
     request_code_readwrite!(K, 0x23, sz::<kfd_ioctl_get_available_memory_args>());
@@ -606,6 +675,8 @@ pub const KFD_IOCTLS: &[(Ioctl, &str)] = &[
     (AMDKFD_IOC_GET_DMABUF_INFO, "AMDKFD_IOC_GET_DMABUF_INFO"),
     (AMDKFD_IOC_IMPORT_DMABUF, "AMDKFD_IOC_IMPORT_DMABUF"),
     (AMDKFD_IOC_ALLOC_QUEUE_GWS, "AMDKFD_IOC_ALLOC_QUEUE_GWS"),
+    (AMDKFD_IOC_SMI_EVENTS, "AMDKFD_IOC_SMI_EVENTS"),
+    (AMDKFD_IOC_SVM, "AMDKFD_IOC_SVM"),
     (AMDKFD_IOC_SET_XNACK_MODE, "AMDKFD_IOC_SET_XNACK_MODE"),
     (AMDKFD_IOC_AVAILABLE_MEMORY, "AMDKFD_IOC_AVAILABLE_MEMORY"),
     (AMDKFD_IOC_EXPORT_DMABUF, "AMDKFD_IOC_EXPORT_DMABUF"),

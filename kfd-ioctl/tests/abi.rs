@@ -262,6 +262,10 @@ fn struct_table() -> Vec<StructSpec> {
         }
         struct kfd::kfd_ioctl_import_dmabuf_args { va_addr, handle, gpu_id, dmabuf_fd }
         struct kfd::kfd_ioctl_set_xnack_mode_args { xnack_enabled }
+        struct kfd::kfd_ioctl_smi_events_args { gpuid, anon_fd }
+        // The head; `attrs[]` (a flexible array) follows it.
+        struct kfd::kfd_ioctl_svm_args { start_addr, size, op, nattr }
+        struct kfd::kfd_ioctl_svm_attribute { type_ as "type", value }
         // Not in KFD 1.11.
         struct kfd::kfd_ioctl_export_dmabuf_args = ""
             [size = 16, "KFD 1.12 (kfd_ioctl.h 1.17: __u64 handle; __u32 flags; __u32 dmabuf_fd; AMDKFD_IOWR(0x24) = 0xc0104b24 in rocm-internals.md §6)"] {
@@ -380,6 +384,8 @@ fn ioctl_table() -> Vec<ValueSpec> {
             kfd::AMDKFD_IOC_GET_DMABUF_INFO,
             kfd::AMDKFD_IOC_IMPORT_DMABUF,
             kfd::AMDKFD_IOC_ALLOC_QUEUE_GWS,
+            kfd::AMDKFD_IOC_SMI_EVENTS,
+            kfd::AMDKFD_IOC_SVM,
             kfd::AMDKFD_IOC_SET_XNACK_MODE,
             kfd::AMDKFD_IOC_AVAILABLE_MEMORY,
             amdgpu::DRM_IOCTL_AMDGPU_GEM_CREATE,
@@ -450,6 +456,34 @@ fn const_table() -> Vec<ValueSpec> {
             kfd::KFD_IOC_EVENT_QUEUE_EVENT,
             kfd::KFD_IOC_EVENT_MEMORY,
             kfd::KFD_IOC_WAIT_RESULT_COMPLETE,
+            kfd::KFD_IOCTL_SVM_OP_SET_ATTR,
+            kfd::KFD_IOCTL_SVM_OP_GET_ATTR,
+            kfd::KFD_IOCTL_SVM_LOCATION_SYSMEM,
+            kfd::KFD_IOCTL_SVM_LOCATION_UNDEFINED,
+            kfd::KFD_IOCTL_SVM_ATTR_PREFERRED_LOC,
+            kfd::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC,
+            kfd::KFD_IOCTL_SVM_ATTR_ACCESS,
+            kfd::KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE,
+            kfd::KFD_IOCTL_SVM_ATTR_NO_ACCESS,
+            kfd::KFD_IOCTL_SVM_ATTR_SET_FLAGS,
+            kfd::KFD_IOCTL_SVM_ATTR_CLR_FLAGS,
+            kfd::KFD_IOCTL_SVM_ATTR_GRANULARITY,
+            kfd::KFD_IOCTL_SVM_FLAG_HOST_ACCESS,
+            kfd::KFD_IOCTL_SVM_FLAG_COHERENT,
+            kfd::KFD_IOCTL_SVM_FLAG_HIVE_LOCAL,
+            kfd::KFD_IOCTL_SVM_FLAG_GPU_RO,
+            kfd::KFD_IOCTL_SVM_FLAG_GPU_EXEC,
+            kfd::KFD_IOCTL_SVM_FLAG_GPU_READ_MOSTLY,
+            kfd::KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED,
+            kfd::KFD_SMI_EVENT_VMFAULT,
+            kfd::KFD_SMI_EVENT_MIGRATE_START,
+            kfd::KFD_SMI_EVENT_MIGRATE_END,
+            kfd::KFD_SMI_EVENT_ALL_PROCESS,
+            kfd::KFD_SMI_EVENT_MSG_SIZE,
+            kfd::KFD_MIGRATE_TRIGGER_PREFETCH,
+            kfd::KFD_MIGRATE_TRIGGER_PAGEFAULT_GPU,
+            kfd::KFD_MIGRATE_TRIGGER_PAGEFAULT_CPU,
+            kfd::KFD_MIGRATE_TRIGGER_TTM_EVICTION,
             kfd::KFD_IOC_WAIT_RESULT_TIMEOUT,
             kfd::KFD_IOC_WAIT_RESULT_FAIL,
             kfd::KFD_SIGNAL_EVENT_LIMIT,

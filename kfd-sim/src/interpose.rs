@@ -1083,6 +1083,16 @@ unsafe fn mmap_impl(addr: *mut c_void, len: size_t, prot: c_int, flags: c_int, f
     libc::syscall(libc::SYS_mmap, addr, len, prot, flags, fd, off) as *mut c_void
 }
 
+/// `munmap(2)`, then the model's MMU-notifier work: the pages leave the process's SVM ranges.
+#[no_mangle]
+pub unsafe extern "C" fn munmap(addr: *mut c_void, len: size_t) -> c_int {
+    let r = libc::syscall(libc::SYS_munmap, addr, len) as c_int;
+    if r == 0 {
+        model::svm::cpu_unmapped(addr as u64, len as u64);
+    }
+    r
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn mmap(
     addr: *mut c_void,

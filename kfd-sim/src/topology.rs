@@ -250,11 +250,10 @@ pub mod cap {
     pub const MEM_EDCSUPPORTED: u32 = 0x0010_0000;
     pub const RASEVENTNOTIFY: u32 = 0x0020_0000;
     pub const SRAM_EDCSUPPORTED: u32 = 0x0400_0000;
-    /// Set by `kfd_topology_add_device` only where `KFD_IS_SVM_API_SUPPORTED` (CONFIG_HSA_AMD_SVM
-    /// and device memory for HMM). The model answers AMDKFD_IOC_SVM with EPERM, as a kernel
-    /// without CONFIG_HSA_AMD_SVM, so its GPUs do not advertise it: libhsakmt, ROCr and kfdtest
-    /// then take their non-SVM paths (USERPTR registration, `HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED`
-    /// false, the SVM tests skip).
+    /// Set by `kfd_topology_add_device` where `KFD_IS_SVM_API_SUPPORTED` (CONFIG_HSA_AMD_SVM
+    /// and device memory for HMM, as on an MI200 host): the model answers AMDKFD_IOC_SVM
+    /// (`model::svm`), so libhsakmt registers CWSR areas as SVM ranges, ROCr enables its SVM
+    /// API and kfdtest runs its SVM suites.
     pub const SVMAPI_SUPPORTED: u32 = 0x0800_0000;
 }
 
@@ -354,7 +353,8 @@ impl Gpu {
                 | cap::TRAP_DEBUG_PRECISE_MEMORY_OPERATIONS_SUPPORTED
                 | cap::MEM_EDCSUPPORTED
                 | cap::RASEVENTNOTIFY
-                | cap::SRAM_EDCSUPPORTED,
+                | cap::SRAM_EDCSUPPORTED
+                | cap::SVMAPI_SUPPORTED,
             debug_prop: 0x5d7,
             l1_cache_kb: 16,
             l1_inst_cache_kb: 64,

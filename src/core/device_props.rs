@@ -368,7 +368,8 @@ pub fn device_props(k: &KfdNode) -> hipDeviceProp_t {
     p.unifiedAddressing = (k.xnack_enabled || integrated) as c_int;
     // hipMallocManaged is coherent system memory every GPU maps (src/core/memory.rs): clr reports
     // both from ROCr's HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED, true on every KFD with SVM; ours needs
-    // no KFD SVM range, so 1 also where the node lacks HSA_CAP_SVMAPI_SUPPORTED (kfd-sim).
+    // no KFD SVM range, so 1 also where a node lacks HSA_CAP_SVMAPI_SUPPORTED (a kernel without
+    // CONFIG_HSA_AMD_SVM).
     p.managedMemory = 1;
     p.concurrentManagedAccess = 1;
     p.directManagedMemAccessFromHost = 0;

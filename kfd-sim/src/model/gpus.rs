@@ -19,6 +19,8 @@ pub struct GpuInfo {
     pub max_engine_clk_fcompute: u32,
     pub pci_bdf: String,
     pub unique_id: u64,
+    /// xGMI hive (`adev->gmc.xgmi.hive_id`); 0: none.
+    pub hive_id: u64,
     /// Compute-queue buffer sizes (`kfd_queue_ctx_save_restore_size`).
     pub queue_sizes: Option<crate::topology::QueueSizes>,
     pub num_xcc: u32,
@@ -52,6 +54,7 @@ fn load() -> Vec<GpuInfo> {
             max_engine_clk_fcompute: g.max_engine_clk_fcompute,
             pci_bdf: g.pci_bdf.clone(),
             unique_id: g.unique_id,
+            hive_id: g.hive_id,
             queue_sizes: g.queue_sizes(),
             num_xcc: g.num_xcc,
             ras_enabled_features: g.ras_enabled_features(),
@@ -80,4 +83,9 @@ pub fn by_minor(minor: u32) -> Option<&'static GpuInfo> {
 /// XNACK; other gfx9 parts depend on `noretry`, which defaults to on (XNACK off).
 pub fn supports_xnack(g: &GpuInfo) -> bool {
     matches!(g.gfx_target_version, 90010 | 90400..=90499)
+}
+
+/// `svm_nodes_in_same_hive`: the same GPU, or two in one xGMI hive.
+pub fn same_hive(a: &GpuInfo, b: &GpuInfo) -> bool {
+    a.gpu_id == b.gpu_id || (a.hive_id != 0 && a.hive_id == b.hive_id)
 }

@@ -12,6 +12,7 @@
 //! -EADDRINUSE), so the fault stands: device memory is reached through mappings only.
 
 use super::bo::Bo;
+use super::svm::{Reach, Svms};
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
@@ -74,6 +75,10 @@ pub struct Gpuvm {
     /// XNACK on: the retry-fault service of the process, which serves the accesses no mapping
     /// covers. None: such an access is a VM fault.
     hmm: Option<Arc<Hmm>>,
+    /// The process's SVM ranges and this VM's gpuidx among them (set at ACQUIRE_VM): a range
+    /// this GPU has access to is reached where no mapping covers it, before (and instead of)
+    /// the retry-fault service.
+    svm: Option<(Arc<Svms>, usize)>,
 }
 
 /// The retry-fault service that a process's compute VMs share while XNACK is on.
@@ -189,6 +194,25 @@ impl Gpuvm {
         self.hmm = hmm;
     }
 
+    /// Makes the process's SVM ranges reachable from this VM, which is GPU `gpuidx`'s.
+    pub fn set_svm(&mut self, svms: Arc<Svms>, gpuidx: usize) {
+        self.svm = Some((svms, gpuidx));
+    }
+
+    /// What `[va, end)` (from a VA no mapping of this VM covers, up to the next mapping) is:
+    /// an SVM range's pages, or the retry-fault service's, or a fault.
+    fn unmapped_segment(&self, va: u64, end: u64, write: bool) -> Result<Segment, Fault> {
+        let next = self.map.range(va..).next().map_or(u64::MAX, |(s, _)| *s).min(end);
+        let gap_end = match &self.svm {
+            Some((svms, gpuidx)) => match svms.reach(*gpuidx, va, next, write)? {
+                Reach::Range(seg) => return Ok(seg),
+                Reach::Gap(n) => n.min(next),
+            },
+            None => next,
+        };
+        self.hmm_segment(va, gap_end).ok_or(Fault { va: va & !0xfff, kind: FaultKind::NotPresent })
+    }
+
     /// The process's own pages from `va` (which no mapping of this VM covers) up to `end` or to
     /// the next mapping of any VM of the process, as a segment of the XNACK BO. None: no
     /// retry-fault service there (XNACK off, past [`HMM_LIMIT`], or another GPU's mapping at
@@ -205,7 +229,10 @@ impl Gpuvm {
     /// ReadOnly, anything else NotPresent.
     pub fn fault_kind(&self, va: u64, write: bool) -> FaultKind {
         let present = self.lookup(va).is_some()
-            || self.hmm_segment(va, va.saturating_add(1)).is_some_and(|s| s.bo.read(va, &mut [0u8]).is_ok());
+            || match self.unmapped_segment(va, va.saturating_add(1), false) {
+                Ok(s) => s.bo.read(va, &mut [0u8]).is_ok(),
+                Err(_) => false,
+            };
         if write && present {
             FaultKind::ReadOnly
         } else {
@@ -227,7 +254,7 @@ impl Gpuvm {
         };
         while cur < end {
             let Some(m) = self.lookup(cur) else {
-                let seg = self.hmm_segment(cur, end).ok_or(Fault { va: cur & !0xfff, kind: FaultKind::NotPresent })?;
+                let seg = self.unmapped_segment(cur, end, write)?;
                 cur += seg.len;
                 out.push(seg);
                 continue;

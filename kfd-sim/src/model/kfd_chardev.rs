@@ -117,11 +117,7 @@ pub fn kfd_ioctl(_key: FileKey, entry: FileEntry, req: c_ulong, arg: u64) -> R {
         0x1d => h!(AMDKFD_IOC_IMPORT_DMABUF, "IMPORT_DMABUF", kfd_ioctl_import_dmabuf),
         0x1e => h!(AMDKFD_IOC_ALLOC_QUEUE_GWS, "ALLOC_QUEUE_GWS", kfd_ioctl_alloc_queue_gws),
         0x1f => with_args("AMDKFD_IOC_SMI_EVENTS", req, AMDKFD_IOC_SMI_EVENTS, arg, |a| kfd_ioctl_smi_events(&p, a)),
-        // AMDKFD_IOC_SVM: SVM ranges are not modelled (as a kernel without CONFIG_HSA_AMD_SVM).
-        0x20 => {
-            super::trace_line::<()>("AMDKFD_IOC_SVM", None, Err(Errno::EPERM), None);
-            Err(Errno::EPERM)
-        }
+        0x20 => kfd_ioctl_svm(&p, req, arg),
         0x21 => h!(AMDKFD_IOC_SET_XNACK_MODE, "SET_XNACK_MODE", kfd_ioctl_set_xnack_mode),
         // AMDKFD_IOC_CRIU_OP: needs CAP_CHECKPOINT_RESTORE; checkpointing is not modelled.
         0x22 => {
@@ -140,16 +136,6 @@ pub fn kfd_ioctl(_key: FileKey, entry: FileEntry, req: c_ulong, arg: u64) -> R {
         }
     }
 }
-
-/// `struct kfd_ioctl_smi_events_args` (not in the runtime's uapi subset).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct kfd_ioctl_smi_events_args {
-    pub gpuid: u32,
-    pub anon_fd: u32,
-}
-/// `AMDKFD_IOC_SMI_EVENTS` = `_IOWR('K', 0x1F, struct kfd_ioctl_smi_events_args)`.
-pub const AMDKFD_IOC_SMI_EVENTS: c_ulong = 0xc008_4b1f;
 
 // ------------------------------------------------------------------------------------------
 // Handlers
@@ -213,12 +199,13 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         let bo = Arc::new(Bo::new_memfd(pdd_gpu, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, KFD_DOORBELL_PROCESS_SLICE)?);
         st.pdd_mut(pdd_gpu).unwrap().doorbells = Some(Doorbells { bo, used: BTreeSet::new() });
     }
-    let held = queue::acquire_buffers(st.pdd(pdd_gpu).unwrap(), args)?;
+    let (held, cwsr_svm) = queue::acquire_buffers(st.pdd(pdd_gpu).unwrap(), &st.svms, args)?;
 
     // pqm_create_queue: queue id, SDMA queue budget, doorbell slot.
     let fail = |st: &mut ProcState, e: Errno| {
         let pdd = st.pdd(pdd_gpu).unwrap();
         queue::queue_buffers_put(&mut pdd.vm.write(), &held);
+        queue::queue_svm_put(&cwsr_svm);
         Err(e)
     };
     let Some(queue_id) = (0..KFD_MAX_NUM_OF_QUEUES_PER_PROCESS).find(|i| !st.queues.contains_key(i)) else {
@@ -301,6 +288,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
             queue_type: args.queue_type,
             doorbell_slot: slot,
             held,
+            cwsr_svm,
             sdma_engine_id: args.sdma_engine_id,
             sdma_id,
             percentage: args.queue_percentage,
@@ -335,6 +323,7 @@ fn kfd_ioctl_destroy_queue(p: &Arc<Process>, args: &mut kfd_ioctl_destroy_queue_
     // Wait for the engine outside the process lock (the engine takes it to deliver traps).
     p.engine.remove_queue(&q.rt);
     queue::queue_buffers_put(&mut q.rt.vm.write(), &q.held);
+    queue::queue_svm_put(&q.cwsr_svm);
     Ok(0)
 }
 
@@ -603,6 +592,8 @@ fn kfd_ioctl_acquire_vm(p: &Arc<Process>, args: &mut kfd_ioctl_acquire_vm_args) 
     let minor = pdd.gpu.drm_render_minor;
     let vm = st.drm_files.entry(key).or_insert_with(|| super::drm::DrmFile::new(minor)).vm.clone();
     Hmm::serve(&st.xnack, &vm);
+    let gpuidx = st.svms.gpuidx(args.gpu_id).expect("a pdd's GPU");
+    vm.write().set_svm(st.svms.clone(), gpuidx);
     let pdd = st.pdd_mut(args.gpu_id).unwrap();
     pdd.vm = vm;
     pdd.drm_file = Some(key);
@@ -640,6 +631,12 @@ fn kfd_ioctl_alloc_memory_of_gpu(p: &Arc<Process>, args: &mut kfd_ioctl_alloc_me
     }
     let flags = args.flags;
     let mut st = p.state.lock();
+    // "already allocated by SVM": the GPU VA, and a USERPTR's CPU address, in no SVM range.
+    if st.svms.overlaps(args.va_addr, args.size)
+        || (flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR != 0 && st.svms.overlaps(args.mmap_offset, args.size))
+    {
+        return Err(Errno::EADDRINUSE);
+    }
     let pdd = st.pdd(args.gpu_id).ok_or(Errno::EINVAL)?;
     let gpu = pdd.gpu;
     if flags & KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC != 0 && flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 && !gpu.large_bar {
@@ -1007,19 +1004,73 @@ fn kfd_ioctl_alloc_queue_gws(p: &Arc<Process>, args: &mut kfd_ioctl_alloc_queue_
     Ok(0)
 }
 
-/// `kfd_ioctl_smi_events`: unknown gpu → EINVAL; otherwise an fd that never reports events
-/// (an eventfd; the model has no SMI events).
+/// `kfd_ioctl_smi_events`: unknown gpu → EINVAL; otherwise a client fd of that GPU's SMI events
+/// (`kfd_smi_event_open`, [`super::smi`]).
 fn kfd_ioctl_smi_events(p: &Arc<Process>, args: &mut kfd_ioctl_smi_events_args) -> R {
     if p.state.lock().pdd(args.gpuid).is_none() {
         return Err(Errno::EINVAL);
     }
-    // SAFETY: eventfd has no memory-safety preconditions.
-    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-    if fd < 0 {
-        return Err(Errno::last());
-    }
-    args.anon_fd = fd as u32;
+    args.anon_fd = super::smi::open(args.gpuid)? as u32;
     Ok(0)
+}
+
+/// `kfd_ioctl_svm` + `svm_ioctl`: the head of `kfd_ioctl_svm_args` and `nattr` attributes, all
+/// within the request's `_IOC_SIZE` (else EINVAL), copied in and (IOWR) back out. Start and
+/// size must be page aligned and non-zero (EINVAL); the op's own errors are
+/// [`Svms::set_attr`](super::svm::Svms::set_attr)'s and `get_attr`'s. An unknown op returns
+/// +EINVAL as a value, not an error, as `svm_ioctl` does (`r = EINVAL`).
+fn kfd_ioctl_svm(p: &Arc<Process>, req: c_ulong, arg: u64) -> R {
+    const HEAD: usize = std::mem::size_of::<kfd_ioctl_svm_args>();
+    const ATTR: usize = std::mem::size_of::<kfd_ioctl_svm_attribute>();
+    let usize_ = super::ioc_size(req);
+    let mut buf = vec![0u8; usize_.max(HEAD)];
+    let r = (|| {
+        sys::copy_from_user(&mut buf[..usize_], arg)?;
+        // SAFETY: `buf` holds at least HEAD bytes; the head is integers only.
+        let head: kfd_ioctl_svm_args = unsafe { std::ptr::read_unaligned(buf.as_ptr().cast()) };
+        let n = head.nattr as usize;
+        if HEAD + n * ATTR > buf.len() {
+            return Err(Errno::EINVAL);
+        }
+        let mut attrs: Vec<kfd_ioctl_svm_attribute> = (0..n)
+            .map(|i| {
+                let o = HEAD + i * ATTR;
+                kfd_ioctl_svm_attribute {
+                    type_: u32::from_le_bytes(buf[o..o + 4].try_into().unwrap()),
+                    value: u32::from_le_bytes(buf[o + 4..o + 8].try_into().unwrap()),
+                }
+            })
+            .collect();
+        if !head.start_addr.is_multiple_of(PAGE_SIZE)
+            || !head.size.is_multiple_of(PAGE_SIZE)
+            || head.start_addr == 0
+            || head.size == 0
+        {
+            return Err(Errno::EINVAL);
+        }
+        let (pid, xnack, vms, svms) = {
+            let st = p.state.lock();
+            let vms: Vec<_> = st.pdds.iter().filter(|d| d.drm_file.is_some()).map(|d| d.vm.clone()).collect();
+            (st.pid, st.xnack.is_some(), vms, st.svms.clone())
+        };
+        let cx = super::svm::Ctx { pid, xnack, vms: &vms };
+        let r = match head.op {
+            KFD_IOCTL_SVM_OP_SET_ATTR => svms.set_attr(&cx, head.start_addr, head.size, &attrs).map(|_| 0),
+            KFD_IOCTL_SVM_OP_GET_ATTR => svms.get_attr(&cx, head.start_addr, head.size, &mut attrs).map(|_| 0),
+            _ => Ok(Errno::EINVAL as c_int),
+        };
+        for (i, a) in attrs.iter().enumerate() {
+            let o = HEAD + i * ATTR;
+            buf[o..o + 4].copy_from_slice(&a.type_.to_le_bytes());
+            buf[o + 4..o + 8].copy_from_slice(&a.value.to_le_bytes());
+        }
+        if sys::copy_to_user(arg, &buf[..usize_]).is_err() {
+            return Err(Errno::EFAULT);
+        }
+        r
+    })();
+    super::trace_line::<()>("AMDKFD_IOC_SVM", None, r, None);
+    r
 }
 
 /// `kfd_ioctl_set_xnack_mode`: `xnack_enabled < 0` queries; changing it with queues → EBUSY;

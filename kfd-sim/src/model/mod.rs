@@ -35,6 +35,8 @@ pub mod pm4;
 pub mod process;
 pub mod queue;
 pub mod sdma;
+pub mod smi;
+pub mod svm;
 pub mod syncobj;
 pub mod sys;
 pub mod udmabuf;
@@ -241,7 +243,7 @@ fn ioc_dir(req: c_ulong) -> c_ulong {
 }
 
 /// `_IOC_SIZE`.
-fn ioc_size(req: c_ulong) -> usize {
+pub(crate) fn ioc_size(req: c_ulong) -> usize {
     ((req >> 16) & 0x3fff) as usize
 }
 

@@ -18,6 +18,7 @@ use super::gpus::{self, GpuInfo};
 use super::gpuvm::{Gpuvm, Hmm};
 use super::queue::Queue;
 use super::sdma::Sdma;
+use super::svm::Svms;
 use super::sys;
 use nix::errno::Errno;
 use parking_lot::{Mutex, RwLock};
@@ -190,6 +191,8 @@ pub struct ProcState {
     pub queues: BTreeMap<u32, Queue>,
     /// XNACK on (`p->xnack_enabled`): the retry-fault service its compute VMs share.
     pub xnack: Option<Arc<Hmm>>,
+    /// SVM ranges (`p->svms`).
+    pub svms: Arc<Svms>,
     pub runtime_enabled: bool,
     /// Render-node mmap offsets → BO.
     pub offsets: BTreeMap<u64, Weak<Bo>>,
@@ -247,6 +250,7 @@ impl Process {
                 events: EventTable::new(),
                 queues: BTreeMap::new(),
                 xnack: None,
+                svms: Svms::new(&gpus::all().iter().collect::<Vec<_>>()),
                 runtime_enabled: false,
                 offsets: BTreeMap::new(),
                 offset_by_bo: HashMap::new(),

@@ -9,6 +9,7 @@
 use super::bo::Bo;
 use super::gpuvm::Gpuvm;
 use super::process::Pdd;
+use super::svm::Svms;
 use super::sys::PAGE_SIZE;
 use kfd_ioctl::kfd::*;
 use nix::errno::Errno;
@@ -118,6 +119,9 @@ pub struct Queue {
     pub doorbell_slot: u32,
     /// Mapping starts (in the queue GPU's VM) whose `queue_refcount` we hold.
     pub held: Vec<u64>,
+    /// A CWSR area in SVM memory: the ranges over `[va, va + len)` whose `queue_refcount` we
+    /// hold (`kfd_queue_buffer_svm_get`).
+    pub cwsr_svm: Option<SvmHeld>,
     pub sdma_engine_id: u32,
     /// `sdma_id` (PCIe) or `xgmi_sdma_id` (xGMI) of an SDMA or SDMA_XGMI queue: the lowest free
     /// on its GPU when created (`allocate_sdma_queue`); `u32::MAX` for other queues.
@@ -139,6 +143,16 @@ pub fn queue_buffer_get(vm: &mut Gpuvm, addr: u64, expected_size: u64) -> Result
     Ok(start)
 }
 
+/// SVM ranges a queue's CWSR area holds: (the process's ranges, va, len).
+pub type SvmHeld = (Arc<Svms>, u64, u64);
+
+/// Drops the `queue_refcount`s an SVM CWSR area took (`kfd_queue_buffer_svm_put`).
+pub fn queue_svm_put(cwsr: &Option<SvmHeld>) {
+    if let Some((svms, va, len)) = cwsr {
+        svms.queue_buffer_put(*va, *len);
+    }
+}
+
 /// Drops the `queue_refcount`s taken by `queue_buffer_get` (`kfd_queue_unref_bo_vas`).
 pub fn queue_buffers_put(vm: &mut Gpuvm, held: &[u64]) {
     for s in held {
@@ -155,11 +169,17 @@ pub fn queue_buffers_put(vm: &mut Gpuvm, held: &[u64]) {
 /// Compute queues (COMPUTE, COMPUTE_AQL) also: an EOP buffer, when given, of exactly the node's
 /// `eop_buffer_size` in one mapping of that size; `ctl_stack_size` and `ctx_save_restore_size`
 /// equal to the node's `ctl_stack_size` and `cwsr_size` (published in its sysfs properties); the
-/// CWSR area one mapping of `(cwsr_size + debug_memory_size) * num_xcc` bytes, page aligned
-/// (the kernel then tries an SVM range, which the model does not have). Any miss is EINVAL.
-pub fn acquire_buffers(pdd: &Pdd, args: &kfd_ioctl_create_queue_args) -> Result<Vec<u64>, Errno> {
+/// CWSR area one mapping of `(cwsr_size + debug_memory_size) * num_xcc` bytes, page aligned, or
+/// else SVM ranges over it that are GPU_ALWAYS_MAPPED on this GPU (`kfd_queue_buffer_svm_get`,
+/// as libhsakmt registers the area when the node has the SVM API). Any miss is EINVAL.
+pub fn acquire_buffers(
+    pdd: &Pdd,
+    svms: &Arc<Svms>,
+    args: &kfd_ioctl_create_queue_args,
+) -> Result<(Vec<u64>, Option<SvmHeld>), Errno> {
     let mut vm = pdd.vm.write();
     let mut held = Vec::with_capacity(5);
+    let mut cwsr_svm = None;
     let compute = matches!(args.queue_type, KFD_IOC_QUEUE_TYPE_COMPUTE | KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
     let r = (|| {
         held.push(queue_buffer_get(&mut vm, args.write_pointer_address, PAGE_SIZE)?);
@@ -179,11 +199,18 @@ pub fn acquire_buffers(pdd: &Pdd, args: &kfd_ioctl_create_queue_args) -> Result<
             return Err(Errno::EINVAL);
         }
         let total = sizes.total_cwsr(pdd.gpu.num_xcc);
-        held.push(queue_buffer_get(&mut vm, args.ctx_save_restore_address, total)?);
+        match queue_buffer_get(&mut vm, args.ctx_save_restore_address, total) {
+            Ok(s) => held.push(s),
+            Err(_) => {
+                let gpuidx = svms.gpuidx(pdd.gpu.gpu_id).ok_or(Errno::EINVAL)?;
+                svms.queue_buffer_get(gpuidx, args.ctx_save_restore_address, total)?;
+                cwsr_svm = Some((svms.clone(), args.ctx_save_restore_address, total));
+            }
+        }
         Ok(())
     })();
     match r {
-        Ok(()) => Ok(held),
+        Ok(()) => Ok((held, cwsr_svm)),
         Err(e) => {
             queue_buffers_put(&mut vm, &held);
             Err(e)

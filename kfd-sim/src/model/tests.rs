@@ -772,24 +772,400 @@ fn drm_version_caps_info() {
     assert_ne!(reg, 0);
 }
 
-/// AMDKFD_IOC_SVM answers EPERM (a kernel without CONFIG_HSA_AMD_SVM) and no node advertises
-/// HSA_CAP_SVMAPI_SUPPORTED (`kfd_topology_add_device` sets it only with `KFD_IS_SVM_API_SUPPORTED`),
-/// in the topology and in the sysfs `capability` libhsakmt parses.
+/// `AMDKFD_IOC_SVM` with `attrs` (the request's size counts them, as libhsakmt issues it); the
+/// attributes as they came back.
+fn svm(
+    op: u32,
+    start: u64,
+    size: u64,
+    attrs: &[kfd_ioctl_svm_attribute],
+) -> Result<Vec<kfd_ioctl_svm_attribute>, Errno> {
+    svm_n(op, start, size, attrs, attrs.len() as u32)
+}
+
+/// As [`svm`], with `nattr` as given (may claim more attributes than the request carries).
+fn svm_n(
+    op: u32,
+    start: u64,
+    size: u64,
+    attrs: &[kfd_ioctl_svm_attribute],
+    nattr: u32,
+) -> Result<Vec<kfd_ioctl_svm_attribute>, Errno> {
+    let mut buf: Vec<u32> = vec![start as u32, (start >> 32) as u32, size as u32, (size >> 32) as u32, op, nattr];
+    for a in attrs {
+        buf.extend([a.type_, a.value]);
+    }
+    let req = AMDKFD_IOC_SVM + ((attrs.len() as c_ulong * 8) << 16);
+    ioctl(env().kfd.as_raw_fd(), req, buf.as_mut_ptr() as *mut c_void)?;
+    Ok(buf[6..].chunks(2).map(|c| kfd_ioctl_svm_attribute { type_: c[0], value: c[1] }).collect())
+}
+
+fn sa(type_: u32, value: u32) -> kfd_ioctl_svm_attribute {
+    kfd_ioctl_svm_attribute { type_, value }
+}
+
+/// `n` fresh anonymous read-write pages.
+fn anon(n: u64) -> u64 {
+    // SAFETY: a fresh private anonymous mapping at a kernel-chosen address.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            (n * 4096) as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    assert_ne!(p, libc::MAP_FAILED);
+    p as u64
+}
+
+/// Unmaps pages [`anon`] made, telling the model as the interposed `munmap` does.
+fn unanon(va: u64, n: u64) {
+    // SAFETY: pages this test mapped and no longer uses.
+    assert_eq!(unsafe { libc::munmap(va as *mut c_void, (n * 4096) as usize) }, 0);
+    super::svm::cpu_unmapped(va, n * 4096);
+}
+
+/// Every node advertises HSA_CAP_SVMAPI_SUPPORTED (topology and the sysfs `capability`
+/// libhsakmt parses), and AMDKFD_IOC_SVM keeps `kfd_svm.c`'s rules: default attributes where no
+/// range is (XNACK off: no access), SET then GET reads back, a GET over ranges that differ
+/// reports UNDEFINED / the common flags / the smallest granularity, a SET over part of a range
+/// splits it; the errors of `kfd_ioctl_svm`, `svm_range_check_attr`, `svm_range_is_valid`; a BO
+/// cannot be allocated over a range (EADDRINUSE); unmapped pages leave their ranges.
 #[test]
-fn svm_not_advertised_and_refused() {
+fn svm_ranges_keep_kfd_svm_attribute_rules() {
     use crate::topology::cap;
     let _g = SERIAL.lock().unwrap();
-    let kfd = env().kfd.as_raw_fd();
-    // _IOWR('K', 0x20, struct kfd_ioctl_svm_args) with no attributes (24 bytes).
-    let mut args = [0u64; 3];
-    assert_eq!(kio(kfd, 0xc018_4b20, &mut args), Err(Errno::EPERM));
+    let e = env();
+    assert_eq!(set_xnack(-1), Ok(0));
     let topo = crate::topology::current();
     for g in &topo.gpus {
-        assert_eq!(g.capability & cap::SVMAPI_SUPPORTED, 0, "node {} advertises SVM", g.node_id);
+        assert_ne!(g.capability & cap::SVMAPI_SUPPORTED, 0, "node {} lacks SVM", g.node_id);
         let props = crate::sysfs::node_properties(topo, g.node_id);
         let c: u32 = props.lines().find_map(|l| l.strip_prefix("capability ")).unwrap().trim().parse().unwrap();
-        assert_eq!(c & cap::SVMAPI_SUPPORTED, 0);
         assert_eq!(c, g.capability);
+    }
+    let (g0, g1) = (e.gpus[0], e.gpus[1]);
+    let va = anon(16);
+    let all = [
+        sa(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, 0),
+        sa(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0),
+        sa(KFD_IOCTL_SVM_ATTR_SET_FLAGS, 0),
+        sa(KFD_IOCTL_SVM_ATTR_GRANULARITY, 0),
+        sa(KFD_IOCTL_SVM_ATTR_ACCESS, g0),
+        sa(KFD_IOCTL_SVM_ATTR_CLR_FLAGS, 0),
+    ];
+    let get = |start: u64, pages: u64| svm(KFD_IOCTL_SVM_OP_GET_ATTR, start, pages * 4096, &all).unwrap();
+    let u = KFD_IOCTL_SVM_LOCATION_UNDEFINED;
+    let dflt = KFD_IOCTL_SVM_FLAG_HOST_ACCESS | KFD_IOCTL_SVM_FLAG_COHERENT;
+    let r = get(va, 16);
+    assert_eq!(
+        r.iter().map(|a| (a.type_, a.value)).collect::<Vec<_>>(),
+        vec![(0, u), (1, u), (5, dflt), (7, 9), (KFD_IOCTL_SVM_ATTR_NO_ACCESS, g0), (6, !dflt)]
+    );
+    // Register pages 4..12 with GPU 0 access, prefetch to GPU 0, GPU_EXEC, granularity 0x40 → 0x3f.
+    let set = [
+        sa(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, g0),
+        sa(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, g0),
+        sa(KFD_IOCTL_SVM_ATTR_SET_FLAGS, KFD_IOCTL_SVM_FLAG_GPU_EXEC),
+        sa(KFD_IOCTL_SVM_ATTR_GRANULARITY, 0x40),
+        sa(KFD_IOCTL_SVM_ATTR_ACCESS, g0),
+    ];
+    svm(KFD_IOCTL_SVM_OP_SET_ATTR, va + 4 * 4096, 8 * 4096, &set).unwrap();
+    let r = get(va + 4 * 4096, 8);
+    assert_eq!((r[0].value, r[1].value, r[2].value, r[3].value), (g0, g0, dflt | KFD_IOCTL_SVM_FLAG_GPU_EXEC, 0x3f));
+    assert_eq!((r[4].type_, r[4].value), (KFD_IOCTL_SVM_ATTR_ACCESS, g0));
+    // A GPU not given access reads NO_ACCESS; ACCESS_IN_PLACE reads back as such.
+    let q = svm(KFD_IOCTL_SVM_OP_GET_ATTR, va + 4 * 4096, 4096, &[sa(KFD_IOCTL_SVM_ATTR_ACCESS, g1)]).unwrap();
+    assert_eq!(q[0].type_, KFD_IOCTL_SVM_ATTR_NO_ACCESS);
+    // Pages 6..8 get ACCESS_IN_PLACE on GPU 1, prefetch to system memory and granularity 2:
+    // the range splits in three.
+    let mid = [
+        sa(KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE, g1),
+        sa(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0),
+        sa(KFD_IOCTL_SVM_ATTR_GRANULARITY, 2),
+        sa(KFD_IOCTL_SVM_ATTR_CLR_FLAGS, KFD_IOCTL_SVM_FLAG_COHERENT),
+    ];
+    svm(KFD_IOCTL_SVM_OP_SET_ATTR, va + 6 * 4096, 2 * 4096, &mid).unwrap();
+    let svms = process::current().state.lock().svms.clone();
+    let mine: Vec<(u64, u64)> = svms
+        .ranges()
+        .iter()
+        .filter(|r| r.start >= va >> 12 && r.last < (va >> 12) + 16)
+        .map(|r| (r.start - (va >> 12), r.last - (va >> 12)))
+        .collect();
+    assert_eq!(mine, vec![(4, 5), (6, 7), (8, 11)]);
+    let q = svm(KFD_IOCTL_SVM_OP_GET_ATTR, va + 6 * 4096, 2 * 4096, &[sa(KFD_IOCTL_SVM_ATTR_ACCESS, g1)]).unwrap();
+    assert_eq!(q[0].type_, KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE);
+    // Over all three: prefetch differs → UNDEFINED, preferred shared, flags AND / OR, min
+    // granularity, GPU 1 not in place everywhere → NO_ACCESS. Pages without a range count for nothing.
+    let r = get(va, 16);
+    assert_eq!((r[0].value, r[1].value, r[3].value), (g0, u, 2));
+    assert_eq!(
+        (r[2].value, r[5].value),
+        (KFD_IOCTL_SVM_FLAG_HOST_ACCESS | KFD_IOCTL_SVM_FLAG_GPU_EXEC, !(dflt | KFD_IOCTL_SVM_FLAG_GPU_EXEC))
+    );
+    let q = svm(KFD_IOCTL_SVM_OP_GET_ATTR, va, 16 * 4096, &[sa(KFD_IOCTL_SVM_ATTR_ACCESS, g1)]).unwrap();
+    assert_eq!(q[0].type_, KFD_IOCTL_SVM_ATTR_NO_ACCESS);
+
+    // Errors, each changing nothing.
+    let before = svms.ranges();
+    let bad = |op, start, size, attrs: &[kfd_ioctl_svm_attribute]| svm(op, start, size, attrs).err();
+    let set_op = KFD_IOCTL_SVM_OP_SET_ATTR;
+    assert_eq!(bad(set_op, va + 1, 4096, &set), Some(Errno::EINVAL), "misaligned start");
+    assert_eq!(bad(set_op, va, 100, &set), Some(Errno::EINVAL), "misaligned size");
+    assert_eq!(bad(set_op, 0, 4096, &set), Some(Errno::EINVAL), "NULL start");
+    assert_eq!(bad(set_op, va, 4096, &[sa(KFD_IOCTL_SVM_ATTR_ACCESS, 0xdead)]), Some(Errno::EINVAL), "unknown GPU");
+    assert_eq!(
+        bad(set_op, va, 4096, &[sa(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, u)]),
+        Some(Errno::EINVAL),
+        "prefetch UNDEFINED"
+    );
+    assert_eq!(bad(set_op, va, 4096, &[sa(8, 0)]), Some(Errno::EINVAL), "unknown attribute");
+    let get_op = KFD_IOCTL_SVM_OP_GET_ATTR;
+    assert_eq!(bad(get_op, va, 4096, &[sa(KFD_IOCTL_SVM_ATTR_NO_ACCESS, g0)]), Some(Errno::EINVAL));
+    assert_eq!(bad(get_op, va, 4096, &[sa(KFD_IOCTL_SVM_ATTR_ACCESS, 0xdead)]), Some(Errno::EINVAL));
+    assert_eq!(svm_n(set_op, va, 4096, &set[..1], 3).err(), Some(Errno::EINVAL), "nattr past the request");
+    let hole = reserve(4 * 4096);
+    // SAFETY: the reservation is ours; its middle page is unmapped to make a hole.
+    unsafe { libc::munmap((hole + 4096) as *mut c_void, 4096) };
+    assert_eq!(bad(set_op, hole, 4 * 4096, &set), Some(Errno::EFAULT), "a page with no VMA");
+    assert_eq!(bad(get_op, hole, 4 * 4096, &all), Some(Errno::EFAULT));
+    // An unknown op is +EINVAL, returned as a value (`svm_ioctl`'s `r = EINVAL`).
+    let mut buf: Vec<u32> = vec![va as u32, (va >> 32) as u32, 4096, 0, 7, 0];
+    assert_eq!(ioctl(e.kfd.as_raw_fd(), AMDKFD_IOC_SVM, buf.as_mut_ptr() as *mut c_void), Ok(Errno::EINVAL as c_int));
+    // A BO mapped in the range on any GPU: EADDRINUSE; a BO over a range: EADDRINUSE too.
+    let bo = alloc(0, 4096, GTT);
+    map(&bo, &e.gpus[1..2]).unwrap();
+    assert_eq!(bad(set_op, bo.va, 4096, &set), Some(Errno::EADDRINUSE));
+    assert_eq!(bad(get_op, bo.va, 4096, &all), Some(Errno::EADDRINUSE));
+    unmap(&bo, &e.gpus[1..2]).unwrap();
+    free(&bo).unwrap();
+    assert_eq!(svms.ranges(), before);
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: va + 5 * 4096,
+        size: 4096,
+        gpu_id: g0,
+        flags: GTT,
+        ..Default::default()
+    };
+    assert_eq!(kio(e.kfd.as_raw_fd(), AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a), Err(Errno::EADDRINUSE));
+    // Unmapping pages 5..7 takes them out of their ranges; GET over them is EFAULT.
+    unanon(va + 5 * 4096, 2);
+    let mine: Vec<(u64, u64)> = svms
+        .ranges()
+        .iter()
+        .filter(|r| r.start >= va >> 12 && r.last < (va >> 12) + 16)
+        .map(|r| (r.start - (va >> 12), r.last - (va >> 12)))
+        .collect();
+    assert_eq!(mine, vec![(4, 4), (7, 7), (8, 11)]);
+    assert_eq!(bad(get_op, va + 5 * 4096, 4096, &all), Some(Errno::EFAULT));
+    unanon(va, 5);
+    unanon(va + 7 * 4096, 9);
+    assert!(svms.ranges().iter().all(|r| r.last < va >> 12 || r.start >= (va >> 12) + 16));
+}
+
+/// A GPU reaches a range's pages only with ACCESS or ACCESS_IN_PLACE (XNACK off: mapped at
+/// SET_ATTR, `svm_range_validate_and_map`), writes only without GPU_RO; a GPU without access
+/// faults NotPresent there, a write to a GPU_RO range faults ReadOnly. Bytes checked.
+#[test]
+fn svm_range_reached_by_sdma_only_with_access() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    assert_eq!(set_xnack(-1), Ok(0));
+    let (g0, g1) = (e.gpus[0], e.gpus[1]);
+    let src = anon(2);
+    let dst = anon(2);
+    // SAFETY: the pages were just mapped read-write.
+    let (s, d) = unsafe {
+        (std::slice::from_raw_parts_mut(src as *mut u8, 8192), std::slice::from_raw_parts_mut(dst as *mut u8, 8192))
+    };
+    for (i, b) in s.iter_mut().enumerate() {
+        *b = (i * 7 % 253) as u8;
+    }
+    let reg = |va: u64, extra: &[kfd_ioctl_svm_attribute]| {
+        let mut a = vec![sa(KFD_IOCTL_SVM_ATTR_ACCESS, g0), sa(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0)];
+        a.extend_from_slice(extra);
+        svm(KFD_IOCTL_SVM_OP_SET_ATTR, va, 8192, &a).unwrap();
+    };
+    reg(src, &[]);
+    reg(dst, &[]);
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let slots = event_page();
+    let destroy_event = |id: u32| {
+        let mut x = kfd_ioctl_destroy_event_args { event_id: id, pad: 0 };
+        kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut x).unwrap();
+    };
+    // Copies on GPU `gpu_idx`; Some(the memory exception) if it faulted, None if it signalled.
+    let copy = |gpu_idx: usize, to: u64, from: u64, len: u64| {
+        let mem_ev = create_event(KFD_IOC_EVENT_MEMORY, false);
+        let mut q = create_sdma(gpu_idx);
+        let mut dw = Vec::new();
+        sdma::copy_linear(&mut dw, to, from, len);
+        sdma::fence(&mut dw, slots + ev.event_slot_index as u64 * 8, ev.event_id).unwrap();
+        sdma::trap(&mut dw, ev.event_id).unwrap();
+        q.submit(&dw);
+        let (r, res, _) = wait(&[ev.event_id], 2000);
+        let out = if (r, res) == (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE) {
+            None
+        } else {
+            let (r, res, evs) = wait(&[mem_ev.event_id], 5000);
+            assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE), "neither done nor faulted");
+            Some(evs[0].memory_exception_data())
+        };
+        q.destroy();
+        destroy_event(mem_ev.event_id);
+        out
+    };
+    assert!(copy(0, dst, src, 8192).is_none());
+    assert!(d == s, "GPU 0 copies range to range");
+    // GPU 1 has no access: its read of the source faults NotPresent at the source.
+    let m = copy(1, dst, src, 64).expect("a VM fault");
+    assert_eq!((m.va, m.gpu_id, m.failure.NotPresent), (src, g1, 1));
+    // GPU_RO on the destination: GPU 0's write faults ReadOnly, the bytes stay.
+    svm(KFD_IOCTL_SVM_OP_SET_ATTR, dst, 8192, &[sa(KFD_IOCTL_SVM_ATTR_SET_FLAGS, KFD_IOCTL_SVM_FLAG_GPU_RO)]).unwrap();
+    d.fill(0x5a);
+    let m = copy(0, dst, src, 64).expect("a VM fault");
+    assert_eq!((m.va, m.gpu_id, m.failure.ReadOnly), (dst, g0, 1));
+    assert!(d.iter().all(|&b| b == 0x5a));
+    // NO_ACCESS takes GPU 0's reach away.
+    svm(KFD_IOCTL_SVM_OP_SET_ATTR, src, 8192, &[sa(KFD_IOCTL_SVM_ATTR_NO_ACCESS, g0)]).unwrap();
+    svm(KFD_IOCTL_SVM_OP_SET_ATTR, dst, 8192, &[sa(KFD_IOCTL_SVM_ATTR_CLR_FLAGS, KFD_IOCTL_SVM_FLAG_GPU_RO)]).unwrap();
+    assert_eq!(copy(0, dst, src, 64).expect("a VM fault").va, src);
+    destroy_event(ev.event_id);
+    unanon(src, 2);
+    unanon(dst, 2);
+}
+
+/// Reads what an SMI client fd has (waits up to 1 s for the first byte).
+fn smi_read(fd: RawFd) -> String {
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one pollfd, then a read into a local buffer.
+    unsafe { libc::poll(&mut p, 1, 1000) };
+    let mut b = [0u8; 4096];
+    let n = unsafe { libc::recv(fd, b.as_mut_ptr().cast(), b.len(), libc::MSG_DONTWAIT) };
+    if n <= 0 {
+        return String::new();
+    }
+    String::from_utf8_lossy(&b[..n as usize]).into_owned()
+}
+
+/// A prefetch to a GPU sends that GPU's SMI clients MIGRATE_START then MIGRATE_END (fields as
+/// `kfd_smi_event_migration_start` prints them: pages, from → to, prefetch:preferred, trigger
+/// PREFETCH); none for a prefetch to where the pages are, none for a client that did not enable
+/// the events; with two GPUs accessing the range (no common xGMI hive) the best location is
+/// system memory (`svm_range_best_prefetch_location`), so nothing moves.
+#[test]
+fn svm_prefetch_sends_smi_migration_events() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    assert_eq!(set_xnack(-1), Ok(0));
+    let (g0, g1) = (e.gpus[0], e.gpus[1]);
+    let open = |gpu: u32, mask: u64| {
+        let mut a = kfd_ioctl_smi_events_args { gpuid: gpu, anon_fd: 0 };
+        kio(e.kfd.as_raw_fd(), AMDKFD_IOC_SMI_EVENTS, &mut a).unwrap();
+        // SAFETY: the fd the ioctl just returned is ours.
+        let fd = unsafe { OwnedFd::from_raw_fd(a.anon_fd as RawFd) };
+        // SAFETY: writes 8 bytes from a local.
+        assert_eq!(unsafe { libc::write(fd.as_raw_fd(), (&mask as *const u64).cast(), 8) }, 8);
+        fd
+    };
+    let mig = (1u64 << (KFD_SMI_EVENT_MIGRATE_START - 1)) | (1u64 << (KFD_SMI_EVENT_MIGRATE_END - 1));
+    let c0 = open(g0, mig);
+    let quiet = open(g0, 1 << (KFD_SMI_EVENT_VMFAULT - 1));
+    let va = anon(4);
+    let pid = std::process::id();
+    let set = |attrs: &[kfd_ioctl_svm_attribute]| svm(KFD_IOCTL_SVM_OP_SET_ATTR, va, 4 * 4096, attrs).unwrap();
+    set(&[sa(KFD_IOCTL_SVM_ATTR_ACCESS, g0), sa(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0)]);
+    set(&[sa(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, g0)]);
+    let text = smi_read(c0.as_raw_fd());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text:?}");
+    let f: Vec<&str> = lines[0].split(' ').collect();
+    assert_eq!(f[0], "5");
+    assert_eq!(
+        (f[2], f[3], f[4], f[5], f[6]),
+        (
+            &*format!("-{pid}"),
+            &*format!("@{:x}(4)", va >> 12),
+            &*format!("0->{g0:x}"),
+            &*format!("{g0:x}:ffffffff"),
+            "0"
+        )
+    );
+    assert!(lines[1].starts_with("6 ") && lines[1].ends_with(&format!("@{:x}(4) 0->{g0:x} 0", va >> 12)));
+    assert_eq!(smi_read(quiet.as_raw_fd()), "");
+    // Already there: no migration.
+    set(&[sa(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, g0)]);
+    assert_eq!(smi_read(c0.as_raw_fd()), "");
+    // Back to system memory: GPU 0's clients see 0 ← GPU 0.
+    set(&[sa(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0)]);
+    let back = smi_read(c0.as_raw_fd());
+    assert!(back.starts_with("5 ") && back.contains(&format!(" {g0:x}->0 ")), "a migration to system memory: {back:?}");
+    // GPU 1 also has access: a prefetch to GPU 0 moves the pages only when GPU 1 can reach
+    // GPU 0's VRAM coherently (one xGMI hive); else they stay in system memory.
+    let c1 = open(g1, mig);
+    set(&[sa(KFD_IOCTL_SVM_ATTR_ACCESS, g1), sa(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, g0)]);
+    let hive = gpus::same_hive(&gpus::all()[0], &gpus::all()[1]);
+    assert_eq!(smi_read(c0.as_raw_fd()).lines().count(), if hive { 2 } else { 0 });
+    assert_eq!(smi_read(c1.as_raw_fd()), "");
+    let r = svm(KFD_IOCTL_SVM_OP_GET_ATTR, va, 4 * 4096, &[sa(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0)]).unwrap();
+    assert_eq!(r[0].value, g0, "the attribute is kept; the pages stay");
+    // A closed client is dropped at the next event, not written to.
+    drop(c1);
+    set(&[sa(KFD_IOCTL_SVM_ATTR_NO_ACCESS, g1), sa(KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, g1)]);
+    unanon(va, 4);
+}
+
+/// A compute queue's CWSR area may be SVM memory (libhsakmt registers it so when the node has
+/// the SVM API): ranges over it that GPU_ALWAYS_MAPPED and reached by the queue's GPU
+/// (`kfd_queue_buffer_svm_get`); else EINVAL.
+#[test]
+fn cwsr_area_in_an_always_mapped_svm_range() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let g = &gpus::all()[0];
+    let sizes = g.queue_sizes.unwrap();
+    let ring = alloc(0, AQL_SLOTS * 64, GTT);
+    let ptrs = alloc(0, 4096, GTT);
+    let eop = alloc(0, 4096, VRAM);
+    for b in [&ring, &ptrs, &eop] {
+        map(b, &e.gpus[..1]).unwrap();
+    }
+    let total = sizes.total_cwsr(g.num_xcc);
+    let area = anon(total / 4096);
+    let fake = Buf { handle: 0, va: area, size: total };
+    let args = aql_args(0, &ring, &ptrs, &eop, &fake);
+    let create = || {
+        let mut a = args;
+        kio(e.kfd.as_raw_fd(), AMDKFD_IOC_CREATE_QUEUE, &mut a).map(|_| a.queue_id)
+    };
+    assert_eq!(create(), Err(Errno::EINVAL), "no range");
+    let reg = |flags: u32| {
+        svm(
+            KFD_IOCTL_SVM_OP_SET_ATTR,
+            area,
+            total,
+            &[sa(KFD_IOCTL_SVM_ATTR_SET_FLAGS, flags), sa(KFD_IOCTL_SVM_ATTR_ACCESS, e.gpus[0])],
+        )
+        .unwrap()
+    };
+    reg(KFD_IOCTL_SVM_FLAG_GPU_EXEC);
+    assert_eq!(create(), Err(Errno::EINVAL), "not GPU_ALWAYS_MAPPED");
+    reg(KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED);
+    let id = create().unwrap();
+    let svms = process::current().state.lock().svms.clone();
+    let held = |v| svms.ranges().iter().filter(|r| r.start == area >> 12).all(|r| r.queue_refcount == v);
+    assert!(held(1));
+    let mut d = kfd_ioctl_destroy_queue_args { queue_id: id, pad: 0 };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_QUEUE, &mut d).unwrap();
+    assert!(held(0));
+    unanon(area, total / 4096);
+    for b in [&ring, &ptrs, &eop] {
+        unmap(b, &e.gpus[..1]).unwrap();
+        free(b).unwrap();
     }
 }
 

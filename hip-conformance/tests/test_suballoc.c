@@ -602,3 +602,47 @@ TEST(suballoc_attributes_are_the_allocations)
     HIP_OK(hipFree(q));
     HIP_OK(hipFree(r));
 }
+
+/* Peer access maps and unmaps the blocks of small allocations, whatever their slots hold: a
+ * block whose slots are live, cached by a thread or free is mapped on the new peer once (its
+ * next allocations are reachable there) and unmapped on disable. */
+TEST(suballoc_peer_access_maps_and_unmaps_blocks)
+{
+    REQUIRE_GPUS(2);
+    int can = 0;
+    HIP_OK(hipDeviceCanAccessPeer(&can, 0, 1));
+    if (!can)
+        SKIP("GPUs 0 and 1 cannot access each other");
+    require_sim_counters();
+    void *keep = NULL, *p = NULL, *r = NULL, *d0 = NULL;
+    HIP_OK(hipSetDevice(1));
+    HIP_OK(hipMalloc(&keep, 256)); /* a block of device 1, mapped there alone */
+    HIP_OK(hipMalloc(&p, 256));
+    HIP_OK(hipFree(p)); /* its slot cached by this thread */
+    uint64_t m0 = kfdsim_counter("gpu0.mapped");
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipDeviceEnablePeerAccess(1, 0));
+    uint64_t m1 = kfdsim_counter("gpu0.mapped");
+    CHECKF(m1 == m0 + 1, "%llu BOs mapped on GPU 0 after enabling access to GPU 1, %llu before (want its block)",
+           (unsigned long long)m1, (unsigned long long)m0);
+    /* the block's next allocation is reachable from device 0 */
+    HIP_OK(hipSetDevice(1));
+    HIP_OK(hipMalloc(&r, 256));
+    uint8_t h[256];
+    pat_fill(h, sizeof h, 31);
+    HIP_OK(hipMemcpy(r, h, sizeof h, hipMemcpyHostToDevice));
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipMalloc(&d0, 256));
+    HIP_OK(hipMemcpyPeer(d0, 0, r, 1, sizeof h));
+    HIP_OK(hipDeviceSynchronize());
+    memset(h, 0, sizeof h);
+    HIP_OK(hipMemcpy(h, d0, sizeof h, hipMemcpyDeviceToHost));
+    CHECK_PATTERN(h, sizeof h, 31);
+    uint64_t m2 = kfdsim_counter("gpu0.mapped");
+    HIP_OK(hipDeviceDisablePeerAccess(1));
+    CHECKF(kfdsim_counter("gpu0.mapped") == m2 - 1, "%llu BOs mapped on GPU 0 after disabling, %llu before",
+           (unsigned long long)kfdsim_counter("gpu0.mapped"), (unsigned long long)m2);
+    HIP_OK(hipFree(d0));
+    HIP_OK(hipFree(r));
+    HIP_OK(hipFree(keep));
+}

@@ -365,3 +365,284 @@ TEST(bo_cache_never_reuses_an_exported_bo)
     CHECK(kfdsim_counter("calls.FREE_MEMORY_OF_GPU") == f0);
     HIP_OK(hipFree(p));
 }
+
+/* ---- threads: each thread keeps free slots of its own (src/core/small.rs) ------------------ */
+
+#include <pthread.h>
+
+/* hc_fail is not thread-safe: worker threads report through this lock. */
+static pthread_mutex_t t_fail_lock = PTHREAD_MUTEX_INITIALIZER;
+#define T_CHECK(expr, ...)                                                                        \
+    do {                                                                                          \
+        if (!(expr)) {                                                                            \
+            pthread_mutex_lock(&t_fail_lock);                                                     \
+            hc_fail(__FILE__, __LINE__, __VA_ARGS__);                                             \
+            pthread_mutex_unlock(&t_fail_lock);                                                   \
+            return NULL;                                                                          \
+        }                                                                                         \
+    } while (0)
+#define T_HIP(call, want)                                                                         \
+    do {                                                                                          \
+        hipError_t t_e_ = (call);                                                                 \
+        T_CHECK(t_e_ == (want), "%s: %s, want %s", #call, hipGetErrorName(t_e_), hipGetErrorName(want)); \
+    } while (0)
+#define T_OK(call) T_HIP(call, hipSuccess)
+
+enum { MT_THREADS = 8, MT_LIVE = 16, MT_ROUNDS = 12 };
+
+/* Each round's allocations: thread t's are freed, half by t and half by thread t + 1. */
+static void *mt_ptr[MT_THREADS][MT_LIVE];
+static size_t mt_len[MT_THREADS][MT_LIVE];
+static pthread_barrier_t mt_barrier;
+
+static unsigned mt_seed(int t, int r, int j)
+{
+    return (unsigned)(t * 100003 + r * 1009 + j + 1);
+}
+
+/* One worker of suballoc_threads_never_overlap (its index is arg). */
+static void *mt_worker(void *arg)
+{
+    int t = (int)(intptr_t)arg, next = (t + 1) % MT_THREADS;
+    T_OK(hipSetDevice(0));
+    uint8_t *h = malloc(256 << 10); /* the largest of small_sizes */
+    T_CHECK(h != NULL, "malloc");
+    for (int r = 0; r < MT_ROUNDS; r++) {
+        for (int j = 0; j < MT_LIVE; j++) {
+            size_t n = small_sizes[(size_t)(t + r + j) % NSMALL];
+            void *p = NULL;
+            T_OK(hipMalloc(&p, n));
+            T_CHECK(((uintptr_t)p & 255) == 0, "hipMalloc(%zu) = %p: not 256-byte aligned", n, p);
+            hipDeviceptr_t base = NULL;
+            size_t got = 0;
+            T_OK(hipMemGetAddressRange(&base, &got, (char *)p + n - 1));
+            T_CHECK(base == p && got == n, "range of %p (%zu B) + %zu: %p, %zu", p, n, n - 1, base, got);
+            pat_fill(h, n, mt_seed(t, r, j));
+            T_OK(hipMemcpy(p, h, n, hipMemcpyHostToDevice));
+            mt_ptr[t][j] = p;
+            mt_len[t][j] = n;
+        }
+        /* Every thread's allocations are live and written: two that overlapped would show the
+         * bytes of whichever was written last. */
+        pthread_barrier_wait(&mt_barrier);
+        for (int j = 0; j < MT_LIVE; j++) {
+            size_t n = mt_len[t][j];
+            T_OK(hipMemcpy(h, mt_ptr[t][j], n, hipMemcpyDeviceToHost));
+            size_t bad = pat_mismatch(h, n, mt_seed(t, r, j));
+            T_CHECK(bad == n, "round %d: allocation %d (%p, %zu B): byte %zu overwritten", r, j, mt_ptr[t][j], n, bad);
+            /* an interior pointer is no allocation to hipFree, and changes nothing */
+            if (n > 1)
+                T_HIP(hipFree((char *)mt_ptr[t][j] + 1), hipErrorInvalidValue);
+        }
+        pthread_barrier_wait(&mt_barrier);
+        /* even ones by their owner, odd ones of the next thread by this one */
+        for (int j = 0; j < MT_LIVE; j += 2)
+            T_OK(hipFree(mt_ptr[t][j]));
+        for (int j = 1; j < MT_LIVE; j += 2)
+            T_OK(hipFree(mt_ptr[next][j]));
+        pthread_barrier_wait(&mt_barrier);
+        /* all freed: a second hipFree of any is an error, whichever thread caches the slot now */
+        for (int j = 0; j < MT_LIVE; j++) {
+            T_HIP(hipFree(mt_ptr[t][j]), hipErrorInvalidValue);
+            hipPointerAttribute_t at;
+            T_HIP(hipPointerGetAttributes(&at, mt_ptr[t][j]), hipErrorInvalidValue);
+        }
+        pthread_barrier_wait(&mt_barrier);
+    }
+    free(h);
+    return NULL;
+}
+
+/* Threads allocating and freeing small allocations of every class at once, each freeing some of
+ * another thread's: no two live allocations share a byte (each holds its own pattern until it
+ * is freed), frees of interior pointers and second frees fail, and everything comes back. */
+TEST(suballoc_threads_never_overlap)
+{
+    size_t free0 = 0, free1 = 0, total = 0;
+    HIP_OK(hipMemGetInfo(&free0, &total));
+    REQUIRE(pthread_barrier_init(&mt_barrier, NULL, MT_THREADS) == 0);
+    pthread_t th[MT_THREADS];
+    for (int t = 0; t < MT_THREADS; t++)
+        REQUIRE(pthread_create(&th[t], NULL, mt_worker, (void *)(intptr_t)t) == 0);
+    for (int t = 0; t < MT_THREADS; t++)
+        pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&mt_barrier);
+    HIP_OK(hipMemGetInfo(&free1, &total));
+    CHECKF(free1 == free0, "free %zu after the threads freed everything, %zu before", free1, free0);
+}
+
+/* Two threads in step (suballoc_thread_exit_gives_cached_slots_back,
+ * suballoc_trim_takes_slots_other_threads_cache). */
+static pthread_barrier_t step;
+
+enum { EXIT_THREADS = 4, BIG_SLOT = 256 << 10 };
+
+/* Takes two slots of 256 KiB (a refill of that class) at once with the other threads, so
+ * that together they hold one block's 8, then frees them into its cache and exits. */
+static void *exit_worker(void *arg)
+{
+    (void)arg;
+    void *p = NULL, *q = NULL;
+    T_OK(hipSetDevice(0));
+    T_OK(hipMalloc(&p, BIG_SLOT));
+    T_OK(hipMalloc(&q, BIG_SLOT));
+    pthread_barrier_wait(&step);
+    T_OK(hipFree(p));
+    T_OK(hipFree(q));
+    return NULL;
+}
+
+/* A thread that exits with free slots in its cache gives them back: the next allocation of
+ * their class reuses them (no new block), and hipMemGetInfo counts them as free. */
+TEST(suballoc_thread_exit_gives_cached_slots_back)
+{
+    size_t free0 = 0, free1 = 0, total = 0;
+    HIP_OK(hipMemGetInfo(&free0, &total));
+    REQUIRE(pthread_barrier_init(&step, NULL, EXIT_THREADS) == 0);
+    pthread_t th[EXIT_THREADS];
+    for (int t = 0; t < EXIT_THREADS; t++)
+        REQUIRE(pthread_create(&th[t], NULL, exit_worker, NULL) == 0);
+    for (int t = 0; t < EXIT_THREADS; t++)
+        pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&step);
+    uint64_t allocs0 = kfdsim_counter("calls.ALLOC_MEMORY_OF_GPU");
+    void *p = NULL;
+    HIP_OK(hipMalloc(&p, BIG_SLOT));
+    if (allocs0 != 0) /* under kfdsim: a slot the threads left, not a new block */
+        CHECKF(kfdsim_counter("calls.ALLOC_MEMORY_OF_GPU") == allocs0,
+               "a new block for a 256 KiB hipMalloc: the exited threads' slots did not come back");
+    uint8_t *h = xmalloc(BIG_SLOT);
+    pat_fill(h, BIG_SLOT, 77);
+    HIP_OK(hipMemcpy(p, h, BIG_SLOT, hipMemcpyHostToDevice));
+    memset(h, 0, BIG_SLOT);
+    HIP_OK(hipMemcpy(h, p, BIG_SLOT, hipMemcpyDeviceToHost));
+    CHECK_PATTERN(h, BIG_SLOT, 77);
+    free(h);
+    HIP_OK(hipFree(p));
+    HIP_OK(hipMemGetInfo(&free1, &total));
+    CHECKF(free1 == free0, "free %zu after the threads exited, %zu before", free1, free0);
+}
+
+/* Fills its cache (frees what it allocated), waits while the main thread asks hipMemGetInfo,
+ * then allocates from its emptied cache again, with data checked. */
+static void *cacher(void *arg)
+{
+    (void)arg;
+    enum { N = 40 };
+    static const size_t sizes[] = {256, 4096, 65536};
+    void *p[N];
+    T_OK(hipSetDevice(0));
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++)
+            T_OK(hipMalloc(&p[i], sizes[i % 3]));
+        for (int i = 0; i < N; i++) {
+            uint8_t h[256], g[256];
+            pat_fill(h, sizeof h, (unsigned)(round * N + i));
+            T_OK(hipMemcpy(p[i], h, sizeof h, hipMemcpyHostToDevice));
+            T_OK(hipMemcpy(g, p[i], sizeof g, hipMemcpyDeviceToHost));
+            T_CHECK(memcmp(h, g, sizeof h) == 0, "round %d, allocation %d: bytes differ", round, i);
+        }
+        for (int i = 0; i < N; i++)
+            T_OK(hipFree(p[i]));
+        pthread_barrier_wait(&step); /* its cache holds slots now */
+        pthread_barrier_wait(&step); /* hipMemGetInfo asked */
+    }
+    return NULL;
+}
+
+/* hipMemGetInfo counts the free slots a live thread keeps as free: it takes them from that
+ * thread's cache and frees their blocks; the thread allocates on as before. */
+TEST(suballoc_trim_takes_slots_other_threads_cache)
+{
+    size_t free0 = 0, free1 = 0, total = 0;
+    HIP_OK(hipMemGetInfo(&free0, &total));
+    uint64_t vram0 = kfdsim_counter("gpu0.vram_bytes");
+    REQUIRE(pthread_barrier_init(&step, NULL, 2) == 0);
+    pthread_t th;
+    REQUIRE(pthread_create(&th, NULL, cacher, NULL) == 0);
+    for (int round = 0; round < 2; round++) {
+        pthread_barrier_wait(&step);
+        HIP_OK(hipMemGetInfo(&free1, &total));
+        CHECKF(free1 == free0, "round %d: free %zu while another thread keeps freed slots, %zu before", round, free1,
+               free0);
+        if (vram0 != 0)
+            CHECKF(kfdsim_counter("gpu0.vram_bytes") == vram0, "round %d: VRAM %llu held, %llu before", round,
+                   (unsigned long long)kfdsim_counter("gpu0.vram_bytes"), (unsigned long long)vram0);
+        pthread_barrier_wait(&step);
+    }
+    pthread_join(th, NULL);
+    pthread_barrier_destroy(&step);
+}
+
+/* HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS and BUFFER_ID belong to one small allocation: not to its
+ * neighbours in the block, not to the next allocation in its slot. */
+TEST(suballoc_attributes_are_the_allocations)
+{
+    char *p = NULL, *q = NULL, *r = NULL;
+    unsigned v = 1, id_p = 0, id_r = 0;
+    unsigned char flag = 0;
+    HIP_OK(hipMalloc((void **)&p, 200));
+    HIP_OK(hipMalloc((void **)&q, 200));
+    HIP_OK(hipPointerSetAttribute(&v, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, p + 199));
+    HIP_OK(hipPointerGetAttribute(&flag, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, p));
+    CHECK(flag == 1);
+    HIP_OK(hipPointerGetAttribute(&flag, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, q));
+    CHECK(flag == 0);
+    /* past the user's 200 bytes: no allocation */
+    CHECK_HIP(hipPointerSetAttribute(&v, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, p + 200), hipErrorInvalidDevicePointer);
+    HIP_OK(hipPointerGetAttribute(&id_p, HIP_POINTER_ATTRIBUTE_BUFFER_ID, (hipDeviceptr_t)p));
+    HIP_OK(hipFree(p));
+    CHECK_HIP(hipPointerSetAttribute(&v, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, p), hipErrorInvalidDevicePointer);
+    HIP_OK(hipMalloc((void **)&r, 200));
+    HIP_OK(hipPointerGetAttribute(&flag, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, r));
+    CHECK(flag == 0);
+    HIP_OK(hipPointerGetAttribute(&id_r, HIP_POINTER_ATTRIBUTE_BUFFER_ID, (hipDeviceptr_t)r));
+    CHECK(id_r != 0 && id_r != id_p);
+    CHECKF(r == p, "the freed slot was not the next one handed out (%p, %p): the test proved less", r, p);
+    HIP_OK(hipFree(q));
+    HIP_OK(hipFree(r));
+}
+
+/* Peer access maps and unmaps the blocks of small allocations, whatever their slots hold: a
+ * block whose slots are live, cached by a thread or free is mapped on the new peer once (its
+ * next allocations are reachable there) and unmapped on disable. */
+TEST(suballoc_peer_access_maps_and_unmaps_blocks)
+{
+    REQUIRE_GPUS(2);
+    int can = 0;
+    HIP_OK(hipDeviceCanAccessPeer(&can, 0, 1));
+    if (!can)
+        SKIP("GPUs 0 and 1 cannot access each other");
+    require_sim_counters();
+    void *keep = NULL, *p = NULL, *r = NULL, *d0 = NULL;
+    HIP_OK(hipSetDevice(1));
+    HIP_OK(hipMalloc(&keep, 256)); /* a block of device 1, mapped there alone */
+    HIP_OK(hipMalloc(&p, 256));
+    HIP_OK(hipFree(p)); /* its slot cached by this thread */
+    uint64_t m0 = kfdsim_counter("gpu0.mapped");
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipDeviceEnablePeerAccess(1, 0));
+    uint64_t m1 = kfdsim_counter("gpu0.mapped");
+    CHECKF(m1 == m0 + 1, "%llu BOs mapped on GPU 0 after enabling access to GPU 1, %llu before (want its block)",
+           (unsigned long long)m1, (unsigned long long)m0);
+    /* the block's next allocation is reachable from device 0 */
+    HIP_OK(hipSetDevice(1));
+    HIP_OK(hipMalloc(&r, 256));
+    uint8_t h[256];
+    pat_fill(h, sizeof h, 31);
+    HIP_OK(hipMemcpy(r, h, sizeof h, hipMemcpyHostToDevice));
+    HIP_OK(hipSetDevice(0));
+    HIP_OK(hipMalloc(&d0, 256));
+    HIP_OK(hipMemcpyPeer(d0, 0, r, 1, sizeof h));
+    HIP_OK(hipDeviceSynchronize());
+    memset(h, 0, sizeof h);
+    HIP_OK(hipMemcpy(h, d0, sizeof h, hipMemcpyDeviceToHost));
+    CHECK_PATTERN(h, sizeof h, 31);
+    uint64_t m2 = kfdsim_counter("gpu0.mapped");
+    HIP_OK(hipDeviceDisablePeerAccess(1));
+    CHECKF(kfdsim_counter("gpu0.mapped") == m2 - 1, "%llu BOs mapped on GPU 0 after disabling, %llu before",
+           (unsigned long long)kfdsim_counter("gpu0.mapped"), (unsigned long long)m2);
+    HIP_OK(hipFree(d0));
+    HIP_OK(hipFree(r));
+    HIP_OK(hipFree(keep));
+}

@@ -553,9 +553,8 @@ pub extern "C" fn hipPointerSetAttribute(
         check(attribute == hipPointer_attribute::HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS)?;
         let v = read_in(value as *const c_uint)?;
         check(v <= 1)?;
-        let a = runtime()?.allocs.find(ptr as u64).ok_or(hipError_t::hipErrorInvalidDevicePointer)?;
-        a.sync_memops.store(v == 1, std::sync::atomic::Ordering::Relaxed);
-        Ok(())
+        let found = runtime()?.allocs.set_sync_memops(ptr as u64, v == 1);
+        found.then_some(()).ok_or(hipError_t::hipErrorInvalidDevicePointer)
     })
 }
 

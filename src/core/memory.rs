@@ -10,10 +10,10 @@ use crate::core::va::{align_up, LARGE_ALIGN, PAGE_SIZE};
 use kfd_ioctl::kfd::*;
 use nix::errno::Errno;
 use parking_lot::{Mutex, RwLock};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// A KFD BO at a VA of our aperture.
 #[derive(Debug)]
@@ -66,7 +66,15 @@ impl Drop for DmabufFd {
 }
 
 impl Bo {
-    fn new(va: u64, size: u64, handle: u64, owner: usize, flags: u32, mapped: Vec<u32>, cpu_mapped: bool) -> Bo {
+    pub(crate) fn new(
+        va: u64,
+        size: u64,
+        handle: u64,
+        owner: usize,
+        flags: u32,
+        mapped: Vec<u32>,
+        cpu_mapped: bool,
+    ) -> Bo {
         Bo {
             va,
             size,
@@ -437,6 +445,11 @@ impl Allocation {
         }
     }
 
+    /// Whether it is a slot of a [`Block`] (a small `hipMalloc`).
+    pub fn is_slot(&self) -> bool {
+        matches!(self.backing, Backing::Sub(_))
+    }
+
     /// The `hipArray_t` of an array allocation.
     pub fn array_handle(&self) -> Option<u64> {
         match &self.backing {
@@ -454,17 +467,19 @@ impl Allocation {
 /// A random 16-byte token naming one exported allocation (src/share/ipc.rs puts it in handles).
 pub type ExportToken = [u8; 16];
 
-/// Memory exports: which token names which allocation. Kept by the registry, so that an
+/// Memory exports: which token names which allocation, by base and [`Allocation::id`] (a slot
+/// of a block has no `Arc` of its own to point to). Kept by the registry, so that an
 /// allocation's export dies with it: [`Registry::remove`] forgets it.
 #[derive(Debug, Default)]
 struct Exports {
-    by_token: HashMap<ExportToken, Weak<Allocation>>,
+    /// Token → (base, id) of the allocation it names.
+    by_token: HashMap<ExportToken, (u64, u64)>,
     /// Allocation base → token of its export.
     by_base: HashMap<u64, ExportToken>,
 }
 
 /// Hashes a block VA (2 MiB-aligned, so its low bits are zero) with one multiply: the keys of
-/// [`Index::slots`] need no SipHash.
+/// [`Index::blocks`] need no SipHash.
 #[derive(Debug, Default, Clone, Copy)]
 struct BlockHasher(u64);
 
@@ -482,18 +497,6 @@ impl std::hash::Hasher for BlockHasher {
     }
 }
 
-/// A block's slots: the allocation in each, and its size inline (0: free), so that a pointer
-/// query reads one word instead of the allocation.
-#[derive(Debug)]
-struct SlotTable {
-    /// Bytes per slot.
-    slot: u64,
-    /// HIP ordinal of the block's device.
-    owner: usize,
-    sizes: Vec<u64>,
-    allocs: Vec<Option<Arc<Allocation>>>,
-}
-
 /// What a pointer query needs of the allocation containing a pointer (a copy, made under the
 /// registry lock).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -507,20 +510,56 @@ pub struct Span {
     pub host: bool,
 }
 
-/// The registry's index: every allocation by base, and, for the slots of blocks (small
-/// `hipMalloc`s), the same entries by block and slot, so that a pointer into one is found in O(1)
-/// however many there are.
+/// The registry's index: every allocation with a registry entry of its own by base, and the
+/// blocks of small `hipMalloc`s by VA. A slot of a block has no entry: its state word in the
+/// block says whether it is live, so a pointer into one is found in O(1) however many there
+/// are, and `hipMalloc`/`hipFree` of one write nothing here.
 #[derive(Debug, Default)]
 struct Index {
     by_base: BTreeMap<u64, Arc<Allocation>>,
-    /// Block VA → (slot bytes, the allocation in each slot); from the block's first allocation
-    /// until the block is freed ([`Registry::forget_block`]).
-    slots: HashMap<u64, SlotTable, std::hash::BuildHasherDefault<BlockHasher>>,
+    /// Block VA → block; from the block's creation until it is freed
+    /// ([`Registry::add_block`], [`Registry::forget_block`]).
+    blocks: HashMap<u64, Arc<Block>, std::hash::BuildHasherDefault<BlockHasher>>,
+    /// The same blocks' VAs, in order (range queries).
+    block_vas: BTreeSet<u64>,
     /// Array handle (`hipArray_t`) → base of its allocation (`MemKind::Array`).
     arrays: HashMap<u64, u64>,
 }
 
-/// The allocation registry: base address → allocation, and the allocations' exports.
+impl Index {
+    /// The block whose VA range holds `ptr`, if any.
+    fn block(&self, ptr: u64) -> Option<&Arc<Block>> {
+        self.blocks.get(&(ptr & !(BLOCK_SIZE - 1)))
+    }
+
+    /// The first live slot of a block that intersects `[start, end)`.
+    fn first_slot_in(&self, start: u64, end: u64) -> Option<Arc<Allocation>> {
+        for &va in self.block_vas.range(start.saturating_sub(BLOCK_SIZE - 1)..end) {
+            let b = &self.blocks[&va];
+            let (first, last) = (b.index(start.max(va)), b.index((end - 1).min(va + BLOCK_SIZE - 1)));
+            for i in first..=last {
+                let w = b.word(i);
+                if w.is_live() && b.slot_base(i) + w.size().max(1) > start {
+                    return Some(Arc::new(b.allocation(i, w)));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Allocation ids (`Allocation::id`) not handed out yet.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// `n` allocation ids of the process's unique sequence (a thread takes a batch for its small
+/// `hipMalloc`s, src/core/small.rs).
+pub(crate) fn new_ids(n: u64) -> std::ops::Range<u64> {
+    let first = NEXT_ID.fetch_add(n, Ordering::Relaxed);
+    first..first + n
+}
+
+/// The allocation registry: base address → allocation, the blocks of small allocations, and
+/// the allocations' exports.
 ///
 /// Lock order: `exports` before `map`; neither is held while taking the other in reverse.
 #[derive(Debug, Default)]
@@ -533,22 +572,13 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// Registers an allocation with a registry entry of its own (every kind but a slot of a
+    /// block, which [`Block`] tracks) and gives it its id.
     pub fn insert(&self, mut a: Allocation) -> Arc<Allocation> {
-        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        a.id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        debug_assert!(!a.is_slot(), "slots of blocks are live by their state word, not by an entry");
+        a.id = new_ids(1).start;
         let a = Arc::new(a);
         let mut m = self.map.write();
-        if let Backing::Sub(b) = &a.backing {
-            let t = m.slots.entry(b.bo.va).or_insert_with(|| SlotTable {
-                slot: b.slot,
-                owner: a.owner,
-                sizes: vec![0; b.slots()],
-                allocs: vec![None; b.slots()],
-            });
-            let i = ((a.base - b.bo.va) / b.slot) as usize;
-            t.sizes[i] = a.size;
-            t.allocs[i] = Some(a.clone());
-        }
         if let Some(h) = a.array_handle() {
             m.arrays.insert(h, a.base);
         }
@@ -556,52 +586,99 @@ impl Registry {
         a
     }
 
-    /// Removes the allocation whose base is exactly `base`, and forgets its export: its token
-    /// stops being served. Done before the caller frees the BO, so no export of a freed BO is
-    /// ever made ([`with_export`](Self::with_export) holds the export lock while exporting).
+    /// Registers a new block of small allocations (all its slots free).
+    pub fn add_block(&self, b: Arc<Block>) {
+        let mut m = self.map.write();
+        m.block_vas.insert(b.bo.va);
+        m.blocks.insert(b.bo.va, b);
+    }
+
+    /// Forgets the block at `va`, which is being freed (its VA may be reused).
+    pub fn forget_block(&self, va: u64) {
+        let mut m = self.map.write();
+        m.blocks.remove(&va);
+        m.block_vas.remove(&va);
+    }
+
+    /// Every registered block.
+    pub fn blocks(&self) -> Vec<Arc<Block>> {
+        self.map.read().blocks.values().cloned().collect()
+    }
+
+    /// The block whose VA range holds `ptr`, if any.
+    pub fn block_of(&self, ptr: u64) -> Option<Arc<Block>> {
+        self.map.read().block(ptr).cloned()
+    }
+
+    /// Removes the allocation whose base is exactly `base` (a slot: marks it free), and forgets
+    /// its export: its token stops being served. Done before the caller frees the memory, so no
+    /// export of freed memory is ever made ([`with_export`](Self::with_export) holds the export
+    /// lock while exporting).
     pub fn remove(&self, base: u64) -> Option<Arc<Allocation>> {
-        let a = {
-            let mut m = self.map.write();
-            let a = m.by_base.remove(&base)?;
-            if let Backing::Sub(b) = &a.backing {
-                if let Some(t) = m.slots.get_mut(&b.bo.va) {
-                    let i = ((a.base - b.bo.va) / b.slot) as usize;
-                    t.sizes[i] = 0;
-                    t.allocs[i] = None;
+        let a = match self.block_of(base) {
+            Some(b) => {
+                let i = b.index(base);
+                let w = loop {
+                    let w = b.word(i);
+                    if !w.is_live() || b.slot_base(i) != base {
+                        return None;
+                    }
+                    // Fails only if a concurrent call changed the word (freed it, or set its
+                    // sync flag): look again.
+                    if b.clear(i, w) {
+                        break w;
+                    }
+                };
+                Arc::new(b.allocation(i, w))
+            }
+            None => {
+                let mut m = self.map.write();
+                let a = m.by_base.remove(&base)?;
+                if let Some(h) = a.array_handle() {
+                    m.arrays.remove(&h);
                 }
+                a
             }
-            if let Some(h) = a.array_handle() {
-                m.arrays.remove(&h);
-            }
-            a
         };
-        // An export that found `a` set `any_export` before its lookup, which came before the
-        // removal above: this load sees it.
+        self.forget_export(base);
+        Some(a)
+    }
+
+    /// Frees slot `i` of `b` if its state word is still `w` (a live allocation a caller found);
+    /// forgets the allocation's export. Returns whether it did. The slot is the caller's to
+    /// give back.
+    pub fn free_slot(&self, b: &Block, i: usize, w: SlotWord) -> bool {
+        if !b.clear(i, w) {
+            return false;
+        }
+        self.forget_export(b.slot_base(i));
+        true
+    }
+
+    /// Forgets the export of the allocation at `base` (being removed).
+    fn forget_export(&self, base: u64) {
+        // An export that found the allocation set `any_export` before its lookup, which came
+        // before the removal (SeqCst both): this load sees it.
         if self.any_export.load(Ordering::SeqCst) {
             let mut ex = self.exports.lock();
             if let Some(t) = ex.by_base.remove(&base) {
                 ex.by_token.remove(&t);
             }
         }
-        Some(a)
     }
 
     /// The export token of `a`: the one it already has, else `new_token()` (a recycled base gets
     /// a new token, never the freed allocation's). `None` when `a` is no longer in the registry
     /// (a concurrent free).
-    pub fn export_token(&self, a: &Arc<Allocation>, new_token: impl FnOnce() -> ExportToken) -> Option<ExportToken> {
+    pub fn export_token(&self, a: &Allocation, new_token: impl FnOnce() -> ExportToken) -> Option<ExportToken> {
         let mut ex = self.exports.lock();
         self.any_export.store(true, Ordering::SeqCst);
         // Re-check under the lock: a concurrent `remove` may have taken it out.
-        match self.get(a.base) {
-            Some(cur) if Arc::ptr_eq(&cur, a) => {}
-            _ => return None,
+        if self.get(a.base).is_none_or(|cur| cur.id != a.id) {
+            return None;
         }
-        let existing = ex
-            .by_base
-            .get(&a.base)
-            .copied()
-            .filter(|t| ex.by_token.get(t).and_then(Weak::upgrade).is_some_and(|x| Arc::ptr_eq(&x, a)));
+        let me = (a.base, a.id);
+        let existing = ex.by_base.get(&a.base).copied().filter(|t| ex.by_token.get(t) == Some(&me));
         Some(match existing {
             Some(t) => t,
             None => {
@@ -609,29 +686,31 @@ impl Registry {
                 if let Some(old) = ex.by_base.insert(a.base, t) {
                     ex.by_token.remove(&old);
                 }
-                ex.by_token.insert(t, Arc::downgrade(a));
+                ex.by_token.insert(t, me);
                 t
             }
         })
     }
 
     /// Runs `f` on the live allocation exported as `token`, holding the export lock meanwhile:
-    /// a concurrent [`remove`](Self::remove) (hipFree) waits, so the BO stays live inside `f`.
-    /// `None` for an unknown, forgotten or dead token.
+    /// a concurrent [`remove`](Self::remove) (hipFree) waits, so the memory stays live inside
+    /// `f`. `None` for an unknown, forgotten or dead token.
     pub fn with_export<R>(&self, token: &ExportToken, f: impl FnOnce(&Allocation) -> R) -> Option<R> {
         let ex = self.exports.lock();
-        let a = ex.by_token.get(token)?.upgrade()?;
+        let &(base, id) = ex.by_token.get(token)?;
+        let a = self.get(base).filter(|a| a.id == id)?;
         Some(f(&a))
     }
 
     /// The allocation containing `ptr` (`base <= ptr < base + size`): O(1) in a block of small
-    /// allocations, else O(log n).
+    /// allocations (a copy of the slot's allocation, made from its state word), else O(log n).
     pub fn find(&self, ptr: u64) -> Option<Arc<Allocation>> {
         let m = self.map.read();
-        if let Some(t) = m.slots.get(&(ptr & !(BLOCK_SIZE - 1))) {
+        if let Some(b) = m.block(ptr) {
             // A block holds nothing but its slots: a pointer between allocations is in none.
-            let a = t.allocs.get(((ptr & (BLOCK_SIZE - 1)) / t.slot) as usize)?.as_ref()?;
-            return (ptr < a.base + a.size).then(|| a.clone());
+            let i = b.index(ptr);
+            let w = b.word(i);
+            return (w.is_live() && ptr < b.slot_base(i) + w.size()).then(|| Arc::new(b.allocation(i, w)));
         }
         let (_, a) = m.by_base.range(..=ptr).next_back()?;
         (ptr < a.base + a.size.max(1)).then(|| a.clone())
@@ -643,16 +722,15 @@ impl Registry {
     /// 200,000 of them reads one hash bucket and one word).
     pub fn span(&self, ptr: u64) -> Option<Span> {
         let m = self.map.read();
-        if let Some(t) = m.slots.get(&(ptr & !(BLOCK_SIZE - 1))) {
-            let off = ptr & (BLOCK_SIZE - 1);
-            let size = *t.sizes.get((off / t.slot) as usize)?;
-            let base = ptr - off % t.slot;
-            return (ptr < base + size).then_some(Span {
+        if let Some(b) = m.block(ptr) {
+            let i = b.index(ptr);
+            let (w, base) = (b.word(i), b.slot_base(i));
+            return (w.is_live() && ptr < base + w.size()).then_some(Span {
                 base,
-                size,
+                size: w.size(),
                 kind: MemKind::Device,
                 flags: 0,
-                owner: t.owner,
+                owner: b.bo.owner,
                 host: false,
             });
         }
@@ -667,26 +745,45 @@ impl Registry {
         })
     }
 
-    /// Forgets the slot table of the block at `va`, which is being freed (its VA may be reused).
-    pub fn forget_block(&self, va: u64) {
-        self.map.write().slots.remove(&va);
+    /// Sets `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` of the allocation containing `ptr`. Returns
+    /// whether there is one.
+    pub fn set_sync_memops(&self, ptr: u64, v: bool) -> bool {
+        let m = self.map.read();
+        if let Some(b) = m.block(ptr) {
+            return b.set_sync_memops(b.index(ptr), ptr, v);
+        }
+        let Some((_, a)) = m.by_base.range(..=ptr).next_back() else { return false };
+        if ptr >= a.base + a.size.max(1) {
+            return false;
+        }
+        a.sync_memops.store(v, Ordering::Relaxed);
+        true
     }
 
-    /// The first allocation that intersects `[start, start + len)`, if any, in O(log n).
+    /// The first allocation that intersects `[start, start + len)`, if any: O(log n), plus the
+    /// slots of the blocks in the range.
     pub fn find_in(&self, start: u64, len: u64) -> Option<Arc<Allocation>> {
         let end = start.saturating_add(len.max(1));
         let m = self.map.read();
-        if let Some((_, a)) = m.by_base.range(..=start).next_back() {
-            if a.end() > start {
-                return Some(a.clone());
-            }
+        let whole = match m.by_base.range(..=start).next_back() {
+            Some((_, a)) if a.end() > start => Some(a.clone()),
+            _ => m.by_base.range(start..end).next().map(|(_, a)| a.clone()),
+        };
+        match (whole, m.first_slot_in(start, end)) {
+            (Some(a), Some(s)) => Some(if s.base < a.base { s } else { a }),
+            (a, s) => a.or(s),
         }
-        m.by_base.range(start..end).next().map(|(_, a)| a.clone())
     }
 
     /// The allocation whose base is exactly `base`.
     pub fn get(&self, base: u64) -> Option<Arc<Allocation>> {
-        self.map.read().by_base.get(&base).cloned()
+        let m = self.map.read();
+        if let Some(b) = m.block(base) {
+            let i = b.index(base);
+            let w = b.word(i);
+            return (w.is_live() && b.slot_base(i) == base).then(|| Arc::new(b.allocation(i, w)));
+        }
+        m.by_base.get(&base).cloned()
     }
 
     /// The array allocation whose handle is `handle` (`hipArray_t`), if it is live.
@@ -695,13 +792,21 @@ impl Registry {
         m.arrays.get(&handle).and_then(|b| m.by_base.get(b)).cloned()
     }
 
-    /// Every allocation, for `hipDeviceReset`.
+    /// Every allocation, the live slots of blocks included (`hipDeviceReset`).
     pub fn all(&self) -> Vec<Arc<Allocation>> {
+        let m = self.map.read();
+        let slots = m.blocks.values().flat_map(|b| b.live().map(|(i, w)| Arc::new(b.allocation(i, w))));
+        m.by_base.values().cloned().chain(slots).collect()
+    }
+
+    /// Every allocation with a registry entry of its own: all but the slots of blocks, whose
+    /// memory is the blocks' ([`blocks`](Self::blocks)).
+    pub fn all_but_slots(&self) -> Vec<Arc<Allocation>> {
         self.map.read().by_base.values().cloned().collect()
     }
 }
 
-// ---- sub-allocation of small hipMallocs ----------------------------------------------------
+// ---- blocks of small hipMallocs ------------------------------------------------------------
 
 /// Bytes of a block that small `hipMalloc`s share: one `ALLOC_MEMORY_OF_GPU` +
 /// `MAP_MEMORY_TO_GPU` for many allocations (the GPUVM fragment size, [`LARGE_ALIGN`]).
@@ -721,165 +826,127 @@ pub fn small_class(size: u64) -> Option<u64> {
     (size <= SMALL_MAX).then(|| size.max(SMALL_MIN).next_power_of_two())
 }
 
+/// Bits of a [`SlotWord`] that hold the allocation's size.
+const SLOT_SIZE_BITS: u32 = 20;
+const _: () = assert!(SMALL_MAX < 1 << SLOT_SIZE_BITS);
+/// The [`SlotWord`] bit of `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS`.
+const SLOT_SYNC: u64 = 1 << SLOT_SIZE_BITS;
+/// Where a [`SlotWord`]'s allocation id starts (43 bits of id).
+const SLOT_ID_SHIFT: u32 = SLOT_SIZE_BITS + 1;
+
+/// The state of one slot of a [`Block`], one word so that it is written and read whole: 0 while
+/// the slot is free (in its block's pool list or in a thread's cache, src/core/small.rs), else
+/// the live allocation's size in bytes (bits 0-19), `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` (bit 20)
+/// and [`Allocation::id`] (bits 21-63; ids start at 1, so a live word is never 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotWord(u64);
+
+impl SlotWord {
+    /// A live allocation of `size` bytes with id `id`.
+    pub fn live(size: u64, id: u64) -> SlotWord {
+        debug_assert!(size <= SMALL_MAX && id > 0 && id < 1 << (64 - SLOT_ID_SHIFT));
+        SlotWord(id << SLOT_ID_SHIFT | size)
+    }
+    pub fn is_live(self) -> bool {
+        self.0 != 0
+    }
+    /// Bytes the user asked for.
+    pub fn size(self) -> u64 {
+        self.0 & (SLOT_SYNC - 1)
+    }
+    pub fn sync_memops(self) -> bool {
+        self.0 & SLOT_SYNC != 0
+    }
+    pub fn id(self) -> u64 {
+        self.0 >> SLOT_ID_SHIFT
+    }
+}
+
 /// A VRAM BO of [`BLOCK_SIZE`] bytes cut into equal slots of one size class, each slot one
-/// `hipMalloc` (an [`Allocation`] with `Backing::Sub`). The registry holds one entry per slot in
-/// use; the block itself is in no registry entry of its own.
+/// small `hipMalloc`. The block is registered once ([`Registry::add_block`]), from its creation
+/// until it is freed; each slot's liveness, size and attributes are its [`SlotWord`], written by
+/// the thread that allocates or frees it, so that neither takes a lock another thread takes.
 #[derive(Debug)]
 pub struct Block {
     pub bo: Bo,
     /// Bytes per slot.
     pub slot: u64,
-    /// Free slot indices; changed only under [`SmallPool`]'s lock.
-    free: Mutex<Vec<u32>>,
+    /// Each slot's state.
+    words: Box<[AtomicU64]>,
+    /// Slot indices free in the shared pool (in no thread's cache, not live); changed only
+    /// under the pool's lock (src/core/small.rs).
+    pub(crate) free: Mutex<Vec<u32>>,
 }
 
 impl Block {
-    fn slots(&self) -> usize {
-        (self.bo.size / self.slot) as usize
-    }
-}
-
-type BlockList = Vec<Arc<Block>>;
-
-/// The blocks with free slots, per (device, size class). Full blocks are held only by their
-/// allocations; the last free of a block releases it unless it is the only block of its class
-/// with room (then it stays, empty, for the next `hipMalloc`, until [`Runtime::small_trim`]).
-#[derive(Debug, Default)]
-pub struct SmallPool {
-    /// (device, slot bytes) → blocks with a free slot.
-    classes: Mutex<HashMap<(usize, u64), BlockList>>,
-    /// Freed `hipMalloc` BOs kept for reuse ([`Runtime::bo_cache_put`]).
-    cache: Mutex<BoCache>,
-}
-
-/// The largest `hipMalloc` (bytes, page-rounded) whose BO [`hipFree`](Runtime::mem_free) keeps
-/// for the next `hipMalloc` of the same page-rounded size, so that a steady-state
-/// allocate/free cycle of up to this size makes no ioctl (ROCr keeps freed VRAM in its
-/// fragment allocator's blocks the same way; CUDA's allocator caches too).
-pub const BO_CACHE_MAX: u64 = 4 << 20;
-/// VRAM bytes the cache keeps per device at most; past it, `hipFree` frees.
-pub const BO_CACHE_BYTES: u64 = 64 << 20;
-
-/// Idle whole BOs of freed `hipMalloc`s: each was one allocation, is mapped as it was then, and
-/// was never exported. Given back by [`Runtime::small_trim`] (hipMemGetInfo, out of memory,
-/// peer access changes, hipDeviceReset).
-#[derive(Debug, Default)]
-struct BoCache {
-    /// (device, page-rounded bytes) → BOs.
-    bos: HashMap<(usize, u64), Vec<Bo>>,
-    /// Bytes kept per device.
-    bytes: HashMap<usize, u64>,
-}
-
-impl Runtime {
-    /// A slot of `slot` bytes in a block of device `dev` (a new block, GPU-mapped on `map_on`
-    /// and CPU-mapped if `cpu`, when none has room). Returns the block and the slot's offset in
-    /// it. Errors: those of [`bo_alloc`](Self::bo_alloc).
-    fn small_alloc(&self, dev: usize, slot: u64, map_on: &[usize], cpu: bool) -> Result<(Arc<Block>, u64), hipError_t> {
-        let mut classes = self.small.classes.lock();
-        let list = classes.entry((dev, slot)).or_default();
-        if list.is_empty() {
-            let bo = self.bo_alloc(dev, BLOCK_SIZE, vram_flags(self.devices[dev].large_bar), map_on, cpu)?;
-            let n = (BLOCK_SIZE / slot) as u32;
-            list.push(Arc::new(Block { bo, slot, free: Mutex::new((0..n).rev().collect()) }));
-        }
-        let b = list.last().expect("a block with room").clone();
-        let mut free = b.free.lock();
-        let i = free.pop().expect("listed blocks have a free slot");
-        if free.is_empty() {
-            list.pop();
-        }
-        drop(free);
-        Ok((b, i as u64 * slot))
+    /// A block of `slot`-byte slots in `bo` ([`BLOCK_SIZE`] bytes), every slot free in the pool.
+    pub fn new(bo: Bo, slot: u64) -> Block {
+        let n = (bo.size / slot) as u32;
+        Block { bo, slot, words: (0..n).map(|_| AtomicU64::new(0)).collect(), free: Mutex::new((0..n).rev().collect()) }
     }
 
-    /// Gives the slot at `offset` of `b` back (its allocation is out of the registry and no
-    /// queued work uses it). A block left empty is freed (`FREE_MEMORY_OF_GPU`) unless it is the
-    /// only one of its class with room.
-    fn small_free(&self, owner: usize, b: &Arc<Block>, offset: u64) {
-        let mut classes = self.small.classes.lock();
-        let list = classes.entry((owner, b.slot)).or_default();
-        let mut free = b.free.lock();
-        free.push((offset / b.slot) as u32);
-        let (was_full, empty) = (free.len() == 1, free.len() == b.slots());
-        drop(free);
-        if was_full {
-            list.push(b.clone());
-        }
-        if empty && list.len() > 1 {
-            list.retain(|x| !Arc::ptr_eq(x, b));
-            self.allocs.forget_block(b.bo.va);
-            self.bo_free(&b.bo);
-        }
+    /// How many slots it has.
+    pub fn slots(&self) -> usize {
+        self.words.len()
     }
 
-    /// Keeps the BO of a freed `hipMalloc` (removed from the registry, no queued work on it)
-    /// for reuse, if it is plain device memory of at most [`BO_CACHE_MAX`] bytes that was never
-    /// exported and the device's cache has room; else gives it back. Either way `bo` is spent:
-    /// the caller must not free it again.
-    fn bo_cache_put(&self, bo: &Bo) {
-        let plain = bo.flags == vram_flags(self.devices[bo.owner].large_bar)
-            && bo.size <= BO_CACHE_MAX
-            && !bo.va_kept
-            && !bo.exported.load(Ordering::Relaxed)
-            && bo.dmabuf.lock().is_none();
-        let mut c = self.small.cache.lock();
-        let kept = c.bytes.get(&bo.owner).copied().unwrap_or(0);
-        if !plain || kept + bo.size > BO_CACHE_BYTES {
-            drop(c);
-            return self.bo_free(bo);
-        }
-        *c.bytes.entry(bo.owner).or_default() += bo.size;
-        let mapped = std::mem::take(&mut *bo.mapped.lock());
-        let copy = Bo::new(bo.va, bo.size, bo.handle, bo.owner, bo.flags, mapped, bo.cpu_mapped);
-        c.bos.entry((bo.owner, bo.size)).or_default().push(copy);
+    /// The index of the slot holding `ptr` (inside the block).
+    pub fn index(&self, ptr: u64) -> usize {
+        ((ptr - self.bo.va) / self.slot) as usize
     }
 
-    /// A cached BO of exactly `size` (page-rounded) bytes on device `dev` mapped on exactly the
-    /// devices `map_on`, if there is one. A BO mapped otherwise (peer access changed since) is
-    /// freed on the way.
-    fn bo_cache_take(&self, dev: usize, size: u64, map_on: &[usize]) -> Option<Bo> {
-        let mut c = self.small.cache.lock();
-        let bo = c.bos.get_mut(&(dev, size))?.pop()?;
-        *c.bytes.entry(dev).or_default() -= size;
-        drop(c);
-        let mut want: Vec<u32> = map_on.iter().map(|&d| self.devices[d].gpu_id).collect();
-        let mut have = bo.mapped.lock().clone();
-        want.sort_unstable();
-        have.sort_unstable();
-        if want != have {
-            self.bo_free(&bo);
-            return None;
-        }
-        Some(bo)
+    /// The address of slot `i`.
+    pub fn slot_base(&self, i: usize) -> u64 {
+        self.bo.va + i as u64 * self.slot
     }
 
-    /// Frees every empty block and every cached BO ([`BO_CACHE_MAX`]) (for `hipMemGetInfo`,
-    /// peer access changes, `hipDeviceReset`, and before an allocation that ran out of memory
-    /// gives up). Returns how many were freed.
-    pub fn small_trim(&self) -> usize {
-        let cached: Vec<Bo> = {
-            let mut c = self.small.cache.lock();
-            c.bytes.clear();
-            c.bos.drain().flat_map(|(_, v)| v).collect()
-        };
-        let mut n = cached.len();
-        for bo in &cached {
-            self.bo_free(bo);
+    /// Slot `i`'s state.
+    pub fn word(&self, i: usize) -> SlotWord {
+        SlotWord(self.words[i].load(Ordering::SeqCst))
+    }
+
+    /// Makes slot `i` (free, and the caller's: taken from a thread's cache or the pool) live.
+    pub(crate) fn set_live(&self, i: usize, w: SlotWord) {
+        self.words[i].store(w.0, Ordering::Release);
+    }
+
+    /// Frees slot `i` if its word is still `w`; returns whether it did.
+    fn clear(&self, i: usize, w: SlotWord) -> bool {
+        w.is_live() && self.words[i].compare_exchange(w.0, 0, Ordering::SeqCst, Ordering::Relaxed).is_ok()
+    }
+
+    /// Sets the sync-memops bit of slot `i` if it is live and holds `ptr`; returns whether it
+    /// did.
+    fn set_sync_memops(&self, i: usize, ptr: u64, v: bool) -> bool {
+        let r = self.words[i].fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| {
+            let s = SlotWord(w);
+            (s.is_live() && ptr < self.slot_base(i) + s.size()).then_some(if v {
+                w | SLOT_SYNC
+            } else {
+                w & !SLOT_SYNC
+            })
+        });
+        r.is_ok()
+    }
+
+    /// The live slots and their words.
+    pub fn live(&self) -> impl Iterator<Item = (usize, SlotWord)> + '_ {
+        (0..self.slots()).map(|i| (i, self.word(i))).filter(|(_, w)| w.is_live())
+    }
+
+    /// The allocation in slot `i`, whose word is `w`, as every API sees it (a copy: its
+    /// sync-memops flag is set through [`Registry::set_sync_memops`]).
+    pub fn allocation(self: &Arc<Self>, i: usize, w: SlotWord) -> Allocation {
+        Allocation {
+            base: self.slot_base(i),
+            size: w.size(),
+            kind: MemKind::Device,
+            flags: 0,
+            owner: self.bo.owner,
+            backing: Backing::Sub(self.clone()),
+            id: w.id(),
+            sync_memops: AtomicBool::new(w.sync_memops()),
         }
-        let mut classes = self.small.classes.lock();
-        for list in classes.values_mut() {
-            list.retain(|b| {
-                let empty = b.free.lock().len() == b.slots();
-                if empty {
-                    self.allocs.forget_block(b.bo.va);
-                    self.bo_free(&b.bo);
-                    n += 1;
-                }
-                !empty
-            });
-        }
-        n
     }
 }
 
@@ -940,34 +1007,33 @@ impl Runtime {
         if size > d.topo.node.vram_size {
             return Err(hipError_t::hipErrorOutOfMemory);
         }
+        // Small ones are slots of a shared block, from this thread's cache (src/core/small.rs):
+        // no lock another thread takes, no registry entry. Out of memory, every cached slot and
+        // BO is given back (`small_trim`) and the allocation tried once more.
+        if let Some(slot) = small_class(size).filter(|_| extra == 0) {
+            let base = match self.small_alloc(dev, slot, size) {
+                Err(hipError_t::hipErrorOutOfMemory) => {
+                    // Other threads' cached slots of this class count too: try again after any trim.
+                    self.small_trim();
+                    self.small_alloc(dev, slot, size)?
+                }
+                r => r?,
+            };
+            crate::core::log::hipkfd_log!("hipMalloc {size} bytes on device {dev} at {base:#x} (a slot)");
+            return Ok(base);
+        }
         // Mapped at once on every device that enabled peer access to `dev` (one MAP ioctl with
         // the device list); the guard keeps hipDeviceEnable/DisablePeerAccess out until the
         // allocation is in the registry.
-        // Small ones are slots of a shared block (`small_alloc`). Out of memory, the empty
-        // blocks are given back and the allocation tried once more.
         let (_peers, map_on) = self.peer_alloc_targets(dev);
         let mut retried = false;
         let a = loop {
-            let a = match small_class(size).filter(|_| extra == 0) {
-                Some(slot) => self.small_alloc(dev, slot, &map_on, d.large_bar).map(|(b, off)| Allocation {
-                    base: b.bo.va + off,
-                    size,
-                    kind: MemKind::Device,
-                    flags: 0,
-                    owner: dev,
-                    backing: Backing::Sub(b),
-                    id: 0,
-                    sync_memops: Default::default(),
-                }),
-                None => {
-                    let cached = (extra == 0).then(|| self.bo_cache_take(dev, align_up(size, PAGE_SIZE), &map_on));
-                    match cached.flatten() {
-                        Some(bo) => Ok(bo),
-                        None => self.bo_alloc(dev, size, vram_flags(d.large_bar) | extra, &map_on, d.large_bar),
-                    }
-                    .map(|bo| Allocation::with_bo(size, MemKind::Device, 0, bo))
-                }
-            };
+            let cached = (extra == 0).then(|| self.bo_cache_take(dev, align_up(size, PAGE_SIZE), &map_on));
+            let a = match cached.flatten() {
+                Some(bo) => Ok(bo),
+                None => self.bo_alloc(dev, size, vram_flags(d.large_bar) | extra, &map_on, d.large_bar),
+            }
+            .map(|bo| Allocation::with_bo(size, MemKind::Device, 0, bo));
             match a {
                 Err(hipError_t::hipErrorOutOfMemory) if !retried && self.small_trim() > 0 => retried = true,
                 a => break a?,
@@ -1016,6 +1082,10 @@ impl Runtime {
     /// every device (as `hipFree` implies), then unmaps and frees the allocation whose base is
     /// `base`. Errors: `hipErrorInvalidValue` for anything else.
     pub fn mem_free(&self, base: u64) -> Result<(), hipError_t> {
+        // A slot of a block this thread caches slots of, on idle devices: freed into the cache.
+        if let Some(r) = self.small_free_cached(base) {
+            return r;
+        }
         let a = self.allocs.get(base).ok_or(hipError_t::hipErrorInvalidValue)?;
         if !matches!(a.kind, MemKind::Device | MemKind::Host | MemKind::External | MemKind::Managed) {
             return Err(hipError_t::hipErrorInvalidValue);
@@ -1039,14 +1109,15 @@ impl Runtime {
     }
 
     /// Gives back what an allocation removed from the registry holds: its slot of a shared block
-    /// (small `hipMalloc`) or its own BO (a `hipMalloc`'s to the BO cache, [`BO_CACHE_MAX`]). VMM mappings and registered pages are released by
+    /// (small `hipMalloc`) or its own BO (a `hipMalloc`'s to the BO cache,
+    /// [`crate::core::small::BO_CACHE_MAX`]). VMM mappings and registered pages are released by
     /// their own paths (`hipMemUnmap`, `hipHostUnregister`).
     pub(crate) fn release(&self, a: &Allocation) {
         if a.kind == MemKind::Managed {
             self.advice().forget(a.base, a.size);
         }
         match &a.backing {
-            Backing::Sub(b) => self.small_free(a.owner, b, a.base - b.bo.va),
+            Backing::Sub(b) => self.small_free(b, b.index(a.base)),
             Backing::Bo(bo) if a.kind == MemKind::Device => self.bo_cache_put(bo),
             Backing::Bo(bo) => self.bo_free(bo),
             Backing::Array(obj) => obj.bo().into_iter().for_each(|bo| self.bo_free(bo)),

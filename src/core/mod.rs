@@ -16,6 +16,7 @@ pub mod memory;
 pub mod queue;
 pub mod runtime;
 pub mod signal;
+pub mod small;
 pub mod stream;
 pub mod va;
 pub mod wait;

@@ -10,8 +10,9 @@ use crate::abi::types::hipError_t;
 use crate::core::copy::Staging;
 use crate::core::device::{visible_gpus, Device};
 use crate::core::device_props;
-use crate::core::memory::{Registry, SmallPool};
+use crate::core::memory::Registry;
 use crate::core::signal::{EventPage, Signal, SignalPool};
+use crate::core::small::SmallPool;
 use crate::core::stream::{DeviceStreams, Fence};
 use crate::core::va::VaManager;
 use kfd_ioctl::kfd::kfd_hsa_memory_exception_data;
@@ -32,7 +33,8 @@ pub struct Runtime {
     pub devices: Vec<Device>,
     pub va: VaManager,
     pub allocs: Registry,
-    /// Blocks that small `hipMalloc`s are slots of (src/core/memory.rs).
+    /// Blocks that small `hipMalloc`s are slots of, the threads' caches of their free slots,
+    /// and the BO cache (src/core/small.rs).
     pub small: SmallPool,
     pub signals: SignalPool,
     pub event_page: OnceLock<EventPage>,

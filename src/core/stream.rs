@@ -485,6 +485,14 @@ impl Runtime {
         Ok(s.idle() && (!s.is_null || self.implicit_waits(s).iter().all(|f| f.done())))
     }
 
+    /// Whether device `dev` has no queued work left: [`device_sync`](Self::device_sync) would
+    /// return at once (reads two counters, writes nothing).
+    pub fn device_idle(&self, dev: usize) -> bool {
+        let ds = &self.streams[dev];
+        let n = ds.submitted.load(Ordering::Acquire);
+        ds.idle_at.load(Ordering::Acquire) == n
+    }
+
     /// `hipDeviceSynchronize`: every stream of device `dev`.
     pub fn device_sync(&self, dev: usize) -> Result<(), hipError_t> {
         let ds = &self.streams[dev];

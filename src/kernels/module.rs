@@ -558,8 +558,9 @@ impl Image {
     pub fn load(&self, rt: &Runtime, dev: usize) -> Result<(Arc<CodeObject>, u64), hipError_t> {
         let co = self.code_object(&crate::core::device_props::arch_name(&rt.devices[dev].props))?;
         let mut loaded = self.loaded.lock();
-        // Still ours unless something (hipDeviceReset) freed it; then load again.
-        if let Some(a) = loaded.get(&dev).filter(|a| rt.allocs.get(a.base).is_some_and(|b| Arc::ptr_eq(a, &b))) {
+        // Still ours unless something (hipDeviceReset) freed it (the id at that base changed:
+        // ids are never reused); then load again.
+        if let Some(a) = loaded.get(&dev).filter(|a| rt.allocs.get(a.base).is_some_and(|b| b.id == a.id)) {
             return Ok((co, a.base));
         }
         let bad = |e: CodeObjectError| {
@@ -598,7 +599,7 @@ impl Image {
         // (hipDeviceReset) already did.
         if let Ok(rt) = crate::core::runtime::runtime() {
             for a in allocs {
-                if rt.allocs.get(a.base).is_some_and(|b| Arc::ptr_eq(&a, &b)) {
+                if rt.allocs.get(a.base).is_some_and(|b| b.id == a.id) {
                     let _ = rt.mem_free(a.base);
                 }
             }

@@ -187,16 +187,19 @@ impl Runtime {
         if en[dev][peer] {
             return Err(hipError_t::hipErrorPeerAccessAlreadyEnabled);
         }
-        // Empty blocks of small hipMallocs are in no registry entry: give them back rather than
-        // leave them unmapped on `dev` (a block's slots are all mapped alike).
+        // Free slots of small hipMallocs need no mapping: give their wholly free blocks back.
         self.small_trim();
         let gpu = self.devices[dev].gpu_id;
         let mut done: Vec<&Bo> = vec![];
-        let all = self.allocs.all();
+        // Every block, its cached slots' too (a block's slots are all mapped alike); the pool's
+        // lock keeps blocks from being made or freed meanwhile.
+        let blocks = self.small_blocks();
+        let all = self.allocs.all_but_slots();
         let bos = all
             .iter()
             .filter(|a| matches!(a.kind, MemKind::Device | MemKind::Array) && a.owner == peer)
-            .filter_map(|a| a.bo());
+            .filter_map(|a| a.bo())
+            .chain(blocks.blocks.iter().filter(|b| b.bo.owner == peer).map(|b| &b.bo));
         for bo in bos {
             match self.bo_map_on(bo, gpu) {
                 Ok(false) => {}
@@ -240,11 +243,13 @@ impl Runtime {
         }
         let gpu = self.devices[dev].gpu_id;
         let mut n = 0;
-        let all = self.allocs.all();
+        let blocks = self.small_blocks();
+        let all = self.allocs.all_but_slots();
         let bos = all
             .iter()
             .filter(|a| matches!(a.kind, MemKind::Device | MemKind::Array) && a.owner == peer)
-            .filter_map(|a| a.bo());
+            .filter_map(|a| a.bo())
+            .chain(blocks.blocks.iter().filter(|b| b.bo.owner == peer).map(|b| &b.bo));
         for bo in bos {
             let mut m = bo.mapped.lock();
             if !m.contains(&gpu) {

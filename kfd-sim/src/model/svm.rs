@@ -382,26 +382,8 @@ impl Svms {
                 (access, aip) = (self.all_gpus(), self.all_gpus());
                 for s in hits {
                     let r = &ranges[&s];
-                    if get_preferred {
-                        if r.preferred_loc == KFD_IOCTL_SVM_LOCATION_UNDEFINED
-                            || (location != KFD_IOCTL_SVM_LOCATION_UNDEFINED && location != r.preferred_loc)
-                        {
-                            location = KFD_IOCTL_SVM_LOCATION_UNDEFINED;
-                            get_preferred = false;
-                        } else {
-                            location = r.preferred_loc;
-                        }
-                    }
-                    if get_prefetch {
-                        if r.prefetch_loc == KFD_IOCTL_SVM_LOCATION_UNDEFINED
-                            || (prefetch != KFD_IOCTL_SVM_LOCATION_UNDEFINED && prefetch != r.prefetch_loc)
-                        {
-                            prefetch = KFD_IOCTL_SVM_LOCATION_UNDEFINED;
-                            get_prefetch = false;
-                        } else {
-                            prefetch = r.prefetch_loc;
-                        }
-                    }
+                    merge_location(&mut get_preferred, &mut location, r.preferred_loc);
+                    merge_location(&mut get_prefetch, &mut prefetch, r.prefetch_loc);
                     if get_access {
                         access &= r.access;
                         aip &= r.aip;
@@ -460,6 +442,21 @@ pub fn cpu_unmapped(va: u64, len: u64) {
     let target = UNMAP_TARGET.lock().as_ref().filter(|(pid, _)| *pid == sys::getpid()).and_then(|(_, w)| w.upgrade());
     if let Some(svms) = target {
         svms.unmap(va, len);
+    }
+}
+
+/// One range's location into the location a GET_ATTR reports (`svm_range_get_attr`): the first
+/// one, kept while every range has it; UNDEFINED (and no more looking) once one has none or
+/// another.
+fn merge_location(looking: &mut bool, merged: &mut u32, range: u32) {
+    if !*looking {
+        return;
+    }
+    if range == KFD_IOCTL_SVM_LOCATION_UNDEFINED || (*merged != KFD_IOCTL_SVM_LOCATION_UNDEFINED && *merged != range) {
+        *merged = KFD_IOCTL_SVM_LOCATION_UNDEFINED;
+        *looking = false;
+    } else {
+        *merged = range;
     }
 }
 

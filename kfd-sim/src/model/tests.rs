@@ -890,13 +890,13 @@ fn svm_ranges_keep_kfd_svm_attribute_rules() {
     ];
     svm(KFD_IOCTL_SVM_OP_SET_ATTR, va + 6 * 4096, 2 * 4096, &mid).unwrap();
     let svms = process::current().state.lock().svms.clone();
-    let mine: Vec<(u64, u64)> = svms
-        .ranges()
-        .iter()
-        .filter(|r| r.start >= va >> 12 && r.last < (va >> 12) + 16)
-        .map(|r| (r.start - (va >> 12), r.last - (va >> 12)))
-        .collect();
-    assert_eq!(mine, vec![(4, 5), (6, 7), (8, 11)]);
+    // The ranges within the 16 pages, as (first, last) page offsets from `va`.
+    let mine = || -> Vec<(u64, u64)> {
+        let base = va >> 12;
+        let rs = svms.ranges();
+        rs.iter().filter(|r| r.start >= base && r.last < base + 16).map(|r| (r.start - base, r.last - base)).collect()
+    };
+    assert_eq!(mine(), vec![(4, 5), (6, 7), (8, 11)]);
     let q = svm(KFD_IOCTL_SVM_OP_GET_ATTR, va + 6 * 4096, 2 * 4096, &[sa(KFD_IOCTL_SVM_ATTR_ACCESS, g1)]).unwrap();
     assert_eq!(q[0].type_, KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE);
     // Over all three: prefetch differs → UNDEFINED, preferred shared, flags AND / OR, min
@@ -954,17 +954,11 @@ fn svm_ranges_keep_kfd_svm_attribute_rules() {
     assert_eq!(kio(e.kfd.as_raw_fd(), AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a), Err(Errno::EADDRINUSE));
     // Unmapping pages 5..7 takes them out of their ranges; GET over them is EFAULT.
     unanon(va + 5 * 4096, 2);
-    let mine: Vec<(u64, u64)> = svms
-        .ranges()
-        .iter()
-        .filter(|r| r.start >= va >> 12 && r.last < (va >> 12) + 16)
-        .map(|r| (r.start - (va >> 12), r.last - (va >> 12)))
-        .collect();
-    assert_eq!(mine, vec![(4, 4), (7, 7), (8, 11)]);
+    assert_eq!(mine(), vec![(4, 4), (7, 7), (8, 11)]);
     assert_eq!(bad(get_op, va + 5 * 4096, 4096, &all), Some(Errno::EFAULT));
     unanon(va, 5);
     unanon(va + 7 * 4096, 9);
-    assert!(svms.ranges().iter().all(|r| r.last < va >> 12 || r.start >= (va >> 12) + 16));
+    assert_eq!(mine(), vec![]);
 }
 
 /// A GPU reaches a range's pages only with ACCESS or ACCESS_IN_PLACE (XNACK off: mapped at

@@ -213,14 +213,14 @@ impl Gpuvm {
         self.hmm_segment(va, gap_end).ok_or(Fault { va: va & !0xfff, kind: FaultKind::NotPresent })
     }
 
-    /// The process's own pages from `va` (which no mapping of this VM covers) up to `end` or to
-    /// the next mapping of any VM of the process, as a segment of the XNACK BO. None: no
+    /// The process's own pages from `va` up to `end` (which no mapping of this VM covers: the
+    /// caller bounds it, [`Self::unmapped_segment`]) or to the next mapping of any other VM of
+    /// the process, as a segment of the XNACK BO. None: no
     /// retry-fault service there (XNACK off, past [`HMM_LIMIT`], or another GPU's mapping at
     /// `va`), so an access faults.
     fn hmm_segment(&self, va: u64, end: u64) -> Option<Segment> {
         let hmm = self.hmm.as_ref().filter(|_| va < HMM_LIMIT)?;
-        let next = self.map.range(va..).next().map_or(u64::MAX, |(s, _)| *s).min(end).min(HMM_LIMIT);
-        let run_end = hmm.free_run(self, va, next)?;
+        let run_end = hmm.free_run(self, va, end.min(HMM_LIMIT))?;
         Some(Segment { bo: hmm.bo.clone(), bo_offset: va, len: run_end - va })
     }
 

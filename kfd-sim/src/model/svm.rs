@@ -289,8 +289,12 @@ impl Svms {
             }
             self.any.store(true, Ordering::Release);
         }
-        if !UNMAP_ANY.swap(true, Ordering::AcqRel) || UNMAP_TARGET.lock().as_ref().is_none_or(|(p, _)| *p != cx.pid) {
-            *UNMAP_TARGET.lock() = Some((cx.pid, Arc::downgrade(self)));
+        {
+            let mut target = UNMAP_TARGET.lock();
+            if target.as_ref().is_none_or(|(p, _)| *p != cx.pid) {
+                *target = Some((cx.pid, Arc::downgrade(self)));
+            }
+            UNMAP_ANY.store(true, Ordering::Release);
         }
         for (r, to) in migrations {
             migration_events(cx.pid, &r, to, KFD_MIGRATE_TRIGGER_PREFETCH);

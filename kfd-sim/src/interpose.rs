@@ -1093,6 +1093,31 @@ pub unsafe extern "C" fn munmap(addr: *mut c_void, len: size_t) -> c_int {
     r
 }
 
+/// `ptrace(2)`: `model::ptrace::ptrace` (a debugger's access to BO mappings). C declares
+/// `ptrace(request, ...)`; on x86-64 the four arguments arrive in the same registers either way.
+#[no_mangle]
+pub unsafe extern "C" fn ptrace(
+    request: c_uint,
+    pid: libc::pid_t,
+    addr: *mut c_void,
+    data: *mut c_void,
+) -> libc::c_long {
+    match std::panic::catch_unwind(|| model::ptrace::ptrace(request, pid, addr, data)) {
+        Ok(Ok(v)) => {
+            set_errno(0);
+            v
+        }
+        Ok(Err(e)) => {
+            set_errno(e as c_int);
+            -1
+        }
+        Err(_) => {
+            set_errno(libc::EIO);
+            -1
+        }
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn mmap(
     addr: *mut c_void,

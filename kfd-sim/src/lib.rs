@@ -6,7 +6,7 @@
 pub mod calls;
 pub mod faults;
 #[cfg(not(test))]
-mod interpose;
+pub(crate) mod interpose;
 pub mod model;
 pub mod session;
 pub mod stats;

@@ -33,6 +33,7 @@ pub mod kfd_chardev;
 pub mod memfd;
 pub mod pm4;
 pub mod process;
+pub mod ptrace;
 pub mod queue;
 pub mod sdma;
 pub mod smi;

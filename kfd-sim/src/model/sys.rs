@@ -169,7 +169,12 @@ pub fn dup(fd: RawFd, cloexec: bool) -> Result<RawFd, Errno> {
 
 /// The target of `/proc/self/fd/<fd>` (e.g. `/memfd:kfdsim-bo ... (deleted)`).
 pub fn fd_link(fd: RawFd) -> Option<String> {
-    let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).ok()?;
+    readlink(&format!("/proc/self/fd/{fd}"))
+}
+
+/// `readlink(path)` by raw syscall (not through the interposer); None on any error.
+pub fn readlink(path: &str) -> Option<String> {
+    let path = std::ffi::CString::new(path).ok()?;
     let mut buf = vec![0u8; 512];
     // SAFETY: `path` is NUL-terminated, `buf` is writable for its length.
     let n = unsafe {

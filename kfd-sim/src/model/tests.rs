@@ -2138,3 +2138,92 @@ fn pm4_unknown_packet_faults() {
     unmap(&dst, &e.gpus[..1]).unwrap();
     free(&dst).unwrap();
 }
+
+/// A tracer's PEEKDATA/POKEDATA of a VRAM BO the tracee maps `PROT_NONE, MAP_PRIVATE` (as
+/// libhsakmt maps VRAM without HostAccess) reaches the BO, as amdgpu's `ttm_bo_vm_access` does:
+/// the word poked is what an SDMA copy of the BO then reads. (kfdtest
+/// `KFDMemoryTest.PtraceAccessInvisibleVram`.)
+#[test]
+fn ptrace_peek_poke_of_a_prot_none_vram_mapping_reaches_the_bo() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let flags = KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
+    let va = reserve(2 << 20);
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: va,
+        size: 2 << 20,
+        gpu_id: e.gpus[0],
+        flags,
+        ..Default::default()
+    };
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
+    let vram = Buf { handle: a.handle, va, size: 2 << 20 };
+    let p = mmap(
+        va as *mut c_void,
+        2 << 20,
+        libc::PROT_NONE,
+        libc::MAP_PRIVATE | libc::MAP_FIXED,
+        e.render[0].as_raw_fd(),
+        a.mmap_offset as i64,
+    );
+    assert_eq!(p.map(|p| p as u64), Ok(va));
+    let out = alloc(0, 4096, GTT);
+    map(&vram, &e.gpus[..1]).unwrap();
+    map(&out, &e.gpus[..1]).unwrap();
+    let word = va + (1 << 20) - 8;
+    let mut q = create_sdma(0);
+    let copy = |q: &mut Sdma, seq: u32| {
+        let mut dw = Vec::new();
+        sdma::copy_linear(&mut dw, out.va, word, 8);
+        sdma::fence(&mut dw, out.va + 64, seq).unwrap();
+        q.submit(&dw);
+        // SAFETY: `out` is mapped read-write.
+        wait_until("the SDMA fence", || unsafe { *((out.va + 64) as *const u32) } == seq);
+        // SAFETY: `out` is mapped read-write.
+        unsafe { *(out.va as *const u64) }
+    };
+    // The GPU writes the word (a constant fill), then a stopped child is traced.
+    let mut dw = Vec::new();
+    sdma::const_fill(&mut dw, word, 0xdead_beef, 8).unwrap();
+    q.submit(&dw);
+    assert_eq!(copy(&mut q, 1), 0xdead_beef_dead_beef);
+    // SAFETY: the child only makes system calls and exits.
+    let child = unsafe { libc::fork() };
+    if child == 0 {
+        // SAFETY: as above.
+        unsafe {
+            if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
+                libc::_exit(3);
+            }
+            libc::raise(libc::SIGSTOP);
+            libc::_exit(0);
+        }
+    }
+    let mut st = 0;
+    // SAFETY: our child.
+    assert_eq!(unsafe { libc::waitpid(child, &mut st, 0) }, child);
+    assert!(libc::WIFSTOPPED(st), "child not stopped (status {st:#x}; 0x300: PTRACE_TRACEME refused)");
+    // SAFETY: the interposed ptrace on our stopped tracee; PEEK writes no caller memory.
+    let peek = unsafe { ptrace::ptrace(libc::PTRACE_PEEKDATA, child, word as *mut c_void, std::ptr::null_mut()) };
+    assert_eq!(peek.map(|w| w as u64), Ok(0xdead_beef_dead_beef));
+    // SAFETY: as above.
+    let poke = unsafe {
+        ptrace::ptrace(libc::PTRACE_POKEDATA, child, word as *mut c_void, 0xcafe_babe_cafe_babe_u64 as *mut c_void)
+    };
+    assert_eq!(poke, Ok(0));
+    // Not a BO mapping (our reservation's guard: unmapped) → the kernel's EIO stands.
+    // SAFETY: as above.
+    let r = unsafe { ptrace::ptrace(libc::PTRACE_POKEDATA, child, 8 as *mut c_void, std::ptr::null_mut()) };
+    assert_eq!(r, Err(Errno::EIO));
+    // SAFETY: our tracee; it exits when continued.
+    unsafe {
+        libc::ptrace(libc::PTRACE_CONT, child, 0, 0);
+        assert_eq!(libc::waitpid(child, &mut st, 0), child);
+    }
+    assert_eq!(copy(&mut q, 2), 0xcafe_babe_cafe_babe);
+    let (ring, ptrs) = q.destroy();
+    for b in [ring, ptrs, vram, out] {
+        unmap(&b, &e.gpus[..1]).unwrap();
+        free(&b).unwrap();
+    }
+}

@@ -214,6 +214,130 @@ pub struct drm_amdgpu_gem_op {
     pub value: u64,
 }
 
+/// `DRM_IOCTL_AMDGPU_BO_LIST` in (`union drm_amdgpu_bo_list`, 24 bytes; out: `list_handle` at 0).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct drm_amdgpu_bo_list_in {
+    /// `AMDGPU_BO_LIST_OP_*`.
+    pub operation: u32,
+    pub list_handle: u32,
+    pub bo_number: u32,
+    /// Bytes per entry at `bo_info_ptr`.
+    pub bo_info_size: u32,
+    pub bo_info_ptr: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct drm_amdgpu_bo_list_entry {
+    pub bo_handle: u32,
+    pub bo_priority: u32,
+}
+
+pub const AMDGPU_CTX_OP_ALLOC_CTX: u32 = 1;
+pub const AMDGPU_CTX_OP_FREE_CTX: u32 = 2;
+pub const AMDGPU_CTX_OP_QUERY_STATE: u32 = 3;
+pub const AMDGPU_CTX_OP_QUERY_STATE2: u32 = 4;
+
+pub const AMDGPU_BO_LIST_OP_CREATE: u32 = 0;
+pub const AMDGPU_BO_LIST_OP_DESTROY: u32 = 1;
+pub const AMDGPU_BO_LIST_OP_UPDATE: u32 = 2;
+
+/// `DRM_IOCTL_AMDGPU_CS` in (`union drm_amdgpu_cs`, 24 bytes; out: the sequence number `handle`,
+/// a u64 at 0).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct drm_amdgpu_cs_in {
+    pub ctx_id: u32,
+    pub bo_list_handle: u32,
+    pub num_chunks: u32,
+    pub flags: u32,
+    /// User address of `num_chunks` u64 pointers, each to a [`drm_amdgpu_cs_chunk`].
+    pub chunks: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct drm_amdgpu_cs_chunk {
+    /// `AMDGPU_CHUNK_ID_*`.
+    pub chunk_id: u32,
+    pub length_dw: u32,
+    pub chunk_data: u64,
+}
+
+pub const AMDGPU_CHUNK_ID_IB: u32 = 0x01;
+pub const AMDGPU_CHUNK_ID_FENCE: u32 = 0x02;
+pub const AMDGPU_CHUNK_ID_DEPENDENCIES: u32 = 0x03;
+pub const AMDGPU_CHUNK_ID_SYNCOBJ_IN: u32 = 0x04;
+pub const AMDGPU_CHUNK_ID_SYNCOBJ_OUT: u32 = 0x05;
+pub const AMDGPU_CHUNK_ID_BO_HANDLES: u32 = 0x06;
+pub const AMDGPU_CHUNK_ID_SCHEDULED_DEPENDENCIES: u32 = 0x07;
+pub const AMDGPU_CHUNK_ID_SYNCOBJ_TIMELINE_WAIT: u32 = 0x08;
+pub const AMDGPU_CHUNK_ID_SYNCOBJ_TIMELINE_SIGNAL: u32 = 0x09;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct drm_amdgpu_cs_chunk_ib {
+    pub _pad: u32,
+    /// `AMDGPU_IB_FLAG_*`.
+    pub flags: u32,
+    /// GPU VA of the IB.
+    pub va_start: u64,
+    pub ib_bytes: u32,
+    /// `AMDGPU_HW_IP_*`.
+    pub ip_type: u32,
+    pub ip_instance: u32,
+    pub ring: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct drm_amdgpu_cs_chunk_dep {
+    pub ip_type: u32,
+    pub ip_instance: u32,
+    pub ring: u32,
+    pub ctx_id: u32,
+    /// Sequence number of the submission waited for.
+    pub handle: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct drm_amdgpu_cs_chunk_fence {
+    /// GEM handle of a one-page BO; the sequence number (u64) lands at `offset`.
+    pub handle: u32,
+    pub offset: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct drm_amdgpu_cs_chunk_sem {
+    pub handle: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct drm_amdgpu_cs_chunk_syncobj {
+    pub handle: u32,
+    pub flags: u32,
+    pub point: u64,
+}
+
+/// `DRM_IOCTL_AMDGPU_WAIT_CS` in (`union drm_amdgpu_wait_cs`, 32 bytes; out: `status`, a u64 at
+/// 0: 0 signaled, 1 still busy at the timeout).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct drm_amdgpu_wait_cs_in {
+    /// Sequence number from CS.
+    pub handle: u64,
+    /// Absolute CLOCK_MONOTONIC ns (`amdgpu_gem_timeout`); `u64::MAX`: forever.
+    pub timeout: u64,
+    pub ip_type: u32,
+    pub ip_instance: u32,
+    pub ring: u32,
+    pub ctx_id: u32,
+}
+
 pub const AMDGPU_HW_IP_GFX: u32 = 0;
 pub const AMDGPU_HW_IP_COMPUTE: u32 = 1;
 pub const AMDGPU_HW_IP_DMA: u32 = 2;
@@ -421,6 +545,11 @@ pub const DRM_IOCTL_AMDGPU_GEM_MMAP: Ioctl =
     request_code_readwrite!(D, B + DRM_AMDGPU_GEM_MMAP, sz::<drm_amdgpu_gem_mmap>());
 /// `union drm_amdgpu_ctx` is 16 bytes.
 pub const DRM_IOCTL_AMDGPU_CTX: Ioctl = request_code_readwrite!(D, B + DRM_AMDGPU_CTX, 16);
+pub const DRM_IOCTL_AMDGPU_BO_LIST: Ioctl =
+    request_code_readwrite!(D, B + DRM_AMDGPU_BO_LIST, sz::<drm_amdgpu_bo_list_in>());
+pub const DRM_IOCTL_AMDGPU_CS: Ioctl = request_code_readwrite!(D, B + DRM_AMDGPU_CS, sz::<drm_amdgpu_cs_in>());
+pub const DRM_IOCTL_AMDGPU_WAIT_CS: Ioctl =
+    request_code_readwrite!(D, B + DRM_AMDGPU_WAIT_CS, sz::<drm_amdgpu_wait_cs_in>());
 pub const DRM_IOCTL_AMDGPU_INFO: Ioctl = request_code_write!(D, B + DRM_AMDGPU_INFO, sz::<drm_amdgpu_info>());
 pub const DRM_IOCTL_AMDGPU_GEM_METADATA: Ioctl =
     request_code_readwrite!(D, B + DRM_AMDGPU_GEM_METADATA, sz::<drm_amdgpu_gem_metadata>());
@@ -434,6 +563,9 @@ pub const AMDGPU_IOCTLS: &[(Ioctl, &str)] = &[
     (DRM_IOCTL_AMDGPU_GEM_CREATE, "DRM_IOCTL_AMDGPU_GEM_CREATE"),
     (DRM_IOCTL_AMDGPU_GEM_MMAP, "DRM_IOCTL_AMDGPU_GEM_MMAP"),
     (DRM_IOCTL_AMDGPU_CTX, "DRM_IOCTL_AMDGPU_CTX"),
+    (DRM_IOCTL_AMDGPU_BO_LIST, "DRM_IOCTL_AMDGPU_BO_LIST"),
+    (DRM_IOCTL_AMDGPU_CS, "DRM_IOCTL_AMDGPU_CS"),
+    (DRM_IOCTL_AMDGPU_WAIT_CS, "DRM_IOCTL_AMDGPU_WAIT_CS"),
     (DRM_IOCTL_AMDGPU_INFO, "DRM_IOCTL_AMDGPU_INFO"),
     (DRM_IOCTL_AMDGPU_GEM_METADATA, "DRM_IOCTL_AMDGPU_GEM_METADATA"),
     (DRM_IOCTL_AMDGPU_GEM_VA, "DRM_IOCTL_AMDGPU_GEM_VA"),

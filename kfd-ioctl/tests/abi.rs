@@ -294,6 +294,16 @@ fn struct_table() -> Vec<StructSpec> {
         }
         struct amdgpu::drm_amdgpu_gem_userptr { addr, size, flags, handle }
         struct amdgpu::drm_amdgpu_gem_op { handle, op, value }
+        struct amdgpu::drm_amdgpu_bo_list_in { operation, list_handle, bo_number, bo_info_size, bo_info_ptr }
+        struct amdgpu::drm_amdgpu_bo_list_entry { bo_handle, bo_priority }
+        struct amdgpu::drm_amdgpu_cs_in { ctx_id, bo_list_handle, num_chunks, flags, chunks }
+        struct amdgpu::drm_amdgpu_cs_chunk { chunk_id, length_dw, chunk_data }
+        struct amdgpu::drm_amdgpu_cs_chunk_ib { _pad, flags, va_start, ib_bytes, ip_type, ip_instance, ring }
+        struct amdgpu::drm_amdgpu_cs_chunk_dep { ip_type, ip_instance, ring, ctx_id, handle }
+        struct amdgpu::drm_amdgpu_cs_chunk_fence { handle, offset }
+        struct amdgpu::drm_amdgpu_cs_chunk_sem { handle }
+        struct amdgpu::drm_amdgpu_cs_chunk_syncobj { handle, flags, point }
+        struct amdgpu::drm_amdgpu_wait_cs_in { handle, timeout, ip_type, ip_instance, ring, ctx_id }
         struct amdgpu::drm_amdgpu_query_fw { fw_type, ip_instance, index, _pad }
         // `query_args` is the anonymous union; its largest member is read_mmr_reg (16 bytes).
         struct amdgpu::drm_amdgpu_info {
@@ -391,6 +401,9 @@ fn ioctl_table() -> Vec<ValueSpec> {
             amdgpu::DRM_IOCTL_AMDGPU_GEM_CREATE,
             amdgpu::DRM_IOCTL_AMDGPU_GEM_MMAP,
             amdgpu::DRM_IOCTL_AMDGPU_CTX,
+            amdgpu::DRM_IOCTL_AMDGPU_BO_LIST,
+            amdgpu::DRM_IOCTL_AMDGPU_CS,
+            amdgpu::DRM_IOCTL_AMDGPU_WAIT_CS,
             amdgpu::DRM_IOCTL_AMDGPU_INFO,
             amdgpu::DRM_IOCTL_AMDGPU_GEM_METADATA,
             amdgpu::DRM_IOCTL_AMDGPU_GEM_VA,
@@ -556,6 +569,22 @@ fn const_table() -> Vec<ValueSpec> {
             amdgpu::AMDGPU_HW_IP_VCN_ENC,
             amdgpu::AMDGPU_HW_IP_VCN_JPEG,
             amdgpu::AMDGPU_HW_IP_NUM,
+            amdgpu::AMDGPU_CTX_OP_ALLOC_CTX,
+            amdgpu::AMDGPU_CTX_OP_FREE_CTX,
+            amdgpu::AMDGPU_CTX_OP_QUERY_STATE,
+            amdgpu::AMDGPU_CTX_OP_QUERY_STATE2,
+            amdgpu::AMDGPU_BO_LIST_OP_CREATE,
+            amdgpu::AMDGPU_BO_LIST_OP_DESTROY,
+            amdgpu::AMDGPU_BO_LIST_OP_UPDATE,
+            amdgpu::AMDGPU_CHUNK_ID_IB,
+            amdgpu::AMDGPU_CHUNK_ID_FENCE,
+            amdgpu::AMDGPU_CHUNK_ID_DEPENDENCIES,
+            amdgpu::AMDGPU_CHUNK_ID_SYNCOBJ_IN,
+            amdgpu::AMDGPU_CHUNK_ID_SYNCOBJ_OUT,
+            amdgpu::AMDGPU_CHUNK_ID_BO_HANDLES,
+            amdgpu::AMDGPU_CHUNK_ID_SCHEDULED_DEPENDENCIES,
+            amdgpu::AMDGPU_CHUNK_ID_SYNCOBJ_TIMELINE_WAIT,
+            amdgpu::AMDGPU_CHUNK_ID_SYNCOBJ_TIMELINE_SIGNAL,
             amdgpu::AMDGPU_IDS_FLAGS_FUSION,
             amdgpu::AMDGPU_IDS_FLAGS_PREEMPTION,
             amdgpu::AMDGPU_IDS_FLAGS_TMZ,

@@ -8,6 +8,7 @@
 //! one address space (KFD ≥ 1.15).
 
 use super::bo::{Bo, FileKey};
+use super::cs::{self, CsState};
 use super::gpus::{self, GpuInfo};
 use super::gpuvm::{Gpuvm, Mapping};
 use super::process::bo_from_dmabuf;
@@ -58,7 +59,8 @@ pub struct DrmFile {
     /// Mappings made with GEM_VA: start → handle (removed when the handle closes).
     pub gem_maps: BTreeMap<u64, u32>,
     pub syncobjs: SyncobjTable,
-    pub next_ctx: u32,
+    /// Contexts and BO lists (`cs.rs`).
+    pub cs: CsState,
 }
 
 impl DrmFile {
@@ -70,7 +72,7 @@ impl DrmFile {
             handle_by_bo: HashMap::new(),
             gem_maps: BTreeMap::new(),
             syncobjs: SyncobjTable::default(),
-            next_ctx: 1,
+            cs: CsState::default(),
         }
     }
 
@@ -227,7 +229,18 @@ pub fn drm_ioctl(key: FileKey, minor: u32, req: c_ulong, arg: u64) -> R {
             amdgpu_gem_mmap_ioctl(&mut p.state.lock(), key, minor, a)
         }),
         0x42 => with_args("DRM_IOCTL_AMDGPU_CTX", req, h(DRM_IOCTL_AMDGPU_CTX), arg, |a: &mut [u32; 4]| {
-            amdgpu_ctx_ioctl(file(&mut p.state.lock(), key, minor), a)
+            cs::ctx_ioctl(file(&mut p.state.lock(), key, minor), a)
+        }),
+        0x43 => call!(DRM_IOCTL_AMDGPU_BO_LIST, "AMDGPU_BO_LIST", |a: &mut drm_amdgpu_bo_list_in| {
+            cs::bo_list_ioctl(file(&mut p.state.lock(), key, minor), a)
+        }),
+        0x44 => call!(DRM_IOCTL_AMDGPU_CS, "AMDGPU_CS", |a: &mut drm_amdgpu_cs_in| {
+            cs::cs_ioctl(file(&mut p.state.lock(), key, minor), gpu, a)
+        }),
+        0x49 => call!(DRM_IOCTL_AMDGPU_WAIT_CS, "AMDGPU_WAIT_CS", |a: &mut drm_amdgpu_wait_cs_in| {
+            // The fence is waited for without the process lock.
+            let fence = cs::wait_cs_fence(file(&mut p.state.lock(), key, minor), gpu, a)?;
+            cs::wait_cs(fence, a)
         }),
         0x45 => call!(DRM_IOCTL_AMDGPU_INFO, "AMDGPU_INFO", |a: &mut drm_amdgpu_info| amdgpu_info_ioctl(&p, gpu, a)),
         0x46 => call!(DRM_IOCTL_AMDGPU_GEM_METADATA, "AMDGPU_GEM_METADATA", |a: &mut drm_amdgpu_gem_metadata| {
@@ -728,32 +741,6 @@ fn clear_range(vm: &mut Gpuvm, f: &mut DrmFile, va: u64, size: u64) -> Result<()
         }
     }
     Ok(())
-}
-
-/// `amdgpu_ctx_ioctl` (`union drm_amdgpu_ctx`: in {op, flags, ctx_id, priority}, out
-/// {alloc.ctx_id} / {state.flags, hangs, reset_status}). Contexts only matter for command
-/// submission, which the model does not have.
-fn amdgpu_ctx_ioctl(f: &mut DrmFile, a: &mut [u32; 4]) -> R {
-    let (op, ctx_id) = (a[0], a[2]);
-    match op {
-        1 /* ALLOC_CTX */ => {
-            let id = f.next_ctx;
-            f.next_ctx += 1;
-            *a = [id, 0, 0, 0];
-            Ok(0)
-        }
-        2 /* FREE_CTX */ => {
-            if ctx_id == 0 || ctx_id >= f.next_ctx {
-                return Err(Errno::EINVAL);
-            }
-            Ok(0)
-        }
-        3 | 4 /* QUERY_STATE(2) */ => {
-            *a = [0, 0, 0, 0];
-            Ok(0)
-        }
-        _ => Err(Errno::EINVAL),
-    }
 }
 
 // ------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@
 
 pub mod aql;
 pub mod bo;
+pub mod cs;
 pub mod dbwatch;
 pub mod drm;
 pub mod events;

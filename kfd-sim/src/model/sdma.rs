@@ -41,10 +41,10 @@ use super::process::Process;
 use super::queue::QueueRt;
 use kfd_ioctl::kfd::{kfd_hsa_memory_exception_data, kfd_memory_exception_failure};
 use kfd_ioctl::sdma::Packet;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, RwLock};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const BACKOFF_MIN: Duration = Duration::from_micros(20);
 /// After a pass that made progress the engine keeps re-reading the doorbells this long before it
@@ -683,6 +683,32 @@ fn exec(vm: &Gpuvm, pkt: &Packet) -> Exec {
         Ok(()) => Exec::Done,
         Err(f) => Exec::Fault(f),
     }
+}
+
+/// Runs an indirect buffer of `dwords` SDMA dwords at GPU VA `va` through `vm` to its end, as a
+/// kernel SDMA ring runs a CS job's IB (`sdma_v4_0_ring_emit_ib`): a POLL_REGMEM that does not
+/// pass is re-read every `POLL_PERIOD` until `deadline` (then `Err(None)`: the job timed out);
+/// TRAP raises nothing (no KFD event on a kernel ring). The first fault or bad packet stops the
+/// IB (`Err(Some(fault))`).
+pub fn run_indirect(vm: &RwLock<Gpuvm>, va: u64, dwords: u32, deadline: Instant) -> Result<(), Option<Fault>> {
+    let mut bytes = vec![0u8; dwords as usize * 4];
+    read_va(&vm.read(), va, &mut bytes).map_err(Some)?;
+    let dw: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let mut pos = 0;
+    while pos < dw.len() {
+        let bad = Fault { va: (va + pos as u64 * 4) & !0xfff, kind: FaultKind::NotPresent };
+        let (pkt, n) = Packet::decode(&dw[pos..]).map_err(|_| Some(bad))?;
+        loop {
+            match exec(&vm.read(), &pkt) {
+                Exec::Done | Exec::Trap(_) => break,
+                Exec::Fault(f) => return Err(Some(f)),
+                Exec::Wait if Instant::now() >= deadline => return Err(None),
+                Exec::Wait => std::thread::sleep(POLL_PERIOD),
+            }
+        }
+        pos += n;
+    }
+    Ok(())
 }
 
 /// Reads `[va, va+len)` through `vm`.

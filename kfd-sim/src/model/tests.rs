@@ -14,6 +14,7 @@ use kfd_ioctl::kfd::*;
 use kfd_ioctl::sdma;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -2225,5 +2226,226 @@ fn ptrace_peek_poke_of_a_prot_none_vram_mapping_reaches_the_bo() {
     for b in [ring, ptrs, vram, out] {
         unmap(&b, &e.gpus[..1]).unwrap();
         free(&b).unwrap();
+    }
+}
+
+/// A GEM BO of `size` bytes in `domain` on render file `r`: CPU-mapped read-write and GEM_VA'd
+/// at a fresh VA of the file's VM → (handle, CPU address, GPU VA).
+fn gem_bo(r: RawFd, size: u64, domain: u64) -> (u32, u64, u64) {
+    let mut c = drm_amdgpu_gem_create::new(drm_amdgpu_gem_create_in {
+        bo_size: size,
+        alignment: 4096,
+        domains: domain,
+        domain_flags: 0,
+    });
+    kio(r, DRM_IOCTL_AMDGPU_GEM_CREATE, &mut c).unwrap();
+    let h = c.output().handle;
+    let mut m = drm_amdgpu_gem_mmap::new(h);
+    kio(r, DRM_IOCTL_AMDGPU_GEM_MMAP, &mut m).unwrap();
+    let prot = libc::PROT_READ | libc::PROT_WRITE;
+    let cpu = mmap(std::ptr::null_mut(), size as usize, prot, libc::MAP_SHARED, r, m.output().addr_ptr as i64).unwrap()
+        as u64;
+    let va = reserve(size);
+    let flags = AMDGPU_VM_PAGE_READABLE | AMDGPU_VM_PAGE_WRITEABLE;
+    let mut gva = drm_amdgpu_gem_va {
+        handle: h,
+        operation: AMDGPU_VA_OP_MAP,
+        flags,
+        va_address: va,
+        map_size: size,
+        ..Default::default()
+    };
+    kio(r, DRM_IOCTL_AMDGPU_GEM_VA, &mut gva).unwrap();
+    (h, cpu, va)
+}
+
+/// DRM_AMDGPU_CS of one SDMA IB (`ib_bytes` at `ib_va`, DMA ring `ring`) with `extra` chunks
+/// → the sequence number.
+fn cs_submit(
+    r: RawFd,
+    ctx: u32,
+    bo_list: u32,
+    ring: u32,
+    ib_va: u64,
+    ib_bytes: u32,
+    extra: &[(u32, &[u8])],
+) -> Result<u64, Errno> {
+    let ib =
+        drm_amdgpu_cs_chunk_ib { va_start: ib_va, ib_bytes, ip_type: AMDGPU_HW_IP_DMA, ring, ..Default::default() };
+    let ib_bytes_of = sys::as_bytes(std::slice::from_ref(&ib));
+    let mut chunks = vec![drm_amdgpu_cs_chunk {
+        chunk_id: AMDGPU_CHUNK_ID_IB,
+        length_dw: 8,
+        chunk_data: ib_bytes_of.as_ptr() as u64,
+    }];
+    for (id, data) in extra {
+        chunks.push(drm_amdgpu_cs_chunk {
+            chunk_id: *id,
+            length_dw: data.len() as u32 / 4,
+            chunk_data: data.as_ptr() as u64,
+        });
+    }
+    let ptrs: Vec<u64> = chunks.iter().map(|c| c as *const _ as u64).collect();
+    let mut a = drm_amdgpu_cs_in {
+        ctx_id: ctx,
+        bo_list_handle: bo_list,
+        num_chunks: ptrs.len() as u32,
+        flags: 0,
+        chunks: ptrs.as_ptr() as u64,
+    };
+    kio(r, DRM_IOCTL_AMDGPU_CS, &mut a)?;
+    Ok(a.ctx_id as u64 | (a.bo_list_handle as u64) << 32)
+}
+
+/// DRM_AMDGPU_WAIT_CS of `seq` with a relative timeout → busy (`out.status`).
+fn wait_cs(r: RawFd, ctx: u32, ring: u32, seq: u64, timeout: Duration) -> Result<bool, Errno> {
+    let deadline = sys::clock_ns(libc::CLOCK_MONOTONIC) + timeout.as_nanos() as u64;
+    let mut w = drm_amdgpu_wait_cs_in {
+        handle: seq,
+        timeout: deadline,
+        ip_type: AMDGPU_HW_IP_DMA,
+        ip_instance: 0,
+        ring,
+        ctx_id: ctx,
+    };
+    kio(r, DRM_IOCTL_AMDGPU_WAIT_CS, &mut w)?;
+    Ok(w.handle != 0)
+}
+
+/// amdgpu command submission on a DMA ring (kfdtest `KFDEvictTest` submits SDMA NOPs this way):
+/// contexts, BO lists, CS, WAIT_CS and their errors; the job runs its IB through the file's VM,
+/// in entity order behind a POLL_REGMEM the test holds, writes the user fence and signals its
+/// SYNCOBJ_OUT only when done.
+#[test]
+fn cs_runs_sdma_ibs_in_order_with_fences() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let r = e.render[0].as_raw_fd();
+    // CTX: ids from 1; FREE of an unknown id and a bad priority → EINVAL.
+    let mut c = [AMDGPU_CTX_OP_ALLOC_CTX, 0, 0, 0];
+    kio(r, DRM_IOCTL_AMDGPU_CTX, &mut c).unwrap();
+    let ctx = c[0];
+    assert!(ctx >= 1);
+    let mut bad = [AMDGPU_CTX_OP_ALLOC_CTX, 0, 0, 7];
+    assert_eq!(kio(r, DRM_IOCTL_AMDGPU_CTX, &mut bad), Err(Errno::EINVAL));
+    let mut q = [AMDGPU_CTX_OP_QUERY_STATE2, 0, ctx, 0];
+    kio(r, DRM_IOCTL_AMDGPU_CTX, &mut q).unwrap();
+    let (ib_h, ib_cpu, ib_va) = gem_bo(r, 4096, AMDGPU_GEM_DOMAIN_GTT);
+    let (data_h, data_cpu, data_va) = gem_bo(r, 65536, AMDGPU_GEM_DOMAIN_VRAM);
+    let (uf_h, uf_cpu, _) = gem_bo(r, 4096, AMDGPU_GEM_DOMAIN_GTT);
+    // BO_LIST: unknown GEM handle → ENOENT; CREATE → 1..; UPDATE of an unknown list → ENOENT.
+    let entries = [
+        drm_amdgpu_bo_list_entry { bo_handle: ib_h, bo_priority: 0 },
+        drm_amdgpu_bo_list_entry { bo_handle: data_h, bo_priority: 0 },
+    ];
+    let mut l = drm_amdgpu_bo_list_in {
+        operation: AMDGPU_BO_LIST_OP_CREATE,
+        list_handle: 0,
+        bo_number: 2,
+        bo_info_size: 8,
+        bo_info_ptr: entries.as_ptr() as u64,
+    };
+    kio(r, DRM_IOCTL_AMDGPU_BO_LIST, &mut l).unwrap();
+    let list = l.operation;
+    assert!(list >= 1);
+    let missing = [drm_amdgpu_bo_list_entry { bo_handle: 999, bo_priority: 0 }];
+    let mut l = drm_amdgpu_bo_list_in {
+        operation: AMDGPU_BO_LIST_OP_CREATE,
+        list_handle: 0,
+        bo_number: 1,
+        bo_info_size: 8,
+        bo_info_ptr: missing.as_ptr() as u64,
+    };
+    assert_eq!(kio(r, DRM_IOCTL_AMDGPU_BO_LIST, &mut l), Err(Errno::ENOENT));
+    let mut l = drm_amdgpu_bo_list_in {
+        operation: AMDGPU_BO_LIST_OP_UPDATE,
+        list_handle: 77,
+        bo_number: 0,
+        ..Default::default()
+    };
+    assert_eq!(kio(r, DRM_IOCTL_AMDGPU_BO_LIST, &mut l), Err(Errno::ENOENT));
+
+    // Job 1 (ring 0): wait until the test writes 1 at data+0x1000, then fill 4 KiB with 0x11.
+    let mut dw = Vec::new();
+    sdma::poll_regmem_eq(&mut dw, data_va + 0x1000, 1, u32::MAX).unwrap();
+    sdma::const_fill(&mut dw, data_va, 0x1111_1111, 4096).unwrap();
+    // Job 2 (ring 0, after job 1): copy the filled page to data+0x2000.
+    let second = dw.len();
+    sdma::copy_linear(&mut dw, data_va + 0x2000, data_va, 4096);
+    let third = dw.len();
+    // SAFETY: the IB BO is CPU-mapped read-write; nothing runs it yet.
+    unsafe { std::ptr::copy_nonoverlapping(dw.as_ptr(), ib_cpu as *mut u32, dw.len()) };
+    let mut sc = drm_syncobj_create { handle: 0, flags: DRM_SYNCOBJ_CREATE_SIGNALED };
+    kio(r, DRM_IOCTL_SYNCOBJ_CREATE, &mut sc).unwrap();
+    let out = drm_amdgpu_cs_chunk_sem { handle: sc.handle };
+    let uf = drm_amdgpu_cs_chunk_fence { handle: uf_h, offset: 64 };
+    let s1 = cs_submit(
+        r,
+        ctx,
+        list,
+        0,
+        ib_va,
+        second as u32 * 4,
+        &[(AMDGPU_CHUNK_ID_SYNCOBJ_OUT, sys::as_bytes(std::slice::from_ref(&out)))],
+    )
+    .unwrap();
+    let s2 = cs_submit(
+        r,
+        ctx,
+        list,
+        0,
+        ib_va + second as u64 * 4,
+        (third - second) as u32 * 4,
+        &[(AMDGPU_CHUNK_ID_FENCE, sys::as_bytes(std::slice::from_ref(&uf)))],
+    )
+    .unwrap();
+    assert_eq!((s1, s2), (1, 2));
+    // Held: both busy, nothing written, the syncobj unsignaled (replaced at submission).
+    assert_eq!(wait_cs(r, ctx, 0, s2, Duration::from_millis(50)), Ok(true));
+    assert_eq!(wait_cs(r, ctx, 0, s1, Duration::ZERO), Ok(true));
+    let word = |off: u64| unsafe { *((data_cpu + off) as *const u32) };
+    assert_eq!((word(0), word(0x2000)), (0, 0));
+    let hs = [sc.handle];
+    let mut sw = drm_syncobj_wait {
+        handles: hs.as_ptr() as u64,
+        timeout_nsec: 0,
+        count_handles: 1,
+        flags: DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+        ..Default::default()
+    };
+    assert_eq!(kio(r, DRM_IOCTL_SYNCOBJ_WAIT, &mut sw), Err(Errno::ETIME));
+    // SAFETY: the data BO is CPU-mapped read-write.
+    unsafe { *((data_cpu + 0x1000) as *mut u32) = 1 };
+    assert_eq!(wait_cs(r, ctx, 0, s2, Duration::from_secs(5)), Ok(false));
+    assert_eq!(wait_cs(r, ctx, 0, s1, Duration::ZERO), Ok(false));
+    assert_eq!(
+        (word(0), word(0xffc), word(0x2000), word(0x2ffc)),
+        (0x1111_1111, 0x1111_1111, 0x1111_1111, 0x1111_1111)
+    );
+    // SAFETY: the user fence BO is CPU-mapped.
+    assert_eq!(unsafe { *((uf_cpu + 64) as *const u64) }, s2);
+    sw.timeout_nsec = i64::MAX;
+    kio(r, DRM_IOCTL_SYNCOBJ_WAIT, &mut sw).unwrap();
+    // A sequence number not yet given, an unknown context, a ring the GPU lacks → EINVAL.
+    assert_eq!(wait_cs(r, ctx, 0, 3, Duration::ZERO), Err(Errno::EINVAL));
+    assert_eq!(wait_cs(r, ctx + 100, 0, 1, Duration::ZERO), Err(Errno::EINVAL));
+    assert_eq!(wait_cs(r, ctx, 64, 1, Duration::ZERO), Err(Errno::EINVAL));
+    // CS errors: unknown context or list, a COMPUTE IB (not modelled), no chunk.
+    assert_eq!(cs_submit(r, ctx + 100, 0, 0, ib_va, 4, &[]), Err(Errno::EINVAL));
+    assert_eq!(cs_submit(r, ctx, 77, 0, ib_va, 4, &[]), Err(Errno::ENOENT));
+    assert_eq!(cs_submit(r, ctx, 0, 99, ib_va, 4, &[]), Err(Errno::EINVAL));
+    let mut none = drm_amdgpu_cs_in { ctx_id: ctx, ..Default::default() };
+    assert_eq!(kio(r, DRM_IOCTL_AMDGPU_CS, &mut none), Err(Errno::EINVAL));
+    // Ring 1 numbers its own jobs from 1.
+    assert_eq!(cs_submit(r, ctx, 0, 1, ib_va + second as u64 * 4, (third - second) as u32 * 4, &[]), Ok(1));
+    assert_eq!(wait_cs(r, ctx, 1, 1, Duration::from_secs(5)), Ok(false));
+    let mut l = drm_amdgpu_bo_list_in { operation: AMDGPU_BO_LIST_OP_DESTROY, list_handle: list, ..Default::default() };
+    kio(r, DRM_IOCTL_AMDGPU_BO_LIST, &mut l).unwrap();
+    let mut f = [AMDGPU_CTX_OP_FREE_CTX, 0, ctx, 0];
+    kio(r, DRM_IOCTL_AMDGPU_CTX, &mut f).unwrap();
+    assert_eq!(kio(r, DRM_IOCTL_AMDGPU_CTX, &mut f), Err(Errno::EINVAL));
+    for h in [ib_h, data_h, uf_h] {
+        let mut gc = drm_gem_close { handle: h, pad: 0 };
+        kio(r, DRM_IOCTL_GEM_CLOSE, &mut gc).unwrap();
     }
 }

@@ -2334,29 +2334,21 @@ fn cs_runs_sdma_ibs_in_order_with_fences() {
     let (data_h, data_cpu, data_va) = gem_bo(r, 65536, AMDGPU_GEM_DOMAIN_VRAM);
     let (uf_h, uf_cpu, _) = gem_bo(r, 4096, AMDGPU_GEM_DOMAIN_GTT);
     // BO_LIST: unknown GEM handle → ENOENT; CREATE → 1..; UPDATE of an unknown list → ENOENT.
-    let entries = [
-        drm_amdgpu_bo_list_entry { bo_handle: ib_h, bo_priority: 0 },
-        drm_amdgpu_bo_list_entry { bo_handle: data_h, bo_priority: 0 },
-    ];
-    let mut l = drm_amdgpu_bo_list_in {
-        operation: AMDGPU_BO_LIST_OP_CREATE,
-        list_handle: 0,
-        bo_number: 2,
-        bo_info_size: 8,
-        bo_info_ptr: entries.as_ptr() as u64,
+    let create = |handles: &[u32]| {
+        let entries: Vec<_> =
+            handles.iter().map(|&bo_handle| drm_amdgpu_bo_list_entry { bo_handle, bo_priority: 0 }).collect();
+        let mut l = drm_amdgpu_bo_list_in {
+            operation: AMDGPU_BO_LIST_OP_CREATE,
+            list_handle: 0,
+            bo_number: entries.len() as u32,
+            bo_info_size: 8,
+            bo_info_ptr: entries.as_ptr() as u64,
+        };
+        kio(r, DRM_IOCTL_AMDGPU_BO_LIST, &mut l).map(|()| l.operation)
     };
-    kio(r, DRM_IOCTL_AMDGPU_BO_LIST, &mut l).unwrap();
-    let list = l.operation;
+    let list = create(&[ib_h, data_h]).unwrap();
     assert!(list >= 1);
-    let missing = [drm_amdgpu_bo_list_entry { bo_handle: 999, bo_priority: 0 }];
-    let mut l = drm_amdgpu_bo_list_in {
-        operation: AMDGPU_BO_LIST_OP_CREATE,
-        list_handle: 0,
-        bo_number: 1,
-        bo_info_size: 8,
-        bo_info_ptr: missing.as_ptr() as u64,
-    };
-    assert_eq!(kio(r, DRM_IOCTL_AMDGPU_BO_LIST, &mut l), Err(Errno::ENOENT));
+    assert_eq!(create(&[999]), Err(Errno::ENOENT));
     let mut l = drm_amdgpu_bo_list_in {
         operation: AMDGPU_BO_LIST_OP_UPDATE,
         list_handle: 77,

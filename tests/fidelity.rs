@@ -225,6 +225,24 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
+/// libdrm_amdgpu (Debian `libdrm-amdgpu1` 2.4.114) submits SDMA IBs through the render node as
+/// kfdtest's `KFDEvictTest` does (`hip-conformance/fidelity/drm_cs.c`): context, GTT and VRAM
+/// BOs GEM_VA'd at `amdgpu_va_range_alloc` addresses, a BO list, `amdgpu_cs_submit` on the DMA
+/// ring, `amdgpu_cs_query_fence_status`. The first IB's POLL_REGMEM waits on a word the program
+/// holds: its fence stays unsignaled and its WRITE_LINEAR unwritten until the word is written;
+/// then 100 IBs of NOPs complete in sequence order (kfd-sim/FIDELITY.md row 16).
+#[test]
+fn libdrm_amdgpu_command_submission_on_the_dma_ring() {
+    let dir = scratch("drm-cs");
+    artifacts::build_c(
+        "hip-conformance/fidelity/drm_cs.c",
+        &dir.join("drm_cs"),
+        &["-I/usr/include/libdrm", "-ldrm_amdgpu", "-ldrm"],
+    );
+    let out = run_expect(&["--gpus", "1"], &["./drm_cs"], &dir, 0);
+    assert!(out.contains("drm_cs: PASS"), "{out}");
+}
+
 /// rocm-smi (librocm_smi64 5.2.3, Python front end) finds the GPUs through /sys/class/drm
 /// (`card<N>/device/vendor` and `vbios_version`, the render minor under `device/drm`), matches
 /// them to KFD nodes by PCI address, and reads the hwmon and power-management attributes: its

@@ -125,6 +125,7 @@ fn hsakmt_vram_without_host_access() {
     assert_eq!(mmap(0, size, libc::PROT_READ, libc::MAP_PRIVATE, render, a.mmap_offset), Err(Errno::EINVAL));
     let devs = [e.gpus[0]];
     assert_eq!(map_one(kfd, a.handle, devs[0]), 1);
+    traced_peek_poke_reaches_the_bo(va + (1 << 20) - 8);
     let mut x = kfd_ioctl_export_dmabuf_args { handle: a.handle, flags: libc::O_CLOEXEC as u32, dmabuf_fd: 0 };
     kio(kfd, AMDKFD_IOC_EXPORT_DMABUF, &mut x).unwrap();
     // SAFETY: the fd was just created for us.
@@ -136,6 +137,45 @@ fn hsakmt_vram_without_host_access() {
     unmap_free(kfd, a.handle, devs[0]);
     // SAFETY: our reservation.
     unsafe { libc::munmap(va as *mut c_void, size as usize) };
+}
+
+/// A debugger's PTRACE_PEEKDATA/POKEDATA of the word at `addr` of that PROT_NONE mapping, in a
+/// stopped child that inherited it, through libc's `ptrace` (the interposed one): the kernel's
+/// `vm_ops->access` (`ttm_bo_vm_access`) reads and writes the BO whatever the VMA's protection,
+/// and glibc's PEEK returns the word with errno 0 (kfdtest `PtraceAccessInvisibleVram`;
+/// kfd-sim/FIDELITY.md row 15).
+fn traced_peek_poke_reaches_the_bo(addr: u64) {
+    // SAFETY: the child only makes system calls and exits.
+    let child = unsafe { libc::fork() };
+    if child == 0 {
+        // SAFETY: as above.
+        unsafe {
+            if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
+                libc::_exit(3);
+            }
+            libc::raise(libc::SIGSTOP);
+            libc::_exit(0);
+        }
+    }
+    let mut st = 0;
+    // SAFETY: our child.
+    assert_eq!(unsafe { libc::waitpid(child, &mut st, 0) }, child);
+    assert!(libc::WIFSTOPPED(st), "child not stopped (status {st:#x}; 0x300: PTRACE_TRACEME refused)");
+    let a = addr as *mut c_void;
+    // SAFETY: ptrace on our stopped tracee; PEEK and POKE write no memory of ours.
+    let (poke, peek) = unsafe {
+        let poke = libc::ptrace(libc::PTRACE_POKEDATA, child, a, 0x0123_4567_89ab_cdef_u64 as *mut c_void);
+        let poke = (poke, Errno::last());
+        Errno::set_raw(77);
+        (poke, (libc::ptrace(libc::PTRACE_PEEKDATA, child, a, std::ptr::null_mut::<c_void>()) as u64, Errno::last()))
+    };
+    // SAFETY: our tracee; it exits when continued.
+    unsafe {
+        libc::ptrace(libc::PTRACE_CONT, child, 0, 0);
+        assert_eq!(libc::waitpid(child, &mut st, 0), child);
+    }
+    assert_eq!(poke.0, 0, "POKEDATA: {}", poke.1);
+    assert_eq!(peek, (0x0123_4567_89ab_cdef, Errno::from_raw(0)));
 }
 
 #[test]

@@ -9,6 +9,9 @@
 //!   stat/fstat/statx of these paths and fds report a character device (`/dev/kfd` 234:0,
 //!   `/dev/udmabuf` 10:125, DRM 226:<minor>, mode 0666).
 //! - `ioctl`, `mmap` and `mmap64` on those fds go to `model::ioctl_file` / `model::mmap`.
+//! - `munmap` also takes the pages out of SVM ranges (`model::svm::cpu_unmapped`); `ptrace`'s
+//!   PEEK/POKE of TEXT/DATA that the kernel refuses on a BO mapping reach the BO
+//!   (`model::ptrace`, amdgpu's `vm_ops->access`).
 //! - Reading a dynamic attribute (`sysfs::DYNAMIC_ATTRIBUTES`, e.g. a GPU's `mem_info_vram_used`)
 //!   with `open` or `fopen` returns a memfd holding its current text, made at that open as sysfs
 //!   makes it at each read.

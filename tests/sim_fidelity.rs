@@ -145,35 +145,14 @@ fn hsakmt_vram_without_host_access() {
 /// and glibc's PEEK returns the word with errno 0 (kfdtest `PtraceAccessInvisibleVram`;
 /// kfd-sim/FIDELITY.md row 15).
 fn traced_peek_poke_reaches_the_bo(addr: u64) {
-    // SAFETY: the child only makes system calls and exits.
-    let child = unsafe { libc::fork() };
-    if child == 0 {
-        // SAFETY: as above.
-        unsafe {
-            if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
-                libc::_exit(3);
-            }
-            libc::raise(libc::SIGSTOP);
-            libc::_exit(0);
-        }
-    }
-    let mut st = 0;
-    // SAFETY: our child.
-    assert_eq!(unsafe { libc::waitpid(child, &mut st, 0) }, child);
-    assert!(libc::WIFSTOPPED(st), "child not stopped (status {st:#x}; 0x300: PTRACE_TRACEME refused)");
     let a = addr as *mut c_void;
     // SAFETY: ptrace on our stopped tracee; PEEK and POKE write no memory of ours.
-    let (poke, peek) = unsafe {
+    let (poke, peek) = common::with_stopped_tracee(|child| unsafe {
         let poke = libc::ptrace(libc::PTRACE_POKEDATA, child, a, 0x0123_4567_89ab_cdef_u64 as *mut c_void);
         let poke = (poke, Errno::last());
         Errno::set_raw(77);
         (poke, (libc::ptrace(libc::PTRACE_PEEKDATA, child, a, std::ptr::null_mut::<c_void>()) as u64, Errno::last()))
-    };
-    // SAFETY: our tracee; it exits when continued.
-    unsafe {
-        libc::ptrace(libc::PTRACE_CONT, child, 0, 0);
-        assert_eq!(libc::waitpid(child, &mut st, 0), child);
-    }
+    });
     assert_eq!(poke.0, 0, "POKEDATA: {}", poke.1);
     assert_eq!(peek, (0x0123_4567_89ab_cdef, Errno::from_raw(0)));
 }

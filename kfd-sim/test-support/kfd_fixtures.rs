@@ -224,3 +224,32 @@ impl Sdma {
         (self.ring, self.ptrs)
     }
 }
+
+/// A forked child that asked to be traced (PTRACE_TRACEME) and stopped itself: `f` runs with its
+/// pid while it is stopped, then the child is continued and reaped (it exits at once). The child
+/// shares this process's mappings as of the fork; it only makes system calls.
+pub fn with_stopped_tracee<R>(f: impl FnOnce(libc::pid_t) -> R) -> R {
+    // SAFETY: the child only makes system calls and exits.
+    let child = unsafe { libc::fork() };
+    if child == 0 {
+        // SAFETY: as above.
+        unsafe {
+            if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
+                libc::_exit(3);
+            }
+            libc::raise(libc::SIGSTOP);
+            libc::_exit(0);
+        }
+    }
+    let mut st = 0;
+    // SAFETY: our child.
+    assert_eq!(unsafe { libc::waitpid(child, &mut st, 0) }, child);
+    assert!(libc::WIFSTOPPED(st), "child not stopped (status {st:#x}; 0x300: PTRACE_TRACEME refused)");
+    let r = f(child);
+    // SAFETY: our tracee; it exits when continued.
+    unsafe {
+        libc::ptrace(libc::PTRACE_CONT, child, 0, 0);
+        assert_eq!(libc::waitpid(child, &mut st, 0), child);
+    }
+    r
+}

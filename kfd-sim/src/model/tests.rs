@@ -2188,39 +2188,18 @@ fn ptrace_peek_poke_of_a_prot_none_vram_mapping_reaches_the_bo() {
     sdma::const_fill(&mut dw, word, 0xdead_beef, 8).unwrap();
     q.submit(&dw);
     assert_eq!(copy(&mut q, 1), 0xdead_beef_dead_beef);
-    // SAFETY: the child only makes system calls and exits.
-    let child = unsafe { libc::fork() };
-    if child == 0 {
+    with_stopped_tracee(|child| {
+        // SAFETY: the interposed ptrace on our stopped tracee; PEEK writes no caller memory.
+        let peek = unsafe { ptrace::ptrace(libc::PTRACE_PEEKDATA, child, word as *mut c_void, std::ptr::null_mut()) };
+        assert_eq!(peek.map(|w| w as u64), Ok(0xdead_beef_dead_beef));
+        let data = 0xcafe_babe_cafe_babe_u64 as *mut c_void;
         // SAFETY: as above.
-        unsafe {
-            if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
-                libc::_exit(3);
-            }
-            libc::raise(libc::SIGSTOP);
-            libc::_exit(0);
-        }
-    }
-    let mut st = 0;
-    // SAFETY: our child.
-    assert_eq!(unsafe { libc::waitpid(child, &mut st, 0) }, child);
-    assert!(libc::WIFSTOPPED(st), "child not stopped (status {st:#x}; 0x300: PTRACE_TRACEME refused)");
-    // SAFETY: the interposed ptrace on our stopped tracee; PEEK writes no caller memory.
-    let peek = unsafe { ptrace::ptrace(libc::PTRACE_PEEKDATA, child, word as *mut c_void, std::ptr::null_mut()) };
-    assert_eq!(peek.map(|w| w as u64), Ok(0xdead_beef_dead_beef));
-    // SAFETY: as above.
-    let poke = unsafe {
-        ptrace::ptrace(libc::PTRACE_POKEDATA, child, word as *mut c_void, 0xcafe_babe_cafe_babe_u64 as *mut c_void)
-    };
-    assert_eq!(poke, Ok(0));
-    // Not a BO mapping (our reservation's guard: unmapped) → the kernel's EIO stands.
-    // SAFETY: as above.
-    let r = unsafe { ptrace::ptrace(libc::PTRACE_POKEDATA, child, 8 as *mut c_void, std::ptr::null_mut()) };
-    assert_eq!(r, Err(Errno::EIO));
-    // SAFETY: our tracee; it exits when continued.
-    unsafe {
-        libc::ptrace(libc::PTRACE_CONT, child, 0, 0);
-        assert_eq!(libc::waitpid(child, &mut st, 0), child);
-    }
+        assert_eq!(unsafe { ptrace::ptrace(libc::PTRACE_POKEDATA, child, word as *mut c_void, data) }, Ok(0));
+        // Not a BO mapping (our reservation's guard: unmapped) → the kernel's EIO stands.
+        // SAFETY: as above.
+        let r = unsafe { ptrace::ptrace(libc::PTRACE_POKEDATA, child, 8 as *mut c_void, std::ptr::null_mut()) };
+        assert_eq!(r, Err(Errno::EIO));
+    });
     assert_eq!(copy(&mut q, 2), 0xcafe_babe_cafe_babe);
     let (ring, ptrs) = q.destroy();
     for b in [ring, ptrs, vram, out] {

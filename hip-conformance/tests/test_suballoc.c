@@ -453,6 +453,19 @@ static void *mt_worker(void *arg)
     return NULL;
 }
 
+/* Runs `fn` on `n` (at most MT_THREADS) threads that meet on `barrier`, each given its index,
+ * and joins them; the barrier is made for them and destroyed after. */
+static void run_threads(pthread_barrier_t *barrier, int n, void *(*fn)(void *))
+{
+    pthread_t th[MT_THREADS];
+    REQUIRE(n <= MT_THREADS && pthread_barrier_init(barrier, NULL, (unsigned)n) == 0);
+    for (int t = 0; t < n; t++)
+        REQUIRE(pthread_create(&th[t], NULL, fn, (void *)(intptr_t)t) == 0);
+    for (int t = 0; t < n; t++)
+        pthread_join(th[t], NULL);
+    pthread_barrier_destroy(barrier);
+}
+
 /* Threads allocating and freeing small allocations of every class at once, each freeing some of
  * another thread's: no two live allocations share a byte (each holds its own pattern until it
  * is freed), frees of interior pointers and second frees fail, and everything comes back. */
@@ -460,13 +473,7 @@ TEST(suballoc_threads_never_overlap)
 {
     size_t free0 = 0, free1 = 0, total = 0;
     HIP_OK(hipMemGetInfo(&free0, &total));
-    REQUIRE(pthread_barrier_init(&mt_barrier, NULL, MT_THREADS) == 0);
-    pthread_t th[MT_THREADS];
-    for (int t = 0; t < MT_THREADS; t++)
-        REQUIRE(pthread_create(&th[t], NULL, mt_worker, (void *)(intptr_t)t) == 0);
-    for (int t = 0; t < MT_THREADS; t++)
-        pthread_join(th[t], NULL);
-    pthread_barrier_destroy(&mt_barrier);
+    run_threads(&mt_barrier, MT_THREADS, mt_worker);
     HIP_OK(hipMemGetInfo(&free1, &total));
     CHECKF(free1 == free0, "free %zu after the threads freed everything, %zu before", free1, free0);
 }
@@ -498,13 +505,7 @@ TEST(suballoc_thread_exit_gives_cached_slots_back)
 {
     size_t free0 = 0, free1 = 0, total = 0;
     HIP_OK(hipMemGetInfo(&free0, &total));
-    REQUIRE(pthread_barrier_init(&step, NULL, EXIT_THREADS) == 0);
-    pthread_t th[EXIT_THREADS];
-    for (int t = 0; t < EXIT_THREADS; t++)
-        REQUIRE(pthread_create(&th[t], NULL, exit_worker, NULL) == 0);
-    for (int t = 0; t < EXIT_THREADS; t++)
-        pthread_join(th[t], NULL);
-    pthread_barrier_destroy(&step);
+    run_threads(&step, EXIT_THREADS, exit_worker);
     uint64_t allocs0 = kfdsim_counter("calls.ALLOC_MEMORY_OF_GPU");
     void *p = NULL;
     HIP_OK(hipMalloc(&p, BIG_SLOT));

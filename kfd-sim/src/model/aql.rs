@@ -49,7 +49,7 @@
 use super::bo::Bo;
 use super::gpuvm::{Fault, FaultKind, Gpuvm};
 use super::queue::QueueRt;
-use super::sdma::{read_va, write_va};
+use super::sdma::{read_dwords, read_va, write_va};
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -77,9 +77,7 @@ const PM4_ACQUIRE_MEM: u32 = 0x58;
 /// puts there); any other PM4 packet is an error.
 fn pm4_ib(vm: &Gpuvm, p: &[u8; 64]) -> Result<(), String> {
     let (addr, dwords) = (u64_at(p, 8) & 0xffff_ffff_fffc, (u32_at(p, 16) & 0xf_ffff) as usize);
-    let mut ib = vec![0u8; dwords * 4];
-    read_va(vm, addr, &mut ib).map_err(|f| format!("IB at {:#x} unreadable ({:#x})", addr, f.va))?;
-    let dw: Vec<u32> = ib.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    let dw = read_dwords(vm, addr, dwords).map_err(|f| format!("IB at {:#x} unreadable ({:#x})", addr, f.va))?;
     let mut i = 0;
     while i < dw.len() {
         let h = dw[i];

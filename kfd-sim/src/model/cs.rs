@@ -5,8 +5,8 @@
 //! - A context holds one scheduler entity per (IP, ring) used; an entity numbers its jobs from 1
 //!   (`amdgpu_ctx_add_fence`) and keeps the fences of its last [`SCHED_JOBS`] jobs
 //!   (`amdgpu_sched_jobs`); an older sequence number reads as signaled, a future one is EINVAL
-//!   (`amdgpu_ctx_get_fence`). A new job waits for the fence `SCHED_JOBS` back to free its slot
-//!   (`amdgpu_ctx_wait_prev_fence`).
+//!   (`amdgpu_ctx_get_fence`). The kernel's wait for the fence `SCHED_JOBS` back
+//!   (`amdgpu_ctx_wait_prev_fence`) is implied: a job runs only after the previous one ended.
 //! - A job runs on its own thread, in entity order: it waits for its dependencies (DEPENDENCIES,
 //!   SYNCOBJ_IN, SYNCOBJ_TIMELINE_WAIT), runs its IBs through the file's VM
 //!   ([`sdma::run_indirect`]), writes its sequence number to the user fence (FENCE chunk), then
@@ -26,9 +26,10 @@
 //! The model's syncobjs have no pending fences to tell apart.
 
 use super::bo::Bo;
-use super::drm::DrmFile;
+use super::drm::{read_u64s, DrmFile};
 use super::gpus::GpuInfo;
 use super::gpuvm::Gpuvm;
+use super::lowest_free_id;
 use super::sdma;
 use super::syncobj::{self, Syncobj};
 use super::sys::{self, as_bytes_mut};
@@ -122,22 +123,9 @@ pub struct CsState {
     bo_lists: BTreeMap<u32, Arc<Vec<Arc<Bo>>>>,
 }
 
-/// Lowest free id ≥ 1 below `limit` of `map` (`idr_alloc(.., 1, limit)`).
-fn lowest_free<T>(map: &BTreeMap<u32, T>, limit: u32) -> Option<u32> {
-    let mut id = 1;
-    for k in map.keys() {
-        if *k != id {
-            break;
-        }
-        id += 1;
-    }
-    (id < limit).then_some(id)
-}
-
 /// `amdgpu_ctx_get_entity`: the ring of an IP this model runs jobs on; EINVAL otherwise.
 fn check_ring(gpu: &GpuInfo, ip_type: u32, ip_instance: u32, ring: u32) -> Result<(), Errno> {
-    let rings = gpu.num_sdma_engines + gpu.num_sdma_xgmi_engines;
-    if ip_type != AMDGPU_HW_IP_DMA || ip_instance != 0 || ring >= rings {
+    if ip_type != AMDGPU_HW_IP_DMA || ip_instance != 0 || ring >= gpu.sdma_engines() {
         return Err(Errno::EINVAL);
     }
     Ok(())
@@ -151,7 +139,10 @@ pub fn ctx_ioctl(f: &mut DrmFile, a: &mut [u32; 4]) -> R {
             if !CTX_PRIORITIES.contains(&priority) {
                 return Err(Errno::EINVAL);
             }
-            let id = lowest_free(&f.cs.ctxs, MAX_NUM_CTX).ok_or(Errno::ENOMEM)?;
+            let id = lowest_free_id(&f.cs.ctxs);
+            if id >= MAX_NUM_CTX {
+                return Err(Errno::ENOMEM);
+            }
             f.cs.ctxs.insert(id, Arc::default());
             *a = [id, 0, 0, 0];
             Ok(0)
@@ -194,7 +185,7 @@ pub fn bo_list_ioctl(f: &mut DrmFile, a: &mut drm_amdgpu_bo_list_in) -> R {
     let bos = bo_list(f, a.bo_info_ptr, a.bo_number, a.bo_info_size)?;
     let handle = match a.operation {
         AMDGPU_BO_LIST_OP_CREATE => {
-            let h = lowest_free(&f.cs.bo_lists, u32::MAX).ok_or(Errno::ENOMEM)?;
+            let h = lowest_free_id(&f.cs.bo_lists);
             f.cs.bo_lists.insert(h, Arc::new(bos));
             h
         }
@@ -247,8 +238,7 @@ pub fn cs_ioctl(f: &mut DrmFile, gpu: &GpuInfo, a: &mut drm_amdgpu_cs_in) -> R {
         return Err(Errno::EINVAL);
     }
     let ctx = f.cs.ctxs.get(&a.ctx_id).cloned().ok_or(Errno::EINVAL)?;
-    let mut ptrs = vec![0u64; a.num_chunks as usize];
-    sys::copy_from_user(as_bytes_mut(&mut ptrs), a.chunks).map_err(|_| Errno::EFAULT)?;
+    let ptrs = read_u64s(a.chunks, a.num_chunks)?;
     let mut chunks = Vec::with_capacity(ptrs.len());
     for p in ptrs {
         let mut c = drm_amdgpu_cs_chunk::default();
@@ -345,15 +335,17 @@ pub fn cs_ioctl(f: &mut DrmFile, gpu: &GpuInfo, a: &mut drm_amdgpu_cs_in) -> R {
     }
     // amdgpu_cs_submit: the sequence number; the job runs behind the entity's previous one.
     let fence = Arc::new(Fence::default());
-    let (seq, prev, slot) = {
+    let (seq, prev) = {
         let mut ents = ctx.entities.lock();
         let e = ents.entry((first.ip_type, first.ring)).or_insert(Entity { next: 1, fences: VecDeque::new() });
         let seq = e.next;
         e.next += 1;
         let prev = e.fences.back().cloned();
         e.fences.push_back(fence.clone());
-        let slot = if e.fences.len() as u64 > SCHED_JOBS { e.fences.pop_front() } else { None };
-        (seq, prev, slot)
+        if e.fences.len() as u64 > SCHED_JOBS {
+            e.fences.pop_front();
+        }
+        (seq, prev)
     };
     // The kernel replaces a SYNCOBJ_OUT's fence with the job's at submission.
     for (s, point) in &job.signals {
@@ -362,7 +354,7 @@ pub fn cs_ioctl(f: &mut DrmFile, gpu: &GpuInfo, a: &mut drm_amdgpu_cs_in) -> R {
         }
     }
     let vm = f.vm.clone();
-    let run = move || run_job(job, &vm, seq, prev, slot, &fence);
+    let run = move || run_job(job, &vm, seq, prev, &fence);
     std::thread::Builder::new().name("kfdsim-cs".into()).spawn(run).map_err(|_| Errno::ENOMEM)?;
     *a = drm_amdgpu_cs_in::default();
     a.ctx_id = seq as u32;
@@ -370,8 +362,8 @@ pub fn cs_ioctl(f: &mut DrmFile, gpu: &GpuInfo, a: &mut drm_amdgpu_cs_in) -> R {
     Ok(0)
 }
 
-fn run_job(job: Job, vm: &RwLock<Gpuvm>, seq: u64, prev: Option<Arc<Fence>>, slot: Option<Arc<Fence>>, fence: &Fence) {
-    for f in prev.iter().chain(slot.iter()) {
+fn run_job(job: Job, vm: &RwLock<Gpuvm>, seq: u64, prev: Option<Arc<Fence>>, fence: &Fence) {
+    if let Some(f) = prev {
         f.wait(None);
     }
     for d in &job.deps {

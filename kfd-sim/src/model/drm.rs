@@ -90,13 +90,7 @@ impl DrmFile {
 
     /// `drm_gem_handle_create`: lowest free handle ≥ 1.
     fn new_handle(&mut self, bo: Arc<Bo>) -> u32 {
-        let mut id = 1u32;
-        for k in self.handles.keys() {
-            if *k != id {
-                break;
-            }
-            id += 1;
-        }
+        let id = super::lowest_free_id(&self.handles);
         self.handle_by_bo.insert(Arc::as_ptr(&bo) as usize, id);
         self.handles.insert(id, bo);
         id
@@ -405,11 +399,10 @@ fn syncobj_fd_to_handle(f: &mut DrmFile, a: &mut drm_syncobj_handle) -> R {
     Ok(0)
 }
 
-fn read_u64s(ptr: u64, n: u32) -> Result<Vec<u64>, Errno> {
+/// `n` u64s copied in from user address `ptr` (EFAULT).
+pub(crate) fn read_u64s(ptr: u64, n: u32) -> Result<Vec<u64>, Errno> {
     let mut v = vec![0u64; n as usize];
-    // SAFETY: viewing our own u64 buffer as bytes.
-    let b = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, v.len() * 8) };
-    sys::copy_from_user(b, ptr).map_err(|_| Errno::EFAULT)?;
+    sys::copy_from_user(sys::as_bytes_mut(&mut v), ptr).map_err(|_| Errno::EFAULT)?;
     Ok(v)
 }
 
@@ -794,7 +787,7 @@ fn amdgpu_info_ioctl(p: &Arc<process::Process>, gpu: &'static GpuInfo, a: &mut d
                     r.hw_ip_version_minor = 4;
                     r.ib_start_alignment = 256;
                     r.ib_size_alignment = 4;
-                    let n = gpu.num_sdma_engines + gpu.num_sdma_xgmi_engines;
+                    let n = gpu.sdma_engines();
                     r.available_rings = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
                 }
                 _ => {

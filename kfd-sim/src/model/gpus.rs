@@ -33,6 +33,14 @@ pub struct GpuInfo {
     pub gws: std::sync::Arc<amdgcn_isa::Gws>,
 }
 
+impl GpuInfo {
+    /// Every SDMA engine, PCIe and xGMI (`adev->sdma.num_instances`): the engine ids of
+    /// SDMA_BY_ENG_ID queues and the DMA rings of command submission.
+    pub fn sdma_engines(&self) -> u32 {
+        self.num_sdma_engines + self.num_sdma_xgmi_engines
+    }
+}
+
 static GPUS: OnceLock<Vec<GpuInfo>> = OnceLock::new();
 
 fn load() -> Vec<GpuInfo> {

@@ -188,7 +188,7 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
     pdd.bound().map_err(|_| Errno::ESRCH)?;
     let gpu = pdd.gpu;
     if args.queue_type == KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID {
-        let max = (gpu.num_sdma_engines + gpu.num_sdma_xgmi_engines) as i64 - 1;
+        let max = gpu.sdma_engines() as i64 - 1;
         if args.sdma_engine_id as i64 > max {
             return Err(Errno::EINVAL);
         }

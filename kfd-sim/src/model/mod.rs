@@ -48,7 +48,7 @@ pub use bo::FileKey;
 use libc::{c_int, c_ulong, c_void};
 use nix::errno::Errno;
 use parking_lot::RwLock;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 use std::os::fd::RawFd;
 use std::sync::Once;
@@ -229,6 +229,19 @@ pub unsafe fn mmap(
         ));
     }
     r
+}
+
+/// The lowest id ≥ 1 that `map` does not hold, as `idr_alloc(idr, ptr, 1, 0, ...)` gives GEM
+/// handles, syncobj handles, amdgpu contexts and BO lists.
+pub(crate) fn lowest_free_id<T>(map: &BTreeMap<u32, T>) -> u32 {
+    let mut id = 1;
+    for k in map.keys() {
+        if *k != id {
+            break;
+        }
+        id += 1;
+    }
+    id
 }
 
 /// `KFDSIM_TRACE=1`.

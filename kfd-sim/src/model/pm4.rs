@@ -38,7 +38,7 @@
 use super::aql::Pass;
 use super::gpuvm::{Fault, FaultKind};
 use super::queue::QueueRt;
-use super::sdma::{read_va, write_va};
+use super::sdma::{read_dwords, read_va, write_va};
 use kfd_ioctl::sdma::PollFunc;
 use std::sync::atomic::Ordering;
 
@@ -367,9 +367,7 @@ fn exec(
             }
             let addr = qword(body[0] & !3, body[1] & 0xffff);
             let size = (body[2] & 0xf_ffff) as usize;
-            let mut b = vec![0u8; size * 4];
-            read_va(&q.vm.read(), addr, &mut b)?;
-            let ib: Vec<u32> = b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+            let ib = read_dwords(&q.vm.read(), addr, size)?;
             let mut pos = match st.ib_resume.take() {
                 Some((r, p)) if r == rptr => p,
                 _ => 0,

@@ -691,9 +691,7 @@ fn exec(vm: &Gpuvm, pkt: &Packet) -> Exec {
 /// TRAP raises nothing (no KFD event on a kernel ring). The first fault or bad packet stops the
 /// IB (`Err(Some(fault))`).
 pub fn run_indirect(vm: &RwLock<Gpuvm>, va: u64, dwords: u32, deadline: Instant) -> Result<(), Option<Fault>> {
-    let mut bytes = vec![0u8; dwords as usize * 4];
-    read_va(&vm.read(), va, &mut bytes).map_err(Some)?;
-    let dw: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let dw = read_dwords(&vm.read(), va, dwords as usize).map_err(Some)?;
     let mut pos = 0;
     while pos < dw.len() {
         let bad = Fault { va: (va + pos as u64 * 4) & !0xfff, kind: FaultKind::NotPresent };
@@ -709,6 +707,13 @@ pub fn run_indirect(vm: &RwLock<Gpuvm>, va: u64, dwords: u32, deadline: Instant)
         pos += n;
     }
     Ok(())
+}
+
+/// Reads `n` little-endian dwords at `va` through `vm` (an indirect buffer).
+pub fn read_dwords(vm: &Gpuvm, va: u64, n: usize) -> Result<Vec<u32>, Fault> {
+    let mut bytes = vec![0u8; n * 4];
+    read_va(vm, va, &mut bytes)?;
+    Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
 /// Reads `[va, va+len)` through `vm`.

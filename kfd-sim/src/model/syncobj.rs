@@ -161,13 +161,7 @@ pub struct SyncobjTable {
 
 impl SyncobjTable {
     pub fn insert(&mut self, s: Arc<Syncobj>) -> u32 {
-        let mut id = 1u32;
-        for k in self.handles.keys() {
-            if *k != id {
-                break;
-            }
-            id += 1;
-        }
+        let id = super::lowest_free_id(&self.handles);
         self.handles.insert(id, s);
         id
     }

@@ -182,6 +182,7 @@ static void external_case(void) {
   int *out = NULL, *host = NULL;
   CHECK_OK(hipMalloc((void**)&out, bytes));
   CHECK_OK(hipMemset(out, 0, bytes));
+  CHECK_OK(hipDeviceSynchronize()); /* hipMemset is asynchronous on device memory */
   CHECK_OK(hipHostMalloc((void**)&host, bytes, 0));
   memset(host, 0, bytes);
   memset(cpu, 0, bytes);

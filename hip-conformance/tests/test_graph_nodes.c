@@ -103,6 +103,7 @@ TEST(gnode_batch_stream_ordered_and_held)
     pat_fill(src, N, 5);
     HIP_OK(hipMalloc((void **)&d, N));
     HIP_OK(hipMemset(d, 0, N));
+    HIP_OK(hipDeviceSynchronize()); /* hipMemset is asynchronous on device memory */
     hipStream_t s;
     HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
 
@@ -426,6 +427,7 @@ TEST(gnode_extsem_wait_copy_signal)
     pat_fill(src, N, 31);
     HIP_OK(hipMalloc((void **)&d, N));
     HIP_OK(hipMemset(d, 0, N));
+    HIP_OK(hipDeviceSynchronize()); /* hipMemset is asynchronous on device memory */
     hipStream_t s;
     HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
 
@@ -488,6 +490,7 @@ TEST(gnode_extsem_wait_copy_signal)
     HIP_OK(hipGraphExecExternalSemaphoresWaitNodeSetParams(xg, wnode, &wn));
     HIP_OK(hipGraphExecExternalSemaphoresSignalNodeSetParams(xg, snode, &sn));
     HIP_OK(hipMemset(d, 0, N));
+    HIP_OK(hipDeviceSynchronize()); /* hipMemset is asynchronous on device memory */
     HIP_OK(hipGraphLaunch(xg, s));
     usleep(30 * 1000);
     CHECK_HIP(hipStreamQuery(s), hipErrorNotReady);

@@ -57,6 +57,10 @@ static void roundtrip(enum host_kind hk, size_t n, size_t soff, size_t doff, hip
     HIP_OK(hipMemset(d2, 0xdd, n + doff + guard));
     pat_fill(src + soff, n, seed);
     memset(dst, 0xcc, n + soff + guard);
+    /* hipMemset of device memory returns once queued, and a non-blocking stream does not wait
+     * for the null stream (README, ordering rules 2 and 5) */
+    if (async)
+        HIP_OK(hipStreamSynchronize(NULL));
 
     if (async) {
         HIP_OK(hipMemcpyAsync(d1 + doff, src + soff, n, h2d, s));

@@ -250,6 +250,7 @@ TEST(hipStreamWaitEvent_orders_two_streams)
     HIP_OK(hipMalloc((void **)&x, n));
     HIP_OK(hipHostMalloc((void **)&h, n, hipHostMallocDefault));
     HIP_OK(hipMemset(x, 0, n));
+    HIP_OK(hipDeviceSynchronize()); /* hipMemset is asynchronous on device memory */
     memset(h, 0xee, n);
 
     REQUIRE_BUSY(&b, a);

@@ -34,8 +34,10 @@ fn get_version_is_1_17_and_unknown_nr_is_enotty() {
     kio(e.kfd.as_raw_fd(), AMDKFD_IOC_GET_VERSION, &mut v).unwrap();
     assert_eq!((v.major_version, v.minor_version), (1, 17));
     assert_eq!(kio(e.kfd.as_raw_fd(), 0xc008_4b27, &mut v), Err(Errno::ENOTTY));
-    // The DKMS-only IPC ioctls are outside the upstream range.
-    assert_eq!(kio(e.kfd.as_raw_fd(), 0xc030_4b80, &mut [0u8; 48]), Err(Errno::ENOTTY));
+    // ROCm DKMS's second table: only its IPC pair (0x80, 0x81) is modelled; DBG_TRAP of ROCm 5
+    // (0x82) answers as upstream.
+    assert_eq!(kio(e.kfd.as_raw_fd(), 0xc030_4b80, &mut [0u8; 48]), Err(Errno::EINVAL), "unknown share handle");
+    assert_eq!(kio(e.kfd.as_raw_fd(), 0xc030_4b82, &mut [0u8; 48]), Err(Errno::ENOTTY));
 }
 
 #[test]
@@ -151,6 +153,152 @@ fn dmabuf_export_import_in_forked_child() {
     assert_eq!(code, 0, "child failed at step {code}");
     assert_eq!(unmap(&b, &[]), Err(Errno::EINVAL), "n_devices == 0");
     free(&b).unwrap();
+}
+
+/// This (new) process's KFD with GPU 1's VM: (kfd, render fd, gpu_id).
+fn kfd_on_gpu1() -> (OwnedFd, OwnedFd, u32) {
+    let gpus = topology_gpus();
+    let kfd = open("/dev/kfd");
+    let render = open(&format!("/dev/dri/renderD{}", gpus[1].1));
+    let mut a = kfd_ioctl_acquire_vm_args { drm_fd: render.as_raw_fd() as u32, gpu_id: gpus[1].0 };
+    kio(kfd.as_raw_fd(), AMDKFD_IOC_ACQUIRE_VM, &mut a).unwrap();
+    (kfd, render, gpus[1].0)
+}
+
+/// IPC_IMPORT_HANDLE of 1 MiB share handle `h` on `gpu_id`, CPU-mapped: the import and the
+/// exporter's flags, or the import's errno.
+fn ipc_import(kfd: &OwnedFd, render: &OwnedFd, gpu_id: u32, h: [u32; 4]) -> Result<(Buf, u32), Errno> {
+    let size = 1 << 20;
+    let va = reserve(size);
+    let mut im = kfd_ioctl_ipc_import_handle_args { va_addr: va, share_handle: h, gpu_id, ..Default::default() };
+    kio(kfd.as_raw_fd(), AMDKFD_IOC_IPC_IMPORT_HANDLE, &mut im)?;
+    cpu_map(render.as_raw_fd(), va, size, im.mmap_offset);
+    Ok((Buf { handle: im.handle, va, size }, im.flags))
+}
+
+/// A new process's import of `h` on GPU 1 (see [`ipc_import`]).
+fn import_in_new_process(h: [u32; 4]) -> Result<(Buf, u32), Errno> {
+    let (kfd, render, gpu) = kfd_on_gpu1();
+    let r = ipc_import(&kfd, &render, gpu, h);
+    // The process keeps its KFD until it exits.
+    std::mem::forget((kfd, render));
+    r
+}
+
+/// ROCm DKMS's IPC handles (`kfd_ipc.c`): a share handle filed by one process imports in others,
+/// bytes pass both ways, and the handle lives while any process's BO references it.
+#[test]
+fn ipc_share_handle_imports_in_other_processes_while_referenced() {
+    let _g = serial();
+    let e = env();
+    let kfd = e.kfd.as_raw_fd();
+    let b = alloc(0, 1 << 20, VRAM);
+    let bytes = |va: u64, i: u64| (va + i) as *mut u8;
+    for i in 0..b.size {
+        // SAFETY: CPU-mapped, b.size bytes.
+        unsafe { *bytes(b.va, i) = (i % 251) as u8 };
+    }
+    let mut x =
+        kfd_ioctl_ipc_export_handle_args { handle: b.handle, gpu_id: e.gpus[0], flags: 0x1234, ..Default::default() };
+    kio(kfd, AMDKFD_IOC_IPC_EXPORT_HANDLE, &mut x).unwrap();
+    let h = x.share_handle;
+    assert_ne!(h, [0; 4]);
+    // The same BO gives the same handle; unknown GPU or BO → EINVAL, and nothing is written.
+    let mut again = kfd_ioctl_ipc_export_handle_args { flags: 7, ..x };
+    again.share_handle = [0; 4];
+    kio(kfd, AMDKFD_IOC_IPC_EXPORT_HANDLE, &mut again).unwrap();
+    assert_eq!(again.share_handle, h);
+    for bad in [
+        kfd_ioctl_ipc_export_handle_args { gpu_id: 0xdead, ..x },
+        kfd_ioctl_ipc_export_handle_args { handle: b.handle + 999, ..x },
+    ] {
+        let mut bad = kfd_ioctl_ipc_export_handle_args { share_handle: [0; 4], ..bad };
+        assert_eq!(kio(kfd, AMDKFD_IOC_IPC_EXPORT_HANDLE, &mut bad), Err(Errno::EINVAL));
+        assert_eq!(bad.share_handle, [0; 4]);
+    }
+
+    // Another process imports it, reads the exporter's bytes and writes its own.
+    let code = in_child(move || {
+        let (kfd, render, gpu) = kfd_on_gpu1();
+        let mut flipped = h;
+        flipped[3] ^= 1;
+        if ipc_import(&kfd, &render, gpu, flipped).err() != Some(Errno::EINVAL) {
+            return 2;
+        }
+        let Ok((imp, flags)) = ipc_import(&kfd, &render, gpu, h) else { return 3 };
+        if flags != 0x1234 {
+            return 4;
+        }
+        for i in (0..imp.size).step_by(509) {
+            // SAFETY: the import is CPU-mapped, imp.size bytes.
+            if unsafe { *bytes(imp.va, i) } != (i % 251) as u8 {
+                return 5;
+            }
+            // SAFETY: as above.
+            unsafe { *bytes(imp.va, i) = 0x5a };
+        }
+        0
+    });
+    assert_eq!(code, 0, "importer failed at step {code}");
+    for i in (0..b.size).step_by(509) {
+        // SAFETY: CPU-mapped.
+        assert_eq!(unsafe { *bytes(b.va, i) }, 0x5a, "byte {i} written by the importer");
+    }
+
+    // A holder: imports, then waits for the parent's word before it exits.
+    let (mut to_holder, mut from_holder) = ([0; 2], [0; 2]);
+    // SAFETY: two fresh pipes.
+    unsafe { assert!(libc::pipe(to_holder.as_mut_ptr()) == 0 && libc::pipe(from_holder.as_mut_ptr()) == 0) };
+    // SAFETY: the child only imports, talks over the pipes and _exits.
+    let holder = unsafe { libc::fork() };
+    assert!(holder >= 0);
+    if holder == 0 {
+        let ok = import_in_new_process(h).is_ok();
+        let mut w = [ok as u8];
+        // SAFETY: our pipe ends and a one-byte buffer. Without the parent's write end, the read
+        // ends when the parent exits, even by a failed assertion.
+        unsafe {
+            libc::close(to_holder[1]);
+            libc::write(from_holder[1], w.as_ptr().cast(), 1);
+            libc::read(to_holder[0], w.as_mut_ptr().cast(), 1);
+            libc::_exit(0);
+        }
+    }
+    let mut w = [0u8];
+    // SAFETY: our pipe ends and a one-byte buffer.
+    unsafe {
+        libc::close(to_holder[0]);
+        libc::close(from_holder[1]);
+        libc::read(from_holder[0], w.as_mut_ptr().cast(), 1);
+    }
+    assert_eq!(w[0], 1, "the holder imported");
+    // The exporter frees its BO: the holder's reference keeps the handle.
+    free(&b).unwrap();
+    let code = in_child(move || match import_in_new_process(h) {
+        Ok((imp, _)) if (0..imp.size).step_by(509).all(|i| unsafe { *bytes(imp.va, i) } == 0x5a) => 0,
+        Ok(_) => 2,
+        Err(_) => 3,
+    });
+    assert_eq!(code, 0, "import after the exporter's free failed at step {code}");
+    // The holder exits without freeing (its entry goes stale): the handle is gone.
+    // SAFETY: our pipe end, our child.
+    unsafe {
+        libc::write(to_holder[1], w.as_ptr().cast(), 1);
+        libc::waitpid(holder, std::ptr::null_mut(), 0);
+    }
+    let code = in_child(move || match import_in_new_process(h) {
+        Err(Errno::EINVAL) => 0,
+        _ => 1,
+    });
+    assert_eq!(code, 0, "a handle nobody references imports");
+    let hex: String = h.iter().map(|w| format!("{w:08x}")).collect();
+    let dir = std::path::Path::new(&std::env::var_os("KFDSIM_SESSION").unwrap()).join("ipc").join(hex);
+    assert!(!dir.exists(), "{} is left", dir.display());
+    // SAFETY: our pipe ends.
+    unsafe {
+        libc::close(to_holder[1]);
+        libc::close(from_holder[0]);
+    }
 }
 
 #[test]

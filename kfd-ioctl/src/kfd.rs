@@ -575,6 +575,39 @@ pub struct kfd_ioctl_runtime_enable_args {
     pub capabilities_mask: u32,
 }
 
+/// ROCm's out-of-tree `AMDKFD_IOC_IPC_EXPORT_HANDLE` (DKMS amdgpu of ROCm 5.x, ROCK-Kernel-Driver
+/// `kfd_ipc.c`; ROCT-Thunk-Interface's `kfd_ioctl.h`, "non-upstream ioctls").
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct kfd_ioctl_ipc_export_handle_args {
+    /// KFD BO handle (to KFD).
+    pub handle: u64,
+    /// The 128-bit share handle (from KFD).
+    pub share_handle: [u32; 4],
+    /// GPU whose process device holds the BO (to KFD).
+    pub gpu_id: u32,
+    /// Opaque to the kernel, returned by every import (to KFD; libhsakmt passes `HsaMemFlags`).
+    pub flags: u32,
+}
+
+/// ROCm's out-of-tree `AMDKFD_IOC_IPC_IMPORT_HANDLE` (see [`kfd_ioctl_ipc_export_handle_args`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct kfd_ioctl_ipc_import_handle_args {
+    /// KFD BO handle of the import (from KFD).
+    pub handle: u64,
+    /// GPU VA of the import (to KFD).
+    pub va_addr: u64,
+    /// Render-node mmap offset of the BO (from KFD).
+    pub mmap_offset: u64,
+    /// The share handle (to KFD).
+    pub share_handle: [u32; 4],
+    /// GPU to import on (to KFD).
+    pub gpu_id: u32,
+    /// The exporter's `flags` (from KFD).
+    pub flags: u32,
+}
+
 pub const KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK: u32 = 1;
 pub const KFD_RUNTIME_ENABLE_MODE_TTMP_SAVE_MASK: u32 = 2;
 
@@ -628,11 +661,22 @@ pub const AMDKFD_IOC_AVAILABLE_MEMORY: Ioctl =
 pub const AMDKFD_IOC_EXPORT_DMABUF: Ioctl = request_code_readwrite!(K, 0x24, sz::<kfd_ioctl_export_dmabuf_args>());
 /// KFD 1.14.
 pub const AMDKFD_IOC_RUNTIME_ENABLE: Ioctl = request_code_readwrite!(K, 0x25, sz::<kfd_ioctl_runtime_enable_args>());
+/// ROCm DKMS only (non-upstream).
+pub const AMDKFD_IOC_IPC_IMPORT_HANDLE: Ioctl =
+    request_code_readwrite!(K, 0x80, sz::<kfd_ioctl_ipc_import_handle_args>());
+/// ROCm DKMS only (non-upstream).
+pub const AMDKFD_IOC_IPC_EXPORT_HANDLE: Ioctl =
+    request_code_readwrite!(K, 0x81, sz::<kfd_ioctl_ipc_export_handle_args>());
 
 /// First KFD ioctl nr (`kfd_chardev.c`).
 pub const AMDKFD_COMMAND_START: u32 = 0x01;
 /// One past the last KFD ioctl nr at 1.17 (`kfd_chardev.c`).
 pub const AMDKFD_COMMAND_END: u32 = 0x27;
+/// First nr of ROCm DKMS's second table (non-upstream ioctls: IPC handles, DBG_TRAP of ROCm 5,
+/// CROSS_MEMORY_COPY, RLC_SPM).
+pub const AMDKFD_COMMAND_START_2: u32 = 0x80;
+/// One past the last nr of that table (ROCT-Thunk-Interface rocm-5.3 `kfd_ioctl.h`).
+pub const AMDKFD_COMMAND_END_2: u32 = 0x85;
 
 /// `_IOC_NR(req)`.
 pub const fn ioc_nr(req: Ioctl) -> u32 {
@@ -681,6 +725,8 @@ pub const KFD_IOCTLS: &[(Ioctl, &str)] = &[
     (AMDKFD_IOC_AVAILABLE_MEMORY, "AMDKFD_IOC_AVAILABLE_MEMORY"),
     (AMDKFD_IOC_EXPORT_DMABUF, "AMDKFD_IOC_EXPORT_DMABUF"),
     (AMDKFD_IOC_RUNTIME_ENABLE, "AMDKFD_IOC_RUNTIME_ENABLE"),
+    (AMDKFD_IOC_IPC_IMPORT_HANDLE, "AMDKFD_IOC_IPC_IMPORT_HANDLE"),
+    (AMDKFD_IOC_IPC_EXPORT_HANDLE, "AMDKFD_IOC_IPC_EXPORT_HANDLE"),
 ];
 
 /// The uapi name of a KFD, generic DRM or amdgpu DRM request number, for traces. Matches on
@@ -721,6 +767,9 @@ mod tests {
         assert_eq!(AMDKFD_IOC_AVAILABLE_MEMORY, 0xc0104b23);
         assert_eq!(AMDKFD_IOC_EXPORT_DMABUF, 0xc0104b24);
         assert_eq!(AMDKFD_IOC_RUNTIME_ENABLE, 0xc0104b25);
+        // ROCT-Thunk-Interface rocm-5.3.3 kfd_ioctl.h: structs of 48 and 32 bytes.
+        assert_eq!(AMDKFD_IOC_IPC_IMPORT_HANDLE, 0xc0304b80);
+        assert_eq!(AMDKFD_IOC_IPC_EXPORT_HANDLE, 0xc0204b81);
     }
 
     #[test]

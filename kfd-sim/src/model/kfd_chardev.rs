@@ -16,7 +16,7 @@ use kfd_ioctl::mmap::*;
 use libc::{c_int, c_ulong, c_void};
 use nix::errno::Errno;
 use std::collections::BTreeSet;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -60,7 +60,8 @@ const VRAM_AVAILABLE_ALIGNMENT: u64 = 2 << 20;
 /// nr outside `[AMDKFD_COMMAND_START, AMDKFD_COMMAND_END)` → ENOTTY, caller not the opener → EBADF.
 pub fn kfd_ioctl(_key: FileKey, entry: FileEntry, req: c_ulong, arg: u64) -> R {
     let nr = (req & 0xff) as u32;
-    if !(AMDKFD_COMMAND_START..AMDKFD_COMMAND_END).contains(&nr) {
+    let dkms_ipc = nr == ioc_nr(AMDKFD_IOC_IPC_IMPORT_HANDLE) || nr == ioc_nr(AMDKFD_IOC_IPC_EXPORT_HANDLE);
+    if !(AMDKFD_COMMAND_START..AMDKFD_COMMAND_END).contains(&nr) && !dkms_ipc {
         super::trace_line::<()>(&format!("KFD ioctl nr {nr:#x}"), None, Err(Errno::ENOTTY), None);
         return Err(Errno::ENOTTY);
     }
@@ -74,7 +75,7 @@ pub fn kfd_ioctl(_key: FileKey, entry: FileEntry, req: c_ulong, arg: u64) -> R {
     // IMPORT/EXPORT_DMABUF, AVAILABLE_MEMORY: none makes queue work runnable) wakes the SDMA
     // engine from its backoff. Kicks from those kept the engine polling every 20 µs through
     // IPC open/close loops: several thread wake-ups per cycle.
-    if !matches!(nr, 0x16..=0x19 | 0x1c | 0x1d | 0x23 | 0x24) {
+    if !matches!(nr, 0x16..=0x19 | 0x1c | 0x1d | 0x23 | 0x24 | 0x80 | 0x81) {
         p.engine.kick();
     }
     macro_rules! h {
@@ -129,6 +130,8 @@ pub fn kfd_ioctl(_key: FileKey, entry: FileEntry, req: c_ulong, arg: u64) -> R {
         0x23 => h!(AMDKFD_IOC_AVAILABLE_MEMORY, "AVAILABLE_MEMORY", kfd_ioctl_get_available_memory),
         0x24 => h!(AMDKFD_IOC_EXPORT_DMABUF, "EXPORT_DMABUF", kfd_ioctl_export_dmabuf),
         0x25 => h!(AMDKFD_IOC_RUNTIME_ENABLE, "RUNTIME_ENABLE", kfd_ioctl_runtime_enable),
+        0x80 => h!(AMDKFD_IOC_IPC_IMPORT_HANDLE, "IPC_IMPORT_HANDLE", kfd_ioctl_ipc_import_handle),
+        0x81 => h!(AMDKFD_IOC_IPC_EXPORT_HANDLE, "IPC_EXPORT_HANDLE", kfd_ioctl_ipc_export_handle),
         // AMDKFD_IOC_DBG_TRAP: the debugger interface is not modelled.
         _ => {
             super::trace_line::<()>("AMDKFD_IOC_DBG_TRAP", None, Err(Errno::EINVAL), None);
@@ -935,24 +938,75 @@ fn kfd_ioctl_get_dmabuf_info(p: &Arc<Process>, args: &mut kfd_ioctl_get_dmabuf_i
 /// ENODEV, bad fd EBADF, not an amdgpu VRAM/GTT dma-buf EINVAL. The import gets flags
 /// `VRAM|GTT` + `WRITABLE|EXECUTABLE` and is not GPU-mapped until MAP_MEMORY_TO_GPU.
 fn kfd_ioctl_import_dmabuf(p: &Arc<Process>, args: &mut kfd_ioctl_import_dmabuf_args) -> R {
+    (args.handle, _) = import_dmabuf(p, args.gpu_id, args.dmabuf_fd as RawFd, args.va_addr, None)?;
+    Ok(0)
+}
+
+/// `kfd_import_dmabuf_create_kfd_bo`: imports dma-buf `fd` on `gpu_id` at `va_addr` with IPC
+/// reference `ipc` (an IPC_IMPORT_HANDLE) and returns the KFD handle and the BO's render-node
+/// mmap offset. Unknown gpu → EINVAL; no VM → ENODEV; not a dma-buf of a BO, or of a USERPTR BO
+/// or of one without a VRAM/GTT domain → EINVAL.
+fn import_dmabuf(
+    p: &Arc<Process>,
+    gpu_id: u32,
+    fd: RawFd,
+    va_addr: u64,
+    ipc: Option<super::ipc::IpcRef>,
+) -> Result<(u64, u64), Errno> {
     let mut st = p.state.lock();
-    let pdd = st.pdd(args.gpu_id).ok_or(Errno::EINVAL)?;
+    let pdd = st.pdd(gpu_id).ok_or(Errno::EINVAL)?;
     pdd.bound()?;
     let drm_file = pdd.drm_file.unwrap();
-    let bo = bo_from_dmabuf(&mut st, args.dmabuf_fd as RawFd)?;
+    let bo = bo_from_dmabuf(&mut st, fd)?;
     // A foreign dma-buf (udmabuf) imports as a GTT sg BO (amdgpu_gem_prime_import).
     if bo.is_userptr() || (!bo.foreign && bo.flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT) == 0)
     {
         return Err(Errno::EINVAL);
     }
-    st.alloc_mmap_offset(&bo)?;
+    let mmap_offset = st.alloc_mmap_offset(&bo)?;
     bo.allow(drm_file);
     let flags = (bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
         | if bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM == 0 { KFD_IOC_ALLOC_MEM_FLAGS_GTT } else { 0 }
         | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE
         | KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE;
-    let idr = st.pdd_mut(args.gpu_id).unwrap().add_mem(bo, args.va_addr, flags, 0, 0);
-    args.handle = make_handle(args.gpu_id, idr);
+    let pdd = st.pdd_mut(gpu_id).unwrap();
+    let idr = pdd.add_mem(bo, va_addr, flags, 0, 0);
+    pdd.alloc_idr.get_mut(&idr).unwrap().ipc = ipc;
+    Ok((make_handle(gpu_id, idr), mmap_offset))
+}
+
+/// `kfd_ioctl_ipc_export_handle` → `kfd_ipc_export_as_handle` (ROCm DKMS only; [`super::ipc`]):
+/// unknown gpu, or no BO of that handle in the process device of `gpu_id` → EINVAL; a USERPTR
+/// BO → EPERM (`amdgpu_gem_prime_export`). A BO exported (or imported through a handle) before
+/// gives its handle again, with the flags of the first export.
+fn kfd_ioctl_ipc_export_handle(p: &Arc<Process>, args: &mut kfd_ioctl_ipc_export_handle_args) -> R {
+    if gpus::by_id(args.gpu_id).is_none() {
+        return Err(Errno::EINVAL);
+    }
+    let mut st = p.state.lock();
+    let pdd = st.pdd_mut(args.gpu_id).ok_or(Errno::EINVAL)?;
+    let mem = pdd.alloc_idr.get_mut(&get_idr_handle(args.handle)).ok_or(Errno::EINVAL)?;
+    if mem.ipc.is_none() {
+        mem.ipc = Some(super::ipc::export(args.flags, &mem.bo)?);
+    }
+    args.share_handle = mem.ipc.as_ref().unwrap().share_handle;
+    Ok(0)
+}
+
+/// `kfd_ioctl_ipc_import_handle` → `kfd_ipc_import_handle` (ROCm DKMS only; [`super::ipc`]):
+/// unknown gpu or share handle → EINVAL; then IMPORT_DMABUF's errors. Returns the KFD handle,
+/// the render-node mmap offset and the exporter's flags; the new BO references the handle.
+fn kfd_ioctl_ipc_import_handle(p: &Arc<Process>, args: &mut kfd_ioctl_ipc_import_handle_args) -> R {
+    if gpus::by_id(args.gpu_id).is_none() {
+        return Err(Errno::EINVAL);
+    }
+    let (fd, flags) = super::ipc::open(&args.share_handle)?;
+    // The importer's own entry, so that the handle outlives its exporter while this BO lives.
+    // An entry that cannot be written costs only that.
+    let bo = bo_from_dmabuf(&mut p.state.lock(), fd.as_raw_fd())?;
+    let ipc = super::ipc::file(args.share_handle, flags, &bo).ok();
+    (args.handle, args.mmap_offset) = import_dmabuf(p, args.gpu_id, fd.as_raw_fd(), args.va_addr, ipc)?;
+    args.flags = flags;
     Ok(0)
 }
 

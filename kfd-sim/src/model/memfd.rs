@@ -100,6 +100,19 @@ impl MemfdMap {
         }
     }
 
+    /// Where process `pid` (this process, seen from another) keeps the file: its fd where it
+    /// holds one, else the model's mapping in `/proc/<pid>/map_files`. Another process of the
+    /// same user opens it as a new file of the same inode (`ipc.rs`).
+    pub fn proc_path(&self, pid: u32) -> String {
+        match &self.fd {
+            Some(fd) => format!("/proc/{pid}/fd/{}", fd.as_raw_fd()),
+            None => {
+                let start = self.base as u64;
+                format!("/proc/{pid}/map_files/{:x}-{:x}", start, start + sys::page_align(self.len))
+            }
+        }
+    }
+
     /// `open("/proc/self/map_files/<start>-<end>")` of the model's mapping.
     fn open_mapping(&self, cloexec: bool) -> Result<OwnedFd, Errno> {
         let start = self.base as u64;

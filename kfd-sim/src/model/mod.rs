@@ -30,6 +30,7 @@ pub mod drm;
 pub mod events;
 pub mod gpus;
 pub mod gpuvm;
+pub mod ipc;
 pub mod kfd_chardev;
 pub mod memfd;
 pub mod pm4;

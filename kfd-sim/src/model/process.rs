@@ -51,6 +51,9 @@ pub struct KgdMem {
     pub vram_accounted: u64,
     /// Bytes counted in [`MemLimit`] (GTT and USERPTR BOs; 0 for imports, VRAM, doorbell, MMIO).
     pub sys_accounted: u64,
+    /// The IPC share handle this BO references (`kgd_mem->ipc_obj`; ROCm's out-of-tree IPC,
+    /// [`super::ipc`]).
+    pub ipc: Option<super::ipc::IpcRef>,
 }
 
 /// `kfd_mem_limit` (amdgpu_amdkfd_gpuvm.c): system memory that KFD BOs may pin. GTT BOs count
@@ -163,8 +166,16 @@ impl Pdd {
     /// at the lowest free idr and returns the idr (the caller counts what it accounted).
     pub fn add_mem(&mut self, bo: Arc<Bo>, va: u64, flags: u32, vram_accounted: u64, sys_accounted: u64) -> u32 {
         let idr = self.next_idr();
-        let mem =
-            KgdMem { bo, va, flags, attached: BTreeSet::new(), mapped: BTreeSet::new(), vram_accounted, sys_accounted };
+        let mem = KgdMem {
+            bo,
+            va,
+            flags,
+            attached: BTreeSet::new(),
+            mapped: BTreeSet::new(),
+            vram_accounted,
+            sys_accounted,
+            ipc: None,
+        };
         self.alloc_idr.insert(idr, mem);
         idr
     }

@@ -24,7 +24,10 @@
  * the last device. With >= 8 GPUs, all ordered GPU pairs copy at once.
  * Env: SCORE_LIVE (live 256 B allocations, default 200000), SCORE_N (cycles of
  * the per-call timings, default 20000), SCORE_KERNEL_CO (a `hipcc --genco` code
- * object with `saxpy`, bench/saxpy.hip: the kernel rows; without it they are skipped).
+ * object with `saxpy`, bench/saxpy.hip: the kernel rows; without it they are skipped),
+ * SCORE_SCHED (spin, yield or blocking: the hipSetDeviceFlags schedule of the contention
+ * section's threads; default auto). Thread rows time the threads' operations from a common
+ * start once each thread has done its setup (thread creation, stream, pinned buffer).
  *
  * Stock HIP beside ours: the same source is built against AMD's HIP 5.2 header
  * and libamdhip64.so.5 (build/scoreboard-stock) and run by bench/stock.sh once
@@ -381,15 +384,33 @@ static void importer(int s, int n)
 struct thr {
     int n;
     double med;
-    double *v; /* each operation's time (us), sorted; freed by threads() */
-    int bad;   /* operations that read back wrong bytes */
+    double *v;          /* each operation's time (us), sorted; freed by threads() */
+    int bad;            /* operations that read back wrong bytes */
+    double start, end;  /* when its operations began (all threads together) and ended (us) */
+    pthread_barrier_t *go;
 };
+
+/* A thread's setup is done: wait for the others, then its operations begin. */
+static void thr_begin(struct thr *t)
+{
+    pthread_barrier_wait(t->go);
+    t->start = now_us();
+}
+
+/* Its operations are done; `v` holds their times. */
+static void thr_end(struct thr *t, double *v)
+{
+    t->end = now_us();
+    t->med = median(v, t->n);
+    t->v = v;
+}
 
 static void *malloc_thread(void *arg)
 {
     struct thr *t = arg;
     double *v = calloc((size_t)t->n, sizeof(double));
     OK(hipSetDevice(0));
+    thr_begin(t);
     for (int i = 0; i < t->n; i++) {
         void *p;
         double t0 = now_us();
@@ -397,8 +418,7 @@ static void *malloc_thread(void *arg)
         OK(hipFree(p));
         v[i] = now_us() - t0;
     }
-    t->med = median(v, t->n);
-    t->v = v;
+    thr_end(t, v);
     return NULL;
 }
 
@@ -406,28 +426,37 @@ static void *memfd_thread(void *arg)
 {
     struct thr *t = arg;
     double *v = calloc((size_t)t->n, sizeof(double));
+    thr_begin(t);
     for (int i = 0; i < t->n; i++)
         v[i] = memfd_cycle_us(4096);
-    t->med = median(v, t->n);
-    t->v = v;
+    thr_end(t, v);
     return NULL;
 }
 
-/* `k` (<= 16) threads of f, `n` operations each: the median of their medians, the aggregate
- * operations per second, the p99 of all their operations (a lock that lets one thread keep it
- * makes the median small and this large), and their wrong reads added to *bad. */
+/* `k` (<= 16) threads of f, `n` operations each, begun together once every thread has done its
+ * setup (thr_begin): the median of their medians, the aggregate operations per second (from the
+ * first begin to the last end: thread start and setup are not counted), the p99 of all their
+ * operations (a lock that lets one thread keep it makes the median small and this large), and
+ * their wrong reads added to *bad. */
 static double threads(int k, void *(*f)(void *), int n, double *ops, double *p99_all, int *bad)
 {
     pthread_t th[16];
     struct thr t[16];
-    double t0 = now_us();
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, (unsigned)k);
     for (int i = 0; i < k; i++) {
-        t[i] = (struct thr){.n = n};
+        t[i] = (struct thr){.n = n, .go = &go};
         pthread_create(&th[i], NULL, f, &t[i]);
     }
     for (int i = 0; i < k; i++)
         pthread_join(th[i], NULL);
-    *ops = (double)k * n / ((now_us() - t0) * 1e-6);
+    pthread_barrier_destroy(&go);
+    double first = t[0].start, last = t[0].end;
+    for (int i = 1; i < k; i++) {
+        first = t[i].start < first ? t[i].start : first;
+        last = t[i].end > last ? t[i].end : last;
+    }
+    *ops = (double)k * n / ((last - first) * 1e-6);
     double m[16], *all = calloc((size_t)k * n, sizeof(double));
     for (int i = 0; i < k; i++) {
         m[i] = t[i].med;
@@ -455,6 +484,7 @@ static void *contention_thread(void *arg)
     OK(hipSetDevice(0));
     OK(hipStreamCreate(&s));
     OK(hipHostMalloc((void **)&h, 8 * KiB, 0));
+    thr_begin(t);
     for (int i = 0; i < t->n; i++) {
         void *d;
         memset(h, (uint8_t)(i * 7 + 1), 4 * KiB);
@@ -468,8 +498,7 @@ static void *contention_thread(void *arg)
         v[i] = now_us() - t0;
         t->bad += memcmp(h, h + 4 * KiB, 4 * KiB) != 0;
     }
-    t->med = median(v, t->n);
-    t->v = v;
+    thr_end(t, v);
     OK(hipHostFree(h));
     OK(hipStreamDestroy(s));
     return NULL;
@@ -659,6 +688,14 @@ int main(int argc, char **argv)
      * of device 0 (issue 42 item 4): per-cycle median and aggregate against 1 thread. */
     if (run_section("contention")) {
         int cyc = n / 10 > 0 ? n / 10 : 1, bad = 0;
+        /* SCORE_SCHED (spin, yield, blocking; default auto): the schedule these threads wait under. */
+        const char *sched = getenv("SCORE_SCHED");
+        unsigned flag = !sched                        ? hipDeviceScheduleAuto
+                        : strcmp(sched, "spin") == 0  ? hipDeviceScheduleSpin
+                        : strcmp(sched, "yield") == 0 ? hipDeviceScheduleYield
+                        : strcmp(sched, "blocking") == 0 ? hipDeviceScheduleBlockingSync
+                                                         : hipDeviceScheduleAuto;
+        OK(hipSetDeviceFlags(flag));
         double q, ops1, med1 = threads(1, contention_thread, cyc, &ops1, &q, &bad);
         row("contention: 1 thread malloc+copy+sync+free (median)", med1, "us", 0, "-", 0, "-");
         row("contention: 1 thread (aggregate)", ops1 / 1e3, "kop/s", 0, "-", 0, "-");
@@ -670,6 +707,7 @@ int main(int argc, char **argv)
             snprintf(what, sizeof what, "contention: %d threads (aggregate)", k);
             row(what, ops / 1e3, "kop/s", ops1 / 1e3, "1 thread (kop/s)", ops / ops1, ">= 1 thread");
         }
+        OK(hipSetDeviceFlags(hipDeviceScheduleAuto));
         if (bad) {
             fprintf(stderr, "scoreboard: contention: %d cycles read back wrong bytes\n", bad);
             exit(1);

@@ -59,17 +59,35 @@ pub struct KgdMem {
 /// `kfd_mem_limit` (amdgpu_amdkfd_gpuvm.c): system memory that KFD BOs may pin. GTT BOs count
 /// in both `system_mem_used` and `ttm_mem_used`, USERPTR BOs in `system_mem_used` only
 /// (`amdgpu_amdkfd_reserve_mem_limit`); an allocation past either limit is ENOMEM. The limits
-/// follow `amdgpu_amdkfd_gpuvm_init_mem_limits`: free RAM less 1/16 for system memory, and TTM's
-/// page limit (`ttm_pages_limit`, half of RAM by default) for TTM. The kernel keeps one ledger
-/// for all processes; the model keeps one per process (each kfdsim process is its own KFD
-/// client, so another process's pinned memory does not count here).
+/// are [`mem_limits`]. The kernel keeps one ledger for all processes; the model keeps one per
+/// process (each kfdsim process is its own KFD client, so another process's pinned memory does
+/// not count here).
 #[derive(Default)]
 pub struct MemLimit {
     pub system_used: u64,
     pub ttm_used: u64,
 }
 
-/// (max_system_mem_limit, max_ttm_mem_limit) in bytes, taken once per process.
+/// `AMDGPU_RESERVE_MEM_LIMIT`: system memory kept back from KFD BOs on machines of 2 GiB or more.
+const RESERVE_MEM_LIMIT: u64 = 1 << 30;
+
+/// (max_system_mem_limit, max_ttm_mem_limit) in bytes for `total` bytes of RAM (`totalram -
+/// totalhigh`), as `amdgpu_amdkfd_gpuvm_init_mem_limits` sets them: RAM less 1/64, less
+/// [`RESERVE_MEM_LIMIT`] (halved instead below twice that); TTM's page limit
+/// (`ttm_tt_pages_limit`: `ttm_pages_limit`, half of RAM by default). Kernels before 6.5 took
+/// free RAM less 1/16, once, when the driver loaded; the model does not follow them: free RAM
+/// at a process's start depends on the page cache, and made the limit vary from run to run.
+pub fn mem_limits_for(total: u64) -> (u64, u64) {
+    let mut system = total - (total >> 6);
+    if system < 2 * RESERVE_MEM_LIMIT {
+        system >>= 1;
+    } else {
+        system -= RESERVE_MEM_LIMIT;
+    }
+    (system, total / 2)
+}
+
+/// [`mem_limits_for`] this machine's RAM, taken once per process.
 pub fn mem_limits() -> (u64, u64) {
     static L: std::sync::OnceLock<(u64, u64)> = std::sync::OnceLock::new();
     *L.get_or_init(|| {
@@ -80,9 +98,7 @@ pub fn mem_limits() -> (u64, u64) {
             return (u64::MAX, u64::MAX);
         }
         let unit = si.mem_unit.max(1) as u64;
-        let free = (si.freeram as u64).saturating_sub(si.freehigh as u64) * unit;
-        let total = (si.totalram as u64) * unit;
-        (free - (free >> 4), total / 2)
+        mem_limits_for((si.totalram as u64).saturating_sub(si.totalhigh as u64) * unit)
     })
 }
 

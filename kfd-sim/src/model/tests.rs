@@ -234,6 +234,16 @@ fn userptr_and_gtt_count_against_the_system_memory_limit() {
     let before = used();
     let (max_system, max_ttm) = process::mem_limits();
     assert!(max_system > 0 && max_system < u64::MAX && max_ttm > 0 && max_ttm < u64::MAX);
+    // amdgpu_amdkfd_gpuvm_init_mem_limits: from total RAM (not free RAM, which moves with the
+    // page cache), less 1/64 and 1 GiB, or halved below 2 GiB.
+    // SAFETY: `si` is a valid sysinfo struct for the kernel to fill.
+    let mut si: libc::sysinfo = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::sysinfo(&mut si) }, 0);
+    let total = (si.totalram - si.totalhigh) as u64 * si.mem_unit as u64;
+    assert_eq!((max_system, max_ttm), (total - total / 64 - (1 << 30), total / 2));
+    assert_eq!(process::mem_limits_for(64 << 30), ((64u64 << 30) - (1 << 30) - (1 << 30), 32 << 30));
+    assert_eq!(process::mem_limits_for(1 << 30), (((1u64 << 30) - (1 << 24)) / 2, 1 << 29));
     // A range larger than half the limit: one registration fits, two do not.
     let len = (max_system / 2 + (1 << 20)).next_multiple_of(4096);
     let user = sys_mmap(

@@ -27,6 +27,23 @@ static uint8_t pattern(size_t i, int round)
     return (uint8_t)(i * 37 + (i >> 12) + round * 101 + 1);
 }
 
+/* Copies `bytes` of `src` (reached through `agent`) to `host` and checks them against pattern
+ * `round`; 1 when every byte matches. */
+static int copy_out_and_check(const char *who, uint8_t *host, hsa_agent_t cpu, void *src, hsa_agent_t agent,
+                              size_t bytes, int round)
+{
+    char what[64];
+    snprintf(what, sizeof what, "%s: copy to host", who);
+    memset(host, 0xa5, bytes);
+    copy_and_wait(what, host, cpu, src, agent, bytes);
+    size_t i = 0;
+    while (i < bytes && host[i] == pattern(i, round))
+        i++;
+    CHECK(i == bytes, "%s: byte %zu of %zu is %#x, want %#x", who, i, bytes, i < bytes ? host[i] : 0,
+          i < bytes ? pattern(i, round) : 0);
+    return i == bytes;
+}
+
 /* hsa_init, the CPU agent, two GPU agents and the system pool; 0 on failure. */
 static int init(struct agents *a, hsa_amd_memory_pool_t *sys_pool)
 {
@@ -64,14 +81,8 @@ static int child(int fd, size_t bytes)
     CHECK_HSA(hsa_amd_ipc_memory_attach(&h, bytes, 2, a.gpu, &shared));
     if (!host || !shared)
         goto out;
-    memset(host, 0xa5, bytes);
-    copy_and_wait("child: shared (GPU1) -> host", host, a.cpu, shared, a.gpu[1], bytes);
-    size_t i = 0;
-    while (i < bytes && host[i] == pattern(i, 0))
-        i++;
-    CHECK(i == bytes, "child: byte %zu of %zu is %#x, want %#x", i, bytes, i < bytes ? host[i] : 0,
-          i < bytes ? pattern(i, 0) : 0);
-    for (i = 0; i < bytes; i++)
+    copy_out_and_check("child, through GPU1", host, a.cpu, shared, a.gpu[1], bytes, 0);
+    for (size_t i = 0; i < bytes; i++)
         host[i] = pattern(i, 1);
     copy_and_wait("child: host -> shared (GPU0)", shared, a.gpu[0], host, a.cpu, bytes);
     CHECK_HSA(hsa_amd_ipc_memory_detach(shared));
@@ -125,14 +136,8 @@ int main(int argc, char **argv)
     CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
           "the child's status is %#x", st);
     if (d) {
-        memset(host, 0xa5, bytes);
-        copy_and_wait("parent: VRAM -> host", host, a.cpu, d, a.gpu[0], bytes);
-        size_t i = 0;
-        while (i < bytes && host[i] == pattern(i, 1))
-            i++;
-        CHECK(i == bytes, "parent: byte %zu of %zu is %#x, want the child's %#x", i, bytes, i < bytes ? host[i] : 0,
-              i < bytes ? pattern(i, 1) : 0);
-        printf("hsa_ipc: %zu bytes shared with another process %s\n", bytes, i == bytes ? "verified" : "MISMATCH");
+        int verified = copy_out_and_check("parent, the child's bytes", host, a.cpu, d, a.gpu[0], bytes, 1);
+        printf("hsa_ipc: %zu bytes shared with another process %s\n", bytes, verified ? "verified" : "MISMATCH");
         CHECK_HSA(hsa_amd_memory_pool_free(d));
     }
     if (host)

@@ -427,6 +427,10 @@ fn ioctl_table() -> Vec<ValueSpec> {
         newer [
             kfd::AMDKFD_IOC_EXPORT_DMABUF = 0xc0104b24, "KFD 1.12; rocm-internals.md §6 table",
             kfd::AMDKFD_IOC_RUNTIME_ENABLE = 0xc0104b25, "KFD 1.14; rocm-internals.md §6 table",
+            kfd::AMDKFD_IOC_IPC_IMPORT_HANDLE = 0xc0304b80,
+                "ROCm DKMS only: ROCT-Thunk-Interface rocm-5.3.3 kfd_ioctl.h, _IOWR('K', 0x80, 48)",
+            kfd::AMDKFD_IOC_IPC_EXPORT_HANDLE = 0xc0204b81,
+                "ROCm DKMS only: ROCT-Thunk-Interface rocm-5.3.3 kfd_ioctl.h, _IOWR('K', 0x81, 32)",
         ]
         grown [
             kfd::AMDKFD_IOC_CREATE_QUEUE = 0xc0604b02,

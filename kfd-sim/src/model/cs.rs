@@ -354,8 +354,17 @@ pub fn cs_ioctl(f: &mut DrmFile, gpu: &GpuInfo, a: &mut drm_amdgpu_cs_in) -> R {
         }
     }
     let vm = f.vm.clone();
+    // Without a thread for it the job fails at once, as a job the scheduler could not run: its
+    // fence and its SYNCOBJ_OUTs signal with the error, so nothing waits on them forever.
+    let (signals, failed) = (job.signals.clone(), fence.clone());
     let run = move || run_job(job, &vm, seq, prev, &fence);
-    std::thread::Builder::new().name("kfdsim-cs".into()).spawn(run).map_err(|_| Errno::ENOMEM)?;
+    if std::thread::Builder::new().name("kfdsim-cs".into()).spawn(run).is_err() {
+        for (s, point) in &signals {
+            s.signal_point(*point);
+        }
+        failed.signal(-libc::ENOMEM);
+        return Err(Errno::ENOMEM);
+    }
     *a = drm_amdgpu_cs_in::default();
     a.ctx_id = seq as u32;
     a.bo_list_handle = (seq >> 32) as u32;

@@ -672,11 +672,6 @@ pub const AMDKFD_IOC_IPC_EXPORT_HANDLE: Ioctl =
 pub const AMDKFD_COMMAND_START: u32 = 0x01;
 /// One past the last KFD ioctl nr at 1.17 (`kfd_chardev.c`).
 pub const AMDKFD_COMMAND_END: u32 = 0x27;
-/// First nr of ROCm DKMS's second table (non-upstream ioctls: IPC handles, DBG_TRAP of ROCm 5,
-/// CROSS_MEMORY_COPY, RLC_SPM).
-pub const AMDKFD_COMMAND_START_2: u32 = 0x80;
-/// One past the last nr of that table (ROCT-Thunk-Interface rocm-5.3 `kfd_ioctl.h`).
-pub const AMDKFD_COMMAND_END_2: u32 = 0x85;
 
 /// `_IOC_NR(req)`.
 pub const fn ioc_nr(req: Ioctl) -> u32 {

@@ -15,7 +15,8 @@
 //!
 //! The model: the table is the session directory's `ipc/`, one directory per share handle
 //! (its 32 hex digits) holding one entry per process BO that references it (the exporter's and
-//! each importer's; named `<pid>-<BO id>`): where that process keeps the BO's memfd
+//! each importer's; named `<pid>-<n>`, `n` counting this process's entries): where that process
+//! keeps the BO's memfd
 //! ([`MemfdMap::proc_path`](super::memfd::MemfdMap::proc_path)), its inode and the flags. An
 //! import opens the first live entry's file (a new open file of the BO's inode, as
 //! `dma_buf_get` takes a reference) and checks the inode; entries of dead processes, or whose
@@ -28,6 +29,7 @@ use super::sys;
 use nix::errno::Errno;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Name of the table's directory in the session directory.
 pub const IPC_DIR: &str = "ipc";
@@ -84,7 +86,8 @@ pub fn file(share_handle: [u32; 4], flags: u32, bo: &Bo) -> Result<IpcRef, Errno
     let pid = sys::getpid();
     let dir = handle_dir(&share_handle)?;
     let (dev, ino) = m.key();
-    let entry = dir.join(format!("{pid}-{}", bo.id));
+    static ENTRIES: AtomicU64 = AtomicU64::new(0);
+    let entry = dir.join(format!("{pid}-{}", ENTRIES.fetch_add(1, Ordering::Relaxed)));
     let text = format!("{}\n{dev} {ino} {flags}\n", m.proc_path(pid));
     std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&entry, text)).map_err(|_| Errno::ENOMEM)?;
     Ok(IpcRef { share_handle, flags, entry, pid })

@@ -57,7 +57,8 @@ const VRAM_AVAILABLE_ALIGNMENT: u64 = 2 << 20;
 // ------------------------------------------------------------------------------------------
 
 /// `kfd_ioctl`: dispatch on `_IOC_NR` alone (the kernel's own command gives direction and size),
-/// nr outside `[AMDKFD_COMMAND_START, AMDKFD_COMMAND_END)` → ENOTTY, caller not the opener → EBADF.
+/// nr outside `[AMDKFD_COMMAND_START, AMDKFD_COMMAND_END)` → ENOTTY, but for ROCm DKMS's IPC pair
+/// (0x80, 0x81; `ipc.rs`); caller not the opener → EBADF.
 pub fn kfd_ioctl(_key: FileKey, entry: FileEntry, req: c_ulong, arg: u64) -> R {
     let nr = (req & 0xff) as u32;
     let dkms_ipc = nr == ioc_nr(AMDKFD_IOC_IPC_IMPORT_HANDLE) || nr == ioc_nr(AMDKFD_IOC_IPC_EXPORT_HANDLE);

@@ -20,7 +20,7 @@
 //! `munmap` removes the unmapped pages from the ranges, as the MMU notifier does
 //! (`svm_range_unmap_from_cpu`), when the process calls it through its PLT (the interposer
 //! sees it); libc-internal unmaps (`free` of a large block) are seen only as pages that are
-//! gone when next needed.
+//! gone, or reserved `PROT_NONE` again, when next needed ([`Svms::overlaps`]).
 
 use super::bo::Bo;
 use super::gpus::{self, GpuInfo};
@@ -147,9 +147,14 @@ impl Svms {
         Ok(Reach::Gap(next))
     }
 
-    /// Whether any range has a page in `[va, va + len)` whose pages are still mapped
-    /// (`kfd_ioctl_alloc_memory_of_gpu`'s "already allocated by SVM" check, EADDRINUSE).
-    /// Ranges whose pages are all gone are dropped on the way.
+    /// Whether any range has a page in `[va, va + len)` whose pages are still the process's
+    /// memory (`kfd_ioctl_alloc_memory_of_gpu`'s "already allocated by SVM" check, EADDRINUSE).
+    /// Ranges whose pages are gone are dropped on the way. Pages mapped but without access
+    /// (`PROT_NONE`) count as gone: an unmap the model did not see (glibc's `free` of a large
+    /// block unmaps it inside libc, where no interposer sees it; the kernel's MMU notifier does)
+    /// followed by a VA reservation at the same place, which is how libhsakmt reserves the VA of
+    /// the BO about to be allocated, looks like that. A live range made `PROT_NONE` on purpose
+    /// is allocated over where the kernel would refuse: the cost of not seeing those unmaps.
     pub fn overlaps(&self, va: u64, len: u64) -> bool {
         if !self.any.load(Ordering::Acquire) || len == 0 {
             return false;
@@ -160,7 +165,7 @@ impl Svms {
         let mut live = false;
         for s in hits {
             let r = &ranges[&s];
-            if sys::is_mapped(r.start << PAGE_SHIFT, (r.last - r.start + 1) << PAGE_SHIFT) {
+            if sys::user_pages_access(r.start << PAGE_SHIFT, (r.last - r.start + 1) << PAGE_SHIFT, false).is_ok() {
                 live = true;
             } else if r.queue_refcount == 0 {
                 ranges.remove(&s);

@@ -972,6 +972,44 @@ fn svm_ranges_keep_kfd_svm_attribute_rules() {
     assert_eq!(mine(), vec![]);
 }
 
+/// A range whose pages libc unmapped where the interposer cannot see it (glibc's `free` of a
+/// large block, as of libhsakmt's CWSR areas) is gone for ALLOC once its VA is reserved
+/// `PROT_NONE` again (how libhsakmt reserves a BO's VA), as the kernel's MMU notifier would have
+/// removed it at the unmap; while its pages are the process's memory, ALLOC over it stays
+/// EADDRINUSE.
+#[test]
+fn alloc_over_an_svm_range_libc_unmapped_and_reserved_again() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let va = anon(4);
+    svm(KFD_IOCTL_SVM_OP_SET_ATTR, va, 4 * 4096, &[sa(KFD_IOCTL_SVM_ATTR_GRANULARITY, 9)]).unwrap();
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: va + 4096,
+        size: 4096,
+        gpu_id: e.gpus[0],
+        flags: GTT,
+        ..Default::default()
+    };
+    assert_eq!(kio(e.kfd.as_raw_fd(), AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a), Err(Errno::EADDRINUSE));
+    // Unmapped without telling the model, then the same VA reserved PROT_NONE (MAP_FIXED).
+    // SAFETY: pages this test mapped; the new mapping replaces them at the same address.
+    let p = unsafe {
+        libc::munmap(va as *mut c_void, 4 * 4096);
+        libc::mmap(
+            va as *mut c_void,
+            4 * 4096,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
+            -1,
+            0,
+        )
+    };
+    assert_eq!(p as u64, va);
+    kio(e.kfd.as_raw_fd(), AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).unwrap();
+    free(&Buf { handle: a.handle, va: va + 4096, size: 4096 }).unwrap();
+    unanon(va, 4);
+}
+
 /// A GPU reaches a range's pages only with ACCESS or ACCESS_IN_PLACE (XNACK off: mapped at
 /// SET_ATTR, `svm_range_validate_and_map`), writes only without GPU_RO; a GPU without access
 /// faults NotPresent there, a write to a GPU_RO range faults ReadOnly. Bytes checked.

@@ -943,16 +943,18 @@ fn kfd_ioctl_import_dmabuf(p: &Arc<Process>, args: &mut kfd_ioctl_import_dmabuf_
     Ok(0)
 }
 
-/// `kfd_import_dmabuf_create_kfd_bo`: imports dma-buf `fd` on `gpu_id` at `va_addr` with IPC
-/// reference `ipc` (an IPC_IMPORT_HANDLE) and returns the KFD handle and the BO's render-node
-/// mmap offset. Unknown gpu → EINVAL; no VM → ENODEV; not a dma-buf of a BO, or of a USERPTR BO
-/// or of one without a VRAM/GTT domain → EINVAL.
+/// `kfd_import_dmabuf_create_kfd_bo`: imports dma-buf `fd` on `gpu_id` at `va_addr` and returns
+/// the KFD handle and the BO's render-node mmap offset. `ipc` (an IPC_IMPORT_HANDLE: the share
+/// handle and its flags) files the new BO's reference on that handle; an entry that cannot be
+/// written costs only the handle's outliving its exporter through this BO. Unknown gpu → EINVAL;
+/// no VM → ENODEV; not a dma-buf of a BO, or of a USERPTR BO or of one without a VRAM/GTT domain
+/// → EINVAL.
 fn import_dmabuf(
     p: &Arc<Process>,
     gpu_id: u32,
     fd: RawFd,
     va_addr: u64,
-    ipc: Option<super::ipc::IpcRef>,
+    ipc: Option<([u32; 4], u32)>,
 ) -> Result<(u64, u64), Errno> {
     let mut st = p.state.lock();
     let pdd = st.pdd(gpu_id).ok_or(Errno::EINVAL)?;
@@ -970,6 +972,7 @@ fn import_dmabuf(
         | if bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM == 0 { KFD_IOC_ALLOC_MEM_FLAGS_GTT } else { 0 }
         | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE
         | KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE;
+    let ipc = ipc.and_then(|(share_handle, ipc_flags)| super::ipc::file(share_handle, ipc_flags, &bo).ok());
     let pdd = st.pdd_mut(gpu_id).unwrap();
     let idr = pdd.add_mem(bo, va_addr, flags, 0, 0);
     pdd.alloc_idr.get_mut(&idr).unwrap().ipc = ipc;
@@ -981,9 +984,6 @@ fn import_dmabuf(
 /// BO → EPERM (`amdgpu_gem_prime_export`). A BO exported (or imported through a handle) before
 /// gives its handle again, with the flags of the first export.
 fn kfd_ioctl_ipc_export_handle(p: &Arc<Process>, args: &mut kfd_ioctl_ipc_export_handle_args) -> R {
-    if gpus::by_id(args.gpu_id).is_none() {
-        return Err(Errno::EINVAL);
-    }
     let mut st = p.state.lock();
     let pdd = st.pdd_mut(args.gpu_id).ok_or(Errno::EINVAL)?;
     let mem = pdd.alloc_idr.get_mut(&get_idr_handle(args.handle)).ok_or(Errno::EINVAL)?;
@@ -1002,10 +1002,8 @@ fn kfd_ioctl_ipc_import_handle(p: &Arc<Process>, args: &mut kfd_ioctl_ipc_import
         return Err(Errno::EINVAL);
     }
     let (fd, flags) = super::ipc::open(&args.share_handle)?;
-    // The importer's own entry, so that the handle outlives its exporter while this BO lives.
-    // An entry that cannot be written costs only that.
-    let bo = bo_from_dmabuf(&mut p.state.lock(), fd.as_raw_fd())?;
-    let ipc = super::ipc::file(args.share_handle, flags, &bo).ok();
+    // The importer's own reference, so that the handle outlives its exporter while this BO lives.
+    let ipc = Some((args.share_handle, flags));
     (args.handle, args.mmap_offset) = import_dmabuf(p, args.gpu_id, fd.as_raw_fd(), args.va_addr, ipc)?;
     args.flags = flags;
     Ok(0)

@@ -106,17 +106,19 @@ impl MemfdMap {
     pub fn proc_path(&self, pid: u32) -> String {
         match &self.fd {
             Some(fd) => format!("/proc/{pid}/fd/{}", fd.as_raw_fd()),
-            None => {
-                let start = self.base as u64;
-                format!("/proc/{pid}/map_files/{:x}-{:x}", start, start + sys::page_align(self.len))
-            }
+            None => format!("/proc/{pid}/map_files/{}", self.map_files_name()),
         }
+    }
+
+    /// The model's mapping's name in `/proc/<pid>/map_files`: `<start>-<end>` in hex.
+    fn map_files_name(&self) -> String {
+        let start = self.base as u64;
+        format!("{:x}-{:x}", start, start + sys::page_align(self.len))
     }
 
     /// `open("/proc/self/map_files/<start>-<end>")` of the model's mapping.
     fn open_mapping(&self, cloexec: bool) -> Result<OwnedFd, Errno> {
-        let start = self.base as u64;
-        let path = format!("/proc/self/map_files/{:x}-{:x}", start, start + sys::page_align(self.len));
+        let path = format!("/proc/self/map_files/{}", self.map_files_name());
         let flags = libc::O_RDWR | if cloexec { libc::O_CLOEXEC } else { 0 };
         sys::open(&path, flags)
     }

@@ -321,3 +321,84 @@ TEST(order_device_sync_after_an_idle_sync_waits_for_new_work)
     HIP_OK(hipHostFree(w2));
     free(out);
 }
+
+/* A thread that calls hipDeviceSynchronize (device 0) or hipFree(ptr) and says when it returned. */
+struct syncer {
+    void *ptr;
+    atomic_int done;
+    hipError_t err;
+    pthread_t t;
+};
+
+static void *sync_in_thread(void *arg)
+{
+    struct syncer *y = arg;
+    hipError_t e = hipSetDevice(0);
+    if (e == hipSuccess)
+        e = y->ptr ? hipFree(y->ptr) : hipDeviceSynchronize();
+    y->err = e;
+    atomic_store(&y->done, 1);
+    return NULL;
+}
+
+/* Whether y's call returned within about 10 s (a deadline for a wait that must end, not a
+ * speed goal). */
+static int returned_soon(struct syncer *y)
+{
+    for (int i = 0; i < 10000 && !atomic_load(&y->done); i++)
+        usleep(1000);
+    return atomic_load(&y->done);
+}
+
+/* Rule: hipDeviceSynchronize and hipFree wait for the work queued before the call, not for work
+ * other threads queue while they wait (CUDA: "all preceding requested tasks"). A thread syncs
+ * (then frees) while stream s1 is held; then stream s2, made after s1, gets held work and s1 is
+ * released: the call returns with s1's copy done (its bytes there) and s2 still held. Before the
+ * fix the wait re-read each stream's last fence as it came to it and so waited for s2's new work
+ * too; with 16 threads freeing while the others copied, each hipFree chased the others' copies
+ * (bench/scoreboard.c "contention": 16 threads slower than one). */
+TEST(order_device_sync_does_not_wait_for_work_queued_after_it)
+{
+    for (int freeing = 0; freeing < 2; freeing++) {
+        uint32_t *w1 = hold_word(), *w2 = hold_word();
+        uint8_t *x = dev_buf(0, 24), *y = dev_buf(0, 25), *z = dev_buf(0, 26), *h = pinned(27);
+        uint8_t *victim = dev_buf(0, 28);
+        hipStream_t s1, s2;
+        HIP_OK(hipStreamCreateWithFlags(&s1, hipStreamNonBlocking));
+        HIP_OK(hipStreamCreateWithFlags(&s2, hipStreamNonBlocking));
+        HIP_OK(hipMemcpyAsync(z, y, N, hipMemcpyDeviceToDevice, s2)); /* s2 has a (done) fence */
+        HIP_OK(hipStreamSynchronize(s2));
+        hold(s1, w1);
+        HIP_OK(hipMemcpyAsync(x, y, N, hipMemcpyDeviceToDevice, s1));
+        struct syncer t = {.ptr = freeing ? victim : NULL};
+        REQUIRE(pthread_create(&t.t, NULL, sync_in_thread, &t) == 0);
+        usleep(100 * 1000); /* the thread is waiting for s1 */
+        CHECK(!atomic_load(&t.done));
+        hold(s2, w2);
+        HIP_OK(hipMemcpyAsync(z, h, N, hipMemcpyHostToDevice, s2));
+        release(w1);
+        CHECK(returned_soon(&t));
+        CHECK_HIP(t.err, hipSuccess);
+        CHECK_HIP(hipStreamQuery(s2), hipErrorNotReady);
+        uint8_t *out = malloc(N);
+        HIP_OK(hipMemcpyAsync(out, x, N, hipMemcpyDeviceToHost, s1));
+        HIP_OK(hipStreamSynchronize(s1));
+        CHECK_PATTERN(out, N, 25);
+        release(w2);
+        pthread_join(t.t, NULL);
+        HIP_OK(hipStreamSynchronize(s2));
+        HIP_OK(hipMemcpy(out, z, N, hipMemcpyDeviceToHost));
+        CHECK_PATTERN(out, N, 27);
+        free(out);
+        HIP_OK(hipStreamDestroy(s1));
+        HIP_OK(hipStreamDestroy(s2));
+        HIP_OK(hipFree(x));
+        HIP_OK(hipFree(y));
+        HIP_OK(hipFree(z));
+        if (!freeing)
+            HIP_OK(hipFree(victim));
+        HIP_OK(hipHostFree(h));
+        HIP_OK(hipHostFree(w1));
+        HIP_OK(hipHostFree(w2));
+    }
+}

@@ -496,18 +496,28 @@ impl Runtime {
     /// `hipDeviceSynchronize`: every stream of device `dev`.
     pub fn device_sync(&self, dev: usize) -> Result<(), hipError_t> {
         let ds = &self.streams[dev];
-        // Every submission counted in `n` had set its stream's last fence, which the walk below
-        // reads (or a later fence of that stream, done only after it).
+        // Every submission counted in `n` had set its stream's last fence, which the snapshot
+        // below reads (or a later fence of that stream, done only after it).
         let n = ds.submitted.load(Ordering::Acquire);
         if ds.idle_at.load(Ordering::Acquire) == n {
             return Ok(());
         }
+        // The last fences as they are now, read before any wait: a fence a stream gets while
+        // this thread waits is work submitted after the call, which it must not wait for (16
+        // threads each freeing while the others keep submitting would chase each other's newer
+        // fences). Per queue only the latest counts: a queue's fences complete in order.
         let streams: Vec<Arc<Stream>> = ds.streams.lock().iter().filter_map(|w| w.upgrade()).collect();
         let null = ds.null.lock().clone();
-        for s in streams.iter().chain(null.iter()) {
-            if let Some(f) = s.last_fence() {
-                self.fence_wait(&f)?;
+        let mut fences: Vec<Fence> = Vec::new();
+        for f in streams.iter().chain(null.iter()).filter_map(|s| s.last_fence()) {
+            match fences.iter_mut().find(|g| Arc::ptr_eq(&g.queue, &f.queue)) {
+                Some(g) => g.seq = g.seq.max(f.seq),
+                None => fences.push(f),
             }
+        }
+        drop((streams, null));
+        for f in &fences {
+            self.fence_wait(f)?;
         }
         ds.idle_at.fetch_max(n, Ordering::Release);
         Ok(())

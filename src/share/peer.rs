@@ -376,6 +376,7 @@ impl Runtime {
             }
             waits = expanded;
         }
+        let on_stream;
         let done = {
             let en = self.peer().enabled.read();
             // A direct copy runs on one GPU, whose GPUVM must reach the other side: peer access
@@ -387,9 +388,21 @@ impl Runtime {
             } else {
                 None
             };
+            on_stream = len < SPREAD_MIN && engine.is_some_and(|(e, _)| e == s.dev);
             match engine {
                 Some((e, other)) => {
-                    let fences = self.copy_direct(e, other, dst, src, len, &waits)?;
+                    // A copy of one piece issued on a stream of the engine's device runs on that
+                    // stream's queue: its fence is the stream's own, so the stream needs no
+                    // marker, and whoever waits for the stream waits for one engine, not for a
+                    // second engine's poll of the copy's fence.
+                    let fences = if on_stream {
+                        vec![self.stream_submit(s, &waits, |pk| {
+                            sdma::copy_linear(pk, dst, src, len);
+                            Ok(())
+                        })?]
+                    } else {
+                        self.copy_direct(e, other, dst, src, len, &waits)?
+                    };
                     let mut u = self.peer().uses.lock();
                     u.retain(|(_, _, f)| !f.done());
                     u.extend(fences.iter().map(|f| (e, other, f.clone())));
@@ -403,11 +416,11 @@ impl Runtime {
         };
         // Stream order: a marker on `s` (and the null streams of both devices when `s` is a null
         // stream: legacy default-stream semantics) completes after the copy.
-        let mut markers = vec![s.clone()];
+        let mut markers = if on_stream { vec![] } else { vec![s.clone()] };
         if s.is_null {
             for d in [sdev, ddev] {
                 let n = self.null_stream(d)?;
-                if !markers.iter().any(|m| Arc::ptr_eq(m, &n)) {
+                if !Arc::ptr_eq(&n, s) && !markers.iter().any(|m| Arc::ptr_eq(m, &n)) {
                     markers.push(n);
                 }
             }

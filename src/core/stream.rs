@@ -493,6 +493,17 @@ impl Runtime {
         ds.idle_at.load(Ordering::Acquire) == n
     }
 
+    /// The last fences, not yet done, of every stream of device `dev` (null stream included),
+    /// as they are now.
+    pub fn device_last_fences(&self, dev: usize) -> Vec<Fence> {
+        let ds = &self.streams[dev];
+        let mut v: Vec<Fence> =
+            ds.streams.lock().iter().filter_map(|w| w.upgrade()).filter_map(|s| s.last_fence()).collect();
+        v.extend(ds.null.lock().as_ref().and_then(|n| n.last_fence()));
+        v.retain(|f| !f.done());
+        v
+    }
+
     /// `hipDeviceSynchronize`: every stream of device `dev`.
     pub fn device_sync(&self, dev: usize) -> Result<(), hipError_t> {
         let ds = &self.streams[dev];
@@ -506,16 +517,13 @@ impl Runtime {
         // this thread waits is work submitted after the call, which it must not wait for (16
         // threads each freeing while the others keep submitting would chase each other's newer
         // fences). Per queue only the latest counts: a queue's fences complete in order.
-        let streams: Vec<Arc<Stream>> = ds.streams.lock().iter().filter_map(|w| w.upgrade()).collect();
-        let null = ds.null.lock().clone();
         let mut fences: Vec<Fence> = Vec::new();
-        for f in streams.iter().chain(null.iter()).filter_map(|s| s.last_fence()) {
+        for f in self.device_last_fences(dev) {
             match fences.iter_mut().find(|g| Arc::ptr_eq(&g.queue, &f.queue)) {
                 Some(g) => g.seq = g.seq.max(f.seq),
                 None => fences.push(f),
             }
         }
-        drop((streams, null));
         for f in &fences {
             self.fence_wait(f)?;
         }

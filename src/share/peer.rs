@@ -329,16 +329,6 @@ impl Runtime {
         Ok(Fence { queue: q.clone(), seq })
     }
 
-    /// The last fences of every stream of device `dev` (null stream included).
-    fn device_fences(&self, dev: usize) -> Vec<Fence> {
-        let ds = &self.streams[dev];
-        let mut v: Vec<Fence> =
-            ds.streams.lock().iter().filter_map(|w| w.upgrade()).filter_map(|s| s.last_fence()).collect();
-        v.extend(ds.null.lock().as_ref().and_then(|n| n.last_fence()));
-        v.retain(|f| !f.done());
-        v
-    }
-
     /// Copies `len` bytes from VRAM of `sdev` at `src` to VRAM of `ddev` at `dst`, ordered after
     /// the prior work of both devices and of `s`, asynchronous to the host unless `sync` (see
     /// the module docs for the path). Errors: `hipErrorOutOfMemory` (no queue or staging
@@ -354,11 +344,11 @@ impl Runtime {
         s: &Arc<Stream>,
         sync: bool,
     ) -> Result<(), hipError_t> {
-        let mut waits = self.device_fences(sdev);
-        waits.extend(self.device_fences(ddev));
+        let mut waits = self.device_last_fences(sdev);
+        waits.extend(self.device_last_fences(ddev));
         if s.dev != sdev && s.dev != ddev {
             if s.is_null {
-                waits.extend(self.device_fences(s.dev));
+                waits.extend(self.device_last_fences(s.dev));
             } else {
                 waits.extend(s.last_fence());
             }
@@ -414,8 +404,9 @@ impl Runtime {
                 }
             }
         };
-        // Stream order: a marker on `s` (and the null streams of both devices when `s` is a null
-        // stream: legacy default-stream semantics) completes after the copy.
+        // Stream order: a marker on `s` (unless the copy ran on `s`'s queue) and on the null
+        // streams of both devices when `s` is a null stream (legacy default-stream semantics)
+        // completes after the copy.
         let mut markers = if on_stream { vec![] } else { vec![s.clone()] };
         if s.is_null {
             for d in [sdev, ddev] {
@@ -473,8 +464,8 @@ impl Runtime {
         if self.is_two_device_vram_copy(dst, src, len) {
             return self.memcpy(dst, src, len, hipMemcpyKind::hipMemcpyDeviceToDevice, s, false);
         }
-        let mut before = self.device_fences(sdev);
-        before.extend(self.device_fences(ddev));
+        let mut before = self.device_last_fences(sdev);
+        before.extend(self.device_last_fences(ddev));
         if !before.is_empty() {
             self.stream_submit(s, &before, |_| Ok(()))?;
         }

@@ -310,6 +310,11 @@ impl kfd_event_data {
     pub fn last_event_age(&self) -> u64 {
         self.payload[0]
     }
+
+    /// Stores `signal_event_data.last_event_age`.
+    pub fn set_last_event_age(&mut self, age: u64) {
+        self.payload[0] = age;
+    }
 }
 
 #[repr(C)]

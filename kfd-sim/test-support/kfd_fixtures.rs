@@ -153,6 +153,22 @@ pub fn wait(ids: &[u32], timeout_ms: u32) -> (Result<(), Errno>, u32, Vec<kfd_ev
     (r, w.wait_result, evs)
 }
 
+/// WAIT_EVENTS on one event with `signal_event_data.last_event_age = age` (KFD 1.14):
+/// (result, `wait_result`, the age it reads back).
+pub fn wait_aged(id: u32, age: u64, timeout_ms: u32) -> (Result<(), Errno>, u32, u64) {
+    let mut ev = kfd_event_data { event_id: id, ..Default::default() };
+    ev.set_last_event_age(age);
+    let mut w = kfd_ioctl_wait_events_args {
+        events_ptr: &mut ev as *mut kfd_event_data as u64,
+        num_events: 1,
+        wait_for_all: 0,
+        timeout: timeout_ms,
+        wait_result: 99,
+    };
+    let r = kio(env().kfd.as_raw_fd(), AMDKFD_IOC_WAIT_EVENTS, &mut w);
+    (r, w.wait_result, ev.last_event_age())
+}
+
 /// An SDMA queue with its ring, rptr/wptr page and doorbell.
 pub struct Sdma {
     pub ring: Buf,

@@ -31,6 +31,9 @@ pub const SIGNAL_PAGE_SIZE: u64 = KFD_SIGNAL_EVENT_LIMIT as u64 * 8;
 /// One waiter's view of one event (`struct kfd_event_waiter`).
 pub struct Waiter {
     pub activated: AtomicBool,
+    /// `event_age_enabled`: a SIGNAL event waited for with a nonzero `last_event_age` (KFD 1.14),
+    /// whose age is copied back when it activates.
+    pub event_age_enabled: bool,
     /// Set when the event is destroyed under the waiter (`waiter->event = NULL`).
     pub destroyed: AtomicBool,
     /// What the waiting thread sleeps on (with the process lock), shared by the waiters of one
@@ -44,6 +47,8 @@ pub struct Event {
     pub event_type: u32,
     pub auto_reset: bool,
     pub signaled: bool,
+    /// `event_age`: 1 at creation, one more at every `set_event` (0 skipped: wraps to 2).
+    pub event_age: u64,
     pub memory_exception_data: kfd_hsa_memory_exception_data,
     pub waiters: Vec<Arc<Waiter>>,
 }
@@ -119,6 +124,7 @@ impl EventTable {
             event_type,
             auto_reset,
             signaled: false,
+            event_age: 1,
             memory_exception_data: Default::default(),
             waiters: Vec::new(),
         };
@@ -171,6 +177,10 @@ impl EventTable {
     /// `set_event`.
     fn set(ev: &mut Event) {
         ev.signaled = !ev.auto_reset || ev.waiters.is_empty();
+        ev.event_age = ev.event_age.wrapping_add(1);
+        if ev.event_age == 0 {
+            ev.event_age = 2;
+        }
         for w in &ev.waiters {
             w.activated.store(true, Ordering::Release);
             w.wake.notify_all();
@@ -270,8 +280,13 @@ pub fn wait_on_events(
             err = Some(Errno::EINVAL);
             break;
         };
+        // A SIGNAL event waited for with its last seen age is activated when it has been set
+        // since, signaled or not (init_event_waiter).
+        let age = e.last_event_age();
+        let event_age_enabled = ev.event_type == KFD_IOC_EVENT_SIGNAL && age != 0;
         let w = Arc::new(Waiter {
-            activated: AtomicBool::new(ev.signaled),
+            activated: AtomicBool::new(ev.signaled || (event_age_enabled && ev.event_age != age)),
+            event_age_enabled,
             destroyed: AtomicBool::new(false),
             wake: wake.clone(),
         });
@@ -345,6 +360,8 @@ pub fn wait_on_events(
                     if let Some(ev) = st.events.events.get(id) {
                         if ev.event_type == KFD_IOC_EVENT_MEMORY {
                             events[i].set_memory_exception_data(&ev.memory_exception_data);
+                        } else if w.event_age_enabled {
+                            events[i].set_last_event_age(ev.event_age);
                         }
                     }
                 }

@@ -737,6 +737,48 @@ fn wait_timeout_set_reset() {
     assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
 }
 
+#[test]
+fn event_age_activates_a_wait_for_sets_since_the_age_the_waiter_saw() {
+    // kfd_events.c (KFD 1.14): a SIGNAL event's age starts at 1 and grows at every set; a wait
+    // that passes a nonzero last_event_age completes at once if the age moved, and reads the
+    // new age back; age 0 waits as before and reads nothing back.
+    let _g = SERIAL.lock().unwrap();
+    let complete = KFD_IOC_WAIT_RESULT_COMPLETE;
+    let timeout = KFD_IOC_WAIT_RESULT_TIMEOUT;
+    let ev = create_event(KFD_IOC_EVENT_SIGNAL, true);
+    let id = ev.event_id;
+    let mut s = kfd_ioctl_set_event_args { event_id: id, pad: 0 };
+    let set = |s: &mut kfd_ioctl_set_event_args| kio(env().kfd.as_raw_fd(), AMDKFD_IOC_SET_EVENT, s).unwrap();
+    assert_eq!(wait_aged(id, 1, 0), (Ok(()), timeout, 1));
+    set(&mut s);
+    assert_eq!(wait_aged(id, 1, 0), (Ok(()), complete, 2));
+    // That wait consumed the auto-reset signal; the age has not moved since.
+    assert_eq!(wait_aged(id, 2, 0), (Ok(()), timeout, 2));
+    // Two sets while nobody waits: one signal, two ages; a stale age completes even after the
+    // signal is consumed.
+    set(&mut s);
+    set(&mut s);
+    assert_eq!(wait(&[id], 0).1, complete);
+    assert_eq!(wait_aged(id, 2, 0), (Ok(()), complete, 4));
+    assert_eq!(wait_aged(id, 4, 0), (Ok(()), timeout, 4));
+    // Age 0: an ordinary wait, nothing read back.
+    assert_eq!(wait_aged(id, 0, 20), (Ok(()), timeout, 0));
+    set(&mut s);
+    assert_eq!(wait_aged(id, 0, 0), (Ok(()), complete, 0));
+    // A waiter holding the current age sleeps until the next set and reads it.
+    let h = std::thread::spawn(move || wait_aged(id, 5, 5000));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    set(&mut s);
+    assert_eq!(h.join().unwrap(), (Ok(()), complete, 6));
+    // Only SIGNAL events have an age: a MEMORY event ignores last_event_age.
+    let mem = create_event(KFD_IOC_EVENT_MEMORY, true);
+    assert_eq!(wait_aged(mem.event_id, 7, 0), (Ok(()), timeout, 7));
+    let mut d = kfd_ioctl_destroy_event_args { event_id: mem.event_id, pad: 0 };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut d).unwrap();
+    d.event_id = id;
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DESTROY_EVENT, &mut d).unwrap();
+}
+
 // ------------------------------------------------------------------------------------------
 // Render node
 // ------------------------------------------------------------------------------------------

@@ -34,10 +34,36 @@ fn get_version_is_1_17_and_unknown_nr_is_enotty() {
     kio(e.kfd.as_raw_fd(), AMDKFD_IOC_GET_VERSION, &mut v).unwrap();
     assert_eq!((v.major_version, v.minor_version), (1, 17));
     assert_eq!(kio(e.kfd.as_raw_fd(), 0xc008_4b27, &mut v), Err(Errno::ENOTTY));
-    // ROCm DKMS's second table: only its IPC pair (0x80, 0x81) is modelled; DBG_TRAP of ROCm 5
-    // (0x82) answers as upstream.
+    // ROCm DKMS's second table: its IPC pair (0x80, 0x81) and PC sampling (0x85) are answered;
+    // DBG_TRAP of ROCm 5 (0x82), CROSS_MEMORY_COPY (0x83) and RLC_SPM (0x84) answer as upstream.
     assert_eq!(kio(e.kfd.as_raw_fd(), 0xc030_4b80, &mut [0u8; 48]), Err(Errno::EINVAL), "unknown share handle");
-    assert_eq!(kio(e.kfd.as_raw_fd(), 0xc030_4b82, &mut [0u8; 48]), Err(Errno::ENOTTY));
+    for nr in [0x82, 0x83, 0x84, 0x86] {
+        assert_eq!(kio(e.kfd.as_raw_fd(), 0xc030_4b00 | nr, &mut [0u8; 48]), Err(Errno::ENOTTY), "nr {nr:#x}");
+    }
+}
+
+#[test]
+fn pc_sample_reports_no_sampling_format_for_the_gpu() {
+    // DKMS kfd_ioctl_pc_sample: an unknown gpu_id is EINVAL; the model's GPU has no host-trap
+    // sampling, so every op answers EOPNOTSUPP (kfd_pc_sample_query_cap for a GC version with no
+    // format), which libhsakmt turns into HSAKMT_STATUS_NOT_SUPPORTED.
+    let _g = serial();
+    let e = env();
+    let mut infos = [0u64; 5];
+    let mut a = kfd_ioctl_pc_sample_args {
+        sample_info_ptr: infos.as_mut_ptr() as u64,
+        num_sample_info: 1,
+        op: KFD_IOCTL_PCS_OP_QUERY_CAPABILITIES,
+        gpu_id: 0xdead,
+        ..Default::default()
+    };
+    assert_eq!(kio(e.kfd.as_raw_fd(), AMDKFD_IOC_PC_SAMPLE, &mut a), Err(Errno::EINVAL));
+    a.gpu_id = e.gpus[0];
+    for op in 0..5 {
+        a.op = op;
+        assert_eq!(kio(e.kfd.as_raw_fd(), AMDKFD_IOC_PC_SAMPLE, &mut a), Err(Errno::EOPNOTSUPP), "op {op}");
+    }
+    assert_eq!(infos, [0; 5], "nothing written");
 }
 
 #[test]

@@ -657,6 +657,25 @@ pub const AMDKFD_IOC_GET_DMABUF_INFO: Ioctl = request_code_readwrite!(K, 0x1C, s
 pub const AMDKFD_IOC_IMPORT_DMABUF: Ioctl = request_code_readwrite!(K, 0x1D, sz::<kfd_ioctl_import_dmabuf_args>());
 pub const AMDKFD_IOC_ALLOC_QUEUE_GWS: Ioctl = request_code_readwrite!(K, 0x1E, sz::<kfd_ioctl_alloc_queue_gws_args>());
 pub const AMDKFD_IOC_SMI_EVENTS: Ioctl = request_code_readwrite!(K, 0x1F, sz::<kfd_ioctl_smi_events_args>());
+/// ROCm's out-of-tree `AMDKFD_IOC_PC_SAMPLE` (DKMS amdgpu of ROCm 6.2 on, ROCK-Kernel-Driver
+/// `kfd_pc_sampling.c`; libhsakmt calls it where KFD reports 1.16 or later). `op` is one of
+/// [`KFD_IOCTL_PCS_OP_QUERY_CAPABILITIES`] .. `STOP`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct kfd_ioctl_pc_sample_args {
+    /// User pointer to `num_sample_info` × `struct kfd_pc_sample_info` (40 bytes each).
+    pub sample_info_ptr: u64,
+    pub num_sample_info: u32,
+    pub op: u32,
+    pub gpu_id: u32,
+    pub trace_id: u32,
+    pub flags: u32,
+    /// `version` in later DKMS trees (the PC sampling revision, from KFD).
+    pub reserved: u32,
+}
+
+pub const KFD_IOCTL_PCS_OP_QUERY_CAPABILITIES: u32 = 0;
+
 /// With no attributes; a call with `n` attributes adds `8 * n` to `_IOC_SIZE`.
 pub const AMDKFD_IOC_SVM: Ioctl = request_code_readwrite!(K, 0x20, sz::<kfd_ioctl_svm_args>());
 pub const AMDKFD_IOC_SET_XNACK_MODE: Ioctl = request_code_readwrite!(K, 0x21, sz::<kfd_ioctl_set_xnack_mode_args>());
@@ -672,6 +691,8 @@ pub const AMDKFD_IOC_IPC_IMPORT_HANDLE: Ioctl =
 /// ROCm DKMS only (non-upstream).
 pub const AMDKFD_IOC_IPC_EXPORT_HANDLE: Ioctl =
     request_code_readwrite!(K, 0x81, sz::<kfd_ioctl_ipc_export_handle_args>());
+/// ROCm DKMS only (non-upstream, ROCm 6.2 on).
+pub const AMDKFD_IOC_PC_SAMPLE: Ioctl = request_code_readwrite!(K, 0x85, sz::<kfd_ioctl_pc_sample_args>());
 
 /// First KFD ioctl nr (`kfd_chardev.c`).
 pub const AMDKFD_COMMAND_START: u32 = 0x01;
@@ -727,6 +748,7 @@ pub const KFD_IOCTLS: &[(Ioctl, &str)] = &[
     (AMDKFD_IOC_RUNTIME_ENABLE, "AMDKFD_IOC_RUNTIME_ENABLE"),
     (AMDKFD_IOC_IPC_IMPORT_HANDLE, "AMDKFD_IOC_IPC_IMPORT_HANDLE"),
     (AMDKFD_IOC_IPC_EXPORT_HANDLE, "AMDKFD_IOC_IPC_EXPORT_HANDLE"),
+    (AMDKFD_IOC_PC_SAMPLE, "AMDKFD_IOC_PC_SAMPLE"),
 ];
 
 /// The uapi name of a KFD, generic DRM or amdgpu DRM request number, for traces. Matches on
@@ -770,6 +792,8 @@ mod tests {
         // ROCT-Thunk-Interface rocm-5.3.3 kfd_ioctl.h: structs of 48 and 32 bytes.
         assert_eq!(AMDKFD_IOC_IPC_IMPORT_HANDLE, 0xc0304b80);
         assert_eq!(AMDKFD_IOC_IPC_EXPORT_HANDLE, 0xc0204b81);
+        // ROCT-Thunk-Interface rocm-6.2.4 kfd_ioctl.h: a struct of 32 bytes.
+        assert_eq!(AMDKFD_IOC_PC_SAMPLE, 0xc0204b85);
     }
 
     #[test]

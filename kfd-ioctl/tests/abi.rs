@@ -431,6 +431,8 @@ fn ioctl_table() -> Vec<ValueSpec> {
                 "ROCm DKMS only: ROCT-Thunk-Interface rocm-5.3.3 kfd_ioctl.h, _IOWR('K', 0x80, 48)",
             kfd::AMDKFD_IOC_IPC_EXPORT_HANDLE = 0xc0204b81,
                 "ROCm DKMS only: ROCT-Thunk-Interface rocm-5.3.3 kfd_ioctl.h, _IOWR('K', 0x81, 32)",
+            kfd::AMDKFD_IOC_PC_SAMPLE = 0xc0204b85,
+                "ROCm 6.2 DKMS only: ROCT-Thunk-Interface rocm-6.2.4 kfd_ioctl.h, _IOWR('K', 0x85, 32)",
         ]
         grown [
             kfd::AMDKFD_IOC_CREATE_QUEUE = 0xc0604b02,

@@ -58,11 +58,13 @@ const VRAM_AVAILABLE_ALIGNMENT: u64 = 2 << 20;
 
 /// `kfd_ioctl`: dispatch on `_IOC_NR` alone (the kernel's own command gives direction and size),
 /// nr outside `[AMDKFD_COMMAND_START, AMDKFD_COMMAND_END)` → ENOTTY, but for ROCm DKMS's IPC pair
-/// (0x80, 0x81; `ipc.rs`); caller not the opener → EBADF.
+/// (0x80, 0x81; `ipc.rs`) and PC sampling (0x85); caller not the opener → EBADF.
 pub fn kfd_ioctl(_key: FileKey, entry: FileEntry, req: c_ulong, arg: u64) -> R {
     let nr = (req & 0xff) as u32;
-    let dkms_ipc = nr == ioc_nr(AMDKFD_IOC_IPC_IMPORT_HANDLE) || nr == ioc_nr(AMDKFD_IOC_IPC_EXPORT_HANDLE);
-    if !(AMDKFD_COMMAND_START..AMDKFD_COMMAND_END).contains(&nr) && !dkms_ipc {
+    let dkms = [AMDKFD_IOC_IPC_IMPORT_HANDLE, AMDKFD_IOC_IPC_EXPORT_HANDLE, AMDKFD_IOC_PC_SAMPLE]
+        .iter()
+        .any(|&r| nr == ioc_nr(r));
+    if !(AMDKFD_COMMAND_START..AMDKFD_COMMAND_END).contains(&nr) && !dkms {
         super::trace_line::<()>(&format!("KFD ioctl nr {nr:#x}"), None, Err(Errno::ENOTTY), None);
         return Err(Errno::ENOTTY);
     }
@@ -133,6 +135,7 @@ pub fn kfd_ioctl(_key: FileKey, entry: FileEntry, req: c_ulong, arg: u64) -> R {
         0x25 => h!(AMDKFD_IOC_RUNTIME_ENABLE, "RUNTIME_ENABLE", kfd_ioctl_runtime_enable),
         0x80 => h!(AMDKFD_IOC_IPC_IMPORT_HANDLE, "IPC_IMPORT_HANDLE", kfd_ioctl_ipc_import_handle),
         0x81 => h!(AMDKFD_IOC_IPC_EXPORT_HANDLE, "IPC_EXPORT_HANDLE", kfd_ioctl_ipc_export_handle),
+        0x85 => h!(AMDKFD_IOC_PC_SAMPLE, "PC_SAMPLE", kfd_ioctl_pc_sample),
         // AMDKFD_IOC_DBG_TRAP: the debugger interface is not modelled.
         _ => {
             super::trace_line::<()>("AMDKFD_IOC_DBG_TRAP", None, Err(Errno::EINVAL), None);
@@ -992,6 +995,18 @@ fn kfd_ioctl_ipc_export_handle(p: &Arc<Process>, args: &mut kfd_ioctl_ipc_export
     }
     args.share_handle = mem.ipc.as_ref().unwrap().share_handle;
     Ok(0)
+}
+
+/// `kfd_ioctl_pc_sample` (ROCm DKMS only): unknown gpu → EINVAL; then every op → EOPNOTSUPP,
+/// what `kfd_pc_sample_query_cap` and `kfd_pc_sample_create` answer for a GC version with no
+/// supported sampling format. Host-trap PC sampling (a kernel thread triggering the trap
+/// handler, which writes wave PCs to the tool's buffer) is not modelled, so the model's GPU
+/// reports none rather than accept sessions that would never deliver a sample.
+fn kfd_ioctl_pc_sample(p: &Arc<Process>, args: &mut kfd_ioctl_pc_sample_args) -> R {
+    if p.state.lock().pdd_mut(args.gpu_id).is_none() {
+        return Err(Errno::EINVAL);
+    }
+    Err(Errno::EOPNOTSUPP)
 }
 
 /// `kfd_ioctl_ipc_import_handle` → `kfd_ipc_import_handle` (ROCm DKMS only; [`super::ipc`]):

@@ -100,7 +100,7 @@ cupy-tests: build
 	@tools/cupy --cupy "$(CUPY)" $(CUPY_ARGS)
 
 ## AMD's kfdtest on the model (a report, not part of `make test`): builds libhsakmt (static) and
-## kfdtest from a local ROCT-Thunk-Interface checkout at rocm-5.3.3 (KFDTEST=path; fetch it
+## kfdtest from a local ROCT-Thunk-Interface checkout at rocm-5.3.3 or rocm-6.2.4 (KFDTEST=path; fetch it
 ## yourself, never committed here; needs cmake, libdrm-dev, libnuma-dev, llvm-15-dev or
 ## llvm-14-dev), caches the build under target/kfdtest/, runs each test alone under
 ## `kfdsim run --gpus N` with AMD's aldebaran exclusions (scripts/kfdtest.exclude) and prints
@@ -108,7 +108,7 @@ cupy-tests: build
 ## KFDTEST_ARGS passes options (--gpus N, -j N, --timeout S, --filter REGEX, --json PATH, --all);
 ## `tools/kfdtest --help`.
 kfdtest: build
-	@test -n "$(KFDTEST)" || { echo "make kfdtest KFDTEST=/path/to/ROCT-Thunk-Interface (checked out at rocm-5.3.3)"; exit 2; }
+	@test -n "$(KFDTEST)" || { echo "make kfdtest KFDTEST=/path/to/ROCT-Thunk-Interface (checked out at rocm-5.3.3 or rocm-6.2.4)"; exit 2; }
 	@tools/kfdtest --src "$(KFDTEST)" $(KFDTEST_ARGS)
 
 ## RCCL on our library, measured (a report, not part of `make test`): builds RCCL (RCCL=path, a

@@ -1003,7 +1003,7 @@ fn kfd_ioctl_ipc_export_handle(p: &Arc<Process>, args: &mut kfd_ioctl_ipc_export
 /// handler, which writes wave PCs to the tool's buffer) is not modelled, so the model's GPU
 /// reports none rather than accept sessions that would never deliver a sample.
 fn kfd_ioctl_pc_sample(p: &Arc<Process>, args: &mut kfd_ioctl_pc_sample_args) -> R {
-    if p.state.lock().pdd_mut(args.gpu_id).is_none() {
+    if p.state.lock().pdd(args.gpu_id).is_none() {
         return Err(Errno::EINVAL);
     }
     Err(Errno::EOPNOTSUPP)

@@ -469,6 +469,7 @@ fn init_workgroup(sh: &Shared, g: &mut Wg) {
         w.wg = idx;
         w.mode = initial_mode(kd.compute_pgm_rsrc1);
         w.count = 0;
+        w.trap_mode = false;
         w.priv_size = sh.priv_size;
         // Scratch is allocated on the first private write (zero until then).
         if w.scratch_used {
@@ -572,6 +573,10 @@ fn resume_workgroup(
         hw_id: 0,
         lds_alloc: (sh.lds_size as u32).div_ceil(512),
         gpr_alloc: ((kd.compute_pgm_rsrc1 & 0x3f) << 8) | ((kd.compute_pgm_rsrc1 >> 6) & 0xf) << 24,
+        tba: sh.opts.trap.as_ref().map_or(0, |t| t.tba),
+        tma: sh.opts.trap.as_ref().map_or(0, |t| t.tma),
+        trap: sh.opts.trap.is_some(),
+        doorbell_id: sh.opts.trap.as_ref().map_or(0, |t| t.doorbell_id),
     };
     let mut local = Local { lds: &mut g.lds };
     let mut gws_target = 0;
@@ -868,6 +873,12 @@ fn run_wave(
                 w.pc = pc.wrapping_add(i.size as u64);
                 w.status = Status::Gws;
                 break Ok(Some(target));
+            }
+            Flow::Interrupt(data, privileged) => {
+                if let Some(t) = &sh.opts.trap {
+                    (t.interrupt)(data, privileged);
+                }
+                w.pc = pc.wrapping_add(i.size as u64)
             }
             Flow::GwsSema => match gws_sema(sh, w, i) {
                 Ok(true) => w.pc = pc.wrapping_add(i.size as u64),

@@ -186,6 +186,40 @@ pub struct Options {
     /// dispatch with [`ExecError::Invalid`] (on the GPU a queue without GWS gets a NACK and the
     /// wave halts). `ds_gws_barrier` does not use it (a barrier of the dispatch's own waves).
     pub gws: Option<std::sync::Arc<Gws>>,
+    /// The trap handling of the queue that runs the dispatch: where `s_trap` goes and where
+    /// `s_sendmsg` messages to the host end up. `None`: `s_trap` ends the dispatch with
+    /// [`ExecError::Invalid`] and messages go nowhere.
+    pub trap: Option<Trap>,
+}
+
+/// What [`Options::trap`] gives the waves of a dispatch, as the CP sets it up for a queue
+/// (kfd-sim: from the process's `SET_TRAP_HANDLER` and the queue's doorbell).
+///
+/// The first-level trap handler (the kernel's `cwsr_trap_handler_gfx9.asm`, which KFD installs
+/// as every queue's TBA) is carried out here rather than run as code: `s_trap N` (N ≠ 0) with a
+/// second-level handler set enters it at `tba` with the registers that handler finds on
+/// hardware: `ttmp[0:1]` the PC of the `s_trap` with `ttmp1[23:16]` = N, `ttmp12` the saved
+/// STATUS, `ttmp[14:15]` = `tma`, and the wave privileged until `s_rfe_b64`. Without a
+/// second-level handler (`tba` 0) the first-level handler steps over the `s_trap`
+/// (`L_NO_NEXT_TRAP` → `L_TRAP_CASE`).
+#[derive(Clone)]
+pub struct Trap {
+    /// Second-level trap handler (`tba_addr` of SET_TRAP_HANDLER; 0: none).
+    pub tba: u64,
+    /// Its TMA (`tma_addr`).
+    pub tma: u64,
+    /// The queue's doorbell id, which `s_sendmsg sendmsg(MSG_GET_DOORBELL)` returns in
+    /// `EXEC_LO[9:0]`.
+    pub doorbell_id: u32,
+    /// `s_sendmsg sendmsg(MSG_INTERRUPT)`: called with `M0[23:0]` (the SQ interrupt's DATA) and
+    /// whether the wave was privileged (in a trap handler: the interrupt's PRIV bit).
+    pub interrupt: std::sync::Arc<dyn Fn(u32, bool) + Send + Sync>,
+}
+
+impl std::fmt::Debug for Trap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Trap {{ tba: {:#x}, tma: {:#x}, doorbell_id: {} }}", self.tba, self.tma, self.doorbell_id)
+    }
 }
 
 /// A hook of [`Options::cancel`].

@@ -25,6 +25,9 @@ pub enum Flow {
     Yield,
     /// `ds_gws_barrier`: continue once this many waves of the dispatch have arrived.
     Gws(u32),
+    /// `s_sendmsg sendmsg(MSG_INTERRUPT)`: M0[23:0] and whether the wave is privileged
+    /// ([`crate::Trap::interrupt`]).
+    Interrupt(u32, bool),
     /// `ds_gws_init` or a `ds_gws_sema_*` instruction: the dispatch's GWS carries it out
     /// (`dispatch::gws_sema`).
     GwsSema,
@@ -39,6 +42,26 @@ pub struct Env {
     /// LDS allocation granules for LDS_ALLOC.
     pub lds_alloc: u32,
     pub gpr_alloc: u32,
+    /// Second-level trap handler and its TMA ([`crate::Trap`]; 0: none) and whether a trap
+    /// handler exists at all (`s_trap` is an error without one).
+    pub tba: u64,
+    pub tma: u64,
+    pub trap: bool,
+    /// The queue's doorbell id (`MSG_GET_DOORBELL`).
+    pub doorbell_id: u32,
+}
+
+/// `s_sendmsg` message ids (SIMM16[3:0]), GFX9.
+const MSG_INTERRUPT: u16 = 1;
+const MSG_GET_DOORBELL: u16 = 10;
+
+/// First trap temporary (`ttmp0`'s operand code).
+const TTMP0: usize = 108;
+
+/// SQ_WAVE_STATUS as `s_getreg` reads it: SCC, PRIV (bit 5: kernels run with it set here, as the
+/// CP's dispatches of privileged queues do), EXECZ.
+fn status(w: &Wave) -> u32 {
+    (w.scc as u32) | 1 << 5 | ((w.exec() == 0) as u32) << 9
 }
 
 fn sext(v: u32, bits: u32) -> i32 {
@@ -268,7 +291,7 @@ pub fn exec_scalar(w: &mut Wave, i: &Inst, pc: u64, env: &Env) -> Result<Flow, E
             let size = ((i.simm16 >> 11) & 31) + 1;
             let v: u32 = match id {
                 HW_REG_MODE => w.mode,
-                HW_REG_STATUS => (w.scc as u32) | 1 << 5 | ((w.exec() == 0) as u32) << 9,
+                HW_REG_STATUS => status(w),
                 HW_REG_TRAPSTS | HW_REG_IB_STS => 0,
                 HW_REG_HW_ID => env.hw_id,
                 HW_REG_GPR_ALLOC => env.gpr_alloc,
@@ -289,7 +312,16 @@ pub fn exec_scalar(w: &mut Wave, i: &Inst, pc: u64, env: &Env) -> Result<Flow, E
             let mask = (if size >= 32 { u32::MAX } else { (1 << size) - 1 }) << off;
             match id {
                 HW_REG_MODE => w.mode = (w.mode & !mask) | ((v << off) & mask),
-                HW_REG_TRAPSTS => {}
+                // Nothing raises exceptions into TRAPSTS, and IB_STS (replay state) is empty: a
+                // trap handler restoring them changes nothing.
+                HW_REG_TRAPSTS | HW_REG_IB_STS => {}
+                // A trap handler restores the STATUS it saved: SCC is the writable part that
+                // matters here (PRIV ends with s_rfe_b64).
+                HW_REG_STATUS => {
+                    if mask & 1 != 0 {
+                        w.scc = (v << off) & 1 != 0;
+                    }
+                }
                 _ => return Err(unsupported(i, pc, &format!("s_setreg hwreg {id}"))),
             }
         }
@@ -432,10 +464,36 @@ pub fn exec_scalar(w: &mut Wave, i: &Inst, pc: u64, env: &Env) -> Result<Flow, E
             return Ok(Flow::End);
         }
         s_trap => {
-            return Err(ExecError::Invalid(format!("s_trap {} at pc {pc:#x} (no trap handler)", i.simm16 & 0xff)))
+            let id = (i.simm16 & 0xff) as u32;
+            if !env.trap {
+                return Err(ExecError::Invalid(format!("s_trap {id} at pc {pc:#x} (no trap handler)")));
+            }
+            if env.tba == 0 || id == 0 || w.trap_mode {
+                // The first-level handler's L_TRAP_CASE: step over the s_trap.
+                return Ok(Flow::Next);
+            }
+            // Hardware's trap entry and the first-level handler's jump to the second level
+            // (L_FETCH_2ND_TRAP): ttmp0/1 = PC and trap id, ttmp12 = STATUS, ttmp14/15 = TMA.
+            w.set_s(TTMP0, pc as u32);
+            w.set_s(TTMP0 + 1, ((pc >> 32) as u32 & 0xffff) | id << 16);
+            w.set_s(TTMP0 + 12, status(w));
+            w.set_s64(TTMP0 + 14, env.tma);
+            w.trap_mode = true;
+            return Ok(Flow::Jump(env.tba));
+        }
+        s_rfe_b64 => {
+            w.trap_mode = false;
+            return Ok(Flow::Jump(a64(w) & 0xffff_ffff_ffff));
         }
         s_sendmsg | s_sendmsghalt => {
-            // MSG_DEALLOC_VGPRS / GS messages mean nothing to a compute wave; a halt stops it.
+            match i.simm16 & 0xf {
+                MSG_INTERRUPT if i.op == s_sendmsg => return Ok(Flow::Interrupt(w.s[M0] & 0xff_ffff, w.trap_mode)),
+                // The SQ answers in EXEC_LO: the doorbell id, bit 31 clear once it is there.
+                MSG_GET_DOORBELL => w.s[EXEC] = env.doorbell_id & 0x3ff,
+                // MSG_DEALLOC_VGPRS / GS messages mean nothing to a compute wave.
+                _ => {}
+            }
+            // A halt stops it.
             if i.op == s_sendmsghalt {
                 w.status = Status::Done;
                 return Ok(Flow::End);

@@ -77,6 +77,8 @@ pub struct Wave {
     pub slept: bool,
     /// Its place in a GWS semaphore's queue while `ds_gws_sema_p` waits.
     pub(crate) gws_wait: Option<crate::gws::Wait>,
+    /// In a trap handler (privileged): from trap entry to `s_rfe_b64`.
+    pub trap_mode: bool,
 }
 
 impl Wave {
@@ -97,6 +99,7 @@ impl Wave {
             mode: 0,
             slept: false,
             gws_wait: None,
+            trap_mode: false,
         }
     }
 

@@ -55,6 +55,25 @@ fn run_snippet(body: &str, input: &[u32; 64], lanes: u32, nout: usize) -> Option
 
 /// `run_snippet` in `mem` (which the test may have mapped more memory in).
 fn run_snippet_in(mem: &VecMem, body: &str, input: &[u32; 64], lanes: u32, nout: usize) -> Option<Vec<u32>> {
+    run_snippet_with(
+        mem,
+        body,
+        input,
+        lanes,
+        nout,
+        Options { max_wave_instructions: Some(100_000), ..Default::default() },
+    )
+}
+
+/// `run_snippet_in` with `opts`.
+fn run_snippet_with(
+    mem: &VecMem,
+    body: &str,
+    input: &[u32; 64],
+    lanes: u32,
+    nout: usize,
+    opts: Options,
+) -> Option<Vec<u32>> {
     let src = format!("{PRE}{body}\n    s_endpgm\n");
     let code = assemble(&src)?;
     // Kernel descriptor + code on one mapping: code at +256.
@@ -81,8 +100,7 @@ fn run_snippet_in(mem: &VecMem, body: &str, input: &[u32; 64], lanes: u32, nout:
         workgroup_size: [lanes as u16, 1, 1],
         ..Default::default()
     };
-    amdgcn_isa::run_with(mem, &d, 1, &Options { max_wave_instructions: Some(100_000), ..Default::default() })
-        .unwrap_or_else(|e| panic!("{e}\n{src}"));
+    amdgcn_isa::run_with(mem, &d, 1, &opts).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let b = mem.read_vec(out, 4 * 64 * nout);
     Some(b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
 }
@@ -1467,4 +1485,131 @@ fn gws_semaphore_bulk_release_deadlock_and_no_gws() {
     assert_eq!(gws.resource(2), (0, 0));
     let e = run_gws_kernel(&mem, p, 1, ka, None).unwrap().unwrap_err();
     assert!(matches!(&e, ExecError::Invalid(m) if m.contains("no GWS")), "{e}");
+}
+
+/// kfdtest's `TrapHandlerIsa` (ROCT-Thunk-Interface rocm-6.2.4 `ShaderStore.cpp`, the gfx9 path):
+/// a second-level trap handler that asks the SQ for the queue's doorbell, sends KFD an interrupt
+/// with `M0 = doorbell | 0x800` (trap code 2: `EC_QUEUE_WAVE_TRAP`), puts `ttmp1` in v4 and
+/// returns past the `s_trap`.
+const TRAP_HANDLER: &str = "
+    s_getreg_b32 ttmp14, hwreg(HW_REG_TRAPSTS)
+    s_and_b32 ttmp2, ttmp14, 0x800
+    s_cbranch_scc1 RESTORE_AND_EXIT
+    s_and_b32 ttmp2, ttmp14, 0x7080
+    s_cbranch_scc0 GET_DOORBELL
+    v_mov_b32 v5, v4
+    v_mov_b32 v6, ttmp14
+    s_branch RESTORE_AND_EXIT
+GET_DOORBELL:
+    s_mov_b32 ttmp2, exec_lo
+    s_mov_b32 ttmp3, exec_hi
+    s_mov_b32 exec_lo, 0x80000000
+    s_sendmsg 10
+WAIT_SENDMSG:
+    s_nop 7
+    s_bitcmp0_b32 exec_lo, 0x1F
+    s_cbranch_scc0 WAIT_SENDMSG
+    s_mov_b32 exec_hi, ttmp3
+    s_and_b32 exec_lo, exec_lo, 0xfff
+    s_mov_b32 ttmp3, exec_lo
+    s_mov_b32 exec_lo, ttmp2
+    s_mov_b32 ttmp2, m0
+    s_or_b32 ttmp3, ttmp3, 0x800
+    s_mov_b32 m0, ttmp3
+    s_nop 0x0
+    s_sendmsg sendmsg(MSG_INTERRUPT)
+    s_waitcnt lgkmcnt(0)
+    s_mov_b32 m0, ttmp2
+    v_mov_b32 v4, ttmp1
+    s_add_u32 ttmp0, ttmp0, 4
+    s_addc_u32 ttmp1, ttmp1, 0
+    s_and_b32 ttmp1, ttmp1, 0xffff
+RESTORE_AND_EXIT:
+    s_lshr_b32 ttmp2, ttmp11, (26 - 15)
+    s_and_b32 ttmp2, ttmp2, (0x8000 | 0x1F0000)
+    s_setreg_b32 hwreg(HW_REG_IB_STS), ttmp2
+    s_and_b64 exec, exec, exec
+    s_and_b64 vcc, vcc, vcc
+    s_setreg_b32 hwreg(HW_REG_STATUS), ttmp12
+    s_rfe_b64 [ttmp0, ttmp1]
+";
+
+/// A wave's `s_trap 1` runs the second-level handler of [`amdgcn_isa::Trap`] with the registers
+/// kfdtest's handler expects, its `MSG_GET_DOORBELL` answers the queue's doorbell id, its
+/// `MSG_INTERRUPT` reaches the host with M0 and PRIV set, and `s_rfe_b64` returns past the
+/// `s_trap` with SCC and EXEC as they were (kfdtest `KFDDBGTest.HitTrapEvent`'s shaders).
+#[test]
+fn s_trap_enters_the_second_level_handler_and_returns() {
+    let Some(handler) = assemble(TRAP_HANDLER) else { return };
+    let mem = VecMem::new();
+    const TBA: u64 = 0x20_0000_0000;
+    write_ro(&mem, TBA, &handler);
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    let opts = Options {
+        max_wave_instructions: Some(100_000),
+        trap: Some(amdgcn_isa::Trap {
+            tba: TBA,
+            tma: 0x30_0000_0000,
+            doorbell_id: 0x1a3,
+            interrupt: std::sync::Arc::new(move |data, privileged| s2.lock().unwrap().push((data, privileged))),
+        }),
+        ..Default::default()
+    };
+    // kfdtest's JumpToTrapIsa: v4 = 0, trap, spin until the handler set v4; SCC set before the
+    // trap must survive it.
+    let body = format!(
+        "    v_mov_b32 v4, 0
+    s_cmp_eq_u32 0, 0
+    s_trap 1
+    s_cselect_b32 s8, 7, 9
+EXIT_LOOP:
+    v_cmp_eq_u32 vcc, v4, 0
+    s_cbranch_vccnz EXIT_LOOP
+    v_mov_b32 v5, s8
+{}{}",
+        store(0, "v4"),
+        store(1, "v5")
+    );
+    let Some(o) = run_snippet_with(&mem, &body, &lanes_in(), 64, 2, opts) else { return };
+    // ttmp1 as the handler saw it: the s_trap's PC bits 47:32 (the code sits at KD_VA + 256)
+    // and trap id 1 in bits 23:16.
+    let ttmp1 = ((KD_VA >> 32) as u32 & 0xffff) | 1 << 16;
+    assert!(o[..64].iter().all(|&v| v == ttmp1), "v4 {:#x}, want {ttmp1:#x}", o[0]);
+    assert!(o[64..].iter().all(|&v| v == 7), "SCC after the trap: s8 = {}", o[64]);
+    assert_eq!(*seen.lock().unwrap(), vec![(0x1a3 | 0x800, true)], "one privileged interrupt, doorbell | trap code 2");
+}
+
+/// With no second-level handler the first-level handler steps over `s_trap`; with no trap
+/// handling at all (`Options::trap` None) `s_trap` ends the dispatch with an error.
+#[test]
+fn s_trap_without_a_second_level_handler_is_stepped_over() {
+    let body = format!("    v_mov_b32 v4, 5\n    s_trap 2\n    v_mov_b32 v4, 6\n{}", store(0, "v4"));
+    let opts = Options {
+        max_wave_instructions: Some(100_000),
+        trap: Some(amdgcn_isa::Trap { tba: 0, tma: 0, doorbell_id: 0, interrupt: std::sync::Arc::new(|_, _| {}) }),
+        ..Default::default()
+    };
+    let Some(o) = run_snippet_with(&VecMem::new(), &body, &lanes_in(), 64, 1, opts) else { return };
+    assert!(o.iter().all(|&v| v == 6));
+    let src = "    s_trap 2\n    s_endpgm\n";
+    let Some(code) = assemble(src) else { return };
+    let mem = VecMem::new();
+    let mut img = vec![0u8; 256];
+    img[16..24].copy_from_slice(&256i64.to_le_bytes());
+    img[48..52].copy_from_slice(&0x3fu32.to_le_bytes());
+    img[52..56].copy_from_slice(&(2u32 << 1).to_le_bytes());
+    img[56..58].copy_from_slice(&(1u16 << 3).to_le_bytes());
+    img.extend_from_slice(&code);
+    write_ro(&mem, KD_VA, &img);
+    let ka = mem.alloc_with(&[0u8; 16]);
+    let d = Dispatch {
+        kernel_object: KD_VA,
+        kernarg_address: ka,
+        grid_size: [64, 1, 1],
+        workgroup_size: [64, 1, 1],
+        ..Default::default()
+    };
+    let e = amdgcn_isa::run_with(&mem, &d, 1, &Options::default()).unwrap_err();
+    assert!(matches!(e, ExecError::Invalid(ref m) if m.contains("s_trap 2")), "{e}");
 }

@@ -613,6 +613,156 @@ pub struct kfd_ioctl_ipc_import_handle_args {
     pub flags: u32,
 }
 
+/// KFD 1.13: `struct kfd_runtime_info`, what DBG_TRAP_ENABLE and QUERY_EXCEPTION_INFO
+/// (`EC_PROCESS_RUNTIME`) copy out: the target's `runtime_enable` state.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct kfd_runtime_info {
+    pub r_debug: u64,
+    /// `DEBUG_RUNTIME_STATE_*`.
+    pub runtime_state: u32,
+    pub ttmp_setup: u32,
+}
+
+pub const DEBUG_RUNTIME_STATE_DISABLED: u32 = 0;
+pub const DEBUG_RUNTIME_STATE_ENABLED: u32 = 1;
+pub const DEBUG_RUNTIME_STATE_ENABLED_BUSY: u32 = 2;
+pub const DEBUG_RUNTIME_STATE_ENABLED_ERROR: u32 = 3;
+
+/// KFD 1.13: `AMDKFD_IOC_DBG_TRAP` (`struct kfd_ioctl_dbg_trap_args`, 32 bytes). `data` is the
+/// union of the per-`op` argument structs (at most 24 bytes); read and write its fields with
+/// [`kfd_ioctl_dbg_trap_args::u32_at`] and friends at the uapi byte offsets, e.g. for
+/// `KFD_IOC_DBG_TRAP_ENABLE`: `exception_mask` @0 (u64), `rinfo_ptr` @8, `rinfo_size` @16 (u32),
+/// `dbg_fd` @20.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct kfd_ioctl_dbg_trap_args {
+    /// Target process (to KFD).
+    pub pid: u32,
+    /// `KFD_IOC_DBG_TRAP_*`.
+    pub op: u32,
+    pub data: [u32; 6],
+}
+
+impl kfd_ioctl_dbg_trap_args {
+    /// The u32 of the op's arguments at byte offset `off` (a multiple of 4, below 24).
+    pub fn u32_at(&self, off: usize) -> u32 {
+        self.data[off / 4]
+    }
+    /// The u64 at byte offset `off` (a multiple of 8, below 24).
+    pub fn u64_at(&self, off: usize) -> u64 {
+        self.data[off / 4] as u64 | (self.data[off / 4 + 1] as u64) << 32
+    }
+    pub fn set_u32(&mut self, off: usize, v: u32) {
+        self.data[off / 4] = v;
+    }
+    pub fn set_u64(&mut self, off: usize, v: u64) {
+        self.data[off / 4] = v as u32;
+        self.data[off / 4 + 1] = (v >> 32) as u32;
+    }
+}
+
+pub const KFD_IOC_DBG_TRAP_ENABLE: u32 = 0;
+pub const KFD_IOC_DBG_TRAP_DISABLE: u32 = 1;
+pub const KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT: u32 = 2;
+pub const KFD_IOC_DBG_TRAP_SET_EXCEPTIONS_ENABLED: u32 = 3;
+pub const KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE: u32 = 4;
+pub const KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_MODE: u32 = 5;
+pub const KFD_IOC_DBG_TRAP_SUSPEND_QUEUES: u32 = 6;
+pub const KFD_IOC_DBG_TRAP_RESUME_QUEUES: u32 = 7;
+pub const KFD_IOC_DBG_TRAP_SET_NODE_ADDRESS_WATCH: u32 = 8;
+pub const KFD_IOC_DBG_TRAP_CLEAR_NODE_ADDRESS_WATCH: u32 = 9;
+pub const KFD_IOC_DBG_TRAP_SET_FLAGS: u32 = 10;
+pub const KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT: u32 = 11;
+pub const KFD_IOC_DBG_TRAP_QUERY_EXCEPTION_INFO: u32 = 12;
+pub const KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT: u32 = 13;
+pub const KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT: u32 = 14;
+
+pub const KFD_DBG_TRAP_OVERRIDE_OR: u32 = 0;
+pub const KFD_DBG_TRAP_OVERRIDE_REPLACE: u32 = 1;
+pub const KFD_DBG_TRAP_MASK_FP_INVALID: u32 = 1;
+pub const KFD_DBG_TRAP_MASK_FP_INPUT_DENORMAL: u32 = 2;
+pub const KFD_DBG_TRAP_MASK_FP_DIVIDE_BY_ZERO: u32 = 4;
+pub const KFD_DBG_TRAP_MASK_FP_OVERFLOW: u32 = 8;
+pub const KFD_DBG_TRAP_MASK_FP_UNDERFLOW: u32 = 16;
+pub const KFD_DBG_TRAP_MASK_FP_INEXACT: u32 = 32;
+pub const KFD_DBG_TRAP_MASK_INT_DIVIDE_BY_ZERO: u32 = 64;
+pub const KFD_DBG_TRAP_MASK_DBG_ADDRESS_WATCH: u32 = 128;
+pub const KFD_DBG_TRAP_MASK_DBG_MEMORY_VIOLATION: u32 = 256;
+pub const KFD_DBG_TRAP_MASK_TRAP_ON_WAVE_START: u32 = 1 << 30;
+pub const KFD_DBG_TRAP_MASK_TRAP_ON_WAVE_END: u32 = 1 << 31;
+pub const KFD_DBG_TRAP_WAVE_LAUNCH_MODE_NORMAL: u32 = 0;
+pub const KFD_DBG_TRAP_WAVE_LAUNCH_MODE_HALT: u32 = 1;
+pub const KFD_DBG_TRAP_WAVE_LAUNCH_MODE_DEBUG: u32 = 3;
+pub const KFD_DBG_TRAP_FLAG_SINGLE_MEM_OP: u32 = 1;
+
+/// Exception codes (`enum kfd_dbg_trap_exception_code`) this model raises.
+pub const EC_QUEUE_WAVE_ABORT: u32 = 1;
+pub const EC_QUEUE_WAVE_TRAP: u32 = 2;
+pub const EC_QUEUE_NEW: u32 = 31;
+pub const EC_DEVICE_QUEUE_DELETE: u32 = 32;
+pub const EC_DEVICE_MEMORY_VIOLATION: u32 = 33;
+pub const EC_DEVICE_NEW: u32 = 36;
+pub const EC_PROCESS_RUNTIME: u32 = 48;
+pub const EC_PROCESS_DEVICE_REMOVE: u32 = 49;
+
+/// `KFD_EC_MASK(ecode)`: `1 << (ecode - 1)`.
+pub const fn kfd_ec_mask(ecode: u32) -> u64 {
+    1u64 << (ecode - 1)
+}
+/// `KFD_EC_MASK_QUEUE`: exception codes 1..=14 and `EC_QUEUE_NEW`.
+pub const KFD_EC_MASK_QUEUE: u64 = 0x3fff | kfd_ec_mask(EC_QUEUE_NEW);
+/// `KFD_EC_MASK_DEVICE`: `EC_DEVICE_QUEUE_DELETE` ..= `EC_DEVICE_NEW` (32..=36).
+pub const KFD_EC_MASK_DEVICE: u64 = 0x1f << 31;
+/// `KFD_EC_MASK_PROCESS`: `EC_PROCESS_RUNTIME`, `EC_PROCESS_DEVICE_REMOVE`.
+pub const KFD_EC_MASK_PROCESS: u64 = kfd_ec_mask(EC_PROCESS_RUNTIME) | kfd_ec_mask(EC_PROCESS_DEVICE_REMOVE);
+
+/// KFD 1.13: one GPU of DBG_TRAP_GET_DEVICE_SNAPSHOT.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct kfd_dbg_device_info_entry {
+    pub exception_status: u64,
+    pub lds_base: u64,
+    pub lds_limit: u64,
+    pub scratch_base: u64,
+    pub scratch_limit: u64,
+    pub gpuvm_base: u64,
+    pub gpuvm_limit: u64,
+    pub gpu_id: u32,
+    pub location_id: u32,
+    pub vendor_id: u32,
+    pub device_id: u32,
+    pub revision_id: u32,
+    pub subsystem_vendor_id: u32,
+    pub subsystem_device_id: u32,
+    pub fw_version: u32,
+    pub gfx_target_version: u32,
+    pub simd_count: u32,
+    pub max_waves_per_simd: u32,
+    pub array_count: u32,
+    pub simd_arrays_per_engine: u32,
+    pub num_xcc: u32,
+    pub capability: u32,
+    pub debug_prop: u32,
+}
+
+/// KFD 1.13: one queue of DBG_TRAP_GET_QUEUE_SNAPSHOT.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct kfd_queue_snapshot_entry {
+    pub exception_status: u64,
+    pub ring_base_address: u64,
+    pub write_pointer_address: u64,
+    pub read_pointer_address: u64,
+    pub ctx_save_restore_address: u64,
+    pub queue_id: u32,
+    pub gpu_id: u32,
+    pub ring_size: u32,
+    pub queue_type: u32,
+    pub ctx_save_restore_area_size: u32,
+    pub reserved: u32,
+}
+
 pub const KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK: u32 = 1;
 pub const KFD_RUNTIME_ENABLE_MODE_TTMP_SAVE_MASK: u32 = 2;
 
@@ -685,6 +835,8 @@ pub const AMDKFD_IOC_AVAILABLE_MEMORY: Ioctl =
 pub const AMDKFD_IOC_EXPORT_DMABUF: Ioctl = request_code_readwrite!(K, 0x24, sz::<kfd_ioctl_export_dmabuf_args>());
 /// KFD 1.14.
 pub const AMDKFD_IOC_RUNTIME_ENABLE: Ioctl = request_code_readwrite!(K, 0x25, sz::<kfd_ioctl_runtime_enable_args>());
+/// KFD 1.13.
+pub const AMDKFD_IOC_DBG_TRAP: Ioctl = request_code_readwrite!(K, 0x26, sz::<kfd_ioctl_dbg_trap_args>());
 /// ROCm DKMS only (non-upstream).
 pub const AMDKFD_IOC_IPC_IMPORT_HANDLE: Ioctl =
     request_code_readwrite!(K, 0x80, sz::<kfd_ioctl_ipc_import_handle_args>());
@@ -746,6 +898,7 @@ pub const KFD_IOCTLS: &[(Ioctl, &str)] = &[
     (AMDKFD_IOC_AVAILABLE_MEMORY, "AMDKFD_IOC_AVAILABLE_MEMORY"),
     (AMDKFD_IOC_EXPORT_DMABUF, "AMDKFD_IOC_EXPORT_DMABUF"),
     (AMDKFD_IOC_RUNTIME_ENABLE, "AMDKFD_IOC_RUNTIME_ENABLE"),
+    (AMDKFD_IOC_DBG_TRAP, "AMDKFD_IOC_DBG_TRAP"),
     (AMDKFD_IOC_IPC_IMPORT_HANDLE, "AMDKFD_IOC_IPC_IMPORT_HANDLE"),
     (AMDKFD_IOC_IPC_EXPORT_HANDLE, "AMDKFD_IOC_IPC_EXPORT_HANDLE"),
     (AMDKFD_IOC_PC_SAMPLE, "AMDKFD_IOC_PC_SAMPLE"),
@@ -789,6 +942,10 @@ mod tests {
         assert_eq!(AMDKFD_IOC_AVAILABLE_MEMORY, 0xc0104b23);
         assert_eq!(AMDKFD_IOC_EXPORT_DMABUF, 0xc0104b24);
         assert_eq!(AMDKFD_IOC_RUNTIME_ENABLE, 0xc0104b25);
+        assert_eq!(AMDKFD_IOC_DBG_TRAP, 0xc0204b26);
+        assert_eq!(size_of::<kfd_dbg_device_info_entry>(), 120);
+        assert_eq!(size_of::<kfd_queue_snapshot_entry>(), 64);
+        assert_eq!(size_of::<kfd_runtime_info>(), 16);
         // ROCT-Thunk-Interface rocm-5.3.3 kfd_ioctl.h: structs of 48 and 32 bytes.
         assert_eq!(AMDKFD_IOC_IPC_IMPORT_HANDLE, 0xc0304b80);
         assert_eq!(AMDKFD_IOC_IPC_EXPORT_HANDLE, 0xc0204b81);

@@ -427,6 +427,8 @@ fn ioctl_table() -> Vec<ValueSpec> {
         newer [
             kfd::AMDKFD_IOC_EXPORT_DMABUF = 0xc0104b24, "KFD 1.12; rocm-internals.md §6 table",
             kfd::AMDKFD_IOC_RUNTIME_ENABLE = 0xc0104b25, "KFD 1.14; rocm-internals.md §6 table",
+            kfd::AMDKFD_IOC_DBG_TRAP = 0xc0204b26,
+                "KFD 1.13: ROCT-Thunk-Interface rocm-6.2.4 kfd_ioctl.h, AMDKFD_IOWR(0x26, 32 bytes)",
             kfd::AMDKFD_IOC_IPC_IMPORT_HANDLE = 0xc0304b80,
                 "ROCm DKMS only: ROCT-Thunk-Interface rocm-5.3.3 kfd_ioctl.h, _IOWR('K', 0x80, 48)",
             kfd::AMDKFD_IOC_IPC_EXPORT_HANDLE = 0xc0204b81,

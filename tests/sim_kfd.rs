@@ -670,3 +670,109 @@ fn sdma_write_through_read_only_gem_va_mapping_faults() {
     unmap(&src, &e.gpus[1..2]).unwrap();
     free(&src).unwrap();
 }
+
+/// Whether `fd` has input within `ms` milliseconds.
+fn readable(fd: RawFd, ms: i32) -> bool {
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut p, 1, ms) == 1 }
+}
+
+/// Drains `fd` (non-blocking).
+fn drain(fd: RawFd) {
+    let mut b = [0u8; 64];
+    // SAFETY: our descriptor, a 64-byte buffer.
+    while unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) } > 0 {}
+}
+
+fn dbg_trap(
+    pid: i32,
+    op: u32,
+    set: impl FnOnce(&mut kfd_ioctl_dbg_trap_args),
+) -> (Result<(), Errno>, kfd_ioctl_dbg_trap_args) {
+    let mut a = kfd_ioctl_dbg_trap_args { pid: pid as u32, op, ..Default::default() };
+    set(&mut a);
+    (kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DBG_TRAP, &mut a), a)
+}
+
+/// kfdtest `KFDDBGTest.AttachToSpawnedProcess` across two processes: a debugger attaches to a
+/// child it ptraces before the child opened /dev/kfd (its runtime still disabled); the child's
+/// RUNTIME_ENABLE and its RUNTIME_DISABLE each write the debugger's file and wait until the
+/// debugger answers with SEND_RUNTIME_EVENT (forced: the child reports over a pipe when its
+/// ioctl returned, and nothing comes before the answer). A process the caller does not trace is
+/// EPERM, a pid that does not exist ESRCH.
+#[test]
+fn dbg_trap_attach_to_a_traced_child_waits_for_the_debugger_at_runtime_enable() {
+    let _g = serial();
+    let runtime = kfd_ec_mask(EC_PROCESS_RUNTIME);
+    assert_eq!(dbg_trap(1, KFD_IOC_DBG_TRAP_ENABLE, |_| {}).0, Err(Errno::EPERM), "init is not traced by us");
+    assert_eq!(dbg_trap(i32::MAX, KFD_IOC_DBG_TRAP_ENABLE, |_| {}).0, Err(Errno::ESRCH));
+    let (mut ev, mut done) = ([0; 2], [0; 2]);
+    // SAFETY: two fresh pipes.
+    unsafe {
+        assert_eq!(libc::pipe2(ev.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC), 0);
+        assert_eq!(libc::pipe2(done.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC), 0);
+    }
+    // SAFETY: the child asks to be traced, stops, then opens /dev/kfd itself, enables and
+    // disables its runtime, reports each over the pipe and _exits.
+    let child = unsafe { libc::fork() };
+    assert!(child >= 0);
+    if child == 0 {
+        // SAFETY: as above; every call has valid arguments.
+        unsafe {
+            libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0);
+            libc::raise(libc::SIGSTOP);
+        }
+        let kfd = open("/dev/kfd");
+        let mut r = kfd_ioctl_runtime_enable_args {
+            r_debug: 0,
+            mode_mask: KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK,
+            capabilities_mask: 0,
+        };
+        let on = kio(kfd.as_raw_fd(), AMDKFD_IOC_RUNTIME_ENABLE, &mut r).is_ok();
+        // SAFETY: our pipe's write end, one byte.
+        unsafe { libc::write(done[1], [1u8].as_ptr().cast(), 1) };
+        r.mode_mask = 0;
+        let off = kio(kfd.as_raw_fd(), AMDKFD_IOC_RUNTIME_ENABLE, &mut r).is_ok();
+        // SAFETY: leave the child.
+        unsafe { libc::_exit(if on && off { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    // SAFETY: our child.
+    unsafe { libc::waitpid(child, &mut status, 0) };
+    assert!(libc::WIFSTOPPED(status), "the child stops for its tracer");
+    let mut info = kfd_runtime_info { r_debug: 7, runtime_state: 9, ttmp_setup: 9 };
+    let (r, _) = dbg_trap(child, KFD_IOC_DBG_TRAP_ENABLE, |a| {
+        a.set_u64(0, runtime);
+        a.set_u64(8, &mut info as *mut kfd_runtime_info as u64);
+        a.set_u32(16, 16);
+        a.set_u32(20, ev[0] as u32);
+    });
+    assert_eq!(r, Ok(()));
+    assert_eq!((info.runtime_state, info.ttmp_setup), (DEBUG_RUNTIME_STATE_DISABLED, 0));
+    // SAFETY: our tracee.
+    unsafe { libc::ptrace(libc::PTRACE_CONT, child, 0, 0) };
+    for step in ["enable", "disable"] {
+        assert!(readable(ev[0], 5000), "no byte on the debugger's file at runtime {step}");
+        drain(ev[0]);
+        let (r, q) = dbg_trap(child, KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |a| a.set_u64(0, runtime));
+        assert_eq!((r, q.u64_at(0), q.u32_at(8), q.u32_at(12)), (Ok(()), runtime, 0, 0), "runtime {step}");
+        if step == "enable" {
+            assert!(!readable(done[0], 100), "RUNTIME_ENABLE returned before the debugger's answer");
+        }
+        assert_eq!(dbg_trap(child, KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT, |a| a.set_u64(0, runtime)).0, Ok(()));
+        if step == "enable" {
+            assert!(readable(done[0], 5000), "RUNTIME_ENABLE still waits after the answer");
+        }
+    }
+    assert_eq!(dbg_trap(child, KFD_IOC_DBG_TRAP_DISABLE, |_| {}).0, Ok(()));
+    // SAFETY: our tracee, then our child.
+    unsafe {
+        libc::ptrace(libc::PTRACE_DETACH, child, 0, 0);
+        libc::waitpid(child, &mut status, 0);
+        for fd in ev.into_iter().chain(done) {
+            libc::close(fd);
+        }
+    }
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "child status {status:#x}");
+}

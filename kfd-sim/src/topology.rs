@@ -255,6 +255,10 @@ pub mod cap {
     /// (`model::svm`), so libhsakmt registers CWSR areas as SVM ranges, ROCr enables its SVM
     /// API and kfdtest runs its SVM suites.
     pub const SVMAPI_SUPPORTED: u32 = 0x0800_0000;
+    /// `kfd_topology_set_dbg_firmware_support`: GC 9.4.2 with MEC firmware 51 or later; the
+    /// model has the debugger interface (`model::debug`), which libhsakmt's
+    /// `hsaKmtCheckRuntimeDebugSupport` wants this bit for.
+    pub const TRAP_DEBUG_FIRMWARE_SUPPORTED: u32 = 0x2000_0000;
 }
 
 /// `enum amdgpu_ras_block` bits (amdgpu_ras.h; the enum of kernels whose last block is MPIO,
@@ -354,7 +358,8 @@ impl Gpu {
                 | cap::MEM_EDCSUPPORTED
                 | cap::RASEVENTNOTIFY
                 | cap::SRAM_EDCSUPPORTED
-                | cap::SVMAPI_SUPPORTED,
+                | cap::SVMAPI_SUPPORTED
+                | cap::TRAP_DEBUG_FIRMWARE_SUPPORTED,
             debug_prop: 0x5d7,
             l1_cache_kb: 16,
             l1_inst_cache_kb: 64,

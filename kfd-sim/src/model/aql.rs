@@ -405,7 +405,8 @@ pub(super) fn run_kernel(q: &QueueRt, d: &amdgcn_isa::Dispatch) -> Result<(), Fa
     // The GWS, where ALLOC_QUEUE_GWS gave it to the queue (its semaphores persist between
     // dispatches).
     let gws = q.gws.lock().clone();
-    let opts = amdgcn_isa::Options { max_wave_instructions, wave_slots, throttle, cancel, gws };
+    let trap = trap_of(q);
+    let opts = amdgcn_isa::Options { max_wave_instructions, wave_slots, throttle, cancel, gws, trap };
     let r = amdgcn_isa::run_with(&mem, d, cu_threads(), &opts);
     let wgs = (0..3).map(|k| (d.grid_size[k] as u64).div_ceil(d.workgroup_size[k].max(1) as u64)).product();
     count_dispatch(r.as_ref().ok(), t0.elapsed(), wgs);
@@ -425,6 +426,37 @@ pub(super) fn run_kernel(q: &QueueRt, d: &amdgcn_isa::Dispatch) -> Result<(), Fa
             Err(Fault { va: code & !0xfff, kind: FaultKind::NotPresent })
         }
     }
+}
+
+/// The trap handling of `q`'s dispatches: its pdd's second-level handler and doorbell, and what
+/// `s_sendmsg sendmsg(MSG_INTERRUPT)` does (`event_interrupt_wq_v9`, SQ_INTERRUPT_MSG): from a
+/// trap handler (PRIV) with M0 = `doorbell_id | trap_code << 10`, a debug event on the queue
+/// (`kfd_set_dbg_ev_from_interrupt`, the trap code being an exception mask); otherwise, or
+/// when no debugger subscribed, `kfd_signal_event_interrupt` with the 24-bit data as event id.
+///
+/// None where the pdd has no second-level handler: then `s_trap` ends the dispatch (a VM fault
+/// at its code) instead of being stepped over as the first-level handler would, so that a
+/// kernel's trap (`__builtin_trap`, `abort`) is never lost silently.
+fn trap_of(q: &QueueRt) -> Option<amdgcn_isa::Trap> {
+    let (gpu_id, process) = (q.gpu_id, q.process.clone());
+    let tba = q.trap_handler.tba.load(Ordering::Acquire);
+    if tba == 0 {
+        return None;
+    }
+    Some(amdgcn_isa::Trap {
+        tba,
+        tma: q.trap_handler.tma.load(Ordering::Acquire),
+        doorbell_id: q.doorbell_id,
+        interrupt: Arc::new(move |data, privileged| {
+            let (doorbell, code) = (data & 0x3ff, (data & 0x7_fc00) >> 10);
+            if privileged && super::debug::raise_queue(gpu_id, doorbell, code as u64) {
+                return;
+            }
+            if let Some(p) = process.upgrade() {
+                p.state.lock().events.signal_interrupt(data & 0xff_ffff);
+            }
+        }),
+    })
 }
 
 /// Executes the packet at `at` (ring VA). On completion its header is INVALID again.

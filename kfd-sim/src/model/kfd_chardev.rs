@@ -133,12 +133,12 @@ pub fn kfd_ioctl(_key: FileKey, entry: FileEntry, req: c_ulong, arg: u64) -> R {
         0x23 => h!(AMDKFD_IOC_AVAILABLE_MEMORY, "AVAILABLE_MEMORY", kfd_ioctl_get_available_memory),
         0x24 => h!(AMDKFD_IOC_EXPORT_DMABUF, "EXPORT_DMABUF", kfd_ioctl_export_dmabuf),
         0x25 => h!(AMDKFD_IOC_RUNTIME_ENABLE, "RUNTIME_ENABLE", kfd_ioctl_runtime_enable),
+        0x26 => h!(AMDKFD_IOC_DBG_TRAP, "DBG_TRAP", kfd_ioctl_set_debug_trap),
         0x80 => h!(AMDKFD_IOC_IPC_IMPORT_HANDLE, "IPC_IMPORT_HANDLE", kfd_ioctl_ipc_import_handle),
         0x81 => h!(AMDKFD_IOC_IPC_EXPORT_HANDLE, "IPC_EXPORT_HANDLE", kfd_ioctl_ipc_export_handle),
         0x85 => h!(AMDKFD_IOC_PC_SAMPLE, "PC_SAMPLE", kfd_ioctl_pc_sample),
-        // AMDKFD_IOC_DBG_TRAP: the debugger interface is not modelled.
         _ => {
-            super::trace_line::<()>("AMDKFD_IOC_DBG_TRAP", None, Err(Errno::EINVAL), None);
+            super::trace_line::<()>(&format!("KFD ioctl nr {nr:#x}"), None, Err(Errno::EINVAL), None);
             Err(Errno::EINVAL)
         }
     }
@@ -287,6 +287,9 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
         pipes: pdd.pipes.clone(),
         gws: parking_lot::Mutex::new(None),
         last_run: AtomicU64::new(0),
+        trap_handler: pdd.trap_handler.clone(),
+        doorbell_id: slot,
+        process: Arc::downgrade(p),
     });
     st.queues.insert(
         queue_id,
@@ -299,9 +302,13 @@ fn kfd_ioctl_create_queue(p: &Arc<Process>, args: &mut kfd_ioctl_create_queue_ar
             sdma_engine_id: args.sdma_engine_id,
             sdma_id,
             percentage: args.queue_percentage,
+            ctx_save_restore_address: args.ctx_save_restore_address,
+            ctx_save_restore_area_size: args.ctx_save_restore_size,
         },
     );
+    let info = queue_info(&st.queues[&queue_id]);
     drop(st);
+    super::debug::queue_created(&info);
     if is_sdma || rt.is_aql || rt.is_pm4 {
         p.engine.add_queue(rt);
     }
@@ -315,6 +322,7 @@ fn kfd_ioctl_destroy_queue(p: &Arc<Process>, args: &mut kfd_ioctl_destroy_queue_
     let q = {
         let mut st = p.state.lock();
         let q = st.queues.remove(&args.queue_id).ok_or(Errno::EINVAL)?;
+        super::debug::queue_destroyed(q.rt.queue_id);
         // `pqm_destroy_queue`: a queue holding the GWS gives it back (`qpd.num_gws = 0`).
         let had_gws = q.rt.gws.lock().take().is_some();
         if let Some(pdd) = st.pdd_mut(q.rt.gpu_id) {
@@ -407,7 +415,7 @@ fn kfd_ioctl_get_clock_counters(p: &Arc<Process>, args: &mut kfd_ioctl_get_clock
     Ok(0)
 }
 
-fn apertures(gpu_id: u32) -> kfd_process_device_apertures {
+pub(super) fn apertures(gpu_id: u32) -> kfd_process_device_apertures {
     kfd_process_device_apertures {
         lds_base: LDS_BASE,
         lds_limit: LDS_BASE | 0xffff_ffff,
@@ -570,8 +578,8 @@ fn kfd_ioctl_set_trap_handler(p: &Arc<Process>, args: &mut kfd_ioctl_set_trap_ha
     let mut st = p.state.lock();
     let pdd = st.pdd_mut(args.gpu_id).ok_or(Errno::EINVAL)?;
     pdd.bound().map_err(|_| Errno::ESRCH)?;
-    pdd.tba_addr = args.tba_addr;
-    pdd.tma_addr = args.tma_addr;
+    pdd.trap_handler.tba.store(args.tba_addr, Ordering::Release);
+    pdd.trap_handler.tma.store(args.tma_addr, Ordering::Release);
     Ok(0)
 }
 
@@ -1167,19 +1175,42 @@ fn kfd_ioctl_set_xnack_mode(p: &Arc<Process>, args: &mut kfd_ioctl_set_xnack_mod
     Ok(0)
 }
 
-/// `kfd_ioctl_runtime_enable`: records the runtime state (no debugger attached: returns at once).
+/// `kfd_ioctl_runtime_enable` (`runtime_enable`, `runtime_disable`): a second enable → EBUSY,
+/// an enable after CREATE_QUEUE → EEXIST; under a debugger both raise `EC_PROCESS_RUNTIME` and
+/// wait for the debugger's answer ([`super::debug::runtime_enable`], outside the process lock).
 fn kfd_ioctl_runtime_enable(p: &Arc<Process>, args: &mut kfd_ioctl_runtime_enable_args) -> R {
-    let mut st = p.state.lock();
-    if args.mode_mask & KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK != 0 {
-        // runtime_enable: a second enable → EBUSY.
-        if st.runtime_enabled {
-            return Err(Errno::EBUSY);
-        }
-        st.runtime_enabled = true;
-    } else {
-        st.runtime_enabled = false;
-    }
+    let enable = args.mode_mask & KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK != 0;
+    let (queues, mut enabled) = {
+        let st = p.state.lock();
+        (st.queues.len(), st.runtime_enabled)
+    };
+    let ttmp = args.mode_mask & KFD_RUNTIME_ENABLE_MODE_TTMP_SAVE_MASK != 0;
+    super::debug::runtime_enable(enable, args.r_debug, ttmp, queues, &mut enabled)?;
+    p.state.lock().runtime_enabled = enabled;
     Ok(0)
+}
+
+/// `kfd_ioctl_set_debug_trap`: the debugger interface ([`super::debug::dbg_trap`]).
+fn kfd_ioctl_set_debug_trap(p: &Arc<Process>, args: &mut kfd_ioctl_dbg_trap_args) -> R {
+    let own: Vec<super::debug::QueueInfo> = p.state.lock().queues.values().map(queue_info).collect();
+    super::debug::dbg_trap(args, &own)
+}
+
+/// What a debugger sees of queue `q` ([`super::debug::QueueInfo`]).
+fn queue_info(q: &Queue) -> super::debug::QueueInfo {
+    let (ring_base, ring_size) = q.rt.ring();
+    super::debug::QueueInfo {
+        queue_id: q.rt.queue_id,
+        gpu_id: q.rt.gpu_id,
+        doorbell_id: q.doorbell_slot,
+        queue_type: q.queue_type,
+        ring_base,
+        ring_size: ring_size as u32,
+        wptr: q.rt.wptr_va,
+        rptr: q.rt.rptr_va,
+        ctx_save_restore_address: q.ctx_save_restore_address,
+        ctx_save_restore_area_size: q.ctx_save_restore_area_size,
+    }
 }
 
 // ------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ pub mod aql;
 pub mod bo;
 pub mod cs;
 pub mod dbwatch;
+pub mod debug;
 pub mod drm;
 pub mod events;
 pub mod gpus;

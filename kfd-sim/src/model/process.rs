@@ -143,6 +143,13 @@ pub struct Doorbells {
     pub used: BTreeSet<u32>,
 }
 
+/// A pdd's second-level trap handler and its TMA (0: none).
+#[derive(Default)]
+pub struct TrapHandler {
+    pub tba: std::sync::atomic::AtomicU64,
+    pub tma: std::sync::atomic::AtomicU64,
+}
+
 /// Per-(process, GPU) state.
 pub struct Pdd {
     pub gpu: &'static GpuInfo,
@@ -163,8 +170,9 @@ pub struct Pdd {
     pub scratch_backing_va: u64,
     /// `qpd.num_gws`: the GWS resources a queue of this process on the GPU holds (0: none).
     pub num_gws: u32,
-    pub tba_addr: u64,
-    pub tma_addr: u64,
+    /// SET_TRAP_HANDLER's second-level trap handler (`tba_addr`, `tma_addr`), shared with the
+    /// pdd's queues, whose dispatches enter it at `s_trap` ([`amdgcn_isa::Trap`]).
+    pub trap_handler: Arc<TrapHandler>,
     pub mmio_page: Option<Arc<Bo>>,
 }
 
@@ -264,8 +272,7 @@ impl Process {
                 vram_reserved: 0,
                 scratch_backing_va: 0,
                 num_gws: 0,
-                tba_addr: 0,
-                tma_addr: 0,
+                trap_handler: Arc::default(),
                 mmio_page: None,
             })
             .collect();
@@ -420,6 +427,7 @@ pub fn current() -> Arc<Process> {
             std::mem::forget(old);
         }
     }
+    super::debug::process_started(pid);
     let p = Process::new(pid);
     *cur = Some(p.clone());
     p

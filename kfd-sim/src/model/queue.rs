@@ -71,6 +71,13 @@ pub struct QueueRt {
     /// `sdma::now_ns`): an engine thread write-protects a GPU's doorbells only once every queue
     /// of that GPU has been quiet a while.
     pub last_run: AtomicU64,
+    /// The pdd's second-level trap handler (SET_TRAP_HANDLER).
+    pub trap_handler: Arc<super::process::TrapHandler>,
+    /// `q->doorbell_id`: the slot in the process's doorbell slice (what a trap handler's
+    /// `MSG_GET_DOORBELL` answers).
+    pub doorbell_id: u32,
+    /// The process, for what its waves' interrupts signal.
+    pub process: std::sync::Weak<super::process::Process>,
 }
 
 impl QueueRt {
@@ -127,6 +134,9 @@ pub struct Queue {
     /// on its GPU when created (`allocate_sdma_queue`); `u32::MAX` for other queues.
     pub sdma_id: u32,
     pub percentage: u32,
+    /// CREATE_QUEUE's CWSR area (a debugger's queue snapshot shows it).
+    pub ctx_save_restore_address: u64,
+    pub ctx_save_restore_area_size: u32,
 }
 
 /// `kfd_queue_buffer_get`: `addr` must lie in a mapping that starts at its page and, when

@@ -626,6 +626,12 @@ impl Worker {
             gpu_id: q.gpu_id,
             ErrorType: 0,
         };
+        // kfd_set_dbg_ev_from_interrupt: a debugger subscribed to memory violations gets the
+        // fault instead of the runtime.
+        let (np, ro) = (f.kind == FaultKind::NotPresent, f.kind == FaultKind::ReadOnly);
+        if super::debug::raise_memory_violation(q.gpu_id, f.va, np, ro) {
+            return;
+        }
         p.state.lock().events.signal_memory_exception(data);
     }
 }

@@ -2510,3 +2510,140 @@ fn cs_runs_sdma_ibs_in_order_with_fences() {
         kio(r, DRM_IOCTL_GEM_CLOSE, &mut gc).unwrap();
     }
 }
+
+/// Whether `fd` has input within `ms` milliseconds.
+fn readable(fd: i32, ms: i32) -> bool {
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut p, 1, ms) == 1 }
+}
+
+fn dbg_trap(op: u32, set: impl FnOnce(&mut kfd_ioctl_dbg_trap_args)) -> (Result<(), Errno>, kfd_ioctl_dbg_trap_args) {
+    let mut a = kfd_ioctl_dbg_trap_args { pid: std::process::id(), op, ..Default::default() };
+    set(&mut a);
+    (kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DBG_TRAP, &mut a), a)
+}
+
+/// kfdtest `KFDDBGTest.HitTrapEvent` on the model: a process debugging itself gets
+/// `EC_QUEUE_NEW` on its PM4 queue without a byte on its file (not subscribed), then, once it
+/// subscribes to `EC_QUEUE_WAVE_TRAP`, the byte and the event of a wave whose `s_trap 1` ran
+/// the second-level handler (which sends `MSG_INTERRUPT` with its doorbell and trap code 2);
+/// QUERY_DEBUG_EVENT reports the queue's whole status and clears what it was told to; the wave
+/// goes on past the `s_trap`; a second enable is EALREADY, ops after DISABLE are EINVAL, and the
+/// hardware ops want the runtime enabled (EPERM).
+#[test]
+fn dbg_trap_self_debug_reports_a_wave_trap_of_its_pm4_queue() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let kfd = e.kfd.as_raw_fd();
+    let bufs: Vec<Buf> = (0..4).map(|_| alloc(0, 4096, GTT)).collect();
+    for b in &bufs {
+        map(b, &e.gpus[..1]).unwrap();
+    }
+    let (code, handler, tma, done) = (&bufs[0], &bufs[1], &bufs[2], &bufs[3]);
+    // s_trap 1; s_endpgm
+    put_dwords(code, &[0xbf92_0001, 0xbf81_0000]);
+    // ttmp2 = exec_lo; exec_lo = 1 << 31; s_sendmsg MSG_GET_DOORBELL; ttmp3 = exec_lo & 0x3ff;
+    // exec_lo = ttmp2; m0 = ttmp3 | 0x800; s_sendmsg MSG_INTERRUPT; ttmp[0:1] += 4 (48 bits);
+    // s_rfe_b64 ttmp[0:1] (llvm-mc -mcpu=gfx90a -show-encoding).
+    put_dwords(
+        handler,
+        &[
+            0xbeee_007e,
+            0xbefe_00ff,
+            0x8000_0000,
+            0xbf90_000a,
+            0x866f_ff7e,
+            0x3ff,
+            0xbefe_006e,
+            0x876f_ff6f,
+            0x800,
+            0xbefc_006f,
+            0xbf90_0001,
+            0x806c_846c,
+            0x826d_806d,
+            0x866d_ff6d,
+            0xffff,
+            0xbe80_1f6c,
+        ],
+    );
+    let mut th = kfd_ioctl_set_trap_handler_args { tba_addr: handler.va, tma_addr: tma.va, gpu_id: e.gpus[0], pad: 0 };
+    kio(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &mut th).unwrap();
+    let mut rt = kfd_ioctl_runtime_enable_args::default();
+    kio(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &mut rt).unwrap();
+    // Not debugged yet: ops other than ENABLE are EINVAL.
+    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |_| {}).0, Err(Errno::EINVAL));
+    let mut fds = [0; 2];
+    // SAFETY: a fresh pipe.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) }, 0);
+    // SAFETY: both ends are ours.
+    let (rd, _wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let mut info = kfd_runtime_info { r_debug: 7, runtime_state: 9, ttmp_setup: 9 };
+    let enable = |a: &mut kfd_ioctl_dbg_trap_args| {
+        a.set_u64(8, &mut info as *mut kfd_runtime_info as u64);
+        a.set_u32(16, 16);
+        a.set_u32(20, rd.as_raw_fd() as u32);
+    };
+    // Runtime disabled: enabling works, the hardware ops are EPERM.
+    let (r, a) = dbg_trap(KFD_IOC_DBG_TRAP_ENABLE, enable);
+    assert_eq!((r, a.u32_at(16)), (Ok(()), 16));
+    assert_eq!((info.r_debug, info.runtime_state, info.ttmp_setup), (0, DEBUG_RUNTIME_STATE_DISABLED, 0));
+    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_SET_FLAGS, |_| {}).0, Err(Errno::EPERM));
+    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_ENABLE, |_| {}).0, Err(Errno::EALREADY));
+    // RUNTIME_ENABLE under the debugger raises EC_PROCESS_RUNTIME and waits for the answer;
+    // the debugger is this process too, so answer from another thread.
+    assert_eq!(
+        dbg_trap(KFD_IOC_DBG_TRAP_SET_EXCEPTIONS_ENABLED, |a| a.set_u64(0, kfd_ec_mask(EC_PROCESS_RUNTIME))).0,
+        Ok(())
+    );
+    let rdfd = rd.as_raw_fd();
+    let answer = std::thread::spawn(move || {
+        assert!(readable(rdfd, 5000), "no byte for EC_PROCESS_RUNTIME");
+        let mut b = [0u8; 8];
+        // SAFETY: our pipe, an 8-byte buffer.
+        let _ = unsafe { libc::read(rdfd, b.as_mut_ptr().cast(), 8) };
+        let (r, q) = dbg_trap(KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |a| a.set_u64(0, kfd_ec_mask(EC_PROCESS_RUNTIME)));
+        assert_eq!((r, q.u64_at(0)), (Ok(()), kfd_ec_mask(EC_PROCESS_RUNTIME)));
+        std::thread::sleep(Duration::from_millis(50));
+        dbg_trap(KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT, |a| a.set_u64(0, kfd_ec_mask(EC_PROCESS_RUNTIME))).0.unwrap();
+    });
+    let t0 = std::time::Instant::now();
+    rt = kfd_ioctl_runtime_enable_args { r_debug: 0x1234, mode_mask: 3, capabilities_mask: 0 };
+    kio(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &mut rt).unwrap();
+    assert!(t0.elapsed() >= Duration::from_millis(50), "RUNTIME_ENABLE returned before the debugger's answer");
+    answer.join().unwrap();
+    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_SET_EXCEPTIONS_ENABLED, |a| a.set_u64(0, 0)).0, Ok(()));
+    let mut q = create_pm4(0);
+    assert!(!readable(rdfd, 0), "a byte for an exception nobody subscribed to");
+    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |_| {}).0, Err(Errno::EAGAIN));
+    let trap = kfd_ec_mask(EC_QUEUE_WAVE_TRAP);
+    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_SET_EXCEPTIONS_ENABLED, |a| a.set_u64(0, trap)).0, Ok(()));
+    assert!(!readable(rdfd, 0), "EC_QUEUE_NEW is pending but not subscribed");
+    // GC 9.4.2 cannot trap on wave start: EACCES, the supported mask comes back.
+    let (r, o) = dbg_trap(KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE, |a| {
+        a.set_u32(4, KFD_DBG_TRAP_MASK_TRAP_ON_WAVE_START);
+        a.set_u32(8, KFD_DBG_TRAP_MASK_TRAP_ON_WAVE_START);
+    });
+    assert_eq!((r, o.u32_at(8) & KFD_DBG_TRAP_MASK_TRAP_ON_WAVE_START, o.u32_at(8)), (Err(Errno::EACCES), 0, 0x1ff));
+    let mut dw = pm4_dispatch(code.va, 1 << 7, &[], 1);
+    dw.extend(pm4_write_data(done.va, &[1]));
+    q.submit(&dw);
+    assert!(readable(rdfd, 10_000), "no byte for the wave's trap");
+    let (r, ev) = dbg_trap(KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |a| a.set_u64(0, trap));
+    assert_eq!(r, Ok(()));
+    assert_eq!(ev.u64_at(0), trap | kfd_ec_mask(EC_QUEUE_NEW), "the queue's whole status");
+    assert_eq!((ev.u32_at(8), ev.u32_at(12)), (e.gpus[0], q.queue_id));
+    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |a| a.set_u64(0, trap)).0, Err(Errno::EAGAIN), "cleared");
+    wait_until("the wave past its trap", || dword(done.va) == 1);
+    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_DISABLE, |_| {}).0, Ok(()));
+    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |_| {}).0, Err(Errno::EINVAL));
+    q.destroy();
+    rt = kfd_ioctl_runtime_enable_args::default();
+    kio(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &mut rt).unwrap();
+    th = kfd_ioctl_set_trap_handler_args { tba_addr: 0, tma_addr: 0, gpu_id: e.gpus[0], pad: 0 };
+    kio(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &mut th).unwrap();
+    for b in bufs {
+        unmap(&b, &e.gpus[..1]).unwrap();
+        free(&b).unwrap();
+    }
+}

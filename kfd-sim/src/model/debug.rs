@@ -91,40 +91,13 @@ struct Slot {
 fn table() -> Option<&'static [Slot]> {
     static T: OnceLock<Option<&'static [Slot]>> = OnceLock::new();
     *T.get_or_init(|| {
-        let len = SLOTS * std::mem::size_of::<Slot>();
-        let file = std::env::var_os(crate::session::ENV_SESSION).and_then(|dir| {
-            let f = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(std::path::Path::new(&dir).join(TABLE_FILE))
-                .ok()?;
-            // Every process sets the same length; a new file reads as zeroes (all slots free).
-            f.set_len(len as u64).ok()?;
-            Some(f)
-        });
-        use std::os::fd::AsRawFd;
-        let (flags, fd) = match &file {
-            Some(f) => (libc::MAP_SHARED, f.as_raw_fd()),
-            None => (libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1),
-        };
-        // SAFETY: a fresh shared mapping of our own descriptor (or anonymous memory); nothing
-        // else lives there.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, flags, fd, 0) };
-        if p == libc::MAP_FAILED {
-            return None;
-        }
+        // A new table reads as zeroes: all slots free.
+        let p = sys::session_table(TABLE_FILE, SLOTS * std::mem::size_of::<Slot>(), true)?;
         // SAFETY: the mapping is `len` bytes, page-aligned, never unmapped, and `Slot` is plain
         // atomics (valid for any bytes, zero included); other processes touch it only through
         // atomics too.
         Some(unsafe { std::slice::from_raw_parts(p as *const Slot, SLOTS) })
     })
-}
-
-fn alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    pid != 0 && (unsafe { libc::kill(pid as libc::pid_t, 0) } == 0 || Errno::last() == Errno::EPERM)
 }
 
 /// The live slot of `pid`.
@@ -140,7 +113,7 @@ fn claim(pid: u32) -> Option<&'static Slot> {
     let t = table()?;
     let s = t.iter().find(|s| {
         let cur = s.pid.load(SeqCst);
-        (cur == 0 || !alive(cur)) && s.pid.compare_exchange(cur, pid, SeqCst, SeqCst).is_ok()
+        (cur == 0 || !sys::pid_alive(cur)) && s.pid.compare_exchange(cur, pid, SeqCst, SeqCst).is_ok()
     })?;
     for a in [&s.debugger, &s.runtime_state, &s.ttmp_setup, &s.sema, &s.dbg_flags, &s.trap_mask] {
         a.store(0, SeqCst);
@@ -171,7 +144,7 @@ fn debugged(s: &Slot) -> bool {
     if d == 0 {
         return false;
     }
-    if !alive(d) {
+    if !sys::pid_alive(d) {
         disable(s);
         return false;
     }
@@ -393,7 +366,7 @@ fn disable(s: &Slot) {
 pub fn dbg_trap(args: &mut kfd_ioctl_dbg_trap_args, own_queues: &[QueueInfo]) -> Result<libc::c_int, Errno> {
     let me = sys::getpid();
     let pid = args.pid;
-    if pid == 0 || !alive(pid) {
+    if pid == 0 || !sys::pid_alive(pid) {
         return Err(Errno::ESRCH);
     }
     // ptrace_parent(target) == current: the tracer is a thread (the one that attached, or

@@ -112,8 +112,7 @@ pub fn open(share_handle: &[u32; 4]) -> Result<(OwnedFd, u32), Errno> {
             Err(_) => false,
         };
         // A stale entry: its process is gone, or that fd or mapping is another file now.
-        // SAFETY: kill with signal 0 sends nothing; it only checks that the pid exists.
-        let dead = pid.is_none_or(|p| unsafe { libc::kill(p, 0) } != 0 && Errno::last() == Errno::ESRCH);
+        let dead = pid.is_none_or(|p| !sys::pid_alive(p as u32));
         if dead || mismatch {
             let _ = std::fs::remove_file(e.path());
         }

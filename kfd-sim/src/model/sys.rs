@@ -160,6 +160,41 @@ pub fn map_shared(fd: RawFd, len: u64) -> Result<*mut u8, Errno> {
     Ok(p as *mut u8)
 }
 
+/// A table of `len` bytes that every process of the session shares: the session directory's file
+/// `name`, created on first use (a new file reads as zeroes; every process sets the same length),
+/// mapped shared for the rest of the process's life. Without a session directory (or where the
+/// file cannot be made): an anonymous shared mapping if `anonymous` (seen by this process and
+/// the children it forks later), else None.
+pub fn session_table(name: &str, len: usize, anonymous: bool) -> Option<*mut u8> {
+    let file = std::env::var_os(crate::session::ENV_SESSION).and_then(|dir| {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(std::path::Path::new(&dir).join(name))
+            .ok()?;
+        f.set_len(len as u64).ok()?;
+        Some(f)
+    });
+    use std::os::fd::AsRawFd;
+    let (flags, fd) = match &file {
+        Some(f) => (libc::MAP_SHARED, f.as_raw_fd()),
+        None if anonymous => (libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1),
+        None => return None,
+    };
+    // SAFETY: no MAP_FIXED: the kernel picks a fresh range, which aliases nothing; the mapping
+    // is never unmapped (the file may close: the mapping keeps it).
+    let p = unsafe { mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, flags, fd, 0) }.ok()?;
+    Some(p as *mut u8)
+}
+
+/// Whether process `pid` exists (a zombie counts; 0 never does).
+pub fn pid_alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    pid != 0 && (unsafe { libc::kill(pid as libc::pid_t, 0) } == 0 || Errno::last() == Errno::EPERM)
+}
+
 /// `fcntl(fd, F_DUPFD_CLOEXEC or F_DUPFD, 0)`.
 pub fn dup(fd: RawFd, cloexec: bool) -> Result<RawFd, Errno> {
     let cmd = if cloexec { libc::F_DUPFD_CLOEXEC } else { libc::F_DUPFD };

@@ -38,27 +38,8 @@ struct Ledger {
 fn ledger() -> Option<&'static Ledger> {
     static L: OnceLock<Option<Ledger>> = OnceLock::new();
     L.get_or_init(|| {
-        let dir = std::env::var_os(crate::session::ENV_SESSION)?;
-        let path = std::path::Path::new(&dir).join(LEDGER_FILE);
-        let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).ok()?;
-        let len = SLOTS * std::mem::size_of::<Slot>();
-        // Every process sets the same length; a new file reads as zeroes (all slots free).
-        f.set_len(len as u64).ok()?;
-        use std::os::fd::AsRawFd;
-        // SAFETY: a fresh shared mapping of our own file descriptor; nothing else lives there.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                f.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return None;
-        }
+        // A new ledger reads as zeroes: all slots free.
+        let p = super::sys::session_table(LEDGER_FILE, SLOTS * std::mem::size_of::<Slot>(), false)?;
         // SAFETY: the mapping is `len` bytes, page-aligned, never unmapped, and `Slot` is plain
         // atomics (valid for any bytes, zero included); other processes touch it only through
         // atomics too.
@@ -66,12 +47,6 @@ fn ledger() -> Option<&'static Ledger> {
         Some(Ledger { slots, mine: parking_lot::Mutex::new(None) })
     })
     .as_ref()
-}
-
-fn alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    pid != 0
-        && (unsafe { libc::kill(pid as libc::pid_t, 0) } == 0 || nix::errno::Errno::last() == nix::errno::Errno::EPERM)
 }
 
 /// Records that this process now holds `bytes` of VRAM on the GPU with `gpu_id`.
@@ -85,7 +60,7 @@ pub fn publish(gpu_id: u32, bytes: u64) {
             let Some(i) = (0..SLOTS).find(|&i| {
                 let s = &l.slots[i];
                 let cur = s.pid.load(Ordering::Acquire);
-                (cur == 0 || (cur != me && !alive(cur)))
+                (cur == 0 || (cur != me && !super::sys::pid_alive(cur)))
                     && s.pid.compare_exchange(cur, me, Ordering::AcqRel, Ordering::Acquire).is_ok()
             }) else {
                 return;
@@ -120,7 +95,7 @@ fn held(gpu_id: u32, except: Option<u32>) -> u64 {
         .iter()
         .filter(|s| {
             let pid = s.pid.load(Ordering::Acquire);
-            pid != 0 && Some(pid) != except && s.used[g].load(Ordering::Acquire) != 0 && alive(pid)
+            pid != 0 && Some(pid) != except && s.used[g].load(Ordering::Acquire) != 0 && super::sys::pid_alive(pid)
         })
         .map(|s| s.used[g].load(Ordering::Acquire))
         .sum()

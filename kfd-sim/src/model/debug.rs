@@ -514,6 +514,10 @@ pub fn dbg_trap(args: &mut kfd_ioctl_dbg_trap_args, own_queues: &[QueueInfo]) ->
         KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT => {
             // pqm_get_queue_snapshot
             let (clear, buf, want, entry) = (args.u64_at(0), args.u64_at(8), args.u32_at(16), args.u32_at(20));
+            if entry == 0 {
+                args.set_u32(16, 0);
+                return Err(Errno::EINVAL);
+            }
             let live: Vec<&QueueSlot> = s.queues.iter().filter(|q| q.id.load(SeqCst) != 0).collect();
             args.set_u32(16, live.len() as u32);
             let size = (entry as usize).min(std::mem::size_of::<kfd_queue_snapshot_entry>());

@@ -2635,6 +2635,32 @@ fn dbg_trap_self_debug_reports_a_wave_trap_of_its_pm4_queue() {
     assert_eq!((ev.u32_at(8), ev.u32_at(12)), (e.gpus[0], q.queue_id));
     assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |a| a.set_u64(0, trap)).0, Err(Errno::EAGAIN), "cleared");
     wait_until("the wave past its trap", || dword(done.va) == 1);
+    // Snapshots (pqm_get_queue_snapshot, kfd_dbg_trap_device_snapshot): the count with no room,
+    // then the entries; an entry size of 0 is EINVAL.
+    let (r, n) = dbg_trap(KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT, |a| a.set_u32(20, 64));
+    assert_eq!((r, n.u32_at(16), n.u32_at(20)), (Ok(()), 1, 64));
+    let mut qs = [kfd_queue_snapshot_entry::default(); 2];
+    let (r, _) = dbg_trap(KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT, |a| {
+        a.set_u64(8, qs.as_mut_ptr() as u64);
+        a.set_u32(16, 2);
+        a.set_u32(20, 64);
+    });
+    assert_eq!(r, Ok(()));
+    assert_eq!(
+        (qs[0].queue_id, qs[0].gpu_id, qs[0].ring_base_address, qs[0].ring_size, qs[0].queue_type),
+        (q.queue_id, e.gpus[0], q.ring.va, PM4_RING as u32, KFD_IOC_QUEUE_TYPE_COMPUTE)
+    );
+    assert_eq!(qs[0].exception_status, kfd_ec_mask(EC_QUEUE_NEW));
+    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT, |_| {}).0, Err(Errno::EINVAL));
+    let mut ds = vec![kfd_dbg_device_info_entry::default(); e.gpus.len()];
+    let (r, n) = dbg_trap(KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT, |a| {
+        a.set_u64(8, ds.as_mut_ptr() as u64);
+        a.set_u32(16, ds.len() as u32);
+        a.set_u32(20, 120);
+    });
+    assert_eq!((r, n.u32_at(16)), (Ok(()), e.gpus.len() as u32));
+    assert_eq!(ds.iter().map(|d| d.gpu_id).collect::<Vec<_>>(), e.gpus);
+    assert!(ds.iter().all(|d| d.exception_status == 0 && d.capability & 0x2000_0000 != 0));
     assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_DISABLE, |_| {}).0, Ok(()));
     assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |_| {}).0, Err(Errno::EINVAL));
     q.destroy();

@@ -573,10 +573,7 @@ fn resume_workgroup(
         hw_id: 0,
         lds_alloc: (sh.lds_size as u32).div_ceil(512),
         gpr_alloc: ((kd.compute_pgm_rsrc1 & 0x3f) << 8) | ((kd.compute_pgm_rsrc1 >> 6) & 0xf) << 24,
-        tba: sh.opts.trap.as_ref().map_or(0, |t| t.tba),
-        tma: sh.opts.trap.as_ref().map_or(0, |t| t.tma),
-        trap: sh.opts.trap.is_some(),
-        doorbell_id: sh.opts.trap.as_ref().map_or(0, |t| t.doorbell_id),
+        trap: sh.opts.trap.as_ref(),
     };
     let mut local = Local { lds: &mut g.lds };
     let mut gws_target = 0;

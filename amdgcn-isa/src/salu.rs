@@ -36,19 +36,14 @@ pub enum Flow {
 
 /// What the wave's environment says for `s_getreg`: its place on the (pretend) chip.
 #[derive(Clone, Copy, Default)]
-pub struct Env {
+pub struct Env<'a> {
     /// Wave slot / SIMD / CU / SE ids for HW_ID.
     pub hw_id: u32,
     /// LDS allocation granules for LDS_ALLOC.
     pub lds_alloc: u32,
     pub gpr_alloc: u32,
-    /// Second-level trap handler and its TMA ([`crate::Trap`]; 0: none) and whether a trap
-    /// handler exists at all (`s_trap` is an error without one).
-    pub tba: u64,
-    pub tma: u64,
-    pub trap: bool,
-    /// The queue's doorbell id (`MSG_GET_DOORBELL`).
-    pub doorbell_id: u32,
+    /// The dispatch's trap handling ([`crate::Options::trap`]; None: `s_trap` is an error).
+    pub trap: Option<&'a crate::Trap>,
 }
 
 /// `s_sendmsg` message ids (SIMM16[3:0]), GFX9.
@@ -465,10 +460,10 @@ pub fn exec_scalar(w: &mut Wave, i: &Inst, pc: u64, env: &Env) -> Result<Flow, E
         }
         s_trap => {
             let id = (i.simm16 & 0xff) as u32;
-            if !env.trap {
+            let Some(t) = env.trap else {
                 return Err(ExecError::Invalid(format!("s_trap {id} at pc {pc:#x} (no trap handler)")));
-            }
-            if env.tba == 0 || id == 0 || w.trap_mode {
+            };
+            if t.tba == 0 || id == 0 || w.trap_mode {
                 // The first-level handler's L_TRAP_CASE: step over the s_trap.
                 return Ok(Flow::Next);
             }
@@ -477,9 +472,9 @@ pub fn exec_scalar(w: &mut Wave, i: &Inst, pc: u64, env: &Env) -> Result<Flow, E
             w.set_s(TTMP0, pc as u32);
             w.set_s(TTMP0 + 1, ((pc >> 32) as u32 & 0xffff) | id << 16);
             w.set_s(TTMP0 + 12, status(w));
-            w.set_s64(TTMP0 + 14, env.tma);
+            w.set_s64(TTMP0 + 14, t.tma);
             w.trap_mode = true;
-            return Ok(Flow::Jump(env.tba));
+            return Ok(Flow::Jump(t.tba));
         }
         s_rfe_b64 => {
             w.trap_mode = false;
@@ -489,7 +484,7 @@ pub fn exec_scalar(w: &mut Wave, i: &Inst, pc: u64, env: &Env) -> Result<Flow, E
             match i.simm16 & 0xf {
                 MSG_INTERRUPT if i.op == s_sendmsg => return Ok(Flow::Interrupt(w.s[M0] & 0xff_ffff, w.trap_mode)),
                 // The SQ answers in EXEC_LO: the doorbell id, bit 31 clear once it is there.
-                MSG_GET_DOORBELL => w.s[EXEC] = env.doorbell_id & 0x3ff,
+                MSG_GET_DOORBELL => w.s[EXEC] = env.trap.map_or(0, |t| t.doorbell_id) & 0x3ff,
                 // MSG_DEALLOC_VGPRS / GS messages mean nothing to a compute wave.
                 _ => {}
             }

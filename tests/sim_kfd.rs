@@ -9,8 +9,8 @@
 mod common;
 
 use common::{
-    alloc, alloc_at, cpu_map, create_event, create_sdma, event_page, free, in_child, kio, map, map_on, open, reserve,
-    serial, topology_gpus, unmap, wait, Buf, Env, GTT, VRAM,
+    alloc, alloc_at, cpu_map, create_event, create_sdma, dbg_trap, drain, event_page, free, in_child, kio, map, map_on,
+    open, readable, reserve, serial, topology_gpus, unmap, wait, Buf, Env, GTT, VRAM,
 };
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::sdma;
@@ -671,30 +671,6 @@ fn sdma_write_through_read_only_gem_va_mapping_faults() {
     free(&src).unwrap();
 }
 
-/// Whether `fd` has input within `ms` milliseconds.
-fn readable(fd: RawFd, ms: i32) -> bool {
-    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-    // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&mut p, 1, ms) == 1 }
-}
-
-/// Drains `fd` (non-blocking).
-fn drain(fd: RawFd) {
-    let mut b = [0u8; 64];
-    // SAFETY: our descriptor, a 64-byte buffer.
-    while unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) } > 0 {}
-}
-
-fn dbg_trap(
-    pid: i32,
-    op: u32,
-    set: impl FnOnce(&mut kfd_ioctl_dbg_trap_args),
-) -> (Result<(), Errno>, kfd_ioctl_dbg_trap_args) {
-    let mut a = kfd_ioctl_dbg_trap_args { pid: pid as u32, op, ..Default::default() };
-    set(&mut a);
-    (kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DBG_TRAP, &mut a), a)
-}
-
 /// kfdtest `KFDDBGTest.AttachToSpawnedProcess` across two processes: a debugger attaches to a
 /// child it ptraces before the child opened /dev/kfd (its runtime still disabled); the child's
 /// RUNTIME_ENABLE and its RUNTIME_DISABLE each write the debugger's file and wait until the
@@ -706,7 +682,7 @@ fn dbg_trap_attach_to_a_traced_child_waits_for_the_debugger_at_runtime_enable() 
     let _g = serial();
     let runtime = kfd_ec_mask(EC_PROCESS_RUNTIME);
     assert_eq!(dbg_trap(1, KFD_IOC_DBG_TRAP_ENABLE, |_| {}).0, Err(Errno::EPERM), "init is not traced by us");
-    assert_eq!(dbg_trap(i32::MAX, KFD_IOC_DBG_TRAP_ENABLE, |_| {}).0, Err(Errno::ESRCH));
+    assert_eq!(dbg_trap(i32::MAX as u32, KFD_IOC_DBG_TRAP_ENABLE, |_| {}).0, Err(Errno::ESRCH));
     let (mut ev, mut done) = ([0; 2], [0; 2]);
     // SAFETY: two fresh pipes.
     unsafe {
@@ -742,7 +718,7 @@ fn dbg_trap_attach_to_a_traced_child_waits_for_the_debugger_at_runtime_enable() 
     unsafe { libc::waitpid(child, &mut status, 0) };
     assert!(libc::WIFSTOPPED(status), "the child stops for its tracer");
     let mut info = kfd_runtime_info { r_debug: 7, runtime_state: 9, ttmp_setup: 9 };
-    let (r, _) = dbg_trap(child, KFD_IOC_DBG_TRAP_ENABLE, |a| {
+    let (r, _) = dbg_trap(child as u32, KFD_IOC_DBG_TRAP_ENABLE, |a| {
         a.set_u64(0, runtime);
         a.set_u64(8, &mut info as *mut kfd_runtime_info as u64);
         a.set_u32(16, 16);
@@ -755,17 +731,17 @@ fn dbg_trap_attach_to_a_traced_child_waits_for_the_debugger_at_runtime_enable() 
     for step in ["enable", "disable"] {
         assert!(readable(ev[0], 5000), "no byte on the debugger's file at runtime {step}");
         drain(ev[0]);
-        let (r, q) = dbg_trap(child, KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |a| a.set_u64(0, runtime));
+        let (r, q) = dbg_trap(child as u32, KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |a| a.set_u64(0, runtime));
         assert_eq!((r, q.u64_at(0), q.u32_at(8), q.u32_at(12)), (Ok(()), runtime, 0, 0), "runtime {step}");
         if step == "enable" {
             assert!(!readable(done[0], 100), "RUNTIME_ENABLE returned before the debugger's answer");
         }
-        assert_eq!(dbg_trap(child, KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT, |a| a.set_u64(0, runtime)).0, Ok(()));
+        assert_eq!(dbg_trap(child as u32, KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT, |a| a.set_u64(0, runtime)).0, Ok(()));
         if step == "enable" {
             assert!(readable(done[0], 5000), "RUNTIME_ENABLE still waits after the answer");
         }
     }
-    assert_eq!(dbg_trap(child, KFD_IOC_DBG_TRAP_DISABLE, |_| {}).0, Ok(()));
+    assert_eq!(dbg_trap(child as u32, KFD_IOC_DBG_TRAP_DISABLE, |_| {}).0, Ok(()));
     // SAFETY: our tracee, then our child.
     unsafe {
         libc::ptrace(libc::PTRACE_DETACH, child, 0, 0);

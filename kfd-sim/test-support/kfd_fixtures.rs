@@ -269,3 +269,29 @@ pub fn with_stopped_tracee<R>(f: impl FnOnce(libc::pid_t) -> R) -> R {
     }
     r
 }
+
+/// Whether `fd` has input within `ms` milliseconds.
+pub fn readable(fd: RawFd, ms: i32) -> bool {
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut p, 1, ms) == 1 }
+}
+
+/// Drains `fd` (non-blocking).
+pub fn drain(fd: RawFd) {
+    let mut b = [0u8; 64];
+    // SAFETY: our descriptor, a 64-byte buffer.
+    while unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) } > 0 {}
+}
+
+/// AMDKFD_IOC_DBG_TRAP `op` on process `pid`, its arguments set by `set`: the result and the
+/// arguments as the kernel left them.
+pub fn dbg_trap(
+    pid: u32,
+    op: u32,
+    set: impl FnOnce(&mut kfd_ioctl_dbg_trap_args),
+) -> (Result<(), Errno>, kfd_ioctl_dbg_trap_args) {
+    let mut a = kfd_ioctl_dbg_trap_args { pid, op, ..Default::default() };
+    set(&mut a);
+    (kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DBG_TRAP, &mut a), a)
+}

@@ -2511,19 +2511,6 @@ fn cs_runs_sdma_ibs_in_order_with_fences() {
     }
 }
 
-/// Whether `fd` has input within `ms` milliseconds.
-fn readable(fd: i32, ms: i32) -> bool {
-    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-    // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&mut p, 1, ms) == 1 }
-}
-
-fn dbg_trap(op: u32, set: impl FnOnce(&mut kfd_ioctl_dbg_trap_args)) -> (Result<(), Errno>, kfd_ioctl_dbg_trap_args) {
-    let mut a = kfd_ioctl_dbg_trap_args { pid: std::process::id(), op, ..Default::default() };
-    set(&mut a);
-    (kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DBG_TRAP, &mut a), a)
-}
-
 /// kfdtest `KFDDBGTest.HitTrapEvent` on the model: a process debugging itself gets
 /// `EC_QUEUE_NEW` on its PM4 queue without a byte on its file (not subscribed), then, once it
 /// subscribes to `EC_QUEUE_WAVE_TRAP`, the byte and the event of a wave whose `s_trap 1` ran
@@ -2535,6 +2522,7 @@ fn dbg_trap(op: u32, set: impl FnOnce(&mut kfd_ioctl_dbg_trap_args)) -> (Result<
 fn dbg_trap_self_debug_reports_a_wave_trap_of_its_pm4_queue() {
     let _g = SERIAL.lock().unwrap();
     let e = env();
+    let me = std::process::id();
     let kfd = e.kfd.as_raw_fd();
     let bufs: Vec<Buf> = (0..4).map(|_| alloc(0, 4096, GTT)).collect();
     for b in &bufs {
@@ -2572,7 +2560,7 @@ fn dbg_trap_self_debug_reports_a_wave_trap_of_its_pm4_queue() {
     let mut rt = kfd_ioctl_runtime_enable_args::default();
     kio(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &mut rt).unwrap();
     // Not debugged yet: ops other than ENABLE are EINVAL.
-    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |_| {}).0, Err(Errno::EINVAL));
+    assert_eq!(dbg_trap(me, KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |_| {}).0, Err(Errno::EINVAL));
     let mut fds = [0; 2];
     // SAFETY: a fresh pipe.
     assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) }, 0);
@@ -2585,42 +2573,41 @@ fn dbg_trap_self_debug_reports_a_wave_trap_of_its_pm4_queue() {
         a.set_u32(20, rd.as_raw_fd() as u32);
     };
     // Runtime disabled: enabling works, the hardware ops are EPERM.
-    let (r, a) = dbg_trap(KFD_IOC_DBG_TRAP_ENABLE, enable);
+    let (r, a) = dbg_trap(me, KFD_IOC_DBG_TRAP_ENABLE, enable);
     assert_eq!((r, a.u32_at(16)), (Ok(()), 16));
     assert_eq!((info.r_debug, info.runtime_state, info.ttmp_setup), (0, DEBUG_RUNTIME_STATE_DISABLED, 0));
-    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_SET_FLAGS, |_| {}).0, Err(Errno::EPERM));
-    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_ENABLE, |_| {}).0, Err(Errno::EALREADY));
+    assert_eq!(dbg_trap(me, KFD_IOC_DBG_TRAP_SET_FLAGS, |_| {}).0, Err(Errno::EPERM));
+    assert_eq!(dbg_trap(me, KFD_IOC_DBG_TRAP_ENABLE, |_| {}).0, Err(Errno::EALREADY));
     // RUNTIME_ENABLE under the debugger raises EC_PROCESS_RUNTIME and waits for the answer;
     // the debugger is this process too, so answer from another thread.
     assert_eq!(
-        dbg_trap(KFD_IOC_DBG_TRAP_SET_EXCEPTIONS_ENABLED, |a| a.set_u64(0, kfd_ec_mask(EC_PROCESS_RUNTIME))).0,
+        dbg_trap(me, KFD_IOC_DBG_TRAP_SET_EXCEPTIONS_ENABLED, |a| a.set_u64(0, kfd_ec_mask(EC_PROCESS_RUNTIME))).0,
         Ok(())
     );
     let rdfd = rd.as_raw_fd();
     let answer = std::thread::spawn(move || {
         assert!(readable(rdfd, 5000), "no byte for EC_PROCESS_RUNTIME");
-        let mut b = [0u8; 8];
-        // SAFETY: our pipe, an 8-byte buffer.
-        let _ = unsafe { libc::read(rdfd, b.as_mut_ptr().cast(), 8) };
-        let (r, q) = dbg_trap(KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |a| a.set_u64(0, kfd_ec_mask(EC_PROCESS_RUNTIME)));
+        drain(rdfd);
+        let (r, q) =
+            dbg_trap(me, KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |a| a.set_u64(0, kfd_ec_mask(EC_PROCESS_RUNTIME)));
         assert_eq!((r, q.u64_at(0)), (Ok(()), kfd_ec_mask(EC_PROCESS_RUNTIME)));
         std::thread::sleep(Duration::from_millis(50));
-        dbg_trap(KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT, |a| a.set_u64(0, kfd_ec_mask(EC_PROCESS_RUNTIME))).0.unwrap();
+        dbg_trap(me, KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT, |a| a.set_u64(0, kfd_ec_mask(EC_PROCESS_RUNTIME))).0.unwrap();
     });
     let t0 = std::time::Instant::now();
     rt = kfd_ioctl_runtime_enable_args { r_debug: 0x1234, mode_mask: 3, capabilities_mask: 0 };
     kio(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &mut rt).unwrap();
     assert!(t0.elapsed() >= Duration::from_millis(50), "RUNTIME_ENABLE returned before the debugger's answer");
     answer.join().unwrap();
-    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_SET_EXCEPTIONS_ENABLED, |a| a.set_u64(0, 0)).0, Ok(()));
+    assert_eq!(dbg_trap(me, KFD_IOC_DBG_TRAP_SET_EXCEPTIONS_ENABLED, |a| a.set_u64(0, 0)).0, Ok(()));
     let mut q = create_pm4(0);
     assert!(!readable(rdfd, 0), "a byte for an exception nobody subscribed to");
-    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |_| {}).0, Err(Errno::EAGAIN));
+    assert_eq!(dbg_trap(me, KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |_| {}).0, Err(Errno::EAGAIN));
     let trap = kfd_ec_mask(EC_QUEUE_WAVE_TRAP);
-    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_SET_EXCEPTIONS_ENABLED, |a| a.set_u64(0, trap)).0, Ok(()));
+    assert_eq!(dbg_trap(me, KFD_IOC_DBG_TRAP_SET_EXCEPTIONS_ENABLED, |a| a.set_u64(0, trap)).0, Ok(()));
     assert!(!readable(rdfd, 0), "EC_QUEUE_NEW is pending but not subscribed");
     // GC 9.4.2 cannot trap on wave start: EACCES, the supported mask comes back.
-    let (r, o) = dbg_trap(KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE, |a| {
+    let (r, o) = dbg_trap(me, KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE, |a| {
         a.set_u32(4, KFD_DBG_TRAP_MASK_TRAP_ON_WAVE_START);
         a.set_u32(8, KFD_DBG_TRAP_MASK_TRAP_ON_WAVE_START);
     });
@@ -2629,18 +2616,22 @@ fn dbg_trap_self_debug_reports_a_wave_trap_of_its_pm4_queue() {
     dw.extend(pm4_write_data(done.va, &[1]));
     q.submit(&dw);
     assert!(readable(rdfd, 10_000), "no byte for the wave's trap");
-    let (r, ev) = dbg_trap(KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |a| a.set_u64(0, trap));
+    let (r, ev) = dbg_trap(me, KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |a| a.set_u64(0, trap));
     assert_eq!(r, Ok(()));
     assert_eq!(ev.u64_at(0), trap | kfd_ec_mask(EC_QUEUE_NEW), "the queue's whole status");
     assert_eq!((ev.u32_at(8), ev.u32_at(12)), (e.gpus[0], q.queue_id));
-    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |a| a.set_u64(0, trap)).0, Err(Errno::EAGAIN), "cleared");
+    assert_eq!(
+        dbg_trap(me, KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |a| a.set_u64(0, trap)).0,
+        Err(Errno::EAGAIN),
+        "cleared"
+    );
     wait_until("the wave past its trap", || dword(done.va) == 1);
     // Snapshots (pqm_get_queue_snapshot, kfd_dbg_trap_device_snapshot): the count with no room,
     // then the entries; an entry size of 0 is EINVAL.
-    let (r, n) = dbg_trap(KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT, |a| a.set_u32(20, 64));
+    let (r, n) = dbg_trap(me, KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT, |a| a.set_u32(20, 64));
     assert_eq!((r, n.u32_at(16), n.u32_at(20)), (Ok(()), 1, 64));
     let mut qs = [kfd_queue_snapshot_entry::default(); 2];
-    let (r, _) = dbg_trap(KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT, |a| {
+    let (r, _) = dbg_trap(me, KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT, |a| {
         a.set_u64(8, qs.as_mut_ptr() as u64);
         a.set_u32(16, 2);
         a.set_u32(20, 64);
@@ -2651,9 +2642,9 @@ fn dbg_trap_self_debug_reports_a_wave_trap_of_its_pm4_queue() {
         (q.queue_id, e.gpus[0], q.ring.va, PM4_RING as u32, KFD_IOC_QUEUE_TYPE_COMPUTE)
     );
     assert_eq!(qs[0].exception_status, kfd_ec_mask(EC_QUEUE_NEW));
-    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT, |_| {}).0, Err(Errno::EINVAL));
+    assert_eq!(dbg_trap(me, KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT, |_| {}).0, Err(Errno::EINVAL));
     let mut ds = vec![kfd_dbg_device_info_entry::default(); e.gpus.len()];
-    let (r, n) = dbg_trap(KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT, |a| {
+    let (r, n) = dbg_trap(me, KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT, |a| {
         a.set_u64(8, ds.as_mut_ptr() as u64);
         a.set_u32(16, ds.len() as u32);
         a.set_u32(20, 120);
@@ -2661,8 +2652,8 @@ fn dbg_trap_self_debug_reports_a_wave_trap_of_its_pm4_queue() {
     assert_eq!((r, n.u32_at(16)), (Ok(()), e.gpus.len() as u32));
     assert_eq!(ds.iter().map(|d| d.gpu_id).collect::<Vec<_>>(), e.gpus);
     assert!(ds.iter().all(|d| d.exception_status == 0 && d.capability & 0x2000_0000 != 0));
-    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_DISABLE, |_| {}).0, Ok(()));
-    assert_eq!(dbg_trap(KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |_| {}).0, Err(Errno::EINVAL));
+    assert_eq!(dbg_trap(me, KFD_IOC_DBG_TRAP_DISABLE, |_| {}).0, Ok(()));
+    assert_eq!(dbg_trap(me, KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, |_| {}).0, Err(Errno::EINVAL));
     q.destroy();
     rt = kfd_ioctl_runtime_enable_args::default();
     kio(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &mut rt).unwrap();

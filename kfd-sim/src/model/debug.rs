@@ -115,20 +115,14 @@ fn claim(pid: u32) -> Option<&'static Slot> {
         let cur = s.pid.load(SeqCst);
         (cur == 0 || !sys::pid_alive(cur)) && s.pid.compare_exchange(cur, pid, SeqCst, SeqCst).is_ok()
     })?;
-    for a in [&s.debugger, &s.runtime_state, &s.ttmp_setup, &s.sema, &s.dbg_flags, &s.trap_mask] {
+    // What DISABLE leaves behind, then the runtime state and the queues of the pid before.
+    disable(s);
+    for a in [&s.runtime_state, &s.ttmp_setup, &s.sema] {
         a.store(0, SeqCst);
     }
-    s.dbg_fd.store(-1, SeqCst);
-    for a in [&s.dbg_dev, &s.dbg_ino, &s.r_debug, &s.enable_mask, &s.process_status] {
-        a.store(0, SeqCst);
-    }
-    for g in 0..MAX_GPUS {
-        s.device_status[g].store(0, SeqCst);
-        s.fault_va[g].store(0, SeqCst);
-    }
+    s.r_debug.store(0, SeqCst);
     for q in &s.queues {
         q.id.store(0, SeqCst);
-        q.status.store(0, SeqCst);
     }
     Some(s)
 }

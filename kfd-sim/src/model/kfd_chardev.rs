@@ -1190,9 +1190,14 @@ fn kfd_ioctl_runtime_enable(p: &Arc<Process>, args: &mut kfd_ioctl_runtime_enabl
     Ok(0)
 }
 
-/// `kfd_ioctl_set_debug_trap`: the debugger interface ([`super::debug::dbg_trap`]).
+/// `kfd_ioctl_set_debug_trap`: the debugger interface ([`super::debug::dbg_trap`]), told this
+/// process's queues when it enables debugging of itself.
 fn kfd_ioctl_set_debug_trap(p: &Arc<Process>, args: &mut kfd_ioctl_dbg_trap_args) -> R {
-    let own: Vec<super::debug::QueueInfo> = p.state.lock().queues.values().map(queue_info).collect();
+    let own: Vec<super::debug::QueueInfo> = if args.op == KFD_IOC_DBG_TRAP_ENABLE && args.pid == p.pid {
+        p.state.lock().queues.values().map(queue_info).collect()
+    } else {
+        Vec::new()
+    };
     super::debug::dbg_trap(args, &own)
 }
 

@@ -336,6 +336,15 @@ pub enum AtomicOp {
     PkAddF16,
 }
 
+/// An SMEM atomic's operation and width: `s_atomic_add_x2`, `s_buffer_atomic_cmpswap`.
+pub(crate) fn smem_atomic(name: &str) -> Option<(AtomicOp, u8)> {
+    let t = name.strip_prefix("s_atomic_").or_else(|| name.strip_prefix("s_buffer_atomic_"))?;
+    match parse_mem(&format!("global_atomic_{t}"))? {
+        MemKind::Atomic { op, bytes, .. } => Some((op, bytes)),
+        _ => None,
+    }
+}
+
 fn parse_mem(name: &str) -> Option<MemKind> {
     let (_, rest) = name.split_once('_')?;
     if name.starts_with("buffer_wbinvl1") || name.starts_with("buffer_inv") || name == "buffer_wbl2" {

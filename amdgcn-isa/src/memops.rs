@@ -869,6 +869,7 @@ pub struct Clock {
 pub fn exec_smem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, clock: &Clock) -> Result<(), ExecError> {
     use Op::*;
     let d = i.dst as usize;
+    let atomic = crate::decode::smem_atomic(i.op.name());
     let n = match i.op {
         s_load_dword | s_buffer_load_dword | s_store_dword | s_buffer_store_dword => 1,
         s_load_dwordx2 | s_buffer_load_dwordx2 | s_store_dwordx2 | s_buffer_store_dwordx2 => 2,
@@ -883,6 +884,7 @@ pub fn exec_smem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, clock: &Clock) ->
             return Ok(());
         }
         s_dcache_inv | s_dcache_wb | s_dcache_inv_vol | s_dcache_wb_vol => return Ok(()),
+        _ if atomic.is_some() => 0,
         _ => return Err(unsupported(i, pc, "")),
     };
     let buffer = i.op.name().starts_with("s_buffer");
@@ -897,6 +899,23 @@ pub fn exec_smem(w: &mut Wave, i: &Inst, pc: u64, m: &mut Mem, clock: &Clock) ->
         None => 0,
     };
     let addr = (base.wrapping_add(soff) as i64).wrapping_add(i.offset as i64) as u64 & !3;
+    if let Some((op, bytes)) = atomic {
+        // SDATA holds the source (then, for cmpswap, the compare value); GLC returns the old
+        // value there.
+        let regs = bytes as usize / 4;
+        let rd = |w: &Wave, r: usize| if regs == 2 { w.sgpr64(r & 0xff) } else { w.s[r & 0xff] as u64 };
+        let src = rd(w, d);
+        let cmp = if op == AtomicOp::CmpSwap { rd(w, d + regs) } else { 0 };
+        let addr = addr & !(bytes as u64 - 1);
+        let old = m.mem.atomic(addr, bytes as u32, &mut |o| atomic_apply(op, bytes, o, src, cmp))?;
+        if i.glc {
+            w.set_s(d, old as u32);
+            if regs == 2 {
+                w.set_s(d + 1, (old >> 32) as u32);
+            }
+        }
+        return Ok(());
+    }
     let store = i.op.name().contains("store");
     // The whole access at once, so that its aligned 8-byte parts move whole (the module's doc).
     let mut buf = [0u8; 64];

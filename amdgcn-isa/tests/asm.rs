@@ -1580,6 +1580,36 @@ EXIT_LOOP:
     assert_eq!(*seen.lock().unwrap(), vec![(0x1a3 | 0x800, true)], "one privileged interrupt, doorbell | trap code 2");
 }
 
+/// SMEM atomics (ROCr's trap handler claims sample slots with `s_atomic_add_x2`): the old
+/// value comes back in SDATA with GLC only, `_x2` works on 64 bits, cmpswap takes the compare
+/// value from the register after the source.
+#[test]
+fn smem_atomics_return_the_old_value_with_glc() {
+    let vals = ["s10", "s12", "s13", "s14", "s16", "s20", "s21", "s22", "s23"];
+    let mut body = "    s_mov_b32 s10, 5
+    s_atomic_add s10, s[6:7], 0x0 glc
+    s_mov_b32 s12, 100
+    s_mov_b32 s13, 0
+    s_atomic_add_x2 s[12:13], s[6:7], 0x8 glc
+    s_mov_b32 s14, 42
+    s_mov_b32 s15, 6
+    s_atomic_cmpswap s[14:15], s[6:7], 0x0 glc
+    s_mov_b32 s16, 1
+    s_atomic_add s16, s[6:7], 0x4
+    s_waitcnt lgkmcnt(0)
+    s_load_dwordx4 s[20:23], s[6:7], 0x0 glc
+    s_waitcnt lgkmcnt(0)
+"
+    .to_string();
+    for (k, r) in vals.iter().enumerate() {
+        body += &format!("    v_mov_b32 v4, {r}\n{}", store(k, "v4"));
+    }
+    // Input dwords 0..4: 1, 4, 7, 10.
+    let Some(o) = run_snippet(&body, &lanes_in(), 64, vals.len()) else { return };
+    let got: Vec<u32> = o.chunks(64).map(|c| c[0]).collect();
+    assert_eq!(got, [1, 7, 10, 6, 1, 42, 5, 107, 10]);
+}
+
 /// With no second-level handler the first-level handler steps over `s_trap`; with no trap
 /// handling at all (`Options::trap` None) `s_trap` ends the dispatch with an error.
 #[test]

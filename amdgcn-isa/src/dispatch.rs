@@ -10,7 +10,7 @@ use std::sync::{Condvar, Mutex};
 use crate::decode::{decode, Enc, Inst};
 use crate::memops::{exec_ds, exec_smem, exec_vmem, Clock, Local, Mem};
 use crate::optab::Op;
-use crate::salu::{exec_scalar, Env, Flow};
+use crate::salu::{self, exec_scalar, Env, Flow};
 use crate::valu::exec_vector;
 use crate::wave::{Status, Wave, EXEC, M0, VCC};
 use crate::{Dispatch, ExecError, Fault, Memory, Options, Stats};
@@ -470,6 +470,16 @@ fn init_workgroup(sh: &Shared, g: &mut Wg) {
         w.mode = initial_mode(kd.compute_pgm_rsrc1);
         w.count = 0;
         w.trap_mode = false;
+        w.host_trap_seen = u64::MAX;
+        w.in_host_trap = false;
+        if sh.opts.trap.is_some() {
+            // The trap temporaries the SPI sets up for a trap handler: workgroup id X, Y, Z in
+            // ttmp8-10, the wave's index in its workgroup in ttmp11[5:0].
+            for (k, id) in wg.iter().enumerate() {
+                w.set_s(salu::TTMP0 + 8 + k, *id as u32);
+            }
+            w.set_s(salu::TTMP0 + 11, n as u32 & 0x3f);
+        }
         w.priv_size = sh.priv_size;
         // Scratch is allocated on the first private write (zero until then).
         if w.scratch_used {
@@ -814,6 +824,13 @@ fn run_wave(
     w.slept = false;
     let mut lanes = 0;
     let (mut last_exec, mut last_lanes) = (0u64, 0u64);
+    // A host trap is taken between instructions: here, as the wave resumes.
+    if let Some(t) = env.trap.filter(|t| t.tba != 0 && !w.trap_mode) {
+        if let Some(id) = t.host_trap.as_ref().and_then(|h| (h.take)(env.hw_id, &mut w.host_trap_seen)) {
+            w.pc = salu::enter_trap(w, t, w.pc, id << 16 | salu::TTMP1_HT);
+            w.in_host_trap = true;
+        }
+    }
     let r = loop {
         if w.count >= slice_end {
             break Ok(None);

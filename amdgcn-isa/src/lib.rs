@@ -202,6 +202,9 @@ pub struct Options {
 /// STATUS, `ttmp[14:15]` = `tma`, and the wave privileged until `s_rfe_b64`. Without a
 /// second-level handler (`tba` 0) the first-level handler steps over the `s_trap`
 /// (`L_NO_NEXT_TRAP` → `L_TRAP_CASE`).
+///
+/// Host traps ([`Trap::host_trap`]) enter the same handler with `ttmp1[24]` (HT) set and the
+/// PC of the next instruction, which `s_rfe_b64` returns to.
 #[derive(Clone)]
 pub struct Trap {
     /// Second-level trap handler (`tba_addr` of SET_TRAP_HANDLER; 0: none).
@@ -214,6 +217,32 @@ pub struct Trap {
     /// `s_sendmsg sendmsg(MSG_INTERRUPT)`: called with `M0[23:0]` (the SQ interrupt's DATA) and
     /// whether the wave was privileged (in a trap handler: the interrupt's PRIV bit).
     pub interrupt: std::sync::Arc<dyn Fn(u32, bool) + Send + Sync>,
+    /// Host traps the driver sends waves (SQ_CMD with CMD=TRAP, as KFD's PC sampling does).
+    pub host_trap: Option<HostTrap>,
+}
+
+/// [`HostTrap::take`]: `(hw_id, seen) -> trap id`.
+pub type HostTrapTake = dyn Fn(u32, &mut u64) -> Option<u32> + Send + Sync;
+
+/// Host traps of [`Trap::host_trap`].
+#[derive(Clone)]
+pub struct HostTrap {
+    /// Asked for each wave at its instruction-slice boundaries (every few thousand
+    /// instructions, and whenever the wave resumes) outside its trap handler, with the wave's
+    /// HW_ID and a word of its own (`u64::MAX` when the wave starts; the hook keeps what it
+    /// needs there). Returns the trap id (SQ_CMD DATA) of a host trap the wave takes now, or
+    /// None. It decides what the first-level handler would: a host trap the process has not
+    /// enabled is never taken.
+    pub take: std::sync::Arc<HostTrapTake>,
+    /// Called as a wave that took a host trap leaves the handler (`s_rfe_b64`); a wave that
+    /// ends or faults in it never does.
+    pub returned: std::sync::Arc<dyn Fn() + Send + Sync>,
+}
+
+impl std::fmt::Debug for HostTrap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HostTrap(..)")
+    }
 }
 
 impl std::fmt::Debug for Trap {

@@ -51,7 +51,23 @@ const MSG_INTERRUPT: u16 = 1;
 const MSG_GET_DOORBELL: u16 = 10;
 
 /// First trap temporary (`ttmp0`'s operand code).
-const TTMP0: usize = 108;
+pub(crate) const TTMP0: usize = 108;
+
+/// `ttmp1`'s host-trap bit (HT; `S_SAVE_PC_HI_HT_MASK` of `cwsr_trap_handler_gfx9.asm`).
+pub(crate) const TTMP1_HT: u32 = 1 << 24;
+
+/// Hardware's trap entry and the first-level handler's jump to the second level
+/// (`L_FETCH_2ND_TRAP`): `ttmp[0:1]` = `pc` with `ttmp1_bits` (trap id in [23:16], HT) above
+/// PC[47:32], `ttmp12` = STATUS, `ttmp[14:15]` = TMA; the wave privileged. Returns the handler's
+/// address.
+pub(crate) fn enter_trap(w: &mut Wave, t: &crate::Trap, pc: u64, ttmp1_bits: u32) -> u64 {
+    w.set_s(TTMP0, pc as u32);
+    w.set_s(TTMP0 + 1, ((pc >> 32) as u32 & 0xffff) | ttmp1_bits);
+    w.set_s(TTMP0 + 12, status(w));
+    w.set_s64(TTMP0 + 14, t.tma);
+    w.trap_mode = true;
+    t.tba
+}
 
 /// SQ_WAVE_STATUS as `s_getreg` reads it: SCC, PRIV (bit 5: kernels run with it set here, as the
 /// CP's dispatches of privileged queues do), EXECZ.
@@ -467,17 +483,15 @@ pub fn exec_scalar(w: &mut Wave, i: &Inst, pc: u64, env: &Env) -> Result<Flow, E
                 // The first-level handler's L_TRAP_CASE: step over the s_trap.
                 return Ok(Flow::Next);
             }
-            // Hardware's trap entry and the first-level handler's jump to the second level
-            // (L_FETCH_2ND_TRAP): ttmp0/1 = PC and trap id, ttmp12 = STATUS, ttmp14/15 = TMA.
-            w.set_s(TTMP0, pc as u32);
-            w.set_s(TTMP0 + 1, ((pc >> 32) as u32 & 0xffff) | id << 16);
-            w.set_s(TTMP0 + 12, status(w));
-            w.set_s64(TTMP0 + 14, t.tma);
-            w.trap_mode = true;
-            return Ok(Flow::Jump(t.tba));
+            return Ok(Flow::Jump(enter_trap(w, t, pc, id << 16)));
         }
         s_rfe_b64 => {
             w.trap_mode = false;
+            if std::mem::take(&mut w.in_host_trap) {
+                if let Some(h) = env.trap.and_then(|t| t.host_trap.as_ref()) {
+                    (h.returned)();
+                }
+            }
             return Ok(Flow::Jump(a64(w) & 0xffff_ffff_ffff));
         }
         s_sendmsg | s_sendmsghalt => {

@@ -79,6 +79,10 @@ pub struct Wave {
     pub(crate) gws_wait: Option<crate::gws::Wait>,
     /// In a trap handler (privileged): from trap entry to `s_rfe_b64`.
     pub trap_mode: bool,
+    /// The [`crate::HostTrap`] hook's word for this wave.
+    pub host_trap_seen: u64,
+    /// In the trap handler for a host trap.
+    pub in_host_trap: bool,
 }
 
 impl Wave {
@@ -100,6 +104,8 @@ impl Wave {
             slept: false,
             gws_wait: None,
             trap_mode: false,
+            host_trap_seen: u64::MAX,
+            in_host_trap: false,
         }
     }
 

@@ -1553,6 +1553,7 @@ fn s_trap_enters_the_second_level_handler_and_returns() {
             tma: 0x30_0000_0000,
             doorbell_id: 0x1a3,
             interrupt: std::sync::Arc::new(move |data, privileged| s2.lock().unwrap().push((data, privileged))),
+            host_trap: None,
         }),
         ..Default::default()
     };
@@ -1610,6 +1611,70 @@ fn smem_atomics_return_the_old_value_with_glc() {
     assert_eq!(got, [1, 7, 10, 6, 1, 42, 5, 107, 10]);
 }
 
+/// A host trap ([`amdgcn_isa::HostTrap`]) enters the second-level handler between two
+/// instructions with `ttmp1` = PC[47:32] | trap id << 16 | HT (bit 24), and `s_rfe_b64` resumes
+/// the wave where it was, SCC included: the loop below (whose `s_cmp`/`s_cbranch` pair a trap
+/// may split) ends only after three host traps.
+#[test]
+fn host_trap_enters_the_second_level_handler_between_instructions() {
+    // s20 counts entries; s21 keeps ttmp1 as the handler found it.
+    let handler = "    s_add_u32 s20, s20, 1
+    s_mov_b32 s21, ttmp1
+    s_and_b32 ttmp1, ttmp1, 0xffff
+    s_setreg_b32 hwreg(HW_REG_STATUS), ttmp12
+    s_rfe_b64 [ttmp0, ttmp1]
+";
+    let Some(handler) = assemble(handler) else { return };
+    let mem = VecMem::new();
+    const TBA: u64 = 0x20_0000_0000;
+    write_ro(&mem, TBA, &handler);
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let a2 = asked.clone();
+    let returned = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let r2 = returned.clone();
+    let opts = Options {
+        max_wave_instructions: Some(10_000_000),
+        trap: Some(amdgcn_isa::Trap {
+            tba: TBA,
+            tma: 0x30_0000_0000,
+            doorbell_id: 0,
+            interrupt: std::sync::Arc::new(|_, _| {}),
+            // Every other time the wave is asked: a host trap with id 4 (PC sampling's).
+            host_trap: Some(amdgcn_isa::HostTrap {
+                take: std::sync::Arc::new(move |_, seen| {
+                    a2.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    *seen = seen.wrapping_add(1);
+                    (*seen % 2 == 1).then_some(4)
+                }),
+                returned: std::sync::Arc::new(move || {
+                    r2.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }),
+            }),
+        }),
+        ..Default::default()
+    };
+    let body = format!(
+        "    s_mov_b32 s20, 0
+    s_mov_b32 s9, 0
+LOOP:
+    s_add_u32 s9, s9, 1
+    s_cmp_lt_u32 s20, 3
+    s_cbranch_scc1 LOOP
+    v_mov_b32 v4, s20
+    v_mov_b32 v5, s21
+{}{}",
+        store(0, "v4"),
+        store(1, "v5")
+    );
+    let Some(o) = run_snippet_with(&mem, &body, &lanes_in(), 64, 2, opts) else { return };
+    let ttmp1 = ((KD_VA >> 32) as u32 & 0xffff) | 4 << 16 | 1 << 24;
+    assert!(o[..64].iter().all(|&v| v == 3), "handler entries {}", o[0]);
+    assert!(o[64..].iter().all(|&v| v == ttmp1), "ttmp1 {:#x}, want {ttmp1:#x}", o[64]);
+    // Not asked while in the handler: two asks per trap taken, three traps.
+    assert!(asked.load(std::sync::atomic::Ordering::Relaxed) >= 6);
+    assert_eq!(returned.load(std::sync::atomic::Ordering::Relaxed), 3, "returns from host traps");
+}
+
 /// With no second-level handler the first-level handler steps over `s_trap`; with no trap
 /// handling at all (`Options::trap` None) `s_trap` ends the dispatch with an error.
 #[test]
@@ -1617,7 +1682,13 @@ fn s_trap_without_a_second_level_handler_is_stepped_over() {
     let body = format!("    v_mov_b32 v4, 5\n    s_trap 2\n    v_mov_b32 v4, 6\n{}", store(0, "v4"));
     let opts = Options {
         max_wave_instructions: Some(100_000),
-        trap: Some(amdgcn_isa::Trap { tba: 0, tma: 0, doorbell_id: 0, interrupt: std::sync::Arc::new(|_, _| {}) }),
+        trap: Some(amdgcn_isa::Trap {
+            tba: 0,
+            tma: 0,
+            doorbell_id: 0,
+            interrupt: std::sync::Arc::new(|_, _| {}),
+            host_trap: None,
+        }),
         ..Default::default()
     };
     let Some(o) = run_snippet_with(&VecMem::new(), &body, &lanes_in(), 64, 1, opts) else { return };

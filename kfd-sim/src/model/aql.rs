@@ -456,6 +456,7 @@ fn trap_of(q: &QueueRt) -> Option<amdgcn_isa::Trap> {
                 p.state.lock().events.signal_interrupt(data & 0xff_ffff);
             }
         }),
+        host_trap: None,
     })
 }
 

@@ -825,6 +825,34 @@ pub struct kfd_ioctl_pc_sample_args {
 }
 
 pub const KFD_IOCTL_PCS_OP_QUERY_CAPABILITIES: u32 = 0;
+pub const KFD_IOCTL_PCS_OP_CREATE: u32 = 1;
+pub const KFD_IOCTL_PCS_OP_DESTROY: u32 = 2;
+pub const KFD_IOCTL_PCS_OP_START: u32 = 3;
+pub const KFD_IOCTL_PCS_OP_STOP: u32 = 4;
+/// `kfd_ioctl_pc_sample_args.flags` of QUERY_CAPABILITIES: every format of the GPU, not only
+/// the one of the session running on it.
+pub const KFD_IOCTL_PCS_QUERY_TYPE_FULL: u32 = 1 << 0;
+/// `kfd_pc_sample_info.flags`: the interval must be a power of 2.
+pub const KFD_IOCTL_PCS_FLAG_POWER_OF_2: u64 = 0x1;
+pub const KFD_IOCTL_PCS_METHOD_HOSTTRAP: u32 = 1;
+pub const KFD_IOCTL_PCS_METHOD_STOCHASTIC: u32 = 2;
+pub const KFD_IOCTL_PCS_TYPE_TIME_US: u32 = 0;
+pub const KFD_IOCTL_PCS_TYPE_CLOCK_CYCLES: u32 = 1;
+pub const KFD_IOCTL_PCS_TYPE_INSTRUCTIONS: u32 = 2;
+
+/// One sampling format of a GPU, or a session's parameters (`struct kfd_pc_sample_info`, 40
+/// bytes). `interval` is in the unit of `type` (µs for [`KFD_IOCTL_PCS_TYPE_TIME_US`]);
+/// `interval_min`, `interval_max` and `flags` are what the GPU allows.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct kfd_pc_sample_info {
+    pub interval: u64,
+    pub interval_min: u64,
+    pub interval_max: u64,
+    pub flags: u64,
+    pub method: u32,
+    pub r#type: u32,
+}
 
 /// With no attributes; a call with `n` attributes adds `8 * n` to `_IOC_SIZE`.
 pub const AMDKFD_IOC_SVM: Ioctl = request_code_readwrite!(K, 0x20, sz::<kfd_ioctl_svm_args>());
@@ -946,6 +974,7 @@ mod tests {
         assert_eq!(size_of::<kfd_dbg_device_info_entry>(), 120);
         assert_eq!(size_of::<kfd_queue_snapshot_entry>(), 64);
         assert_eq!(size_of::<kfd_runtime_info>(), 16);
+        assert_eq!(size_of::<kfd_pc_sample_info>(), 40);
         // ROCT-Thunk-Interface rocm-5.3.3 kfd_ioctl.h: structs of 48 and 32 bytes.
         assert_eq!(AMDKFD_IOC_IPC_IMPORT_HANDLE, 0xc0304b80);
         assert_eq!(AMDKFD_IOC_IPC_EXPORT_HANDLE, 0xc0204b81);

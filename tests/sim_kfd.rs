@@ -42,28 +42,125 @@ fn get_version_is_1_17_and_unknown_nr_is_enotty() {
     }
 }
 
+/// `AMDKFD_IOC_PC_SAMPLE` through `fd` with one `kfd_pc_sample_info` (or none).
+fn pc_sample(
+    fd: RawFd,
+    op: u32,
+    gpu_id: u32,
+    trace_id: u32,
+    info: Option<&mut kfd_pc_sample_info>,
+) -> (Result<(), Errno>, kfd_ioctl_pc_sample_args) {
+    let mut a = kfd_ioctl_pc_sample_args { op, gpu_id, trace_id, ..Default::default() };
+    if let Some(i) = info {
+        a.sample_info_ptr = i as *mut kfd_pc_sample_info as u64;
+        a.num_sample_info = 1;
+    }
+    (kio(fd, AMDKFD_IOC_PC_SAMPLE, &mut a), a)
+}
+
+/// PC sampling sessions as `kfd_pc_sampling.c` keeps them (ROCm DKMS; amd-gfx v4): GC 9.4.2's
+/// one host-trap format; the format of the first session binds every process until the last
+/// session goes (EEXIST with the format in use written back); trace ids are the creator's
+/// only; START/STOP twice → EALREADY; a started session cannot be destroyed; a process's
+/// sessions go with it; and the debugger is refused while a session exists.
 #[test]
-fn pc_sample_reports_no_sampling_format_for_the_gpu() {
-    // DKMS kfd_ioctl_pc_sample: an unknown gpu_id is EINVAL; the model's GPU has no host-trap
-    // sampling, so every op answers EOPNOTSUPP (kfd_pc_sample_query_cap for a GC version with no
-    // format), which libhsakmt turns into HSAKMT_STATUS_NOT_SUPPORTED.
+fn pc_sample_sessions_follow_kfd_pc_sampling() {
     let _g = serial();
     let e = env();
-    let mut infos = [0u64; 5];
-    let mut a = kfd_ioctl_pc_sample_args {
-        sample_info_ptr: infos.as_mut_ptr() as u64,
-        num_sample_info: 1,
+    let fd = e.kfd.as_raw_fd();
+    let gpu = e.gpus[0];
+    let mut q =
+        kfd_ioctl_pc_sample_args { op: KFD_IOCTL_PCS_OP_QUERY_CAPABILITIES, gpu_id: 0xdead, ..Default::default() };
+    assert_eq!(kio(fd, AMDKFD_IOC_PC_SAMPLE, &mut q), Err(Errno::EINVAL), "unknown GPU");
+    // No buffer: the number of formats (what ROCr and kfdtest ask first).
+    q.gpu_id = gpu;
+    assert_eq!((kio(fd, AMDKFD_IOC_PC_SAMPLE, &mut q), q.num_sample_info), (Ok(()), 1));
+    let mut caps = [kfd_pc_sample_info::default(); 2];
+    (q.sample_info_ptr, q.num_sample_info) = (caps.as_mut_ptr() as u64, 2);
+    assert_eq!(kio(fd, AMDKFD_IOC_PC_SAMPLE, &mut q), Ok(()));
+    let hosttrap = kfd_pc_sample_info {
+        interval: 0,
+        interval_min: 1,
+        interval_max: u64::MAX,
+        flags: 0,
+        method: KFD_IOCTL_PCS_METHOD_HOSTTRAP,
+        r#type: KFD_IOCTL_PCS_TYPE_TIME_US,
+    };
+    assert_eq!(caps, [hosttrap, kfd_pc_sample_info::default()]);
+    let mut info = kfd_pc_sample_info { interval: 0x10_0000, ..hosttrap };
+    // CREATE's checks, before anything is made.
+    let mut a = kfd_ioctl_pc_sample_args { op: KFD_IOCTL_PCS_OP_CREATE, gpu_id: gpu, ..Default::default() };
+    (a.sample_info_ptr, a.num_sample_info) = (&mut info as *mut kfd_pc_sample_info as u64, 2);
+    assert_eq!(kio(fd, AMDKFD_IOC_PC_SAMPLE, &mut a), Err(Errno::EINVAL), "num_sample_info 2");
+    let mut odd = kfd_pc_sample_info { interval: 3, flags: KFD_IOCTL_PCS_FLAG_POWER_OF_2, ..hosttrap };
+    assert_eq!(pc_sample(fd, KFD_IOCTL_PCS_OP_CREATE, gpu, 0, Some(&mut odd)).0, Err(Errno::EINVAL));
+    let mut cycles = kfd_pc_sample_info { interval: 256, r#type: KFD_IOCTL_PCS_TYPE_CLOCK_CYCLES, ..hosttrap };
+    assert_eq!(pc_sample(fd, KFD_IOCTL_PCS_OP_CREATE, gpu, 0, Some(&mut cycles)).0, Err(Errno::EOPNOTSUPP));
+    let mut zero = hosttrap;
+    assert_eq!(pc_sample(fd, KFD_IOCTL_PCS_OP_CREATE, gpu, 0, Some(&mut zero)).0, Err(Errno::EOPNOTSUPP), "interval 0");
+    // kfdtest BasicTest's order.
+    for op in [KFD_IOCTL_PCS_OP_START, KFD_IOCTL_PCS_OP_STOP, KFD_IOCTL_PCS_OP_DESTROY] {
+        assert_eq!(pc_sample(fd, op, gpu, 12345, None).0, Err(Errno::EINVAL), "op {op} of an unknown trace id");
+    }
+    let (r, a) = pc_sample(fd, KFD_IOCTL_PCS_OP_CREATE, gpu, 0, Some(&mut info));
+    let id = a.trace_id;
+    assert!(r.is_ok() && id >= 1, "{r:?} trace id {id}");
+    // A session exists: QUERY answers its format, unless asked for all.
+    let mut cur = [kfd_pc_sample_info::default(); 2];
+    q = kfd_ioctl_pc_sample_args {
         op: KFD_IOCTL_PCS_OP_QUERY_CAPABILITIES,
-        gpu_id: 0xdead,
+        gpu_id: gpu,
+        sample_info_ptr: cur.as_mut_ptr() as u64,
+        num_sample_info: 2,
         ..Default::default()
     };
-    assert_eq!(kio(e.kfd.as_raw_fd(), AMDKFD_IOC_PC_SAMPLE, &mut a), Err(Errno::EINVAL));
-    a.gpu_id = e.gpus[0];
-    for op in 0..5 {
-        a.op = op;
-        assert_eq!(kio(e.kfd.as_raw_fd(), AMDKFD_IOC_PC_SAMPLE, &mut a), Err(Errno::EOPNOTSUPP), "op {op}");
-    }
-    assert_eq!(infos, [0; 5], "nothing written");
+    assert_eq!((kio(fd, AMDKFD_IOC_PC_SAMPLE, &mut q), q.num_sample_info, cur[0]), (Ok(()), 1, info));
+    q.flags = KFD_IOCTL_PCS_QUERY_TYPE_FULL;
+    assert_eq!((kio(fd, AMDKFD_IOC_PC_SAMPLE, &mut q), cur[0]), (Ok(()), hosttrap));
+    assert_eq!(pc_sample(fd, KFD_IOCTL_PCS_OP_START, gpu, id, None).0, Ok(()));
+    assert_eq!(pc_sample(fd, KFD_IOCTL_PCS_OP_START, gpu, id, None).0, Err(Errno::EALREADY));
+    assert_eq!(pc_sample(fd, KFD_IOCTL_PCS_OP_DESTROY, gpu, id, None).0, Err(Errno::EBUSY), "started");
+    assert_eq!(pc_sample(fd, KFD_IOCTL_PCS_OP_START, e.gpus[1], id, None).0, Err(Errno::EINVAL), "other GPU");
+    let mut a = kfd_ioctl_pc_sample_args { op: 5, gpu_id: gpu, trace_id: id, ..Default::default() };
+    assert_eq!(kio(fd, AMDKFD_IOC_PC_SAMPLE, &mut a), Err(Errno::EINVAL), "op 5");
+    // PC sampling and the debugger exclude each other (pc_sampling_ref).
+    assert_eq!(dbg_trap(std::process::id(), KFD_IOC_DBG_TRAP_ENABLE, |_| {}).0, Err(Errno::EBUSY));
+    // Another process: other parameters → EEXIST with the ones in use; the same → a session of
+    // its own; this process's trace id is not its to start. It exits without destroying.
+    let code = in_child(|| {
+        let kfd = open("/dev/kfd");
+        let fd = kfd.as_raw_fd();
+        let mut other = kfd_ioctl_get_process_apertures_new_args::default();
+        let _ = kio(fd, AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &mut other);
+        let mut faster = kfd_pc_sample_info { interval: 100, ..hosttrap };
+        if pc_sample(fd, KFD_IOCTL_PCS_OP_CREATE, gpu, 0, Some(&mut faster)).0 != Err(Errno::EEXIST) {
+            return 2;
+        }
+        if faster.interval != 0x10_0000 {
+            return 3;
+        }
+        if pc_sample(fd, KFD_IOCTL_PCS_OP_START, gpu, id, None).0 != Err(Errno::EINVAL) {
+            return 4;
+        }
+        let (r, a) = pc_sample(fd, KFD_IOCTL_PCS_OP_CREATE, gpu, 0, Some(&mut faster));
+        if r.is_err() || a.trace_id == id {
+            return 5;
+        }
+        if pc_sample(fd, KFD_IOCTL_PCS_OP_START, gpu, a.trace_id, None).0.is_err() {
+            return 6;
+        }
+        0
+    });
+    assert_eq!(code, 0, "the child's step {code} failed");
+    assert_eq!(pc_sample(fd, KFD_IOCTL_PCS_OP_STOP, gpu, id, None).0, Ok(()));
+    assert_eq!(pc_sample(fd, KFD_IOCTL_PCS_OP_STOP, gpu, id, None).0, Err(Errno::EALREADY));
+    assert_eq!(pc_sample(fd, KFD_IOCTL_PCS_OP_DESTROY, gpu, id, None).0, Ok(()));
+    assert_eq!(pc_sample(fd, KFD_IOCTL_PCS_OP_DESTROY, gpu, id, None).0, Err(Errno::EINVAL), "destroyed");
+    // The child's session went with it: other parameters are free to take.
+    let mut faster = kfd_pc_sample_info { interval: 100, ..hosttrap };
+    let (r, a) = pc_sample(fd, KFD_IOCTL_PCS_OP_CREATE, gpu, 0, Some(&mut faster));
+    assert_eq!(r, Ok(()), "the exited child's session is still there");
+    assert_eq!(pc_sample(fd, KFD_IOCTL_PCS_OP_DESTROY, gpu, a.trace_id, None).0, Ok(()));
 }
 
 #[test]

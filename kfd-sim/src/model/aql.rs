@@ -456,7 +456,18 @@ fn trap_of(q: &QueueRt) -> Option<amdgcn_isa::Trap> {
                 p.state.lock().events.signal_interrupt(data & 0xff_ffff);
             }
         }),
-        host_trap: None,
+        host_trap: Some(amdgcn_isa::HostTrap {
+            take: {
+                let th = q.trap_handler.clone();
+                Arc::new(move |hw_id, seen| super::pc_sampling::host_trap(gpu_id, &th, hw_id, seen))
+            },
+            returned: {
+                let th = q.trap_handler.clone();
+                Arc::new(move || {
+                    th.host_traps_running.fetch_sub(1, Ordering::SeqCst);
+                })
+            },
+        }),
     })
 }
 

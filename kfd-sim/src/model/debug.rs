@@ -145,6 +145,11 @@ fn debugged(s: &Slot) -> bool {
     true
 }
 
+/// Whether process `pid` has debugging enabled (`debug_trap_enabled`).
+pub fn enabled(pid: u32) -> bool {
+    slot_of(pid).is_some_and(debugged)
+}
+
 /// `debug_event_write_work_handler`: one byte to the debugger's file.
 fn notify(s: &Slot) {
     use std::io::Write;
@@ -368,6 +373,10 @@ pub fn dbg_trap(args: &mut kfd_ioctl_dbg_trap_args, own_queues: &[QueueInfo]) ->
     let tid = nix::unistd::gettid().as_raw() as u32;
     if pid != me && args.op != KFD_IOC_DBG_TRAP_DISABLE && tracer_of(pid) != tid {
         return Err(Errno::EPERM);
+    }
+    // PC sampling and the debugger share the trap handler (`pc_sampling_ref`).
+    if super::pc_sampling::has_sessions(pid) {
+        return Err(Errno::EBUSY);
     }
     let s = if args.op == KFD_IOC_DBG_TRAP_ENABLE {
         let s = claim(pid).ok_or(Errno::ENOMEM)?;

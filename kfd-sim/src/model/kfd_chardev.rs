@@ -1005,16 +1005,9 @@ fn kfd_ioctl_ipc_export_handle(p: &Arc<Process>, args: &mut kfd_ioctl_ipc_export
     Ok(0)
 }
 
-/// `kfd_ioctl_pc_sample` (ROCm DKMS only): unknown gpu → EINVAL; then every op → EOPNOTSUPP,
-/// what `kfd_pc_sample_query_cap` and `kfd_pc_sample_create` answer for a GC version with no
-/// supported sampling format. Host-trap PC sampling (a kernel thread triggering the trap
-/// handler, which writes wave PCs to the tool's buffer) is not modelled, so the model's GPU
-/// reports none rather than accept sessions that would never deliver a sample.
+/// [`super::pc_sampling::pc_sample`].
 fn kfd_ioctl_pc_sample(p: &Arc<Process>, args: &mut kfd_ioctl_pc_sample_args) -> R {
-    if p.state.lock().pdd(args.gpu_id).is_none() {
-        return Err(Errno::EINVAL);
-    }
-    Err(Errno::EOPNOTSUPP)
+    super::pc_sampling::pc_sample(p, args)
 }
 
 /// `kfd_ioctl_ipc_import_handle` → `kfd_ipc_import_handle` (ROCm DKMS only; [`super::ipc`]):

@@ -34,6 +34,7 @@ pub mod gpuvm;
 pub mod ipc;
 pub mod kfd_chardev;
 pub mod memfd;
+pub mod pc_sampling;
 pub mod pm4;
 pub mod process;
 pub mod ptrace;

@@ -143,11 +143,18 @@ pub struct Doorbells {
     pub used: BTreeSet<u32>,
 }
 
-/// A pdd's second-level trap handler and its TMA (0: none).
+/// A pdd's second-level trap handler and its TMA (0: none), and the first-level handler's
+/// state for it.
 #[derive(Default)]
 pub struct TrapHandler {
     pub tba: std::sync::atomic::AtomicU64,
     pub tma: std::sync::atomic::AtomicU64,
+    /// Host traps go on to the second-level handler (the first-level TMA's
+    /// `KFD_TRAP_TYPE_BIT` HOST, set while a PC sampling session of the process is started;
+    /// [`super::pc_sampling`]).
+    pub host_trap_enabled: std::sync::atomic::AtomicBool,
+    /// Waves in the second-level handler for a host trap.
+    pub host_traps_running: std::sync::atomic::AtomicU32,
 }
 
 /// Per-(process, GPU) state.
@@ -428,6 +435,7 @@ pub fn current() -> Arc<Process> {
         }
     }
     super::debug::process_started(pid);
+    super::pc_sampling::process_started(pid);
     let p = Process::new(pid);
     *cur = Some(p.clone());
     p

@@ -189,6 +189,17 @@ pub fn session_table(name: &str, len: usize, anonymous: bool) -> Option<*mut u8>
     Some(p as *mut u8)
 }
 
+/// Whether this process holds capability `cap` (`capable()`: its effective set, from
+/// `/proc/self/status`).
+pub fn has_capability(cap: u32) -> bool {
+    std::fs::read_to_string("/proc/self/status").ok().is_some_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("CapEff:"))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .is_some_and(|eff| eff >> cap & 1 != 0)
+    })
+}
+
 /// Whether process `pid` exists (a zombie counts; 0 never does).
 pub fn pid_alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.

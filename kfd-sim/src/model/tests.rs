@@ -2664,3 +2664,115 @@ fn dbg_trap_self_debug_reports_a_wave_trap_of_its_pm4_queue() {
         free(&b).unwrap();
     }
 }
+
+/// `AMDKFD_IOC_PC_SAMPLE` through `CREATE`/`START`, with the parameters kfdtest uses.
+fn pc_sample(op: u32, gpu_id: u32, trace_id: u32, info: Option<&mut kfd_pc_sample_info>) -> (Result<(), Errno>, u32) {
+    let mut a = kfd_ioctl_pc_sample_args { op, gpu_id, trace_id, ..Default::default() };
+    if let Some(i) = info {
+        a.sample_info_ptr = i as *mut kfd_pc_sample_info as u64;
+        a.num_sample_info = 1;
+    }
+    let r = kio(env().kfd.as_raw_fd(), AMDKFD_IOC_PC_SAMPLE, &mut a);
+    (r, a.trace_id)
+}
+
+/// PC sampling's host traps (`kfd_pc_sample_handler` → `trigger_pc_sample_trap`) reach the
+/// process's second-level trap handler while its session is started, and only then: none
+/// before START, none after STOP. Each one enters with `ttmp1` = PC[47:32] | trap id 4 << 16 |
+/// HT, `ttmp0` a PC inside the running loop, the SPI's workgroup id in `ttmp8`, and HW_ID naming
+/// wave slot 0 of SIMD 0 (the slot the trigger's round robin visits for these waves), on both
+/// workgroups (the trigger goes to every CU).
+#[test]
+fn pc_sampling_host_traps_reach_the_trap_handler_only_while_started() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let kfd = e.kfd.as_raw_fd();
+    let (code, handler, flag, done) =
+        (alloc(0, 4096, GTT), alloc(0, 4096, GTT), alloc(0, 4096, GTT), alloc(0, 4096, GTT));
+    let tma = alloc(0, 1 << 16, GTT);
+    for b in [&code, &handler, &flag, &done, &tma] {
+        map(b, &e.gpus[..1]).unwrap();
+    }
+    // LOOP: s_load_dword s2, s[0:1], 0 glc; s_waitcnt lgkmcnt(0); s_cmp_eq_u32 s2, 0;
+    // s_cbranch_scc1 LOOP; s_endpgm (llvm-mc -mcpu=gfx90a -show-encoding).
+    put_dwords(&code, &[0xc003_0080, 0, 0xbf8c_c07f, 0xbf06_8002, 0xbf85_fffb, 0xbf81_0000]);
+    // ttmp2 = atomic_add(tma[0], 1); record at tma + 16 + 16 * ttmp2: ttmp0, ttmp1, HW_ID,
+    // ttmp8; s_dcache_wb; ttmp1 &= 0xffff; STATUS = ttmp12; s_rfe_b64 ttmp[0:1].
+    put_dwords(
+        &handler,
+        &[
+            0xbeee_0081,
+            0xc20b_1bbd,
+            0,
+            0xbf8c_c07f,
+            0x8e6e_846e,
+            0x8070_6e7a,
+            0x8271_807b,
+            0xb8ef_f804,
+            0xc043_1b38,
+            0x10,
+            0xc043_1b78,
+            0x14,
+            0xc043_1bf8,
+            0x18,
+            0xc043_1d38,
+            0x1c,
+            0xc084_0000,
+            0,
+            0xbf8c_c07f,
+            0x866d_ff6d,
+            0xffff,
+            0xb978_f802,
+            0xbe80_1f6c,
+        ],
+    );
+    let mut th = kfd_ioctl_set_trap_handler_args { tba_addr: handler.va, tma_addr: tma.va, gpu_id: e.gpus[0], pad: 0 };
+    kio(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &mut th).unwrap();
+    let mut q = create_pm4(0);
+    let user_data = pm4_set_sh_reg(super::pm4::reg::COMPUTE_USER_DATA_0, &[flag.va as u32, (flag.va >> 32) as u32]);
+    // Two workgroups of one wave; 2 user SGPRs.
+    let mut dw = pm4_dispatch(code.va, 2 << 1, &user_data, 2);
+    dw.extend(pm4_write_data(done.va, &[1]));
+    q.submit(&dw);
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(dword(tma.va), 0, "a host trap before any session");
+    // Every 100 µs: the round robin (8 slots × 4 SIMDs) comes back to these waves' slot every 3.2 ms.
+    let mut info = kfd_pc_sample_info {
+        interval: 100,
+        interval_min: 1,
+        interval_max: u64::MAX,
+        method: KFD_IOCTL_PCS_METHOD_HOSTTRAP,
+        ..Default::default()
+    };
+    let (r, id) = pc_sample(KFD_IOCTL_PCS_OP_CREATE, e.gpus[0], 0, Some(&mut info));
+    assert_eq!(r, Ok(()));
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(dword(tma.va), 0, "a host trap before START");
+    assert_eq!(pc_sample(KFD_IOCTL_PCS_OP_START, e.gpus[0], id, None).0, Ok(()));
+    wait_until("8 samples", || dword(tma.va) >= 8);
+    assert_eq!(pc_sample(KFD_IOCTL_PCS_OP_STOP, e.gpus[0], id, None).0, Ok(()));
+    let n = dword(tma.va);
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(dword(tma.va), n, "host traps after STOP");
+    let ttmp1 = ((code.va >> 32) as u32 & 0xffff) | 4 << 16 | 1 << 24;
+    let mut wgs = std::collections::BTreeSet::new();
+    for k in 0..n as u64 {
+        let r = tma.va + 16 + 16 * k;
+        let (pc, t1, hw_id, wg) = (dword(r), dword(r + 4), dword(r + 8), dword(r + 12));
+        assert_eq!(t1, ttmp1, "sample {k}: ttmp1");
+        assert!((code.va as u32..code.va as u32 + 20).contains(&pc), "sample {k}: pc {pc:#x} outside the loop");
+        assert_eq!(hw_id & 0x3f, 0, "sample {k}: wave slot and SIMD");
+        wgs.insert(wg);
+    }
+    assert_eq!(wgs.into_iter().collect::<Vec<_>>(), vec![0, 1], "workgroups sampled");
+    put_dwords(&flag, &[1]);
+    wait_until("the kernel's end", || dword(done.va) == 1);
+    assert_eq!(pc_sample(KFD_IOCTL_PCS_OP_DESTROY, e.gpus[0], id, None).0, Ok(()));
+    q.destroy();
+    th = kfd_ioctl_set_trap_handler_args { tba_addr: 0, tma_addr: 0, gpu_id: e.gpus[0], pad: 0 };
+    kio(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &mut th).unwrap();
+    for b in [code, handler, flag, done, tma] {
+        unmap(&b, &e.gpus[..1]).unwrap();
+        free(&b).unwrap();
+    }
+}

@@ -10,7 +10,7 @@ mod common;
 
 use common::{
     alloc, alloc_at, cpu_map, create_event, create_sdma, dbg_trap, drain, event_page, free, in_child, kio, map, map_on,
-    open, readable, reserve, serial, topology_gpus, unmap, wait, Buf, Env, GTT, VRAM,
+    open, pc_sample, readable, reserve, serial, topology_gpus, unmap, wait, Buf, Env, GTT, VRAM,
 };
 use kfd_ioctl::kfd::*;
 use kfd_ioctl::sdma;
@@ -40,22 +40,6 @@ fn get_version_is_1_17_and_unknown_nr_is_enotty() {
     for nr in [0x82, 0x83, 0x84, 0x86] {
         assert_eq!(kio(e.kfd.as_raw_fd(), 0xc030_4b00 | nr, &mut [0u8; 48]), Err(Errno::ENOTTY), "nr {nr:#x}");
     }
-}
-
-/// `AMDKFD_IOC_PC_SAMPLE` through `fd` with one `kfd_pc_sample_info` (or none).
-fn pc_sample(
-    fd: RawFd,
-    op: u32,
-    gpu_id: u32,
-    trace_id: u32,
-    info: Option<&mut kfd_pc_sample_info>,
-) -> (Result<(), Errno>, kfd_ioctl_pc_sample_args) {
-    let mut a = kfd_ioctl_pc_sample_args { op, gpu_id, trace_id, ..Default::default() };
-    if let Some(i) = info {
-        a.sample_info_ptr = i as *mut kfd_pc_sample_info as u64;
-        a.num_sample_info = 1;
-    }
-    (kio(fd, AMDKFD_IOC_PC_SAMPLE, &mut a), a)
 }
 
 /// PC sampling sessions as `kfd_pc_sampling.c` keeps them (ROCm DKMS; amd-gfx v4): GC 9.4.2's

@@ -295,3 +295,20 @@ pub fn dbg_trap(
     set(&mut a);
     (kio(env().kfd.as_raw_fd(), AMDKFD_IOC_DBG_TRAP, &mut a), a)
 }
+
+/// AMDKFD_IOC_PC_SAMPLE `op` through the KFD fd `fd`, with one `kfd_pc_sample_info` (or none):
+/// the result and the arguments as the kernel left them.
+pub fn pc_sample(
+    fd: RawFd,
+    op: u32,
+    gpu_id: u32,
+    trace_id: u32,
+    info: Option<&mut kfd_pc_sample_info>,
+) -> (Result<(), Errno>, kfd_ioctl_pc_sample_args) {
+    let mut a = kfd_ioctl_pc_sample_args { op, gpu_id, trace_id, ..Default::default() };
+    if let Some(i) = info {
+        a.sample_info_ptr = i as *mut kfd_pc_sample_info as u64;
+        a.num_sample_info = 1;
+    }
+    (kio(fd, AMDKFD_IOC_PC_SAMPLE, &mut a), a)
+}

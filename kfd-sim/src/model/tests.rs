@@ -2665,17 +2665,6 @@ fn dbg_trap_self_debug_reports_a_wave_trap_of_its_pm4_queue() {
     }
 }
 
-/// `AMDKFD_IOC_PC_SAMPLE` through `CREATE`/`START`, with the parameters kfdtest uses.
-fn pc_sample(op: u32, gpu_id: u32, trace_id: u32, info: Option<&mut kfd_pc_sample_info>) -> (Result<(), Errno>, u32) {
-    let mut a = kfd_ioctl_pc_sample_args { op, gpu_id, trace_id, ..Default::default() };
-    if let Some(i) = info {
-        a.sample_info_ptr = i as *mut kfd_pc_sample_info as u64;
-        a.num_sample_info = 1;
-    }
-    let r = kio(env().kfd.as_raw_fd(), AMDKFD_IOC_PC_SAMPLE, &mut a);
-    (r, a.trace_id)
-}
-
 /// PC sampling's host traps (`kfd_pc_sample_handler` → `trigger_pc_sample_trap`) reach the
 /// process's second-level trap handler while its session is started, and only then: none
 /// before START, none after STOP. Each one enters with `ttmp1` = PC[47:32] | trap id 4 << 16 |
@@ -2744,13 +2733,14 @@ fn pc_sampling_host_traps_reach_the_trap_handler_only_while_started() {
         method: KFD_IOCTL_PCS_METHOD_HOSTTRAP,
         ..Default::default()
     };
-    let (r, id) = pc_sample(KFD_IOCTL_PCS_OP_CREATE, e.gpus[0], 0, Some(&mut info));
+    let (r, a) = pc_sample(kfd, KFD_IOCTL_PCS_OP_CREATE, e.gpus[0], 0, Some(&mut info));
     assert_eq!(r, Ok(()));
+    let id = a.trace_id;
     std::thread::sleep(Duration::from_millis(30));
     assert_eq!(dword(tma.va), 0, "a host trap before START");
-    assert_eq!(pc_sample(KFD_IOCTL_PCS_OP_START, e.gpus[0], id, None).0, Ok(()));
+    assert_eq!(pc_sample(kfd, KFD_IOCTL_PCS_OP_START, e.gpus[0], id, None).0, Ok(()));
     wait_until("8 samples", || dword(tma.va) >= 8);
-    assert_eq!(pc_sample(KFD_IOCTL_PCS_OP_STOP, e.gpus[0], id, None).0, Ok(()));
+    assert_eq!(pc_sample(kfd, KFD_IOCTL_PCS_OP_STOP, e.gpus[0], id, None).0, Ok(()));
     let n = dword(tma.va);
     std::thread::sleep(Duration::from_millis(30));
     assert_eq!(dword(tma.va), n, "host traps after STOP");
@@ -2767,7 +2757,7 @@ fn pc_sampling_host_traps_reach_the_trap_handler_only_while_started() {
     assert_eq!(wgs.into_iter().collect::<Vec<_>>(), vec![0, 1], "workgroups sampled");
     put_dwords(&flag, &[1]);
     wait_until("the kernel's end", || dword(done.va) == 1);
-    assert_eq!(pc_sample(KFD_IOCTL_PCS_OP_DESTROY, e.gpus[0], id, None).0, Ok(()));
+    assert_eq!(pc_sample(kfd, KFD_IOCTL_PCS_OP_DESTROY, e.gpus[0], id, None).0, Ok(()));
     q.destroy();
     th = kfd_ioctl_set_trap_handler_args { tba_addr: 0, tma_addr: 0, gpu_id: e.gpus[0], pad: 0 };
     kio(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &mut th).unwrap();

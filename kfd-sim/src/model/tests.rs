@@ -2670,7 +2670,8 @@ fn dbg_trap_self_debug_reports_a_wave_trap_of_its_pm4_queue() {
 /// before START, none after STOP. Each one enters with `ttmp1` = PC[47:32] | trap id 4 << 16 |
 /// HT, `ttmp0` a PC inside the running loop, the SPI's workgroup id in `ttmp8`, and HW_ID naming
 /// wave slot 0 of SIMD 0 (the slot the trigger's round robin visits for these waves), on both
-/// workgroups (the trigger goes to every CU).
+/// workgroups (the trigger goes to every CU). STOP waits for a wave the test holds in the
+/// handler.
 #[test]
 fn pc_sampling_host_traps_reach_the_trap_handler_only_while_started() {
     let _g = SERIAL.lock().unwrap();
@@ -2686,7 +2687,8 @@ fn pc_sampling_host_traps_reach_the_trap_handler_only_while_started() {
     // s_cbranch_scc1 LOOP; s_endpgm (llvm-mc -mcpu=gfx90a -show-encoding).
     put_dwords(&code, &[0xc003_0080, 0, 0xbf8c_c07f, 0xbf06_8002, 0xbf85_fffb, 0xbf81_0000]);
     // ttmp2 = atomic_add(tma[0], 1); record at tma + 16 + 16 * ttmp2: ttmp0, ttmp1, HW_ID,
-    // ttmp8; s_dcache_wb; ttmp1 &= 0xffff; STATUS = ttmp12; s_rfe_b64 ttmp[0:1].
+    // ttmp8; s_dcache_wb; spin while tma[1] == 1 (the test's hold); ttmp1 &= 0xffff;
+    // STATUS = ttmp12; s_rfe_b64 ttmp[0:1].
     put_dwords(
         &handler,
         &[
@@ -2709,6 +2711,11 @@ fn pc_sampling_host_traps_reach_the_trap_handler_only_while_started() {
             0xc084_0000,
             0,
             0xbf8c_c07f,
+            0xc003_1bbd,
+            0x4,
+            0xbf8c_c07f,
+            0xbf06_816e,
+            0xbf85_fffb,
             0x866d_ff6d,
             0xffff,
             0xb978_f802,
@@ -2740,7 +2747,20 @@ fn pc_sampling_host_traps_reach_the_trap_handler_only_while_started() {
     assert_eq!(dword(tma.va), 0, "a host trap before START");
     assert_eq!(pc_sample(kfd, KFD_IOCTL_PCS_OP_START, e.gpus[0], id, None).0, Ok(()));
     wait_until("8 samples", || dword(tma.va) >= 8);
-    assert_eq!(pc_sample(kfd, KFD_IOCTL_PCS_OP_STOP, e.gpus[0], id, None).0, Ok(()));
+    // Hold the next wave that takes a host trap in the handler: STOP returns only after it
+    // left (`remap_queue`), so that the tool may free the buffer the handler writes.
+    let hold = |v: u32| {
+        // SAFETY: the TMA buffer is CPU-mapped; its second dword is the handler's hold word.
+        unsafe { std::ptr::write_volatile((tma.va + 4) as *mut u32, v) }
+    };
+    hold(1);
+    let held = dword(tma.va) + 1;
+    wait_until("a wave in the handler", || dword(tma.va) >= held);
+    let stop = std::thread::spawn(move || pc_sample(kfd, KFD_IOCTL_PCS_OP_STOP, e.gpus[0], id, None).0);
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(!stop.is_finished(), "STOP returned while a wave was in the handler");
+    hold(0);
+    assert_eq!(stop.join().unwrap(), Ok(()));
     let n = dword(tma.va);
     std::thread::sleep(Duration::from_millis(30));
     assert_eq!(dword(tma.va), n, "host traps after STOP");

@@ -312,3 +312,13 @@ pub fn pc_sample(
     }
     (kio(fd, AMDKFD_IOC_PC_SAMPLE, &mut a), a)
 }
+
+/// Whether this process may use PC sampling (`KFD_IOC_FLAG_PERFMON`: CAP_PERFMON or
+/// CAP_SYS_ADMIN in its effective set). Without, every PC_SAMPLE op is EACCES, which the PC
+/// sampling tests check instead.
+pub fn perfmon_capable() -> bool {
+    let eff = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+        s.lines().find_map(|l| l.strip_prefix("CapEff:")).and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+    });
+    eff.is_some_and(|e| e >> 38 & 1 != 0 || e >> 21 & 1 != 0)
+}

@@ -80,6 +80,7 @@ fn main() {
         group_segment_size: 0,
         private_segment_size: 0,
         registers: None,
+        dispatch_id: 0,
     };
     let mut best = 0f64;
     for _ in 0..3 {

@@ -473,8 +473,10 @@ fn init_workgroup(sh: &Shared, g: &mut Wg) {
         w.host_trap_seen = u64::MAX;
         w.in_host_trap = false;
         if sh.opts.trap.is_some() {
-            // The trap temporaries the SPI sets up for a trap handler: workgroup id X, Y, Z in
-            // ttmp8-10, the wave's index in its workgroup in ttmp11[5:0].
+            // The trap temporaries set up for a trap handler: the dispatch id in ttmp6-7,
+            // workgroup id X, Y, Z in ttmp8-10, the wave's index in its workgroup in
+            // ttmp11[5:0].
+            w.set_s64(salu::TTMP0 + 6, d.dispatch_id);
             for (k, id) in wg.iter().enumerate() {
                 w.set_s(salu::TTMP0 + 8 + k, *id as u32);
             }

@@ -113,6 +113,11 @@ pub struct Dispatch {
     /// DISPATCH_DIRECT after SET_SH_REG) rather than from a kernel descriptor: the registers are
     /// the state, and `kernel_object` is not read. `None`: an AQL dispatch.
     pub registers: Option<ComputeRegisters>,
+    /// The dispatch id (an AQL dispatch: its packet's index in the queue, the read index the
+    /// CP took it at). Where a trap handler is set, waves start with it in `ttmp6` (low) and
+    /// `ttmp7` (high), the trap temporaries the kernel's MQD has the CP fill ("save the
+    /// dispatch ID in trap temporaries 6 & 7"); ROCr's PC samples carry its low 25 bits.
+    pub dispatch_id: u64,
 }
 
 /// The compute shader registers a gfx9 MEC starts the waves of a DISPATCH_DIRECT from (the

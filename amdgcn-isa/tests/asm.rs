@@ -74,6 +74,19 @@ fn run_snippet_with(
     nout: usize,
     opts: Options,
 ) -> Option<Vec<u32>> {
+    run_snippet_as(mem, body, input, lanes, nout, opts, 0)
+}
+
+/// `run_snippet_with` as dispatch `dispatch_id` ([`Dispatch::dispatch_id`]).
+fn run_snippet_as(
+    mem: &VecMem,
+    body: &str,
+    input: &[u32; 64],
+    lanes: u32,
+    nout: usize,
+    opts: Options,
+    dispatch_id: u64,
+) -> Option<Vec<u32>> {
     let src = format!("{PRE}{body}\n    s_endpgm\n");
     let code = assemble(&src)?;
     // Kernel descriptor + code on one mapping: code at +256.
@@ -98,6 +111,7 @@ fn run_snippet_with(
         kernarg_address: ka,
         grid_size: [lanes, 1, 1],
         workgroup_size: [lanes as u16, 1, 1],
+        dispatch_id,
         ..Default::default()
     };
     amdgcn_isa::run_with(mem, &d, 1, &opts).unwrap_or_else(|e| panic!("{e}\n{src}"));
@@ -332,6 +346,7 @@ fn run_code(code: &[u8], budget: Option<u64>) -> Result<amdgcn_isa::Stats, ExecE
         group_segment_size: 1024,
         private_segment_size: 16,
         registers: None,
+        dispatch_id: 0,
     };
     amdgcn_isa::run_with(&mem, &d, 2, &Options { max_wave_instructions: budget, ..Default::default() })
 }
@@ -1612,14 +1627,17 @@ fn smem_atomics_return_the_old_value_with_glc() {
 }
 
 /// A host trap ([`amdgcn_isa::HostTrap`]) enters the second-level handler between two
-/// instructions with `ttmp1` = PC[47:32] | trap id << 16 | HT (bit 24), and `s_rfe_b64` resumes
+/// instructions with `ttmp1` = PC[47:32] | trap id << 16 | HT (bit 24) and the dispatch id in
+/// `ttmp6-7`, and `s_rfe_b64` resumes
 /// the wave where it was, SCC included: the loop below (whose `s_cmp`/`s_cbranch` pair a trap
 /// may split) ends only after three host traps.
 #[test]
 fn host_trap_enters_the_second_level_handler_between_instructions() {
-    // s20 counts entries; s21 keeps ttmp1 as the handler found it.
+    // s20 counts entries; s21-s23 keep ttmp1, ttmp6 and ttmp7 as the handler found them.
     let handler = "    s_add_u32 s20, s20, 1
     s_mov_b32 s21, ttmp1
+    s_mov_b32 s22, ttmp6
+    s_mov_b32 s23, ttmp7
     s_and_b32 ttmp1, ttmp1, 0xffff
     s_setreg_b32 hwreg(HW_REG_STATUS), ttmp12
     s_rfe_b64 [ttmp0, ttmp1]
@@ -1662,14 +1680,19 @@ LOOP:
     s_cbranch_scc1 LOOP
     v_mov_b32 v4, s20
     v_mov_b32 v5, s21
-{}{}",
+    v_mov_b32 v6, s22
+    v_mov_b32 v7, s23
+{}{}{}{}",
         store(0, "v4"),
-        store(1, "v5")
+        store(1, "v5"),
+        store(2, "v6"),
+        store(3, "v7")
     );
-    let Some(o) = run_snippet_with(&mem, &body, &lanes_in(), 64, 2, opts) else { return };
+    let Some(o) = run_snippet_as(&mem, &body, &lanes_in(), 64, 4, opts, 0x7_1234_5678) else { return };
     let ttmp1 = ((KD_VA >> 32) as u32 & 0xffff) | 4 << 16 | 1 << 24;
     assert!(o[..64].iter().all(|&v| v == 3), "handler entries {}", o[0]);
-    assert!(o[64..].iter().all(|&v| v == ttmp1), "ttmp1 {:#x}, want {ttmp1:#x}", o[64]);
+    assert!(o[64..128].iter().all(|&v| v == ttmp1), "ttmp1 {:#x}, want {ttmp1:#x}", o[64]);
+    assert_eq!((o[128], o[192]), (0x1234_5678, 7), "ttmp6, ttmp7: the dispatch id");
     // Not asked while in the handler: two asks per trap taken, three traps.
     assert!(asked.load(std::sync::atomic::Ordering::Relaxed) >= 6);
     assert_eq!(returned.load(std::sync::atomic::Ordering::Relaxed), 3, "returns from host traps");

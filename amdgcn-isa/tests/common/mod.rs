@@ -347,6 +347,7 @@ impl Gpu {
             group_segment_size: kd_parsed.group_segment_fixed_size,
             private_segment_size: private,
             registers: None,
+            dispatch_id: 0,
         };
         amdgcn_isa::run_with(&self.mem, &d, threads, opts).map(|_| ())
     }

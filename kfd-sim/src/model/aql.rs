@@ -352,7 +352,7 @@ pub fn run(q: &QueueRt) -> Pass {
     }
     while rptr < wptr && !q.stopped.load(Ordering::Acquire) {
         let at = ring_base + (rptr % slots) * PACKET;
-        let step = packet(q, at);
+        let step = packet(q, at, rptr);
         match step {
             Step::Wait => {
                 pass.waiting = true;
@@ -471,8 +471,9 @@ fn trap_of(q: &QueueRt) -> Option<amdgcn_isa::Trap> {
     })
 }
 
-/// Executes the packet at `at` (ring VA). On completion its header is INVALID again.
-fn packet(q: &QueueRt, at: u64) -> Step {
+/// Executes the packet at `at` (ring VA), dispatch id `id` (its read index). On completion its
+/// header is INVALID again.
+fn packet(q: &QueueRt, at: u64, id: u64) -> Step {
     // The VM lock, given up while a kernel runs (see VmMemory).
     let mut vm = q.vm.read();
     let mut p = [0u8; 64];
@@ -549,6 +550,7 @@ fn packet(q: &QueueRt, at: u64) -> Step {
                 group_segment_size: u32_at(&p, 28),
                 private_segment_size: u32_at(&p, 24),
                 registers: None,
+                dispatch_id: id,
             };
             trace(&format_args!("dispatch {d:x?}"));
             let r = RwLockReadGuard::unlocked(&mut vm, || run_kernel(q, &d));

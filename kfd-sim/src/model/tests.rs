@@ -2791,3 +2791,58 @@ fn pc_sampling_host_traps_reach_the_trap_handler_only_while_started() {
         free(&b).unwrap();
     }
 }
+
+/// A wave of an AQL dispatch starts with the dispatch id (the packet's index in the queue) in
+/// `ttmp6-7` where the process has a trap handler ("save the dispatch ID in trap temporaries
+/// 6 & 7"): the fourth packet's kernel traps, and its handler stores ttmp6 and ttmp7.
+#[test]
+fn aql_dispatch_id_reaches_the_trap_handler_in_ttmp6_7() {
+    let _g = SERIAL.lock().unwrap();
+    let e = env();
+    let kfd = e.kfd.as_raw_fd();
+    let (kd, handler, tma) = (alloc(0, 4096, GTT), alloc(0, 4096, GTT), alloc(0, 4096, GTT));
+    for b in [&kd, &handler, &tma] {
+        map(b, &e.gpus[..1]).unwrap();
+    }
+    // Kernel descriptor: code at +256 (kernel_code_entry_byte_offset); s_trap 1; s_endpgm.
+    let mut img = [0u32; 66];
+    img[4] = 256;
+    img[64] = 0xbf92_0001;
+    img[65] = 0xbf81_0000;
+    put_dwords(&kd, &img);
+    // tma[0] = ttmp6; tma[1] = ttmp7; ttmp[0:1] += 4 (past the s_trap); s_rfe_b64.
+    put_dwords(
+        &handler,
+        &[0xc043_1cbd, 0, 0xc043_1cfd, 4, 0xbf8c_c07f, 0x806c_846c, 0x826d_806d, 0x866d_ff6d, 0xffff, 0xbe80_1f6c],
+    );
+    put_dwords(&tma, &[u32::MAX, u32::MAX]);
+    let mut th = kfd_ioctl_set_trap_handler_args { tba_addr: handler.va, tma_addr: tma.va, gpu_id: e.gpus[0], pad: 0 };
+    kio(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &mut th).unwrap();
+    let sig = signal_page(0);
+    signal_init(sig.va, 1, 0, 0);
+    let mut q = create_aql(0);
+    for _ in 0..3 {
+        q.submit(3, &barrier_body(&[], 0));
+    }
+    let mut body = [0u8; 64];
+    body[2..4].copy_from_slice(&1u16.to_le_bytes());
+    body[4..6].copy_from_slice(&64u16.to_le_bytes());
+    body[6..8].copy_from_slice(&1u16.to_le_bytes());
+    body[8..10].copy_from_slice(&1u16.to_le_bytes());
+    body[12..16].copy_from_slice(&64u32.to_le_bytes());
+    body[16..20].copy_from_slice(&1u32.to_le_bytes());
+    body[20..24].copy_from_slice(&1u32.to_le_bytes());
+    body[32..40].copy_from_slice(&kd.va.to_le_bytes());
+    body[56..64].copy_from_slice(&sig.va.to_le_bytes());
+    q.submit(2, &body);
+    wait_completed(&q, sig.va, 4);
+    assert_eq!((dword(tma.va), dword(tma.va + 4)), (3, 0), "ttmp6, ttmp7 of dispatch 3");
+    q.destroy();
+    signal_page_free(sig, 0);
+    th = kfd_ioctl_set_trap_handler_args { tba_addr: 0, tma_addr: 0, gpu_id: e.gpus[0], pad: 0 };
+    kio(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &mut th).unwrap();
+    for b in [kd, handler, tma] {
+        unmap(&b, &e.gpus[..1]).unwrap();
+        free(&b).unwrap();
+    }
+}

@@ -126,12 +126,13 @@ fn lock() -> Result<Locked, Errno> {
     Ok(l)
 }
 
-impl Locked {
-    fn device(&self, gpu_id: u32) -> Option<&'static Device> {
-        let i = gpus::all().iter().position(|g| g.gpu_id == gpu_id).filter(|&i| i < MAX_GPUS)?;
-        Some(&self.0.devices[i])
-    }
+/// The sampler of GPU `gpu_id`.
+fn device(gpu_id: u32) -> Option<&'static Device> {
+    let i = gpus::all().iter().position(|g| g.gpu_id == gpu_id).filter(|&i| i < MAX_GPUS)?;
+    Some(&table()?.devices[i])
+}
 
+impl Locked {
     fn sessions(&self, gpu_id: u32) -> impl Iterator<Item = &'static Entry> {
         self.0.entries.iter().filter(move |e| e.trace_id.load(SeqCst) != 0 && e.gpu_id.load(SeqCst) == gpu_id)
     }
@@ -145,7 +146,7 @@ impl Locked {
     /// The sampler after sessions came or went: its format cleared with the last session
     /// (`use_count` 0), sampling stopped with the last started one (`active_count` 0).
     fn update(&self, gpu_id: u32) {
-        let Some(d) = self.device(gpu_id) else { return };
+        let Some(d) = device(gpu_id) else { return };
         if self.sessions(gpu_id).next().is_none() {
             for w in &d.info {
                 w.store(0, SeqCst);
@@ -221,7 +222,7 @@ pub fn pc_sample(p: &Arc<Process>, args: &mut kfd_ioctl_pc_sample_args) -> Resul
     let th = p.state.lock().pdd(args.gpu_id).map(|d| d.trap_handler.clone()).ok_or(Errno::EINVAL)?;
     let me = sys::getpid();
     let t = lock()?;
-    let d = t.device(args.gpu_id).ok_or(Errno::EINVAL)?;
+    let d = device(args.gpu_id).ok_or(Errno::EINVAL)?;
     let entry = || {
         t.sessions(args.gpu_id)
             .find(|e| e.trace_id.load(SeqCst) == args.trace_id && e.pid.load(SeqCst) == me)
@@ -342,8 +343,7 @@ pub fn host_trap(gpu_id: u32, th: &TrapHandler, hw_id: u32, seen: &mut u64) -> O
     if !th.host_trap_enabled.load(SeqCst) {
         return None;
     }
-    let i = gpus::all().iter().position(|g| g.gpu_id == gpu_id).filter(|&i| i < MAX_GPUS)?;
-    let d = &table()?.devices[i];
+    let d = device(gpu_id)?;
     let start = d.start_ns.load(SeqCst);
     let interval_ns = d.info[0].load(SeqCst).saturating_mul(1000).max(1);
     let now = sys::clock_ns(libc::CLOCK_MONOTONIC);

@@ -2511,6 +2511,12 @@ fn cs_runs_sdma_ibs_in_order_with_fences() {
     }
 }
 
+/// SET_TRAP_HANDLER of the second-level handler `tba` and its `tma` on `gpu_id` (0, 0: none).
+fn set_trap_handler(gpu_id: u32, tba: u64, tma: u64) {
+    let mut th = kfd_ioctl_set_trap_handler_args { tba_addr: tba, tma_addr: tma, gpu_id, pad: 0 };
+    kio(env().kfd.as_raw_fd(), AMDKFD_IOC_SET_TRAP_HANDLER, &mut th).unwrap();
+}
+
 /// kfdtest `KFDDBGTest.HitTrapEvent` on the model: a process debugging itself gets
 /// `EC_QUEUE_NEW` on its PM4 queue without a byte on its file (not subscribed), then, once it
 /// subscribes to `EC_QUEUE_WAVE_TRAP`, the byte and the event of a wave whose `s_trap 1` ran
@@ -2555,8 +2561,7 @@ fn dbg_trap_self_debug_reports_a_wave_trap_of_its_pm4_queue() {
             0xbe80_1f6c,
         ],
     );
-    let mut th = kfd_ioctl_set_trap_handler_args { tba_addr: handler.va, tma_addr: tma.va, gpu_id: e.gpus[0], pad: 0 };
-    kio(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &mut th).unwrap();
+    set_trap_handler(e.gpus[0], handler.va, tma.va);
     let mut rt = kfd_ioctl_runtime_enable_args::default();
     kio(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &mut rt).unwrap();
     // Not debugged yet: ops other than ENABLE are EINVAL.
@@ -2657,8 +2662,7 @@ fn dbg_trap_self_debug_reports_a_wave_trap_of_its_pm4_queue() {
     q.destroy();
     rt = kfd_ioctl_runtime_enable_args::default();
     kio(kfd, AMDKFD_IOC_RUNTIME_ENABLE, &mut rt).unwrap();
-    th = kfd_ioctl_set_trap_handler_args { tba_addr: 0, tma_addr: 0, gpu_id: e.gpus[0], pad: 0 };
-    kio(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &mut th).unwrap();
+    set_trap_handler(e.gpus[0], 0, 0);
     for b in bufs {
         unmap(&b, &e.gpus[..1]).unwrap();
         free(&b).unwrap();
@@ -2727,8 +2731,7 @@ fn pc_sampling_host_traps_reach_the_trap_handler_only_while_started() {
             0xbe80_1f6c,
         ],
     );
-    let mut th = kfd_ioctl_set_trap_handler_args { tba_addr: handler.va, tma_addr: tma.va, gpu_id: e.gpus[0], pad: 0 };
-    kio(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &mut th).unwrap();
+    set_trap_handler(e.gpus[0], handler.va, tma.va);
     let mut q = create_pm4(0);
     let user_data = pm4_set_sh_reg(super::pm4::reg::COMPUTE_USER_DATA_0, &[flag.va as u32, (flag.va >> 32) as u32]);
     // Two workgroups of one wave; 2 user SGPRs.
@@ -2784,8 +2787,7 @@ fn pc_sampling_host_traps_reach_the_trap_handler_only_while_started() {
     wait_until("the kernel's end", || dword(done.va) == 1);
     assert_eq!(pc_sample(kfd, KFD_IOCTL_PCS_OP_DESTROY, e.gpus[0], id, None).0, Ok(()));
     q.destroy();
-    th = kfd_ioctl_set_trap_handler_args { tba_addr: 0, tma_addr: 0, gpu_id: e.gpus[0], pad: 0 };
-    kio(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &mut th).unwrap();
+    set_trap_handler(e.gpus[0], 0, 0);
     for b in [code, handler, flag, done, tma] {
         unmap(&b, &e.gpus[..1]).unwrap();
         free(&b).unwrap();
@@ -2799,7 +2801,6 @@ fn pc_sampling_host_traps_reach_the_trap_handler_only_while_started() {
 fn aql_dispatch_id_reaches_the_trap_handler_in_ttmp6_7() {
     let _g = SERIAL.lock().unwrap();
     let e = env();
-    let kfd = e.kfd.as_raw_fd();
     let (kd, handler, tma) = (alloc(0, 4096, GTT), alloc(0, 4096, GTT), alloc(0, 4096, GTT));
     for b in [&kd, &handler, &tma] {
         map(b, &e.gpus[..1]).unwrap();
@@ -2816,8 +2817,7 @@ fn aql_dispatch_id_reaches_the_trap_handler_in_ttmp6_7() {
         &[0xc043_1cbd, 0, 0xc043_1cfd, 4, 0xbf8c_c07f, 0x806c_846c, 0x826d_806d, 0x866d_ff6d, 0xffff, 0xbe80_1f6c],
     );
     put_dwords(&tma, &[u32::MAX, u32::MAX]);
-    let mut th = kfd_ioctl_set_trap_handler_args { tba_addr: handler.va, tma_addr: tma.va, gpu_id: e.gpus[0], pad: 0 };
-    kio(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &mut th).unwrap();
+    set_trap_handler(e.gpus[0], handler.va, tma.va);
     let sig = signal_page(0);
     signal_init(sig.va, 1, 0, 0);
     let mut q = create_aql(0);
@@ -2839,8 +2839,7 @@ fn aql_dispatch_id_reaches_the_trap_handler_in_ttmp6_7() {
     assert_eq!((dword(tma.va), dword(tma.va + 4)), (3, 0), "ttmp6, ttmp7 of dispatch 3");
     q.destroy();
     signal_page_free(sig, 0);
-    th = kfd_ioctl_set_trap_handler_args { tba_addr: 0, tma_addr: 0, gpu_id: e.gpus[0], pad: 0 };
-    kio(kfd, AMDKFD_IOC_SET_TRAP_HANDLER, &mut th).unwrap();
+    set_trap_handler(e.gpus[0], 0, 0);
     for b in [kd, handler, tma] {
         unmap(&b, &e.gpus[..1]).unwrap();
         free(&b).unwrap();

@@ -128,7 +128,7 @@ fn claim(pid: u32) -> Option<&'static Slot> {
 }
 
 fn gpu_index(gpu_id: u32) -> Option<usize> {
-    gpus::all().iter().position(|g| g.gpu_id == gpu_id).filter(|&i| i < MAX_GPUS)
+    gpus::index_below(gpu_id, MAX_GPUS)
 }
 
 /// Whether `s` is being debugged by a live debugger. A debugger that died ends the session as

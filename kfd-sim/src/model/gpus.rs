@@ -82,6 +82,12 @@ pub fn by_id(gpu_id: u32) -> Option<&'static GpuInfo> {
     all().iter().find(|g| g.gpu_id == gpu_id)
 }
 
+/// Index of GPU `gpu_id` in topology order, if it is among the first `max` (the slots of a
+/// per-GPU table shared across processes).
+pub fn index_below(gpu_id: u32, max: usize) -> Option<usize> {
+    all().iter().position(|g| g.gpu_id == gpu_id).filter(|&i| i < max)
+}
+
 /// The GPU behind render minor `minor`.
 pub fn by_minor(minor: u32) -> Option<&'static GpuInfo> {
     all().iter().find(|g| g.drm_render_minor == minor)

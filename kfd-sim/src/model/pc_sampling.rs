@@ -115,26 +115,30 @@ fn lock() -> Result<Locked, Errno> {
         std::thread::yield_now();
     }
     let l = Locked(t);
-    for e in &t.entries {
-        let pid = e.pid.load(SeqCst);
-        if e.trace_id.load(SeqCst) != 0 && !sys::pid_alive(pid) {
-            let gpu_id = e.gpu_id.load(SeqCst);
-            l.free(e);
-            l.update(gpu_id);
-        }
-    }
+    l.release(|pid| !sys::pid_alive(pid));
     Ok(l)
 }
 
 /// The sampler of GPU `gpu_id`.
 fn device(gpu_id: u32) -> Option<&'static Device> {
-    let i = gpus::all().iter().position(|g| g.gpu_id == gpu_id).filter(|&i| i < MAX_GPUS)?;
+    let i = gpus::index_below(gpu_id, MAX_GPUS)?;
     Some(&table()?.devices[i])
 }
 
 impl Locked {
     fn sessions(&self, gpu_id: u32) -> impl Iterator<Item = &'static Entry> {
         self.0.entries.iter().filter(move |e| e.trace_id.load(SeqCst) != 0 && e.gpu_id.load(SeqCst) == gpu_id)
+    }
+
+    /// Frees the sessions of the processes `gone` names, updating their samplers.
+    fn release(&self, gone: impl Fn(u32) -> bool) {
+        for e in &self.0.entries {
+            if e.trace_id.load(SeqCst) != 0 && gone(e.pid.load(SeqCst)) {
+                let gpu_id = e.gpu_id.load(SeqCst);
+                self.free(e);
+                self.update(gpu_id);
+            }
+        }
     }
 
     fn free(&self, e: &Entry) {
@@ -181,14 +185,9 @@ fn store_info(d: &Device, i: &kfd_pc_sample_info) {
 
 /// A new KFD process for `pid`: sessions an earlier process of the same pid left go.
 pub fn process_started(pid: u32) {
-    if !table().is_some_and(|t| t.entries.iter().any(|e| e.trace_id.load(SeqCst) != 0 && e.pid.load(SeqCst) == pid)) {
-        return;
-    }
-    if let Ok(t) = lock() {
-        for e in t.0.entries.iter().filter(|e| e.trace_id.load(SeqCst) != 0 && e.pid.load(SeqCst) == pid) {
-            let gpu_id = e.gpu_id.load(SeqCst);
-            t.free(e);
-            t.update(gpu_id);
+    if has_sessions(pid) {
+        if let Ok(t) = lock() {
+            t.release(|p| p == pid);
         }
     }
 }

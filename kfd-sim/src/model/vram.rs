@@ -102,5 +102,5 @@ fn held(gpu_id: u32, except: Option<u32>) -> u64 {
 }
 
 fn gpu_index(gpu_id: u32) -> Option<usize> {
-    gpus::all().iter().position(|g| g.gpu_id == gpu_id).filter(|&i| i < MAX_GPUS)
+    gpus::index_below(gpu_id, MAX_GPUS)
 }

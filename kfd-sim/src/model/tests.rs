@@ -1652,6 +1652,22 @@ fn barrier_body(deps: &[u64], completion: u64) -> [u8; 64] {
     b
 }
 
+/// A one-dimensional AQL kernel dispatch of one workgroup of 64 work-items: kernel descriptor
+/// `kd`, completion signal `completion`.
+fn dispatch_body(kd: u64, completion: u64) -> [u8; 64] {
+    let mut b = [0u8; 64];
+    b[2..4].copy_from_slice(&1u16.to_le_bytes());
+    b[4..6].copy_from_slice(&64u16.to_le_bytes());
+    b[6..8].copy_from_slice(&1u16.to_le_bytes());
+    b[8..10].copy_from_slice(&1u16.to_le_bytes());
+    b[12..16].copy_from_slice(&64u32.to_le_bytes());
+    b[16..20].copy_from_slice(&1u32.to_le_bytes());
+    b[20..24].copy_from_slice(&1u32.to_le_bytes());
+    b[32..40].copy_from_slice(&kd.to_le_bytes());
+    b[56..64].copy_from_slice(&completion.to_le_bytes());
+    b
+}
+
 /// An `amd_signal_t` at `va`: value, event mailbox, event id.
 fn signal_init(va: u64, value: i64, mailbox: u64, event_id: u32) {
     // SAFETY: `va` is a CPU-mapped GTT BO with room for the 64-byte signal.
@@ -1793,17 +1809,7 @@ fn aql_bad_packet_and_faulting_dispatch_stop_the_queue() {
     // A dispatch whose kernel descriptor is not mapped: a VM fault at the descriptor's page.
     let mut q = create_aql(1);
     let kd = reserve(1 << 20) + 0x5000;
-    let mut body = [0u8; 64];
-    body[2..4].copy_from_slice(&1u16.to_le_bytes());
-    body[4..6].copy_from_slice(&64u16.to_le_bytes());
-    body[6..8].copy_from_slice(&1u16.to_le_bytes());
-    body[8..10].copy_from_slice(&1u16.to_le_bytes());
-    body[12..16].copy_from_slice(&64u32.to_le_bytes());
-    body[16..20].copy_from_slice(&1u32.to_le_bytes());
-    body[20..24].copy_from_slice(&1u32.to_le_bytes());
-    body[32..40].copy_from_slice(&kd.to_le_bytes());
-    body[56..64].copy_from_slice(&sig.va.to_le_bytes());
-    q.submit(2, &body);
+    q.submit(2, &dispatch_body(kd, sig.va));
     let (r, res, evs) = wait(&[mem_ev.event_id], 5000);
     assert_eq!((r, res), (Ok(()), KFD_IOC_WAIT_RESULT_COMPLETE));
     let d = evs[0].memory_exception_data();
@@ -2824,17 +2830,7 @@ fn aql_dispatch_id_reaches_the_trap_handler_in_ttmp6_7() {
     for _ in 0..3 {
         q.submit(3, &barrier_body(&[], 0));
     }
-    let mut body = [0u8; 64];
-    body[2..4].copy_from_slice(&1u16.to_le_bytes());
-    body[4..6].copy_from_slice(&64u16.to_le_bytes());
-    body[6..8].copy_from_slice(&1u16.to_le_bytes());
-    body[8..10].copy_from_slice(&1u16.to_le_bytes());
-    body[12..16].copy_from_slice(&64u32.to_le_bytes());
-    body[16..20].copy_from_slice(&1u32.to_le_bytes());
-    body[20..24].copy_from_slice(&1u32.to_le_bytes());
-    body[32..40].copy_from_slice(&kd.va.to_le_bytes());
-    body[56..64].copy_from_slice(&sig.va.to_le_bytes());
-    q.submit(2, &body);
+    q.submit(2, &dispatch_body(kd.va, sig.va));
     wait_completed(&q, sig.va, 4);
     assert_eq!((dword(tma.va), dword(tma.va + 4)), (3, 0), "ttmp6, ttmp7 of dispatch 3");
     q.destroy();

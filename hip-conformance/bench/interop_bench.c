@@ -9,8 +9,10 @@
  *   idle 3 ms     the engine has been idle 3 ms (its backoff at its longest) when the wait is
  *                 queued, and the signal comes 3 ms later;
  *   back-to-back  the signal right after the wait is queued;
- * next to the floor (the same fill with no wait, after 200 us idle); then the time to import
- * and map a 256 MiB dma-buf. Usage: interop_bench [N].
+ * next to the floor (the same fill with no wait, after 200 us idle); each on a stream of the
+ * default wait policy (Auto: the runtime's syncobj waiter thread sleeps until the signal) and
+ * on one of hipSyncPolicySpin (it polls the syncobj, and the host spins in the sync); then the
+ * time to import and map a 256 MiB dma-buf. Usage: interop_bench [N].
  */
 #define _GNU_SOURCE
 #include <hip/hip_runtime_api.h>
@@ -38,7 +40,7 @@ static int cmp(const void *a, const void *b)
 static void report(const char *what, double *lat, int n)
 {
     qsort(lat, n, sizeof lat[0], cmp);
-    printf("interop: %-48s median %6.1f  p90 %6.1f  p99 %6.1f  max %7.1f us (%d)\n", what, lat[n / 2],
+    printf("interop: %-52s median %6.1f  p90 %6.1f  p99 %6.1f  max %7.1f us (%d)\n", what, lat[n / 2],
            lat[n * 90 / 100], lat[n * 99 / 100], lat[n - 1], n);
 }
 
@@ -80,30 +82,44 @@ int main(int argc, char **argv)
     hipExternalSemaphoreHandleDesc sd = {.type = hipExternalSemaphoreHandleTypeTimelineSemaphoreFd};
     sd.handle.fd = sfd;
     HIP(hipImportExternalSemaphore(&c.s, &sd));
-    HIP(hipStreamCreate(&c.st));
     HIP(hipMalloc(&c.d, 4096));
     double *lat = calloc((size_t)n, sizeof *lat);
     if (!lat)
         return 1;
     printf("interop: syncobj signal -> completion of the waiting stream (target: p99 <= 100 us)\n");
-    for (int i = 0; i < n; i++)
-        lat[i] = signal_to_completion(&c, 0, 200);
-    report("idle 200 us before the signal", lat, n);
-    for (int i = 0; i < n; i++)
-        lat[i] = signal_to_completion(&c, 3000, 3000);
-    report("engine idle 3 ms, wait queued 3 ms before", lat, n);
-    for (int i = 0; i < n; i++)
-        lat[i] = signal_to_completion(&c, 0, 0);
-    report("back-to-back (signal right after the wait)", lat, n);
-    /* The floor under that: the same fill with no wait, queued then synchronized. */
-    for (int i = 0; i < n; i++) {
-        usleep(200);
-        int64_t t0 = mono_ns();
-        HIP(hipMemsetAsync(c.d, i & 0xff, 4096, c.st));
-        HIP(hipStreamSynchronize(c.st));
-        lat[i] = (double)(mono_ns() - t0) / 1e3;
+    hipStream_t streams[2];
+    HIP(hipStreamCreateWithFlags(&streams[0], hipStreamNonBlocking));
+    HIP(hipStreamCreateWithFlags(&streams[1], hipStreamNonBlocking));
+    hipStreamAttrValue v = {0};
+    v.syncPolicy = hipSyncPolicySpin;
+    HIP(hipStreamSetAttribute(streams[1], hipStreamAttributeSynchronizationPolicy, &v));
+    for (int k = 0; k < 2; k++) {
+        const char *pol = k ? "spin" : "auto";
+        char what[96];
+        c.st = streams[k];
+        for (int i = 0; i < n; i++)
+            lat[i] = signal_to_completion(&c, 0, 200);
+        snprintf(what, sizeof what, "%s: idle 200 us before the signal", pol);
+        report(what, lat, n);
+        for (int i = 0; i < n; i++)
+            lat[i] = signal_to_completion(&c, 3000, 3000);
+        snprintf(what, sizeof what, "%s: engine idle 3 ms, wait queued 3 ms before", pol);
+        report(what, lat, n);
+        for (int i = 0; i < n; i++)
+            lat[i] = signal_to_completion(&c, 0, 0);
+        snprintf(what, sizeof what, "%s: back-to-back (signal right after the wait)", pol);
+        report(what, lat, n);
+        /* The floor under that: the same fill with no wait, queued then synchronized. */
+        for (int i = 0; i < n; i++) {
+            usleep(200);
+            int64_t t0 = mono_ns();
+            HIP(hipMemsetAsync(c.d, i & 0xff, 4096, c.st));
+            HIP(hipStreamSynchronize(c.st));
+            lat[i] = (double)(mono_ns() - t0) / 1e3;
+        }
+        snprintf(what, sizeof what, "%s: floor: 4 KiB hipMemsetAsync + sync, no wait", pol);
+        report(what, lat, n);
     }
-    report("floor: 4 KiB hipMemsetAsync + sync, no wait", lat, n);
     free(lat);
 
     const size_t big = 256u << 20;
@@ -125,7 +141,8 @@ int main(int argc, char **argv)
     printf("interop: import + map of a 256 MiB dma-buf on every GPU: %.1f us; hipFree + destroy: %.1f us\n", imp, fr);
     pbuf_free(&b);
     HIP(hipDestroyExternalSemaphore(c.s));
-    HIP(hipStreamDestroy(c.st));
+    HIP(hipStreamDestroy(streams[0]));
+    HIP(hipStreamDestroy(streams[1]));
     HIP(hipFree(c.d));
     producer_close(&c.p);
     return 0;

@@ -8,10 +8,14 @@
  * either, and sleep in WAIT_EVENTS, using little CPU, when the work is held for longer.
  * Counted with kfd-sim's per-call counters (kfdsim_stat("calls.WAIT_EVENTS"),
  * kfd-sim/src/calls.rs) and getrusage(RUSAGE_THREAD).
+ * The runtime's syncobj waiter thread follows the policy of the stream whose external semaphore
+ * wait it serves: it polls for a Spin stream, sleeps for an Auto one.
  * The flag checks themselves: test_device_extra.c (hipDeviceFlags_set_get).
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "extsem.h"
+#include "../interop_producer.h"
 #include "../shared.h"
 
 #include <dirent.h>
@@ -478,4 +482,78 @@ TEST(wait_completion_thread_sleeps_behind_long_work)
     CHECKF(used < 50, "the completion thread used %.0f ms CPU in a 1000 ms wait", used);
     HIP_OK(hipHostFree(w));
     HIP_OK(hipStreamDestroy(s));
+}
+
+/* Of `n` looks at the scheduler state of the thread named `name`, one every ms, how many found
+ * it sleeping ('S'). */
+static int sleeping_looks(const char *name, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        k += named_thread_state(name) == 'S';
+        usleep(1000);
+    }
+    return k;
+}
+
+/* The runtime's syncobj waiter thread (hipkfd-syncobj, src/share/interop.rs) waits as the
+ * waiting stream's policy says: for a hipSyncPolicySpin stream it polls the syncobj (runnable,
+ * never asleep, SYNCOBJ_TIMELINE_WAITs with timeout 0: no wake-up between the signal and the
+ * GPU), for an Auto stream (the default) it sleeps in one SYNCOBJ_TIMELINE_WAIT; once no polled
+ * wait is pending it sleeps again. Either way the copy behind the wait runs after the signal
+ * only. (Thread states, not counts of looks: a polling thread on a loaded machine may get
+ * little CPU, but it stays runnable.) */
+TEST(wait_external_semaphore_follows_the_stream_policy)
+{
+    require_sim_counters();
+    struct producer p = producer_open(0);
+    uint8_t *pinned, *d, back[N];
+    HIP_OK(hipHostMalloc((void **)&pinned, N, 0));
+    HIP_OK(hipMalloc((void **)&d, N));
+    for (int spin = 0; spin < 2; spin++) {
+        const char *what = spin ? "hipSyncPolicySpin" : "Auto";
+        int sfd;
+        uint32_t h = psync_create(&p, &sfd);
+        hipExternalSemaphore_t s = import_sem(sfd, 1);
+        hipStream_t st;
+        HIP_OK(hipStreamCreateWithFlags(&st, hipStreamNonBlocking));
+        if (spin)
+            set_policy(st, hipSyncPolicySpin);
+        HIP_OK(hipMemset(d, 0, N));
+        memset(pinned, 3 + spin, N);
+        uint64_t c0 = kfdsim_counter("calls.SYNCOBJ_TIMELINE_WAIT");
+        HIP_OK(sem_wait(s, 1, st));
+        HIP_OK(hipMemcpyAsync(d, pinned, N, hipMemcpyHostToDevice, st));
+        usleep(10 * 1000);
+        int asleep = sleeping_looks("hipkfd-syncobj", 40);
+        uint64_t looks = kfdsim_counter("calls.SYNCOBJ_TIMELINE_WAIT") - c0;
+        CHECK_HIP(hipStreamQuery(st), hipErrorNotReady);
+        if (spin) {
+            CHECKF(asleep <= 4, "%s: the waiter thread slept in %d of 40 looks (it must poll)", what, asleep);
+        } else {
+            CHECKF(asleep >= 36, "%s: the waiter thread slept in %d of 40 looks only", what, asleep);
+            CHECKF(looks <= 4, "%s: %llu SYNCOBJ_TIMELINE_WAITs while one wait is pending", what,
+                   (unsigned long long)looks);
+        }
+        HIP_OK(hipMemcpy(back, d, N, hipMemcpyDeviceToHost));
+        CHECK_BYTES(back, N, 0);
+        psync_signal(&p, h, 1);
+        HIP_OK(hipStreamSynchronize(st));
+        HIP_OK(hipMemcpy(back, d, N, hipMemcpyDeviceToHost));
+        CHECK_BYTES(back, N, 3 + spin);
+        /* nothing pending: the thread sleeps again, whatever the last wait's policy was */
+        double t0 = wall_ms();
+        while (named_thread_state("hipkfd-syncobj") != 'S' && wall_ms() - t0 < 2000)
+            usleep(1000);
+        uint64_t c1 = kfdsim_counter("calls.SYNCOBJ_TIMELINE_WAIT");
+        asleep = sleeping_looks("hipkfd-syncobj", 20);
+        looks = kfdsim_counter("calls.SYNCOBJ_TIMELINE_WAIT") - c1;
+        CHECKF(asleep >= 18 && looks <= 1, "%s, no wait pending: asleep in %d of 20 looks, %llu waits", what,
+               asleep, (unsigned long long)looks);
+        HIP_OK(hipDestroyExternalSemaphore(s));
+        HIP_OK(hipStreamDestroy(st));
+    }
+    HIP_OK(hipFree(d));
+    HIP_OK(hipHostFree(pinned));
+    producer_close(&p);
 }

@@ -13,7 +13,9 @@
 //!
 //! The runtime's own completion thread (host functions, IPC event wake-ups) waits as
 //! [`WaitPolicy::Background`]: it polls between yields for [`BACKGROUND_POLL`], then sleeps, so
-//! a host function queued behind long work costs no CPU while it waits.
+//! a host function queued behind long work costs no CPU while it waits. The syncobj waiter thread
+//! (src/share/interop.rs) polls, as an `Auto` wait steps, while a wait queued on a `Spin` or
+//! `Yield` stream is pending, and sleeps otherwise.
 //!
 //! A stream's policy other than `hipSyncPolicyAuto` overrides its device's for
 //! `hipStreamSynchronize`; an event made with `hipEventBlockingSync` always blocks in

@@ -60,6 +60,7 @@ use crate::core::memory::{Allocation, DmabufInfo, MemKind};
 use crate::core::runtime::{runtime, Runtime};
 use crate::core::signal::Signal;
 use crate::core::stream::Stream;
+use crate::core::wait::{Polling, WaitPolicy};
 use kfd_ioctl::drm::DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT;
 use kfd_ioctl::sdma;
 use nix::errno::Errno;
@@ -116,6 +117,9 @@ struct WaitJob {
     word: Signal,
     /// The waiting stream (for [`Runtime::ext_sem_wait_pending`]).
     stream: Weak<Stream>,
+    /// The stream's wait policy when the wait was queued ([`Runtime::stream_wait_policy`]):
+    /// `Spin` or `Yield` make the waiter thread poll instead of sleeping ([`waiter_thread`]).
+    policy: WaitPolicy,
 }
 
 /// The syncobj waiter thread's state.
@@ -337,6 +341,7 @@ impl Runtime {
                 return Err(e);
             }
         };
+        let policy = self.stream_wait_policy(s);
         let mut jobs = w.jobs.lock();
         for ((sem, v), word) in sems.iter().zip(values).zip(&words) {
             if sem.destroyed.load(Ordering::Acquire) {
@@ -347,6 +352,7 @@ impl Runtime {
                     point: wait_point(sem, *v),
                     word: *word,
                     stream: Arc::downgrade(s),
+                    policy,
                 });
             }
         }
@@ -392,8 +398,32 @@ impl Runtime {
     }
 }
 
+/// How long a `Spin` poll of the waiter thread spins between two looks at its syncobjs: each
+/// look is one `SYNCOBJ_TIMELINE_WAIT` with timeout 0 (a syncobj has no word the host can read),
+/// so this bounds the crossings of a spinning wait to one per this.
+const SPIN_LOOK: std::time::Duration = std::time::Duration::from_micros(2);
+
+/// How the waiter thread waits for the pending `jobs`: it polls (`Spin` or `Yield`) while any of
+/// them was queued on a stream whose wait policy is `Spin` or `Yield` (the user asked for the
+/// lowest latency, and a sleeping thread's wake-up is the largest part of a signal's latency);
+/// else it sleeps (`Auto`, `BlockingSync`: no crossing while nothing is signalled).
+fn poll_policy(jobs: &[WaitJob]) -> Option<WaitPolicy> {
+    let mut p = None;
+    for j in jobs {
+        match j.policy {
+            WaitPolicy::Spin => return Some(WaitPolicy::Spin),
+            WaitPolicy::Yield => p = Some(WaitPolicy::Yield),
+            _ => {}
+        }
+    }
+    p
+}
+
 /// The syncobj waiter: sleeps in one `SYNCOBJ_TIMELINE_WAIT(WAIT_FOR_SUBMIT)` on the wake syncobj
 /// and every pending wait (wait-any, 1 s at a time), then releases the waits that are satisfied.
+/// While a pending wait's stream waits by `Spin` or `Yield` ([`poll_policy`]) it polls instead:
+/// one wait-any with timeout 0 on the pending waits, then [`SPIN_LOOK`] of polling (`Spin`) or
+/// a `sched_yield` (`Yield`) before the next, and a new wait is seen at the next look.
 fn waiter_thread() {
     let w = loop {
         match WAITER.get() {
@@ -404,9 +434,17 @@ fn waiter_thread() {
     };
     let Ok(rt) = runtime() else { return };
     let render = &rt.devices[0].render;
+    let mut polling: Option<Polling> = None;
     loop {
-        let _ = render.syncobj_signal_or_reset(&[w.wake], true);
-        let (mut handles, mut points) = (vec![w.wake], vec![0u64]);
+        let poll = poll_policy(&w.jobs.lock());
+        if poll.is_none() {
+            polling = None;
+            // Reset before the snapshot: a wait queued after it kicks the wake syncobj again.
+            let _ = render.syncobj_signal_or_reset(&[w.wake], true);
+        }
+        let (mut handles, mut points) = if poll.is_none() { (vec![w.wake], vec![0u64]) } else { (vec![], vec![]) };
+        // Index of the first pending wait in `handles` (after the wake syncobj when sleeping).
+        let base = handles.len();
         let pending: Vec<Arc<ExternalSemaphore>> = {
             let jobs = w.jobs.lock();
             for j in jobs.iter() {
@@ -415,19 +453,38 @@ fn waiter_thread() {
             }
             jobs.iter().map(|j| j.sem.clone()).collect()
         };
-        let r = render.syncobj_timeline_wait(
-            &handles,
-            &points,
-            now_ns() + 1_000_000_000,
-            DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
-        );
+        if handles.is_empty() {
+            // The polled waits were released meanwhile (destroy): sleep again.
+            continue;
+        }
+        let deadline = if poll.is_some() { 0 } else { now_ns() + 1_000_000_000 };
+        let r = render.syncobj_timeline_wait(&handles, &points, deadline, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT);
         drop(pending);
         let first = match r {
-            Ok(i) if i > 0 && (i as usize) < handles.len() => Some((handles[i as usize], points[i as usize])),
+            Ok(i) if i as usize >= base && (i as usize) < handles.len() => {
+                Some((handles[i as usize], points[i as usize]))
+            }
             _ => None,
         };
         match r {
-            Ok(_) | Err(Errno::ETIME) => {}
+            Ok(_) => {}
+            Err(Errno::ETIME) if poll.is_some() => {
+                // Nothing signalled: the next look after SPIN_LOOK of polling as an `Auto` wait
+                // does (it spins while fewer threads poll than there are CPUs, and yields every
+                // AUTO_SPIN even then: this thread must not keep the thread that signals, or an
+                // engine the host runs, off a CPU), or after one yield (`Yield`).
+                let p = polling.get_or_insert_with(Polling::enter);
+                if poll == Some(WaitPolicy::Spin) {
+                    let t = std::time::Instant::now();
+                    while t.elapsed() < SPIN_LOOK {
+                        p.step(WaitPolicy::Auto);
+                    }
+                } else {
+                    p.step(WaitPolicy::Yield);
+                }
+                continue;
+            }
+            Err(Errno::ETIME) => {}
             Err(e) => {
                 // A handle destroyed between the snapshot and the wait (ENOENT): look again.
                 crate::core::log::hipkfd_log!("SYNCOBJ_TIMELINE_WAIT: {e}");

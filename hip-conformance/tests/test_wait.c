@@ -497,7 +497,7 @@ static int sleeping_looks(const char *name, int n)
 }
 
 /* The runtime's syncobj waiter thread (hipkfd-syncobj, src/share/interop.rs) waits as the
- * waiting stream's policy says: for a hipSyncPolicySpin stream it polls the syncobj (runnable,
+ * waiting stream's policy says: for a hipSyncPolicySpin or Yield stream it polls the syncobj (runnable,
  * never asleep, SYNCOBJ_TIMELINE_WAITs with timeout 0: no wake-up between the signal and the
  * GPU), for an Auto stream (the default) it sleeps in one SYNCOBJ_TIMELINE_WAIT; once no polled
  * wait is pending it sleeps again. Either way the copy behind the wait runs after the signal
@@ -510,17 +510,18 @@ TEST(wait_external_semaphore_follows_the_stream_policy)
     uint8_t *pinned, *d, back[N];
     HIP_OK(hipHostMalloc((void **)&pinned, N, 0));
     HIP_OK(hipMalloc((void **)&d, N));
-    for (int spin = 0; spin < 2; spin++) {
-        const char *what = spin ? "hipSyncPolicySpin" : "Auto";
+    const hipSynchronizationPolicy policy[3] = {hipSyncPolicyAuto, hipSyncPolicySpin, hipSyncPolicyYield};
+    for (int k = 0; k < 3; k++) {
+        const char *what = k == 0 ? "Auto" : k == 1 ? "hipSyncPolicySpin" : "hipSyncPolicyYield";
+        int spin = k > 0;
         int sfd;
         uint32_t h = psync_create(&p, &sfd);
         hipExternalSemaphore_t s = import_sem(sfd, 1);
         hipStream_t st;
         HIP_OK(hipStreamCreateWithFlags(&st, hipStreamNonBlocking));
-        if (spin)
-            set_policy(st, hipSyncPolicySpin);
+        set_policy(st, policy[k]);
         HIP_OK(hipMemset(d, 0, N));
-        memset(pinned, 3 + spin, N);
+        memset(pinned, 3 + k, N);
         uint64_t c0 = kfdsim_counter("calls.SYNCOBJ_TIMELINE_WAIT");
         HIP_OK(sem_wait(s, 1, st));
         HIP_OK(hipMemcpyAsync(d, pinned, N, hipMemcpyHostToDevice, st));
@@ -540,7 +541,7 @@ TEST(wait_external_semaphore_follows_the_stream_policy)
         psync_signal(&p, h, 1);
         HIP_OK(hipStreamSynchronize(st));
         HIP_OK(hipMemcpy(back, d, N, hipMemcpyDeviceToHost));
-        CHECK_BYTES(back, N, 3 + spin);
+        CHECK_BYTES(back, N, 3 + k);
         /* nothing pending: the thread sleeps again, whatever the last wait's policy was */
         double t0 = wall_ms();
         while (named_thread_state("hipkfd-syncobj") != 'S' && wall_ms() - t0 < 2000)

@@ -398,9 +398,9 @@ impl Runtime {
     }
 }
 
-/// How long a `Spin` poll of the waiter thread spins between two looks at its syncobjs: each
-/// look is one `SYNCOBJ_TIMELINE_WAIT` with timeout 0 (a syncobj has no word the host can read),
-/// so this bounds the crossings of a spinning wait to one per this.
+/// How long a polling (`Spin`, `Yield`) waiter thread waits between two looks at its syncobjs:
+/// each look is one `SYNCOBJ_TIMELINE_WAIT` with timeout 0 (a syncobj has no word the host can
+/// read), so this bounds the crossings of a polled wait to one per this.
 const SPIN_LOOK: std::time::Duration = std::time::Duration::from_micros(2);
 
 /// How the waiter thread waits for the pending `jobs`: it polls (`Spin` or `Yield`) while any of
@@ -422,8 +422,8 @@ fn poll_policy(jobs: &[WaitJob]) -> Option<WaitPolicy> {
 /// The syncobj waiter: sleeps in one `SYNCOBJ_TIMELINE_WAIT(WAIT_FOR_SUBMIT)` on the wake syncobj
 /// and every pending wait (wait-any, 1 s at a time), then releases the waits that are satisfied.
 /// While a pending wait's stream waits by `Spin` or `Yield` ([`poll_policy`]) it polls instead:
-/// one wait-any with timeout 0 on the pending waits, then [`SPIN_LOOK`] of polling (`Spin`) or
-/// a `sched_yield` (`Yield`) before the next, and a new wait is seen at the next look.
+/// one wait-any with timeout 0 on the pending waits, then [`SPIN_LOOK`] of spinning (`Spin`) or
+/// yielding (`Yield`) before the next, and a new wait is seen at the next look.
 fn waiter_thread() {
     let w = loop {
         match WAITER.get() {
@@ -470,17 +470,14 @@ fn waiter_thread() {
             Ok(_) => {}
             Err(Errno::ETIME) if poll.is_some() => {
                 // Nothing signalled: the next look after SPIN_LOOK of polling as an `Auto` wait
-                // does (it spins while fewer threads poll than there are CPUs, and yields every
-                // AUTO_SPIN even then: this thread must not keep the thread that signals, or an
-                // engine the host runs, off a CPU), or after one yield (`Yield`).
+                // does for `Spin` (it spins while fewer threads poll than there are CPUs, and
+                // yields every AUTO_SPIN even then: this thread must not keep the thread that
+                // signals, or an engine the host runs, off a CPU), between yields for `Yield`.
                 let p = polling.get_or_insert_with(Polling::enter);
-                if poll == Some(WaitPolicy::Spin) {
-                    let t = std::time::Instant::now();
-                    while t.elapsed() < SPIN_LOOK {
-                        p.step(WaitPolicy::Auto);
-                    }
-                } else {
-                    p.step(WaitPolicy::Yield);
+                let step = if poll == Some(WaitPolicy::Spin) { WaitPolicy::Auto } else { WaitPolicy::Yield };
+                let t = std::time::Instant::now();
+                while t.elapsed() < SPIN_LOOK {
+                    p.step(step);
                 }
                 continue;
             }

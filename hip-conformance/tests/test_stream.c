@@ -394,3 +394,91 @@ TEST(threads_create_use_destroy_streams)
         CHECKF(errors[i] == 0, "thread %d saw %d errors", i, errors[i]);
     }
 }
+
+/* A submission that waits for room in its queue's ring. */
+enum { FILL_MAX = 20000 };
+struct ring_filler {
+    hipStream_t s;
+    uint8_t *d;
+    atomic_int queued; /* hipMemsetAsync calls returned */
+};
+
+static void *fill_ring(void *arg)
+{
+    struct ring_filler *f = arg;
+    for (int i = 0; i < FILL_MAX; i++) {
+        if (hipMemsetAsync(f->d, i & 0xff, 64, f->s) != hipSuccess)
+            break;
+        atomic_store(&f->queued, i + 1);
+    }
+    return NULL;
+}
+
+static void *device_sync_thread(void *arg)
+{
+    atomic_int *done = arg;
+    hipDeviceSynchronize();
+    atomic_store(done, 1);
+    return NULL;
+}
+
+static void *create_destroy_thread(void *arg)
+{
+    atomic_int *done = arg;
+    hipStream_t x;
+    if (hipStreamCreate(&x) == hipSuccess && hipStreamDestroy(x) == hipSuccess)
+        atomic_store(done, 1);
+    else
+        atomic_store(done, -1);
+    return NULL;
+}
+
+/* A thread whose hipMemsetAsync waits for room in its queue's ring (the engine is held on a word
+ * the test controls, and the ring has filled) holds its stream until the engine goes on.
+ * hipDeviceSynchronize in a second thread waits for that stream, as it must; hipStreamCreate
+ * and hipStreamDestroy in a third go on meanwhile (they did not: the synchronizing thread read
+ * each stream's last fence with the device's stream list locked, so everything that takes the
+ * list waited for the held engine too). After the release every fill has run, in order. */
+TEST(stream_create_goes_on_while_a_submission_waits_for_ring_room)
+{
+    struct ring_filler f;
+    memset(&f, 0, sizeof f);
+    HIP_OK(hipStreamCreateWithFlags(&f.s, hipStreamNonBlocking));
+    HIP_OK(hipMalloc((void **)&f.d, 64));
+    uint32_t *w = hold_word();
+    hold(f.s, w);
+    pthread_t filler, syncer, creator;
+    REQUIRE(pthread_create(&filler, NULL, fill_ring, &f) == 0);
+    /* the ring is full once the filler stops making progress */
+    int last = -1;
+    for (int still = 0; still < 20;) {
+        usleep(10 * 1000);
+        int q = atomic_load(&f.queued);
+        still = q == last ? still + 1 : 0;
+        last = q;
+    }
+    CHECKF(last < FILL_MAX, "%d fills queued behind a held engine: the ring never filled", last);
+    atomic_int synced = 0, created = 0;
+    REQUIRE(pthread_create(&syncer, NULL, device_sync_thread, &synced) == 0);
+    usleep(50 * 1000);
+    CHECKF(atomic_load(&synced) == 0, "hipDeviceSynchronize returned while the engine is held");
+    REQUIRE(pthread_create(&creator, NULL, create_destroy_thread, &created) == 0);
+    double t0 = hc_now_ms();
+    while (atomic_load(&created) == 0 && hc_now_ms() - t0 < 2000)
+        usleep(1000);
+    CHECKF(atomic_load(&created) == 1, "hipStreamCreate + hipStreamDestroy waited for a held engine (%d after 2 s)",
+           atomic_load(&created));
+    CHECK(atomic_load(&synced) == 0);
+    release(w);
+    pthread_join(filler, NULL);
+    pthread_join(syncer, NULL);
+    pthread_join(creator, NULL);
+    CHECK(atomic_load(&f.queued) == FILL_MAX);
+    CHECK(atomic_load(&synced) == 1);
+    uint8_t back[64];
+    HIP_OK(hipMemcpy(back, f.d, 64, hipMemcpyDeviceToHost));
+    CHECK_BYTES(back, 64, (FILL_MAX - 1) & 0xff);
+    HIP_OK(hipStreamDestroy(f.s));
+    HIP_OK(hipFree(f.d));
+    HIP_OK(hipHostFree(w));
+}

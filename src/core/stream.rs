@@ -233,7 +233,8 @@ impl Runtime {
         if s.is_null {
             self.blocking_fences(s.dev)
         } else if s.blocking() {
-            let mut v: Vec<Fence> = ds.null.lock().as_ref().and_then(|n| n.last_fence()).into_iter().collect();
+            let null = ds.null.lock().clone();
+            let mut v: Vec<Fence> = null.and_then(|n| n.last_fence()).into_iter().collect();
             let mut proxies = ds.proxies.lock();
             if !proxies.is_empty() {
                 proxies.retain(|w| w.strong_count() > 0);
@@ -249,8 +250,16 @@ impl Runtime {
     /// The last work of each blocking non-null stream of device `dev`: what work on `dev`'s null
     /// stream waits for.
     pub(crate) fn blocking_fences(&self, dev: usize) -> Vec<Fence> {
-        let all = self.streams[dev].streams.lock();
-        all.iter().filter_map(|w| w.upgrade()).filter(|o| o.blocking()).filter_map(|o| o.last_fence()).collect()
+        self.device_streams(dev).iter().filter(|o| o.blocking()).filter_map(|o| o.last_fence()).collect()
+    }
+
+    /// The live user streams of device `dev`, as they are now. The device's stream list is
+    /// locked only to copy it: a stream's fence is read after (its lock is held through a whole
+    /// submission, and waiting for it under the list's lock would make every `hipFree`,
+    /// `hipDeviceSynchronize`, stream creation and blocking-stream submission of the device wait
+    /// for each submission in flight).
+    fn device_streams(&self, dev: usize) -> Vec<Arc<Stream>> {
+        self.streams[dev].streams.lock().iter().filter_map(|w| w.upgrade()).collect()
     }
 
     /// Submits work to stream `s` after `waits` (and the implicit null-stream waits) → its fence.
@@ -496,10 +505,9 @@ impl Runtime {
     /// The last fences, not yet done, of every stream of device `dev` (null stream included),
     /// as they are now.
     pub fn device_last_fences(&self, dev: usize) -> Vec<Fence> {
-        let ds = &self.streams[dev];
+        let null = self.streams[dev].null.lock().clone();
         let mut v: Vec<Fence> =
-            ds.streams.lock().iter().filter_map(|w| w.upgrade()).filter_map(|s| s.last_fence()).collect();
-        v.extend(ds.null.lock().as_ref().and_then(|n| n.last_fence()));
+            self.device_streams(dev).iter().chain(null.iter()).filter_map(|s| s.last_fence()).collect();
         v.retain(|f| !f.done());
         v
     }

@@ -62,23 +62,12 @@ fn run_snippet_in(mem: &VecMem, body: &str, input: &[u32; 64], lanes: u32, nout:
         lanes,
         nout,
         Options { max_wave_instructions: Some(100_000), ..Default::default() },
+        0,
     )
 }
 
-/// `run_snippet_in` with `opts`.
+/// `run_snippet_in` with `opts`, as dispatch `dispatch_id` ([`Dispatch::dispatch_id`]).
 fn run_snippet_with(
-    mem: &VecMem,
-    body: &str,
-    input: &[u32; 64],
-    lanes: u32,
-    nout: usize,
-    opts: Options,
-) -> Option<Vec<u32>> {
-    run_snippet_as(mem, body, input, lanes, nout, opts, 0)
-}
-
-/// `run_snippet_with` as dispatch `dispatch_id` ([`Dispatch::dispatch_id`]).
-fn run_snippet_as(
     mem: &VecMem,
     body: &str,
     input: &[u32; 64],
@@ -1587,7 +1576,7 @@ EXIT_LOOP:
         store(0, "v4"),
         store(1, "v5")
     );
-    let Some(o) = run_snippet_with(&mem, &body, &lanes_in(), 64, 2, opts) else { return };
+    let Some(o) = run_snippet_with(&mem, &body, &lanes_in(), 64, 2, opts, 0) else { return };
     // ttmp1 as the handler saw it: the s_trap's PC bits 47:32 (the code sits at KD_VA + 256)
     // and trap id 1 in bits 23:16.
     let ttmp1 = ((KD_VA >> 32) as u32 & 0xffff) | 1 << 16;
@@ -1688,7 +1677,7 @@ LOOP:
         store(2, "v6"),
         store(3, "v7")
     );
-    let Some(o) = run_snippet_as(&mem, &body, &lanes_in(), 64, 4, opts, 0x7_1234_5678) else { return };
+    let Some(o) = run_snippet_with(&mem, &body, &lanes_in(), 64, 4, opts, 0x7_1234_5678) else { return };
     let ttmp1 = ((KD_VA >> 32) as u32 & 0xffff) | 4 << 16 | 1 << 24;
     assert!(o[..64].iter().all(|&v| v == 3), "handler entries {}", o[0]);
     assert!(o[64..128].iter().all(|&v| v == ttmp1), "ttmp1 {:#x}, want {ttmp1:#x}", o[64]);
@@ -1714,7 +1703,7 @@ fn s_trap_without_a_second_level_handler_is_stepped_over() {
         }),
         ..Default::default()
     };
-    let Some(o) = run_snippet_with(&VecMem::new(), &body, &lanes_in(), 64, 1, opts) else { return };
+    let Some(o) = run_snippet_with(&VecMem::new(), &body, &lanes_in(), 64, 1, opts, 0) else { return };
     assert!(o.iter().all(|&v| v == 6));
     let src = "    s_trap 2\n    s_endpgm\n";
     let Some(code) = assemble(src) else { return };
